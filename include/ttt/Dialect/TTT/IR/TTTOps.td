@@ -1,0 +1,145 @@
+//===- TTTOps.td - ttt layer ops ---------------------------*- tablegen -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_DIALECT_TTT_IR_TTTOPS_TD
+#define TTT_DIALECT_TTT_IR_TTTOPS_TD
+
+include "ttt/Dialect/TTT/IR/TTTBase.td"
+include "ttt/Dialect/TTT/IR/TTTAttrs.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def TTT_FloatTensor : RankedTensorOf<[F16, BF16, F32, F64]>;
+
+def TTT_KVBLayerOp : TTT_Op<"kvb_layer", [AttrSizedOperandSegments, Pure]> {
+  let summary = "A test-time-training layer with key-value binding";
+  let description = [{
+    Runs the inner loop of a TTT-KVB layer over one sequence per (batch, head)
+    stream: fast weights start at `weights`, take gradient steps on a loss
+    that binds keys `k` to values `v`, and are applied to the queries `q`.
+    The exact semantics, step by step, are in `docs/Semantics.md`.
+
+    Shapes: `q : [B, H, Tq, Din]`, `k : [B, H, T, Din]`, `v : [B, H, T, Dout]`
+    (B, H, T may be dynamic; `Tq == T` unless the schedule is `full_batch`);
+    each weight `[H, r, c]` (shared by the batch) or `[B, H, r, c]`;
+    `lr : [B, H, T, 1 or #weights]` per-token learning rates (one column per
+    weight, or one shared); `token_eta : [C]` per-position factors of the
+    `causal` order; `momentum : [B, H, T]` per-token momentum coefficients
+    (the chunk uses their mean); `layernorm(gamma, beta) : [H, Dout] or [Dout]`
+    for the `layernorm_mse` loss. Results: `o : [B, H, Tq, Dout]`, optionally
+    followed by the final value of every weight, `[B, H, r, c]`.
+
+    Example: the LaCT-LLM layer (SwiGLU fast weights, all trained, per-weight
+    learning rates, momentum, Muon, weight norm, apply-then-update):
+
+    ```mlir
+    %o = ttt.kvb_layer %q, %k, %v
+        : tensor<?x4x?x384xf32>, tensor<?x4x?x384xf32>, tensor<?x4x?x384xf32>
+        weights(%w0, %w1, %w2 : tensor<4x384x384xf32>, tensor<4x384x384xf32>,
+                                tensor<4x384x384xf32>)
+        lr(%lr : tensor<?x4x?x3xf32>) momentum(%m : tensor<?x4x?xf32>)
+        model = #ttt.model<kind = swiglu, trained = [0, 1, 2]>
+        loss = #ttt.loss<kind = dot>
+        update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = 5,
+                   coeffs = [4.0848, -6.8946, 2.927, 3.9505, -6.3029, 2.6377,
+                             3.7418, -5.5913, 2.3037, 2.8769, -3.1427, 1.2046,
+                             2.8366, -3.0525, 1.2012]>,
+                 weight_norm = output_channels>
+        schedule = #ttt.schedule<kind = chunked, size = 2048,
+                                 order = apply_then_update>
+        -> tensor<?x4x?x384xf32>
+    ```
+  }];
+  let arguments = (ins
+    TTT_FloatTensor:$q,
+    TTT_FloatTensor:$k,
+    TTT_FloatTensor:$v,
+    Variadic<TTT_FloatTensor>:$weights,
+    Optional<TTT_FloatTensor>:$lr,
+    Optional<TTT_FloatTensor>:$token_eta,
+    Optional<TTT_FloatTensor>:$momentum,
+    Optional<TTT_FloatTensor>:$ln_gamma,
+    Optional<TTT_FloatTensor>:$ln_beta,
+    TTT_ModelAttr:$model,
+    TTT_LossAttr:$loss,
+    OptionalAttr<TTT_UpdateAttr>:$update,
+    TTT_ScheduleAttr:$schedule
+  );
+  let results = (outs
+    TTT_FloatTensor:$output,
+    Variadic<TTT_FloatTensor>:$final_weights
+  );
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `:` type($q) `,` type($k) `,` type($v)
+    `weights` `(` $weights `:` type($weights) `)`
+    (`lr` `(` $lr^ `:` type($lr) `)`)?
+    (`token_eta` `(` $token_eta^ `:` type($token_eta) `)`)?
+    (`momentum` `(` $momentum^ `:` type($momentum) `)`)?
+    (`layernorm` `(` $ln_gamma^ `,` $ln_beta `:` type($ln_gamma) `,` type($ln_beta) `)`)?
+    `model` `=` qualified($model)
+    `loss` `=` qualified($loss)
+    (`update` `=` qualified($update)^)?
+    `schedule` `=` qualified($schedule)
+    attr-dict `->` type($output) (`,` type($final_weights)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The update attribute, or plain SGD descent when it is absent.
+    ::mlir::ttt::UpdateAttr getUpdateOrDefault();
+    /// Input feature dimension Din (of q and k).
+    int64_t getInputDim();
+    /// Output feature dimension Dout (of v and o).
+    int64_t getOutputDim();
+  }];
+}
+
+def TTT_DWConvLayerOp : TTT_Op<"dwconv_layer", [Pure]> {
+  let summary = "A TTT layer whose fast weight is a depth-wise convolution kernel";
+  let description = [{
+    ViT^3's second branch: the fast weight is a depth-wise `kh x kw` kernel
+    (odd sizes, zero "same" padding). One full-batch step on the loss between
+    `conv(k)` and `v` over all spatial positions (repeated `inner_steps` times),
+    with optional `frobenius` clipping per channel, then `o = conv(q)` with the
+    updated kernel.
+
+    Shapes: `q, k, v : [B, C, Hs, Ws]`, `kernel : [C, kh, kw]` or
+    `[B, C, kh, kw]`; results `o : [B, C, Hs, Ws]` and optionally the final
+    kernel `[B, C, kh, kw]`.
+
+    ```mlir
+    %o = ttt.dwconv_layer %q, %k, %v, %w
+        : tensor<?x64x14x14xf32>, tensor<?x64x14x14xf32>, tensor<?x64x14x14xf32>,
+          tensor<64x3x3xf32>
+        loss = #ttt.loss<kind = dot, scale = 0.33333333333333331, reduction = mean>
+        update = #ttt.update<clip = frobenius>
+        -> tensor<?x64x14x14xf32>
+    ```
+  }];
+  let arguments = (ins
+    TTT_FloatTensor:$q,
+    TTT_FloatTensor:$k,
+    TTT_FloatTensor:$v,
+    TTT_FloatTensor:$kernel,
+    TTT_LossAttr:$loss,
+    OptionalAttr<TTT_UpdateAttr>:$update,
+    DefaultValuedAttr<I64Attr, "1">:$inner_steps
+  );
+  let results = (outs
+    TTT_FloatTensor:$output,
+    Optional<TTT_FloatTensor>:$final_kernel
+  );
+  let assemblyFormat = [{
+    $q `,` $k `,` $v `,` $kernel `:` type($q) `,` type($k) `,` type($v) `,` type($kernel)
+    `loss` `=` qualified($loss)
+    (`update` `=` qualified($update)^)?
+    attr-dict `->` type($output) (`,` type($final_kernel)^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::ttt::UpdateAttr getUpdateOrDefault();
+  }];
+}
+
+#endif // TTT_DIALECT_TTT_IR_TTTOPS_TD

@@ -1,0 +1,26 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "TTT"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.ttt_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "python"]
+
+# Captured names must not leak between CHECK-LABEL sections.
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+config.substitutions.append(("%ttt_lib_dir", config.ttt_lib_dir))
+config.substitutions.append(("%ttt_src_root", config.ttt_src_root))
+config.substitutions.append(("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
+
+tools = [ToolSubst("ttt-opt", unresolved="fatal")]
+llvm_config.add_tool_substitutions(tools, [config.ttt_tools_dir, config.llvm_tools_dir])

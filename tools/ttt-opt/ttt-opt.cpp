@@ -1,0 +1,34 @@
+//===- ttt-opt.cpp - the ttt optimizer driver -----------------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// An mlir-opt-style driver: the ttt and linattn dialects, every upstream
+// dialect, pass and extension that the ttt pipelines lower through, and the
+// project's passes and pipelines.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ttt/InitAllDialects.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::registerAllPasses();
+
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::ttt::registerTTTDialects(registry);
+
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv,
+      "ttt optimizer driver: finds test-time-training layers, rewrites them "
+      "into linear attention and lowers them to a parallel chunked scan\n",
+      registry));
+}
