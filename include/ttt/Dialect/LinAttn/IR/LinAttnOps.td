@@ -74,6 +74,7 @@ def LinAttn_FeatureMapOp : LinAttn_Op<"feature_map", [Pure]> {
   let results = (outs LinAttn_FloatTensor:$result);
   let assemblyFormat = [{
     $input (`weights` `(` $weights^ `:` type($weights) `)`)? `kind` `=` $kind
+    (`activation` `=` $activation^)? (`append_one` $append_one^)?
     attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
@@ -203,7 +204,7 @@ def LinAttn_StateTransformOp : LinAttn_Op<"state_transform", [Pure]> {
 
     ```mlir
     %d = linattn.state_transform %u steps = 5
-        coeffs = array<f64: 3.4445, -4.775, 2.0315> eps = 1.0e-07
+        coeffs = [3.4445, -4.775, 2.0315] eps = 1.0e-07
         : tensor<?x4x?x128x64xf32> -> tensor<?x4x?x128x64xf32>
     ```
   }];
