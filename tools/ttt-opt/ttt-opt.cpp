@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ttt/InitAllDialects.h"
+#include "ttt/InitAllPasses.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -20,6 +21,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::ttt::registerTTTPasses();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

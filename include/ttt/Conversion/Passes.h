@@ -1,0 +1,31 @@
+//===- Passes.h - ttt conversion passes -------------------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_CONVERSION_PASSES_H
+#define TTT_CONVERSION_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::ttt {
+
+#define GEN_PASS_DECL
+#include "ttt/Conversion/Passes.h.inc"
+
+/// Adds the patterns that lower ttt layer ops to their recurrent reference.
+void populateTTTLowerRecurrentPatterns(RewritePatternSet &patterns);
+
+#define GEN_PASS_REGISTRATION
+#include "ttt/Conversion/Passes.h.inc"
+
+} // namespace mlir::ttt
+
+#endif // TTT_CONVERSION_PASSES_H

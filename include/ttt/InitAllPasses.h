@@ -1,0 +1,19 @@
+//===- InitAllPasses.h - register the ttt passes ----------------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_INITALLPASSES_H
+#define TTT_INITALLPASSES_H
+
+#include "ttt/Conversion/Passes.h"
+
+namespace mlir::ttt {
+
+/// Registers every pass of the project (not the pipelines).
+inline void registerTTTPasses() { registerTTTConversionPasses(); }
+
+} // namespace mlir::ttt
+
+#endif // TTT_INITALLPASSES_H

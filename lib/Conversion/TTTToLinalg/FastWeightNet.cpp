@@ -1,0 +1,191 @@
+//===- FastWeightNet.cpp - forward and backward of fast-weight nets -------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "FastWeightNet.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+
+Value FastWeightNet::ones(Value rowsLike) {
+  return tm.full({tm.dim(rowsLike, 0), tm.builder().getIndexAttr(1)},
+                 tm.s().constant(1.0));
+}
+
+Value FastWeightNet::silu(Value z) {
+  return tm.map({z}, [](ScalarMath &s, ValueRange x) {
+    return s.mul(x[0], s.sigmoid(x[0]));
+  });
+}
+
+// silu'(z) = sigma(z) (1 + z (1 - sigma(z))).
+Value FastWeightNet::siluDerivative(Value z) {
+  return tm.map({z}, [](ScalarMath &s, ValueRange x) {
+    Value sig = s.sigmoid(x[0]);
+    Value one = s.constant(1.0);
+    return s.mul(sig, s.add(one, s.mul(x[0], s.sub(one, sig))));
+  });
+}
+
+// gelu_tanh(z) = z/2 (1 + tanh(c (z + 0.044715 z^3))), c = sqrt(2/pi).
+static constexpr double kGeluC = 0.7978845608028654;
+static constexpr double kGeluA = 0.044715;
+
+Value FastWeightNet::activation(Value z) {
+  switch (model.getActivation()) {
+  case Activation::silu:
+    return silu(z);
+  case Activation::relu:
+    return tm.map({z}, [](ScalarMath &s, ValueRange x) {
+      Value zero = s.constant(0.0);
+      return s.select(s.greaterThan(x[0], zero), x[0], zero);
+    });
+  case Activation::gelu_tanh:
+    return tm.map({z}, [](ScalarMath &s, ValueRange x) {
+      Value z3 = s.mul(x[0], s.mul(x[0], x[0]));
+      Value inner = s.mul(s.constant(kGeluC),
+                          s.add(x[0], s.mul(s.constant(kGeluA), z3)));
+      return s.mul(s.mul(s.constant(0.5), x[0]),
+                   s.add(s.constant(1.0), s.tanh(inner)));
+    });
+  }
+  llvm_unreachable("unknown activation");
+}
+
+Value FastWeightNet::activationDerivative(Value z) {
+  switch (model.getActivation()) {
+  case Activation::silu:
+    return siluDerivative(z);
+  case Activation::relu:
+    // relu'(0) = 0, as the reference models' autograd takes it.
+    return tm.map({z}, [](ScalarMath &s, ValueRange x) {
+      return s.select(s.greaterThan(x[0], s.constant(0.0)), s.constant(1.0),
+                      s.constant(0.0));
+    });
+  case Activation::gelu_tanh:
+    // d/dz = (1 + t)/2 + z/2 (1 - t^2) c (1 + 3a z^2), t = tanh(c (z + a z^3)).
+    return tm.map({z}, [](ScalarMath &s, ValueRange x) {
+      Value one = s.constant(1.0), half = s.constant(0.5);
+      Value z2 = s.mul(x[0], x[0]);
+      Value t = s.tanh(s.mul(s.constant(kGeluC),
+                             s.add(x[0], s.mul(s.constant(kGeluA),
+                                               s.mul(z2, x[0])))));
+      Value dInner = s.mul(s.constant(kGeluC),
+                           s.add(one, s.mul(s.constant(3 * kGeluA), z2)));
+      Value left = s.mul(half, s.add(one, t));
+      Value right = s.mul(s.mul(half, x[0]),
+                          s.mul(s.sub(one, s.mul(t, t)), dInner));
+      return s.add(left, right);
+    });
+  }
+  llvm_unreachable("unknown activation");
+}
+
+Value FastWeightNet::forward(Value x, LayerProduct product,
+                             ForwardTrace *trace) {
+  ForwardTrace local;
+  ForwardTrace &t = trace ? *trace : local;
+  t.inputs.assign(model.getNumWeights(), Value());
+  auto apply = [&](unsigned index, Value input) {
+    t.inputs[index] = input;
+    return product(index, input);
+  };
+  switch (model.getKind()) {
+  case ModelKind::linear: {
+    Value f = apply(0, x);
+    if (model.getBias())
+      f = tm.add(f, apply(1, ones(x)));
+    return f;
+  }
+  case ModelKind::mlp: {
+    bool bias = model.getBias();
+    Value z = apply(0, x);
+    if (bias)
+      z = tm.add(z, apply(1, ones(x)));
+    Value h = activation(z);
+    Value f = apply(bias ? 2 : 1, h);
+    if (bias)
+      f = tm.add(f, apply(3, ones(x)));
+    t.z = z;
+    t.h = h;
+    return f;
+  }
+  case ModelKind::swiglu: {
+    Value gate = apply(0, x);
+    Value up = apply(2, x);
+    Value act = silu(gate);
+    Value h = tm.mul(act, up);
+    t.gate = gate;
+    t.up = up;
+    t.act = act;
+    t.h = h;
+    return apply(1, h);
+  }
+  case ModelKind::glu: {
+    Value up = apply(0, x);
+    Value gate = apply(1, x);
+    Value act = silu(gate);
+    t.gate = gate;
+    t.up = up;
+    t.act = act;
+    return tm.mul(up, act);
+  }
+  }
+  llvm_unreachable("unknown model kind");
+}
+
+SmallVector<std::optional<GradientFactors>>
+FastWeightNet::backward(const ForwardTrace &t, Value outputGrad,
+                        ArrayRef<Value> weights) {
+  unsigned n = model.getNumWeights();
+  SmallVector<std::optional<GradientFactors>> factors(n);
+  auto record = [&](unsigned index, Value grads) {
+    if (model.isTrained(index))
+      factors[index] = GradientFactors{t.inputs[index], grads};
+  };
+  auto anyTrained = [&](std::initializer_list<unsigned> indices) {
+    return llvm::any_of(indices, [&](unsigned i) { return model.isTrained(i); });
+  };
+  switch (model.getKind()) {
+  case ModelKind::linear:
+    record(0, outputGrad);
+    if (model.getBias())
+      record(1, outputGrad);
+    break;
+  case ModelKind::mlp: {
+    bool bias = model.getBias();
+    unsigned out = bias ? 2 : 1;
+    record(out, outputGrad);
+    if (bias)
+      record(3, outputGrad);
+    if (!anyTrained({0, bias ? 1u : 0u}))
+      break;
+    Value dh = tm.matmul(outputGrad, weights[out], false, true);
+    Value dz = tm.mul(dh, activationDerivative(t.z));
+    record(0, dz);
+    if (bias)
+      record(1, dz);
+    break;
+  }
+  case ModelKind::swiglu: {
+    record(1, outputGrad);
+    if (!anyTrained({0, 2}))
+      break;
+    Value dh = tm.matmul(outputGrad, weights[1], false, true);
+    if (model.isTrained(0))
+      record(0, tm.mul(tm.mul(dh, t.up), siluDerivative(t.gate)));
+    if (model.isTrained(2))
+      record(2, tm.mul(dh, t.act));
+    break;
+  }
+  case ModelKind::glu:
+    if (model.isTrained(0))
+      record(0, tm.mul(outputGrad, t.act));
+    if (model.isTrained(1))
+      record(1, tm.mul(tm.mul(outputGrad, t.up), siluDerivative(t.gate)));
+    break;
+  }
+  return factors;
+}
