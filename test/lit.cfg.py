@@ -22,5 +22,5 @@ config.substitutions.append(("%ttt_lib_dir", config.ttt_lib_dir))
 config.substitutions.append(("%ttt_src_root", config.ttt_src_root))
 config.substitutions.append(("%mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
 
-tools = [ToolSubst("ttt-opt", unresolved="fatal")]
+tools = [ToolSubst("ttt-opt", unresolved="fatal"), ToolSubst("ttt-run", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, [config.ttt_tools_dir, config.llvm_tools_dir])

@@ -12,6 +12,7 @@
 
 #include "ttt/InitAllDialects.h"
 #include "ttt/InitAllPasses.h"
+#include "ttt/Pipelines/Pipelines.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -21,6 +22,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  mlir::ttt::registerTTTPipelines();
   mlir::ttt::registerTTTPasses();
 
   mlir::DialectRegistry registry;

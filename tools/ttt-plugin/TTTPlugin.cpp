@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ttt/InitAllDialects.h"
+#include "ttt/Pipelines/Pipelines.h"
 
 #include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
@@ -23,5 +24,8 @@ extern "C" LLVM_ATTRIBUTE_WEAK ::mlir::PassPluginLibraryInfo
 mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "TTTPasses", LLVM_VERSION_STRING, []() {
             // The project's passes and pipelines register here as they land.
+            // Pipelines are looked up when a --pass-pipeline string is
+            // parsed, so use builtin.module(ttt-to-cpu) with mlir-opt.
+            mlir::ttt::registerTTTPipelines();
           }};
 }

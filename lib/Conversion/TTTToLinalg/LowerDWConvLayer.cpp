@@ -189,10 +189,13 @@ struct LowerDWConvLayer : OpRewritePattern<DWConvLayerOp> {
       SmallVector<Value> pieces{tm.convert(o, elementType)};
       if (op.getFinalKernel())
         pieces.push_back(tm.convert(finalKernel, elementType));
+      // Sizes are computed in the body: the terminator holds only inserts.
+      SmallVector<SmallVector<OpFoldResult>> pieceSizes;
+      for (Value piece : pieces)
+        pieceSizes.push_back({unit, unit, tm.dim(piece, 0), tm.dim(piece, 1)});
       b.setInsertionPointToEnd(forall.getTerminator().getBody());
-      for (auto [piece, dest] : llvm::zip(pieces, forall.getRegionIterArgs())) {
-        SmallVector<OpFoldResult> sizes{unit, unit, tm.dim(piece, 0),
-                                        tm.dim(piece, 1)};
+      for (auto [piece, dest, sizes] :
+           llvm::zip(pieces, forall.getRegionIterArgs(), pieceSizes)) {
         tensor::ParallelInsertSliceOp::create(
             b, loc, piece, dest, {bIv, cIv, zero, zero}, sizes,
             SmallVector<OpFoldResult>(4, unit));

@@ -1,0 +1,128 @@
+//===- Pipelines.cpp - the ttt pass pipelines -----------------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "ttt/Pipelines/Pipelines.h"
+#include "ttt/Conversion/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
+#include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace mlir::ttt {
+
+void addTTTToUpstreamPasses(OpPassManager &pm) {
+  // Every ttt layer that is still a layer op runs as its exact reference.
+  pm.addPass(createTTTLowerRecurrent());
+}
+
+/// Tensors to buffers. Function boundaries are bufferized too, with plain
+/// identity-layout memrefs so callers can pass dense arrays. The ownership
+/// based deallocation then frees every temporary and makes every returned
+/// buffer a fresh allocation owned by the caller, even when the function
+/// returns an argument or a constant (it inserts a copy).
+static void addBufferizationPasses(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  // The reference loops carry fast weights that each chunk recomputes into a
+  // fresh tensor; the deallocation pipeline below frees the old ones.
+  bufferize.allowReturnAllocsFromLoops = true;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  bufferization::buildBufferDeallocationPipeline(pm);
+  pm.addPass(createConvertBufferizationToMemRefPass());
+}
+
+/// Memrefs and scalar ops to the LLVM dialect.
+static void addLLVMConversionPasses(OpPassManager &pm,
+                                    const TTTToCPUOptions &options) {
+  // Subviews and reshapes become plain descriptor arithmetic in affine.apply
+  // ops, which lower-affine then turns into arith.
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  // Before scf-to-cf: scf-to-openmp wraps loop bodies in memref.alloca_scope,
+  // whose region must still be a single block when it is lowered.
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  // Math ops with an LLVM intrinsic (exp, tanh, sqrt, ...) become intrinsics;
+  // the rest (erf, ...) become calls to libm, which the JIT resolves in the
+  // host process.
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  // Ops such as ceildivsi and maxnumf have no direct LLVM lowering.
+  pm.addPass(arith::createArithExpandOpsPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  if (options.openmp)
+    pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options) {
+  addTTTToUpstreamPasses(pm);
+
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  // Elementwise arith/math ops on whole tensors have no bufferization of
+  // their own; as linalg.generic ops they do.
+  pm.addPass(createConvertElementwiseToLinalgPass());
+  if (options.fuseElementwise) {
+    pm.addPass(createLinalgElementwiseOpFusionPass());
+    pm.addPass(createCanonicalizerPass());
+  }
+  // On tensors, before bufferization, where the checks can still see which
+  // sizes the ops expect of their operands.
+  if (options.runtimeVerification)
+    pm.addPass(createGenerateRuntimeVerificationPass());
+
+  addBufferizationPasses(pm);
+  // The per-stream scf.forall loops of the ttt lowerings become scf.parallel,
+  // which runs sequentially or on OpenMP threads below.
+  pm.addPass(createForallToParallelLoopPass());
+
+  if (options.openmp) {
+    // Only scf.parallel loops become OpenMP regions; reduction dimensions
+    // stay sequential inside them.
+    pm.addPass(createConvertLinalgToParallelLoopsPass());
+    ConvertSCFToOpenMPPassOptions openmp;
+    openmp.numThreads = options.numThreads;
+    pm.addPass(createConvertSCFToOpenMPPass(openmp));
+  } else {
+    pm.addPass(createConvertLinalgToLoopsPass());
+  }
+  // Vector ops (from user code) become loops over memrefs, then intrinsics.
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  addLLVMConversionPasses(pm, options);
+}
+
+void registerTTTPipelines() {
+  // Registering a name twice is a fatal error, and both ttt-opt and the
+  // plug-in may call this in one process.
+  static bool registered = [] {
+    PassPipelineRegistration<TTTToCPUOptions>(
+        "ttt-to-cpu",
+        "Lower ttt and upstream tensor programs to the LLVM dialect for the "
+        "CPU (bufferization, loops, optional OpenMP)",
+        buildTTTToCPUPipeline);
+    return true;
+  }();
+  (void)registered;
+}
+
+} // namespace mlir::ttt

@@ -1,0 +1,55 @@
+"""Runs the project's tools from tests: locate the build, run a function.
+
+The build directory is $TTT_BUILD_DIR, else build/ at the repository root.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def build_dir() -> Path:
+    return Path(os.environ.get("TTT_BUILD_DIR", REPO / "build"))
+
+
+def tool(name: str) -> Path:
+    path = build_dir() / "bin" / name
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing; build the project first (make build)")
+    return path
+
+
+def run_function(mlir_text: str, arrays, workdir: Path, *, entry: str | None = None,
+                 extra_args=(), timeout=600):
+    """JIT-runs a function through `ttt-run` (ttt-to-cpu pipeline) on `arrays`
+    (a list of ndarrays, in argument order) and returns its results."""
+    workdir = Path(workdir)
+    src = workdir / "module.mlir"
+    src.write_text(mlir_text)
+    inputs = workdir / "inputs.npz"
+    np.savez(inputs, **{f"arg{i}": a for i, a in enumerate(arrays)})
+    outputs = workdir / "outputs.npz"
+    cmd = [str(tool("ttt-run")), str(src), f"--inputs={inputs}", f"--outputs={outputs}",
+           "--print-results=false", *extra_args]
+    if entry:
+        cmd.append(f"--entry={entry}")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ttt-run failed ({proc.returncode}): {proc.stderr.strip()}")
+    with np.load(outputs) as data:
+        return [data[f"result{i}"] for i in range(len(data.files))]
+
+
+def run_opt(mlir_text: str, *args, timeout=120) -> str:
+    """Runs `ttt-opt` on `mlir_text` and returns its output."""
+    proc = subprocess.run([str(tool("ttt-opt")), "-", *args], input=mlir_text,
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ttt-opt failed ({proc.returncode}): {proc.stderr.strip()}")
+    return proc.stdout

@@ -1,0 +1,41 @@
+//===- CrashGuard.h - one-line reports of crashes in compiled code -*- C++ -*-//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Compiled code trusts its inputs: dynamic sizes that disagree (say, the inner
+// dimensions of a matmul) make it read out of bounds, and a failed
+// --runtime-checks assertion aborts. While a CrashGuard lives, such fatal
+// signals end the process with a one-line ttt-run error instead of a crash
+// dump.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_TOOLS_TTT_RUN_CRASHGUARD_H
+#define TTT_TOOLS_TTT_RUN_CRASHGUARD_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/Twine.h"
+
+#include <csignal>
+#include <string>
+
+namespace ttt::run {
+
+class CrashGuard {
+public:
+  /// Reports crashes as errors of function `function` in `file`.
+  CrashGuard(llvm::StringRef file, llvm::StringRef function);
+  ~CrashGuard();
+  CrashGuard(const CrashGuard &) = delete;
+  CrashGuard &operator=(const CrashGuard &) = delete;
+
+private:
+  static constexpr int kNumSignals = 5;
+  struct sigaction previous[kNumSignals];
+};
+
+} // namespace ttt::run
+
+#endif // TTT_TOOLS_TTT_RUN_CRASHGUARD_H

@@ -1,0 +1,235 @@
+//===- Inputs.cpp - the arrays ttt-run passes in --------------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "Inputs.h"
+
+#include "RunError.h"
+
+#include "ttt/Support/NpyArchive.h"
+
+#include "mlir/IR/BuiltinTypeInterfaces.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <random>
+
+using namespace llvm;
+using mlir::ShapedType;
+
+namespace ttt::run {
+
+//===----------------------------------------------------------------------===//
+// Arrays from a file
+//===----------------------------------------------------------------------===//
+
+/// "argument 1 (tensor<?x4xf32>)", or with the array's name when it has one.
+static std::string describeArgument(size_t index, const TensorSpec &spec,
+                                    StringRef arrayName) {
+  std::string text;
+  raw_string_ostream os(text);
+  if (!arrayName.empty())
+    os << "array '" << arrayName << "' for ";
+  os << "argument " << index << " (" << spec.type << ")";
+  return text;
+}
+
+/// Checks `array` against `spec`: dtype, rank and every static size.
+static Error checkArray(const npy::Array &array, const TensorSpec &spec,
+                        size_t index, StringRef arrayName, StringRef path) {
+  std::string what = describeArgument(index, spec, arrayName);
+  if (array.getDType() != spec.dtype)
+    return makeRunError(path, what + ": dtype mismatch: expected " +
+                                  npy::getDTypeName(spec.dtype) + ", got " +
+                                  npy::getDTypeName(array.getDType()));
+  if (array.getRank() != spec.getRank())
+    return makeRunError(path, what + ": shape mismatch: expected rank " +
+                                  Twine(spec.getRank()) + ", got shape " +
+                                  npy::formatShape(array.getShape()));
+  for (auto [dim, expected, actual] :
+       enumerate(spec.shape, array.getShape())) {
+    if (!ShapedType::isDynamic(expected) && expected != actual)
+      return makeRunError(path, what + ": shape mismatch: dimension " +
+                                    Twine(dim) + " must be " +
+                                    Twine(expected) + ", got shape " +
+                                    npy::formatShape(array.getShape()));
+  }
+  return Error::success();
+}
+
+/// The argument index named by "arg<N>", if `name` is one.
+static std::optional<size_t> parseArgName(StringRef name) {
+  size_t index;
+  // Exact spelling only, so "arg01" cannot alias "arg1".
+  if (!name.consume_front("arg") || name.empty() || !all_of(name, isDigit) ||
+      name.getAsInteger(10, index) || name != std::to_string(index))
+    return std::nullopt;
+  return index;
+}
+
+Expected<std::vector<npy::Array>> loadInputs(StringRef path,
+                                             const EntrySignature &signature) {
+  Expected<std::vector<npy::NamedArray>> file = npy::readArraysFile(path);
+  if (!file)
+    return makeRunError(path, toString(file.takeError()));
+  std::vector<npy::NamedArray> &arrays = *file;
+  size_t numArgs = signature.arguments.size();
+
+  // Decide how arrays map to arguments: names arg<N> win over order.
+  std::vector<int64_t> arrayForArg(numArgs, -1);
+  bool byName = any_of(arrays, [](const npy::NamedArray &a) {
+    return parseArgName(a.name).has_value();
+  });
+  if (byName) {
+    for (auto [i, array] : enumerate(arrays)) {
+      std::optional<size_t> index = parseArgName(array.name);
+      if (!index)
+        return makeRunError(path, "array '" + array.name +
+                                      "' is not named arg<N>, but others are "
+                                      "(name all arrays arg0, arg1, ... or "
+                                      "none)");
+      if (*index >= numArgs)
+        return makeRunError(path, "wrong number of inputs: array '" +
+                                      array.name + "', but @" +
+                                      signature.name + " takes " +
+                                      countOf(numArgs, "argument"));
+      arrayForArg[*index] = i;
+    }
+    for (size_t i = 0; i < numArgs; ++i)
+      if (arrayForArg[i] < 0)
+        return makeRunError(path, "no array 'arg" + Twine(i) +
+                                      "' for argument " + Twine(i) + " (" +
+                                      signature.arguments[i].type + ")");
+  } else {
+    if (arrays.size() != numArgs)
+      return makeRunError(path, "wrong number of inputs: @" + signature.name +
+                                    " takes " + countOf(numArgs, "argument") +
+                                    ", the file holds " +
+                                    countOf(arrays.size(), "array"));
+    for (size_t i = 0; i < numArgs; ++i)
+      arrayForArg[i] = i;
+  }
+
+  std::vector<npy::Array> inputs;
+  for (size_t i = 0; i < numArgs; ++i) {
+    npy::NamedArray &named = arrays[arrayForArg[i]];
+    if (Error err = checkArray(named.array, signature.arguments[i], i,
+                               named.name, path))
+      return std::move(err);
+    inputs.push_back(std::move(named.array));
+  }
+  return std::move(inputs);
+}
+
+//===----------------------------------------------------------------------===//
+// Random arrays
+//===----------------------------------------------------------------------===//
+
+/// Parses one entry of --shapes for argument `index`: sizes joined by 'x',
+/// where '?' takes the default; '*' (or nothing) means all defaults.
+static Expected<SmallVector<int64_t>>
+parseShapeEntry(StringRef entry, size_t index, const TensorSpec &spec,
+                int64_t dimSize) {
+  entry = entry.trim();
+  SmallVector<int64_t> shape;
+  for (int64_t dim : spec.shape)
+    shape.push_back(ShapedType::isDynamic(dim) ? dimSize : dim);
+  if (entry.empty() || entry == "*")
+    return std::move(shape);
+
+  auto fail = [&](const Twine &reason) {
+    return makeRunError("--shapes", "argument " + Twine(index) + " (" +
+                                        spec.type + "): " + reason);
+  };
+  SmallVector<StringRef> dims;
+  entry.split(dims, 'x');
+  if (static_cast<int64_t>(dims.size()) != spec.getRank())
+    return fail("'" + entry + "' has rank " + Twine(dims.size()) +
+                ", expected rank " + Twine(spec.getRank()));
+  for (auto [i, text] : enumerate(dims)) {
+    text = text.trim();
+    if (text == "?")
+      continue;
+    int64_t size;
+    if (text.getAsInteger(10, size) || size < 0)
+      return fail("'" + text + "' is not a size (a number >= 0 or '?')");
+    if (!ShapedType::isDynamic(spec.shape[i]) && size != spec.shape[i])
+      return fail("dimension " + Twine(i) + " must be " +
+                  Twine(spec.shape[i]) + ", got " + Twine(size));
+    shape[i] = size;
+  }
+  return std::move(shape);
+}
+
+/// Fills `array` from `generator`. The conversions are spelled out (rather
+/// than using std::uniform_*_distribution, whose output is up to the
+/// standard library) so a seed gives the same inputs everywhere.
+static void fillRandom(npy::Array &array, std::mt19937_64 &generator) {
+  auto uniform = [&] {
+    // 53 random bits -> [0, 1) -> [-1, 1).
+    return static_cast<double>(generator() >> 11) * 0x1.0p-53 * 2.0 - 1.0;
+  };
+  auto integer = [&] {
+    return static_cast<int64_t>(generator() % 21) - 10;
+  };
+  switch (array.getDType()) {
+  case npy::DType::F32:
+    for (float &v : array.getValues<float>())
+      v = static_cast<float>(uniform());
+    break;
+  case npy::DType::F64:
+    for (double &v : array.getValues<double>())
+      v = uniform();
+    break;
+  case npy::DType::I32:
+    for (int32_t &v : array.getValues<int32_t>())
+      v = static_cast<int32_t>(integer());
+    break;
+  case npy::DType::I64:
+    for (int64_t &v : array.getValues<int64_t>())
+      v = integer();
+    break;
+  }
+}
+
+Expected<std::vector<npy::Array>>
+makeRandomInputs(const EntrySignature &signature,
+                 const RandomInputOptions &options) {
+  size_t numArgs = signature.arguments.size();
+  SmallVector<StringRef> entries;
+  if (!options.shapes.empty()) {
+    StringRef(options.shapes).split(entries, ',');
+    if (entries.size() != numArgs)
+      return makeRunError("--shapes",
+                          "gives " + countOf(entries.size(), "shape") +
+                              ", but @" + signature.name + " takes " +
+                              countOf(numArgs, "argument") +
+                              " (use '*' for the default shape of an "
+                              "argument)");
+  }
+  if (options.dimSize < 0)
+    return makeRunError("--dim-size", "must be >= 0, got " +
+                                          Twine(options.dimSize));
+
+  std::mt19937_64 generator(options.seed);
+  std::vector<npy::Array> inputs;
+  for (size_t i = 0; i < numArgs; ++i) {
+    const TensorSpec &spec = signature.arguments[i];
+    Expected<SmallVector<int64_t>> shape = parseShapeEntry(
+        entries.empty() ? StringRef() : entries[i], i, spec, options.dimSize);
+    if (!shape)
+      return shape.takeError();
+    Expected<npy::Array> array = npy::Array::create(spec.dtype, *shape);
+    if (!array)
+      return makeRunError("--random-inputs",
+                          "argument " + Twine(i) + ": " +
+                              toString(array.takeError()));
+    fillRandom(*array, generator);
+    inputs.push_back(std::move(*array));
+  }
+  return std::move(inputs);
+}
+
+} // namespace ttt::run
