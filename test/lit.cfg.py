@@ -24,3 +24,15 @@ config.substitutions.append(("%mlir_opt", os.path.join(config.llvm_tools_dir, "m
 
 tools = [ToolSubst("ttt-opt", unresolved="fatal"), ToolSubst("ttt-run", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, [config.ttt_tools_dir, config.llvm_tools_dir])
+
+# %python is the project's Python (the one with onnx and numpy), not the one
+# lit runs under, which use_default_substitutions() set it to. test/ONNX makes
+# its models with it, and is skipped where it lacks onnx.
+import shutil
+import subprocess
+
+python = config.python_executable or shutil.which("python3") or "python3"
+config.substitutions = [(k, v) for k, v in config.substitutions if k != "%python"]
+config.substitutions.append(("%python", python))
+if subprocess.run([python, "-c", "import onnx, numpy"], capture_output=True).returncode == 0:
+    config.available_features.add("onnx-python")

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
+#include "ttt/Dialect/LinAttn/IR/LinAttnDialect.h"
 
 namespace mlir::ttt {
 
@@ -22,6 +23,9 @@ namespace mlir::ttt {
 
 /// Adds the patterns that lower ttt layer ops to their recurrent reference.
 void populateTTTLowerRecurrentPatterns(RewritePatternSet &patterns);
+
+/// Adds the patterns that lower linattn ops to linalg on tensors.
+void populateLinAttnToLinalgPatterns(RewritePatternSet &patterns);
 
 #define GEN_PASS_REGISTRATION
 #include "ttt/Conversion/Passes.h.inc"

@@ -55,4 +55,52 @@ def TTTLowerRecurrent : Pass<"ttt-lower-recurrent"> {
   ];
 }
 
+def LinAttnToLinalg : Pass<"linattn-to-linalg"> {
+  let summary = "Lower linattn ops to linalg on tensors (chunk-parallel form)";
+  let description = [{
+    Lowers every linattn op to linalg/tensor/scf ops over whole
+    `[B, H, ...]` tensors: feature maps and applies are batched contractions
+    over all tokens, per-chunk contributions and Newton-Schulz are batched
+    over all chunks, and the chunk-state scan is a loop over chunks that is
+    vectorized over streams and state entries. `linattn.attention` is first
+    decomposed into chunk ops (a token-causal mask is kept exactly with
+    64-token tiles and the intra-tile term).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
+def TTTToLinAttn : Pass<"ttt-to-linattn"> {
+  let summary = "Rewrite TTT layers that are exactly linear attention into linattn";
+  let description = [{
+    For every `ttt.kvb_layer` that the layer analysis (see `ttt-explain`)
+    proves to be linear attention and that the rewrite supports, emits the
+    linattn form (MATH.md Theorems 5.1-5.3, section 4):
+
+    - static-kernel, dot-product layers: feature maps for q and k,
+      per-chunk contributions with the learning rates, loss scale, step size
+      and ascent sign folded into the values, momentum as a decayed scan,
+      Muon as a per-chunk state transform, the learned output weight as the
+      initial state, and the mask that the update/apply order implies
+      (apply-then-update: chunk-strict; update-then-apply: chunk-inclusive;
+      causal: exclusive chunk states plus the token-causal intra-chunk term);
+    - static-kernel MSE layers: a residual affine scan of chunk states;
+    - full-batch steps without state transforms: one full-mask attention.
+
+    The rewrite is exact (only floating-point order changes). Every layer it
+    leaves alone gets a remark naming what blocked it.
+  }];
+  let dependentDialects = [
+    "::mlir::linattn::LinAttnDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::arith::ArithDialect",
+  ];
+}
+
 #endif // TTT_CONVERSION_PASSES_TD

@@ -273,6 +273,46 @@ func.func @cr_scale(%k: tensor<2x3x8x4xf32>, %e: tensor<2x3x7xf32>) {
 
 // -----
 
+func.func @cm_chunk_zero(%m: tensor<2x3x8xf32>) {
+  // expected-error @+1 {{'chunk_size' must be at least 1, got 0}}
+  %r = linattn.chunk_mean %m chunk_size = 0 : tensor<2x3x8xf32> -> tensor<2x3x1xf32>
+  return
+}
+
+// -----
+
+func.func @cm_rank(%m: tensor<2x3x8x1xf32>) {
+  // expected-error @+1 {{expects 'input' to have shape [batch, heads, seq], got 'tensor<2x3x8x1xf32>'}}
+  %r = linattn.chunk_mean %m chunk_size = 4 : tensor<2x3x8x1xf32> -> tensor<2x3x2xf32>
+  return
+}
+
+// -----
+
+func.func @cm_type(%m: tensor<2x3x8xf32>) {
+  // expected-error @+1 {{expects every operand and result to have element type 'f32' (the type of 'input'), got 'f64'}}
+  %r = linattn.chunk_mean %m chunk_size = 4 : tensor<2x3x8xf32> -> tensor<2x3x2xf64>
+  return
+}
+
+// -----
+
+func.func @cm_heads(%m: tensor<2x3x8xf32>) {
+  // expected-error @+1 {{dimension 1 of 'result' is the number of heads and must be 3, got 4}}
+  %r = linattn.chunk_mean %m chunk_size = 4 : tensor<2x3x8xf32> -> tensor<2x4x2xf32>
+  return
+}
+
+// -----
+
+func.func @cm_chunks(%m: tensor<2x3x8xf32>) {
+  // expected-error @+1 {{dimension 2 of 'result' is the number of chunks ceil(seq / chunk_size) and must be 3, got 2}}
+  %r = linattn.chunk_mean %m chunk_size = 3 : tensor<2x3x8xf32> -> tensor<2x3x2xf32>
+  return
+}
+
+// -----
+
 func.func @scan_rank(%g: tensor<2x3x8x4xf32>) {
   // expected-error @+1 {{expects 'inputs' to have shape [batch, heads, chunks, F, Dv], got 'tensor<2x3x8x4xf32>'}}
   %s = linattn.scan %g kind = additive mode = inclusive : tensor<2x3x8x4xf32> -> tensor<2x3x8x4xf32>

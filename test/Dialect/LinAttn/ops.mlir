@@ -11,8 +11,9 @@
 // CHECK-SAME: (%[[Q:[^:]+]]: tensor<?x4x?x64xf32>, %[[K:[^:]+]]: tensor<?x4x?x64xf32>, %[[V:[^:]+]]: tensor<?x4x?x64xf32>, %[[ETA:[^:]+]]: tensor<?x4x?xf32>, %[[MU:[^:]+]]: tensor<?x4x?xf32>, %[[W0:[^:]+]]: tensor<4x64x128xf32>, %[[W1:[^:]+]]: tensor<4x128x64xf32>, %[[W2:[^:]+]]: tensor<4x64x128xf32>)
 // CHECK: %[[QF:.+]] = linattn.feature_map %[[Q]] weights(%[[W0]], %[[W2]] : tensor<4x64x128xf32>, tensor<4x64x128xf32>) kind = swiglu : tensor<?x4x?x64xf32> -> tensor<?x4x?x128xf32>
 // CHECK: %[[KF:.+]] = linattn.feature_map %[[K]] weights(%[[W0]], %[[W2]] : {{.*}}) kind = swiglu
-// CHECK: %[[G:.+]] = linattn.chunk_reduce %[[KF]], %[[V]] scale(%[[ETA]] : tensor<?x4x?xf32>) chunk_size = 2048 : tensor<?x4x?x128xf32>, tensor<?x4x?x64xf32> -> tensor<?x4x?x128x64xf32>
-// CHECK: %[[U:.+]] = linattn.scan %[[G]] decay(%[[MU]] : tensor<?x4x?xf32>) kind = decayed mode = inclusive : tensor<?x4x?x128x64xf32> -> tensor<?x4x?x128x64xf32>
+// CHECK: %[[G:.+]] = linattn.chunk_reduce %[[KF]], %[[V]] scale(%[[ETA]] : tensor<?x4x?xf32>) chunk_size = 2048 factor = -1.000000e+00 : tensor<?x4x?x128xf32>, tensor<?x4x?x64xf32> -> tensor<?x4x?x128x64xf32>
+// CHECK: %[[MEAN:.+]] = linattn.chunk_mean %[[MU]] chunk_size = 2048 : tensor<?x4x?xf32> -> tensor<?x4x?xf32>
+// CHECK: %[[U:.+]] = linattn.scan %[[G]] decay(%[[MEAN]] : tensor<?x4x?xf32>) kind = decayed mode = inclusive : tensor<?x4x?x128x64xf32> -> tensor<?x4x?x128x64xf32>
 // CHECK: %[[D:.+]] = linattn.state_transform %[[U]] steps = 5 coeffs = [3.444500e+00, -4.775000e+00, 2.031500e+00] : tensor<?x4x?x128x64xf32> -> tensor<?x4x?x128x64xf32>
 // CHECK: %[[S:.+]] = linattn.scan %[[D]] initial(%[[W1]] : tensor<4x128x64xf32>) kind = additive mode = exclusive
 // CHECK: %[[O:.+]] = linattn.chunk_apply %[[QF]], %[[S]] chunk_size = 2048 : tensor<?x4x?x128xf32>, tensor<?x4x?x128x64xf32> -> tensor<?x4x?x64xf32>
@@ -26,8 +27,9 @@ func.func @lact_v2_chunked(%q: tensor<?x4x?x64xf32>, %k: tensor<?x4x?x64xf32>,
   %kf = linattn.feature_map %k weights(%w0, %w2 : tensor<4x64x128xf32>, tensor<4x64x128xf32>)
       kind = swiglu : tensor<?x4x?x64xf32> -> tensor<?x4x?x128xf32>
   %g = linattn.chunk_reduce %kf, %v scale(%eta : tensor<?x4x?xf32>) chunk_size = 2048
-      : tensor<?x4x?x128xf32>, tensor<?x4x?x64xf32> -> tensor<?x4x?x128x64xf32>
-  %u = linattn.scan %g decay(%mu : tensor<?x4x?xf32>) kind = decayed mode = inclusive
+      factor = -1.0 : tensor<?x4x?x128xf32>, tensor<?x4x?x64xf32> -> tensor<?x4x?x128x64xf32>
+  %mean = linattn.chunk_mean %mu chunk_size = 2048 : tensor<?x4x?xf32> -> tensor<?x4x?xf32>
+  %u = linattn.scan %g decay(%mean : tensor<?x4x?xf32>) kind = decayed mode = inclusive
       : tensor<?x4x?x128x64xf32> -> tensor<?x4x?x128x64xf32>
   %d = linattn.state_transform %u steps = 5 coeffs = [3.4445, -4.775, 2.0315]
       : tensor<?x4x?x128x64xf32> -> tensor<?x4x?x128x64xf32>
@@ -74,6 +76,7 @@ func.func @attention_forms(%q: tensor<?x2x?x16xf32>, %k: tensor<?x2x?x16xf32>,
 // CHECK: linattn.scan %{{.+}} initial(%{{.+}} : tensor<?x2x16x8xf32>) transition(%{{.+}} : tensor<?x2x?x16x16xf32>) kind = affine mode = inclusive
 // CHECK: linattn.chunk_apply %{{.+}}, %{{.+}} intra(%{{.+}}, %{{.+}} : tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32>) chunk_size = 16
 // CHECK: linattn.feature_map %{{.+}} kind = identity : tensor<?x2x?x16xf32> -> tensor<?x2x?x16xf32>
+// CHECK: linattn.chunk_reduce %{{.+}}, %{{.+}} chunk_size = 16 factor = 5.000000e-01 mean
 func.func @affine_scan_and_intra(%g: tensor<?x2x?x16x8xf32>,
     %a: tensor<?x2x?x16x16xf32>, %s0: tensor<?x2x16x8xf32>,
     %q: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x8xf32>) {
@@ -83,5 +86,7 @@ func.func @affine_scan_and_intra(%g: tensor<?x2x?x16x8xf32>,
   %o = linattn.chunk_apply %q, %s intra(%q, %v : tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32>)
       chunk_size = 16 : tensor<?x2x?x16xf32>, tensor<?x2x?x16x8xf32> -> tensor<?x2x?x8xf32>
   %i = linattn.feature_map %q kind = identity : tensor<?x2x?x16xf32> -> tensor<?x2x?x16xf32>
+  %g2 = linattn.chunk_reduce %q, %v chunk_size = 16 factor = 0.5 mean
+      : tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x2x?x16x8xf32>
   return
 }

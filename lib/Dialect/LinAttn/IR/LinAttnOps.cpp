@@ -238,6 +238,31 @@ LogicalResult ChunkReduceOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// ChunkMeanOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ChunkMeanOp::verify() {
+  ShapeChecker check(getOperation());
+  Value x = getInput(), result = getResult();
+  if (failed(checkChunkSize(getOperation(), getChunkSize())) ||
+      failed(check.rank(x, "input", {3}, "[batch, heads, seq]")) ||
+      failed(check.rank(result, "result", {3}, "[batch, heads, chunks]")))
+    return failure();
+  Type elementType = cast<RankedTensorType>(x.getType()).getElementType();
+  if (failed(check.elementTypes(elementType, {result}, "input")) ||
+      failed(checkStreams(check, result, "result", dimOf(x, 0), dimOf(x, 1))))
+    return failure();
+  int64_t seq = dimOf(x, 2);
+  if (!ShapedType::isDynamic(seq)) {
+    int64_t chunks = (seq + getChunkSize() - 1) / getChunkSize();
+    if (failed(check.dim(result, "result", 2, chunks,
+                         "the number of chunks ceil(seq / chunk_size)")))
+      return failure();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // ScanOp
 //===----------------------------------------------------------------------===//
 
@@ -269,8 +294,9 @@ LogicalResult ScanOp::verify() {
     return emitOpError() << (kind == ScanKind::decayed
                                  ? "a decayed scan needs a 'decay' operand"
                                  : "'decay' is only used by a decayed scan");
-  if ((kind == ScanKind::affine) != static_cast<bool>(getTransition()))
-    return emitOpError() << (kind == ScanKind::affine
+  bool affine = kind == ScanKind::affine || kind == ScanKind::residual_affine;
+  if (affine != static_cast<bool>(getTransition()))
+    return emitOpError() << (affine
                                  ? "an affine scan needs a 'transition' operand"
                                  : "'transition' is only used by an affine "
                                    "scan");

@@ -125,6 +125,28 @@ unsigned FastWeightModelAttr::getOutputWeightIndex() const {
   llvm_unreachable("unknown model kind");
 }
 
+std::optional<unsigned> FastWeightModelAttr::getOutputBiasIndex() const {
+  if (!getBias())
+    return std::nullopt;
+  return getKind() == ModelKind::linear ? 1u : 3u;
+}
+
+StringRef FastWeightModelAttr::getWeightRole(unsigned index) const {
+  switch (getKind()) {
+  case ModelKind::linear:
+    return index == 0 ? "W" : "b";
+  case ModelKind::mlp:
+    if (getBias())
+      return std::array<StringRef, 4>{"W0", "b0", "W1", "b1"}[index];
+    return index == 0 ? "W0" : "W1";
+  case ModelKind::swiglu:
+    return std::array<StringRef, 3>{"W0 (gate)", "W1 (out)", "W2 (up)"}[index];
+  case ModelKind::glu:
+    return index == 0 ? "Wa" : "Wg";
+  }
+  llvm_unreachable("unknown model kind");
+}
+
 LogicalResult
 FastWeightModelAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                             ModelKind kind, ArrayRef<int64_t> trained,

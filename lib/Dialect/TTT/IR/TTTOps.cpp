@@ -51,22 +51,6 @@ expectedWeightShapes(FastWeightModelAttr model, int64_t din, int64_t dout,
   llvm_unreachable("unknown model kind");
 }
 
-static StringRef weightRole(FastWeightModelAttr model, unsigned index) {
-  switch (model.getKind()) {
-  case ModelKind::linear:
-    return index == 0 ? "W" : "b";
-  case ModelKind::mlp:
-    if (model.getBias())
-      return std::array<StringRef, 4>{"W0", "b0", "W1", "b1"}[index];
-    return index == 0 ? "W0" : "W1";
-  case ModelKind::swiglu:
-    return std::array<StringRef, 3>{"W0 (gate)", "W1 (out)", "W2 (up)"}[index];
-  case ModelKind::glu:
-    return index == 0 ? "Wa" : "Wg";
-  }
-  llvm_unreachable("unknown model kind");
-}
-
 LogicalResult KVBLayerOp::verify() {
   ShapeChecker check(getOperation());
   FastWeightModelAttr model = getModel();
@@ -145,7 +129,7 @@ LogicalResult KVBLayerOp::verify() {
     int64_t rows = type.getDimSize(type.getRank() - 2);
     int64_t cols = type.getDimSize(type.getRank() - 1);
     if (rows != expected[i].first || cols != expected[i].second)
-      return emitOpError() << "weight #" << i << " (" << weightRole(model, i)
+      return emitOpError() << "weight #" << i << " (" << model.getWeightRole(i)
                            << " of the " << stringifyModelKind(model.getKind())
                            << " model) must be " << expected[i].first << "x"
                            << expected[i].second << " (input x output), got "

@@ -34,7 +34,7 @@ def LinAttn_Mask : I32EnumAttr<"Mask", "which keys a query reads", [
 
 def LinAttn_ScanKind : I32EnumAttr<"ScanKind", "chunk-state recurrence", [
     I32EnumAttrCase<"additive", 0>, I32EnumAttrCase<"decayed", 1>,
-    I32EnumAttrCase<"affine", 2>]> {
+    I32EnumAttrCase<"affine", 2>, I32EnumAttrCase<"residual_affine", 3>]> {
   let cppNamespace = "::mlir::linattn";
 }
 
@@ -124,15 +124,18 @@ def LinAttn_AttentionOp : LinAttn_Op<"attention", [AttrSizedOperandSegments, Pur
 }
 
 def LinAttn_ChunkReduceOp : LinAttn_Op<"chunk_reduce", [Pure]> {
-  let summary = "Per-chunk state contributions G_c = sum of eta k^T v";
+  let summary = "Per-chunk state contributions G_c = factor * sum of eta k^T v";
   let description = [{
-    `G_c = sum over tokens t of chunk c of eta_t k_t^T v_t`, with chunks of
-    `chunk_size` tokens (the last one may be shorter) and `eta` the optional
-    per-token scale `[B, H, T]` (1 when absent). `k : [B, H, T, F]`,
+    `G_c = factor / (n_c if mean else 1) * sum over tokens t of chunk c of
+    eta_t k_t^T v_t`, with chunks of `chunk_size` tokens (the last one may be
+    shorter; n_c is its length), `eta` the optional per-token scale
+    `[B, H, T]` (1 when absent) and `factor` a constant (the learning rate,
+    loss scale and step sign of a TTT layer fold into it). `k : [B, H, T, F]`,
     `v : [B, H, T, Dv]`, result `[B, H, N, F, Dv]`, `N = ceil(T / chunk_size)`.
 
     ```mlir
     %g = linattn.chunk_reduce %k, %v scale(%eta : tensor<?x4x?xf32>) chunk_size = 64
+        factor = -1.0 mean
         : tensor<?x4x?x128xf32>, tensor<?x4x?x64xf32> -> tensor<?x4x?x128x64xf32>
     ```
   }];
@@ -140,13 +143,34 @@ def LinAttn_ChunkReduceOp : LinAttn_Op<"chunk_reduce", [Pure]> {
     LinAttn_FloatTensor:$k,
     LinAttn_FloatTensor:$v,
     Optional<LinAttn_FloatTensor>:$scale,
-    I64Attr:$chunk_size
+    I64Attr:$chunk_size,
+    DefaultValuedAttr<F64Attr, "1.0">:$factor,
+    UnitAttr:$mean
   );
   let results = (outs LinAttn_FloatTensor:$result);
   let assemblyFormat = [{
     $k `,` $v (`scale` `(` $scale^ `:` type($scale) `)`)?
-    `chunk_size` `=` $chunk_size
+    `chunk_size` `=` $chunk_size (`factor` `=` $factor^)? (`mean` $mean^)?
     attr-dict `:` type($k) `,` type($v) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def LinAttn_ChunkMeanOp : LinAttn_Op<"chunk_mean", [Pure]> {
+  let summary = "The mean of a per-token value over each chunk";
+  let description = [{
+    `m_c = mean over the tokens t of chunk c of x_t` for `x : [B, H, T]`,
+    result `[B, H, N]` (a shorter last chunk averages its own tokens). LaCT's
+    momentum coefficient of a chunk is this mean of per-token coefficients.
+
+    ```mlir
+    %mu = linattn.chunk_mean %m chunk_size = 2048 : tensor<?x4x?xf32> -> tensor<?x4x?xf32>
+    ```
+  }];
+  let arguments = (ins LinAttn_FloatTensor:$input, I64Attr:$chunk_size);
+  let results = (outs LinAttn_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `chunk_size` `=` $chunk_size attr-dict `:` type($input) `->` type($result)
   }];
   let hasVerifier = 1;
 }
@@ -159,8 +183,10 @@ def LinAttn_ScanOp : LinAttn_Op<"scan", [AttrSizedOperandSegments, Pure]> {
     - `additive`: `S_c = S_{c-1} + G_c` (a prefix sum);
     - `decayed`: `S_c = alpha_c S_{c-1} + G_c` with `decay : [B, H, N]`
       (momentum, gated linear attention);
-    - `affine`: `S_c = A_c S_{c-1} + G_c` with `transition : [B, H, N, F, F]`
-      (MSE loss with the gradient frozen per chunk).
+    - `affine`: `S_c = A_c S_{c-1} + G_c` with `transition : [B, H, N, F, F]`;
+    - `residual_affine`: `S_c = S_{c-1} + A_c S_{c-1} + G_c`, the same with
+      `I + A_c` as transition, which is how a gradient step on the MSE loss
+      (gradient frozen per chunk) moves the state without materializing I.
 
     `inclusive` returns `S_c` for chunk c, `exclusive` returns `S_{c-1}`.
     The recurrence is associative on pairs `(A, G)`, so it may be evaluated
@@ -212,11 +238,13 @@ def LinAttn_StateTransformOp : LinAttn_Op<"state_transform", [Pure]> {
     LinAttn_FloatTensor:$inputs,
     I64Attr:$steps,
     DenseF64ArrayAttr:$coeffs,
-    DefaultValuedAttr<F64Attr, "1e-7">:$eps
+    DefaultValuedAttr<F64Attr, "1e-7">:$eps,
+    DefaultValuedAttr<F64Attr, "1.0">:$factor
   );
   let results = (outs LinAttn_FloatTensor:$result);
   let assemblyFormat = [{
     $inputs `steps` `=` $steps `coeffs` `=` $coeffs (`eps` `=` $eps^)?
+    (`factor` `=` $factor^)?
     attr-dict `:` type($inputs) `->` type($result)
   }];
   let hasVerifier = 1;

@@ -124,6 +124,10 @@ def TTT_ModelAttr : TTT_Attr<"FastWeightModel", "model"> {
     /// Index of the layer whose output is the model's output (the one the
     /// linear-attention theorems need to be linear and bias-free).
     unsigned getOutputWeightIndex() const;
+    /// Index of the output layer's bias, if the model has one.
+    std::optional<unsigned> getOutputBiasIndex() const;
+    /// The weight's name in the model's math, e.g. "W0 (gate)".
+    ::llvm::StringRef getWeightRole(unsigned index) const;
   }];
 }
 

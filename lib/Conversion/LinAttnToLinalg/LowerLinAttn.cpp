@@ -1,0 +1,633 @@
+//===- LowerLinAttn.cpp - linattn ops to linalg on tensors ----------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Each linattn op becomes linalg ops over whole [B, H, ...] tensors: feature
+// maps and applies are batched contractions over every token, per-chunk
+// contributions and Newton-Schulz are batched over every chunk, and only the
+// chunk-state scan is a loop (over chunks, vectorized over streams and the
+// state). Chunked views pad the sequence with zeros to whole chunks and
+// reshape [.., T, D] to [.., N, C, D]; padded tokens contribute nothing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ttt/Conversion/Passes.h"
+#include "ttt/Conversion/Utils/TensorMath.h"
+#include "ttt/Dialect/LinAttn/IR/LinAttnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::ttt {
+#define GEN_PASS_DEF_LINATTNTOLINALG
+#include "ttt/Conversion/Passes.h.inc"
+} // namespace mlir::ttt
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::linattn;
+using utils::IteratorType;
+
+namespace {
+
+/// Affine maps over `n` loop dims written as lists of dim positions.
+struct Maps {
+  MLIRContext *ctx;
+  unsigned n;
+  AffineExpr d(unsigned i) const { return getAffineDimExpr(i, ctx); }
+  AffineMap of(ArrayRef<AffineExpr> exprs) const {
+    return AffineMap::get(n, 0, exprs, ctx);
+  }
+  AffineMap dims(ArrayRef<unsigned> positions) const {
+    SmallVector<AffineExpr> exprs;
+    for (unsigned p : positions)
+      exprs.push_back(d(p));
+    return of(exprs);
+  }
+};
+
+SmallVector<IteratorType> iterators(unsigned parallel, unsigned reduction) {
+  SmallVector<IteratorType> iters(parallel, IteratorType::parallel);
+  iters.append(reduction, IteratorType::reduction);
+  return iters;
+}
+
+Value multiplyAdd(ScalarMath &s, ValueRange v) {
+  return s.add(v.back(), s.mul(v[0], v[1]));
+}
+
+/// Lowering helpers bound to one op's location and element type.
+class Lowering {
+public:
+  Lowering(OpBuilder &b, Location loc, FloatType type)
+      : tm(b, loc, type), b(b), loc(loc) {}
+
+  TensorMath tm;
+
+  /// [B, H, T, D...] -> [B, H, N, C, D...], zero-padded to N * C tokens.
+  Value chunked(Value x, int64_t chunk) {
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> sizes = tm.sizes(x);
+    Value tokens = tm.indexValue(sizes[2]);
+    Value c = arith::ConstantIndexOp::create(b, loc, chunk);
+    Value count = arith::CeilDivUIOp::create(b, loc, tokens, c);
+    SmallVector<OpFoldResult> padded(sizes);
+    padded[2] = arith::MulIOp::create(b, loc, count, c).getResult();
+    Value zeros = tm.zeros(padded);
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    Value full = tm.insert(x, zeros, offsets, sizes);
+    SmallVector<OpFoldResult> shape{sizes[0], sizes[1], count,
+                                    b.getIndexAttr(chunk)};
+    SmallVector<int64_t> staticShape{type.getDimSize(0), type.getDimSize(1),
+                                     ShapedType::kDynamic, chunk};
+    for (int64_t d = 3; d < rank; ++d) {
+      shape.push_back(sizes[d]);
+      staticShape.push_back(type.getDimSize(d));
+    }
+    SmallVector<ReassociationIndices> groups{{0}, {1}, {2, 3}};
+    for (int64_t d = 3; d < rank; ++d)
+      groups.push_back({d + 1});
+    auto resultType = RankedTensorType::get(staticShape, type.getElementType());
+    return tensor::ExpandShapeOp::create(b, loc, resultType, full, groups, shape);
+  }
+
+  /// Inverse of chunked() for [B, H, N, C, E]: back to [B, H, tokens, E].
+  Value unchunked(Value x, OpFoldResult tokens) {
+    auto collapsed = tensor::CollapseShapeOp::create(
+        b, loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
+    return tm.slice(collapsed, {b.getIndexAttr(0), b.getIndexAttr(0),
+                                b.getIndexAttr(0), b.getIndexAttr(0)},
+                    {tm.dim(x, 0), tm.dim(x, 1), tokens, tm.dim(x, 4)}, 4);
+  }
+
+  /// Number of tokens in chunk n (index), min(C, T - n C).
+  Value chunkLength(ScalarMath &s, Value n, Value tokens, int64_t chunk) {
+    OpBuilder &nb = s.builder();
+    Location l = s.getLoc();
+    Value c = arith::ConstantIndexOp::create(nb, l, chunk);
+    Value start = arith::MulIOp::create(nb, l, n, c);
+    Value left = arith::SubIOp::create(nb, l, tokens, start);
+    return arith::MinUIOp::create(nb, l, c, left);
+  }
+
+  /// x [B, H, T, D] times a per-head weight [H, D, F] / [B, H, D, F].
+  Value project(Value x, Value w) {
+    Maps m{b.getContext(), 5}; // b, h, t, f, d
+    bool perSample = cast<RankedTensorType>(w.getType()).getRank() == 4;
+    Value init = tm.zeros({tm.dim(x, 0), tm.dim(x, 1), tm.dim(x, 2),
+                           tm.dim(w, perSample ? 3 : 2)});
+    return tm.generic(init.getType(), {x, w}, init,
+                      {m.dims({0, 1, 2, 4}),
+                       perSample ? m.dims({0, 1, 4, 3}) : m.dims({1, 4, 3}),
+                       m.dims({0, 1, 2, 3})},
+                      iterators(4, 1), multiplyAdd);
+  }
+
+  /// z [B, H, T, F] plus a per-head bias row [H, 1, F] / [B, H, 1, F].
+  Value addBias(Value z, Value bias) {
+    MLIRContext *ctx = b.getContext();
+    Maps m{ctx, 4};
+    bool perSample = cast<RankedTensorType>(bias.getType()).getRank() == 4;
+    AffineExpr zero = getAffineConstantExpr(0, ctx);
+    AffineMap biasMap = perSample ? m.of({m.d(0), m.d(1), zero, m.d(3)})
+                                  : m.of({m.d(1), zero, m.d(3)});
+    Value init = tensor::EmptyOp::create(b, loc, tm.sizes(z), tm.getType());
+    return tm.generic(init.getType(), {z, bias}, init,
+                      {m.dims({0, 1, 2, 3}), biasMap, m.dims({0, 1, 2, 3})},
+                      iterators(4, 0),
+                      [](ScalarMath &s, ValueRange v) { return s.add(v[0], v[1]); });
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+//===----------------------------------------------------------------------===//
+// feature_map
+//===----------------------------------------------------------------------===//
+
+struct LowerFeatureMap : OpRewritePattern<FeatureMapOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FeatureMapOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<FloatType>(op.getInput().getType().getElementType());
+    Lowering l(rewriter, op.getLoc(), type);
+    TensorMath &tm = l.tm;
+    Value x = op.getInput();
+    auto silu = [](ScalarMath &s, Value z) { return s.mul(z, s.sigmoid(z)); };
+    Value phi;
+    switch (op.getKind()) {
+    case FeatureMapKind::identity:
+      phi = x;
+      break;
+    case FeatureMapKind::mlp: {
+      Value z = l.project(x, op.getWeights()[0]);
+      if (op.getWeights().size() == 2)
+        z = l.addBias(z, op.getWeights()[1]);
+      Activation act = op.getActivation();
+      phi = tm.map({z}, [&](ScalarMath &s, ValueRange v) -> Value {
+        Value zero = s.constant(0.0);
+        switch (act) {
+        case Activation::silu:
+          return silu(s, v[0]);
+        case Activation::relu:
+          return s.select(s.greaterThan(v[0], zero), v[0], zero);
+        case Activation::gelu_tanh: {
+          Value z3 = s.mul(v[0], s.mul(v[0], v[0]));
+          Value inner = s.mul(s.constant(0.7978845608028654),
+                              s.add(v[0], s.mul(s.constant(0.044715), z3)));
+          return s.mul(s.mul(s.constant(0.5), v[0]),
+                       s.add(s.constant(1.0), s.tanh(inner)));
+        }
+        }
+        llvm_unreachable("unknown activation");
+      });
+      break;
+    }
+    case FeatureMapKind::swiglu: {
+      Value gate = l.project(x, op.getWeights()[0]);
+      Value up = l.project(x, op.getWeights()[1]);
+      phi = tm.map({gate, up}, [&](ScalarMath &s, ValueRange v) {
+        return s.mul(silu(s, v[0]), v[1]);
+      });
+      break;
+    }
+    }
+    if (op.getAppendOne()) {
+      SmallVector<OpFoldResult> sizes = tm.sizes(phi);
+      SmallVector<OpFoldResult> wider(sizes);
+      wider[3] = rewriter.getIndexAttr(
+          cast<RankedTensorType>(op.getType()).getDimSize(3));
+      Value ones = tm.full(wider, tm.s().constant(1.0));
+      phi = tm.insert(phi, ones, SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(0)),
+                      sizes);
+    }
+    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), phi);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// chunk_reduce, chunk_mean
+//===----------------------------------------------------------------------===//
+
+struct LowerChunkReduce : OpRewritePattern<ChunkReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ChunkReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<FloatType>(op.getK().getType().getElementType());
+    Lowering l(rewriter, op.getLoc(), type);
+    TensorMath &tm = l.tm;
+    int64_t chunk = op.getChunkSize();
+    Value kc = l.chunked(op.getK(), chunk); // [B, H, N, C, F]
+    Value vc = l.chunked(op.getV(), chunk); // [B, H, N, C, E]
+    Maps m{rewriter.getContext(), 6};      // b, h, n, f, e, i
+    SmallVector<Value> inputs{kc, vc};
+    SmallVector<AffineMap> maps{m.dims({0, 1, 2, 5, 3}), m.dims({0, 1, 2, 5, 4})};
+    if (Value scale = op.getScale()) {
+      Value sc = l.chunked(scale, chunk); // [B, H, N, C]
+      inputs.push_back(sc);
+      maps.push_back(m.dims({0, 1, 2, 5}));
+    }
+    maps.push_back(m.dims({0, 1, 2, 3, 4}));
+    Value init = tm.zeros({tm.dim(kc, 0), tm.dim(kc, 1), tm.dim(kc, 2),
+                           tm.dim(kc, 4), tm.dim(vc, 4)});
+    bool scaled = static_cast<bool>(op.getScale());
+    Value sums = tm.generic(init.getType(), inputs, init, maps, iterators(5, 1),
+                            [&](ScalarMath &s, ValueRange v) {
+                              Value prod = s.mul(v[0], v[1]);
+                              if (scaled)
+                                prod = s.mul(prod, v[2]);
+                              return s.add(v.back(), prod);
+                            });
+    double factor = op.getFactor().convertToDouble();
+    bool mean = op.getMean();
+    Value tokens = tm.indexValue(tm.dim(op.getK(), 2));
+    Value result = tm.map({sums}, [&](ScalarMath &s, ValueRange v) {
+      Value out = s.mul(v[0], s.constant(factor));
+      if (!mean)
+        return out;
+      Value n = linalg::IndexOp::create(s.builder(), s.getLoc(), 2);
+      return s.div(out, s.fromIndex(l.chunkLength(s, n, tokens, chunk)));
+    });
+    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), result);
+    return success();
+  }
+};
+
+struct LowerChunkMean : OpRewritePattern<ChunkMeanOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ChunkMeanOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<FloatType>(op.getInput().getType().getElementType());
+    Lowering l(rewriter, op.getLoc(), type);
+    TensorMath &tm = l.tm;
+    int64_t chunk = op.getChunkSize();
+    Value xc = l.chunked(op.getInput(), chunk); // [B, H, N, C]
+    Maps m{rewriter.getContext(), 4};
+    Value init = tm.zeros({tm.dim(xc, 0), tm.dim(xc, 1), tm.dim(xc, 2)});
+    Value sums = tm.generic(init.getType(), {xc}, init,
+                            {m.dims({0, 1, 2, 3}), m.dims({0, 1, 2})},
+                            iterators(3, 1), [](ScalarMath &s, ValueRange v) {
+                              return s.add(v[1], v[0]);
+                            });
+    Value tokens = tm.indexValue(tm.dim(op.getInput(), 2));
+    Value result = tm.map({sums}, [&](ScalarMath &s, ValueRange v) {
+      Value n = linalg::IndexOp::create(s.builder(), s.getLoc(), 2);
+      return s.div(v[0], s.fromIndex(l.chunkLength(s, n, tokens, chunk)));
+    });
+    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// scan
+//===----------------------------------------------------------------------===//
+
+struct LowerScan : OpRewritePattern<ScanOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScanOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<FloatType>(op.getInputs().getType().getElementType());
+    Lowering l(rewriter, loc, type);
+    TensorMath &tm = l.tm;
+    OpBuilder &b = rewriter;
+    Value g = op.getInputs();
+    auto gType = cast<RankedTensorType>(g.getType());
+    SmallVector<OpFoldResult> sizes = tm.sizes(g);
+    OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+    auto stateType = RankedTensorType::get(
+        {gType.getDimSize(0), gType.getDimSize(1), gType.getDimSize(3),
+         gType.getDimSize(4)},
+        type);
+    SmallVector<OpFoldResult> stateSizes{sizes[0], sizes[1], sizes[3], sizes[4]};
+
+    // S_{-1}: the initial state broadcast over the batch, or zero.
+    Value state = tm.zeros(stateSizes);
+    if (Value init = op.getInitial()) {
+      Maps m{b.getContext(), 4};
+      bool perSample = cast<RankedTensorType>(init.getType()).getRank() == 4;
+      state = tm.generic(state.getType(), {init}, state,
+                         {perSample ? m.dims({0, 1, 2, 3}) : m.dims({1, 2, 3}),
+                          m.dims({0, 1, 2, 3})},
+                         iterators(4, 0),
+                         [](ScalarMath &, ValueRange v) { return v[0]; });
+    }
+    Value result = tensor::EmptyOp::create(b, loc, sizes, type);
+    Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+    Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+    Value chunks = tm.indexValue(sizes[2]);
+    auto loop = scf::ForOp::create(b, loc, c0, chunks, c1,
+                                   ValueRange{state, result});
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value n = loop.getInductionVar();
+      Value s = loop.getRegionIterArgs()[0];
+      Value acc = loop.getRegionIterArgs()[1];
+      SmallVector<OpFoldResult> at{zero, zero, n, zero, zero};
+      SmallVector<OpFoldResult> one5{sizes[0], sizes[1], one, sizes[3], sizes[4]};
+      SmallVector<OpFoldResult> strides(5, one);
+      auto store = [&](Value value) {
+        return tensor::InsertSliceOp::create(b, loc, value, acc, at, one5,
+                                             strides)
+            .getResult();
+      };
+      if (op.getMode() == ScanMode::exclusive)
+        acc = store(s);
+      Value gn = tensor::ExtractSliceOp::create(b, loc, stateType, g, at, one5,
+                                                strides);
+      Maps m{b.getContext(), 4};
+      Value next;
+      switch (op.getKind()) {
+      case ScanKind::additive:
+        next = tm.add(s, gn);
+        break;
+      case ScanKind::decayed: {
+        auto decayType = RankedTensorType::get(
+            {gType.getDimSize(0), gType.getDimSize(1)}, type);
+        Value alpha = tensor::ExtractSliceOp::create(
+            b, loc, decayType, op.getDecay(), {zero, zero, n},
+            {sizes[0], sizes[1], one}, {one, one, one});
+        Value init = tensor::EmptyOp::create(b, loc, stateSizes, type);
+        next = tm.generic(init.getType(), {s, alpha, gn}, init,
+                          {m.dims({0, 1, 2, 3}), m.dims({0, 1}),
+                           m.dims({0, 1, 2, 3}), m.dims({0, 1, 2, 3})},
+                          iterators(4, 0), [](ScalarMath &sm, ValueRange v) {
+                            return sm.add(sm.mul(v[1], v[0]), v[2]);
+                          });
+        break;
+      }
+      case ScanKind::affine:
+      case ScanKind::residual_affine: {
+        auto aType = RankedTensorType::get(
+            {gType.getDimSize(0), gType.getDimSize(1), gType.getDimSize(3),
+             gType.getDimSize(3)},
+            type);
+        Value a = tensor::ExtractSliceOp::create(
+            b, loc, aType, op.getTransition(), at,
+            {sizes[0], sizes[1], one, sizes[3], sizes[3]}, strides);
+        Maps m5{b.getContext(), 5}; // b, h, f, e, g
+        Value base = op.getKind() == ScanKind::residual_affine ? tm.add(s, gn)
+                                                               : gn;
+        next = tm.generic(gn.getType(), {a, s}, base,
+                          {m5.dims({0, 1, 2, 4}), m5.dims({0, 1, 4, 3}),
+                           m5.dims({0, 1, 2, 3})},
+                          iterators(4, 1), multiplyAdd);
+        break;
+      }
+      }
+      if (op.getMode() == ScanMode::inclusive)
+        acc = store(next);
+      scf::YieldOp::create(b, loc, ValueRange{next, acc});
+    }
+    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(),
+                                                loop.getResult(1));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// state_transform (Newton-Schulz, batched over every chunk state)
+//===----------------------------------------------------------------------===//
+
+struct LowerStateTransform : OpRewritePattern<StateTransformOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(StateTransformOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<FloatType>(op.getInputs().getType().getElementType());
+    Lowering l(rewriter, op.getLoc(), type);
+    TensorMath &tm = l.tm;
+    MLIRContext *ctx = rewriter.getContext();
+    Value x = op.getInputs();
+    auto xType = cast<RankedTensorType>(x.getType());
+    bool transposed = xType.getDimSize(3) > xType.getDimSize(4);
+    Maps m5{ctx, 5};
+    auto transpose = [&](Value t) {
+      SmallVector<OpFoldResult> s = tm.sizes(t);
+      Value init = tensor::EmptyOp::create(rewriter, op.getLoc(),
+                                           {s[0], s[1], s[2], s[4], s[3]}, type);
+      return tm.generic(init.getType(), {t}, init,
+                        {m5.dims({0, 1, 2, 4, 3}), m5.dims({0, 1, 2, 3, 4})},
+                        iterators(5, 0),
+                        [](ScalarMath &, ValueRange v) { return v[0]; });
+    };
+    if (transposed)
+      x = transpose(x);
+    SmallVector<OpFoldResult> s = tm.sizes(x);
+    // X / (|X|_F + eps), one norm per chunk state.
+    Value sq = tm.zeros({s[0], s[1], s[2]});
+    sq = tm.generic(sq.getType(), {x}, sq,
+                    {m5.dims({0, 1, 2, 3, 4}), m5.dims({0, 1, 2})},
+                    iterators(3, 2), [](ScalarMath &sm, ValueRange v) {
+                      return sm.add(v[1], sm.mul(v[0], v[0]));
+                    });
+    double eps = op.getEps().convertToDouble();
+    Value init = tensor::EmptyOp::create(rewriter, op.getLoc(), s, type);
+    x = tm.generic(init.getType(), {x, sq}, init,
+                   {m5.dims({0, 1, 2, 3, 4}), m5.dims({0, 1, 2}),
+                    m5.dims({0, 1, 2, 3, 4})},
+                   iterators(5, 0), [&](ScalarMath &sm, ValueRange v) {
+                     return sm.div(v[0], sm.add(sm.sqrt(v[1]), sm.constant(eps)));
+                   });
+    // Batched products of the [r, c] states: (b, h, n, i, j, k).
+    Maps m6{ctx, 6};
+    auto gram = [&](Value a) { // A = X X^T
+      Value z = tm.zeros({s[0], s[1], s[2], s[3], s[3]});
+      return tm.generic(z.getType(), {a, a}, z,
+                        {m6.dims({0, 1, 2, 3, 5}), m6.dims({0, 1, 2, 4, 5}),
+                         m6.dims({0, 1, 2, 3, 4})},
+                        iterators(5, 1), multiplyAdd);
+    };
+    auto product = [&](Value a, Value c, OpFoldResult cols) { // a [r,r] c [r,cols]
+      Value z = tm.zeros({s[0], s[1], s[2], s[3], cols});
+      return tm.generic(z.getType(), {a, c}, z,
+                        {m6.dims({0, 1, 2, 3, 5}), m6.dims({0, 1, 2, 5, 4}),
+                         m6.dims({0, 1, 2, 3, 4})},
+                        iterators(5, 1), multiplyAdd);
+    };
+    ArrayRef<double> coeffs = op.getCoeffs();
+    for (int64_t step = 0, e = op.getSteps(); step < e; ++step) {
+      size_t base = coeffs.size() == 3 ? 0 : 3 * step;
+      double a = coeffs[base], bc = coeffs[base + 1], c = coeffs[base + 2];
+      Value g = gram(x);
+      Value g2 = product(g, g, s[3]);
+      Value poly = tm.map({g, g2}, [&](ScalarMath &sm, ValueRange v) {
+        return sm.add(sm.mul(sm.constant(bc), v[0]),
+                      sm.mul(sm.constant(c), v[1]));
+      });
+      Value px = product(poly, x, s[4]);
+      x = tm.map({x, px}, [&](ScalarMath &sm, ValueRange v) {
+        return sm.add(sm.mul(sm.constant(a), v[0]), v[1]);
+      });
+    }
+    if (transposed)
+      x = transpose(x);
+    double factor = op.getFactor().convertToDouble();
+    if (factor != 1.0)
+      x = tm.map({x}, [&](ScalarMath &sm, ValueRange v) {
+        return sm.mul(v[0], sm.constant(factor));
+      });
+    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), x);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// chunk_apply
+//===----------------------------------------------------------------------===//
+
+struct LowerChunkApply : OpRewritePattern<ChunkApplyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ChunkApplyOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<FloatType>(op.getQ().getType().getElementType());
+    Lowering l(rewriter, op.getLoc(), type);
+    TensorMath &tm = l.tm;
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t chunk = op.getChunkSize();
+    Value q = op.getQ(), states = op.getStates();
+    // o[b, h, t, e] = sum_f q[b, h, t, f] S[b, h, t floordiv C, f, e]
+    Maps m{ctx, 5}; // b, h, t, e, f
+    Value init = tm.zeros({tm.dim(q, 0), tm.dim(q, 1), tm.dim(q, 2),
+                           tm.dim(states, 4)});
+    Value out = tm.generic(
+        init.getType(), {q, states}, init,
+        {m.dims({0, 1, 2, 4}),
+         m.of({m.d(0), m.d(1), m.d(2).floorDiv(chunk), m.d(4), m.d(3)}),
+         m.dims({0, 1, 2, 3})},
+        iterators(4, 1), multiplyAdd);
+    if (Value k = op.getIntraK()) {
+      // Inside each chunk: sum_{j <= i} (q_i . k_j) v_j.
+      Value qc = l.chunked(q, chunk), kc = l.chunked(k, chunk);
+      Value vc = l.chunked(op.getIntraV(), chunk);
+      Maps m6{ctx, 6}; // b, h, n, i, j, f
+      Value scores = tm.zeros({tm.dim(qc, 0), tm.dim(qc, 1), tm.dim(qc, 2),
+                               tm.dim(qc, 3), tm.dim(qc, 3)});
+      scores = tm.generic(scores.getType(), {qc, kc}, scores,
+                          {m6.dims({0, 1, 2, 3, 5}), m6.dims({0, 1, 2, 4, 5}),
+                           m6.dims({0, 1, 2, 3, 4})},
+                          iterators(5, 1), multiplyAdd);
+      Value masked = tm.map({scores}, [](ScalarMath &s, ValueRange v) {
+        OpBuilder &nb = s.builder();
+        Value i = linalg::IndexOp::create(nb, s.getLoc(), 3);
+        Value j = linalg::IndexOp::create(nb, s.getLoc(), 4);
+        Value keep = arith::CmpIOp::create(nb, s.getLoc(),
+                                           arith::CmpIPredicate::uge, i, j);
+        return s.select(keep, v[0], s.constant(0.0));
+      });
+      Value intra = tm.zeros({tm.dim(qc, 0), tm.dim(qc, 1), tm.dim(qc, 2),
+                              tm.dim(qc, 3), tm.dim(vc, 4)});
+      // (b, h, n, i, e, j)
+      intra = tm.generic(intra.getType(), {masked, vc}, intra,
+                         {m6.dims({0, 1, 2, 3, 5}), m6.dims({0, 1, 2, 5, 4}),
+                          m6.dims({0, 1, 2, 3, 4})},
+                         iterators(5, 1), multiplyAdd);
+      out = tm.add(out, l.unchunked(intra, tm.dim(q, 2)));
+    }
+    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), out);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// attention: decomposed into the chunk ops, or one reduction for `full`
+//===----------------------------------------------------------------------===//
+
+struct DecomposeAttention : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<FloatType>(op.getQ().getType().getElementType());
+    Mask mask = op.getMask();
+    Value q = op.getQ(), k = op.getK(), v = op.getV();
+    auto qType = cast<RankedTensorType>(q.getType());
+    auto vType = cast<RankedTensorType>(v.getType());
+    if (mask == Mask::full) {
+      Lowering l(rewriter, loc, type);
+      TensorMath &tm = l.tm;
+      Maps m{rewriter.getContext(), 5}; // b, h, f, e, t
+      Value s = tm.zeros({tm.dim(k, 0), tm.dim(k, 1), tm.dim(k, 3), tm.dim(v, 3)});
+      if (Value init = op.getInitial()) {
+        Maps m4{rewriter.getContext(), 4};
+        bool perSample = cast<RankedTensorType>(init.getType()).getRank() == 4;
+        s = tm.generic(s.getType(), {init}, s,
+                       {perSample ? m4.dims({0, 1, 2, 3}) : m4.dims({1, 2, 3}),
+                        m4.dims({0, 1, 2, 3})},
+                       iterators(4, 0), [](ScalarMath &, ValueRange x) { return x[0]; });
+      }
+      s = tm.generic(s.getType(), {k, v}, s,
+                     {m.dims({0, 1, 4, 2}), m.dims({0, 1, 4, 3}), m.dims({0, 1, 2, 3})},
+                     iterators(4, 1), multiplyAdd);
+      Value o = tm.zeros({tm.dim(q, 0), tm.dim(q, 1), tm.dim(q, 2), tm.dim(v, 3)});
+      // (b, h, t, e, f)
+      o = tm.generic(o.getType(), {q, s}, o,
+                     {m.dims({0, 1, 2, 4}), m.dims({0, 1, 4, 3}), m.dims({0, 1, 2, 3})},
+                     iterators(4, 1), multiplyAdd);
+      rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), o);
+      return success();
+    }
+    // Token-causal without decay keeps its mask exactly with 64-token tiles
+    // plus the intra-tile term; with a per-token decay every token is a chunk.
+    bool causal = mask == Mask::token_causal;
+    int64_t chunk = causal ? (op.getDecay() ? 1 : 64) : *op.getChunkSize();
+    auto statesType = RankedTensorType::get(
+        {qType.getDimSize(0), qType.getDimSize(1), ShapedType::kDynamic,
+         qType.getDimSize(3), vType.getDimSize(3)},
+        type);
+    Value g = ChunkReduceOp::create(rewriter, loc, statesType, k, v, Value(),
+                                    chunk, llvm::APFloat(1.0),
+                                    /*mean=*/false);
+    bool exclusive = mask == Mask::chunk_strict || (causal && !op.getDecay());
+    Value states = ScanOp::create(
+        rewriter, loc, statesType, g, op.getInitial(), op.getDecay(), Value(),
+        op.getDecay() ? ScanKind::decayed : ScanKind::additive,
+        exclusive ? ScanMode::exclusive : ScanMode::inclusive);
+    bool intra = causal && !op.getDecay();
+    rewriter.replaceOpWithNewOp<ChunkApplyOp>(
+        op, op.getType(), q, states, intra ? k : Value(), intra ? v : Value(),
+        chunk);
+    return success();
+  }
+};
+
+struct LinAttnToLinalgPass
+    : ttt::impl::LinAttnToLinalgBase<LinAttnToLinalgPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateLinAttnToLinalgPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.enableFolding(false);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
+                                     config)))
+      return signalPassFailure();
+    WalkResult left = getOperation()->walk([](Operation *op) {
+      if (isa<LinAttnDialect>(op->getDialect())) {
+        op->emitOpError("could not be lowered to linalg");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (left.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::ttt::populateLinAttnToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<LowerFeatureMap, LowerChunkReduce, LowerChunkMean, LowerScan,
+               LowerStateTransform, LowerChunkApply, DecomposeAttention>(
+      patterns.getContext());
+}

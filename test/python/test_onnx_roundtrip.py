@@ -1,0 +1,170 @@
+"""ttt-opt reads ONNX models into the onnx dialect and writes them back.
+
+With no passes, `ttt-opt m.onnx -o out.onnx` must keep every node,
+attribute, initializer, opset import, input/output name and subgraph, pass
+the ONNX checker, and give bit-identical onnxruntime outputs.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import onnx_models as om  # noqa: E402
+from compiler import tool  # noqa: E402
+
+ort = pytest.importorskip("onnxruntime")
+
+CASES = om.all_cases()
+
+
+def run_opt(*args, timeout=120):
+    return subprocess.run([str(tool("ttt-opt")), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def run_model(path, feeds):
+    options = ort.SessionOptions()
+    options.log_severity_level = 3  # no warnings about initializers as inputs
+    session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+@pytest.fixture(params=CASES, ids=[c.name for c in CASES])
+def case(request):
+    return request.param
+
+
+def test_roundtrip_keeps_model(case, tmp_path):
+    src = om.save(case, tmp_path)
+    out = tmp_path / "out.onnx"
+    proc = run_opt(src, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""
+    onnx.checker.check_model(str(out))
+    original = onnx.load(str(src))
+    exported = onnx.load(str(out))
+    assert om.structure(exported, tmp_path) == om.structure(original, tmp_path)
+
+
+def test_roundtrip_same_outputs(case, tmp_path):
+    if not case.runnable:
+        pytest.skip("onnxruntime has no kernel for the custom-domain op")
+    src = om.save(case, tmp_path)
+    out = tmp_path / "out.onnx"
+    proc = run_opt(src, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    rng = np.random.default_rng(7)
+    for _ in range(3):
+        feeds = case.make_inputs(rng)
+        expected = run_model(src, feeds)
+        actual = run_model(out, feeds)
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            assert a.dtype == e.dtype and a.shape == e.shape
+            assert np.array_equal(a, e)
+
+
+def test_external_data_stays_external(tmp_path):
+    case = om.big_weights(external=True)
+    src = om.save(case, tmp_path)
+    out = tmp_path / "out.onnx"
+    proc = run_opt(src, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    model = onnx.load(str(out), load_external_data=False)
+    for tensor in model.graph.initializer:
+        assert tensor.data_location == onnx.TensorProto.EXTERNAL, tensor.name
+        location = {e.key: e.value for e in tensor.external_data}["location"]
+        assert location == "out.onnx.data"
+    assert (tmp_path / "out.onnx.data").exists()
+
+
+def test_mlir_text_roundtrip_is_lossless(case, tmp_path):
+    """model.onnx -> model.mlir -> model.onnx gives the bytes of the direct
+    export: the printed IR (large tensors as resource blobs) loses nothing."""
+    src = om.save(case, tmp_path)
+    direct = tmp_path / "direct.onnx"
+    text = tmp_path / "model.mlir"
+    via_text = tmp_path / "via_text.onnx"
+    for args in ([src, "-o", direct], [src, "-o", text], [text, "-o", via_text]):
+        proc = run_opt(*args)
+        assert proc.returncode == 0, proc.stderr
+    if case.external:
+        # Both write their own external data file; compare the models loaded.
+        assert om.structure(onnx.load(str(direct)), tmp_path) == \
+            om.structure(onnx.load(str(via_text)), tmp_path)
+    else:
+        assert direct.read_bytes() == via_text.read_bytes()
+
+
+def test_large_tensors_print_as_resources(tmp_path):
+    src = om.save(om.big_weights(), tmp_path)
+    proc = run_opt(src)
+    assert proc.returncode == 0, proc.stderr
+    assert 'onnx.initializer "W" dense_resource<W> : tensor<64x64xf32>' in proc.stdout
+    assert 'onnx.initializer "b" dense<' in proc.stdout
+    assert "dialect_resources" in proc.stdout
+
+
+def test_format_flags(tmp_path):
+    """--input-format / --emit override the file extensions; --emit=onnx
+    writes the model to stdout."""
+    src = om.save(om.mlp(), tmp_path)
+    renamed = tmp_path / "model.bin"
+    renamed.write_bytes(src.read_bytes())
+    proc = run_opt("--input-format=onnx", renamed)
+    assert proc.returncode == 0, proc.stderr
+    assert "onnx.graph @mlp" in proc.stdout
+
+    proc = subprocess.run([str(tool("ttt-opt")), "--input-format=onnx", str(renamed),
+                           "--emit=onnx"], capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    model = onnx.ModelProto()
+    model.ParseFromString(proc.stdout)
+    assert om.structure(model) == om.structure(onnx.load(str(src)))
+
+    text_out = tmp_path / "model.onnx.txt"
+    proc = run_opt(src, "--emit=mlir", "-o", text_out)
+    assert proc.returncode == 0, proc.stderr
+    assert "onnx.graph @mlp" in text_out.read_text()
+
+
+def test_passes_run_on_imported_models(tmp_path):
+    """The pass pipeline of the command line runs between reading and
+    writing; -canonicalize keeps every node of this model."""
+    src = om.save(om.attention(), tmp_path)
+    out = tmp_path / "out.onnx"
+    proc = run_opt(src, "--canonicalize", "--cse", "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert om.structure(onnx.load(str(out))) == om.structure(onnx.load(str(src)))
+
+
+def test_ir_made_by_hand_exports(tmp_path):
+    """IR that was never imported (no names, no model attributes) gets fresh
+    value names, default IR version and opset, and a checked model."""
+    text = tmp_path / "hand.mlir"
+    text.write_text("""
+onnx.graph @hand(%x: tensor<2xf32> {onnx.name = "x"}) -> (tensor<2xf32> {onnx.name = "y"},
+                                                        tensor<2xf32> {onnx.name = "x_copy"}) {
+  %a = onnx.node "Relu"(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  %b = onnx.node "Neg"(%a) : (tensor<2xf32>) -> tensor<2xf32>
+  onnx.yield %b, %x : tensor<2xf32>, tensor<2xf32>
+}
+""")
+    out = tmp_path / "hand.onnx"
+    proc = run_opt(text, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    model = onnx.load(str(out))
+    onnx.checker.check_model(model)
+    assert model.ir_version == 8
+    assert [(o.domain, o.version) for o in model.opset_import] == [("", 17)]
+    assert [n.op_type for n in model.graph.node] == ["Relu", "Neg", "Identity"]
+    x = np.array([-1.0, 2.0], np.float32)
+    y, x_copy = run_model(out, {"x": x})
+    assert np.array_equal(y, -np.maximum(x, 0)) and np.array_equal(x_copy, x)
