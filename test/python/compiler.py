@@ -46,10 +46,11 @@ def run_function(mlir_text: str, arrays, workdir: Path, *, entry: str | None = N
         return [data[f"result{i}"] for i in range(len(data.files))]
 
 
-def run_opt(mlir_text: str, *args, timeout=120) -> str:
-    """Runs `ttt-opt` on `mlir_text` and returns its output."""
+def run_opt(mlir_text: str, *args, timeout=120, stderr=False):
+    """Runs `ttt-opt` on `mlir_text` and returns its output (and, with
+    `stderr`, the diagnostics it printed)."""
     proc = subprocess.run([str(tool("ttt-opt")), "-", *args], input=mlir_text,
                           capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         raise RuntimeError(f"ttt-opt failed ({proc.returncode}): {proc.stderr.strip()}")
-    return proc.stdout
+    return (proc.stdout, proc.stderr) if stderr else proc.stdout

@@ -25,7 +25,8 @@ namespace mlir::ttt {
 void populateTTTLowerRecurrentPatterns(RewritePatternSet &patterns);
 
 /// Adds the patterns that lower linattn ops to linalg on tensors.
-void populateLinAttnToLinalgPatterns(RewritePatternSet &patterns);
+void populateLinAttnToLinalgPatterns(RewritePatternSet &patterns,
+                                     bool parallelScan = true);
 
 #define GEN_PASS_REGISTRATION
 #include "ttt/Conversion/Passes.h.inc"

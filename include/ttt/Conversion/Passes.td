@@ -65,7 +65,16 @@ def LinAttnToLinalg : Pass<"linattn-to-linalg"> {
     vectorized over streams and state entries. `linattn.attention` is first
     decomposed into chunk ops (a token-causal mask is kept exactly with
     64-token tiles and the intra-tile term).
+
+    With `scan=parallel` (the default) additive and decayed scans run as a
+    Hillis-Steele scan over chunks (log2 N batched rounds combining pairs
+    `(a, b)`; decays are multiplied, never divided); `scan=sequential` and
+    affine scans loop over chunks.
   }];
+  let options = [
+    Option<"scan", "scan", "std::string", /*default=*/"\"parallel\"",
+           "How to scan chunk states: parallel (log-depth) or sequential">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::linalg::LinalgDialect",

@@ -397,6 +397,131 @@ struct LowerScan : OpRewritePattern<ScanOp> {
   }
 };
 
+/// Additive and decayed scans as a Hillis-Steele scan over chunks: log2(N)
+/// rounds, each one batched linalg op over every chunk, stream and state
+/// entry. The decays are combined as products (a_i * a_{i-d}), never by
+/// dividing cumulative products, so factors near 0 underflow harmlessly to 0
+/// instead of producing inf or NaN; the initial state enters at the end,
+/// scaled by the cumulative decay of each chunk.
+struct LowerScanInParallel : OpRewritePattern<ScanOp> {
+  LowerScanInParallel(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(ScanOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getKind() != ScanKind::additive && op.getKind() != ScanKind::decayed)
+      return rewriter.notifyMatchFailure(op, "affine scans stay sequential");
+    Location loc = op.getLoc();
+    auto type = cast<FloatType>(op.getInputs().getType().getElementType());
+    Lowering l(rewriter, loc, type);
+    TensorMath &tm = l.tm;
+    OpBuilder &b = rewriter;
+    Value g = op.getInputs(), decay = op.getDecay();
+    SmallVector<OpFoldResult> sizes = tm.sizes(g);
+    Value chunks = tm.indexValue(sizes[2]);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1);
+    Maps m5{b.getContext(), 5};
+
+    SmallVector<Value> init{one, g};
+    if (decay)
+      init.push_back(decay);
+    auto loop = scf::WhileOp::create(
+        b, loc, ValueRange(init).getTypes(), init,
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value more = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult,
+                                             args[0], chunks);
+          scf::ConditionOp::create(nb, nl, more, args);
+        },
+        [&](OpBuilder &nb, Location nl, ValueRange args) {
+          TensorMath t(nb, nl, type);
+          Value d = args[0], s = args[1];
+          Value len = arith::SubIOp::create(nb, nl, chunks, d);
+          auto window = [&](Value x, OpFoldResult at) {
+            SmallVector<OpFoldResult> offsets(
+                cast<RankedTensorType>(x.getType()).getRank(), zero);
+            SmallVector<OpFoldResult> extent = t.sizes(x);
+            offsets[2] = at;
+            extent[2] = len;
+            return t.slice(x, offsets, extent,
+                           cast<RankedTensorType>(x.getType()).getRank());
+          };
+          Value hi = window(s, d), lo = window(s, zero);
+          SmallVector<Value> next{arith::MulIOp::create(
+              nb, nl, d, arith::ConstantIndexOp::create(nb, nl, 2))};
+          Value combined;
+          SmallVector<OpFoldResult> sOffsets{zero, zero, d, zero, zero};
+          if (decay) {
+            Value a = args[2];
+            Value aHi = window(a, d), aLo = window(a, zero);
+            Value init5 = tensor::EmptyOp::create(nb, nl, t.sizes(hi), type);
+            combined = t.generic(
+                init5.getType(), {aHi, lo, hi}, init5,
+                {m5.dims({0, 1, 2}), m5.dims({0, 1, 2, 3, 4}),
+                 m5.dims({0, 1, 2, 3, 4}), m5.dims({0, 1, 2, 3, 4})},
+                iterators(5, 0), [](ScalarMath &sm, ValueRange v) {
+                  return sm.add(sm.mul(v[0], v[1]), v[2]);
+                });
+            Value aNew = t.mul(aHi, aLo);
+            next.push_back(t.insert(combined, s, sOffsets, t.sizes(combined)));
+            next.push_back(t.insert(aNew, a, {zero, zero, d}, t.sizes(aNew)));
+          } else {
+            combined = t.add(hi, lo);
+            next.push_back(t.insert(combined, s, sOffsets, t.sizes(combined)));
+          }
+          scf::YieldOp::create(nb, nl, next);
+        });
+    Value partial = loop.getResult(1);
+    Value cumulative = decay ? loop.getResult(2) : Value();
+
+    // Inclusive states: partial sums plus the (decayed) initial state.
+    Value inclusive = partial;
+    if (Value initial = op.getInitial()) {
+      bool perSample = cast<RankedTensorType>(initial.getType()).getRank() == 4;
+      SmallVector<Value> inputs{partial, initial};
+      SmallVector<AffineMap> maps{
+          m5.dims({0, 1, 2, 3, 4}),
+          perSample ? m5.dims({0, 1, 3, 4}) : m5.dims({1, 3, 4})};
+      if (cumulative) {
+        inputs.push_back(cumulative);
+        maps.push_back(m5.dims({0, 1, 2}));
+      }
+      maps.push_back(m5.dims({0, 1, 2, 3, 4}));
+      Value empty = tensor::EmptyOp::create(b, loc, sizes, type);
+      bool decayed = static_cast<bool>(cumulative);
+      inclusive = tm.generic(empty.getType(), inputs, empty, maps,
+                             iterators(5, 0), [&](ScalarMath &sm, ValueRange v) {
+                               Value start = decayed ? sm.mul(v[2], v[1]) : v[1];
+                               return sm.add(v[0], start);
+                             });
+    }
+    Value result = inclusive;
+    if (op.getMode() == ScanMode::exclusive) {
+      // Chunk c reads S_{c-1}: the initial state, then the inclusive states
+      // shifted by one chunk.
+      Value first = tm.zeros({sizes[0], sizes[1], unit, sizes[3], sizes[4]});
+      if (Value initial = op.getInitial()) {
+        bool perSample =
+            cast<RankedTensorType>(initial.getType()).getRank() == 4;
+        first = tm.generic(first.getType(), {initial}, first,
+                           {perSample ? m5.dims({0, 1, 3, 4}) : m5.dims({1, 3, 4}),
+                            m5.dims({0, 1, 2, 3, 4})},
+                           iterators(5, 0),
+                           [](ScalarMath &, ValueRange v) { return v[0]; });
+      }
+      Value shifted = tensor::EmptyOp::create(b, loc, sizes, type);
+      shifted = tm.insert(first, shifted, {zero, zero, zero, zero, zero},
+                          {sizes[0], sizes[1], unit, sizes[3], sizes[4]});
+      Value rest = arith::SubIOp::create(b, loc, chunks, one);
+      Value head = tm.slice(inclusive, {zero, zero, zero, zero, zero},
+                            {sizes[0], sizes[1], rest, sizes[3], sizes[4]}, 5);
+      result = tm.insert(head, shifted, {zero, zero, unit, zero, zero},
+                         {sizes[0], sizes[1], rest, sizes[3], sizes[4]});
+    }
+    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), result);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // state_transform (Newton-Schulz, batched over every chunk state)
 //===----------------------------------------------------------------------===//
@@ -604,9 +729,15 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
 
 struct LinAttnToLinalgPass
     : ttt::impl::LinAttnToLinalgBase<LinAttnToLinalgPass> {
+  using Base::Base;
   void runOnOperation() override {
+    if (scan != "parallel" && scan != "sequential") {
+      getOperation()->emitError("linattn-to-linalg: unknown scan strategy '")
+          << scan << "' (expected 'parallel' or 'sequential')";
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    populateLinAttnToLinalgPatterns(patterns);
+    populateLinAttnToLinalgPatterns(patterns, scan == "parallel");
     GreedyRewriteConfig config;
     config.enableFolding(false);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
@@ -626,8 +757,11 @@ struct LinAttnToLinalgPass
 
 } // namespace
 
-void mlir::ttt::populateLinAttnToLinalgPatterns(RewritePatternSet &patterns) {
+void mlir::ttt::populateLinAttnToLinalgPatterns(RewritePatternSet &patterns,
+                                                 bool parallelScan) {
   patterns.add<LowerFeatureMap, LowerChunkReduce, LowerChunkMean, LowerScan,
                LowerStateTransform, LowerChunkApply, DecomposeAttention>(
       patterns.getContext());
+  if (parallelScan)
+    patterns.add<LowerScanInParallel>(patterns.getContext());
 }
