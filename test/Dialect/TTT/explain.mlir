@@ -73,3 +73,68 @@ func.func @conv(%q: tensor<1x4x5x5xf32>, %w: tensor<4x3x3xf32>) -> tensor<1x4x5x
       loss = #ttt.loss<kind = dot> -> tensor<1x4x5x5xf32>
   return %o : tensor<1x4x5x5xf32>
 }
+
+// -----
+
+// Each remaining blocker and unsupported case, one layer each.
+func.func @blockers(%q: tensor<1x2x16x8xf32>, %w: tensor<2x8x8xf32>, %b: tensor<2x1x8xf32>,
+    %lr: tensor<1x2x16x2xf32>, %m: tensor<1x2x16xf32>, %qh: tensor<1x2x16x8xbf16>,
+    %wh: tensor<2x8x8xbf16>) {
+  // expected-remark @+1 {{Newton-Schulz (Muon) of a state-dependent MSE gradient is non-linear in the state}}
+  %0 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+      weights(%w : tensor<2x8x8xf32>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = mse>
+      update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = 1, coeffs = [1.5, -0.5, 0.0]>>
+      schedule = #ttt.schedule<kind = chunked, size = 4> -> tensor<1x2x16x8xf32>
+  // expected-remark @+1 {{clipping a state-dependent MSE gradient is non-linear in the state}}
+  %1 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+      weights(%w : tensor<2x8x8xf32>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = mse>
+      update = #ttt.update<clip = frobenius> schedule = #ttt.schedule<kind = chunked, size = 4> -> tensor<1x2x16x8xf32>
+  // expected-remark @+1 {{blocked by: the output layer W does not train}}
+  %2 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+      weights(%w, %b : tensor<2x8x8xf32>, tensor<2x1x8xf32>) model = #ttt.model<kind = linear, trained = [1], bias = true>
+      loss = #ttt.loss<kind = dot> schedule = #ttt.schedule<kind = chunked, size = 4> -> tensor<1x2x16x8xf32>
+  // expected-remark @+1 {{not rewritten: the output bias is fixed while W trains}}
+  %3 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+      weights(%w, %b : tensor<2x8x8xf32>, tensor<2x1x8xf32>) model = #ttt.model<kind = linear, trained = [0], bias = true>
+      loss = #ttt.loss<kind = dot> schedule = #ttt.schedule<kind = chunked, size = 4> -> tensor<1x2x16x8xf32>
+  // expected-remark @+1 {{not rewritten: the output weight and its bias have separate learning-rate columns}}
+  %4 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+      weights(%w, %b : tensor<2x8x8xf32>, tensor<2x1x8xf32>) lr(%lr : tensor<1x2x16x2xf32>)
+      model = #ttt.model<kind = linear, trained = [0, 1], bias = true>
+      loss = #ttt.loss<kind = dot> schedule = #ttt.schedule<kind = chunked, size = 4> -> tensor<1x2x16x8xf32>
+  // expected-remark @+1 {{not rewritten: clipping each chunk's update is not expressed in linattn yet}}
+  %5 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+      weights(%w : tensor<2x8x8xf32>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot>
+      update = #ttt.update<clip = output_channels> schedule = #ttt.schedule<kind = chunked, size = 4> -> tensor<1x2x16x8xf32>
+  // expected-remark @+1 {{not rewritten: several inner steps with momentum or Muon}}
+  %6 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+      weights(%w : tensor<2x8x8xf32>) momentum(%m : tensor<1x2x16xf32>)
+      model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot>
+      schedule = #ttt.schedule<kind = chunked, size = 4, inner_steps = 2> -> tensor<1x2x16x8xf32>
+  // expected-remark @+1 {{not rewritten: the mean reduction inside a causal chunk}}
+  %7 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+      weights(%w : tensor<2x8x8xf32>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot, reduction = mean>
+      schedule = #ttt.schedule<kind = chunked, size = 4, order = causal> -> tensor<1x2x16x8xf32>
+  // expected-remark @+1 {{not rewritten: the causal order of an affine (MSE) layer reads state-dependent values inside the chunk}}
+  %8 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+      weights(%w : tensor<2x8x8xf32>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = mse>
+      schedule = #ttt.schedule<kind = chunked, size = 4, order = causal> -> tensor<1x2x16x8xf32>
+  // expected-remark @+1 {{not rewritten: momentum of an affine update (a two-state affine scan)}}
+  %9 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+      weights(%w : tensor<2x8x8xf32>) momentum(%m : tensor<1x2x16xf32>)
+      model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = mse>
+      schedule = #ttt.schedule<kind = chunked, size = 4> -> tensor<1x2x16x8xf32>
+  // expected-remark @+1 {{not rewritten: several inner steps of an affine update}}
+  %10 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+      weights(%w : tensor<2x8x8xf32>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = mse>
+      schedule = #ttt.schedule<kind = chunked, size = 4, inner_steps = 3> -> tensor<1x2x16x8xf32>
+  // expected-remark @+1 {{not rewritten: several inner steps}}
+  %11 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+      weights(%w : tensor<2x8x8xf32>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot>
+      schedule = #ttt.schedule<kind = full_batch, inner_steps = 2> -> tensor<1x2x16x8xf32>
+  // expected-remark @+1 {{not rewritten: a 16-bit layer (the reference accumulates in f32; the linattn form would not)}}
+  %12 = ttt.kvb_layer %qh, %qh, %qh : tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>
+      weights(%wh : tensor<2x8x8xbf16>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot>
+      schedule = #ttt.schedule<kind = chunked, size = 4> -> tensor<1x2x16x8xbf16>
+  return
+}

@@ -186,6 +186,9 @@ LayerFacts mlir::ttt::analyzeLayer(KVBLayerOp op) {
       cast<RankedTensorType>(op.getLr().getType()).getDimSize(3) != 1)
     unsupported("the output weight and its bias have separate learning-rate "
                 "columns");
+  if (cast<FloatType>(op.getQ().getType().getElementType()).getWidth() < 32)
+    unsupported("a 16-bit layer (the reference accumulates in f32; the "
+                "linattn form would not)");
   for (Value result : op.getFinalWeights())
     if (!result.use_empty()) {
       unsupported("the final fast weights are used");
