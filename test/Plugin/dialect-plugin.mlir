@@ -24,3 +24,11 @@ func.func @plain_linear(%q: tensor<?x2x?x8xf32>, %w: tensor<2x8x8xf32>)
       -> tensor<?x2x?x8xf32>
   return %o : tensor<?x2x?x8xf32>
 }
+
+// The pass plug-in brings the project's passes to stock mlir-opt too.
+// RUN: %mlir_opt --load-pass-plugin=%ttt_lib_dir/libTTTPlugin.so \
+// RUN:   --load-dialect-plugin=%ttt_lib_dir/libTTTPlugin.so %s \
+// RUN:   --pass-pipeline="builtin.module(ttt-to-linattn)" | FileCheck %s --check-prefix=PASSES
+// PASSES-LABEL: func.func @plain_linear
+// PASSES: linattn.chunk_reduce
+// PASSES: linattn.chunk_apply

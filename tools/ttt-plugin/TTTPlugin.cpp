@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ttt/InitAllDialects.h"
+#include "ttt/InitAllPasses.h"
 #include "ttt/Pipelines/Pipelines.h"
 
 #include "mlir/Tools/Plugins/DialectPlugin.h"
@@ -23,9 +24,9 @@ mlirGetDialectPluginInfo() {
 extern "C" LLVM_ATTRIBUTE_WEAK ::mlir::PassPluginLibraryInfo
 mlirGetPassPluginInfo() {
   return {MLIR_PLUGIN_API_VERSION, "TTTPasses", LLVM_VERSION_STRING, []() {
-            // The project's passes and pipelines register here as they land.
             // Pipelines are looked up when a --pass-pipeline string is
             // parsed, so use builtin.module(ttt-to-cpu) with mlir-opt.
+            mlir::ttt::registerAllTTTPasses();
             mlir::ttt::registerTTTPipelines();
           }};
 }
