@@ -118,6 +118,21 @@ public:
     return arith::MinUIOp::create(nb, l, c, left);
   }
 
+  /// The initial state [H, F, E] / [B, H, F, E] broadcast to
+  /// [B, H, F, E] (or zero without one).
+  Value initialState(Value init, ArrayRef<OpFoldResult> stateSizes) {
+    Value state = tm.zeros(stateSizes);
+    if (!init)
+      return state;
+    Maps m{b.getContext(), 4};
+    bool perSample = cast<RankedTensorType>(init.getType()).getRank() == 4;
+    return tm.generic(state.getType(), {init}, state,
+                      {perSample ? m.dims({0, 1, 2, 3}) : m.dims({1, 2, 3}),
+                       m.dims({0, 1, 2, 3})},
+                      iterators(4, 0),
+                      [](ScalarMath &, ValueRange v) { return v[0]; });
+  }
+
   /// x [B, H, T, D] times a per-head weight [H, D, F] / [B, H, D, F].
   Value project(Value x, Value w) {
     Maps m{b.getContext(), 5}; // b, h, t, f, d
@@ -313,16 +328,7 @@ struct LowerScan : OpRewritePattern<ScanOp> {
     SmallVector<OpFoldResult> stateSizes{sizes[0], sizes[1], sizes[3], sizes[4]};
 
     // S_{-1}: the initial state broadcast over the batch, or zero.
-    Value state = tm.zeros(stateSizes);
-    if (Value init = op.getInitial()) {
-      Maps m{b.getContext(), 4};
-      bool perSample = cast<RankedTensorType>(init.getType()).getRank() == 4;
-      state = tm.generic(state.getType(), {init}, state,
-                         {perSample ? m.dims({0, 1, 2, 3}) : m.dims({1, 2, 3}),
-                          m.dims({0, 1, 2, 3})},
-                         iterators(4, 0),
-                         [](ScalarMath &, ValueRange v) { return v[0]; });
-    }
+    Value state = l.initialState(op.getInitial(), stateSizes);
     Value result = tensor::EmptyOp::create(b, loc, sizes, type);
     Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
     Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
@@ -498,19 +504,13 @@ struct LowerScanInParallel : OpRewritePattern<ScanOp> {
     if (op.getMode() == ScanMode::exclusive) {
       // Chunk c reads S_{c-1}: the initial state, then the inclusive states
       // shifted by one chunk.
-      Value first = tm.zeros({sizes[0], sizes[1], unit, sizes[3], sizes[4]});
-      if (Value initial = op.getInitial()) {
-        bool perSample =
-            cast<RankedTensorType>(initial.getType()).getRank() == 4;
-        first = tm.generic(first.getType(), {initial}, first,
-                           {perSample ? m5.dims({0, 1, 3, 4}) : m5.dims({1, 3, 4}),
-                            m5.dims({0, 1, 2, 3, 4})},
-                           iterators(5, 0),
-                           [](ScalarMath &, ValueRange v) { return v[0]; });
-      }
+      Value first = l.initialState(op.getInitial(),
+                                   {sizes[0], sizes[1], sizes[3], sizes[4]});
       Value shifted = tensor::EmptyOp::create(b, loc, sizes, type);
-      shifted = tm.insert(first, shifted, {zero, zero, zero, zero, zero},
-                          {sizes[0], sizes[1], unit, sizes[3], sizes[4]});
+      shifted = tensor::InsertSliceOp::create(
+          b, loc, first, shifted, {zero, zero, zero, zero, zero},
+          {sizes[0], sizes[1], unit, sizes[3], sizes[4]},
+          SmallVector<OpFoldResult>(5, unit));
       Value rest = arith::SubIOp::create(b, loc, chunks, one);
       Value head = tm.slice(inclusive, {zero, zero, zero, zero, zero},
                             {sizes[0], sizes[1], rest, sizes[3], sizes[4]}, 5);
@@ -683,15 +683,8 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
       Lowering l(rewriter, loc, type);
       TensorMath &tm = l.tm;
       Maps m{rewriter.getContext(), 5}; // b, h, f, e, t
-      Value s = tm.zeros({tm.dim(k, 0), tm.dim(k, 1), tm.dim(k, 3), tm.dim(v, 3)});
-      if (Value init = op.getInitial()) {
-        Maps m4{rewriter.getContext(), 4};
-        bool perSample = cast<RankedTensorType>(init.getType()).getRank() == 4;
-        s = tm.generic(s.getType(), {init}, s,
-                       {perSample ? m4.dims({0, 1, 2, 3}) : m4.dims({1, 2, 3}),
-                        m4.dims({0, 1, 2, 3})},
-                       iterators(4, 0), [](ScalarMath &, ValueRange x) { return x[0]; });
-      }
+      Value s = l.initialState(op.getInitial(), {tm.dim(k, 0), tm.dim(k, 1),
+                                                 tm.dim(k, 3), tm.dim(v, 3)});
       s = tm.generic(s.getType(), {k, v}, s,
                      {m.dims({0, 1, 4, 2}), m.dims({0, 1, 4, 3}), m.dims({0, 1, 2, 3})},
                      iterators(4, 1), multiplyAdd);

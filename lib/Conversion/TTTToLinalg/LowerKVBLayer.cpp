@@ -341,6 +341,16 @@ static std::pair<Value, Value> chunkLoopBounds(TensorMath &tm, Value tokens,
   return {chunk, chunks};
 }
 
+/// Start and length of chunk `index` of `tokens` tokens (the last one may be
+/// shorter than `chunkSize`).
+static std::pair<Value, Value> chunkExtent(OpBuilder &b, Location loc,
+                                           Value index, Value chunkSize,
+                                           Value tokens) {
+  Value start = arith::MulIOp::create(b, loc, index, chunkSize);
+  Value left = arith::SubIOp::create(b, loc, tokens, start);
+  return {start, arith::MinUIOp::create(b, loc, chunkSize, left)};
+}
+
 std::pair<Value, SmallVector<Value>>
 KVBLowering::lowerChunked(const Stream &stream) {
   OpBuilder &b = tm.builder();
@@ -372,9 +382,9 @@ KVBLowering::lowerChunked(const Stream &stream) {
     ValueRange args = loop.getRegionIterArgs();
     State state = unflatten(init, args.drop_back());
     Value acc = args.back();
-    Value start = arith::MulIOp::create(b, loc, loop.getInductionVar(), chunkSize);
-    Value left = arith::SubIOp::create(b, loc, tokens, start);
-    Value count = arith::MinUIOp::create(b, loc, chunkSize, left);
+    Value start, count;
+    std::tie(start, count) =
+        chunkExtent(b, loc, loop.getInductionVar(), chunkSize, tokens);
     TokenSet set = chunk(stream, start, count);
     Value queries = rows(stream.q, start, count);
     auto store = [&](const State &weights) {
@@ -415,9 +425,9 @@ KVBLowering::lowerCausal(const Stream &stream) {
     ValueRange args = loop.getRegionIterArgs();
     SmallVector<Value> weights(args.drop_back());
     Value acc = args.back();
-    Value start = arith::MulIOp::create(b, loc, loop.getInductionVar(), chunkSize);
-    Value left = arith::SubIOp::create(b, loc, tokens, start);
-    Value count = arith::MinUIOp::create(b, loc, chunkSize, left);
+    Value start, count;
+    std::tie(start, count) =
+        chunkExtent(b, loc, loop.getInductionVar(), chunkSize, tokens);
     TokenSet set = chunk(stream, start, count);
     Value queries = rows(stream.q, start, count);
 
