@@ -5,12 +5,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "ttt/Pipelines/Pipelines.h"
+#include "GPUPasses.h"
 #include "ttt/Conversion/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/Transforms/Passes.h"
@@ -21,8 +24,10 @@
 namespace mlir::ttt {
 
 void addTTTToUpstreamPasses(OpPassManager &pm) {
-  // Every ttt layer that is still a layer op runs as its exact reference.
+  // Every ttt layer that is still a layer op runs as its exact reference;
+  // linattn ops (from ttt-to-linattn) run in their chunk-parallel form.
   pm.addPass(createTTTLowerRecurrent());
+  pm.addPass(createLinAttnToLinalg());
 }
 
 /// Tensors to buffers. Function boundaries are bufferized too, with plain
@@ -111,6 +116,97 @@ void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options) {
   addLLVMConversionPasses(pm, options);
 }
 
+//===----------------------------------------------------------------------===//
+// ttt-to-gpu
+//===----------------------------------------------------------------------===//
+
+static const char *getFormatName(GPUBinaryFormat format) {
+  switch (format) {
+  case GPUBinaryFormat::isa:
+    return "isa";
+  case GPUBinaryFormat::bin:
+    return "bin";
+  case GPUBinaryFormat::fatbin:
+    return "fatbin";
+  }
+  llvm_unreachable("unknown GPU binary format");
+}
+
+void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
+  // The same linalg-on-tensors form as ttt-to-cpu.
+  addTTTToUpstreamPasses(pm);
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createConvertElementwiseToLinalgPass());
+  if (options.precision == GPUPrecision::bf16) {
+    // Named contractions (matmul, ...) as generics, whose bodies the
+    // rounding step can see.
+    pm.addPass(createLinalgGeneralizeNamedOpsPass());
+    pm.addPass(createGPUBf16OperandsPass());
+  }
+  addBufferizationPasses(pm);
+
+  // Host side: the per-stream scf.forall of the recurrent reference and
+  // every scf.for (chunk loops, the chunk-state scan) stay sequential loops
+  // on the host; each linalg op inside them becomes one kernel launch.
+  pm.addPass(createForallToForLoopPass());
+  pm.addPass(createGPUCopiesToLinalgPass());
+  pm.addPass(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createGPUMapParallelLoopsPass(options.tileX, options.tileY));
+  pm.addPass(createGPUHostBoundaryPass());
+  if (options.emulate) {
+    pm.addPass(createGPULaunchToLoopsPass());
+    pm.addPass(createConvertVectorToSCFPass());
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    addLLVMConversionPasses(pm, TTTToCPUOptions());
+    return;
+  }
+  pm.addPass(createGpuKernelOutliningPass());
+
+  // Both sides: structured control flow and memref metadata to plain ops.
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(arith::createArithExpandOpsPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+
+  // Kernels: to NVVM (math functions through libdevice, which
+  // gpu-module-to-binary links from the CUDA toolkit).
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createStripDebugInfoPass());
+  device.addPass(createConvertGpuOpsToNVVMOps());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+
+  // Host: buffers come from the GPU runtime's allocator (managed memory
+  // that host and device can both use), launches become mgpu* calls.
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = true;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = getFormatName(options.format);
+  binary.toolkitPath = options.toolkit;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
 void registerTTTPipelines() {
   // Registering a name twice is a fatal error, and both ttt-opt and the
   // plug-in may call this in one process.
@@ -120,6 +216,13 @@ void registerTTTPipelines() {
         "Lower ttt and upstream tensor programs to the LLVM dialect for the "
         "CPU (bufferization, loops, optional OpenMP)",
         buildTTTToCPUPipeline);
+    PassPipelineRegistration<TTTToGPUOptions>(
+        "ttt-to-gpu",
+        "Lower ttt and upstream tensor programs to host LLVM dialect plus "
+        "NVIDIA GPU kernels (gpu -> NVVM -> PTX/cubin), calling the mgpu* "
+        "runtime ABI",
+        buildTTTToGPUPipeline);
+    registerGPUPipelinePasses();
     return true;
   }();
   (void)registered;

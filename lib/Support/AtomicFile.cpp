@@ -33,8 +33,8 @@ Error writeFileAtomically(StringRef path,
   }
   if (writeError) {
     consumeError(temp->discard());
-    return createStringError(writeError, "cannot write: " +
-                                             writeError.message());
+    return createStringError(writeError,
+                             "cannot write: " + writeError.message());
   }
   if (Error err = temp->keep(path)) {
     return createStringError(inconvertibleErrorCode(),

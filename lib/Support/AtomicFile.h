@@ -21,9 +21,9 @@ namespace ttt::npy {
 /// `path` only if every write succeeded, so a failure (including a full disk
 /// or a signal) never leaves a partial file behind. Unlike
 /// llvm::writeToOutput, write errors are returned instead of being fatal.
-llvm::Error writeFileAtomically(llvm::StringRef path,
-                                llvm::function_ref<void(llvm::raw_ostream &)>
-                                    write);
+llvm::Error
+writeFileAtomically(llvm::StringRef path,
+                    llvm::function_ref<void(llvm::raw_ostream &)> write);
 
 } // namespace ttt::npy
 

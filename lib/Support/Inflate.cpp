@@ -9,6 +9,7 @@
 #include "llvm/ADT/Twine.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 
 #if TTT_HAVE_ZLIB
@@ -27,10 +28,8 @@ static Error makeError(const Twine &message) {
 
 bool isInflateAvailable() { return true; }
 
-Error inflateRaw(StringRef compressed, uint64_t size, std::string &out) {
-  if (size > out.max_size())
-    return makeError("uncompressed size " + Twine(size) + " is too large");
-  out.assign(size, '\0');
+Error inflateRaw(StringRef compressed, MutableArrayRef<char> out) {
+  uint64_t size = out.size();
   z_stream stream = {};
   // Negative window bits select a raw stream (no zlib header or trailer).
   if (inflateInit2(&stream, -MAX_WBITS) != Z_OK)
@@ -92,7 +91,7 @@ Error inflateRaw(StringRef compressed, uint64_t size, std::string &out) {
 
 bool isInflateAvailable() { return false; }
 
-Error inflateRaw(StringRef, uint64_t, std::string &) {
+Error inflateRaw(StringRef, MutableArrayRef<char>) {
   return makeError("compressed members (np.savez_compressed) need zlib, "
                    "which this build lacks; save with np.savez instead");
 }

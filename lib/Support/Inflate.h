@@ -13,21 +13,19 @@
 #ifndef TTT_LIB_SUPPORT_INFLATE_H
 #define TTT_LIB_SUPPORT_INFLATE_H
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
-
-#include <cstdint>
-#include <string>
 
 namespace ttt::npy {
 
 /// Whether inflateRaw works in this build.
 bool isInflateAvailable();
 
-/// Decompresses the raw deflate stream `compressed` into `out`, which must
-/// come to exactly `size` bytes.
-llvm::Error inflateRaw(llvm::StringRef compressed, uint64_t size,
-                       std::string &out);
+/// Decompresses the raw deflate stream `compressed`, which must come to
+/// exactly `out.size()` bytes, into `out`.
+llvm::Error inflateRaw(llvm::StringRef compressed,
+                       llvm::MutableArrayRef<char> out);
 
 } // namespace ttt::npy
 

@@ -107,6 +107,14 @@ std::string formatShape(ArrayRef<int64_t> shape) {
   return result;
 }
 
+std::string quote(StringRef text) {
+  std::string result = "'";
+  raw_string_ostream os(result);
+  printEscapedString(text, os);
+  os << "'";
+  return result;
+}
+
 std::optional<int64_t> getNumElements(ArrayRef<int64_t> shape,
                                       size_t elementSize) {
   int64_t count = 1;
@@ -147,7 +155,8 @@ Array &Array::operator=(Array &&other) noexcept {
 Array::~Array() { std::free(data); }
 
 Expected<Array> Array::create(DType dtype, ArrayRef<int64_t> shape) {
-  std::optional<int64_t> count = npy::getNumElements(shape, getElementSize(dtype));
+  std::optional<int64_t> count =
+      npy::getNumElements(shape, getElementSize(dtype));
   if (!count)
     return makeError("invalid shape " + formatShape(shape) +
                      ": negative or too large");
@@ -160,8 +169,8 @@ Expected<Array> Array::create(DType dtype, ArrayRef<int64_t> shape) {
   void *memory = std::aligned_alloc(kAlignment, allocBytes);
   if (!memory)
     return makeError("cannot allocate " + Twine(bytes) + " bytes for a " +
-                     formatShape(shape) + " " + getDTypeName(dtype) +
-                     " array");
+                     getDTypeName(dtype) + " array of shape " +
+                     formatShape(shape));
   std::memset(memory, 0, allocBytes);
   Array array;
   array.dtype = dtype;
@@ -209,7 +218,7 @@ public:
       if (Error err = parseString(key))
         return std::move(err);
       if (!consume(':'))
-        return fail("expected ':' after '" + key + "'");
+        return fail("expected ':' after " + quote(key));
       if (key == "descr") {
         skipSpace();
         if (!text.empty() && (text.front() == '[' || text.front() == '('))
@@ -226,7 +235,7 @@ public:
           return std::move(err);
         seenShape = true;
       } else {
-        return fail("unknown key '" + key + "'");
+        return fail("unknown key " + quote(key));
       }
       // Entries are separated by commas; one may trail the last entry.
       if (!consume(',')) {
@@ -330,7 +339,8 @@ Expected<Array> parseNpy(StringRef bytes) {
     headerLength = support::endian::read32le(bytes.data() + 8);
     dataOffset = 12 + headerLength;
   } else {
-    return makeError("unsupported .npy format version " + Twine(major));
+    return makeError("unsupported .npy format version " +
+                     Twine(static_cast<unsigned>(major)));
   }
   if (bytes.size() < dataOffset)
     return makeError("truncated .npy header (" + Twine(headerLength) +
@@ -338,31 +348,35 @@ Expected<Array> parseNpy(StringRef bytes) {
                      " bytes in the file)");
 
   Expected<Header> header =
-      HeaderParser(bytes.slice(dataOffset - headerLength, dataOffset))
-          .parse();
+      HeaderParser(bytes.slice(dataOffset - headerLength, dataOffset)).parse();
   if (!header)
     return header.takeError();
   std::optional<DType> dtype = parseDescr(header->descr);
   if (!dtype)
-    return makeError("unsupported dtype '" + header->descr +
-                     "' (supported: '<f4' float32, '<f8' float64, '<i4' "
+    return makeError("unsupported dtype " + quote(header->descr) +
+                     " (supported: '<f4' float32, '<f8' float64, '<i4' "
                      "int32, '<i8' int64)");
   if (header->fortranOrder)
     return makeError("Fortran-ordered arrays are not supported (save a "
                      "C-ordered copy, e.g. np.ascontiguousarray)");
 
+  // Check the size before allocating: a corrupt header may claim terabytes.
+  size_t elementSize = getElementSize(*dtype);
+  std::optional<int64_t> count = getNumElements(header->shape, elementSize);
+  if (!count)
+    return makeError("corrupt .npy header: shape " +
+                     formatShape(header->shape) + " is too large");
+  uint64_t needed = static_cast<uint64_t>(*count) * elementSize;
+  size_t available = bytes.size() - dataOffset;
+  if (available != needed)
+    return makeError(Twine(available < needed ? "truncated .npy data: "
+                                              : "corrupt .npy data: ") +
+                     "a " + getDTypeName(*dtype) + " array of shape " +
+                     formatShape(header->shape) + " needs " + Twine(needed) +
+                     " bytes, the file has " + Twine(available));
   Expected<Array> array = Array::create(*dtype, header->shape);
   if (!array)
     return array.takeError();
-  size_t available = bytes.size() - dataOffset;
-  if (available != array->getNumBytes())
-    return makeError(Twine(available < array->getNumBytes()
-                               ? "truncated .npy data: "
-                               : "corrupt .npy data: ") +
-                     "a " + formatShape(header->shape) + " " +
-                     getDTypeName(*dtype) + " array needs " +
-                     Twine(array->getNumBytes()) + " bytes, the file has " +
-                     Twine(available));
   if (available)
     std::memcpy(array->getData(), bytes.data() + dataOffset, available);
   return array;
@@ -419,9 +433,8 @@ void writeNpy(raw_ostream &os, const Array &array) {
 }
 
 Error writeNpyFile(StringRef path, const Array &array) {
-  return writeFileAtomically(path, [&](raw_ostream &os) {
-    writeNpy(os, array);
-  });
+  return writeFileAtomically(path,
+                             [&](raw_ostream &os) { writeNpy(os, array); });
 }
 
 } // namespace ttt::npy

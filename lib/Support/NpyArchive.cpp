@@ -23,6 +23,9 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <cstdlib>
+
 using namespace llvm;
 namespace endian = llvm::support::endian;
 
@@ -143,7 +146,7 @@ static Error applyZip64Extra(StringRef extra, Entry &entry) {
     uint16_t id = endian::read16le(extra.data());
     uint16_t length = endian::read16le(extra.data() + 2);
     if (extra.size() - 4 < length)
-      return corrupt("bad extra field in member '" + entry.name + "'");
+      return corrupt("bad extra field in member " + quote(entry.name));
     StringRef data = extra.substr(4, length);
     extra = extra.drop_front(4 + length);
     if (id != kZip64ExtraId)
@@ -153,7 +156,7 @@ static Error applyZip64Extra(StringRef extra, Entry &entry) {
       if (*field != kMax32)
         continue;
       if (data.size() < 8)
-        return corrupt("short zip64 field in member '" + entry.name + "'");
+        return corrupt("short zip64 field in member " + quote(entry.name));
       *field = endian::read64le(data.data());
       data = data.drop_front(8);
     }
@@ -200,43 +203,65 @@ static Expected<StringRef> getMemberData(const ByteReader &in,
                                          const Entry &entry) {
   uint64_t pos = entry.localHeaderOffset;
   if (!in.has(pos, kLocalHeaderSize) || in.u32(pos) != kLocalHeaderSig)
-    return corrupt("bad local header for member '" + entry.name + "'");
+    return corrupt("bad local header for member " + quote(entry.name));
   uint64_t dataOffset =
       pos + kLocalHeaderSize + in.u16(pos + 26) + in.u16(pos + 28);
   if (!in.has(dataOffset, entry.compressedSize))
-    return corrupt("member '" + entry.name + "' extends past the end of the "
+    return corrupt("member " + quote(entry.name) +
+                   " extends past the end of the "
                    "file");
   return in.slice(dataOffset, entry.compressedSize);
 }
 
+namespace {
+/// Heap memory that may fail to allocate (sizes come from the file).
+struct MallocBuffer {
+  char *data = nullptr;
+  ~MallocBuffer() { std::free(data); }
+};
+} // namespace
+
+/// Deflate cannot compress better than about 1032:1, so a larger declared
+/// size means a corrupt archive, not a big array; checked before allocating.
+static constexpr uint64_t kMaxDeflateRatio = 1032;
+
 /// Returns the member's uncompressed bytes, in `storage` when they had to be
 /// inflated, after checking the CRC.
-static Expected<StringRef> extractMember(const ByteReader &in,
-                                         const Entry &entry,
-                                         std::string &storage) {
+static Expected<StringRef>
+extractMember(const ByteReader &in, const Entry &entry, MallocBuffer &storage) {
   if (entry.flags & 1)
-    return makeError("member '" + entry.name + "' is encrypted");
+    return makeError("member " + quote(entry.name) + " is encrypted");
   Expected<StringRef> data = getMemberData(in, entry);
   if (!data)
     return data.takeError();
   StringRef bytes;
   if (entry.method == kMethodStored) {
     if (entry.compressedSize != entry.size)
-      return corrupt("stored member '" + entry.name +
-                     "' has different compressed and uncompressed sizes");
+      return corrupt("stored member " + quote(entry.name) +
+                     " has different compressed and uncompressed sizes");
     bytes = *data;
   } else if (entry.method == kMethodDeflate) {
-    if (Error err = inflateRaw(*data, entry.size, storage))
-      return makeError("member '" + entry.name +
-                       "': " + toString(std::move(err)));
-    bytes = storage;
+    if (entry.size / kMaxDeflateRatio > entry.compressedSize + 1)
+      return corrupt("member " + quote(entry.name) + " declares " +
+                     Twine(entry.size) + " bytes from " +
+                     Twine(entry.compressedSize) + " compressed");
+    storage.data =
+        static_cast<char *>(std::malloc(std::max<uint64_t>(entry.size, 1)));
+    if (!storage.data)
+      return makeError("cannot allocate " + Twine(entry.size) +
+                       " bytes for member " + quote(entry.name));
+    MutableArrayRef<char> out(storage.data, entry.size);
+    if (Error err = inflateRaw(*data, out))
+      return makeError("member " + quote(entry.name) + ": " +
+                       toString(std::move(err)));
+    bytes = StringRef(storage.data, entry.size);
   } else {
-    return makeError("member '" + entry.name + "' uses compression method " +
-                     Twine(entry.method) +
+    return makeError("member " + quote(entry.name) +
+                     " uses compression method " + Twine(entry.method) +
                      "; only stored (0) and deflate (8) are supported");
   }
   if (crc32(arrayRefFromStringRef(bytes)) != entry.crc)
-    return corrupt("CRC mismatch in member '" + entry.name + "'");
+    return corrupt("CRC mismatch in member " + quote(entry.name));
   return bytes;
 }
 
@@ -252,18 +277,18 @@ Expected<std::vector<NamedArray>> parseNpz(StringRef bytes) {
   for (const Entry &entry : *entries) {
     StringRef name(entry.name);
     if (!name.consume_back(".npy"))
-      return makeError("member '" + entry.name +
-                       "' is not a .npy array (its name must end in .npy)");
+      return makeError("member " + quote(entry.name) +
+                       " is not a .npy array (its name must end in .npy)");
     if (!seen.insert(name).second)
-      return makeError("duplicate member '" + entry.name + "'");
-    std::string storage;
+      return makeError("duplicate member " + quote(entry.name));
+    MallocBuffer storage;
     Expected<StringRef> member = extractMember(in, entry, storage);
     if (!member)
       return member.takeError();
     Expected<Array> array = parseNpy(*member);
     if (!array)
-      return makeError("member '" + entry.name +
-                       "': " + toString(array.takeError()));
+      return makeError("member " + quote(entry.name) + ": " +
+                       toString(array.takeError()));
     arrays.push_back({name.str(), std::move(*array)});
   }
   return std::move(arrays);
@@ -420,8 +445,7 @@ void writeNpz(raw_ostream &os, ArrayRef<NamedArrayRef> arrays) {
   uint64_t count = members.size();
 
   ByteWriter end;
-  if (count >= kMax16 || directorySize >= kMax32 ||
-      directoryOffset >= kMax32) {
+  if (count >= kMax16 || directorySize >= kMax32 || directoryOffset >= kMax32) {
     uint64_t end64Offset = directoryOffset + directorySize;
     end.u32(kEnd64Sig);
     end.u64(kEnd64Size - 12); // Size of the rest of this record.
@@ -450,9 +474,8 @@ void writeNpz(raw_ostream &os, ArrayRef<NamedArrayRef> arrays) {
 }
 
 Error writeNpzFile(StringRef path, ArrayRef<NamedArrayRef> arrays) {
-  return writeFileAtomically(path, [&](raw_ostream &os) {
-    writeNpz(os, arrays);
-  });
+  return writeFileAtomically(path,
+                             [&](raw_ostream &os) { writeNpz(os, arrays); });
 }
 
 } // namespace ttt::npy

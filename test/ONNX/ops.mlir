@@ -3,12 +3,14 @@
 
 // The onnx dialect prints and parses back every construct the reader makes.
 
+// CHECK: onnx.functions = [#onnx.function<"com.local", "F", "\0A\01F\12\00">]
 // CHECK-LABEL: onnx.graph @everything
 // CHECK-SAME:    (%[[X:.+]]: tensor<?x4xf32> {onnx.dim_params = ["N", ""], onnx.name = "X"},
 // CHECK-SAME:     %[[C:.+]]: tensor<i1> {onnx.name = "C"},
 // CHECK-SAME:     %[[D:.+]]: tensor<2xf32> {onnx.default = dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>, onnx.name = "D"})
 // CHECK-SAME:    -> (tensor<?x4xf32> {onnx.name = "Y"}, !onnx.unknown {onnx.name = "U"}, tensor<2xf32> {onnx.name = "Z"})
 module attributes {onnx.ir_version = 8 : i64,
+                   onnx.functions = [#onnx.function<"com.local", "F", "\0A\01F\12\00">],
                    onnx.opset_import = [#onnx.opset<"", 17>, #onnx.opset<"com.example", 1>],
                    onnx.producer_name = "hand", onnx.metadata_props = {k = "v"}} {
   onnx.graph @everything(%X: tensor<?x4xf32> {onnx.name = "X", onnx.dim_params = ["N", ""]},

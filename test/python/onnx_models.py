@@ -5,7 +5,7 @@ inputs for it. The models are small on purpose (a few KB) and cover what the
 reader must keep: MLP, attention-like ops, LayerNormalization, Loop with
 carried state and an outer-scope reference, If, Scan, omitted optional
 inputs, an input with a default initializer, external data, a custom-domain
-op, metadata, opsets 13 and 17.
+op, a model-local function, metadata, opsets 13 and 17.
 
 `python3 test/python/onnx_models.py DIR` writes every model to DIR (the seed
 corpus of the fuzzer, see `make fuzz`).
@@ -277,10 +277,30 @@ def custom_domain() -> Case:
     return Case("custom_domain", model, lambda r: {"X": _rand(r, 2, 3)}, runnable=False)
 
 
+def local_function() -> Case:
+    """A model-local function (FunctionProto, IR 8), called twice."""
+    fn = h.make_function(
+        "com.local", "AddRelu", ["a", "b"], ["c"],
+        [h.make_node("Add", ["a", "b"], ["s"]), h.make_node("Relu", ["s"], ["c"])],
+        opset_imports=[h.make_opsetid("", 17)])
+    x = h.make_tensor_value_info("X", T.FLOAT, [2, 3])
+    y = h.make_tensor_value_info("Y", T.FLOAT, [2, 3])
+    nodes = [
+        h.make_node("AddRelu", ["X", "bias"], ["r1"], name="call1", domain="com.local"),
+        h.make_node("AddRelu", ["r1", "X"], ["Y"], name="call2", domain="com.local"),
+    ]
+    graph = h.make_graph(nodes, "local_function", [x], [y],
+                         [_init("bias", np.full((2, 3), -0.25, np.float32))])
+    model = h.make_model(graph, functions=[fn], ir_version=8, producer_name="ttt-tests",
+                         opset_imports=[h.make_opsetid("", 17), h.make_opsetid("com.local", 1)])
+    onnx.checker.check_model(model)
+    return Case("local_function", model, lambda r: {"X": _rand(r, 2, 3)})
+
+
 def all_cases():
     return [mlp(17), mlp(13), attention(17), attention(13), layernorm(), loop(17), loop(13),
             if_model(), scan(), optional_inputs(), big_weights(), big_weights(external=True),
-            custom_domain()]
+            local_function(), custom_domain()]
 
 
 def save(case: Case, directory: Path) -> Path:
@@ -346,6 +366,7 @@ def structure(model, base_dir=None):
         "model_version": model.model_version,
         "doc_string": model.doc_string,
         "metadata": {p.key: p.value for p in model.metadata_props},
+        "functions": [f.SerializeToString() for f in model.functions],
         "graph_doc": model.graph.doc_string,
         "input_types": [i.type.SerializeToString() for i in model.graph.input],
         "output_types": [o.type.SerializeToString() for o in model.graph.output],

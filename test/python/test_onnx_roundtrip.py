@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 import onnx
 import pytest
+from onnx import helper as h
+from onnx import numpy_helper as nh
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import onnx_models as om  # noqa: E402
@@ -168,3 +170,80 @@ onnx.graph @hand(%x: tensor<2xf32> {onnx.name = "x"}) -> (tensor<2xf32> {onnx.na
     x = np.array([-1.0, 2.0], np.float32)
     y, x_copy = run_model(out, {"x": x})
     assert np.array_equal(y, -np.maximum(x, 0)) and np.array_equal(x_copy, x)
+
+
+def test_newer_ir_version_is_checked_by_ir8_rules(tmp_path):
+    """onnx's helper writes IR versions newer than the ONNX 1.12 library
+    knows; such a model is read with a one-line warning and keeps its IR
+    version."""
+    case = om.mlp()
+    case.model.ir_version = 10
+    src = om.save(case, tmp_path)
+    out = tmp_path / "out.onnx"
+    proc = run_opt(src, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"warning: {src}: IR version 10 is newer than this build's ONNX library knows (8); "
+        "the model is checked by the rules of IR 8"]
+    assert onnx.load(str(out)).ir_version == 10
+    rng = np.random.default_rng(0)
+    feeds = case.make_inputs(rng)
+    for a, e in zip(run_model(out, feeds), run_model(src, feeds)):
+        assert np.array_equal(a, e)
+
+
+def test_ir3_initializers_as_inputs(tmp_path):
+    """IR 3 models list every initializer as a graph input too: each becomes
+    an input with a default value, and is written back the same way."""
+    case = om.mlp(13)
+    model = case.model
+    model.ir_version = 3
+    for tensor in model.graph.initializer:
+        model.graph.input.append(h.make_tensor_value_info(
+            tensor.name, tensor.data_type, list(tensor.dims)))
+    src = om.save(case, tmp_path)
+    out = tmp_path / "out.onnx"
+    proc = run_opt(src, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert om.structure(onnx.load(str(out))) == om.structure(onnx.load(str(src)))
+    printed = run_opt(src).stdout
+    assert 'onnx.default = dense<' in printed
+    assert "onnx.initializer" not in printed
+    feeds = case.make_inputs(np.random.default_rng(1))
+    for a, e in zip(run_model(out, feeds), run_model(src, feeds)):
+        assert np.array_equal(a, e)
+
+
+def test_large_constant_attribute(tmp_path):
+    """A tensor attribute above the inline limit is a resource blob too."""
+    value = np.random.default_rng(2).standard_normal((32, 32)).astype(np.float32)
+    x = h.make_tensor_value_info("X", onnx.TensorProto.FLOAT, [32, 32])
+    y = h.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, [32, 32])
+    nodes = [h.make_node("Constant", [], ["c"], name="const", value=nh.from_array(value, "cval")),
+             h.make_node("Add", ["X", "c"], ["Y"], name="add")]
+    model = h.make_model(h.make_graph(nodes, "const", [x], [y]),
+                         opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    src = tmp_path / "const.onnx"
+    onnx.save(model, str(src))
+    printed = run_opt(src).stdout
+    assert "attrs {value = dense_resource<cval> : tensor<32x32xf32>}" in printed
+    out = tmp_path / "out.onnx"
+    assert run_opt(src, "-o", out).returncode == 0
+    feeds = {"X": value}
+    assert np.array_equal(run_model(out, feeds)[0], run_model(src, feeds)[0])
+
+
+def test_unknown_fields_warn(tmp_path):
+    """Fields of a newer ONNX than the library's 1.12 cannot be kept; the
+    reader says so instead of dropping them silently."""
+    case = om.mlp()
+    src = tmp_path / "newer.onnx"
+    # Field 99, varint 1: unknown to every ONNX version.
+    src.write_bytes(case.model.SerializeToString() + bytes([0x98, 0x06, 0x01]))
+    out = tmp_path / "out.onnx"
+    proc = run_opt(src, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"warning: {src}: the model has fields this build's ONNX library does not know "
+        "(from a newer ONNX); they are dropped"]
+    assert om.structure(onnx.load(str(out))) == om.structure(case.model)

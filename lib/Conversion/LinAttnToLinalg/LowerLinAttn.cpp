@@ -59,6 +59,14 @@ SmallVector<IteratorType> iterators(unsigned parallel, unsigned reduction) {
   return iters;
 }
 
+/// n loops, all parallel except the second-innermost, which reduces: the
+/// contraction order whose innermost loop is contiguous in the result.
+SmallVector<IteratorType> innerReduction(unsigned n) {
+  SmallVector<IteratorType> iters(n, IteratorType::parallel);
+  iters[n - 2] = IteratorType::reduction;
+  return iters;
+}
+
 Value multiplyAdd(ScalarMath &s, ValueRange v) {
   return s.add(v.back(), s.mul(v[0], v[1]));
 }
@@ -135,15 +143,17 @@ public:
 
   /// x [B, H, T, D] times a per-head weight [H, D, F] / [B, H, D, F].
   Value project(Value x, Value w) {
-    Maps m{b.getContext(), 5}; // b, h, t, f, d
+    // Loops (b, h, t, d, f): the innermost f walks rows of W and of the
+    // result, so it vectorizes.
+    Maps m{b.getContext(), 5};
     bool perSample = cast<RankedTensorType>(w.getType()).getRank() == 4;
     Value init = tm.zeros({tm.dim(x, 0), tm.dim(x, 1), tm.dim(x, 2),
                            tm.dim(w, perSample ? 3 : 2)});
     return tm.generic(init.getType(), {x, w}, init,
-                      {m.dims({0, 1, 2, 4}),
-                       perSample ? m.dims({0, 1, 4, 3}) : m.dims({1, 4, 3}),
-                       m.dims({0, 1, 2, 3})},
-                      iterators(4, 1), multiplyAdd);
+                      {m.dims({0, 1, 2, 3}),
+                       perSample ? m.dims({0, 1, 3, 4}) : m.dims({1, 3, 4}),
+                       m.dims({0, 1, 2, 4})},
+                      innerReduction(5), multiplyAdd);
   }
 
   /// z [B, H, T, F] plus a per-head bias row [H, 1, F] / [B, H, 1, F].
@@ -244,19 +254,20 @@ struct LowerChunkReduce : OpRewritePattern<ChunkReduceOp> {
     int64_t chunk = op.getChunkSize();
     Value kc = l.chunked(op.getK(), chunk); // [B, H, N, C, F]
     Value vc = l.chunked(op.getV(), chunk); // [B, H, N, C, E]
-    Maps m{rewriter.getContext(), 6};      // b, h, n, f, e, i
+    // Loops (b, h, n, f, i, e): innermost e is contiguous in v and G.
+    Maps m{rewriter.getContext(), 6};
     SmallVector<Value> inputs{kc, vc};
-    SmallVector<AffineMap> maps{m.dims({0, 1, 2, 5, 3}), m.dims({0, 1, 2, 5, 4})};
+    SmallVector<AffineMap> maps{m.dims({0, 1, 2, 4, 3}), m.dims({0, 1, 2, 4, 5})};
     if (Value scale = op.getScale()) {
       Value sc = l.chunked(scale, chunk); // [B, H, N, C]
       inputs.push_back(sc);
-      maps.push_back(m.dims({0, 1, 2, 5}));
+      maps.push_back(m.dims({0, 1, 2, 4}));
     }
-    maps.push_back(m.dims({0, 1, 2, 3, 4}));
+    maps.push_back(m.dims({0, 1, 2, 3, 5}));
     Value init = tm.zeros({tm.dim(kc, 0), tm.dim(kc, 1), tm.dim(kc, 2),
                            tm.dim(kc, 4), tm.dim(vc, 4)});
     bool scaled = static_cast<bool>(op.getScale());
-    Value sums = tm.generic(init.getType(), inputs, init, maps, iterators(5, 1),
+    Value sums = tm.generic(init.getType(), inputs, init, maps, innerReduction(6),
                             [&](ScalarMath &s, ValueRange v) {
                               Value prod = s.mul(v[0], v[1]);
                               if (scaled)
@@ -383,13 +394,13 @@ struct LowerScan : OpRewritePattern<ScanOp> {
         Value a = tensor::ExtractSliceOp::create(
             b, loc, aType, op.getTransition(), at,
             {sizes[0], sizes[1], one, sizes[3], sizes[3]}, strides);
-        Maps m5{b.getContext(), 5}; // b, h, f, e, g
+        Maps m5{b.getContext(), 5}; // b, h, f, g, e
         Value base = op.getKind() == ScanKind::residual_affine ? tm.add(s, gn)
                                                                : gn;
         next = tm.generic(gn.getType(), {a, s}, base,
-                          {m5.dims({0, 1, 2, 4}), m5.dims({0, 1, 4, 3}),
-                           m5.dims({0, 1, 2, 3})},
-                          iterators(4, 1), multiplyAdd);
+                          {m5.dims({0, 1, 2, 3}), m5.dims({0, 1, 3, 4}),
+                           m5.dims({0, 1, 2, 4})},
+                          innerReduction(5), multiplyAdd);
         break;
       }
       }
@@ -577,9 +588,9 @@ struct LowerStateTransform : OpRewritePattern<StateTransformOp> {
     auto product = [&](Value a, Value c, OpFoldResult cols) { // a [r,r] c [r,cols]
       Value z = tm.zeros({s[0], s[1], s[2], s[3], cols});
       return tm.generic(z.getType(), {a, c}, z,
-                        {m6.dims({0, 1, 2, 3, 5}), m6.dims({0, 1, 2, 5, 4}),
-                         m6.dims({0, 1, 2, 3, 4})},
-                        iterators(5, 1), multiplyAdd);
+                        {m6.dims({0, 1, 2, 3, 4}), m6.dims({0, 1, 2, 4, 5}),
+                         m6.dims({0, 1, 2, 3, 5})},
+                        innerReduction(6), multiplyAdd);
     };
     ArrayRef<double> coeffs = op.getCoeffs();
     for (int64_t step = 0, e = op.getSteps(); step < e; ++step) {
@@ -623,15 +634,15 @@ struct LowerChunkApply : OpRewritePattern<ChunkApplyOp> {
     int64_t chunk = op.getChunkSize();
     Value q = op.getQ(), states = op.getStates();
     // o[b, h, t, e] = sum_f q[b, h, t, f] S[b, h, t floordiv C, f, e]
-    Maps m{ctx, 5}; // b, h, t, e, f
+    Maps m{ctx, 5}; // b, h, t, f, e
     Value init = tm.zeros({tm.dim(q, 0), tm.dim(q, 1), tm.dim(q, 2),
                            tm.dim(states, 4)});
     Value out = tm.generic(
         init.getType(), {q, states}, init,
-        {m.dims({0, 1, 2, 4}),
-         m.of({m.d(0), m.d(1), m.d(2).floorDiv(chunk), m.d(4), m.d(3)}),
-         m.dims({0, 1, 2, 3})},
-        iterators(4, 1), multiplyAdd);
+        {m.dims({0, 1, 2, 3}),
+         m.of({m.d(0), m.d(1), m.d(2).floorDiv(chunk), m.d(3), m.d(4)}),
+         m.dims({0, 1, 2, 4})},
+        innerReduction(5), multiplyAdd);
     if (Value k = op.getIntraK()) {
       // Inside each chunk: sum_{j <= i} (q_i . k_j) v_j.
       Value qc = l.chunked(q, chunk), kc = l.chunked(k, chunk);
@@ -653,11 +664,11 @@ struct LowerChunkApply : OpRewritePattern<ChunkApplyOp> {
       });
       Value intra = tm.zeros({tm.dim(qc, 0), tm.dim(qc, 1), tm.dim(qc, 2),
                               tm.dim(qc, 3), tm.dim(vc, 4)});
-      // (b, h, n, i, e, j)
+      // (b, h, n, i, j, e)
       intra = tm.generic(intra.getType(), {masked, vc}, intra,
-                         {m6.dims({0, 1, 2, 3, 5}), m6.dims({0, 1, 2, 5, 4}),
-                          m6.dims({0, 1, 2, 3, 4})},
-                         iterators(5, 1), multiplyAdd);
+                         {m6.dims({0, 1, 2, 3, 4}), m6.dims({0, 1, 2, 4, 5}),
+                          m6.dims({0, 1, 2, 3, 5})},
+                         innerReduction(6), multiplyAdd);
       out = tm.add(out, l.unchunked(intra, tm.dim(q, 2)));
     }
     rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), out);
@@ -682,17 +693,18 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
     if (mask == Mask::full) {
       Lowering l(rewriter, loc, type);
       TensorMath &tm = l.tm;
-      Maps m{rewriter.getContext(), 5}; // b, h, f, e, t
+      Maps m{rewriter.getContext(), 5};
       Value s = l.initialState(op.getInitial(), {tm.dim(k, 0), tm.dim(k, 1),
                                                  tm.dim(k, 3), tm.dim(v, 3)});
+      // (b, h, f, t, e)
       s = tm.generic(s.getType(), {k, v}, s,
-                     {m.dims({0, 1, 4, 2}), m.dims({0, 1, 4, 3}), m.dims({0, 1, 2, 3})},
-                     iterators(4, 1), multiplyAdd);
+                     {m.dims({0, 1, 3, 2}), m.dims({0, 1, 3, 4}), m.dims({0, 1, 2, 4})},
+                     innerReduction(5), multiplyAdd);
       Value o = tm.zeros({tm.dim(q, 0), tm.dim(q, 1), tm.dim(q, 2), tm.dim(v, 3)});
-      // (b, h, t, e, f)
+      // (b, h, t, f, e)
       o = tm.generic(o.getType(), {q, s}, o,
-                     {m.dims({0, 1, 2, 4}), m.dims({0, 1, 4, 3}), m.dims({0, 1, 2, 3})},
-                     iterators(4, 1), multiplyAdd);
+                     {m.dims({0, 1, 2, 3}), m.dims({0, 1, 3, 4}), m.dims({0, 1, 2, 4})},
+                     innerReduction(5), multiplyAdd);
       rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), o);
       return success();
     }

@@ -126,10 +126,12 @@ Value TensorMath::generic(Type resultType, ValueRange inputs, Value init,
   return op.getResult(0);
 }
 
+// Loops run (i, k, j): the innermost loop walks a row of C and of B, which
+// the LLVM vectorizer turns into SIMD FMAs; a k-innermost order would stride.
 Value TensorMath::matmul(Value a, Value bm, bool transposeA, bool transposeB) {
   MLIRContext *ctx = b.getContext();
-  AffineExpr i, j, k;
-  bindDims(ctx, i, j, k);
+  AffineExpr i, k, j;
+  bindDims(ctx, i, k, j);
   AffineMap mapA = AffineMap::get(3, 0, transposeA ? ArrayRef<AffineExpr>{k, i}
                                                    : ArrayRef<AffineExpr>{i, k},
                                   ctx);
@@ -141,8 +143,8 @@ Value TensorMath::matmul(Value a, Value bm, bool transposeA, bool transposeB) {
   OpFoldResult cols = dim(bm, transposeB ? 0 : 1);
   Value init = zeros({rows, cols});
   return generic(init.getType(), {a, bm}, init, {mapA, mapB, mapC},
-                 {IteratorType::parallel, IteratorType::parallel,
-                  IteratorType::reduction},
+                 {IteratorType::parallel, IteratorType::reduction,
+                  IteratorType::parallel},
                  [](ScalarMath &s, ValueRange args) {
                    return s.add(args[2], s.mul(args[0], args[1]));
                  });

@@ -1,0 +1,449 @@
+//===- GPUPasses.cpp - the steps of the ttt-to-gpu pipeline ---------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPUPasses.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+
+using namespace mlir;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// ttt-gpu-bf16-operands
+//===----------------------------------------------------------------------===//
+
+struct GPUBf16OperandsPass
+    : PassWrapper<GPUBf16OperandsPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GPUBf16OperandsPass)
+
+  StringRef getArgument() const final { return "ttt-gpu-bf16-operands"; }
+  StringRef getDescription() const final {
+    return "Round the f32 operands of products in contractions to bf16 "
+           "(fp32 accumulation)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect>();
+  }
+
+  void runOnOperation() override {
+    getOperation()->walk([](linalg::GenericOp op) {
+      if (op.getNumReductionLoops() == 0)
+        return;
+      Block *body = op.getBody();
+      unsigned numInputs = op.getNumDpsInputs();
+      Type f32 = Float32Type::get(op.getContext());
+      Type bf16 = BFloat16Type::get(op.getContext());
+      // One rounded copy per input argument, made at the top of the body.
+      DenseMap<Value, Value> rounded;
+      auto getRounded = [&](BlockArgument arg) {
+        Value &value = rounded[arg];
+        if (!value) {
+          OpBuilder b = OpBuilder::atBlockBegin(body);
+          Value narrow = arith::TruncFOp::create(b, op.getLoc(), bf16, arg);
+          value = arith::ExtFOp::create(b, op.getLoc(), f32, narrow);
+        }
+        return value;
+      };
+      SmallVector<arith::MulFOp> products;
+      body->walk([&](arith::MulFOp mul) { products.push_back(mul); });
+      for (arith::MulFOp mul : products) {
+        for (OpOperand &operand : mul->getOpOperands()) {
+          auto arg = dyn_cast<BlockArgument>(operand.get());
+          if (!arg || arg.getOwner() != body ||
+              arg.getArgNumber() >= numInputs || arg.getType() != f32)
+            continue;
+          operand.set(getRounded(arg));
+        }
+      }
+    });
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// ttt-gpu-copies-to-linalg
+//===----------------------------------------------------------------------===//
+
+struct GPUCopiesToLinalgPass
+    : PassWrapper<GPUCopiesToLinalgPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GPUCopiesToLinalgPass)
+
+  StringRef getArgument() const final { return "ttt-gpu-copies-to-linalg"; }
+  StringRef getDescription() const final {
+    return "Turn memref.copy into linalg.copy, so that copies become kernels";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<linalg::LinalgDialect>();
+  }
+
+  void runOnOperation() override {
+    SmallVector<memref::CopyOp> copies;
+    getOperation()->walk([&](memref::CopyOp op) {
+      if (!op->getParentOfType<gpu::GPUModuleOp>() &&
+          !op->getParentOfType<gpu::LaunchOp>())
+        copies.push_back(op);
+    });
+    for (memref::CopyOp op : copies) {
+      OpBuilder b(op);
+      linalg::CopyOp::create(b, op.getLoc(), ValueRange{op.getSource()},
+                             ValueRange{op.getTarget()});
+      op.erase();
+    }
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// ttt-gpu-map-parallel-loops
+//===----------------------------------------------------------------------===//
+
+struct GPUMapParallelLoopsPass
+    : PassWrapper<GPUMapParallelLoopsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GPUMapParallelLoopsPass)
+
+  GPUMapParallelLoopsPass() = default;
+  GPUMapParallelLoopsPass(const GPUMapParallelLoopsPass &other)
+      : PassWrapper(other) {}
+  GPUMapParallelLoopsPass(unsigned x, unsigned y) {
+    tileX = x;
+    tileY = y;
+  }
+
+  StringRef getArgument() const final { return "ttt-gpu-map-parallel-loops"; }
+  StringRef getDescription() const final {
+    return "Map outermost scf.parallel loops onto GPU blocks and threads "
+           "(gpu.launch)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, gpu::GPUDialect, scf::SCFDialect>();
+    // What the rest of ttt-to-gpu needs from the context, so that any tool
+    // (ttt-opt, the mlir-opt plug-in, ttt-run) can run the pipeline:
+    // gpu-module-to-binary serializes kernels through the NVVM target and
+    // the LLVM IR translation, and the host's gpu.binary / launch_func ops
+    // translate through the GPU offloading interface.
+    NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+    registerBuiltinDialectTranslation(registry);
+    registerLLVMDialectTranslation(registry);
+    registerNVVMDialectTranslation(registry);
+    registerGPUDialectTranslation(registry);
+    gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  }
+
+  Option<unsigned> tileX{*this, "tile-x",
+                         llvm::cl::desc("Threads per block along the "
+                                        "innermost parallel dimension"),
+                         llvm::cl::init(32)};
+  Option<unsigned> tileY{*this, "tile-y",
+                         llvm::cl::desc("Threads per block along the second "
+                                        "innermost parallel dimension"),
+                         llvm::cl::init(8)};
+
+  void runOnOperation() override {
+    if (tileX == 0 || tileY == 0 || tileX * tileY > 1024) {
+      getOperation().emitError()
+          << "ttt-gpu-map-parallel-loops: tile-x * tile-y must be 1 to 1024 "
+             "threads per block, got "
+          << tileX << " x " << tileY;
+      return signalPassFailure();
+    }
+    SmallVector<scf::ParallelOp> roots;
+    getOperation()->walk([&](scf::ParallelOp op) {
+      if (op->getParentOfType<scf::ParallelOp>() ||
+          op->getParentOfType<gpu::LaunchOp>() ||
+          op->getParentOfType<gpu::GPUModuleOp>() || op.getNumReductions())
+        return;
+      roots.push_back(op);
+    });
+    for (scf::ParallelOp op : roots)
+      mapToLaunch(op);
+  }
+
+  void mapToLaunch(scf::ParallelOp op) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    auto constant = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, value);
+    };
+    auto ceilDiv = [&](Value a, Value d) -> Value {
+      Value one = constant(1);
+      Value sum = arith::AddIOp::create(
+          b, loc, a, arith::SubIOp::create(b, loc, d, one));
+      return arith::DivUIOp::create(b, loc, sum, d);
+    };
+    Value zero = constant(0), one = constant(1);
+
+    // Trip counts of each dimension (0 for empty ranges); steps are positive.
+    unsigned n = op.getNumLoops();
+    SmallVector<Value> trips;
+    for (unsigned i = 0; i < n; ++i) {
+      Value span = arith::SubIOp::create(b, loc, op.getUpperBound()[i],
+                                         op.getLowerBound()[i]);
+      span = arith::MaxSIOp::create(b, loc, span, zero);
+      trips.push_back(ceilDiv(span, op.getStep()[i]));
+    }
+    int64_t threadsX = n >= 2 ? tileX : tileX * tileY;
+    int64_t threadsY = n >= 2 ? tileY : 1;
+    Value tx = constant(threadsX), ty = constant(threadsY);
+    Value tilesX = ceilDiv(trips[n - 1], tx);
+    Value tilesY = n >= 2 ? ceilDiv(trips[n - 2], ty) : one;
+    Value blocks = arith::MulIOp::create(b, loc, tilesX, tilesY);
+    for (unsigned i = 0; i + 2 < n; ++i)
+      blocks = arith::MulIOp::create(b, loc, blocks, trips[i]);
+    // At least one block (CUDA rejects empty grids), at most the limit of
+    // gridDim.x; the grid-stride loop below covers the rest.
+    Value grid = arith::MinUIOp::create(b, loc, blocks,
+                                        constant((int64_t(1) << 31) - 1));
+    grid = arith::MaxUIOp::create(b, loc, grid, one);
+
+    auto launch =
+        gpu::LaunchOp::create(b, loc, grid, one, one, tx, ty, one);
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToStart(&body);
+    gpu::TerminatorOp::create(b, loc);
+    b.setInsertionPointToStart(&body);
+    Value threadX = launch.getThreadIds().x;
+    Value threadY = launch.getThreadIds().y;
+    auto stride = scf::ForOp::create(b, loc, launch.getBlockIds().x, blocks,
+                                     launch.getGridSize().x);
+    b.setInsertionPointToStart(stride.getBody());
+    // block -> (d0, ..., d(n-3), tile y, tile x), last fastest.
+    Value rest = stride.getInductionVar();
+    Value tileXIndex = arith::RemUIOp::create(b, loc, rest, tilesX);
+    rest = arith::DivUIOp::create(b, loc, rest, tilesX);
+    Value tileYIndex = arith::RemUIOp::create(b, loc, rest, tilesY);
+    rest = arith::DivUIOp::create(b, loc, rest, tilesY);
+    SmallVector<Value> index(n);
+    for (int i = int(n) - 3; i >= 0; --i) {
+      index[i] = i == 0 ? rest : arith::RemUIOp::create(b, loc, rest, trips[i]);
+      if (i > 0)
+        rest = arith::DivUIOp::create(b, loc, rest, trips[i]);
+    }
+    index[n - 1] = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, tileXIndex, tx), threadX);
+    Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                         index[n - 1], trips[n - 1]);
+    if (n >= 2) {
+      index[n - 2] = arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, tileYIndex, ty), threadY);
+      inside = arith::AndIOp::create(
+          b, loc, inside,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                index[n - 2], trips[n - 2]));
+    }
+    auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&guard.getThenRegion().front());
+    IRMapping mapping;
+    for (unsigned i = 0; i < n; ++i) {
+      Value scaled = arith::MulIOp::create(b, loc, index[i], op.getStep()[i]);
+      mapping.map(op.getInductionVars()[i],
+                  arith::AddIOp::create(b, loc, op.getLowerBound()[i], scaled)
+                      .getResult());
+    }
+    for (Operation &inner : op.getBody()->without_terminator())
+      b.clone(inner, mapping);
+    op.erase();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// ttt-gpu-host-boundary
+//===----------------------------------------------------------------------===//
+
+struct GPUHostBoundaryPass
+    : PassWrapper<GPUHostBoundaryPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GPUHostBoundaryPass)
+
+  StringRef getArgument() const final { return "ttt-gpu-host-boundary"; }
+  StringRef getDescription() const final {
+    return "Copy the memref arguments and globals of public functions into "
+           "fresh (device-accessible) buffers at entry";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<memref::MemRefDialect>();
+  }
+
+  /// A fresh identity-layout buffer with the contents of `source`, made at
+  /// `b`'s insertion point.
+  static Value copyOf(OpBuilder &b, Location loc, Value source) {
+    auto type = cast<MemRefType>(source.getType());
+    SmallVector<Value> dynamicSizes;
+    for (int64_t i = 0; i < type.getRank(); ++i)
+      if (type.isDynamicDim(i))
+        dynamicSizes.push_back(memref::DimOp::create(b, loc, source, i));
+    auto bufferType = MemRefType::get(type.getShape(), type.getElementType(),
+                                      MemRefLayoutAttrInterface(),
+                                      type.getMemorySpace());
+    Value buffer = memref::AllocOp::create(b, loc, bufferType, dynamicSizes);
+    memref::CopyOp::create(b, loc, source, buffer);
+    return buffer;
+  }
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (func.isExternal() || !func.isPublic())
+        continue;
+      Block &entry = func.getBody().front();
+      OpBuilder b = OpBuilder::atBlockBegin(&entry);
+      Location loc = func.getLoc();
+      SmallVector<Value> copies;
+      for (BlockArgument arg : entry.getArguments()) {
+        auto type = dyn_cast<MemRefType>(arg.getType());
+        if (!type || arg.use_empty())
+          continue;
+        if (!type.getLayout().isIdentity()) {
+          func.emitError() << "ttt-to-gpu: argument " << arg.getArgNumber()
+                           << " has a non-identity layout (" << type
+                           << "); public functions take plain buffers";
+          return signalPassFailure();
+        }
+        SmallVector<OpOperand *> uses;
+        for (OpOperand &use : arg.getUses())
+          uses.push_back(&use);
+        Value copy = copyOf(b, loc, arg);
+        for (OpOperand *use : uses)
+          use->set(copy);
+        copies.push_back(copy);
+      }
+      // Globals (bufferized constants) live in host memory: one copy each,
+      // made once at entry.
+      SmallVector<memref::GetGlobalOp> globals;
+      func.walk([&](memref::GetGlobalOp op) { globals.push_back(op); });
+      for (memref::GetGlobalOp global : globals) {
+        OpBuilder::InsertionGuard guard(b);
+        Operation *moved = global->clone();
+        b.insert(moved);
+        Value copy = copyOf(b, global.getLoc(), moved->getResult(0));
+        Value result = global.getResult();
+        if (copy.getType() != result.getType())
+          copy = memref::CastOp::create(b, global.getLoc(), result.getType(),
+                                        copy);
+        result.replaceAllUsesWith(copy);
+        global.erase();
+        copies.push_back(copy);
+      }
+      if (copies.empty())
+        continue;
+      func.walk([&](func::ReturnOp ret) {
+        OpBuilder rb(ret);
+        for (Value copy : copies)
+          memref::DeallocOp::create(rb, ret.getLoc(), copy);
+      });
+    }
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// ttt-gpu-launch-to-loops (host emulation, for testing)
+//===----------------------------------------------------------------------===//
+
+struct GPULaunchToLoopsPass
+    : PassWrapper<GPULaunchToLoopsPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GPULaunchToLoopsPass)
+
+  StringRef getArgument() const final { return "ttt-gpu-launch-to-loops"; }
+  StringRef getDescription() const final {
+    return "Run gpu.launch bodies on the host: sequential loops over blocks "
+           "and threads (a testing aid for kernels without barriers or "
+           "shared memory)";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, scf::SCFDialect>();
+  }
+
+  void runOnOperation() override {
+    SmallVector<gpu::LaunchOp> launches;
+    getOperation()->walk([&](gpu::LaunchOp op) { launches.push_back(op); });
+    for (gpu::LaunchOp launch : launches) {
+      if (launch.getAsyncToken() || !launch.getAsyncDependencies().empty() ||
+          launch.hasClusterSize() || launch.getDynamicSharedMemorySize() ||
+          !launch.getWorkgroupAttributions().empty() ||
+          !launch.getPrivateAttributions().empty() ||
+          !llvm::hasSingleElement(launch.getBody())) {
+        launch.emitError("ttt-gpu-launch-to-loops: only synchronous "
+                         "single-block launches without attributions");
+        return signalPassFailure();
+      }
+      bool hasBarrier = false;
+      launch.walk([&](gpu::BarrierOp) { hasBarrier = true; });
+      if (hasBarrier) {
+        launch.emitError("ttt-gpu-launch-to-loops: barriers need threads");
+        return signalPassFailure();
+      }
+      OpBuilder b(launch);
+      Location loc = launch.getLoc();
+      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      gpu::KernelDim3 grid = launch.getGridSizeOperandValues();
+      gpu::KernelDim3 block = launch.getBlockSizeOperandValues();
+      IRMapping mapping;
+      gpu::KernelDim3 gridArgs = launch.getGridSize();
+      gpu::KernelDim3 blockArgs = launch.getBlockSize();
+      mapping.map(gridArgs.x, grid.x);
+      mapping.map(gridArgs.y, grid.y);
+      mapping.map(gridArgs.z, grid.z);
+      mapping.map(blockArgs.x, block.x);
+      mapping.map(blockArgs.y, block.y);
+      mapping.map(blockArgs.z, block.z);
+      gpu::KernelDim3 blockIds = launch.getBlockIds();
+      gpu::KernelDim3 threadIds = launch.getThreadIds();
+      std::pair<Value, Value> loops[] = {
+          {blockIds.z, grid.z},   {blockIds.y, grid.y},
+          {blockIds.x, grid.x},   {threadIds.z, block.z},
+          {threadIds.y, block.y}, {threadIds.x, block.x}};
+      for (auto [id, size] : loops) {
+        auto loop = scf::ForOp::create(b, loc, zero, size, one);
+        mapping.map(id, loop.getInductionVar());
+        b.setInsertionPointToStart(loop.getBody());
+      }
+      for (Operation &op : launch.getBody().front().without_terminator())
+        b.clone(op, mapping);
+      launch.erase();
+    }
+  }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> mlir::ttt::createGPULaunchToLoopsPass() {
+  return std::make_unique<GPULaunchToLoopsPass>();
+}
+
+std::unique_ptr<Pass> mlir::ttt::createGPUBf16OperandsPass() {
+  return std::make_unique<GPUBf16OperandsPass>();
+}
+
+std::unique_ptr<Pass> mlir::ttt::createGPUCopiesToLinalgPass() {
+  return std::make_unique<GPUCopiesToLinalgPass>();
+}
+
+std::unique_ptr<Pass> mlir::ttt::createGPUMapParallelLoopsPass(unsigned tileX,
+                                                               unsigned tileY) {
+  return std::make_unique<GPUMapParallelLoopsPass>(tileX, tileY);
+}
+
+std::unique_ptr<Pass> mlir::ttt::createGPUHostBoundaryPass() {
+  return std::make_unique<GPUHostBoundaryPass>();
+}
+
+void mlir::ttt::registerGPUPipelinePasses() {
+  PassRegistration<GPUBf16OperandsPass>();
+  PassRegistration<GPUCopiesToLinalgPass>();
+  PassRegistration<GPUMapParallelLoopsPass>();
+  PassRegistration<GPUHostBoundaryPass>();
+  PassRegistration<GPULaunchToLoopsPass>();
+}
