@@ -8,11 +8,15 @@
 #define TTT_INITALLPASSES_H
 
 #include "ttt/Conversion/Passes.h"
+#include "ttt/Dialect/TTT/Transforms/Passes.h"
 
 namespace mlir::ttt {
 
 /// Registers every pass of the project (not the pipelines).
-inline void registerTTTPasses() { registerTTTConversionPasses(); }
+inline void registerAllTTTPasses() {
+  registerTTTConversionPasses();
+  registerTTTPasses();
+}
 
 } // namespace mlir::ttt
 
