@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Regenerate the ONNX fixtures of the TTT layer families (test/fixtures/onnx/).
+
+    python3 python/scripts/make_fixtures.py [--out DIR] [--only NAME ...] [--list]
+
+(or `make fixtures`, which first installs python/requirements-models.txt). Needs torch.
+
+For every fixture ``<family>.<export>.onnx`` (export = traced: chunk loop unrolled,
+static shapes; scripted: torch.jit.script, chunk loop as an ONNX Loop, dynamic batch and
+sequence dimensions) it writes two sidecars next to it. Exports use torch's default
+constant folding, which turns expressions of the parameters (W^T, W*W for the weight-norm
+radii, W.unsqueeze(0)) into new initializers; a few families are also exported without
+it (``<family>.<export>_nofold.onnx``), where the initial fast weights stay the only
+initializers and every use of them is explicit. Sidecars:
+
+* ``<family>.<export>.json``: how to check the model with the NumPy oracle of
+  test/python/oracle -- the oracle function and keyword arguments, the graph inputs
+  (shape with symbolic dims, oracle keyword, distribution of random test values), the
+  example dims of the export and further dims to test a scripted model with, and the
+  pre/post transforms around the oracle call;
+* ``<family>.<export>.npz``: the arrays (initial fast weights in oracle order, LayerNorm
+  gamma/beta, token_eta, or a whole block's parameters), float64.
+
+test/python/test_fixtures.py runs every fixture with onnxruntime and compares with the
+oracle; it does not need torch. Weights come from fixed seeds, so rerunning this script
+reproduces the same arrays (the .onnx bytes may differ between torch versions).
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+import torch  # noqa: E402
+
+from ttt.models import (  # noqa: E402
+    PlainLinear,
+    TinyTTTBlock,
+    TTTLinear,
+    TTTMLP,
+    ViT3DWConv,
+    ViT3GLU,
+    export_scripted,
+    export_traced,
+    lact_llm,
+    lact_nvs,
+    lact_variant,
+)
+
+OPSET = 17
+MAX_BYTES = 2 * 1024 * 1024
+
+# Distributions of the random test inputs: [kind, a, b] (normal: mean, std; uniform: lo, hi).
+DISTS = {
+    "q": ["normal", 0.0, 1.0], "k": ["normal", 0.0, 1.0], "v": ["normal", 0.0, 1.0],
+    "x": ["normal", 0.0, 1.0], "lr": ["uniform", 0.0, 0.1], "momentum": ["uniform", 0.0, 1.0],
+}
+SEQ = {0: "B", 2: "T"}
+# The LaCT fixtures use chunk 16 > d = 8 so that every chunk update has full rank: Muon's
+# Newton-Schulz iteration amplifies the rounding noise in the null space of a
+# rank-deficient update ~500x, which would put fp32 runs ~1e-5 away from the float64
+# oracle (real LaCT has C = 2048 >> d).
+
+
+class Fixture:
+    def __init__(self, family: str, make: Callable[[], torch.nn.Module], dims: Dict[str, int],
+                 axes: Dict[str, Dict[int, str]], test_dims: List[Dict[str, int]],
+                 exports=("traced", "scripted"), note: str = "", nofold: bool = False):
+        self.family = family
+        self.make = make
+        self.dims = dims            # example dims of the export
+        self.axes = axes            # dynamic axes per input (the scripted export keeps them)
+        self.test_dims = test_dims  # extra dims to test a scripted export with
+        self.exports = exports
+        self.note = note
+        self.nofold = nofold        # also export without constant folding (*_nofold)
+
+
+def _lact_axes(names):
+    return {n: dict(SEQ) for n in names}
+
+
+FIXTURES: List[Fixture] = [
+    Fixture("lact_llm", lambda: lact_llm(heads=2, d=8, d_hidden=16, chunk=16, seed=1),
+            {"B": 1, "T": 64}, _lact_axes(["q", "k", "v", "lr", "momentum"]),
+            [{"B": 2, "T": 56}, {"B": 1, "T": 7}], nofold=True,
+            note="LaCT-LLM: SwiGLU W0/W1/W2 trained, per-token lr [B,H,T,3], momentum, "
+                 "Muon (LaCT table), weight norm, apply-then-update, chunk 16"),
+]
+for _n, _desc in enumerate(["W1 only", "+ no weight norm", "+ single linear layer",
+                            "+ no per-token lr", "+ no momentum", "+ no Muon"], start=1):
+    _inputs = ["q", "k", "v"] + (["lr"] if _n < 4 else []) + (["momentum"] if _n < 5 else [])
+    FIXTURES.append(Fixture(
+        f"lact_v{_n}", (lambda n=_n: lact_variant(n, heads=2, d=8, d_hidden=16, chunk=16,
+                                                   seed=1 + n)),
+        {"B": 1, "T": 64}, _lact_axes(_inputs), [{"B": 2, "T": 56}], nofold=_n == 2,
+        note=f"LaCT-LLM Table 2 variant V{_n} (cumulative: {_desc})"))
+FIXTURES += [
+    Fixture("lact_nvs", lambda: lact_nvs(heads=1, d=16, d_hidden=32, seed=10),
+            {"B": 1, "T": 24, "Tq": 40},
+            {"q": {0: "B", 2: "Tq"}, "k": dict(SEQ), "v": dict(SEQ), "lr": dict(SEQ)},
+            [{"B": 2, "T": 20, "Tq": 28}],
+            note="LaCT-NVS: one full-batch update on k/v (lr, Muon NVS coefficients, "
+                 "weight norm), then apply to all queries"),
+    Fixture("vit3_glu", lambda: ViT3GLU(2, 16, seed=11), {"B": 1, "T": 36},
+            _lact_axes(["q", "k", "v"]), [{"B": 2, "T": 49}],
+            note="ViT^3 GLU branch: full batch, dot loss scale/N, column clip"),
+    Fixture("vit3_dwconv", lambda: ViT3DWConv(8, impl="conv", seed=12),
+            {"B": 2, "Hs": 6, "Ws": 6}, {n: {0: "B", 2: "Hs", 3: "Ws"} for n in "qkv"}, [],
+            exports=("traced",),
+            note="ViT^3 3x3 depth-wise conv branch, grouped-conv form (groups = B*C, so "
+                 "traced only)"),
+    Fixture("vit3_dwconv_shift", lambda: ViT3DWConv(8, impl="shift", seed=12),
+            {"B": 1, "Hs": 6, "Ws": 6}, {n: {0: "B", 2: "Hs", 3: "Ws"} for n in "qkv"},
+            [{"B": 2, "Hs": 5, "Ws": 7}],
+            note="ViT^3 3x3 depth-wise conv branch, nine-shifted-products form"),
+    Fixture("ttt_linear", lambda: TTTLinear(2, 16, chunk=8, seed=13), {"B": 1, "T": 40},
+            _lact_axes(["q", "k", "v", "lr"]), [{"B": 2, "T": 36}],
+            note="TTT-Linear (ttt-lm-pytorch dual form): LayerNorm-MSE, bias, token_eta x lr, "
+                 "target v - k, output q + LN(Z)"),
+    Fixture("ttt_mlp", lambda: TTTMLP(2, 8, chunk=8, seed=14), {"B": 1, "T": 40},
+            _lact_axes(["q", "k", "v", "lr"]), [{"B": 2, "T": 36}],
+            note="TTT-MLP (ttt-lm-pytorch dual form, gelu_tanh, hidden 4f)"),
+    Fixture("linear_dot", lambda: PlainLinear(2, 16, 16, loss="dot", order="update_then_apply",
+                                              chunk=8, seed=15),
+            {"B": 1, "T": 36}, _lact_axes(["q", "k", "v"]), [{"B": 2, "T": 24}],
+            note="linear fast weight, dot loss, update-then-apply, partial last chunk"),
+    Fixture("linear_mse", lambda: PlainLinear(2, 16, 16, loss="mse", order="apply_then_update",
+                                              chunk=8, use_lr=True, reduction="mean",
+                                              seed=16),
+            {"B": 1, "T": 40}, _lact_axes(["q", "k", "v", "lr"]), [{"B": 2, "T": 36}],
+            note="linear fast weight, MSE loss (mean over the chunk), per-token lr, "
+                 "apply-then-update"),
+    Fixture("block_lact", lambda: TinyTTTBlock(d_model=32, heads=4, chunk=16, seed=17),
+            {"B": 1, "T": 64}, {"x": {0: "B", 1: "T"}}, [{"B": 2, "T": 56}],
+            note="LayerNorm -> fused q/k/v Linear -> causal softmax attention + LaCT-LLM "
+                 "layer (lr/momentum from Linear+softplus/sigmoid) -> o_proj -> LN + GELU MLP"),
+]
+
+
+def _dump(obj: Any, indent: int = 0) -> str:
+    """JSON with one key per line and lists of scalars kept on one line."""
+    pad = " " * (indent + 1)
+    if isinstance(obj, dict):
+        if not obj:
+            return "{}"
+        items = [f"{pad}{json.dumps(k)}: {_dump(v, indent + 1)}" for k, v in obj.items()]
+        return "{\n" + ",\n".join(items) + "\n" + " " * indent + "}"
+    if isinstance(obj, (list, tuple)):
+        if all(not isinstance(x, (dict, list, tuple)) for x in obj):
+            return json.dumps(list(obj))
+        if all(isinstance(x, (list, tuple)) and all(not isinstance(y, (dict, list, tuple))
+                                                   for y in x) for x in obj):
+            return "[" + ", ".join(json.dumps(list(x)) for x in obj) + "]"
+        items = [pad + _dump(x, indent + 1) for x in obj]
+        return "[\n" + ",\n".join(items) + "\n" + " " * indent + "]"
+    return json.dumps(obj)
+
+
+def _shape_of(shape: List[int], axes: Dict[int, str]) -> List[Any]:
+    return [axes.get(i, d) for i, d in enumerate(shape)]
+
+
+def _input_shapes(module, dims):
+    if isinstance(module, TinyTTTBlock):
+        return {"x": [dims["B"], dims["T"], module.d_model]}
+    if isinstance(module, ViT3DWConv):
+        C = module.w.shape[0]
+        return {n: [dims["B"], C, dims["Hs"], dims["Ws"]] for n in "qkv"}
+    return module.input_shapes(dims["B"], dims["T"], dims.get("Tq"))
+
+
+def _spec(module):
+    if isinstance(module, TinyTTTBlock):
+        spec = module.reference_spec()
+        return {"layer": "block", "block": spec["config"]}, spec["params"], [], []
+    spec = module.oracle_spec()
+    arrays = dict(spec["weights"])
+    arrays.update(spec["arrays"])
+    side = {"layer": spec["layer"], "oracle_kwargs": spec["kwargs"],
+            "oracle_inputs": spec["inputs"], "pre": spec["pre"], "post": spec["post"]}
+    return side, arrays, list(spec["weights"]), list(spec["arrays"])
+
+
+def build(fx: Fixture, export: str, out: Path, seed: int = 0,
+          fold: bool = True) -> Dict[str, Any]:
+    torch.manual_seed(seed)
+    module = fx.make().eval()
+    names = list(getattr(module, "input_names"))
+    shapes = _input_shapes(module, fx.dims)
+    gen = torch.Generator().manual_seed(seed)
+    example = []
+    for n in names:
+        kind, a, b = DISTS[n]
+        t = torch.rand(*shapes[n], generator=gen) * (b - a) + a if kind == "uniform" else \
+            torch.randn(*shapes[n], generator=gen) * b + a
+        example.append(t)
+    stem = f"{fx.family}.{export}" + ("" if fold else "_nofold")
+    path = out / f"{stem}.onnx"
+    if export == "traced":
+        export_traced(module, example, path, OPSET, input_names=names,
+                      do_constant_folding=fold)
+        axes: Dict[str, Dict[int, str]] = {}
+        test_dims: List[Dict[str, int]] = []
+    else:
+        axes = {n: fx.axes[n] for n in names}
+        export_scripted(module, example, path, OPSET, input_names=names, dynamic_axes=axes,
+                        do_constant_folding=fold)
+        test_dims = fx.test_dims
+    size = path.stat().st_size
+    if size >= MAX_BYTES:
+        raise SystemExit(f"{path}: {size} bytes, over the 2 MB fixture limit")
+
+    side, arrays, weight_keys, array_keys = _spec(module)
+    oracle_inputs = side.pop("oracle_inputs", {n: n for n in names})
+    meta = {
+        "name": stem,
+        "family": fx.family,
+        "export": export,
+        "constant_folding": fold,
+        "description": fx.note,
+        "opset": OPSET,
+        **side,
+        "weights": weight_keys,
+        "arrays": array_keys,
+        "inputs": [{"name": n, "shape": _shape_of(shapes[n], axes.get(n, {})),
+                    "oracle": oracle_inputs.get(n, n), "dist": DISTS[n]} for n in names],
+        "outputs": ["o"],
+        "dims": fx.dims,
+        "test_dims": test_dims,
+        "generator": "python/scripts/make_fixtures.py",
+        "torch": torch.__version__,
+    }
+    np.savez_compressed(out / f"{stem}.npz", **{k: np.asarray(v, np.float64)
+                                               for k, v in arrays.items()})
+    (out / f"{stem}.json").write_text(_dump(meta) + "\n")
+    return {"name": stem, "bytes": size}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", type=Path, default=ROOT / "test" / "fixtures" / "onnx")
+    ap.add_argument("--only", nargs="*", help="families to build (default: all)")
+    ap.add_argument("--list", action="store_true", help="list the fixtures and exit")
+    ap.add_argument("--no-constant-folding", action="store_true",
+                    help="export every fixture without constant folding")
+    args = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    if args.list:
+        for fx in FIXTURES:
+            print(f"{fx.family:20s} {','.join(fx.exports):16s} {fx.note}")
+        return 0
+    args.out.mkdir(parents=True, exist_ok=True)
+    for fx in FIXTURES:
+        if args.only and fx.family not in args.only:
+            continue
+        for export in fx.exports:
+            folds = [False] if args.no_constant_folding else [True] + ([False] if fx.nofold
+                                                                      else [])
+            for fold in folds:
+                r = build(fx, export, args.out, fold=fold)
+                print(f"{r['name']:32s} {r['bytes']:8d} bytes")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
