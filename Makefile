@@ -1,5 +1,5 @@
 # ttt — the two set-up commands of the README, and their parts.
-#   make demo   installs what is missing, builds, runs ttt-opt on the bundled example
+#   make demo   installs what is missing, builds, explains + rewrites the bundled LaCT layer and runs both forms
 #   make test   installs what is missing, builds, runs every test suite
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 CXX_COMPILER ?= $(shell command -v clang++ 2>/dev/null || command -v g++)
 C_COMPILER ?= $(shell command -v clang 2>/dev/null || command -v gcc)
 
-.PHONY: all setup configure build demo test check-lit check-python docs clean
+.PHONY: all setup configure build demo test check-lit check-python docs clean fuzz fixtures
 
 all: build
 
@@ -27,8 +27,7 @@ build: configure
 	ninja -C $(BUILD_DIR) -j $(JOBS)
 
 demo: build
-	@echo "== ttt-opt parses, verifies and prints the bundled LaCT-LLM layer =="
-	$(BUILD_DIR)/bin/ttt-opt examples/lact_llm_layer.mlir
+	BUILD_DIR=$(BUILD_DIR) ./scripts/demo.sh
 
 check-python: build
 	TTT_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q test/python
@@ -38,6 +37,30 @@ check-lit: build
 
 # Python tests first so that the output ends with the lit summary.
 test: build check-python check-lit
+
+# libFuzzer on the ONNX reader and writer for FUZZ_TIME seconds, seeded with the
+# test models (needs clang and libclang-rt-14-dev, which setup installs).
+FUZZ_TIME ?= 60
+FUZZ_DIR = $(BUILD_DIR)/fuzz
+fuzz: configure
+	@ninja -C $(BUILD_DIR) -t query ttt-onnx-fuzz >/dev/null 2>&1 || { \
+	  echo "fuzz: $(BUILD_DIR) was configured with a compiler without libFuzzer;"; \
+	  echo "      reconfigure it with clang (make clean; make fuzz)"; exit 1; }
+	ninja -C $(BUILD_DIR) -j $(JOBS) ttt-onnx-fuzz
+	mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds $(FUZZ_DIR)/artifacts
+	$(PYTHON) test/python/onnx_models.py $(FUZZ_DIR)/seeds > /dev/null
+	$(BUILD_DIR)/bin/ttt-onnx-fuzz -max_total_time=$(FUZZ_TIME) -timeout=10 \
+	  -rss_limit_mb=2048 -print_final_stats=1 \
+	  -artifact_prefix=$(FUZZ_DIR)/artifacts/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds
+
+# Regenerate the committed ONNX fixtures (test/fixtures/onnx) from the PyTorch reference
+# models in python/ttt/models, then check them against the NumPy oracle. Needs torch,
+# installed here from python/requirements-models.txt; make test does not.
+fixtures:
+	@$(PYTHON) -c "import torch" >/dev/null 2>&1 || \
+	  $(PYTHON) -m pip install -q -r python/requirements-models.txt
+	$(PYTHON) python/scripts/make_fixtures.py
+	$(PYTHON) -m pytest -q test/python/test_fixtures.py
 
 docs: configure
 	ninja -C $(BUILD_DIR) mlir-doc

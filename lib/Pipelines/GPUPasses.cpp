@@ -10,10 +10,12 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -77,33 +79,96 @@ struct GPUBf16OperandsPass
 };
 
 //===----------------------------------------------------------------------===//
-// ttt-gpu-copies-to-linalg
+// ttt-gpu-prepare-linalg
 //===----------------------------------------------------------------------===//
 
-struct GPUCopiesToLinalgPass
-    : PassWrapper<GPUCopiesToLinalgPass, OperationPass<ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GPUCopiesToLinalgPass)
+struct GPUPrepareLinalgPass
+    : PassWrapper<GPUPrepareLinalgPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GPUPrepareLinalgPass)
 
-  StringRef getArgument() const final { return "ttt-gpu-copies-to-linalg"; }
+  StringRef getArgument() const final { return "ttt-gpu-prepare-linalg"; }
   StringRef getDescription() const final {
-    return "Turn memref.copy into linalg.copy, so that copies become kernels";
+    return "Make every copy and linalg op on buffers a linalg.generic whose "
+           "parallel loops come first, ready to become one kernel each";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<linalg::LinalgDialect>();
+    registry.insert<linalg::LinalgDialect, scf::SCFDialect>();
+  }
+
+  static bool onHost(Operation *op) {
+    return !op->getParentOfType<gpu::GPUModuleOp>() &&
+           !op->getParentOfType<gpu::LaunchOp>();
   }
 
   void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // Copies run as kernels like every other linalg op, not on the host.
     SmallVector<memref::CopyOp> copies;
     getOperation()->walk([&](memref::CopyOp op) {
-      if (!op->getParentOfType<gpu::GPUModuleOp>() &&
-          !op->getParentOfType<gpu::LaunchOp>())
+      if (onHost(op))
         copies.push_back(op);
     });
     for (memref::CopyOp op : copies) {
-      OpBuilder b(op);
-      linalg::CopyOp::create(b, op.getLoc(), ValueRange{op.getSource()},
+      rewriter.setInsertionPoint(op);
+      linalg::CopyOp::create(rewriter, op.getLoc(), ValueRange{op.getSource()},
                              ValueRange{op.getTarget()});
-      op.erase();
+      rewriter.eraseOp(op);
+    }
+    // Named ops as generics.
+    SmallVector<linalg::LinalgOp> named;
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (!isa<linalg::GenericOp>(op) && onHost(op))
+        named.push_back(op);
+    });
+    for (linalg::LinalgOp op : named) {
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::generalizeNamedOp(rewriter, op))) {
+        op->emitError("ttt-to-gpu: cannot generalize this op");
+        return signalPassFailure();
+      }
+    }
+    // Parallel loops first: convert-linalg-to-parallel-loops makes one
+    // scf.parallel of the leading parallel loops, which becomes the kernel;
+    // a reduction loop in front would stay a host loop around a launch per
+    // step.
+    SmallVector<linalg::GenericOp> generics;
+    getOperation()->walk([&](linalg::GenericOp op) {
+      if (onHost(op))
+        generics.push_back(op);
+    });
+    for (linalg::GenericOp op : generics) {
+      // A full reduction has no parallel loop to map; one thread does it on
+      // the device, in a one-iteration scf.parallel (rather than the host,
+      // which would pull the data back from the device).
+      if (op.getNumParallelLoops() == 0 && op.getNumLoops() > 0) {
+        rewriter.setInsertionPoint(op);
+        Location loc = op.getLoc();
+        Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+        Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+        auto single = scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
+                                              ValueRange{one},
+                                              ValueRange{one});
+        op->moveBefore(single.getBody()->getTerminator());
+        continue;
+      }
+      SmallVector<unsigned> order;
+      SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+      for (auto [i, kind] : llvm::enumerate(iterators))
+        if (kind == utils::IteratorType::parallel)
+          order.push_back(i);
+      for (auto [i, kind] : llvm::enumerate(iterators))
+        if (kind != utils::IteratorType::parallel)
+          order.push_back(i);
+      bool identity = true;
+      for (auto [i, dim] : llvm::enumerate(order))
+        identity &= i == dim;
+      if (identity)
+        continue;
+      rewriter.setInsertionPoint(op);
+      if (failed(linalg::interchangeGenericOp(rewriter, op, order))) {
+        op->emitError("ttt-to-gpu: cannot move the parallel loops first");
+        return signalPassFailure();
+      }
     }
   }
 };
@@ -348,6 +413,79 @@ struct GPUHostBoundaryPass
 };
 
 //===----------------------------------------------------------------------===//
+// ttt-gpu-merge-modules
+//===----------------------------------------------------------------------===//
+
+struct GPUMergeModulesPass
+    : PassWrapper<GPUMergeModulesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GPUMergeModulesPass)
+
+  StringRef getArgument() const final { return "ttt-gpu-merge-modules"; }
+  StringRef getDescription() const final {
+    return "Move every outlined kernel into one gpu.module (one binary, one "
+           "ptxas run, one module load)";
+  }
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto modules = llvm::to_vector(module.getOps<gpu::GPUModuleOp>());
+    if (modules.size() < 2)
+      return;
+    gpu::GPUModuleOp target = modules.front();
+    if (target.getOffloadingHandlerAttr()) {
+      return; // leave hand-written modules with their own handlers alone
+    }
+    SymbolTable symbols(target);
+    MLIRContext *ctx = &getContext();
+    // (module, kernel) -> new kernel name in the target module.
+    DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
+    for (gpu::GPUModuleOp source : llvm::drop_begin(modules)) {
+      if (source.getTargetsAttr() != target.getTargetsAttr() ||
+          source.getOffloadingHandlerAttr())
+        continue;
+      for (Operation &op :
+           llvm::make_early_inc_range(source.getBody()->getOperations())) {
+        auto symbol = dyn_cast<SymbolOpInterface>(&op);
+        if (!symbol)
+          continue;
+        StringAttr name = symbol.getNameAttr();
+        if (isa<gpu::GPUFuncOp>(op)) {
+          // Outlined kernels all share their function's name; the modules'
+          // names are unique.
+          if (symbols.lookup(name))
+            SymbolTable::setSymbolName(&op, source.getNameAttr());
+          op.moveBefore(target.getBody(), target.getBody()->end());
+          symbols.insert(&op); // renames further if it still clashes
+          renamed[{source.getNameAttr(), name}] =
+              SymbolTable::getSymbolName(&op);
+          continue;
+        }
+        if (Operation *existing = symbols.lookup(name)) {
+          // Outlining clones the same callee into every module using it.
+          if (!isa<FunctionOpInterface>(existing) ||
+              !isa<FunctionOpInterface>(op)) {
+            op.emitError("ttt-gpu-merge-modules: symbol clash");
+            return signalPassFailure();
+          }
+          continue;
+        }
+        op.moveBefore(target.getBody(), target.getBody()->end());
+        symbols.insert(&op);
+      }
+      source.erase();
+    }
+    module.walk([&](gpu::LaunchFuncOp launch) {
+      auto it =
+          renamed.find({launch.getKernelModuleName(), launch.getKernelName()});
+      if (it == renamed.end())
+        return;
+      launch.setKernelAttr(SymbolRefAttr::get(
+          target.getNameAttr(), {FlatSymbolRefAttr::get(it->second)}));
+    });
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // ttt-gpu-launch-to-loops (host emulation, for testing)
 //===----------------------------------------------------------------------===//
 
@@ -419,6 +557,10 @@ struct GPULaunchToLoopsPass
 
 } // namespace
 
+std::unique_ptr<Pass> mlir::ttt::createGPUMergeModulesPass() {
+  return std::make_unique<GPUMergeModulesPass>();
+}
+
 std::unique_ptr<Pass> mlir::ttt::createGPULaunchToLoopsPass() {
   return std::make_unique<GPULaunchToLoopsPass>();
 }
@@ -427,8 +569,8 @@ std::unique_ptr<Pass> mlir::ttt::createGPUBf16OperandsPass() {
   return std::make_unique<GPUBf16OperandsPass>();
 }
 
-std::unique_ptr<Pass> mlir::ttt::createGPUCopiesToLinalgPass() {
-  return std::make_unique<GPUCopiesToLinalgPass>();
+std::unique_ptr<Pass> mlir::ttt::createGPUPrepareLinalgPass() {
+  return std::make_unique<GPUPrepareLinalgPass>();
 }
 
 std::unique_ptr<Pass> mlir::ttt::createGPUMapParallelLoopsPass(unsigned tileX,
@@ -442,8 +584,9 @@ std::unique_ptr<Pass> mlir::ttt::createGPUHostBoundaryPass() {
 
 void mlir::ttt::registerGPUPipelinePasses() {
   PassRegistration<GPUBf16OperandsPass>();
-  PassRegistration<GPUCopiesToLinalgPass>();
+  PassRegistration<GPUPrepareLinalgPass>();
   PassRegistration<GPUMapParallelLoopsPass>();
   PassRegistration<GPUHostBoundaryPass>();
+  PassRegistration<GPUMergeModulesPass>();
   PassRegistration<GPULaunchToLoopsPass>();
 }

@@ -25,10 +25,12 @@ namespace mlir::ttt {
 /// operands while sums stay f32.
 std::unique_ptr<Pass> createGPUBf16OperandsPass();
 
-/// `ttt-gpu-copies-to-linalg` (on buffers): memref.copy becomes linalg.copy,
-/// so that copies run as kernels like every other linalg op instead of on
-/// the host.
-std::unique_ptr<Pass> createGPUCopiesToLinalgPass();
+/// `ttt-gpu-prepare-linalg` (on buffers): memref.copy becomes linalg.copy
+/// (copies run as kernels too, not on the host), named linalg ops become
+/// linalg.generic, and every generic's loops are interchanged so that its
+/// parallel loops come first (then one kernel covers the op; a reduction in
+/// front would otherwise stay a host loop launching a kernel per step).
+std::unique_ptr<Pass> createGPUPrepareLinalgPass();
 
 /// `ttt-gpu-map-parallel-loops{tile-x tile-y}` (on buffers): every outermost
 /// scf.parallel without reductions that is not already on the device becomes
@@ -52,6 +54,11 @@ std::unique_ptr<Pass> createGPUMapParallelLoopsPass(unsigned tileX = 32,
 /// never see host-only memory once memref.alloc means device-accessible
 /// managed memory) and frees the copies before returning.
 std::unique_ptr<Pass> createGPUHostBoundaryPass();
+
+/// `ttt-gpu-merge-modules` (after gpu-kernel-outlining, which makes one
+/// gpu.module per kernel): moves every kernel into the first gpu.module, so
+/// that the program has one binary (one ptxas run, one module load).
+std::unique_ptr<Pass> createGPUMergeModulesPass();
 
 /// `ttt-gpu-launch-to-loops`: every gpu.launch becomes sequential scf.for
 /// loops over its blocks and threads on the host (kernels without barriers,

@@ -150,12 +150,14 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
   // every scf.for (chunk loops, the chunk-state scan) stay sequential loops
   // on the host; each linalg op inside them becomes one kernel launch.
   pm.addPass(createForallToForLoopPass());
-  pm.addPass(createGPUCopiesToLinalgPass());
+  pm.addPass(createGPUPrepareLinalgPass());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  // No canonicalization in between: it would fold the one-iteration loops
+  // that put full reductions on the device.
   pm.addPass(createGPUMapParallelLoopsPass(options.tileX, options.tileY));
   pm.addPass(createGPUHostBoundaryPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
   if (options.emulate) {
     pm.addPass(createGPULaunchToLoopsPass());
     pm.addPass(createConvertVectorToSCFPass());
@@ -165,6 +167,7 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
     return;
   }
   pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createGPUMergeModulesPass());
 
   // Both sides: structured control flow and memref metadata to plain ops.
   pm.addPass(createConvertVectorToSCFPass());

@@ -1,4 +1,4 @@
-//===- CrashGuard.h - one-line reports of crashes in compiled code -*- C++ -*-//
+//===- CrashGuard.h - crashes in compiled code as errors --------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

@@ -73,8 +73,8 @@ findEntry(ModuleOp module, llvm::StringRef requested, llvm::StringRef file) {
       return makeRunError(file, "no function named '" + requested +
                                     "' (public functions: " + names() + ")");
     if (func.isExternal())
-      return makeRunError(file, "function '" + requested +
-                                    "' is only a declaration");
+      return makeRunError(file,
+                          "function '" + requested + "' is only a declaration");
     if (!func.isPublic())
       return makeRunError(file, "function '" + requested +
                                     "' is private; ttt-run calls public "
@@ -103,15 +103,15 @@ llvm::Expected<EntrySignature> getEntrySignature(ModuleOp module,
   signature.name = func->getSymName().str();
   FunctionType type = func->getFunctionType();
   for (auto [i, input] : llvm::enumerate(type.getInputs())) {
-    auto spec = describe(input, "argument " + llvm::Twine(i), signature.name,
-                         file);
+    auto spec =
+        describe(input, "argument " + llvm::Twine(i), signature.name, file);
     if (!spec)
       return spec.takeError();
     signature.arguments.push_back(std::move(*spec));
   }
   for (auto [i, result] : llvm::enumerate(type.getResults())) {
-    auto spec = describe(result, "result " + llvm::Twine(i), signature.name,
-                         file);
+    auto spec =
+        describe(result, "result " + llvm::Twine(i), signature.name, file);
     if (!spec)
       return spec.takeError();
     signature.results.push_back(std::move(*spec));

@@ -31,7 +31,7 @@ static std::string describeArgument(size_t index, const TensorSpec &spec,
   std::string text;
   raw_string_ostream os(text);
   if (!arrayName.empty())
-    os << "array '" << arrayName << "' for ";
+    os << "array " << npy::quote(arrayName) << " for ";
   os << "argument " << index << " (" << spec.type << ")";
   return text;
 }
@@ -48,12 +48,11 @@ static Error checkArray(const npy::Array &array, const TensorSpec &spec,
     return makeRunError(path, what + ": shape mismatch: expected rank " +
                                   Twine(spec.getRank()) + ", got shape " +
                                   npy::formatShape(array.getShape()));
-  for (auto [dim, expected, actual] :
-       enumerate(spec.shape, array.getShape())) {
+  for (auto [dim, expected, actual] : enumerate(spec.shape, array.getShape())) {
     if (!ShapedType::isDynamic(expected) && expected != actual)
       return makeRunError(path, what + ": shape mismatch: dimension " +
-                                    Twine(dim) + " must be " +
-                                    Twine(expected) + ", got shape " +
+                                    Twine(dim) + " must be " + Twine(expected) +
+                                    ", got shape " +
                                     npy::formatShape(array.getShape()));
   }
   return Error::success();
@@ -86,13 +85,13 @@ Expected<std::vector<npy::Array>> loadInputs(StringRef path,
     for (auto [i, array] : enumerate(arrays)) {
       std::optional<size_t> index = parseArgName(array.name);
       if (!index)
-        return makeRunError(path, "array '" + array.name +
-                                      "' is not named arg<N>, but others are "
+        return makeRunError(path, "array " + npy::quote(array.name) +
+                                      " is not named arg<N>, but others are "
                                       "(name all arrays arg0, arg1, ... or "
                                       "none)");
       if (*index >= numArgs)
-        return makeRunError(path, "wrong number of inputs: array '" +
-                                      array.name + "', but @" +
+        return makeRunError(path, "wrong number of inputs: array " +
+                                      npy::quote(array.name) + ", but @" +
                                       signature.name + " takes " +
                                       countOf(numArgs, "argument"));
       arrayForArg[*index] = i;
@@ -129,9 +128,10 @@ Expected<std::vector<npy::Array>> loadInputs(StringRef path,
 
 /// Parses one entry of --shapes for argument `index`: sizes joined by 'x',
 /// where '?' takes the default; '*' (or nothing) means all defaults.
-static Expected<SmallVector<int64_t>>
-parseShapeEntry(StringRef entry, size_t index, const TensorSpec &spec,
-                int64_t dimSize) {
+static Expected<SmallVector<int64_t>> parseShapeEntry(StringRef entry,
+                                                      size_t index,
+                                                      const TensorSpec &spec,
+                                                      int64_t dimSize) {
   entry = entry.trim();
   SmallVector<int64_t> shape;
   for (int64_t dim : spec.shape)
@@ -156,8 +156,8 @@ parseShapeEntry(StringRef entry, size_t index, const TensorSpec &spec,
     if (text.getAsInteger(10, size) || size < 0)
       return fail("'" + text + "' is not a size (a number >= 0 or '?')");
     if (!ShapedType::isDynamic(spec.shape[i]) && size != spec.shape[i])
-      return fail("dimension " + Twine(i) + " must be " +
-                  Twine(spec.shape[i]) + ", got " + Twine(size));
+      return fail("dimension " + Twine(i) + " must be " + Twine(spec.shape[i]) +
+                  ", got " + Twine(size));
     shape[i] = size;
   }
   return std::move(shape);
@@ -171,9 +171,7 @@ static void fillRandom(npy::Array &array, std::mt19937_64 &generator) {
     // 53 random bits -> [0, 1) -> [-1, 1).
     return static_cast<double>(generator() >> 11) * 0x1.0p-53 * 2.0 - 1.0;
   };
-  auto integer = [&] {
-    return static_cast<int64_t>(generator() % 21) - 10;
-  };
+  auto integer = [&] { return static_cast<int64_t>(generator() % 21) - 10; };
   switch (array.getDType()) {
   case npy::DType::F32:
     for (float &v : array.getValues<float>())
@@ -210,8 +208,8 @@ makeRandomInputs(const EntrySignature &signature,
                               "argument)");
   }
   if (options.dimSize < 0)
-    return makeRunError("--dim-size", "must be >= 0, got " +
-                                          Twine(options.dimSize));
+    return makeRunError("--dim-size",
+                        "must be >= 0, got " + Twine(options.dimSize));
 
   std::mt19937_64 generator(options.seed);
   std::vector<npy::Array> inputs;
@@ -223,9 +221,8 @@ makeRandomInputs(const EntrySignature &signature,
       return shape.takeError();
     Expected<npy::Array> array = npy::Array::create(spec.dtype, *shape);
     if (!array)
-      return makeRunError("--random-inputs",
-                          "argument " + Twine(i) + ": " +
-                              toString(array.takeError()));
+      return makeRunError("--random-inputs", "argument " + Twine(i) + ": " +
+                                                 toString(array.takeError()));
     fillRandom(*array, generator);
     inputs.push_back(std::move(*array));
   }

@@ -150,6 +150,7 @@ JitFunction::create(mlir::ModuleOp lowered, const EntrySignature &signature,
   std::unique_ptr<JitFunction> function(new JitFunction());
   function->engine = std::move(*engine);
   function->packed = *packed;
+  function->freeResult = options.freeResult ? options.freeResult : std::free;
   function->signature = signature;
   function->file = file.str();
   return std::move(function);
@@ -201,8 +202,9 @@ JitFunction::call(std::vector<npy::Array> &inputs, double &seconds) {
   std::fflush(stdout);
 
   // Copy the results out, then free their buffers: ttt-to-cpu makes every
-  // returned buffer a fresh malloc owned by the caller, though two results
-  // may share one. Argument buffers are never freed here.
+  // returned buffer a fresh malloc owned by the caller (ttt-to-gpu: a buffer
+  // of the GPU runtime's allocator), though two results may share one.
+  // Argument buffers are never freed here.
   std::vector<npy::Array> results;
   Error error = Error::success();
   DenseSet<void *> freed;
@@ -224,7 +226,7 @@ JitFunction::call(std::vector<npy::Array> &inputs, double &seconds) {
       }
     }
     if (freed.insert(view.getAllocated()).second)
-      std::free(view.getAllocated());
+      freeResult(view.getAllocated());
   }
   if (error)
     return std::move(error);

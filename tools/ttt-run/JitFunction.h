@@ -34,6 +34,9 @@ struct JitOptions {
   unsigned optLevel = 2;
   /// Shared libraries whose symbols the compiled code may call.
   std::vector<std::string> sharedLibs;
+  /// Frees the buffers the function returns (ttt-to-gpu programs allocate
+  /// them with the GPU runtime's allocator).
+  void (*freeResult)(void *) = nullptr;
 };
 
 class JitFunction {
@@ -48,14 +51,15 @@ public:
   /// Bufferize lets functions update their arguments), so callers pass
   /// copies they can lose. Returns the results as dense arrays, and the wall
   /// time of the call alone in `seconds`.
-  llvm::Expected<std::vector<npy::Array>>
-  call(std::vector<npy::Array> &inputs, double &seconds);
+  llvm::Expected<std::vector<npy::Array>> call(std::vector<npy::Array> &inputs,
+                                               double &seconds);
 
 private:
   JitFunction() = default;
 
   std::unique_ptr<mlir::ExecutionEngine> engine;
   void (*packed)(void **) = nullptr;
+  void (*freeResult)(void *) = nullptr;
   EntrySignature signature;
   std::string file;
 };

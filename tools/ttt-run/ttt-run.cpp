@@ -5,9 +5,12 @@
 //===----------------------------------------------------------------------===//
 //
 // ttt-run reads a .mlir file, lowers it with the ttt-to-cpu pipeline (the
-// same builder ttt-opt --ttt-to-cpu uses), JIT-compiles it and calls one
-// function on arrays from a .npz/.npy file or on seeded random arrays. It
-// prints the results, writes them to a .npz file, or times repeated calls.
+// same builder ttt-opt --ttt-to-cpu uses) or, with --device=cuda, the
+// ttt-to-gpu pipeline, JIT-compiles the host code and calls one function on
+// arrays from a .npz/.npy file or on seeded random arrays. It prints the
+// results, writes them to a .npz file, or times repeated calls. On CUDA the
+// kernels run through the project's GPU runtime (libttt_cuda_runtime.so),
+// which ttt-run loads, and asks for a device, before compiling anything.
 //
 // Output: results go to stdout, timings and errors to stderr. Every error is
 // one line, "ttt-run: error: SUBJECT: REASON", and the exit status is 1.
@@ -24,8 +27,10 @@
 
 #include "ttt/InitAllDialects.h"
 #include "ttt/Pipelines/Pipelines.h"
+#include "ttt/Runtime/CudaRuntime.h"
 #include "ttt/Support/NpyArchive.h"
 
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/InitAllDialects.h"
@@ -35,6 +40,8 @@
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/DynamicLibrary.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -44,6 +51,9 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
 
 using namespace llvm;
 using namespace ttt;
@@ -129,6 +139,39 @@ static cl::opt<unsigned> repeat(
              "the call only, not compilation or copying"),
     cl::init(1), cl::value_desc("n"), cl::cat(runCategory));
 
+namespace {
+enum class Device { cpu, cuda };
+} // namespace
+
+static cl::opt<Device> device(
+    "device",
+    cl::desc("Where the function runs (default cpu): cpu compiles with "
+             "ttt-to-cpu for this machine; cuda compiles with ttt-to-gpu "
+             "(kernels for an NVIDIA GPU, host code JIT-compiled) and runs "
+             "the kernels through the project's GPU runtime, "
+             "libttt_cuda_runtime.so, which needs the CUDA driver "
+             "(libcuda.so.1) and a GPU; without them ttt-run stops with "
+             "one line before compiling"),
+    cl::values(clEnumValN(Device::cpu, "cpu", "the host CPU"),
+               clEnumValN(Device::cuda, "cuda", "an NVIDIA GPU (CUDA)")),
+    cl::init(Device::cpu), cl::cat(runCategory));
+
+static cl::opt<std::string> gpuOptions(
+    "gpu-options",
+    cl::desc("With --device=cuda: options of the ttt-to-gpu pipeline, "
+             "space-separated, e.g. \"chip=sm_90 precision=bf16 format=isa "
+             "tile-x=32 tile-y=8\" (see ttt-opt --help); emulate=true runs "
+             "the kernels on the host instead, needing no GPU (a testing aid)"),
+    cl::value_desc("options"), cl::cat(runCategory));
+
+static cl::opt<std::string> cudaRuntime(
+    "cuda-runtime",
+    cl::desc("With --device=cuda: the GPU runtime library to load (default: "
+             "libttt_cuda_runtime.so of this build, or ../lib next to "
+             "ttt-run); $TTT_CUDA_DRIVER names the CUDA driver it opens "
+             "(default libcuda.so.1)"),
+    cl::value_desc("lib.so"), cl::cat(runCategory));
+
 static cl::opt<bool> openmp(
     "openmp",
     cl::desc("Run parallel loops on OpenMP threads (pipeline option openmp; "
@@ -154,10 +197,9 @@ static cl::opt<bool> runtimeChecks(
              "a failing check prints the op and stops"),
     cl::init(false), cl::cat(runCategory));
 
-static cl::opt<unsigned> optLevel(
-    "opt-level",
-    cl::desc("LLVM optimization level of the JIT, 0-3"), cl::init(2),
-    cl::value_desc("0-3"), cl::cat(runCategory));
+static cl::opt<unsigned>
+    optLevel("opt-level", cl::desc("LLVM optimization level of the JIT, 0-3"),
+             cl::init(2), cl::value_desc("0-3"), cl::cat(runCategory));
 
 static cl::list<std::string> sharedLibs(
     "shared-libs",
@@ -167,8 +209,9 @@ static cl::list<std::string> sharedLibs(
 
 static cl::opt<bool> printIR(
     "print-ir",
-    cl::desc("Print the module after the ttt-to-cpu pipeline (LLVM dialect) "
-             "to stdout and exit without running it"),
+    cl::desc("Print the module after the pipeline (ttt-to-cpu, or "
+             "ttt-to-gpu with --device=cuda: LLVM dialect plus gpu.binary "
+             "kernels) to stdout and exit without running it (needs no GPU)"),
     cl::init(false), cl::cat(runCategory));
 
 /// Parses the command line into the options above. Errors come back as one
@@ -185,9 +228,10 @@ static Error parseCommandLine(int argc, char **argv) {
     parsed = cl::ParseCommandLineOptions(
         argc, argv,
         "ttt-run: compile a tensor function with the ttt-to-cpu pipeline "
-        "and run it on the CPU\n\n"
+        "and run it on the CPU, or with ttt-to-gpu on an NVIDIA GPU\n\n"
         "  ttt-run model.mlir --random-inputs=1 --shapes=2x16,16x4\n"
-        "  ttt-run model.mlir --inputs=in.npz --outputs=out.npz\n",
+        "  ttt-run model.mlir --inputs=in.npz --outputs=out.npz\n"
+        "  ttt-run model.mlir --device=cuda --inputs=in.npz --repeat=5\n",
         &os);
     messages = capture.take() + messages;
   }
@@ -204,8 +248,49 @@ static Error parseCommandLine(int argc, char **argv) {
   return makeRunError("command line", joined);
 }
 
+/// The ttt-to-gpu options of --gpu-options (parsed by checkOptions).
+static std::unique_ptr<mlir::ttt::TTTToGPUOptions> parsedGPUOptions;
+
+/// --device=cuda with real kernels (not emulated on the host).
+static bool usesCudaRuntime() {
+  return device == Device::cuda && !parsedGPUOptions->emulate;
+}
+
 /// Flags that make no sense together or out of range.
 static Error checkOptions() {
+  if (device == Device::cuda) {
+    for (cl::Option *flag : std::initializer_list<cl::Option *>{
+             &openmp, &numThreads, &fuseElementwise, &runtimeChecks})
+      if (flag->getNumOccurrences())
+        return makeRunError("--" + flag->ArgStr,
+                            "only applies with --device=cpu");
+    std::string messages;
+    {
+      StderrCapture capture;
+      parsedGPUOptions =
+          mlir::ttt::TTTToGPUOptions::createFromString(gpuOptions);
+      messages = capture.take();
+    }
+    if (!parsedGPUOptions) {
+      SmallVector<StringRef> lines;
+      StringRef(messages).split(lines, '\n', -1, /*KeepEmpty=*/false);
+      std::string reason;
+      for (StringRef line : lines) {
+        line = line.trim();
+        line.consume_front("ttt-run: ");
+        reason += (reason.empty() ? "" : " ") + line.str();
+      }
+      return makeRunError("--gpu-options",
+                          "not valid ttt-to-gpu options" +
+                              (reason.empty() ? "" : ": " + reason));
+    }
+  } else {
+    if (gpuOptions.getNumOccurrences())
+      return makeRunError("--gpu-options", "only applies with --device=cuda");
+    if (cudaRuntime.getNumOccurrences())
+      return makeRunError("--cuda-runtime",
+                          "only applies with --device=cuda");
+  }
   if (!inputsPath.empty() && randomSeed.getNumOccurrences())
     return makeRunError("command line",
                         "--inputs and --random-inputs exclude each other");
@@ -249,6 +334,11 @@ parseInput(mlir::MLIRContext &context, SourceMgr &sourceMgr) {
   return std::move(module);
 }
 
+/// The pipeline that --device selects, for messages.
+static StringRef getPipelineName() {
+  return device == Device::cuda ? "ttt-to-gpu" : "ttt-to-cpu";
+}
+
 /// Finds what the pipeline left outside the LLVM dialect: partial
 /// conversions succeed even when some op had no lowering, and translation to
 /// LLVM IR would only report a leftover cast. Reports the op itself.
@@ -259,7 +349,11 @@ static Error checkLowered(mlir::ModuleOp module) {
     if (isa<mlir::UnrealizedConversionCastOp>(op)) {
       if (!cast)
         cast = op;
-    } else if (dialect != "llvm" && dialect != "omp" && op != module) {
+    } else if (dialect != "llvm" && dialect != "omp" && op != module &&
+               // ttt-to-gpu's kernels and launches, which the LLVM IR
+               // translation turns into the blobs and mgpu* calls.
+               !(device == Device::cuda &&
+                 isa<mlir::gpu::BinaryOp, mlir::gpu::LaunchFuncOp>(op))) {
       leftover = op;
       return mlir::WalkResult::interrupt();
     }
@@ -272,21 +366,93 @@ static Error checkLowered(mlir::ModuleOp module) {
   DiagnosticCollector diagnostics(module.getContext(), getDisplayName());
   leftover->emitError() << "'" << leftover->getName()
                         << "' has no lowering to the LLVM dialect";
-  return diagnostics.takeError("ttt-to-cpu pipeline failed");
+  return diagnostics.takeError(getPipelineName() + " pipeline failed");
 }
 
 static Error lower(mlir::ModuleOp module) {
-  mlir::ttt::TTTToCPUOptions options;
-  options.openmp = openmp;
-  options.numThreads = numThreads;
-  options.fuseElementwise = fuseElementwise;
-  options.runtimeVerification = runtimeChecks;
   mlir::PassManager pm(module.getContext());
-  mlir::ttt::buildTTTToCPUPipeline(pm, options);
+  if (device == Device::cuda) {
+    mlir::ttt::buildTTTToGPUPipeline(pm, *parsedGPUOptions);
+  } else {
+    mlir::ttt::TTTToCPUOptions options;
+    options.openmp = openmp;
+    options.numThreads = numThreads;
+    options.fuseElementwise = fuseElementwise;
+    options.runtimeVerification = runtimeChecks;
+    mlir::ttt::buildTTTToCPUPipeline(pm, options);
+  }
   DiagnosticCollector diagnostics(module.getContext(), getDisplayName());
   if (mlir::failed(pm.run(module)))
-    return diagnostics.takeError("ttt-to-cpu pipeline failed");
+    return diagnostics.takeError(getPipelineName() + " pipeline failed");
   return checkLowered(module);
+}
+
+//===----------------------------------------------------------------------===//
+// The GPU runtime
+//===----------------------------------------------------------------------===//
+
+/// The runtime library --device=cuda loads: --cuda-runtime, else the one of
+/// this build, else ../lib/ next to the executable (an installed tree).
+static std::string getCudaRuntimePath() {
+  if (!cudaRuntime.empty())
+    return cudaRuntime;
+  if (sys::fs::exists(TTT_CUDA_RUNTIME_PATH))
+    return TTT_CUDA_RUNTIME_PATH;
+  static int anchor;
+  std::string exe = sys::fs::getMainExecutable("ttt-run", &anchor);
+  SmallString<256> path(sys::path::parent_path(sys::path::parent_path(exe)));
+  sys::path::append(path, "lib", sys::path::filename(TTT_CUDA_RUNTIME_PATH));
+  return std::string(path);
+}
+
+/// How compiled code frees the buffers it returns: free() on the CPU, the
+/// runtime's allocator on CUDA.
+static void (*freeResultBuffer)(void *) = std::free;
+
+/// "ttt-run: error: FILE: --device=cuda: " for failures inside the runtime,
+/// built before any call because the handler must not allocate much.
+static std::string cudaErrorPrefix;
+
+[[noreturn]] static void onCudaError(const char *message) {
+  std::fflush(stdout);
+  std::string line = cudaErrorPrefix + message + "\n";
+  ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+  (void)ignored;
+  ::_exit(1);
+}
+
+/// Loads the runtime and asks it for a device; one line when there is none.
+/// Returns the device's description.
+static Expected<std::string> openCudaDevice() {
+  std::string path = getCudaRuntimePath();
+  std::string loadError;
+  sys::DynamicLibrary library =
+      sys::DynamicLibrary::getPermanentLibrary(path.c_str(), &loadError);
+  if (!library.isValid())
+    return makeRunError("--device=cuda",
+                        "cannot load the GPU runtime " + path + ": " +
+                            loadError);
+  auto probe = reinterpret_cast<decltype(&tttCudaProbe)>(
+      library.getAddressOfSymbol("tttCudaProbe"));
+  auto describe = reinterpret_cast<decltype(&tttCudaDescribeDevice)>(
+      library.getAddressOfSymbol("tttCudaDescribeDevice"));
+  auto setHandler = reinterpret_cast<decltype(&tttCudaSetErrorHandler)>(
+      library.getAddressOfSymbol("tttCudaSetErrorHandler"));
+  auto freeBuffer = reinterpret_cast<decltype(&_mlir_memref_to_llvm_free)>(
+      library.getAddressOfSymbol("_mlir_memref_to_llvm_free"));
+  if (!probe || !describe || !setHandler || !freeBuffer)
+    return makeRunError("--device=cuda",
+                        path + " is not the ttt GPU runtime (it lacks "
+                               "tttCudaProbe and friends)");
+  char message[1024];
+  if (probe(message, sizeof(message)))
+    return makeRunError("--device=cuda", "no CUDA driver/GPU found (" +
+                                             Twine(message) + ")");
+  cudaErrorPrefix = "ttt-run: error: " + getDisplayName() + ": --device=cuda: ";
+  setHandler(onCudaError);
+  freeResultBuffer = freeBuffer;
+  describe(message, sizeof(message));
+  return std::string(message);
 }
 
 static Expected<std::vector<npy::Array>>
@@ -341,6 +507,8 @@ static std::vector<std::string> getSharedLibs() {
       TTT_LLVM_LIBRARY_DIR "/libmlir_runner_utils.so"};
   if (openmp)
     libs.push_back(TTT_LLVM_LIBRARY_DIR "/libomp.so");
+  if (usesCudaRuntime())
+    libs.push_back(getCudaRuntimePath());
   libs.insert(libs.end(), sharedLibs.begin(), sharedLibs.end());
   return libs;
 }
@@ -360,6 +528,14 @@ static Error runTool(int argc, char **argv) {
     return err;
   if (Error err = checkOptions())
     return err;
+  // A machine without a GPU learns it before anything is compiled.
+  std::string deviceName;
+  if (usesCudaRuntime() && !printIR) {
+    Expected<std::string> opened = openCudaDevice();
+    if (!opened)
+      return opened.takeError();
+    deviceName = *opened;
+  }
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
@@ -398,6 +574,7 @@ static Error runTool(int argc, char **argv) {
   JitOptions jitOptions;
   jitOptions.optLevel = optLevel;
   jitOptions.sharedLibs = getSharedLibs();
+  jitOptions.freeResult = freeResultBuffer;
   auto function =
       JitFunction::create(**module, *signature, jitOptions, getDisplayName());
   if (!function)
@@ -423,6 +600,8 @@ static Error runTool(int argc, char **argv) {
     seconds.push_back(time);
   }
   if (repeat.getNumOccurrences()) {
+    if (!deviceName.empty())
+      errs() << "ttt-run: device: " << deviceName << "\n";
     // Three decimals for typical times, more for sub-millisecond ones.
     double ms = median(seconds) * 1e3;
     errs() << "ttt-run: median of " << repeat

@@ -46,6 +46,89 @@ struct TTTToCPUOptions : public PassPipelineOptions<TTTToCPUOptions> {
       llvm::cl::init(false)};
 };
 
+/// Arithmetic of the GEMM-shaped (contraction) linalg ops in `ttt-to-gpu`.
+enum class GPUPrecision {
+  /// Everything in the program's own element type.
+  fp32,
+  /// The operands of every product inside a contraction are rounded to bf16
+  /// (arith.truncf then arith.extf) and accumulated in fp32, as tensor-core
+  /// bf16 GEMMs do. Elementwise ops, scans and reductions of one operand stay
+  /// in fp32.
+  bf16,
+};
+
+/// What `ttt-to-gpu` embeds for each kernel module (gpu-module-to-binary's
+/// format).
+enum class GPUBinaryFormat {
+  /// PTX text, compiled by the driver when the module is loaded (needs no
+  /// CUDA toolkit at compile time).
+  isa,
+  /// A cubin for `chip` (ptxas).
+  bin,
+  /// A fatbinary with the cubin and the PTX (ptxas and fatbinary).
+  fatbin,
+};
+
+/// Options of the `ttt-to-gpu` pipeline.
+struct TTTToGPUOptions : public PassPipelineOptions<TTTToGPUOptions> {
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("NVIDIA GPU architecture (sm_XX)"),
+      llvm::cl::init("sm_90")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("NVPTX target features; the PTX ISA version must know "
+                     "the chip (+ptx80 for sm_90)"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<GPUPrecision> precision{
+      *this, "precision",
+      llvm::cl::desc("Arithmetic of the contractions (GEMMs)"),
+      llvm::cl::init(GPUPrecision::fp32),
+      llvm::cl::values(
+          clEnumValN(GPUPrecision::fp32, "fp32", "fp32 throughout"),
+          clEnumValN(GPUPrecision::bf16, "bf16",
+                     "operands of products rounded to bf16, fp32 "
+                     "accumulation"))};
+  PassOptions::Option<GPUBinaryFormat> format{
+      *this, "format",
+      llvm::cl::desc("What to embed for each kernel module"),
+      llvm::cl::init(GPUBinaryFormat::fatbin),
+      llvm::cl::values(
+          clEnumValN(GPUBinaryFormat::isa, "isa",
+                     "PTX text (JIT-compiled by the driver at load time)"),
+          clEnumValN(GPUBinaryFormat::bin, "bin", "a cubin (needs ptxas)"),
+          clEnumValN(GPUBinaryFormat::fatbin, "fatbin",
+                     "a fatbinary (needs ptxas and fatbinary)"))};
+  PassOptions::Option<unsigned> tileX{
+      *this, "tile-x",
+      llvm::cl::desc("Threads of a block along the innermost parallel "
+                     "dimension of each loop nest (the block's x)"),
+      llvm::cl::init(32)};
+  PassOptions::Option<unsigned> tileY{
+      *this, "tile-y",
+      llvm::cl::desc("Threads of a block along the second innermost parallel "
+                     "dimension (the block's y); one-dimensional nests use "
+                     "tile-x * tile-y threads along x"),
+      llvm::cl::init(8)};
+  PassOptions::Option<unsigned> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("Optimization level of the NVPTX back end, 0-3"),
+      llvm::cl::init(3)};
+  PassOptions::Option<bool> emulate{
+      *this, "emulate",
+      llvm::cl::desc("Testing aid: map loops onto blocks and threads as "
+                     "usual, then run every kernel on the host (sequential "
+                     "loops over blocks and threads, host memory) and lower "
+                     "like ttt-to-cpu, so the mapping can be checked "
+                     "numerically on machines without a GPU"),
+      llvm::cl::init(false)};
+  PassOptions::Option<std::string> toolkit{
+      *this, "toolkit",
+      llvm::cl::desc("CUDA toolkit directory for ptxas/fatbinary and "
+                     "libdevice (default: found through PATH, CUDA_ROOT, "
+                     "CUDA_HOME or CUDA_PATH)"),
+      llvm::cl::init("")};
+};
+
 /// Lowers the project's own dialects (ttt, linattn) to upstream
 /// func/tensor/linalg/scf/arith/math ops. The first step of every pipeline.
 void addTTTToUpstreamPasses(OpPassManager &pm);
@@ -58,7 +141,25 @@ void addTTTToUpstreamPasses(OpPassManager &pm);
 /// the caller.
 void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options);
 
-/// Registers the pipelines with the global pass registry (`ttt-to-cpu`).
+/// Builds `ttt-to-gpu`: from the same input as `ttt-to-cpu` down to the LLVM
+/// dialect for the host plus one `gpu.binary` per kernel for NVIDIA GPUs
+/// (gpu -> NVVM -> PTX/cubin). Every linalg op becomes a kernel launch: the
+/// parallel dimensions of its loop nest map onto blocks and threads (see
+/// GPUPasses.h); sequential loops (the chunk scan, the recurrent reference's
+/// chunk loop and per-stream loop) stay on the host and launch kernels.
+///
+/// Memory: every buffer the program allocates, and a copy of every argument,
+/// is CUDA managed memory, obtained through `_mlir_memref_to_llvm_alloc` /
+/// `_mlir_memref_to_llvm_free`, which the GPU runtime
+/// (libttt_cuda_runtime.so) provides along with the `mgpu*` functions the
+/// host code calls. Public functions keep the ttt-to-cpu calling convention
+/// (identity-layout memref descriptors of host memory in, fresh buffers out),
+/// except that returned buffers must be freed with
+/// `_mlir_memref_to_llvm_free`.
+void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options);
+
+/// Registers the pipelines with the global pass registry (`ttt-to-cpu`,
+/// `ttt-to-gpu`) and the GPU pipeline's own steps (`ttt-gpu-*`).
 /// Safe to call more than once.
 void registerTTTPipelines();
 

@@ -23,6 +23,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -51,6 +52,11 @@ std::optional<DType> parseDescr(llvm::StringRef descr);
 /// Formats a shape the way MLIR writes tensor shapes: "2x3x4", or "scalar"
 /// for rank 0.
 std::string formatShape(llvm::ArrayRef<int64_t> shape);
+
+/// `text` in single quotes, with quotes, backslashes and bytes outside
+/// printable ASCII escaped (\\xx), so names read from a (possibly corrupt)
+/// file are safe to put in a one-line message.
+std::string quote(llvm::StringRef text);
 
 /// Number of elements of `shape`, or std::nullopt if a dimension is negative
 /// or the element count times `elementSize` overflows.
@@ -88,13 +94,11 @@ public:
   const char *getData() const { return data; }
 
   /// Typed views. T must match the dtype (checked by assertion).
-  template <typename T>
-  llvm::MutableArrayRef<T> getValues() {
+  template <typename T> llvm::MutableArrayRef<T> getValues() {
     assert(sizeof(T) == getElementSize(dtype) && "element size mismatch");
     return {reinterpret_cast<T *>(data), static_cast<size_t>(numElements)};
   }
-  template <typename T>
-  llvm::ArrayRef<T> getValues() const {
+  template <typename T> llvm::ArrayRef<T> getValues() const {
     assert(sizeof(T) == getElementSize(dtype) && "element size mismatch");
     return {reinterpret_cast<const T *>(data),
             static_cast<size_t>(numElements)};

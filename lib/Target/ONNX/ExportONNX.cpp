@@ -61,8 +61,8 @@ private:
   }
   LogicalResult failNode(NodeOp node, const Twine &message) {
     StringRef firstOutput;
-    for (unsigned i = 0, e = node->getNumResults(); i < e && firstOutput.empty();
-         ++i)
+    for (unsigned i = 0, e = node->getNumResults();
+         i < e && firstOutput.empty(); ++i)
       firstOutput = node.getOutputName(i);
     return fail(describeNode(node.getNodeName().value_or(""), firstOutput,
                              node.getDomain(), node.getOpType(), opsets) +
@@ -206,7 +206,8 @@ LogicalResult Exporter::assignNamesIn(Block &block) {
   // yielded under them. An unnamed value (made by a pass) takes the name of
   // the output it is yielded as.
   auto yield = cast<YieldOp>(block.getTerminator());
-  for (auto [value, name] : llvm::zip(yield.getValues(), getOutputNames(yield))) {
+  for (auto [value, name] :
+       llvm::zip(yield.getValues(), getOutputNames(yield))) {
     if (name.empty())
       return fail("an output of graph '" + getGraphName(yield) +
                   "' has no name");
@@ -219,8 +220,8 @@ LogicalResult Exporter::assignNamesIn(Block &block) {
       owner = value;
     }
     if (!scopes.back().outputs.try_emplace(name, owner).second)
-      return fail("graph '" + getGraphName(yield) + "' has two outputs named '" +
-                  name + "'");
+      return fail("graph '" + getGraphName(yield) +
+                  "' has two outputs named '" + name + "'");
   }
 
   for (BlockArgument arg : block.getArguments())
@@ -259,8 +260,8 @@ LogicalResult Exporter::exportAttribute(NodeOp node, NamedAttribute attr,
   Attribute value = attr.getValue();
   std::optional<AttrKind> kind = getAttrKind(value);
   auto unsupported = [&](const Twine &why) {
-    return failNode(node, "attribute '" + attr.getName().getValue() + "': " +
-                              why);
+    return failNode(node,
+                    "attribute '" + attr.getName().getValue() + "': " + why);
   };
   if (!kind)
     return unsupported("it has no ONNX form");
@@ -436,9 +437,8 @@ LogicalResult Exporter::exportMainGraph(GraphOp graph, pb::GraphProto &proto) {
     if (failed(declare(*proto.add_input(), names.lookup(arg), arg.getType(),
                        attrs, "input")))
       return failure();
-    if (auto value =
-            attrs ? attrs.getAs<ElementsAttr>(ONNXDialect::kDefault)
-                  : ElementsAttr()) {
+    if (auto value = attrs ? attrs.getAs<ElementsAttr>(ONNXDialect::kDefault)
+                           : ElementsAttr()) {
       pb::TensorProto *tensor = proto.add_initializer();
       std::string why;
       if (!writeTensor(value, *tensor, why))
@@ -453,8 +453,7 @@ LogicalResult Exporter::exportMainGraph(GraphOp graph, pb::GraphProto &proto) {
   for (auto [index, value] : llvm::enumerate(yield.getValues())) {
     StringRef name = graph.getOutputName(index);
     exportOutput(value, name, proto);
-    if (failed(declare(*proto.add_output(), name,
-                       graph.getResultTypes()[index],
+    if (failed(declare(*proto.add_output(), name, graph.getResultTypes()[index],
                        graph.getResultAttrDict(index), "output")))
       return failure();
   }
@@ -643,8 +642,7 @@ private:
 /// tensors of a MiB or more, so that runtimes can map them) and points the
 /// tensors at `location`.
 static bool writeExternalData(ArrayRef<pb::TensorProto *> tensors,
-                              StringRef location, int fd,
-                              std::string &error) {
+                              StringRef location, int fd, std::string &error) {
   llvm::raw_fd_ostream os(fd, /*shouldClose=*/false);
   uint64_t offset = 0;
   for (pb::TensorProto *tensor : tensors) {
@@ -729,10 +727,10 @@ LogicalResult mlir::ttt::onnx::exportONNXFile(ModuleOp module, StringRef path,
   return success();
 }
 
-LogicalResult mlir::ttt::onnx::exportONNXToString(ModuleOp module,
-                                                  StringRef fileName,
-                                                  std::string &bytes,
-                                                  const ExportOptions &options) {
+LogicalResult
+mlir::ttt::onnx::exportONNXToString(ModuleOp module, StringRef fileName,
+                                    std::string &bytes,
+                                    const ExportOptions &options) {
   Exporter exporter(fileName, options);
   pb::ModelProto model;
   if (failed(exporter.exportModule(module, model))) {

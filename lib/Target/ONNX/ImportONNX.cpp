@@ -44,8 +44,7 @@ namespace {
 /// corrupt file gets the reader's one-line error, nothing else.
 class ProtobufLogSilencer {
 public:
-  ProtobufLogSilencer()
-      : previous(google::protobuf::SetLogHandler(&ignore)) {}
+  ProtobufLogSilencer() : previous(google::protobuf::SetLogHandler(&ignore)) {}
   ~ProtobufLogSilencer() { google::protobuf::SetLogHandler(previous); }
 
 private:
@@ -59,8 +58,8 @@ using TypeTable = llvm::StringMap<const pb::TypeProto *>;
 
 class Importer {
 public:
-  Importer(MLIRContext *context, StringRef fileName,
-           const TensorReader &reader, const OpsetTable &opsets)
+  Importer(MLIRContext *context, StringRef fileName, const TensorReader &reader,
+           const OpsetTable &opsets)
       : context(context), builder(context), fileName(fileName.str()),
         reader(reader), opsets(opsets),
         fileLoc(FileLineColLoc::get(context, fileName, 0, 0)) {}
@@ -144,8 +143,8 @@ private:
 
 static TypeTable collectTypes(const pb::GraphProto &graph) {
   TypeTable types;
-  for (const auto *list : {&graph.input(), &graph.value_info(),
-                           &graph.output()})
+  for (const auto *list :
+       {&graph.input(), &graph.value_info(), &graph.output()})
     for (const pb::ValueInfoProto &info : *list)
       if (info.has_type())
         types[info.name()] = &info.type();
@@ -163,8 +162,7 @@ Value Importer::getNone() {
   return none;
 }
 
-GraphAttr Importer::getGraphAttr(const pb::GraphProto &graph,
-                                 unsigned region) {
+GraphAttr Importer::getGraphAttr(const pb::GraphProto &graph, unsigned region) {
   SmallVector<Attribute> inputs, outputs;
   for (const pb::ValueInfoProto &info : graph.input())
     inputs.push_back(builder.getStringAttr(info.name()));
@@ -318,10 +316,10 @@ LogicalResult Importer::importNode(const pb::NodeProto &node,
     outputNames.push_back(builder.getStringAttr(output));
   }
 
-  Location loc = node.name().empty()
-                     ? fileLoc
-                     : Location(NameLoc::get(builder.getStringAttr(node.name()),
-                                             fileLoc));
+  Location loc =
+      node.name().empty()
+          ? fileLoc
+          : Location(NameLoc::get(builder.getStringAttr(node.name()), fileLoc));
   auto op = NodeOp::create(
       builder, loc, resultTypes, node.op_type(), node.domain(),
       attrs.empty() ? DictionaryAttr() : builder.getDictionaryAttr(attrs),
@@ -392,13 +390,13 @@ LogicalResult Importer::importGraphBody(const pb::GraphProto &graph,
     ElementsAttr value = readTensor(tensor, reader, why);
     if (!value)
       return fail("initializer '" + tensor.name() + "': " + why);
-    auto op = InitializerOp::create(builder, fileLoc, value.getShapedType(),
-                                    tensor.name(), value,
-                                    hasExternalData(tensor));
+    auto op =
+        InitializerOp::create(builder, fileLoc, value.getShapedType(),
+                              tensor.name(), value, hasExternalData(tensor));
     if (!define(tensor.name(), op.getResult()))
       return fail("initializer '" + tensor.name() +
-                  "' has the name of another value of graph '" +
-                  graph.name() + "'");
+                  "' has the name of another value of graph '" + graph.name() +
+                  "'");
   }
 
   TypeTable types = collectTypes(graph);
@@ -479,10 +477,10 @@ LogicalResult Importer::importMainGraph(const pb::GraphProto &graph,
   auto graphOp = GraphOp::create(
       builder, fileLoc, graph.name(),
       builder.getFunctionType(argTypes, resultTypes), StringAttr(),
-      builder.getArrayAttr(ArrayRef<Attribute>(argAttrs.begin(),
-                                               argAttrs.end())),
-      builder.getArrayAttr(ArrayRef<Attribute>(resultAttrs.begin(),
-                                               resultAttrs.end())),
+      builder.getArrayAttr(
+          ArrayRef<Attribute>(argAttrs.begin(), argAttrs.end())),
+      builder.getArrayAttr(
+          ArrayRef<Attribute>(resultAttrs.begin(), resultAttrs.end())),
       graph.doc_string().empty() ? StringAttr()
                                  : builder.getStringAttr(graph.doc_string()));
   Block *body = new Block();
@@ -716,7 +714,8 @@ mlir::ttt::onnx::importONNXFile(StringRef path, MLIRContext *context,
         << path << ": cannot read the file: " << buffer.getError().message();
     return nullptr;
   }
-  StringRef dir = path == "-" ? StringRef() : llvm::sys::path::parent_path(path);
+  StringRef dir =
+      path == "-" ? StringRef() : llvm::sys::path::parent_path(path);
   return importONNXModel((*buffer)->getBuffer(), path, dir, context, options);
 }
 

@@ -23,8 +23,7 @@ using namespace mlir::ttt::onnx;
 
 namespace {
 /// Runs `fn`; returns the flattened message of anything it throws.
-template <typename Fn>
-std::optional<std::string> tryRun(Fn &&fn) {
+template <typename Fn> std::optional<std::string> tryRun(Fn &&fn) {
   try {
     fn();
     return std::nullopt;
@@ -40,7 +39,8 @@ int64_t mlir::ttt::onnx::getLibraryIrVersion() { return pb::IR_VERSION; }
 
 std::optional<std::pair<int64_t, int64_t>>
 mlir::ttt::onnx::getKnownOpsetRange(llvm::StringRef domain) {
-  const auto &map = pb::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  const auto &map =
+      pb::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
   auto it = map.find(canonicalDomain(domain).str());
   if (it == map.end())
     return std::nullopt;
@@ -59,17 +59,17 @@ checkMainGraph(const pb::GraphProto &graph,
     for (const pb::ValueInfoProto &info : *list)
       if (auto error =
               tryRun([&] { pb::checker::check_value_info(info, ctx); }))
-        return CheckFailure{nullptr, "graph " +
-                                         std::string(list == &graph.input()
-                                                         ? "input"
-                                                         : "output") +
-                                         " '" + info.name() + "': " + *error};
+        return CheckFailure{
+            nullptr,
+            "graph " +
+                std::string(list == &graph.input() ? "input" : "output") +
+                " '" + info.name() + "': " + *error};
 
   std::unordered_set<std::string> defined;
   for (const pb::ValueInfoProto &info : graph.input())
     if (!defined.insert(info.name()).second)
-      return CheckFailure{nullptr, "graph input '" + info.name() +
-                                       "' is listed twice"};
+      return CheckFailure{nullptr,
+                          "graph input '" + info.name() + "' is listed twice"};
   std::unordered_set<std::string> initializers;
   for (const pb::TensorProto &tensor : graph.initializer()) {
     if (!initializers.insert(tensor.name()).second)

@@ -1,4 +1,4 @@
-//===- ProtoChecks.h - ONNX checker and shape inference, no-throw -*- C++ -*-===//
+//===- ProtoChecks.h - ONNX checker and inference, no-throw -----*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

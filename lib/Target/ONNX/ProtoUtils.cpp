@@ -8,9 +8,9 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include "llvm/Support/raw_ostream.h"
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/unknown_field_set.h>
-#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir::ttt::onnx;
 using llvm::StringRef;
@@ -28,7 +28,9 @@ std::string mlir::ttt::onnx::describeNode(llvm::StringRef name,
     os << "unnamed node with output '" << firstOutput << "'";
   else
     os << "unnamed node";
-  os << " (" << (canonicalDomain(domain).empty() ? StringRef(kDefaultDomainName) : domain)
+  os << " ("
+     << (canonicalDomain(domain).empty() ? StringRef(kDefaultDomainName)
+                                         : domain)
      << "::" << opType;
   if (std::optional<int64_t> version = opsets.lookup(domain))
     os << ", opset " << *version;
@@ -65,9 +67,8 @@ std::string mlir::ttt::onnx::flattenMessage(llvm::StringRef message) {
       flat.push_back(' ');
     space = false;
     // Control bytes from a corrupt model must not reach the terminal.
-    flat.push_back(llvm::isPrint(c) || static_cast<unsigned char>(c) >= 0x80
-                       ? c
-                       : '?');
+    flat.push_back(
+        llvm::isPrint(c) || static_cast<unsigned char>(c) >= 0x80 ? c : '?');
   }
   constexpr size_t kMaxLength = 400;
   if (flat.size() > kMaxLength)
@@ -83,8 +84,7 @@ bool mlir::ttt::onnx::hasUnknownFields(
   std::vector<const google::protobuf::FieldDescriptor *> fields;
   reflection->ListFields(message, &fields);
   for (const google::protobuf::FieldDescriptor *field : fields) {
-    if (field->cpp_type() !=
-        google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE)
+    if (field->cpp_type() != google::protobuf::FieldDescriptor::CPPTYPE_MESSAGE)
       continue;
     if (!field->is_repeated()) {
       if (hasUnknownFields(reflection->GetMessage(message, field)))

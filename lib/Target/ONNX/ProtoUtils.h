@@ -1,4 +1,4 @@
-//===- ProtoUtils.h - shared helpers of the ONNX reader and writer -*- C++ -*-===//
+//===- ProtoUtils.h - helpers of the ONNX reader and writer -----*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

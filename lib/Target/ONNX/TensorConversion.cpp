@@ -78,8 +78,7 @@ static std::string packIntegers(const T &values, size_t size) {
   return bytes;
 }
 
-template <typename T>
-static std::string copyValues(const T &values) {
+template <typename T> static std::string copyValues(const T &values) {
   using Element = typename T::value_type;
   std::string bytes(values.size() * sizeof(Element), '\0');
   if (!values.empty())
@@ -184,8 +183,7 @@ static bool readExternalData(const pb::TensorProto &tensor,
   if (offset > fileSize || fileSize - offset < size) {
     error = "external data file '" + std::string(file) + "' has " +
             std::to_string(fileSize) + " bytes, too few for " +
-            std::to_string(size) + " bytes at offset " +
-            std::to_string(offset);
+            std::to_string(size) + " bytes at offset " + std::to_string(offset);
     return false;
   }
   if (size == 0)
@@ -243,12 +241,12 @@ ElementsAttr mlir::ttt::onnx::readTensor(const pb::TensorProto &tensor,
   } else if (tensor.has_raw_data()) {
     if (tensor.raw_data().size() != numBytes) {
       error = "raw_data has " + std::to_string(tensor.raw_data().size()) +
-              " bytes but " + std::to_string(numElements) +
-              " elements need " + std::to_string(numBytes);
+              " bytes but " + std::to_string(numElements) + " elements need " +
+              std::to_string(numBytes);
       return {};
     }
-    data.borrowed = ArrayRef<char>(tensor.raw_data().data(),
-                                   tensor.raw_data().size());
+    data.borrowed =
+        ArrayRef<char>(tensor.raw_data().data(), tensor.raw_data().size());
   } else if (numElements != 0) {
     uint64_t found = 0;
     if (!readTypedFields(tensor, numElements, elementSize, data, found)) {
@@ -277,8 +275,7 @@ ElementsAttr mlir::ttt::onnx::readTensor(const pb::TensorProto &tensor,
     // Borrow the mapping; the blob's deleter keeps it alive.
     auto *mapping = data.mapped.release();
     AsmResourceBlob blob(
-        bytes, alignment,
-        [mapping](void *, size_t, size_t) { delete mapping; },
+        bytes, alignment, [mapping](void *, size_t, size_t) { delete mapping; },
         /*dataIsMutable=*/false);
     return DenseResourceElementsAttr::get(type, blobName, std::move(blob));
   }

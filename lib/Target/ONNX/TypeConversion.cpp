@@ -14,8 +14,7 @@
 using namespace mlir;
 using namespace mlir::ttt::onnx;
 
-Type mlir::ttt::onnx::convertElementType(int32_t dataType,
-                                         MLIRContext *context,
+Type mlir::ttt::onnx::convertElementType(int32_t dataType, MLIRContext *context,
                                          std::string &whyNot) {
   Builder b(context);
   switch (dataType) {
@@ -166,15 +165,15 @@ Type mlir::ttt::onnx::convertType(const pb::TypeProto &type,
   case pb::TypeProto::kSequenceType: {
     if (!type.sequence_type().has_elem_type())
       return SequenceType::get(context, UnknownType::get(context));
-    Type element = convertType(type.sequence_type().elem_type(), context,
-                               whyNot);
+    Type element =
+        convertType(type.sequence_type().elem_type(), context, whyNot);
     return element ? SequenceType::get(context, element) : Type();
   }
   case pb::TypeProto::kOptionalType: {
     if (!type.optional_type().has_elem_type())
       return OptionalType::get(context, UnknownType::get(context));
-    Type element = convertType(type.optional_type().elem_type(), context,
-                               whyNot);
+    Type element =
+        convertType(type.optional_type().elem_type(), context, whyNot);
     return element ? OptionalType::get(context, element) : Type();
   }
   case pb::TypeProto::kMapType:
@@ -208,8 +207,7 @@ ArrayAttr mlir::ttt::onnx::getDimParams(const pb::TypeProto &type,
 }
 
 bool mlir::ttt::onnx::fillTypeProto(Type type, ArrayAttr dimParams,
-                                    pb::TypeProto &proto,
-                                    std::string &whyNot) {
+                                    pb::TypeProto &proto, std::string &whyNot) {
   if (isa<UnknownType>(type))
     return true;
   if (auto seq = dyn_cast<SequenceType>(type))
@@ -222,15 +220,13 @@ bool mlir::ttt::onnx::fillTypeProto(Type type, ArrayAttr dimParams,
                          whyNot);
   auto tensor = dyn_cast<TensorType>(type);
   if (!tensor) {
-    llvm::raw_string_ostream(whyNot)
-        << "type " << type << " has no ONNX form";
+    llvm::raw_string_ostream(whyNot) << "type " << type << " has no ONNX form";
     return false;
   }
   int32_t dataType = getDataType(tensor.getElementType());
   if (dataType == pb::TensorProto::UNDEFINED) {
-    llvm::raw_string_ostream(whyNot) << "element type "
-                                     << tensor.getElementType()
-                                     << " has no ONNX form";
+    llvm::raw_string_ostream(whyNot)
+        << "element type " << tensor.getElementType() << " has no ONNX form";
     return false;
   }
   pb::TypeProto::Tensor *out = proto.mutable_tensor_type();

@@ -57,14 +57,14 @@ LogicalResult ONNXDialect::verifyOperationAttribute(Operation *op,
   if (name == kOpsetImport) {
     auto array = dyn_cast<ArrayAttr>(attr.getValue());
     if (!array)
-      return op->emitOpError() << "'" << name
-                               << "' must be an array of #onnx.opset";
+      return op->emitOpError()
+             << "'" << name << "' must be an array of #onnx.opset";
     llvm::StringSet<> domains;
     for (Attribute element : array) {
       auto opset = dyn_cast<OpsetAttr>(element);
       if (!opset)
-        return op->emitOpError() << "'" << name
-                                 << "' must hold #onnx.opset, got " << element;
+        return op->emitOpError()
+               << "'" << name << "' must hold #onnx.opset, got " << element;
       if (!domains.insert(opset.getDomain()).second)
         return op->emitOpError() << "'" << name << "' imports domain \""
                                  << opset.getDomain() << "\" twice";
@@ -74,29 +74,27 @@ LogicalResult ONNXDialect::verifyOperationAttribute(Operation *op,
   if (name == kFunctions) {
     auto array = dyn_cast<ArrayAttr>(attr.getValue());
     if (!array)
-      return op->emitOpError() << "'" << name
-                               << "' must be an array of #onnx.function";
+      return op->emitOpError()
+             << "'" << name << "' must be an array of #onnx.function";
     llvm::StringSet<> seen;
     for (Attribute element : array) {
       auto function = dyn_cast<FunctionAttr>(element);
       if (!function)
-        return op->emitOpError() << "'" << name
-                                 << "' must hold #onnx.function, got "
-                                 << element;
+        return op->emitOpError()
+               << "'" << name << "' must hold #onnx.function, got " << element;
       if (!seen.insert((function.getDomain() + "::" + function.getName()).str())
                .second)
         return op->emitOpError()
-               << "'" << name << "' defines function '"
-               << function.getDomain() << "::" << function.getName()
-               << "' twice";
+               << "'" << name << "' defines function '" << function.getDomain()
+               << "::" << function.getName() << "' twice";
     }
     return success();
   }
   if (name == kMetadataProps) {
     auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
     if (!dict)
-      return op->emitOpError() << "'" << name
-                               << "' must be a dictionary of strings";
+      return op->emitOpError()
+             << "'" << name << "' must be a dictionary of strings";
     for (NamedAttribute entry : dict)
       if (!isa<StringAttr>(entry.getValue()))
         return op->emitOpError()
@@ -105,10 +103,9 @@ LogicalResult ONNXDialect::verifyOperationAttribute(Operation *op,
     return success();
   }
   if (name == kName || name == kDimParams || name == kDefault)
-    return op->emitOpError() << "'" << name
-                             << "' belongs on an onnx.graph argument or result";
-  return op->emitOpError() << "unknown onnx dialect attribute '" << name
-                           << "'";
+    return op->emitOpError()
+           << "'" << name << "' belongs on an onnx.graph argument or result";
+  return op->emitOpError() << "unknown onnx dialect attribute '" << name << "'";
 }
 
 /// Verifies `onnx.name` and `onnx.dim_params` of a graph input or output of
@@ -118,8 +115,8 @@ static LogicalResult verifyValueAttr(Operation *op, Type type,
                                      unsigned index) {
   StringRef name = attr.getName().getValue();
   if (!isa<GraphOp>(op))
-    return op->emitOpError() << "'" << name
-                             << "' is only meaningful on onnx.graph";
+    return op->emitOpError()
+           << "'" << name << "' is only meaningful on onnx.graph";
   if (name == ONNXDialect::kName)
     return expectString(op, attr);
   if (name == ONNXDialect::kDimParams) {

@@ -34,12 +34,10 @@ static StringRef getStringEntry(DictionaryAttr attrs, StringRef name) {
 //===----------------------------------------------------------------------===//
 
 ParseResult GraphOp::parse(OpAsmParser &parser, OperationState &result) {
-  auto buildFuncType = [](Builder &builder, ArrayRef<Type> argTypes,
-                          ArrayRef<Type> results,
-                          function_interface_impl::VariadicFlag,
-                          std::string &) {
-    return builder.getFunctionType(argTypes, results);
-  };
+  auto buildFuncType =
+      [](Builder &builder, ArrayRef<Type> argTypes, ArrayRef<Type> results,
+         function_interface_impl::VariadicFlag,
+         std::string &) { return builder.getFunctionType(argTypes, results); };
   return function_interface_impl::parseFunctionOp(
       parser, result, /*allowVariadic=*/false,
       getFunctionTypeAttrName(result.name), buildFuncType,
@@ -160,7 +158,8 @@ void NodeOp::getEffects(
 
 /// Appends the region numbers `attr` refers to (a #onnx.graph or an array
 /// of them) to `regions`.
-static void collectGraphRefs(Attribute attr, SmallVectorImpl<unsigned> &regions) {
+static void collectGraphRefs(Attribute attr,
+                             SmallVectorImpl<unsigned> &regions) {
   if (auto graph = dyn_cast<GraphAttr>(attr))
     regions.push_back(graph.getRegion());
   else if (auto array = dyn_cast<ArrayAttr>(attr))
@@ -173,9 +172,8 @@ LogicalResult NodeOp::verify() {
     return emitOpError() << "needs a non-empty op_type";
   if (std::optional<ArrayAttr> outputs = getOutputs()) {
     if (outputs->size() != getNumResults())
-      return emitOpError() << "names " << outputs->size()
-                           << " outputs but has " << getNumResults()
-                           << " results";
+      return emitOpError() << "names " << outputs->size() << " outputs but has "
+                           << getNumResults() << " results";
     for (OpResult result : getResults()) {
       bool omitted = isa<NoneType>(result.getType());
       bool unnamed = getOutputName(result.getResultNumber()).empty();
@@ -240,8 +238,7 @@ static std::optional<int64_t> getDefaultOpset(Operation *op) {
   auto module = op->getParentOfType<ModuleOp>();
   if (!module)
     return std::nullopt;
-  auto imports =
-      module->getAttrOfType<ArrayAttr>(ONNXDialect::kOpsetImport);
+  auto imports = module->getAttrOfType<ArrayAttr>(ONNXDialect::kOpsetImport);
   if (!imports)
     return std::nullopt;
   for (Attribute attr : imports)
@@ -333,8 +330,8 @@ std::string NodeOp::getSubgraphSignatureError() {
     Region *body = graphNamed("body");
     if (!body)
       return "a Scan needs a 'body' graph attribute";
-    auto numScanAttr = dyn_cast_or_null<IntegerAttr>(
-        getONNXAttr("num_scan_inputs"));
+    auto numScanAttr =
+        dyn_cast_or_null<IntegerAttr>(getONNXAttr("num_scan_inputs"));
     if (!numScanAttr)
       return "a Scan needs an integer 'num_scan_inputs' attribute";
     // Scan-8 takes an optional sequence_lens input before the states.
@@ -356,7 +353,8 @@ std::string NodeOp::getSubgraphSignatureError() {
       return llvm::formatv("its body takes {0}, but this Scan needs {1}: {2} "
                            "and {3}",
                            count(numArgs, "input"), states + numScan,
-                           count(states, "state"), count(numScan, "scan input"));
+                           count(states, "state"),
+                           count(numScan, "scan input"));
     std::optional<size_t> yielded = getNumYielded(*body);
     if (yielded && *yielded != numResults)
       return llvm::formatv("its body yields {0}, but this Scan has {1} ({2} "
@@ -410,10 +408,10 @@ LogicalResult YieldOp::verify() {
          llvm::enumerate(llvm::zip(declared, getValues().getTypes()))) {
       auto [type, actual] = pair;
       if (!areCompatibleTypes(type, actual))
-        return emitOpError() << "output #" << index << " ('"
-                             << graph.getOutputName(index)
-                             << "') is declared as " << type
-                             << " but the yielded value has type " << actual;
+        return emitOpError()
+               << "output #" << index << " ('" << graph.getOutputName(index)
+               << "') is declared as " << type
+               << " but the yielded value has type " << actual;
     }
     return success();
   }

@@ -58,7 +58,6 @@ bool mlir::ttt::onnx::isSupportedElementType(Type type) {
            (width == 8 || width == 16 || width == 32 || width == 64);
   }
   if (auto complex = dyn_cast<ComplexType>(type))
-    return complex.getElementType().isF32() ||
-           complex.getElementType().isF64();
+    return complex.getElementType().isF32() || complex.getElementType().isF64();
   return false;
 }

@@ -1,0 +1,270 @@
+//===- ONNXDriver.cpp - ttt-opt's ONNX input and output -------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// MlirOptMain reads and writes MLIR only, and writes its output file itself.
+// When ONNX is at either end, ttt-opt instead runs the same steps here with
+// MlirOptMain's own configuration (pass pipeline, verifier, timing, IR
+// printing, bytecode flags), so that the model is translated in memory, with
+// no text round trip of its weights.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ONNXDriver.h"
+
+#include "ttt/Target/ONNX/ExportONNX.h"
+#include "ttt/Target/ONNX/ImportONNX.h"
+
+#include "mlir/Bytecode/BytecodeWriter.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "mlir/Tools/ParseUtilities.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+namespace {
+enum class Format { Auto, MLIR, ONNX };
+} // namespace
+
+static llvm::cl::OptionCategory onnxCategory("ttt-opt ONNX options");
+
+static llvm::cl::opt<Format> inputFormat(
+    "input-format",
+    llvm::cl::desc("Format of the input file (default: ONNX if its name ends "
+                   "in .onnx, else MLIR)"),
+    llvm::cl::values(clEnumValN(Format::Auto, "auto", "by file extension"),
+                     clEnumValN(Format::MLIR, "mlir", "MLIR text or bytecode"),
+                     clEnumValN(Format::ONNX, "onnx", "an ONNX model")),
+    llvm::cl::init(Format::Auto), llvm::cl::cat(onnxCategory));
+
+static llvm::cl::opt<Format> emitFormat(
+    "emit",
+    llvm::cl::desc("Format of the output (default: ONNX if the -o file ends "
+                   "in .onnx, else MLIR)"),
+    llvm::cl::values(clEnumValN(Format::Auto, "auto", "by file extension"),
+                     clEnumValN(Format::MLIR, "mlir",
+                                "MLIR text (or bytecode with --emit-bytecode)"),
+                     clEnumValN(Format::ONNX, "onnx",
+                                "an ONNX model, checked with the ONNX "
+                                "checker")),
+    llvm::cl::init(Format::Auto), llvm::cl::cat(onnxCategory));
+
+static bool isONNX(Format format, StringRef path) {
+  if (format != Format::Auto)
+    return format == Format::ONNX;
+  return llvm::sys::path::extension(path).equals_insensitive(".onnx");
+}
+
+bool mlir::ttt::isONNXRequested(StringRef inputFilename,
+                                StringRef outputFilename) {
+  return isONNX(inputFormat, inputFilename) ||
+         isONNX(emitFormat, outputFilename);
+}
+
+namespace {
+/// Prints diagnostics as "error: <where>: <message>", one line each (plus
+/// notes). <where> is the file of an ONNX model and, for an op imported from
+/// one, its node: the reader gives imported ops the location
+/// `"<node name>"(<file>:0:0)`. Diagnostics with a real source position are
+/// left to the next handler (`fallThrough`), which shows the source line.
+class OneLineDiagnosticHandler : public ScopedDiagnosticHandler {
+public:
+  OneLineDiagnosticHandler(MLIRContext *context, bool fallThrough)
+      : ScopedDiagnosticHandler(context) {
+    setHandler([fallThrough](Diagnostic &diag) -> LogicalResult {
+      if (fallThrough && hasSourcePosition(diag.getLocation()))
+        return failure();
+      print(diag);
+      for (Diagnostic &note : diag.getNotes())
+        print(note);
+      return success();
+    });
+  }
+
+private:
+  static bool hasSourcePosition(Location loc) {
+    if (auto file = dyn_cast<FileLineColLoc>(loc))
+      return file.getLine() != 0;
+    if (auto name = dyn_cast<NameLoc>(loc))
+      return hasSourcePosition(name.getChildLoc());
+    if (auto fused = dyn_cast<FusedLoc>(loc))
+      return llvm::any_of(fused.getLocations(), hasSourcePosition);
+    if (auto call = dyn_cast<CallSiteLoc>(loc))
+      return hasSourcePosition(call.getCallee());
+    return false;
+  }
+
+  static std::string describe(Location loc) {
+    if (isa<UnknownLoc>(loc))
+      return {};
+    if (auto file = dyn_cast<FileLineColLoc>(loc)) {
+      std::string text = file.getFilename().str();
+      if (file.getLine() != 0)
+        text += ":" + std::to_string(file.getLine()) + ":" +
+                std::to_string(file.getColumn());
+      return text;
+    }
+    if (auto name = dyn_cast<NameLoc>(loc)) {
+      std::string where = describe(name.getChildLoc());
+      return (where.empty() ? "" : where + ": ") + "node '" +
+             name.getName().str() + "'";
+    }
+    if (auto fused = dyn_cast<FusedLoc>(loc))
+      return fused.getLocations().empty()
+                 ? std::string()
+                 : describe(fused.getLocations().front());
+    if (auto call = dyn_cast<CallSiteLoc>(loc))
+      return describe(call.getCallee());
+    std::string text;
+    llvm::raw_string_ostream(text) << loc;
+    return text;
+  }
+
+  static void print(Diagnostic &diag) {
+    llvm::raw_ostream &os = llvm::errs();
+    switch (diag.getSeverity()) {
+    case DiagnosticSeverity::Error:
+      os << "error: ";
+      break;
+    case DiagnosticSeverity::Warning:
+      os << "warning: ";
+      break;
+    case DiagnosticSeverity::Note:
+      os << "note: ";
+      break;
+    case DiagnosticSeverity::Remark:
+      os << "remark: ";
+      break;
+    }
+    std::string where = describe(diag.getLocation());
+    if (!where.empty())
+      os << where << ": ";
+    os << diag.str() << "\n";
+  }
+};
+} // namespace
+
+/// Parses the MLIR file `path` as mlir-opt would.
+static OwningOpRef<ModuleOp>
+parseMLIR(StringRef path, const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+          MLIRContext &context, const MlirOptMainConfig &config,
+          FallbackAsmResourceMap &resources) {
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &error);
+  if (!file) {
+    emitError(UnknownLoc::get(&context)) << error;
+    return nullptr;
+  }
+  sourceMgr->AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  ParserConfig parserConfig(&context, config.shouldVerifyOnParsing(),
+                            &resources);
+  OwningOpRef<Operation *> op = parseSourceFileForTool(
+      sourceMgr, parserConfig, !config.shouldUseExplicitModule());
+  if (!op)
+    return nullptr;
+  auto module = dyn_cast<ModuleOp>(op.get());
+  if (!module) {
+    op->emitError() << "expected a builtin.module at the top level";
+    return nullptr;
+  }
+  op.release();
+  return module;
+}
+
+/// Writes `module` as MLIR text or bytecode to `path`; the file appears only
+/// if everything was written.
+static LogicalResult writeMLIR(ModuleOp module, StringRef path,
+                               const MlirOptMainConfig &config,
+                               FallbackAsmResourceMap &resources) {
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(path, &error);
+  if (!output) {
+    emitError(module.getLoc()) << error;
+    return failure();
+  }
+  if (config.shouldEmitBytecode()) {
+    BytecodeWriterConfig writerConfig(resources);
+    if (std::optional<int64_t> version = config.bytecodeVersionToEmit())
+      writerConfig.setDesiredBytecodeVersion(*version);
+    if (config.shouldElideResourceDataFromBytecode())
+      writerConfig.setElideResourceDataFlag();
+    if (failed(writeBytecodeToFile(module, output->os(), writerConfig)))
+      return failure();
+  } else {
+    AsmState state(module, OpPrintingFlags(), /*locationMap=*/nullptr,
+                   &resources);
+    module->print(output->os(), state);
+    output->os() << '\n';
+  }
+  output->keep();
+  return success();
+}
+
+LogicalResult mlir::ttt::runONNXOptMain(int argc, char **argv,
+                                        StringRef inputFilename,
+                                        StringRef outputFilename,
+                                        DialectRegistry &registry) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return MlirOptMain(argc, argv, inputFilename, outputFilename, registry);
+  if (config.shouldVerifyDiagnostics() || !config.inputSplitMarker().empty()) {
+    llvm::errs() << "error: --verify-diagnostics and --split-input-file work "
+                    "on MLIR files, not with ONNX input or output\n";
+    return failure();
+  }
+
+  MLIRContext context(registry);
+  context.allowUnregisteredDialects(config.shouldAllowUnregisteredDialects());
+  bool readsONNX = isONNX(inputFormat, inputFilename);
+  // Messages of the ONNX reader and writer, and about ops imported from ONNX,
+  // print as one line each; those about MLIR source lines as mlir-opt would.
+  auto sources = std::make_shared<llvm::SourceMgr>();
+  std::optional<SourceMgrDiagnosticHandler> sourceHandler;
+  if (!readsONNX)
+    sourceHandler.emplace(*sources, &context);
+  OneLineDiagnosticHandler oneLineHandler(&context, /*fallThrough=*/!readsONNX);
+
+  DefaultTimingManager timingManager;
+  applyDefaultTimingManagerCLOptions(timingManager);
+  TimingScope timing = timingManager.getRootScope();
+
+  FallbackAsmResourceMap resources;
+  OwningOpRef<ModuleOp> module;
+  {
+    TimingScope inputTiming = timing.nest("Input");
+    module = readsONNX ? onnx::importONNXFile(inputFilename, &context)
+                       : parseMLIR(inputFilename, sources, context, config,
+                                   resources);
+  }
+  if (!module)
+    return failure();
+
+  PassManager pm(&context, ModuleOp::getOperationName(),
+                 PassManager::Nesting::Implicit);
+  pm.enableVerifier(config.shouldVerifyPasses());
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  pm.enableTiming(timing);
+  if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
+    return failure();
+
+  TimingScope outputTiming = timing.nest("Output");
+  if (isONNX(emitFormat, outputFilename))
+    return onnx::exportONNXFile(*module, outputFilename);
+  return writeMLIR(*module, outputFilename, config, resources);
+}
