@@ -102,6 +102,11 @@ func.func @blockers(%q: tensor<1x2x16x8xf32>, %w: tensor<2x8x8xf32>, %b: tensor<
       weights(%w, %b : tensor<2x8x8xf32>, tensor<2x1x8xf32>) lr(%lr : tensor<1x2x16x2xf32>)
       model = #ttt.model<kind = linear, trained = [0, 1], bias = true>
       loss = #ttt.loss<kind = dot> schedule = #ttt.schedule<kind = chunked, size = 4> -> tensor<1x2x16x8xf32>
+  // expected-remark @+1 {{not rewritten: Muon orthogonalizes the output weight and its bias separately, which the stacked [W; b] state would not}}
+  %13 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
+      weights(%w, %b : tensor<2x8x8xf32>, tensor<2x1x8xf32>) model = #ttt.model<kind = linear, trained = [0, 1], bias = true>
+      loss = #ttt.loss<kind = dot> update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = 1, coeffs = [1.5, -0.5, 0.0]>>
+      schedule = #ttt.schedule<kind = chunked, size = 4> -> tensor<1x2x16x8xf32>
   // expected-remark @+1 {{not rewritten: clipping each chunk's update is not expressed in linattn yet}}
   %5 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
       weights(%w : tensor<2x8x8xf32>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot>

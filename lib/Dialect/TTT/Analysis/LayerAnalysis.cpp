@@ -182,6 +182,9 @@ LayerFacts mlir::ttt::analyzeLayer(KVBLayerOp op) {
     if (schedule.getInnerSteps() > 1)
       unsupported("several inner steps");
   }
+  if (facts.biasFeature && update.getOrthogonalize())
+    unsupported("Muon orthogonalizes the output weight and its bias "
+                "separately, which the stacked [W; b] state would not");
   if (facts.biasFeature && op.getLr() &&
       cast<RankedTensorType>(op.getLr().getType()).getDimSize(3) != 1)
     unsupported("the output weight and its bias have separate learning-rate "
