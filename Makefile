@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 CXX_COMPILER ?= $(shell command -v clang++ 2>/dev/null || command -v g++)
 C_COMPILER ?= $(shell command -v clang 2>/dev/null || command -v gcc)
 
-.PHONY: all setup configure build demo test check-lit check-python docs clean fuzz fixtures
+.PHONY: all setup configure build demo test check-lit check-python docs clean fuzz fixtures python check-package
 
 all: build
 
@@ -31,6 +31,21 @@ demo: build
 
 check-python: build
 	TTT_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q test/python
+
+# The Python extension ttt._ttt in $(BUILD_DIR)/python/ttt (use it with
+# PYTHONPATH=$(BUILD_DIR)/python). make test's pytest run includes its tests
+# (test/python/test_package_*.py).
+python: configure
+	ninja -C $(BUILD_DIR) -j $(JOBS) _ttt
+
+# `pip install .` into $(BUILD_DIR)/wheel-test (a separate, slow build through
+# scikit-build-core), then imports the installed package outside the source tree.
+check-package: configure
+	rm -rf $(BUILD_DIR)/wheel-test
+	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) CC=$(C_COMPILER) CXX=$(CXX_COMPILER) \
+	  $(PYTHON) -m pip install . --no-build-isolation --target $(abspath $(BUILD_DIR))/wheel-test
+	cd /tmp && PYTHONPATH=$(abspath $(BUILD_DIR))/wheel-test $(PYTHON) -c \
+	  "import ttt; print(ttt.__version__, len(ttt.explain('$(abspath examples/lact_v2_small.mlir)')), 'layer')"
 
 check-lit: build
 	ninja -C $(BUILD_DIR) check-ttt

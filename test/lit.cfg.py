@@ -36,3 +36,26 @@ config.substitutions = [(k, v) for k, v in config.substitutions if k != "%python
 config.substitutions.append(("%python", python))
 if subprocess.run([python, "-c", "import onnx, numpy"], capture_output=True).returncode == 0:
     config.available_features.add("onnx-python")
+
+# CUDA's ptxas (and fatbinary), for the tests that assemble ttt-to-gpu's PTX:
+# looked up on PATH, then under $CUDA_HOME/$CUDA_PATH/$CUDA_ROOT and
+# /usr/local/cuda. Machines without CUDA skip those tests (REQUIRES: ptxas).
+def find_cuda_tool(name):
+    found = shutil.which(name)
+    if found:
+        return found
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                 os.environ.get("CUDA_ROOT"), "/usr/local/cuda"):
+        if root and os.access(os.path.join(root, "bin", name), os.X_OK):
+            return os.path.join(root, "bin", name)
+    return None
+
+
+ptxas = find_cuda_tool("ptxas")
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+    # The toolkit root, for gpu-module-to-binary (ptxas, fatbinary, libdevice).
+    config.substitutions.append(("%cuda_toolkit", os.path.dirname(os.path.dirname(ptxas))))
+    if os.access(os.path.join(os.path.dirname(ptxas), "fatbinary"), os.X_OK):
+        config.available_features.add("fatbinary")

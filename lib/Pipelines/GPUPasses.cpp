@@ -16,6 +16,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
@@ -219,11 +221,12 @@ struct GPUMapParallelLoopsPass
                          llvm::cl::init(8)};
 
   void runOnOperation() override {
-    if (tileX == 0 || tileY == 0 || tileX * tileY > 1024) {
+    uint64_t x = tileX, y = tileY;
+    if (x == 0 || y == 0 || x * y > 1024) {
       getOperation().emitError()
-          << "ttt-gpu-map-parallel-loops: tile-x * tile-y must be 1 to 1024 "
-             "threads per block, got "
-          << tileX << " x " << tileY;
+          << "ttt-to-gpu: tile-x * tile-y must be 1 to 1024 threads per "
+             "block, got "
+          << x << " x " << y;
       return signalPassFailure();
     }
     SmallVector<scf::ParallelOp> roots;
@@ -358,6 +361,44 @@ struct GPUHostBoundaryPass
     return buffer;
   }
 
+  /// Whether the program may write to (a view of) `buffer`: any user that
+  /// writes it, or that it does not understand, counts.
+  static bool mayBeWritten(Value buffer, Operation *ignored) {
+    SmallVector<Value> worklist{buffer};
+    while (!worklist.empty()) {
+      Value value = worklist.pop_back_val();
+      for (OpOperand &use : value.getUses()) {
+        Operation *user = use.getOwner();
+        if (user == ignored)
+          continue;
+        if (isa<ViewLikeOpInterface>(user) ||
+            isa<memref::CastOp, memref::ExpandShapeOp,
+                memref::CollapseShapeOp>(user)) {
+          for (Value result : user->getResults())
+            worklist.push_back(result);
+          continue;
+        }
+        if (isa<memref::DeallocOp>(user))
+          return true;
+        auto effects = dyn_cast<MemoryEffectOpInterface>(user);
+        if (!effects) {
+          // Ops with regions (loops, launches) are judged by their bodies.
+          if (user->getNumRegions() && user->hasTrait<
+                  OpTrait::HasRecursiveMemoryEffects>())
+            continue;
+          return true;
+        }
+        SmallVector<MemoryEffects::EffectInstance> list;
+        effects.getEffectsOnValue(value, list);
+        for (const MemoryEffects::EffectInstance &effect : list)
+          if (isa<MemoryEffects::Write, MemoryEffects::Free>(
+                  effect.getEffect()))
+            return true;
+      }
+    }
+    return false;
+  }
+
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (func.isExternal() || !func.isPublic())
@@ -366,6 +407,9 @@ struct GPUHostBoundaryPass
       OpBuilder b = OpBuilder::atBlockBegin(&entry);
       Location loc = func.getLoc();
       SmallVector<Value> copies;
+      // (copy, argument) for arguments the program writes to: the caller
+      // sees the writes, as without the copy.
+      SmallVector<std::pair<Value, Value>> copyBack;
       for (BlockArgument arg : entry.getArguments()) {
         auto type = dyn_cast<MemRefType>(arg.getType());
         if (!type || arg.use_empty())
@@ -383,6 +427,9 @@ struct GPUHostBoundaryPass
         for (OpOperand *use : uses)
           use->set(copy);
         copies.push_back(copy);
+        // copyOf's memref.copy is the last op it made.
+        if (mayBeWritten(copy, &*std::prev(b.getInsertionPoint())))
+          copyBack.push_back({copy, arg});
       }
       // Globals (bufferized constants) live in host memory: one copy each,
       // made once at entry.
@@ -405,6 +452,8 @@ struct GPUHostBoundaryPass
         continue;
       func.walk([&](func::ReturnOp ret) {
         OpBuilder rb(ret);
+        for (auto [copy, arg] : copyBack)
+          memref::CopyOp::create(rb, ret.getLoc(), copy, arg);
         for (Value copy : copies)
           memref::DeallocOp::create(rb, ret.getLoc(), copy);
       });

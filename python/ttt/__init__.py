@@ -1,1 +1,72 @@
-"""ttt Python package."""
+"""ttt: test-time-training layers compiled as linear attention.
+
+The Python front door of the ``ttt`` compiler (MLIR 22, C++). It binds the
+project's C++ API (``ttt._ttt``) and adds NumPy/ONNX conveniences:
+
+- :func:`optimize` -- rewrite the TTT layers proven to be linear attention
+  (``ttt-simplify`` then ``ttt-to-linattn``); ONNX or MLIR in and out.
+- :func:`explain` -- per-layer analysis, printable as a table.
+- :func:`verify` -- compare two ONNX models in onnxruntime.
+- :func:`run` -- compile MLIR with ``ttt-to-cpu`` and run it natively.
+
+Every failure raises a :class:`ttt.Error` subclass carrying a one-line
+message. ONNX graphs are read and written by the C++ core, but finding TTT
+layers in them (the ONNX "raise" pass) does not exist yet: ``optimize``
+round-trips ONNX models unchanged and ``explain`` finds no layers in them.
+
+Example::
+
+    >>> import ttt
+    >>> print(ttt.explain("examples/lact_v2_small.mlir"))     # doctest: +SKIP
+    >>> text = ttt.optimize("examples/lact_v2_small.mlir", emit="mlir")
+    >>> "linattn." in text
+    True
+
+The PyTorch reference models live in :mod:`ttt.models` (needs torch; it does
+not need the compiled extension).
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from ._errors import (  # noqa: E402
+    CompileError,
+    Error,
+    ExportError,
+    InputFileError,
+    InvalidInputError,
+    ParseError,
+    RunError,
+    UnsupportedError,
+    VerificationError,
+)
+from ._api import (  # noqa: E402
+    SIMPLIFICATIONS,
+    ExplainReport,
+    LayerReport,
+    explain,
+    optimize,
+    run,
+    verify,
+)
+
+__all__ = [
+    "__version__",
+    "optimize",
+    "explain",
+    "verify",
+    "run",
+    "LayerReport",
+    "ExplainReport",
+    "SIMPLIFICATIONS",
+    "Error",
+    "ParseError",
+    "InvalidInputError",
+    "InputFileError",
+    "CompileError",
+    "ExportError",
+    "RunError",
+    "UnsupportedError",
+    "VerificationError",
+]

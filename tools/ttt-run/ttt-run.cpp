@@ -410,13 +410,16 @@ static std::string getCudaRuntimePath() {
 static void (*freeResultBuffer)(void *) = std::free;
 
 /// "ttt-run: error: FILE: --device=cuda: " for failures inside the runtime,
-/// built before any call because the handler must not allocate much.
+/// built before any call.
 static std::string cudaErrorPrefix;
+/// The real stderr: a failure may come while ttt-run captures stderr (the
+/// kernels are loaded while the JIT initializes the program).
+static int cudaErrorFd = STDERR_FILENO;
 
 [[noreturn]] static void onCudaError(const char *message) {
   std::fflush(stdout);
   std::string line = cudaErrorPrefix + message + "\n";
-  ssize_t ignored = ::write(STDERR_FILENO, line.data(), line.size());
+  ssize_t ignored = ::write(cudaErrorFd, line.data(), line.size());
   (void)ignored;
   ::_exit(1);
 }
@@ -449,6 +452,9 @@ static Expected<std::string> openCudaDevice() {
     return makeRunError("--device=cuda", "no CUDA driver/GPU found (" +
                                              Twine(message) + ")");
   cudaErrorPrefix = "ttt-run: error: " + getDisplayName() + ": --device=cuda: ";
+  cudaErrorFd = ::dup(STDERR_FILENO);
+  if (cudaErrorFd < 0)
+    cudaErrorFd = STDERR_FILENO;
   setHandler(onCudaError);
   freeResultBuffer = freeBuffer;
   describe(message, sizeof(message));

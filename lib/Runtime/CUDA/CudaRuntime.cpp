@@ -272,11 +272,9 @@ public:
   void *allocate(size_t size, size_t alignment) {
     if (alignment < 256)
       alignment = 256;
-    size_t rounded = (size + 255) / 256 * 256;
-    if (rounded == 0)
-      rounded = 256;
-    if (alignment > 256)
-      rounded += alignment;
+    // Room to align the start ourselves: the driver aligns to 256 bytes,
+    // but callers may ask for more (and other drivers may align less).
+    size_t rounded = (size + 255) / 256 * 256 + alignment;
     CUdeviceptr base = 0;
     {
       std::lock_guard<std::mutex> lock(mutex);

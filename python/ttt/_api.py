@@ -1,0 +1,401 @@
+"""The functions of the ttt package, over the C++ API (``ttt._ttt``)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping, Sequence, Union
+
+import numpy as np
+
+from . import _ext
+from ._errors import (
+    Error,
+    InputFileError,
+    InvalidInputError,
+    ParseError,
+    UnsupportedError,
+    VerificationError,
+    _raise_for,
+)
+
+__all__ = [
+    "optimize",
+    "explain",
+    "verify",
+    "run",
+    "LayerReport",
+    "ExplainReport",
+    "SIMPLIFICATIONS",
+]
+
+#: The model-changing simplifications ``optimize(simplify=...)`` accepts (the
+#: paper's Variants 1-6); without any, only exact folds are applied.
+SIMPLIFICATIONS = (
+    "freeze-inner",
+    "drop-weight-norm",
+    "collapse-mlp",
+    "drop-token-lr",
+    "drop-momentum",
+    "drop-muon",
+)
+
+_MLIR_BYTECODE_MAGIC = b"ML\xefR"
+
+Model = Union[str, bytes, "os.PathLike[str]", Any]
+
+
+@dataclass
+class _Input:
+    data: Union[bytes, str]
+    format: str  # "mlir" or "onnx"
+    name: str
+
+
+def _looks_like_mlir_text(text: str) -> bool:
+    stripped = text.lstrip()
+    return ("\n" in text or stripped.startswith(("module", "func.func", "#", "//",
+                                                 "!", "\"builtin.module\""))
+            or "{" in text)
+
+
+def _read_model(model: Model) -> _Input:
+    """Normalizes every accepted form of a model."""
+    if isinstance(model, os.PathLike) or (isinstance(model, str)
+                                          and not _looks_like_mlir_text(model)):
+        path = os.fspath(model)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise InputFileError(f"{path}: cannot read: {e.strerror or e}") from None
+        name = path
+        if path.endswith(".onnx"):
+            return _Input(data, "onnx", name)
+        if data.startswith(_MLIR_BYTECODE_MAGIC) or path.endswith((".mlir", ".mlirbc")):
+            return _Input(data, "mlir", name)
+        # Unknown extension: ONNX protobufs are binary, MLIR text is not.
+        try:
+            return _Input(data.decode("utf-8"), "mlir", name)
+        except UnicodeDecodeError:
+            return _Input(data, "onnx", name)
+    if isinstance(model, str):
+        return _Input(model, "mlir", "<mlir>")
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        data = bytes(model)
+        if data.startswith(_MLIR_BYTECODE_MAGIC):
+            return _Input(data, "mlir", "<mlir>")
+        return _Input(data, "onnx", "<onnx>")
+    if hasattr(model, "SerializeToString"):  # onnx.ModelProto
+        return _Input(model.SerializeToString(), "onnx", "<onnx>")
+    raise InvalidInputError(
+        f"cannot use a {type(model).__name__} as a model (expected a path, "
+        "MLIR text, ONNX bytes or an onnx.ModelProto)")
+
+
+def optimize(model: Model, *, simplify: Sequence[str] = (), emit: str = "onnx",
+             return_remarks: bool = False):
+    """Rewrites every TTT layer proven to be linear attention.
+
+    Runs ``ttt-simplify`` (exact folds, plus the named model-changing
+    ``simplify`` options, see :data:`SIMPLIFICATIONS`) and then
+    ``ttt-to-linattn``, the same passes as ``ttt-opt --ttt-simplify=...
+    --ttt-to-linattn``.
+
+    ``model`` is a path (``.onnx``, ``.mlir``), MLIR text, serialized ONNX
+    bytes or an ``onnx.ModelProto``. Returns an ``onnx.ModelProto`` for
+    ``emit="onnx"``, MLIR text for ``emit="mlir"``; with
+    ``return_remarks=True``, a pair ``(result, remarks)`` where ``remarks`` are
+    the passes' one-line remarks (which layers changed and why the others did
+    not).
+
+    ONNX input: finding TTT layers in ONNX graphs (the "raise" pass) does not
+    exist yet, so an ONNX model is read, checked and written back with the
+    same nodes; only MLIR input with ``ttt`` layers is rewritten.
+
+    Example::
+
+        >>> import ttt
+        >>> text = ttt.optimize("examples/lact_llm_layer.mlir",
+        ...                     simplify=["freeze-inner", "drop-weight-norm"],
+        ...                     emit="mlir")
+        >>> "linattn." in text
+        True
+    """
+    if emit not in ("onnx", "mlir"):
+        raise InvalidInputError(f"unknown emit '{emit}' (expected 'onnx' or 'mlir')")
+    if isinstance(simplify, str):
+        simplify = simplify.replace(",", " ").split()
+    src = _read_model(model)
+    result = _ext.load().optimize(src.data, src.format, list(simplify), emit, src.name)
+    _raise_for(result)
+    output = result["output"]
+    if emit == "onnx":
+        import onnx
+
+        output = onnx.load_from_string(output)
+    if return_remarks:
+        return output, list(result["remarks"])
+    return output
+
+
+@dataclass
+class LayerReport:
+    """What the analysis proved about one TTT layer (``ttt-explain``)."""
+
+    location: str
+    op: str
+    lowering: str
+    update: str
+    output_linear: bool
+    static_kernel: bool
+    rewritable: bool
+    proven: list[str] = field(default_factory=list)
+    blockers: list[str] = field(default_factory=list)
+    unsupported: list[str] = field(default_factory=list)
+    explanation: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.explanation}"
+
+
+_COLUMNS = ("location", "op", "exact lowering", "update", "rewritable", "blockers")
+
+
+class ExplainReport(list):
+    """A list of :class:`LayerReport`; ``str()`` renders it as a table.
+    ``note`` says why the list is empty when it is."""
+
+    note: str = ""
+
+    def table(self) -> str:
+        """The reports as a Markdown table (or the note, if there are none)."""
+        if not self:
+            return self.note or "no TTT layers found"
+        rows = [
+            (r.location, r.op, r.lowering, r.update, "yes" if r.rewritable else "no",
+             "; ".join(r.blockers + r.unsupported) or "-")
+            for r in self
+        ]
+        lines = ["| " + " | ".join(_COLUMNS) + " |",
+                 "|" + "---|" * len(_COLUMNS)]
+        lines += ["| " + " | ".join(row) + " |" for row in rows]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.table()
+
+
+_ONNX_NOTE = ("no TTT layers found: finding TTT layers in ONNX graphs (the ONNX "
+              "raise pass) is not implemented yet; explain MLIR input with ttt "
+              "layers instead")
+
+
+def explain(model: Model) -> ExplainReport:
+    """Analyzes every TTT layer: is it linear attention, which lowering is
+    exact, what blocks a better one (``ttt-opt --ttt-explain``).
+
+    Returns an :class:`ExplainReport` (a list of :class:`LayerReport`) that
+    prints as a table. For ONNX input the list is empty and ``note`` says why
+    (the ONNX raise pass does not exist yet).
+
+    Example::
+
+        >>> import ttt
+        >>> reports = ttt.explain("examples/lact_v2_small.mlir")
+        >>> reports[0].rewritable
+        True
+        >>> print(reports)            # doctest: +SKIP
+        | location | op | exact lowering | update | rewritable | blockers |
+        ...
+    """
+    src = _read_model(model)
+    result = _ext.load().explain(src.data, src.format, src.name)
+    _raise_for(result)
+    report = ExplainReport(LayerReport(**layer) for layer in result["layers"])
+    if not report:
+        report.note = _ONNX_NOTE if src.format == "onnx" else "no TTT layers found"
+    return report
+
+
+def _onnx_session(model: Model):
+    import onnxruntime as ort
+
+    if isinstance(model, (str, os.PathLike)) and not (
+            isinstance(model, str) and _looks_like_mlir_text(model)):
+        path = os.fspath(model)
+        if not os.path.exists(path):
+            raise InputFileError(f"{path}: cannot read: No such file or directory")
+        data: bytes = open(path, "rb").read()
+        name = path
+    else:
+        src = _read_model(model)
+        if src.format != "onnx":
+            raise InvalidInputError("verify compares ONNX models; got MLIR")
+        data, name = src.data, src.name  # type: ignore[assignment]
+    try:
+        return ort.InferenceSession(data, providers=["CPUExecutionProvider"]), name
+    except Exception as e:  # onnxruntime's own exception types
+        raise ParseError(f"{name}: onnxruntime cannot load it: "
+                         f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
+
+
+_ORT_DTYPES = {
+    "tensor(float)": np.float32,
+    "tensor(double)": np.float64,
+    "tensor(int32)": np.int32,
+    "tensor(int64)": np.int64,
+    "tensor(float16)": np.float16,
+    "tensor(bool)": np.bool_,
+}
+
+
+def _random_inputs(session, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    inputs = {}
+    for arg in session.get_inputs():
+        shape = [d if isinstance(d, int) and d >= 0 else 1 for d in arg.shape]
+        dtype = _ORT_DTYPES.get(arg.type)
+        if dtype is None:
+            raise UnsupportedError(f"input '{arg.name}': cannot make random {arg.type}")
+        if np.issubdtype(dtype, np.floating):
+            inputs[arg.name] = rng.uniform(-1, 1, shape).astype(dtype)
+        elif dtype is np.bool_:
+            inputs[arg.name] = rng.integers(0, 2, shape).astype(np.bool_)
+        else:
+            inputs[arg.name] = rng.integers(-10, 11, shape).astype(dtype)
+    return inputs
+
+
+def _check_inputs(session, name: str, inputs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    expected = {arg.name: arg for arg in session.get_inputs()}
+    unknown = sorted(set(inputs) - set(expected))
+    if unknown:
+        raise InvalidInputError(
+            f"{name}: no input named {', '.join(repr(u) for u in unknown)} "
+            f"(inputs: {', '.join(expected)})")
+    missing = [n for n in expected if n not in inputs]
+    if missing:
+        raise InvalidInputError(f"{name}: missing input {', '.join(repr(m) for m in missing)}")
+    arrays = {}
+    for key, arg in expected.items():
+        array = np.asarray(inputs[key])
+        dtype = _ORT_DTYPES.get(arg.type)
+        if dtype is not None and array.dtype != dtype:
+            raise InvalidInputError(f"{name}: input '{key}': dtype mismatch: expected "
+                                    f"{np.dtype(dtype).name}, got {array.dtype.name}")
+        if len(array.shape) != len(arg.shape) or any(
+                isinstance(d, int) and d != s for d, s in zip(arg.shape, array.shape)):
+            raise InvalidInputError(
+                f"{name}: input '{key}': shape mismatch: expected "
+                f"{tuple(arg.shape)}, got {tuple(array.shape)}")
+        arrays[key] = array
+    return arrays
+
+
+def _max_rel_error(a: np.ndarray, b: np.ndarray) -> float:
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape:
+        return float("inf")
+    if a.size == 0:
+        return 0.0
+    scale = max(float(np.max(np.abs(a))), np.finfo(np.float64).tiny)
+    return float(np.max(np.abs(a - b)) / scale)
+
+
+def verify(original: Model, optimized: Model, inputs: Mapping[str, Any] | None = None,
+           *, rtol: float = 1e-5, seed: int = 0) -> dict[str, float]:
+    """Runs both ONNX models in onnxruntime and compares their outputs.
+
+    ``inputs`` maps the original model's input names to arrays; without it,
+    seeded random inputs are made (floats uniform in [-1, 1), dynamic sizes 1).
+    Returns the max relative error of each output (max |a - b| / max |a|);
+    raises :class:`ttt.VerificationError` if any exceeds ``rtol`` and
+    :class:`ttt.InvalidInputError` for inputs of wrong names or shapes.
+
+    Example::
+
+        >>> import ttt
+        >>> m = "test/fixtures/onnx/linear_dot.traced.onnx"
+        >>> errors = ttt.verify(m, ttt.optimize(m))
+        >>> errors["o"] <= 1e-5
+        True
+    """
+    sess_a, name_a = _onnx_session(original)
+    sess_b, name_b = _onnx_session(optimized)
+    feeds = (_random_inputs(sess_a, seed) if inputs is None
+             else _check_inputs(sess_a, name_a, inputs))
+    names_b = {arg.name for arg in sess_b.get_inputs()}
+    if set(feeds) != names_b:
+        raise VerificationError(
+            f"{name_b}: inputs differ from {name_a}'s: {sorted(names_b)} vs {sorted(feeds)}")
+    try:
+        out_a = sess_a.run(None, feeds)
+        out_b = sess_b.run(None, feeds)
+    except Exception as e:
+        raise InvalidInputError(f"onnxruntime failed: {str(e).splitlines()[0]}") from None
+    outputs_a = [o.name for o in sess_a.get_outputs()]
+    outputs_b = [o.name for o in sess_b.get_outputs()]
+    if outputs_a != outputs_b:
+        raise VerificationError(f"outputs differ: {outputs_a} vs {outputs_b}")
+    errors = {n: _max_rel_error(a, b) for n, a, b in zip(outputs_a, out_a, out_b)}
+    bad = {n: e for n, e in errors.items() if not e <= rtol}
+    if bad:
+        worst = max(bad, key=lambda n: bad[n])
+        raise VerificationError(
+            f"output '{worst}' differs: max relative error {bad[worst]:.3g} > rtol {rtol:g}",
+            errors)
+    return errors
+
+
+def run(model_or_mlir: Model, inputs: Union[Sequence[Any], Mapping[str, Any], np.ndarray],
+        *, device: str = "cpu", entry: str = "") -> list[np.ndarray]:
+    """Compiles an MLIR module with ``ttt-to-cpu`` and runs one function
+    natively (``ttt-run``'s compiler and JIT), returning NumPy arrays.
+
+    ``model_or_mlir`` is a ``.mlir`` path or MLIR text; ``inputs`` is a
+    sequence of arrays (one per argument), a dict ``{"arg0": ..., ...}``, or a
+    single array. Dtypes (float32/float64/int32/int64), ranks and static
+    sizes are checked first. Only ``device="cpu"`` is supported here. ONNX
+    models cannot be run natively yet (no ONNX raise pass): use
+    onnxruntime or :func:`ttt.verify`.
+
+    Example::
+
+        >>> import numpy as np, ttt
+        >>> mlir = '''func.func @add(%a: tensor<2xf32>, %b: tensor<2xf32>) -> tensor<2xf32> {
+        ...   %0 = arith.addf %a, %b : tensor<2xf32>
+        ...   return %0 : tensor<2xf32>
+        ... }'''
+        >>> ttt.run(mlir, [np.ones(2, np.float32), np.ones(2, np.float32)])[0]
+        array([2., 2.], dtype=float32)
+    """
+    src = _read_model(model_or_mlir)
+    if src.format != "mlir":
+        raise UnsupportedError(
+            f"{src.name}: running ONNX models natively is not supported yet "
+            "(TTT layers are not found in ONNX graphs); pass MLIR")
+    if isinstance(inputs, np.ndarray):
+        arrays = [inputs]
+    elif isinstance(inputs, Mapping):
+        arrays = []
+        for i in range(len(inputs)):
+            if f"arg{i}" not in inputs:
+                raise InvalidInputError(
+                    f"{src.name}: inputs are named arg0, arg1, ...; 'arg{i}' is missing")
+            arrays.append(inputs[f"arg{i}"])
+    else:
+        arrays = list(inputs)
+    buffers = []
+    for i, a in enumerate(arrays):
+        a = np.ascontiguousarray(a)
+        if a.dtype.name not in ("float32", "float64", "int32", "int64"):
+            raise InvalidInputError(
+                f"{src.name}: input {i}: unsupported dtype {a.dtype.name} "
+                "(expected float32, float64, int32 or int64)")
+        buffers.append((a.dtype.name, [int(s) for s in a.shape], a.tobytes()))
+    result = _ext.load().run(src.data, buffers, device, entry, src.name)
+    _raise_for(result)
+    return [np.frombuffer(data, dtype=dtype).reshape(shape).copy()
+            for dtype, shape, data in result["outputs"]]

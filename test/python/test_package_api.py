@@ -1,0 +1,285 @@
+"""The Python package `ttt` (python/ttt over the C++ API in lib/API):
+optimize, explain, verify and run on MLIR examples and ONNX fixtures, and
+ttt.Error subclasses for bad input.
+
+The package is taken from the build tree ($TTT_BUILD_DIR/python, default
+<repo>/build/python) unless it is installed; the tests are skipped only when
+the extension could not be built (nanobind or the Python development headers
+missing).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BUILD_DIR = Path(os.environ.get("TTT_BUILD_DIR", REPO / "build"))
+EXAMPLES = REPO / "examples"
+FIXTURES = REPO / "test" / "fixtures" / "onnx"
+V2_SMALL = EXAMPLES / "lact_v2_small.mlir"
+LLM_LAYER = EXAMPLES / "lact_llm_layer.mlir"
+
+
+def _skip_reason() -> str | None:
+    """Why the extension cannot have been built here, if it cannot."""
+    if importlib.util.find_spec("nanobind") is None:
+        return "the extension ttt._ttt is not built: nanobind is not installed"
+    cache = BUILD_DIR / "CMakeCache.txt"
+    if cache.exists() and "TTT_BUILD_PYTHON:BOOL=OFF" in cache.read_text(errors="replace"):
+        return ("the extension ttt._ttt is not built: the build was configured with "
+                "TTT_BUILD_PYTHON=OFF (nanobind or the Python development headers "
+                "were not found)")
+    return None
+
+
+def _import_ttt():
+    """The package with its extension, or a skip if nanobind is missing."""
+    build_python = BUILD_DIR / "python"
+    # The build tree's package (sources linked next to the extension), else
+    # the sources, whose loader looks for the extension in $TTT_BUILD_DIR.
+    root = build_python if (build_python / "ttt").is_dir() else REPO / "python"
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    import ttt
+    from ttt import _ext
+
+    if not _ext.available():
+        reason = _skip_reason()
+        if reason:
+            pytest.skip(reason, allow_module_level=True)
+        raise ImportError(f"ttt._ttt is not built in {build_python} "
+                          "(run `make python`)")
+    return ttt
+
+
+ttt = _import_ttt()
+
+
+def test_version():
+    assert ttt.__version__ == "0.1.0"
+    from ttt import _ext
+
+    assert _ext.load().version() == ttt.__version__
+
+
+# --- explain ---------------------------------------------------------------
+
+def test_explain_mlir_lists_the_layer():
+    reports = ttt.explain(V2_SMALL)
+    assert len(reports) == 1
+    r = reports[0]
+    assert isinstance(r, ttt.LayerReport)
+    assert r.op == "ttt.kvb_layer"
+    assert r.location.endswith("lact_v2_small.mlir:10:8")
+    assert r.lowering.startswith("prefix sum")
+    assert r.update == "additive"
+    assert r.rewritable and r.output_linear and r.static_kernel
+    assert r.proven and not r.blockers
+    table = str(reports)
+    assert table.splitlines()[0].startswith("| location |")
+    assert "ttt.kvb_layer" in table
+
+
+def test_explain_base_layer_has_blockers():
+    (r,) = ttt.explain(LLM_LAYER)
+    assert not r.rewritable
+    assert r.lowering == "chunk-sequential loop"
+    assert r.blockers
+    assert "exact lowering" in r.explanation
+
+
+def test_explain_mlir_text_and_bytes():
+    text = V2_SMALL.read_text()
+    assert len(ttt.explain(text)) == 1
+
+
+def test_explain_onnx_finds_no_layer_with_note():
+    reports = ttt.explain(FIXTURES / "lact_v2.traced.onnx")
+    assert list(reports) == []
+    assert "raise pass" in reports.note
+    assert "raise pass" in str(reports)
+
+
+# --- optimize --------------------------------------------------------------
+
+def test_optimize_mlir_rewrites_to_linattn():
+    text, remarks = ttt.optimize(V2_SMALL, emit="mlir", return_remarks=True)
+    assert isinstance(text, str)
+    assert "linattn." in text
+    assert "ttt.kvb_layer" not in text
+    assert remarks == []
+
+
+def test_optimize_base_layer_needs_simplify():
+    text, remarks = ttt.optimize(LLM_LAYER, emit="mlir", return_remarks=True)
+    assert "ttt.kvb_layer" in text and "linattn." not in text
+    assert any("left unchanged" in r for r in remarks)
+    text, remarks = ttt.optimize(LLM_LAYER, simplify=["freeze-inner", "drop-weight-norm"],
+                                 emit="mlir", return_remarks=True)
+    assert "linattn." in text
+    assert any("Variant 1" in r for r in remarks)
+    assert any("Variant 2" in r for r in remarks)
+
+
+def test_optimize_unknown_simplification():
+    with pytest.raises(ttt.InvalidInputError, match="unknown simplification 'nope'"):
+        ttt.optimize(V2_SMALL, simplify=["nope"], emit="mlir")
+
+
+def test_optimize_unknown_emit():
+    with pytest.raises(ttt.InvalidInputError):
+        ttt.optimize(V2_SMALL, emit="pdf")
+
+
+ONNX_FIXTURES = sorted(p.name for p in FIXTURES.glob("*.onnx"))
+
+
+@pytest.mark.parametrize("name", ONNX_FIXTURES)
+def test_optimize_onnx_roundtrips_and_verifies(name):
+    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    path = FIXTURES / name
+    optimized = ttt.optimize(path)
+    assert isinstance(optimized, onnx.ModelProto)
+    original = onnx.load(str(path))
+    assert [n.op_type for n in optimized.graph.node] == [n.op_type for n in original.graph.node]
+    errors = ttt.verify(path, optimized, rtol=1e-5)
+    assert set(errors) == {o.name for o in original.graph.output}
+    assert all(e <= 1e-5 for e in errors.values())
+
+
+def test_optimize_accepts_modelproto_and_bytes():
+    onnx = pytest.importorskip("onnx")
+    path = FIXTURES / "linear_dot.traced.onnx"
+    model = onnx.load(str(path))
+    assert isinstance(ttt.optimize(model), onnx.ModelProto)
+    text = ttt.optimize(path.read_bytes(), emit="mlir")
+    assert "onnx.graph" in text
+
+
+# --- verify ----------------------------------------------------------------
+
+def test_verify_with_given_inputs_and_mismatch():
+    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnxruntime")
+    path = FIXTURES / "linear_dot.traced.onnx"
+    model = onnx.load(str(path))
+    shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
+    rng = np.random.default_rng(1)
+    inputs = {i.name: rng.standard_normal(shape).astype(np.float32)
+              for i in model.graph.input}
+    errors = ttt.verify(path, path, inputs)
+    assert errors == {"o": 0.0}
+    # A model that computes something else: negate the output.
+    other = onnx.load(str(path))
+    out = other.graph.output[0].name
+    for node in other.graph.node:
+        node.output[:] = [o + "_pre" if o == out else o for o in node.output]
+    other.graph.node.append(onnx.helper.make_node("Neg", [out + "_pre"], [out]))
+    with pytest.raises(ttt.VerificationError, match="max relative error") as info:
+        ttt.verify(path, other)
+    assert info.value.errors["o"] > 1e-5
+
+
+def test_verify_wrong_input_names_and_shapes():
+    pytest.importorskip("onnxruntime")
+    path = FIXTURES / "linear_dot.traced.onnx"
+    with pytest.raises(ttt.InvalidInputError, match="no input named 'x'"):
+        ttt.verify(path, path, {"x": np.zeros(3, np.float32)})
+    bad = {n: np.zeros((1, 2, 3), np.float32) for n in ("q", "k", "v")}
+    with pytest.raises(ttt.InvalidInputError, match="shape mismatch"):
+        ttt.verify(path, path, bad)
+
+
+# --- run -------------------------------------------------------------------
+
+SHAPES = "1x2x64x32,1x2x64x32,1x2x64x32,*,*,*,1x2x64x3,1x2x64"
+
+
+@pytest.fixture(scope="module")
+def ttt_run_reference(tmp_path_factory):
+    ttt_run = BUILD_DIR / "bin" / "ttt-run"
+    if not ttt_run.exists():
+        pytest.fail(f"{ttt_run} is not built")
+    tmp = tmp_path_factory.mktemp("run")
+    subprocess.run([str(ttt_run), str(V2_SMALL), "--random-inputs=3", f"--shapes={SHAPES}",
+                    f"--save-inputs={tmp / 'in.npz'}", f"--outputs={tmp / 'out.npz'}",
+                    "--print-results=false"], check=True)
+    with np.load(tmp / "in.npz") as f:
+        inputs = [f[f"arg{i}"] for i in range(len(f.files))]
+    with np.load(tmp / "out.npz") as f:
+        outputs = [f[f"result{i}"] for i in range(len(f.files))]
+    return inputs, outputs
+
+
+def test_run_matches_ttt_run(ttt_run_reference):
+    inputs, expected = ttt_run_reference
+    got = ttt.run(V2_SMALL, inputs)
+    assert len(got) == 1
+    assert got[0].dtype == np.float32 and got[0].shape == (1, 2, 64, 32)
+    np.testing.assert_allclose(got[0], expected[0], rtol=1e-6, atol=1e-6)
+    # By name, and the linear-attention form gives the same function.
+    named = ttt.run(V2_SMALL.read_text(), {f"arg{i}": a for i, a in enumerate(inputs)})
+    np.testing.assert_array_equal(named[0], got[0])
+    rewritten = ttt.optimize(V2_SMALL, emit="mlir")
+    np.testing.assert_allclose(ttt.run(rewritten, inputs)[0], expected[0],
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_run_bad_inputs(ttt_run_reference):
+    inputs, _ = ttt_run_reference
+    with pytest.raises(ttt.InvalidInputError, match="wrong number of inputs"):
+        ttt.run(V2_SMALL, inputs[:3])
+    wrong_dtype = list(inputs)
+    wrong_dtype[0] = inputs[0].astype(np.float64)
+    with pytest.raises(ttt.InvalidInputError, match="dtype mismatch"):
+        ttt.run(V2_SMALL, wrong_dtype)
+    wrong_shape = list(inputs)
+    wrong_shape[3] = np.zeros((2, 32, 31), np.float32)
+    with pytest.raises(ttt.InvalidInputError, match="shape mismatch: dimension 2 must be 32"):
+        ttt.run(V2_SMALL, wrong_shape)
+    with pytest.raises(ttt.InvalidInputError, match="device 'cuda'"):
+        ttt.run(V2_SMALL, inputs, device="cuda")
+
+
+def test_run_onnx_is_unsupported():
+    with pytest.raises(ttt.UnsupportedError):
+        ttt.run(FIXTURES / "linear_dot.traced.onnx", [])
+
+
+# --- bad models ------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", ["optimize", "explain", "run"])
+def test_missing_file(fn, tmp_path):
+    missing = tmp_path / "missing.onnx"
+    args = (missing, []) if fn == "run" else (missing,)
+    with pytest.raises(ttt.InputFileError, match="missing.onnx: cannot read") as info:
+        getattr(ttt, fn)(*args)
+    assert isinstance(info.value, ttt.Error)
+    assert isinstance(info.value, FileNotFoundError)
+
+
+def test_non_onnx_bytes(tmp_path):
+    with pytest.raises(ttt.ParseError, match="not a valid ONNX model"):
+        ttt.optimize(b"\x00\x01 definitely not protobuf \xff" * 3)
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"garbage")
+    with pytest.raises(ttt.ParseError, match=r"bad.onnx: not a valid ONNX model"):
+        ttt.explain(bad)
+    with pytest.raises(ttt.ParseError):
+        ttt.verify(bad, bad)
+
+
+def test_bad_mlir():
+    with pytest.raises(ttt.ParseError) as info:
+        ttt.explain("func.func @f( {\n")
+    assert "\n" not in str(info.value)
+    with pytest.raises(ttt.InvalidInputError):
+        ttt.explain(12345)
