@@ -158,3 +158,13 @@ def test_scan_strategies_agree(scan, tmp_path):
     ref = run_function(text, arrays, tmp_path / "ref")[0]
     got = run_function(lowered, arrays, tmp_path / "low")[0]
     assert ttt_mlir.relative_error(got, ref) <= RTOL
+
+
+@pytest.mark.parametrize("order", ["apply_then_update", "update_then_apply", "causal"])
+def test_empty_sequence(order, tmp_path):
+    # T = 0: no chunk at all; both forms must return an empty result, not crash.
+    cfg = dict(model="linear", trained=[0], loss="dot", chunk=4, order=order, _momentum=order != "causal")
+    text, arrays = build(cfg, seed=14, T=0)
+    rewritten, _, err, ref = compare(text, arrays, tmp_path)
+    assert "linattn." in rewritten
+    assert ref.shape[2] == 0 and err == 0.0

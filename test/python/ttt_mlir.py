@@ -152,5 +152,7 @@ def relative_error(actual, expected):
     import numpy as np
     actual = np.asarray(actual, dtype=np.float64)
     expected = np.asarray(expected, dtype=np.float64)
+    if expected.size == 0:
+        return 0.0 if actual.size == 0 else float("inf")
     scale = max(float(np.max(np.abs(expected))), 1e-30)
     return float(np.max(np.abs(actual - expected))) / scale if expected.size else 0.0

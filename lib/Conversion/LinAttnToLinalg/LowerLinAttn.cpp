@@ -514,19 +514,32 @@ struct LowerScanInParallel : OpRewritePattern<ScanOp> {
     Value result = inclusive;
     if (op.getMode() == ScanMode::exclusive) {
       // Chunk c reads S_{c-1}: the initial state, then the inclusive states
-      // shifted by one chunk.
-      Value first = l.initialState(op.getInitial(),
-                                   {sizes[0], sizes[1], sizes[3], sizes[4]});
-      Value shifted = tensor::EmptyOp::create(b, loc, sizes, type);
-      shifted = tensor::InsertSliceOp::create(
-          b, loc, first, shifted, {zero, zero, zero, zero, zero},
-          {sizes[0], sizes[1], unit, sizes[3], sizes[4]},
-          SmallVector<OpFoldResult>(5, unit));
-      Value rest = arith::SubIOp::create(b, loc, chunks, one);
-      Value head = tm.slice(inclusive, {zero, zero, zero, zero, zero},
-                            {sizes[0], sizes[1], rest, sizes[3], sizes[4]}, 5);
-      result = tm.insert(head, shifted, {zero, zero, unit, zero, zero},
-                         {sizes[0], sizes[1], rest, sizes[3], sizes[4]});
+      // shifted by one chunk. An empty sequence has no chunk to shift.
+      Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
+      Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                        chunks, zeroIndex);
+      auto shift = scf::IfOp::create(b, loc, TypeRange{inclusive.getType()},
+                                     any, /*withElseRegion=*/true);
+      {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&shift.getThenRegion().front());
+        Value first = l.initialState(op.getInitial(),
+                                     {sizes[0], sizes[1], sizes[3], sizes[4]});
+        Value shifted = tensor::EmptyOp::create(b, loc, sizes, type);
+        shifted = tensor::InsertSliceOp::create(
+            b, loc, first, shifted, {zero, zero, zero, zero, zero},
+            {sizes[0], sizes[1], unit, sizes[3], sizes[4]},
+            SmallVector<OpFoldResult>(5, unit));
+        Value rest = arith::SubIOp::create(b, loc, chunks, one);
+        Value head = tm.slice(inclusive, {zero, zero, zero, zero, zero},
+                              {sizes[0], sizes[1], rest, sizes[3], sizes[4]}, 5);
+        Value full = tm.insert(head, shifted, {zero, zero, unit, zero, zero},
+                               {sizes[0], sizes[1], rest, sizes[3], sizes[4]});
+        scf::YieldOp::create(b, loc, full);
+        b.setInsertionPointToStart(&shift.getElseRegion().front());
+        scf::YieldOp::create(b, loc, inclusive);
+      }
+      result = shift.getResult(0);
     }
     rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), result);
     return success();
