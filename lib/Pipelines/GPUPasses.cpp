@@ -33,8 +33,7 @@ namespace {
 // ttt-gpu-bf16-operands
 //===----------------------------------------------------------------------===//
 
-struct GPUBf16OperandsPass
-    : PassWrapper<GPUBf16OperandsPass, OperationPass<>> {
+struct GPUBf16OperandsPass : PassWrapper<GPUBf16OperandsPass, OperationPass<>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(GPUBf16OperandsPass)
 
   StringRef getArgument() const final { return "ttt-gpu-bf16-operands"; }
@@ -148,8 +147,7 @@ struct GPUPrepareLinalgPass
         Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
         Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
         auto single = scf::ParallelOp::create(rewriter, loc, ValueRange{zero},
-                                              ValueRange{one},
-                                              ValueRange{one});
+                                              ValueRange{one}, ValueRange{one});
         op->moveBefore(single.getBody()->getTerminator());
         continue;
       }
@@ -249,8 +247,8 @@ struct GPUMapParallelLoopsPass
     };
     auto ceilDiv = [&](Value a, Value d) -> Value {
       Value one = constant(1);
-      Value sum = arith::AddIOp::create(
-          b, loc, a, arith::SubIOp::create(b, loc, d, one));
+      Value sum = arith::AddIOp::create(b, loc, a,
+                                        arith::SubIOp::create(b, loc, d, one));
       return arith::DivUIOp::create(b, loc, sum, d);
     };
     Value zero = constant(0), one = constant(1);
@@ -278,8 +276,7 @@ struct GPUMapParallelLoopsPass
                                         constant((int64_t(1) << 31) - 1));
     grid = arith::MaxUIOp::create(b, loc, grid, one);
 
-    auto launch =
-        gpu::LaunchOp::create(b, loc, grid, one, one, tx, ty, one);
+    auto launch = gpu::LaunchOp::create(b, loc, grid, one, one, tx, ty, one);
     Block &body = launch.getBody().front();
     b.setInsertionPointToStart(&body);
     gpu::TerminatorOp::create(b, loc);
@@ -310,8 +307,8 @@ struct GPUMapParallelLoopsPass
           b, loc, arith::MulIOp::create(b, loc, tileYIndex, ty), threadY);
       inside = arith::AndIOp::create(
           b, loc, inside,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                index[n - 2], trips[n - 2]));
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index[n - 2],
+                                trips[n - 2]));
     }
     auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&guard.getThenRegion().front());
@@ -353,9 +350,9 @@ struct GPUHostBoundaryPass
     for (int64_t i = 0; i < type.getRank(); ++i)
       if (type.isDynamicDim(i))
         dynamicSizes.push_back(memref::DimOp::create(b, loc, source, i));
-    auto bufferType = MemRefType::get(type.getShape(), type.getElementType(),
-                                      MemRefLayoutAttrInterface(),
-                                      type.getMemorySpace());
+    auto bufferType =
+        MemRefType::get(type.getShape(), type.getElementType(),
+                        MemRefLayoutAttrInterface(), type.getMemorySpace());
     Value buffer = memref::AllocOp::create(b, loc, bufferType, dynamicSizes);
     memref::CopyOp::create(b, loc, source, buffer);
     return buffer;
@@ -372,8 +369,8 @@ struct GPUHostBoundaryPass
         if (user == ignored)
           continue;
         if (isa<ViewLikeOpInterface>(user) ||
-            isa<memref::CastOp, memref::ExpandShapeOp,
-                memref::CollapseShapeOp>(user)) {
+            isa<memref::CastOp, memref::ExpandShapeOp, memref::CollapseShapeOp>(
+                user)) {
           for (Value result : user->getResults())
             worklist.push_back(result);
           continue;
@@ -383,8 +380,8 @@ struct GPUHostBoundaryPass
         auto effects = dyn_cast<MemoryEffectOpInterface>(user);
         if (!effects) {
           // Ops with regions (loops, launches) are judged by their bodies.
-          if (user->getNumRegions() && user->hasTrait<
-                  OpTrait::HasRecursiveMemoryEffects>())
+          if (user->getNumRegions() &&
+              user->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
             continue;
           return true;
         }
@@ -401,7 +398,7 @@ struct GPUHostBoundaryPass
 
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
-      if (func.isExternal() || !func.isPublic())
+      if (func.isExternal())
         continue;
       Block &entry = func.getBody().front();
       OpBuilder b = OpBuilder::atBlockBegin(&entry);
@@ -410,9 +407,11 @@ struct GPUHostBoundaryPass
       // (copy, argument) for arguments the program writes to: the caller
       // sees the writes, as without the copy.
       SmallVector<std::pair<Value, Value>> copyBack;
+      // Arguments of public functions come from the caller's (host) memory;
+      // private functions get buffers from their callers in this module.
       for (BlockArgument arg : entry.getArguments()) {
         auto type = dyn_cast<MemRefType>(arg.getType());
-        if (!type || arg.use_empty())
+        if (!func.isPublic() || !type || arg.use_empty())
           continue;
         if (!type.getLayout().isIdentity()) {
           func.emitError() << "ttt-to-gpu: argument " << arg.getArgNumber()
@@ -432,7 +431,7 @@ struct GPUHostBoundaryPass
           copyBack.push_back({copy, arg});
       }
       // Globals (bufferized constants) live in host memory: one copy each,
-      // made once at entry.
+      // made once at entry, in every function.
       SmallVector<memref::GetGlobalOp> globals;
       func.walk([&](memref::GetGlobalOp op) { globals.push_back(op); });
       for (memref::GetGlobalOp global : globals) {
@@ -481,11 +480,9 @@ struct GPUMergeModulesPass
     if (modules.size() < 2)
       return;
     gpu::GPUModuleOp target = modules.front();
-    if (target.getOffloadingHandlerAttr()) {
-      return; // leave hand-written modules with their own handlers alone
-    }
+    if (target.getOffloadingHandlerAttr())
+      return; // hand-written modules with their own handlers stay apart
     SymbolTable symbols(target);
-    MLIRContext *ctx = &getContext();
     // (module, kernel) -> new kernel name in the target module.
     DenseMap<std::pair<StringAttr, StringAttr>, StringAttr> renamed;
     for (gpu::GPUModuleOp source : llvm::drop_begin(modules)) {

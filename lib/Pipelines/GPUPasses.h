@@ -50,10 +50,11 @@ std::unique_ptr<Pass> createGPUMapParallelLoopsPass(unsigned tileX = 32,
 
 /// `ttt-gpu-host-boundary` (on buffers, after bufferization and
 /// deallocation): every public function copies its memref arguments, and
-/// every memref.get_global it uses, into fresh buffers at entry (so kernels
-/// never see host-only memory once memref.alloc means device-accessible
-/// managed memory) and frees the copies before returning; arguments the
-/// program may write to are copied back first.
+/// every function the globals (memref.get_global) it uses, into fresh
+/// buffers at entry, so that kernels never see host-only memory once
+/// memref.alloc means device-accessible managed memory. The copies are freed
+/// before returning; arguments the program may write to are copied back
+/// first.
 std::unique_ptr<Pass> createGPUHostBoundaryPass();
 
 /// `ttt-gpu-merge-modules` (after gpu-kernel-outlining, which makes one

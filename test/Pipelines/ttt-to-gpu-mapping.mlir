@@ -169,6 +169,21 @@ func.func @boundary(%a: memref<?x4xf32>, %out: memref<?x4xf32>, %n: index) -> me
   return %r : memref<?x4xf32>
 }
 
+// Private functions get buffers from their callers: only their globals move.
+// HOST-LABEL: func.func private @helper
+// HOST-SAME: (%[[X:.*]]: memref<4xf32>)
+// HOST-NEXT: %[[G:.*]] = memref.get_global @table
+// HOST-NEXT: %[[CG:.*]] = memref.alloc() : memref<4xf32>
+// HOST-NEXT: memref.copy %[[G]], %[[CG]]
+// HOST-NEXT: memref.copy %[[CG]], %[[X]]
+// HOST-NEXT: memref.dealloc %[[CG]]
+// HOST-NEXT: return
+func.func private @helper(%x: memref<4xf32>) {
+  %t = memref.get_global @table : memref<4xf32>
+  memref.copy %t, %x : memref<4xf32> to memref<4xf32>
+  return
+}
+
 // -----
 
 // Two launches, one gpu.module.

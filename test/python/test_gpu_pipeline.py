@@ -28,6 +28,7 @@ VARIANTS = ["freeze-inner", "drop-weight-norm", "collapse-mlp", "drop-token-lr",
 
 
 def layer(cfg, *, seed, variant=0, linattn=True, **case):
+    case.setdefault("hidden", 8)  # collapse-mlp needs a square SwiGLU
     q, k, v, weights, extra = make_case(cfg, seed=seed, **case)
     operands = ttt_mlir.kvb_operands(cfg, q, k, v, weights, **extra)
     text = ttt_mlir.kvb_layer_function(cfg, operands, return_weights=False)
@@ -41,9 +42,11 @@ def layer(cfg, *, seed, variant=0, linattn=True, **case):
 def cpu_and_emulated(text, arrays, tmp_path, gpu_options="emulate=true"):
     (tmp_path / "cpu").mkdir()
     (tmp_path / "emu").mkdir()
-    ref = run_function(text, arrays, tmp_path / "cpu")
+    # -O0: these modules are large and run for microseconds.
+    ref = run_function(text, arrays, tmp_path / "cpu", extra_args=["--opt-level=0"])
     got = run_function(text, arrays, tmp_path / "emu",
-                       extra_args=["--device=cuda", f"--gpu-options={gpu_options}"])
+                       extra_args=["--opt-level=0", "--device=cuda",
+                                   f"--gpu-options={gpu_options}"])
     assert len(ref) == len(got)
     return ref, got
 
@@ -97,6 +100,9 @@ def test_bf16_rounds_operands(tmp_path):
 def test_empty_sequence(tmp_path):
     # Zero tokens: every launch still has at least one block, and nothing runs.
     text, arrays = layer(LACT, seed=34, variant=2, T=5, lr_columns=3)
+    # The sequential scan: the parallel one does not handle zero chunks yet
+    # (on the CPU either; a runtime check reports an out-of-bounds slice).
+    text = run_opt(text, "--linattn-to-linalg=scan=sequential")
     # q, k, v, lr and momentum have the sequence as dim 2 (the weights do not).
     arrays = [a[:, :, :0] if a.ndim >= 3 and a.shape[2] == 5 else a for a in arrays]
     assert arrays[0].shape[2] == 0

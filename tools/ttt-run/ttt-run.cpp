@@ -288,8 +288,7 @@ static Error checkOptions() {
     if (gpuOptions.getNumOccurrences())
       return makeRunError("--gpu-options", "only applies with --device=cuda");
     if (cudaRuntime.getNumOccurrences())
-      return makeRunError("--cuda-runtime",
-                          "only applies with --device=cuda");
+      return makeRunError("--cuda-runtime", "only applies with --device=cuda");
   }
   if (!inputsPath.empty() && randomSeed.getNumOccurrences())
     return makeRunError("command line",
@@ -432,9 +431,8 @@ static Expected<std::string> openCudaDevice() {
   sys::DynamicLibrary library =
       sys::DynamicLibrary::getPermanentLibrary(path.c_str(), &loadError);
   if (!library.isValid())
-    return makeRunError("--device=cuda",
-                        "cannot load the GPU runtime " + path + ": " +
-                            loadError);
+    return makeRunError("--device=cuda", "cannot load the GPU runtime " + path +
+                                             ": " + loadError);
   auto probe = reinterpret_cast<decltype(&tttCudaProbe)>(
       library.getAddressOfSymbol("tttCudaProbe"));
   auto describe = reinterpret_cast<decltype(&tttCudaDescribeDevice)>(
@@ -449,8 +447,8 @@ static Expected<std::string> openCudaDevice() {
                                "tttCudaProbe and friends)");
   char message[1024];
   if (probe(message, sizeof(message)))
-    return makeRunError("--device=cuda", "no CUDA driver/GPU found (" +
-                                             Twine(message) + ")");
+    return makeRunError("--device=cuda",
+                        "no CUDA driver/GPU found (" + Twine(message) + ")");
   cudaErrorPrefix = "ttt-run: error: " + getDisplayName() + ": --device=cuda: ";
   cudaErrorFd = ::dup(STDERR_FILENO);
   if (cudaErrorFd < 0)

@@ -89,8 +89,7 @@ struct TTTToGPUOptions : public PassPipelineOptions<TTTToGPUOptions> {
                      "operands of products rounded to bf16, fp32 "
                      "accumulation"))};
   PassOptions::Option<GPUBinaryFormat> format{
-      *this, "format",
-      llvm::cl::desc("What to embed for each kernel module"),
+      *this, "format", llvm::cl::desc("What to embed for each kernel module"),
       llvm::cl::init(GPUBinaryFormat::fatbin),
       llvm::cl::values(
           clEnumValN(GPUBinaryFormat::isa, "isa",

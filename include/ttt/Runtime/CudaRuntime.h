@@ -41,7 +41,7 @@
 extern "C" {
 #endif
 
-/*===-------------------------- tool interface -----------------------------===*/
+/*===------------------------- tool interface ---------------------------===*/
 
 /** Loads the driver, initializes it and opens the device. Returns 0 when a
  *  device is usable; otherwise non-zero, with a one-line reason in `message`
@@ -62,7 +62,7 @@ void tttCudaSetErrorHandler(TTTCudaErrorHandler handler);
 /** Returns the buffers the allocator keeps for reuse to the driver. */
 void tttCudaReleaseCachedMemory(void);
 
-/*===-------------------- memref allocator (generic) -----------------------===*/
+/*===------------------- memref allocator (generic) ---------------------===*/
 
 /** CUDA managed memory (cuMemAllocManaged), usable by host and device,
  *  256-byte aligned; freed buffers are cached by size for reuse. */
@@ -72,7 +72,7 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
  *  go to free()). Programs of ttt-to-gpu return buffers to free with it. */
 void _mlir_memref_to_llvm_free(void *ptr);
 
-/*===------------------------- MLIR's mgpu* ABI ----------------------------===*/
+/*===------------------------- MLIR's mgpu* ABI --------------------------===*/
 
 /* Modules and kernels. `data` is a cubin or fatbin (mgpuModuleLoad) or
  * NUL-terminated PTX text (mgpuModuleLoadJIT, compiled by the driver). */
@@ -100,8 +100,7 @@ void *mgpuMemAlloc(uint64_t sizeBytes, void *stream, bool isHostShared);
 void mgpuMemFree(void *ptr, void *stream);
 void mgpuMemcpy(void *dst, void *src, size_t sizeBytes, void *stream);
 void mgpuMemset32(void *dst, unsigned int value, size_t count, void *stream);
-void mgpuMemset16(void *dst, unsigned short value, size_t count,
-                  void *stream);
+void mgpuMemset16(void *dst, unsigned short value, size_t count, void *stream);
 void mgpuMemHostRegister(void *ptr, uint64_t sizeBytes);
 void mgpuMemHostUnregister(void *ptr);
 /* `descriptor` points at a ranked memref descriptor of rank `rank`. */

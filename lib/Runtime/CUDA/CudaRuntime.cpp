@@ -1,4 +1,4 @@
-//===- CudaRuntime.cpp - mgpu* over the CUDA driver API, loaded at run time -===//
+//===- CudaRuntime.cpp - mgpu* over the CUDA driver API ------------------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -105,23 +105,40 @@ struct DriverApi {
 /// when the driver cannot name them itself (a stub library, say).
 const char *getKnownErrorName(CUresult result) {
   switch (result) {
-  case 1: return "CUDA_ERROR_INVALID_VALUE";
-  case 2: return "CUDA_ERROR_OUT_OF_MEMORY";
-  case 3: return "CUDA_ERROR_NOT_INITIALIZED";
-  case 34: return "CUDA_ERROR_STUB_LIBRARY";
-  case 35: return "CUDA_ERROR_INSUFFICIENT_DRIVER";
-  case 46: return "CUDA_ERROR_DEVICE_UNAVAILABLE";
-  case 100: return "CUDA_ERROR_NO_DEVICE";
-  case 101: return "CUDA_ERROR_INVALID_DEVICE";
-  case 209: return "CUDA_ERROR_NO_BINARY_FOR_GPU";
-  case 218: return "CUDA_ERROR_INVALID_PTX";
-  case 222: return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
-  case 304: return "CUDA_ERROR_OPERATING_SYSTEM";
-  case 700: return "CUDA_ERROR_ILLEGAL_ADDRESS";
-  case 719: return "CUDA_ERROR_LAUNCH_FAILED";
-  case 803: return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
-  case 804: return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
-  default: return nullptr;
+  case 1:
+    return "CUDA_ERROR_INVALID_VALUE";
+  case 2:
+    return "CUDA_ERROR_OUT_OF_MEMORY";
+  case 3:
+    return "CUDA_ERROR_NOT_INITIALIZED";
+  case 34:
+    return "CUDA_ERROR_STUB_LIBRARY";
+  case 35:
+    return "CUDA_ERROR_INSUFFICIENT_DRIVER";
+  case 46:
+    return "CUDA_ERROR_DEVICE_UNAVAILABLE";
+  case 100:
+    return "CUDA_ERROR_NO_DEVICE";
+  case 101:
+    return "CUDA_ERROR_INVALID_DEVICE";
+  case 209:
+    return "CUDA_ERROR_NO_BINARY_FOR_GPU";
+  case 218:
+    return "CUDA_ERROR_INVALID_PTX";
+  case 222:
+    return "CUDA_ERROR_UNSUPPORTED_PTX_VERSION";
+  case 304:
+    return "CUDA_ERROR_OPERATING_SYSTEM";
+  case 700:
+    return "CUDA_ERROR_ILLEGAL_ADDRESS";
+  case 719:
+    return "CUDA_ERROR_LAUNCH_FAILED";
+  case 803:
+    return "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH";
+  case 804:
+    return "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE";
+  default:
+    return nullptr;
   }
 }
 
@@ -129,10 +146,14 @@ const char *getKnownErrorName(CUresult result) {
 /// the driver cannot describe them.
 const char *getKnownErrorText(CUresult result) {
   switch (result) {
-  case 34: return "the library is CUDA's link-time stub, not a driver";
-  case 35: return "the installed CUDA driver is older than the CUDA runtime";
-  case 100: return "no CUDA-capable device is detected";
-  default: return nullptr;
+  case 34:
+    return "the library is CUDA's link-time stub, not a driver";
+  case 35:
+    return "the installed CUDA driver is older than the CUDA runtime";
+  case 100:
+    return "no CUDA-capable device is detected";
+  default:
+    return nullptr;
   }
 }
 
@@ -212,8 +233,7 @@ public:
     const char *name = nullptr, *text = nullptr;
     if (api.GetErrorName && api.GetErrorName(result, &name) != CUDA_SUCCESS)
       name = nullptr;
-    if (api.GetErrorString &&
-        api.GetErrorString(result, &text) != CUDA_SUCCESS)
+    if (api.GetErrorString && api.GetErrorString(result, &text) != CUDA_SUCCESS)
       text = nullptr;
     if (!name)
       name = getKnownErrorName(result);
@@ -511,11 +531,10 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   return function;
 }
 
-extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX,
-                                 intptr_t gridY, intptr_t gridZ,
-                                 intptr_t blockX, intptr_t blockY,
-                                 intptr_t blockZ, int32_t smem, void *stream,
-                                 void **params, void **extra,
+extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX,
+                                 intptr_t blockY, intptr_t blockZ, int32_t smem,
+                                 void *stream, void **params, void **extra,
                                  size_t /*paramsCount*/) {
   Runtime &runtime = Runtime::get();
   const DriverApi &driver = runtime.use();
@@ -545,9 +564,8 @@ extern "C" void mgpuStreamDestroy(void *stream) {
 
 extern "C" void mgpuStreamSynchronize(void *stream) {
   Runtime &runtime = Runtime::get();
-  runtime.check(
-      runtime.use().StreamSynchronize(static_cast<CUstream>(stream)),
-      "cuStreamSynchronize (a kernel failed)");
+  runtime.check(runtime.use().StreamSynchronize(static_cast<CUstream>(stream)),
+                "cuStreamSynchronize (a kernel failed)");
 }
 
 extern "C" void mgpuStreamWaitEvent(void *stream, void *event) {
@@ -660,8 +678,7 @@ extern "C" void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
   mgpuMemHostRegister(ptr, uint64_t(expected) * elementSizeBytes);
 }
 
-extern "C" void mgpuMemHostUnregisterMemRef(int64_t /*rank*/,
-                                            void *descriptor,
+extern "C" void mgpuMemHostUnregisterMemRef(int64_t /*rank*/, void *descriptor,
                                             int64_t elementSizeBytes) {
   auto *memref = static_cast<Descriptor *>(descriptor);
   mgpuMemHostUnregister(memref->aligned + memref->offset * elementSizeBytes);

@@ -1,0 +1,234 @@
+"""The GPU runtime (libttt_cuda_runtime.so) and `ttt-run --device=cuda`
+without a GPU.
+
+- The library loads everywhere (no link-time dependency on libcuda) and says
+  clearly why there is no device.
+- `ttt-run --device=cuda` fails with one line on a machine without a driver.
+- With a fake driver (test/GPU/fake_libcuda.c, which accepts modules and
+  launches but runs no kernel), the host side of a compiled layer runs end to
+  end: the kernels' binary is loaded once, every launch has sane dimensions,
+  results come back and are freed, and driver errors become one line.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import ttt_mlir
+from compiler import REPO, build_dir, run_opt, tool
+from oracle import ttt_oracle as oracle
+from test_recurrent import make_case
+
+RUNTIME = build_dir() / "lib" / "libttt_cuda_runtime.so"
+FAKE_DRIVER_SOURCE = REPO / "test" / "GPU" / "fake_libcuda.c"
+CUDA_STUB = Path("/usr/local/cuda/lib64/stubs/libcuda.so")
+
+
+def probe(env=None):
+    """tttCudaProbe in a fresh process (the runtime keeps its first answer)."""
+    code = ("import ctypes, sys\n"
+            "lib = ctypes.CDLL(sys.argv[1])\n"
+            "buf = ctypes.create_string_buffer(1024)\n"
+            "rc = lib.tttCudaProbe(buf, 1024)\n"
+            "print(rc, buf.value.decode())\n")
+    proc = subprocess.run([sys.executable, "-c", code, str(RUNTIME)], capture_output=True,
+                          text=True, env={**os.environ, **(env or {})}, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    rc, _, message = proc.stdout.strip().partition(" ")
+    return int(rc), message
+
+
+def libcuda_loadable():
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def runtime():
+    if not RUNTIME.exists():
+        pytest.skip(f"{RUNTIME} is missing; build the project first")
+    return RUNTIME
+
+
+def test_runtime_has_no_link_dependency_on_libcuda(runtime):
+    readelf = shutil.which("readelf")
+    if not readelf:
+        pytest.skip("no readelf")
+    dynamic = subprocess.run([readelf, "-d", str(runtime)], capture_output=True, text=True,
+                             check=True).stdout
+    needed = [line for line in dynamic.splitlines() if "NEEDED" in line]
+    assert needed and not any("libcuda" in line for line in needed), needed
+    symbols = subprocess.run(["nm", "-D", "--defined-only", str(runtime)], capture_output=True,
+                             text=True).stdout if shutil.which("nm") else ""
+    for name in ["mgpuModuleLoad", "mgpuModuleLoadJIT", "mgpuModuleGetFunction",
+                 "mgpuLaunchKernel", "mgpuStreamCreate", "mgpuStreamSynchronize",
+                 "mgpuStreamDestroy", "mgpuEventCreate", "mgpuMemAlloc", "mgpuMemFree",
+                 "mgpuMemcpy", "mgpuMemset32", "mgpuMemset16", "mgpuMemHostRegisterMemRef",
+                 "_mlir_memref_to_llvm_alloc", "_mlir_memref_to_llvm_free", "tttCudaProbe"]:
+        if symbols:
+            assert f" T {name}\n" in symbols + "\n", name
+
+
+def test_probe_without_driver(runtime, tmp_path):
+    rc, message = probe({"TTT_CUDA_DRIVER": str(tmp_path / "libcuda.so.1")})
+    assert rc == 1
+    assert message == f"{tmp_path / 'libcuda.so.1'}: cannot open shared object file: No such file or directory"
+
+
+@pytest.mark.skipif(not CUDA_STUB.exists(), reason="no CUDA stub library")
+def test_probe_with_stub_driver(runtime):
+    rc, message = probe({"TTT_CUDA_DRIVER": str(CUDA_STUB)})
+    assert rc == 1
+    assert message.startswith("cuInit: CUDA_ERROR_STUB_LIBRARY"), message
+
+
+@pytest.mark.skipif(libcuda_loadable(), reason="this machine has a CUDA driver")
+def test_ttt_run_without_gpu_is_one_line(tmp_path):
+    src = tmp_path / "f.mlir"
+    src.write_text("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+                   "  return %a : tensor<4xf32>\n}\n")
+    env = {k: v for k, v in os.environ.items() if k != "TTT_CUDA_DRIVER"}
+    proc = subprocess.run([str(tool("ttt-run")), str(src), "--device=cuda", "--random-inputs=1"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr == ("ttt-run: error: --device=cuda: no CUDA driver/GPU found "
+                           "(libcuda.so.1: cannot open shared object file: No such file or "
+                           "directory)\n")
+
+
+#===------------------------------------------------------------------------===#
+# A fake driver: the host side end to end
+#===------------------------------------------------------------------------===#
+
+@pytest.fixture(scope="module")
+def fake_driver(tmp_path_factory, runtime):
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        pytest.skip("no C compiler for the fake driver")
+    out = tmp_path_factory.mktemp("fake") / "libcuda.so.1"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(out), str(FAKE_DRIVER_SOURCE)], check=True)
+    return out
+
+
+LACT = dict(model="swiglu", trained=[0, 1, 2], loss="dot", chunk=8, order="apply_then_update",
+            ns_steps=5, ns_coeffs=list(oracle.LACT_NS_COEFFS), weight_norm="output_channels",
+            _momentum=True)
+
+
+@pytest.fixture(scope="module")
+def v2_layer(tmp_path_factory):
+    q, k, v, weights, extra = make_case(LACT, seed=5, T=37, hidden=8, lr_columns=3)
+    operands = ttt_mlir.kvb_operands(LACT, q, k, v, weights, **extra)
+    text = ttt_mlir.kvb_layer_function(LACT, operands, return_weights=False)
+    text = run_opt(text, "--ttt-simplify=freeze-inner drop-weight-norm", "--ttt-to-linattn")
+    workdir = tmp_path_factory.mktemp("v2")
+    (workdir / "v2.mlir").write_text(text)
+    np.savez(workdir / "in.npz", **{f"arg{i}": a for i, (_, a) in enumerate(operands)})
+    return workdir
+
+
+def run_fake(fake_driver, workdir, *args, fail=None):
+    log = workdir / "driver.log"
+    log.unlink(missing_ok=True)
+    env = {**os.environ, "TTT_CUDA_DRIVER": str(fake_driver), "FAKE_CUDA_LOG": str(log)}
+    env.pop("FAKE_CUDA_FAIL", None)
+    if fail:
+        env["FAKE_CUDA_FAIL"] = fail
+    proc = subprocess.run([str(tool("ttt-run")), str(workdir / "v2.mlir"), "--device=cuda",
+                           f"--inputs={workdir / 'in.npz'}", "--opt-level=0", *args],
+                          capture_output=True, text=True, env=env, timeout=300)
+    lines = log.read_text().splitlines() if log.exists() else []
+    return proc, lines
+
+
+@pytest.mark.parametrize("fmt", ["isa", "fatbin"])
+def test_host_side_runs_with_fake_driver(fmt, fake_driver, v2_layer):
+    if fmt == "fatbin" and not (shutil.which("ptxas") or Path("/usr/local/cuda/bin/ptxas").exists()):
+        pytest.skip("no ptxas")
+    out = v2_layer / f"out_{fmt}.npy"
+    proc, lines = run_fake(fake_driver, v2_layer, f"--gpu-options=format={fmt} toolkit=/usr/local/cuda"
+                           if Path("/usr/local/cuda").exists() else f"--gpu-options=format={fmt}",
+                           f"--outputs={out}", "--repeat=2")
+    assert proc.returncode == 0, proc.stderr
+    assert "ttt-run: device: Fake GPU (sm_90" in proc.stderr
+    assert "median of 2 runs" in proc.stderr
+    # One module with every kernel, loaded once, as PTX for the driver to
+    # compile (isa) or as a fatbinary.
+    loads = [line for line in lines if line.startswith("load ")]
+    assert loads == [f"load {'ptx jit' if fmt == 'isa' else 'fatbin data'}"], loads
+    launches = [line.split() for line in lines if line.startswith("launch ")]
+    assert len(launches) > 20 and len(launches) % 2 == 0  # two runs, same launches
+    for _, name, grid, block in launches:
+        gx, gy, gz = map(int, grid.removeprefix("grid=").split(","))
+        bx, by, bz = map(int, block.removeprefix("block=").split(","))
+        assert name.startswith("layer_kernel")
+        assert gx >= 1 and gy == gz == 1
+        assert 1 <= bx * by * bz <= 1024 and bz == 1
+    # Kernels did not run, but the result has the layer's shape.
+    assert np.load(out).shape == (2, 2, 37, 8)
+
+
+@pytest.mark.parametrize("function,what", [
+    ("cuLaunchKernel", "cuLaunchKernel"),
+    ("cuStreamSynchronize", "cuStreamSynchronize (a kernel failed)"),
+    ("cuModuleLoadDataEx", "cuModuleLoadDataEx (PTX)"),
+    ("cuMemAllocManaged", "cuMemAllocManaged"),
+])
+def test_driver_errors_are_one_line(function, what, fake_driver, v2_layer):
+    out = v2_layer / "never.npy"
+    proc, _ = run_fake(fake_driver, v2_layer, "--gpu-options=format=isa", f"--outputs={out}",
+                       fail=function)
+    assert proc.returncode == 1
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"ttt-run: error: {v2_layer / 'v2.mlir'}: --device=cuda: {what}: "
+                               "CUDA_ERROR_LAUNCH_FAILED"), lines[0]
+    assert not out.exists()
+
+
+#===------------------------------------------------------------------------===#
+# bench/gpu_check.sh and gpu_check.py without a GPU
+#===------------------------------------------------------------------------===#
+
+def test_gpu_check_stops_without_gpu(tmp_path):
+    env = {**os.environ, "TTT_CUDA_DRIVER": str(tmp_path / "libcuda.so.1"),
+           "BUILD_DIR": str(tmp_path / "never-built")}
+    proc = subprocess.run(["bash", str(REPO / "bench" / "gpu_check.sh")], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert proc.stdout.startswith("gpu_check: no NVIDIA GPU found: cannot load the CUDA driver")
+    assert "nothing to check on this machine" in proc.stdout
+    assert not (tmp_path / "never-built").exists()
+
+
+def test_gpu_check_script_emulated(tmp_path):
+    # The check's logic (layers, inputs, comparisons, report) with the kernels
+    # emulated on the host, at a tiny shape.
+    report = tmp_path / "report.txt"
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "gpu_check.py"), "--emulate",
+                           "--build-dir", str(build_dir()), "--variants", "V5", "--dim", "8",
+                           "--heads", "1", "--chunk", "16", "--tokens", "100", "--repeat", "2",
+                           "--report", str(report), "--budget", "300"],
+                          capture_output=True, text=True, timeout=400)
+    text = report.read_text()
+    assert proc.stdout.strip() == text.strip()
+    assert "mode:    EMULATED on the host" in text
+    assert "ok    CPU recurrent reference" in text
+    assert "ok    GPU parallel fp32 vs CPU recurrent" in text
+    assert "ok    GPU recurrent fp32 vs CPU recurrent" in text
+    assert "GPU parallel bf16 vs CPU recurrent: relative error" in text
+    assert "| V5 |" in text
+    assert text.rstrip().splitlines()[-1].startswith("result: ")
+    assert proc.returncode == (0 if "result: PASS" in text else 1)
