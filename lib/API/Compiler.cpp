@@ -12,8 +12,8 @@
 
 #include "ttt/API/Compiler.h"
 
-#include "EntrySignature.h"
-#include "JitFunction.h"
+#include "ttt/Execution/EntrySignature.h"
+#include "ttt/Execution/JitFunction.h"
 
 #include "ttt/Dialect/TTT/Analysis/LayerAnalysis.h"
 #include "ttt/InitAllDialects.h"

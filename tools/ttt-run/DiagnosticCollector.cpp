@@ -6,7 +6,7 @@
 
 #include "DiagnosticCollector.h"
 
-#include "RunError.h"
+#include "ttt/Execution/RunError.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Location.h"

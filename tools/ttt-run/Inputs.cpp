@@ -6,7 +6,7 @@
 
 #include "Inputs.h"
 
-#include "RunError.h"
+#include "ttt/Execution/RunError.h"
 
 #include "ttt/Support/NpyArchive.h"
 

@@ -13,7 +13,7 @@
 #ifndef TTT_TOOLS_TTT_RUN_INPUTS_H
 #define TTT_TOOLS_TTT_RUN_INPUTS_H
 
-#include "EntrySignature.h"
+#include "ttt/Execution/EntrySignature.h"
 
 #include "ttt/Support/Npy.h"
 

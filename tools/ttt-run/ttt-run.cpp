@@ -18,12 +18,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "DiagnosticCollector.h"
-#include "EntrySignature.h"
+#include "ttt/Execution/EntrySignature.h"
 #include "Inputs.h"
-#include "JitFunction.h"
+#include "ttt/Execution/JitFunction.h"
 #include "ResultPrinter.h"
-#include "RunError.h"
-#include "StderrCapture.h"
+#include "ttt/Execution/RunError.h"
+#include "ttt/Execution/StderrCapture.h"
 
 #include "ttt/InitAllDialects.h"
 #include "ttt/Pipelines/Pipelines.h"

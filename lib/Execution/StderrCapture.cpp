@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "StderrCapture.h"
+#include "ttt/Execution/StderrCapture.h"
 
 #include "llvm/Support/raw_ostream.h"
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CrashGuard.h"
+#include "ttt/Execution/CrashGuard.h"
 
 #include <cstdio>
 #include <cstring>

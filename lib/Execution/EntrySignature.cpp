@@ -4,9 +4,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "EntrySignature.h"
+#include "ttt/Execution/EntrySignature.h"
 
-#include "RunError.h"
+#include "ttt/Execution/RunError.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -4,11 +4,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "JitFunction.h"
+#include "ttt/Execution/JitFunction.h"
 
-#include "CrashGuard.h"
-#include "RunError.h"
-#include "StderrCapture.h"
+#include "ttt/Execution/CrashGuard.h"
+#include "ttt/Execution/RunError.h"
+#include "ttt/Execution/StderrCapture.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"

@@ -17,7 +17,7 @@
 #ifndef TTT_TOOLS_TTT_RUN_JITFUNCTION_H
 #define TTT_TOOLS_TTT_RUN_JITFUNCTION_H
 
-#include "EntrySignature.h"
+#include "ttt/Execution/EntrySignature.h"
 
 #include "ttt/Support/Npy.h"
 
