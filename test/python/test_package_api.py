@@ -19,24 +19,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BUILD_DIR = Path(os.environ.get("TTT_BUILD_DIR", REPO / "build"))
-EXAMPLES = REPO / "examples"
-FIXTURES = REPO / "test" / "fixtures" / "onnx"
+from package_env import BUILD_DIR, EXAMPLES, FIXTURES, REPO, skip_reason
 V2_SMALL = EXAMPLES / "lact_v2_small.mlir"
 LLM_LAYER = EXAMPLES / "lact_llm_layer.mlir"
-
-
-def _skip_reason() -> str | None:
-    """Why the extension cannot have been built here, if it cannot."""
-    if importlib.util.find_spec("nanobind") is None:
-        return "the extension ttt._ttt is not built: nanobind is not installed"
-    cache = BUILD_DIR / "CMakeCache.txt"
-    if cache.exists() and "TTT_BUILD_PYTHON:BOOL=OFF" in cache.read_text(errors="replace"):
-        return ("the extension ttt._ttt is not built: the build was configured with "
-                "TTT_BUILD_PYTHON=OFF (nanobind or the Python development headers "
-                "were not found)")
-    return None
 
 
 def _import_ttt():
@@ -51,7 +36,7 @@ def _import_ttt():
     from ttt import _ext
 
     if not _ext.available():
-        reason = _skip_reason()
+        reason = skip_reason()
         if reason:
             pytest.skip(reason, allow_module_level=True)
         raise ImportError(f"ttt._ttt is not built in {build_python} "

@@ -15,22 +15,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-BUILD_DIR = Path(os.environ.get("TTT_BUILD_DIR", REPO / "build"))
-EXAMPLES = REPO / "examples"
-FIXTURES = REPO / "test" / "fixtures" / "onnx"
-
-
-def _skip_reason() -> str | None:
-    """Why the extension cannot have been built here, if it cannot."""
-    if importlib.util.find_spec("nanobind") is None:
-        return "the extension ttt._ttt is not built: nanobind is not installed"
-    cache = BUILD_DIR / "CMakeCache.txt"
-    if cache.exists() and "TTT_BUILD_PYTHON:BOOL=OFF" in cache.read_text(errors="replace"):
-        return ("the extension ttt._ttt is not built: the build was configured with "
-                "TTT_BUILD_PYTHON=OFF (nanobind or the Python development headers "
-                "were not found)")
-    return None
+from package_env import BUILD_DIR, EXAMPLES, FIXTURES, REPO, skip_reason
 
 
 def _extension_built() -> bool:
@@ -43,8 +28,8 @@ def _extension_built() -> bool:
         return False
 
 
-if not _extension_built() and _skip_reason():
-    pytest.skip(_skip_reason(), allow_module_level=True)
+if not _extension_built() and skip_reason():
+    pytest.skip(skip_reason(), allow_module_level=True)
 
 
 def cli(*args, cwd=None):
