@@ -229,6 +229,8 @@ LogicalResult mlir::ttt::runONNXOptMain(int argc, char **argv,
   }
 
   MLIRContext context(registry);
+  // Remarks about imported nodes name the node; the IR dump adds nothing.
+  context.printOpOnDiagnostic(false);
   context.allowUnregisteredDialects(config.shouldAllowUnregisteredDialects());
   bool readsONNX = isONNX(inputFormat, inputFilename);
   // Messages of the ONNX reader and writer, and about ops imported from ONNX,

@@ -112,4 +112,36 @@ def TTTToLinAttn : Pass<"ttt-to-linattn"> {
   ];
 }
 
+def TTTRaiseONNX : Pass<"ttt-raise-onnx"> {
+  let summary = "Find TTT-KVB layers in an imported ONNX graph and raise them to ttt.kvb_layer";
+  let description = [{
+    Finds test-time-training layers from the graph's dataflow, in the forms
+    exporters write them: a chunk loop unrolled into copies that thread the
+    fast weights from one chunk to the next (traced export), an ONNX `Loop`
+    carrying the fast weights (scripted export), and a full-batch step whose
+    weights are computed from the keys and values. A chunk's output reads its
+    query chunk and weights; the weights that change from chunk to chunk are
+    the fast weights.
+
+    For every layer found it emits one remark: the form, the fast weights,
+    and either "rewritten" or "left as it was" with the reason. A layer is
+    raised to `ttt.kvb_layer` when its output is linear in the fast weights,
+    its update is affine in them (both read off the dataflow, MATH.md
+    Theorems 5.1-5.3), its operations are those of a known family (linear
+    or static-SwiGLU features; dot or MSE gradient; per-token learning
+    rate; mean over the chunk; momentum; Newton-Schulz; step size), and the
+    layer analysis proves the `ttt.kvb_layer` rewritable as linear
+    attention. Everything else stays exactly as it was. With `raise-all`,
+    every layer whose `ttt.kvb_layer` form is known is raised (for
+    `--ttt-explain`), rewritable or not.
+
+    Example: `ttt-opt model.onnx --ttt-raise-onnx --ttt-explain`.
+  }];
+  let options = [
+    Option<"raiseAll", "raise-all", "bool", /*default=*/"false",
+           "Also raise layers that ttt-to-linattn cannot rewrite">,
+  ];
+  let dependentDialects = ["::mlir::ttt::TTTDialect"];
+}
+
 #endif // TTT_CONVERSION_PASSES_TD

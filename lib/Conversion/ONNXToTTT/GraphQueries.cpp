@@ -1,0 +1,205 @@
+//===- GraphQueries.cpp - dataflow questions about imported ONNX graphs ----===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphQueries.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::raise;
+
+onnx::NodeOp raise::nodeOf(Value value, StringRef opType) {
+  auto node = value.getDefiningOp<onnx::NodeOp>();
+  if (!node || !node.isDefaultDomain() || node.getOpType() != opType)
+    return nullptr;
+  return node;
+}
+
+static bool isFloatToFloatCast(onnx::NodeOp node) {
+  auto in = dyn_cast<ShapedType>(node.getInputs()[0].getType());
+  auto out = dyn_cast<ShapedType>(node->getResult(0).getType());
+  return in && out && isa<FloatType>(in.getElementType()) &&
+         in.getElementType() == out.getElementType();
+}
+
+Value raise::skipLayout(Value value) {
+  while (auto node = value.getDefiningOp<onnx::NodeOp>()) {
+    if (!node.isDefaultDomain() || node.getInputs().empty() ||
+        node->getNumResults() != 1)
+      break;
+    bool layoutOnly =
+        llvm::StringSwitch<bool>(node.getOpType())
+            .Cases({"Identity", "Unsqueeze", "Squeeze", "Expand", "Reshape"},
+                   true)
+            .Case("Cast", isFloatToFloatCast(node))
+            .Default(false);
+    if (!layoutOnly)
+      break;
+    value = node.getInputs()[0];
+  }
+  return value;
+}
+
+/// The elements attribute behind a Constant node or an initializer.
+static ElementsAttr constantElements(Value value) {
+  value = skipLayout(value);
+  if (auto init = value.getDefiningOp<onnx::InitializerOp>())
+    return init.getValue();
+  if (auto node = nodeOf(value, "Constant"))
+    return dyn_cast_or_null<ElementsAttr>(node.getONNXAttr("value"));
+  return nullptr;
+}
+
+std::optional<double> raise::scalarConstant(Value value) {
+  if (auto node = nodeOf(skipLayout(value), "Constant"))
+    if (auto f = dyn_cast_or_null<FloatAttr>(node.getONNXAttr("value_float")))
+      return f.getValueAsDouble();
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(constantElements(value));
+  if (!dense || dense.getNumElements() != 1)
+    return std::nullopt;
+  Type element = dense.getElementType();
+  if (isa<FloatType>(element))
+    return (*dense.getValues<APFloat>().begin()).convertToDouble();
+  if (isa<IntegerType>(element))
+    return static_cast<double>((*dense.getValues<APInt>().begin()).getSExtValue());
+  return std::nullopt;
+}
+
+std::optional<SmallVector<int64_t>> raise::intConstant(Value value) {
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(constantElements(value));
+  if (!dense || !isa<IntegerType>(dense.getElementType()))
+    return std::nullopt;
+  SmallVector<int64_t> ints;
+  for (const APInt &element : dense.getValues<APInt>())
+    ints.push_back(element.getSExtValue());
+  return ints;
+}
+
+bool raise::isZeroConstant(Value value) {
+  value = skipLayout(value);
+  if (auto node = nodeOf(value, "ConstantOfShape")) {
+    auto fill = dyn_cast_or_null<DenseElementsAttr>(node.getONNXAttr("value"));
+    // Without a value attribute ConstantOfShape fills with float zeros.
+    return !fill || (fill.isSplat() && isa<FloatType>(fill.getElementType()) &&
+                     fill.getSplatValue<APFloat>().isZero());
+  }
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(constantElements(value));
+  if (!dense || !isa<FloatType>(dense.getElementType()))
+    return false;
+  return llvm::all_of(dense.getValues<APFloat>(),
+                      [](const APFloat &x) { return x.isZero(); });
+}
+
+Value raise::transposedInput(Value value) {
+  onnx::NodeOp node = nodeOf(value, "Transpose");
+  if (!node)
+    return nullptr;
+  auto perm = dyn_cast_or_null<DenseI64ArrayAttr>(node.getONNXAttr("perm"));
+  if (!perm || perm.size() < 2)
+    return nullptr;
+  ArrayRef<int64_t> p = perm.asArrayRef();
+  int64_t n = p.size();
+  for (int64_t i = 0; i < n - 2; ++i)
+    if (p[i] != i)
+      return nullptr;
+  if (p[n - 2] != n - 1 || p[n - 1] != n - 2)
+    return nullptr;
+  return node.getInputs()[0];
+}
+
+bool raise::matchCommutative(Value value, StringRef opType,
+                             llvm::function_ref<bool(Value, Value)> match) {
+  onnx::NodeOp node = nodeOf(value, opType);
+  if (!node || node.getInputs().size() != 2)
+    return false;
+  Value a = node.getInputs()[0], b = node.getInputs()[1];
+  return match(a, b) || match(b, a);
+}
+
+/// The rank of a Slice's data input, if known.
+static std::optional<int64_t> rankOf(Value value) {
+  if (auto shaped = dyn_cast<ShapedType>(value.getType()))
+    if (shaped.hasRank())
+      return shaped.getRank();
+  return std::nullopt;
+}
+
+std::optional<SliceChain> raise::sliceChain(Value value) {
+  onnx::NodeOp slice = nodeOf(value, "Slice");
+  if (!slice)
+    return std::nullopt;
+  SliceChain chain;
+  // Slices keep the rank; the root's rank stands in for unranked links.
+  Value root = value;
+  while (onnx::NodeOp link = nodeOf(root, "Slice"))
+    root = link.getInputs()[0];
+  std::optional<int64_t> rootRank = rankOf(root);
+  for (; slice; slice = nodeOf(slice.getInputs()[0], "Slice")) {
+    auto inputs = slice.getInputs();
+    chain.root = inputs[0];
+    if (inputs.size() < 4)
+      continue; // no axes: a slice of the leading axes, not the time axis
+    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+    if (!axes || axes->size() != 1)
+      continue;
+    int64_t axis = (*axes)[0];
+    std::optional<int64_t> rank = rankOf(inputs[0]);
+    if (!rank)
+      rank = rootRank;
+    if (axis < 0 && rank)
+      axis += *rank;
+    std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
+    std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
+    bool lastAxis = (*axes)[0] == -1 || (rank && axis == *rank - 1);
+    if (lastAxis && starts && ends && starts->size() == 1 &&
+        (*ends)[0] == (*starts)[0] + 1) {
+      chain.column = (*starts)[0];
+      continue;
+    }
+    if (axis == 2 && !chain.timeSlice) {
+      chain.timeSlice = slice;
+      if (starts && starts->size() == 1)
+        chain.start = (*starts)[0];
+      if (ends && ends->size() == 1)
+        chain.end = (*ends)[0];
+    }
+  }
+  return chain;
+}
+
+const llvm::DenseSet<Value> &DependenceCache::cone(Value value) {
+  auto it = cones.find(value);
+  if (it != cones.end())
+    return it->second;
+  llvm::DenseSet<Value> result;
+  result.insert(value);
+  Operation *op = value.getDefiningOp();
+  // Shape and Size read only the shape of their input, not its numbers.
+  if (op && (nodeOf(value, "Shape") || nodeOf(value, "Size")))
+    op = nullptr;
+  if (op) {
+    SmallVector<Value> sources(op->getOperands());
+    // A subgraph may read values of the graphs around it.
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
+          sources.push_back(operand);
+    });
+    for (Value source : sources) {
+      if (source == value)
+        continue;
+      const llvm::DenseSet<Value> &inner = cone(source);
+      result.insert(inner.begin(), inner.end());
+    }
+  }
+  return cones[value] = std::move(result);
+}
+
+bool DependenceCache::dependsOn(Value value, Value source) {
+  return cone(value).contains(source);
+}

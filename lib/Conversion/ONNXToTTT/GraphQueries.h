@@ -1,0 +1,85 @@
+//===- GraphQueries.h - dataflow questions about imported ONNX graphs ------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Small, exporter-independent questions the raise asks of an `onnx.graph`:
+// what a value is once layout-only nodes (Unsqueeze, Expand, Identity, ...)
+// are looked through, which constant a value holds, which tensor a chain of
+// Slice nodes cuts a chunk out of, and what a value depends on.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_LIB_CONVERSION_ONNXTOTTT_GRAPHQUERIES_H
+#define TTT_LIB_CONVERSION_ONNXTOTTT_GRAPHQUERIES_H
+
+#include "ttt/Dialect/ONNX/IR/ONNXOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <optional>
+
+namespace mlir::ttt::raise {
+
+/// The default-domain node of type `opType` that defines `value`, or null.
+onnx::NodeOp nodeOf(Value value, StringRef opType);
+
+/// `value` with nodes that only change its layout looked through: Identity,
+/// Unsqueeze, Squeeze, Expand, Reshape and float-to-float Cast. Such nodes
+/// never change which numbers a value holds, only how they are indexed, so
+/// the raise may compare values through them (shapes are checked by the
+/// layer op's verifier afterwards).
+Value skipLayout(Value value);
+
+/// The single number a constant (Constant node or initializer, of any shape
+/// with one element, possibly behind layout nodes) holds.
+std::optional<double> scalarConstant(Value value);
+
+/// The integers of a constant integer tensor.
+std::optional<SmallVector<int64_t>> intConstant(Value value);
+
+/// True if `value` is a constant tensor whose elements are all zero
+/// (Constant, ConstantOfShape or initializer, behind layout nodes).
+bool isZeroConstant(Value value);
+
+/// If `value` is a permutation that swaps the two innermost axes, its input.
+Value transposedInput(Value value);
+
+/// Matches `value = lhs <opType> rhs` for a commutative op in either order:
+/// calls `match(a, b)` with the operands as given, then swapped.
+bool matchCommutative(Value value, StringRef opType,
+                      llvm::function_ref<bool(Value, Value)> match);
+
+/// A chain of Slice nodes cutting a window out of one tensor.
+struct SliceChain {
+  /// The tensor the outermost Slice reads.
+  Value root;
+  /// The Slice node on the time axis (2 of [B, H, T, D]), if any.
+  onnx::NodeOp timeSlice;
+  /// [start, end) on the time axis when both are constants.
+  std::optional<int64_t> start, end;
+  /// The index of a one-wide window on the last axis (a column of lr).
+  std::optional<int64_t> column;
+};
+
+/// Follows Slice nodes back from `value`; nullopt if `value` is not a Slice.
+std::optional<SliceChain> sliceChain(Value value);
+
+/// The values a value is computed from, transitively (operands of defining
+/// ops, and values of enclosing graphs that nested subgraphs read). A Shape
+/// or Size node reads no numbers, so what it reads does not count.
+class DependenceCache {
+public:
+  /// True if `value` is computed (transitively) from `source`.
+  bool dependsOn(Value value, Value source);
+
+private:
+  const llvm::DenseSet<Value> &cone(Value value);
+  llvm::DenseMap<Value, llvm::DenseSet<Value>> cones;
+};
+
+} // namespace mlir::ttt::raise
+
+#endif // TTT_LIB_CONVERSION_ONNXTOTTT_GRAPHQUERIES_H

@@ -1,0 +1,530 @@
+//===- LayerFinder.cpp - TTT-KVB layers in an imported ONNX graph ---------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "LayerFinder.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::raise;
+
+std::string raise::describeValue(Value value) {
+  Value base = skipLayout(value);
+  if (auto init = base.getDefiningOp<onnx::InitializerOp>())
+    return "'" + init.getName().str() + "'";
+  if (auto node = base.getDefiningOp<onnx::NodeOp>()) {
+    auto result = cast<OpResult>(base);
+    StringRef name = node.getOutputName(result.getResultNumber());
+    if (!name.empty())
+      return "'" + name.str() + "'";
+    return "the " + node.getOpType().str() + " result";
+  }
+  if (auto arg = dyn_cast<BlockArgument>(base)) {
+    if (auto graph = dyn_cast<onnx::GraphOp>(arg.getOwner()->getParentOp()))
+      if (auto name = graph.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                           "onnx.name"))
+        return "'" + name.str() + "'";
+    return "loop-carried value #" + std::to_string(arg.getArgNumber());
+  }
+  return "a value";
+}
+
+static bool isFloatTensor(Value value) {
+  auto shaped = dyn_cast<ShapedType>(value.getType());
+  return shaped && isa<FloatType>(shaped.getElementType());
+}
+
+/// The ends of Slice chains in the cone of `output`: Slice results that some
+/// non-Slice node reads.
+static SmallVector<Value> sliceHeads(Value output) {
+  SmallVector<Value> heads, stack{output};
+  llvm::DenseSet<Value> seen;
+  while (!stack.empty()) {
+    Value value = stack.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    if (nodeOf(value, "Slice")) {
+      if (llvm::any_of(value.getUsers(), [](Operation *user) {
+            auto node = dyn_cast<onnx::NodeOp>(user);
+            return !node || node.getOpType() != "Slice";
+          }))
+        heads.push_back(value);
+      continue;
+    }
+    if (Operation *op = value.getDefiningOp())
+      for (Value operand : op->getOperands())
+        stack.push_back(operand);
+  }
+  return heads;
+}
+
+namespace {
+/// Builds the query path of one chunk output.
+class StepBuilder {
+public:
+  explicit StepBuilder(DependenceCache &deps) : deps(deps) {}
+
+  /// The step of `output`, whose query slices are the time slices no value
+  /// of `others` reads (and that cut `query`, when given: the last chunk's
+  /// output also is the only reader of the previous chunk's keys). Fails
+  /// (nullopt) without such a slice, or when the query slices cut different
+  /// tensors.
+  std::optional<ChunkStep> chunked(Value output, ArrayRef<Value> others,
+                                   Value query = nullptr) {
+    ChunkStep step;
+    step.output = output;
+    SmallVector<Value> sources;
+    for (Value head : sliceHeads(output)) {
+      std::optional<SliceChain> chain = sliceChain(head);
+      if (!chain || !chain->timeSlice || !isFloatTensor(head))
+        continue;
+      if ((query && chain->root != query) ||
+          llvm::any_of(others, [&](Value other) {
+            return deps.dependsOn(other, head);
+          }))
+        continue;
+      if (step.query && chain->root != step.query)
+        return std::nullopt;
+      step.query = chain->root;
+      step.querySlices.push_back(*chain);
+      sources.push_back(head);
+    }
+    if (sources.empty())
+      return std::nullopt;
+    collectWeights(step, sources);
+    return step;
+  }
+
+  /// The step of a full-batch layer that reads all of `query`.
+  ChunkStep fullBatch(Value output, Value query) {
+    ChunkStep step;
+    step.output = output;
+    step.query = query;
+    collectWeights(step, {query});
+    return step;
+  }
+
+private:
+  bool onQueryPath(Value value, ArrayRef<Value> sources) {
+    return llvm::any_of(sources,
+                        [&](Value s) { return deps.dependsOn(value, s); });
+  }
+
+  void collectWeights(ChunkStep &step, ArrayRef<Value> sources) {
+    llvm::DenseSet<Value> seen;
+    SmallVector<Value> stack{step.output};
+    // Depth first in operand order, so that chunks computed alike list
+    // their weights alike.
+    while (!stack.empty()) {
+      Value value = stack.pop_back_val();
+      if (!seen.insert(value).second || llvm::is_contained(sources, value))
+        continue;
+      if (!onQueryPath(value, sources)) {
+        if (isFloatTensor(value) && !scalarConstant(value) &&
+            !llvm::is_contained(step.weightsRead, value))
+          step.weightsRead.push_back(value);
+        continue;
+      }
+      if (Operation *op = value.getDefiningOp())
+        for (Value operand : llvm::reverse(op->getOperands()))
+          stack.push_back(operand);
+    }
+  }
+
+  DependenceCache &deps;
+};
+
+/// How a value depends on some variables, as a polynomial degree: 0 (not
+/// at all), 1 (linearly), 2+ (products), or kNonlinear.
+class DegreeAnalysis {
+public:
+  static constexpr int kNonlinear = 1 << 20;
+
+  DegreeAnalysis(DependenceCache &deps, ArrayRef<Value> variables)
+      : deps(deps), variables(variables) {}
+
+  int degree(Value value) {
+    if (llvm::is_contained(variables, value))
+      return 1;
+    if (llvm::none_of(variables,
+                      [&](Value v) { return deps.dependsOn(value, v); }))
+      return 0;
+    auto it = memo.find(value);
+    if (it != memo.end())
+      return it->second;
+    int result = compute(value);
+    memo[value] = result;
+    return result;
+  }
+
+  /// The first node that made a value non-linear.
+  onnx::NodeOp culprit;
+
+private:
+  int compute(Value value) {
+    auto node = value.getDefiningOp<onnx::NodeOp>();
+    if (!node || !node.isDefaultDomain())
+      return nonlinear(node);
+    SmallVector<int> in;
+    for (Value operand : node.getInputs())
+      in.push_back(degree(operand));
+    auto sum = [&] {
+      int total = 0;
+      for (int d : in)
+        total = std::min(kNonlinear, total + d);
+      return total;
+    };
+    auto max = [&] { return in.empty() ? 0 : *llvm::max_element(in); };
+    StringRef type = node.getOpType();
+    if (llvm::is_contained({"MatMul", "Mul", "Conv", "Einsum", "Gemm"}, type))
+      return sum();
+    if (llvm::is_contained({"Add", "Sub", "Neg", "Concat", "Transpose",
+                            "Slice", "Gather", "ReduceSum", "Identity",
+                            "Unsqueeze", "Squeeze", "Expand", "Reshape",
+                            "Cast", "Pad", "Split", "Sum", "Flatten"},
+                           type))
+      return max();
+    if (type == "Div" && in.size() == 2 && in[1] == 0)
+      return in[0];
+    if (max() == 0)
+      return 0;
+    return nonlinear(node);
+  }
+
+  int nonlinear(onnx::NodeOp node) {
+    if (!culprit)
+      culprit = node;
+    return kNonlinear;
+  }
+
+  DependenceCache &deps;
+  ArrayRef<Value> variables;
+  llvm::DenseMap<Value, int> memo;
+};
+} // namespace
+
+static std::string describeNode(onnx::NodeOp node) {
+  if (!node)
+    return "an op the raise does not know";
+  std::string text = node.getOpType().str();
+  if (auto name = node.getNodeName())
+    text += " node '" + name->str() + "'";
+  return text;
+}
+
+/// Names the trained weights among `reads`.
+static SmallVector<Value> trainedReads(const FoundLayer &layer,
+                                       const ChunkStep &step) {
+  SmallVector<Value> trained;
+  for (auto [read, isTrained] : llvm::zip(step.weightsRead, layer.trained))
+    if (isTrained)
+      trained.push_back(read);
+  return trained;
+}
+
+/// The dataflow conditions of MATH.md: the output is linear in the trained
+/// weights, and the next chunk's weights are affine in this chunk's.
+static std::string findBlocker(const FoundLayer &layer, DependenceCache &deps,
+                               ArrayRef<std::pair<Value, Value>> updates) {
+  const ChunkStep &step = layer.steps.size() > 1 ? layer.steps[1]
+                                                 : layer.steps.front();
+  // Layout nodes around a weight do not change which numbers it holds.
+  SmallVector<Value> trained;
+  for (Value read : trainedReads(layer, step))
+    trained.push_back(skipLayout(read));
+  DegreeAnalysis output(deps, trained);
+  int degree = output.degree(step.output);
+  if (degree >= DegreeAnalysis::kNonlinear)
+    return "its output depends non-linearly on the trained fast weights "
+           "(through " +
+           describeNode(output.culprit) +
+           "), so its feature map changes as it learns and it is not linear "
+           "attention";
+  if (degree > 1)
+    return "its output multiplies trained fast weights with each other, so "
+           "its feature map changes as it learns and it is not linear "
+           "attention";
+  for (auto [before, after] : updates) {
+    Value base = skipLayout(before);
+    DegreeAnalysis update(deps, base);
+    if (update.degree(after) <= 1)
+      continue;
+    return "the update of " + describeValue(before) +
+           " is not affine in the fast weights (through " +
+           describeNode(update.culprit) +
+           "), so the chunks cannot be combined by a scan";
+  }
+  return "";
+}
+
+std::string FoundLayer::describeForm() const {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  switch (form) {
+  case LayerForm::Unrolled:
+    os << "unrolled chunk loop (" << steps.size() << " chunks";
+    break;
+  case LayerForm::Loop:
+    os << "ONNX Loop over chunks (";
+    break;
+  case LayerForm::FullBatch:
+    os << "full-batch step";
+    return text;
+  }
+  if (form == LayerForm::Loop)
+    os << "chunks";
+  if (chunkSize > 0)
+    os << " of " << chunkSize << " tokens";
+  os << ")";
+  return text;
+}
+
+/// "'a', 'b', 'c' and 2 more".
+static std::string listNames(ArrayRef<Value> values) {
+  constexpr size_t kShown = 3;
+  std::string text;
+  for (auto [index, value] : llvm::enumerate(values)) {
+    if (index == kShown)
+      return text + " and " + std::to_string(values.size() - kShown) + " more";
+    text += (index ? ", " : "") + describeValue(value);
+  }
+  return text.empty() ? "none" : text;
+}
+
+std::string FoundLayer::describeWeights() const {
+  SmallVector<Value> fast, fixed;
+  for (auto [weight, isTrained] : llvm::zip(initialWeights, trained))
+    (isTrained ? fast : fixed).push_back(weight);
+  return "fast weights " + listNames(fast) +
+         (fixed.empty() ? "" : "; static weights " + listNames(fixed));
+}
+
+//===----------------------------------------------------------------------===//
+// The three forms
+//===----------------------------------------------------------------------===//
+
+static std::optional<int64_t> axisOf(onnx::NodeOp node) {
+  auto axis = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr("axis"));
+  if (!axis)
+    return std::nullopt;
+  return axis.getInt();
+}
+
+static bool isTimeAxis(std::optional<int64_t> axis) {
+  return axis && (*axis == 2 || *axis == -2);
+}
+
+static std::optional<FoundLayer> findUnrolled(onnx::NodeOp concat,
+                                              DependenceCache &deps) {
+  if (concat.getOpType() != "Concat" || !isTimeAxis(axisOf(concat)) ||
+      concat.getInputs().size() < 2)
+    return std::nullopt;
+  FoundLayer layer;
+  layer.form = LayerForm::Unrolled;
+  layer.assembly = concat;
+  layer.output = concat->getResult(0);
+  StepBuilder builder(deps);
+  SmallVector<Value> outputs(concat.getInputs());
+  for (Value output : outputs) {
+    SmallVector<Value> others;
+    for (Value other : outputs)
+      if (other != output)
+        others.push_back(other);
+    Value query = layer.steps.empty() ? Value() : layer.steps[0].query;
+    std::optional<ChunkStep> step = builder.chunked(output, others, query);
+    if (!step || (!layer.steps.empty() &&
+                  (step->query != layer.steps[0].query ||
+                   step->weightsRead.size() !=
+                       layer.steps[0].weightsRead.size())))
+      return std::nullopt;
+    layer.steps.push_back(std::move(*step));
+  }
+  const ChunkStep &first = layer.steps[0], &second = layer.steps[1];
+  for (auto [a, b] : llvm::zip(first.weightsRead, second.weightsRead)) {
+    layer.initialWeights.push_back(a);
+    layer.trained.push_back(skipLayout(a) != skipLayout(b));
+  }
+  if (!llvm::is_contained(layer.trained, true))
+    return std::nullopt;
+  const SliceChain &slice = first.querySlices.front();
+  if (slice.start && slice.end && *slice.start == 0)
+    layer.chunkSize = *slice.end - *slice.start;
+  SmallVector<std::pair<Value, Value>> updates;
+  if (layer.steps.size() > 2)
+    for (auto [index, isTrained] : llvm::enumerate(layer.trained))
+      if (isTrained)
+        updates.push_back({layer.steps[1].weightsRead[index],
+                           layer.steps[2].weightsRead[index]});
+  layer.blocker = findBlocker(layer, deps, updates);
+  return layer;
+}
+
+/// `start` of a Loop body's time slice is `iteration * C`: returns C.
+static int64_t loopChunkSize(const SliceChain &slice, Block &body) {
+  if (!slice.timeSlice)
+    return 0;
+  onnx::NodeOp timeSlice = slice.timeSlice;
+  Value start = skipLayout(timeSlice.getInputs()[1]);
+  int64_t size = 0;
+  matchCommutative(start, "Mul", [&](Value a, Value b) {
+    std::optional<double> c = scalarConstant(b);
+    if (skipLayout(a) != body.getArgument(0) || !c)
+      return false;
+    size = static_cast<int64_t>(*c);
+    return true;
+  });
+  return size;
+}
+
+static std::optional<FoundLayer> findLoop(onnx::NodeOp loop,
+                                          DependenceCache &deps) {
+  if (loop.getOpType() != "Loop" || loop->getNumRegions() != 1 ||
+      loop->getRegion(0).empty())
+    return std::nullopt;
+  Block &body = loop->getRegion(0).front();
+  auto yield = dyn_cast<onnx::YieldOp>(body.getTerminator());
+  if (!yield)
+    return std::nullopt;
+  unsigned numCarried = body.getNumArguments() - 2;
+  // The carried sequence the body appends its chunk output to.
+  std::optional<unsigned> sequenceSlot;
+  Value chunkOutput;
+  for (unsigned i = 0; i < numCarried; ++i) {
+    onnx::NodeOp insert = nodeOf(yield.getOperand(1 + i), "SequenceInsert");
+    if (insert && insert.getInputs()[0] == body.getArgument(2 + i)) {
+      sequenceSlot = i;
+      chunkOutput = insert.getInputs()[1];
+    }
+  }
+  if (!sequenceSlot)
+    return std::nullopt;
+  SmallVector<Value> carriedOut;
+  for (unsigned i = 0; i < numCarried; ++i)
+    if (i != *sequenceSlot)
+      carriedOut.push_back(yield.getOperand(1 + i));
+  StepBuilder builder(deps);
+  std::optional<ChunkStep> step = builder.chunked(chunkOutput, carriedOut);
+  if (!step)
+    return std::nullopt;
+
+  FoundLayer layer;
+  layer.form = LayerForm::Loop;
+  layer.loop = loop;
+  layer.chunkSize = loopChunkSize(step->querySlices.front(), body);
+  SmallVector<std::pair<Value, Value>> updates;
+  for (Value read : step->weightsRead) {
+    auto arg = dyn_cast<BlockArgument>(skipLayout(read));
+    bool carried = arg && arg.getOwner() == &body && arg.getArgNumber() >= 2;
+    // Values the body computes from the carried weights change too.
+    bool computed = llvm::any_of(body.getArguments().drop_front(2),
+                                 [&](BlockArgument carriedArg) {
+                                   return deps.dependsOn(read, carriedArg);
+                                 });
+    layer.trained.push_back(carried || computed);
+    layer.initialWeights.push_back(
+        carried ? loop.getInputs()[arg.getArgNumber()] : read);
+    if (carried)
+      updates.push_back({arg, yield.getOperand(arg.getArgNumber() - 1)});
+  }
+  if (!llvm::is_contained(layer.trained, true))
+    return std::nullopt;
+  layer.steps.push_back(std::move(*step));
+
+  // After the loop: maybe one more chunk appended, then the concatenation.
+  Value sequence = loop->getResult(*sequenceSlot);
+  if (!sequence.hasOneUse())
+    return std::nullopt;
+  auto user = dyn_cast<onnx::NodeOp>(*sequence.getUsers().begin());
+  if (user && user.getOpType() == "SequenceInsert" &&
+      user->getResult(0).hasOneUse()) {
+    std::optional<ChunkStep> tail =
+        builder.chunked(user.getInputs()[1], {}, layer.steps[0].query);
+    if (!tail)
+      return std::nullopt;
+    layer.steps.push_back(std::move(*tail));
+    user = dyn_cast<onnx::NodeOp>(*user->getResult(0).getUsers().begin());
+  }
+  if (!user || user.getOpType() != "ConcatFromSequence" ||
+      !isTimeAxis(axisOf(user)))
+    return std::nullopt;
+  layer.assembly = user;
+  layer.output = user->getResult(0);
+  layer.blocker = findBlocker(layer, deps, updates);
+  return layer;
+}
+
+static std::optional<FoundLayer> findFullBatch(Value output,
+                                               onnx::GraphOp graph,
+                                               DependenceCache &deps) {
+  Block &block = graph.getBody().front();
+  SmallVector<Value> inputs;
+  for (BlockArgument arg : block.getArguments())
+    if (deps.dependsOn(output, arg) && isFloatTensor(arg))
+      inputs.push_back(arg);
+  StepBuilder builder(deps);
+  for (Value query : inputs) {
+    ChunkStep step = builder.fullBatch(output, query);
+    // The weights the queries meet are computed from the other inputs (the
+    // keys and values), never an input itself.
+    bool computed = false, readsInput = false;
+    for (Value read : step.weightsRead) {
+      readsInput |= llvm::is_contained(inputs, skipLayout(read));
+      computed |= llvm::any_of(inputs, [&](Value input) {
+        return deps.dependsOn(read, input);
+      });
+    }
+    if (readsInput || !computed)
+      continue;
+    FoundLayer layer;
+    layer.form = LayerForm::FullBatch;
+    layer.output = output;
+    layer.assembly = output.getDefiningOp();
+    for (Value read : step.weightsRead) {
+      layer.initialWeights.push_back(read);
+      layer.trained.push_back(llvm::any_of(
+          inputs, [&](Value input) { return deps.dependsOn(read, input); }));
+    }
+    layer.steps.push_back(std::move(step));
+    layer.blocker = findBlocker(layer, deps, {});
+    return layer;
+  }
+  return std::nullopt;
+}
+
+std::vector<FoundLayer> raise::findLayers(onnx::GraphOp graph,
+                                          DependenceCache &deps) {
+  std::vector<FoundLayer> layers;
+  auto covered = [&](Operation *op) {
+    return llvm::any_of(layers, [&](const FoundLayer &layer) {
+      onnx::NodeOp loop = layer.loop;
+      return loop && loop->isAncestor(op);
+    });
+  };
+  graph.walk<WalkOrder::PreOrder>([&](onnx::NodeOp node) {
+    if (!node.isDefaultDomain() || covered(node))
+      return;
+    std::optional<FoundLayer> layer = node.getOpType() == "Loop"
+                                          ? findLoop(node, deps)
+                                          : findUnrolled(node, deps);
+    if (layer)
+      layers.push_back(std::move(*layer));
+  });
+  // Full-batch layers: graph outputs that no chunked layer produced.
+  auto yield = cast<onnx::YieldOp>(graph.getBody().front().getTerminator());
+  for (Value output : yield.getOperands()) {
+    if (llvm::any_of(layers, [&](const FoundLayer &layer) {
+          return deps.dependsOn(output, layer.output);
+        }))
+      continue;
+    if (std::optional<FoundLayer> layer = findFullBatch(output, graph, deps))
+      layers.push_back(std::move(*layer));
+  }
+  return layers;
+}

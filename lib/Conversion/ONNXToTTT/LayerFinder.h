@@ -1,0 +1,88 @@
+//===- LayerFinder.h - TTT-KVB layers in an imported ONNX graph -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Finds test-time-training layers from the dataflow of an `onnx.graph`, not
+// from node names or one exporter's op sequence:
+//
+//  - an unrolled chunk loop (traced export) is a Concat over the time axis
+//    of chunk outputs o_0 .. o_{n-1} where each o_i reads, besides its own
+//    query chunk, weights that differ from chunk to chunk (the fast weights
+//    that the earlier chunks trained);
+//  - a scripted chunk loop is an ONNX Loop whose body appends a chunk output
+//    to a sequence and reads loop-carried weights;
+//  - a full-batch layer (LaCT-NVS, ViT^3) applies weights computed from the
+//    keys and values to the queries.
+//
+// A chunk's *query path* is what depends on the chunk's query slice, the one
+// Slice that only this chunk's output reads; the *weights read* are the other
+// (non-scalar) operands of query-path nodes. The finder then asks the two
+// questions MATH.md's theorems need: is the output linear in the fast
+// weights, and is the chunk-to-chunk update affine in them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_LIB_CONVERSION_ONNXTOTTT_LAYERFINDER_H
+#define TTT_LIB_CONVERSION_ONNXTOTTT_LAYERFINDER_H
+
+#include "GraphQueries.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::ttt::raise {
+
+enum class LayerForm { Unrolled, Loop, FullBatch };
+
+/// What one chunk (or the one full-batch step) computes, as graph values.
+struct ChunkStep {
+  /// The chunk's output.
+  Value output;
+  /// The Slice chains of the query chunk the output reads (empty for a
+  /// full-batch layer, whose query is `query`).
+  SmallVector<SliceChain> querySlices;
+  /// The tensor the queries come from.
+  Value query;
+  /// Weights the query path reads, in a fixed visiting order.
+  SmallVector<Value> weightsRead;
+};
+
+struct FoundLayer {
+  LayerForm form;
+  /// The node whose result is the layer's output (Concat,
+  /// ConcatFromSequence, or the full-batch output's node).
+  Operation *assembly = nullptr;
+  Value output;
+  /// The scripted form's Loop node.
+  onnx::NodeOp loop;
+  /// Unrolled: one step per chunk. Loop: the body's step, then the step
+  /// after the loop (the last chunk) if there is one. Full batch: one step.
+  SmallVector<ChunkStep> steps;
+  /// Chunk length in tokens (0 for full batch or when not a constant).
+  int64_t chunkSize = 0;
+  /// For each slot of `weightsRead`: the value in the first chunk, and
+  /// whether it changes from chunk to chunk (a fast weight).
+  SmallVector<Value> initialWeights;
+  SmallVector<bool> trained;
+  /// Why the layer cannot be linear attention, from the dataflow alone;
+  /// empty when the theorems' conditions may hold.
+  std::string blocker;
+
+  /// "unrolled chunk loop (4 chunks of 16 tokens)" etc.
+  std::string describeForm() const;
+  /// "'layer.w0', 'layer.w1' (trained: 'layer.w1')" etc.
+  std::string describeWeights() const;
+};
+
+/// Finds every TTT layer of `graph`, outermost first. Layers inside another
+/// layer's chunk are not reported twice.
+std::vector<FoundLayer> findLayers(onnx::GraphOp graph, DependenceCache &deps);
+
+/// A readable name for a graph value: its ONNX name, or the op that made it.
+std::string describeValue(Value value);
+
+} // namespace mlir::ttt::raise
+
+#endif // TTT_LIB_CONVERSION_ONNXTOTTT_LAYERFINDER_H

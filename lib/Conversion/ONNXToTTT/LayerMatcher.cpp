@@ -1,0 +1,647 @@
+//===- LayerMatcher.cpp - a found layer's exact ttt.kvb_layer form --------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "LayerMatcher.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::raise;
+
+bool LayerConfig::operator==(const LayerConfig &other) const {
+  return model == other.model && trained == other.trained &&
+         weights == other.weights && q == other.q && k == other.k &&
+         v == other.v && lr == other.lr && momentum == other.momentum &&
+         loss == other.loss && reduction == other.reduction &&
+         sign == other.sign && lrScale == other.lrScale &&
+         nsCoeffs == other.nsCoeffs && nsEps == other.nsEps &&
+         order == other.order && chunkSize == other.chunkSize;
+}
+
+namespace {
+
+/// The static feature map in front of the trained output weight.
+struct FeatureMap {
+  ModelKind model = ModelKind::linear;
+  SliceChain input;
+  Value w0, w2; ///< swiglu: gate and up projections
+};
+
+/// One chunk's update of the trained weight, `next = prev + U`.
+struct Update {
+  Value prev;
+  FeatureMap keys;
+  Value v, lr, momentum;
+  std::optional<int64_t> lrColumn;
+  Value momentumPrev, momentumNext;
+  LossKind loss = LossKind::dot;
+  Reduction reduction = Reduction::sum;
+  Sign sign = Sign::descent;
+  double lrScale = 1.0;
+  SmallVector<double> nsCoeffs;
+  double nsEps = 0.0;
+  std::optional<int64_t> keyStart;
+};
+
+/// True if `value` is the same tensor as `expected` up to layout nodes.
+bool same(Value value, Value expected) {
+  return value && expected && skipLayout(value) == skipLayout(expected);
+}
+
+/// A weight that no chunk computes: an initializer or a graph input.
+bool isConstantWeight(Value value) {
+  Value base = skipLayout(value);
+  return base.getDefiningOp<onnx::InitializerOp>() ||
+         (isa<BlockArgument>(base) &&
+          isa<onnx::GraphOp>(base.getParentRegion()->getParentOp()));
+}
+
+class Matcher {
+public:
+  explicit Matcher(std::string &why) : why(why) {}
+
+  /// `silu(z) = z * sigmoid(z)`: returns z.
+  Value matchSilu(Value value) {
+    Value z;
+    matchCommutative(value, "Mul", [&](Value a, Value b) {
+      onnx::NodeOp sigmoid = nodeOf(b, "Sigmoid");
+      if (!sigmoid || sigmoid.getInputs()[0] != a)
+        return false;
+      z = a;
+      return true;
+    });
+    return z;
+  }
+
+  /// `x W` with a constant W: returns (x, W).
+  std::optional<std::pair<Value, Value>> matchConstantProjection(Value value) {
+    onnx::NodeOp matmul = nodeOf(value, "MatMul");
+    if (!matmul || !isConstantWeight(matmul.getInputs()[1]))
+      return std::nullopt;
+    return std::make_pair(matmul.getInputs()[0], matmul.getInputs()[1]);
+  }
+
+  /// A chunk of a tensor (linear model) or `silu(x W0) * (x W2)` of one.
+  std::optional<FeatureMap> matchFeatures(Value value) {
+    FeatureMap map;
+    if (std::optional<SliceChain> chain = sliceChain(value);
+        chain && chain->timeSlice) {
+      map.input = *chain;
+      return map;
+    }
+    bool found = matchCommutative(value, "Mul", [&](Value a, Value b) {
+      Value gate = matchSilu(a);
+      if (!gate)
+        return false;
+      auto gateProj = matchConstantProjection(gate);
+      auto upProj = matchConstantProjection(b);
+      if (!gateProj || !upProj || gateProj->first != upProj->first)
+        return false;
+      std::optional<SliceChain> chain = sliceChain(gateProj->first);
+      if (!chain || !chain->timeSlice)
+        return false;
+      map.model = ModelKind::swiglu;
+      map.input = *chain;
+      map.w0 = skipLayout(gateProj->second);
+      map.w2 = skipLayout(upProj->second);
+      return true;
+    });
+    if (!found)
+      return std::nullopt;
+    return map;
+  }
+
+  /// Muon's Newton-Schulz iteration ending in `value`; fills the
+  /// coefficients and epsilon and returns its input.
+  Value matchNewtonSchulz(Value value, Update &update) {
+    bool transposed = false;
+    if (Value inner = transposedInput(value)) {
+      value = inner;
+      transposed = true;
+    }
+    SmallVector<std::array<double, 3>> steps;
+    Value x = value;
+    while (true) {
+      std::optional<std::array<double, 3>> coeffs;
+      Value previous;
+      matchCommutative(x, "Add", [&](Value linear, Value poly) {
+        return matchNSStep(linear, poly, coeffs, previous);
+      });
+      if (!coeffs)
+        break;
+      steps.push_back(*coeffs);
+      x = previous;
+    }
+    if (steps.empty())
+      return nullptr;
+    // x = X0 / (|X0|_F + eps)
+    onnx::NodeOp div = nodeOf(x, "Div");
+    if (!div)
+      return nullptr;
+    Value x0 = div.getInputs()[0];
+    std::optional<double> eps;
+    matchCommutative(div.getInputs()[1], "Add", [&](Value norm, Value e) {
+      eps = scalarConstant(e);
+      return eps && isFrobeniusNorm(norm, x0);
+    });
+    if (!eps)
+      return nullptr;
+    if (transposed) {
+      x0 = transposedInput(x0);
+      if (!x0)
+        return nullptr;
+    }
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it)
+      update.nsCoeffs.append(it->begin(), it->end());
+    update.nsEps = *eps;
+    return x0;
+  }
+
+  FailureOr<Update> matchUpdate(Value next, Value prev, Value weightForMSE);
+
+  std::string &why;
+
+private:
+  bool fail(const Twine &reason) {
+    if (why.empty())
+      why = reason.str();
+    return false;
+  }
+
+  static bool isFrobeniusNorm(Value norm, Value x) {
+    onnx::NodeOp sqrt = nodeOf(norm, "Sqrt");
+    if (!sqrt)
+      return false;
+    onnx::NodeOp sum = nodeOf(sqrt.getInputs()[0], "ReduceSum");
+    if (!sum)
+      return false;
+    onnx::NodeOp square = nodeOf(sum.getInputs()[0], "Mul");
+    return square && square.getInputs()[0] == x && square.getInputs()[1] == x;
+  }
+
+  /// `a X + (b A + c A A) X` with `A = X X^T`.
+  bool matchNSStep(Value linear, Value poly,
+                   std::optional<std::array<double, 3>> &coeffs,
+                   Value &previous) {
+    std::optional<double> a;
+    Value x;
+    matchCommutative(linear, "Mul", [&](Value c, Value v) {
+      a = scalarConstant(c);
+      x = v;
+      return a.has_value();
+    });
+    onnx::NodeOp apply = nodeOf(poly, "MatMul");
+    if (!a || !apply || apply.getInputs()[1] != x)
+      return false;
+    std::optional<double> b, c;
+    matchCommutative(apply.getInputs()[0], "Add", [&](Value bTerm,
+                                                      Value cTerm) {
+      Value gramB, gramC;
+      matchCommutative(bTerm, "Mul", [&](Value s, Value g) {
+        b = scalarConstant(s);
+        gramB = g;
+        return b.has_value();
+      });
+      matchCommutative(cTerm, "Mul", [&](Value s, Value g) {
+        c = scalarConstant(s);
+        gramC = g;
+        return c.has_value();
+      });
+      onnx::NodeOp square = gramC ? nodeOf(gramC, "MatMul") : nullptr;
+      return b && c && isGram(gramB, x) && square &&
+             square.getInputs()[0] == gramB && square.getInputs()[1] == gramB;
+    });
+    if (!b || !c)
+      return false;
+    coeffs = {*a, *b, *c};
+    previous = x;
+    return true;
+  }
+
+  static bool isGram(Value gram, Value x) {
+    onnx::NodeOp matmul = gram ? nodeOf(gram, "MatMul") : nullptr;
+    return matmul && matmul.getInputs()[0] == x &&
+           transposedInput(matmul.getInputs()[1]) == x;
+  }
+
+  bool matchDelta(Value delta, Update &update, Value weight);
+  bool matchGradient(Value value, Value weight, Update &update);
+  bool matchKeySide(Value value, Update &update);
+  bool matchMomentum(Value value, Update &update, Value &gradient);
+};
+} // namespace
+
+/// The key side `phi(k_c)` of a gradient, with an optional per-token rate.
+bool Matcher::matchKeySide(Value value, Update &update) {
+  if (std::optional<FeatureMap> keys = matchFeatures(value)) {
+    update.keys = *keys;
+    return true;
+  }
+  return matchCommutative(value, "Mul", [&](Value features, Value rate) {
+    std::optional<FeatureMap> keys = matchFeatures(features);
+    std::optional<SliceChain> lr = sliceChain(rate);
+    if (!keys || !lr || !lr->timeSlice)
+      return false;
+    update.keys = *keys;
+    update.lr = lr->root;
+    update.lrColumn = lr->column;
+    return true;
+  });
+}
+
+/// `phi(k)^T v` (dot loss) or `-phi(k)^T (k W - v)` (MSE), possibly divided
+/// by the chunk length and scaled.
+bool Matcher::matchGradient(Value value, Value weight, Update &update) {
+  if (onnx::NodeOp div = nodeOf(value, "Div")) {
+    Value length = div.getInputs()[1];
+    onnx::NodeOp cast = nodeOf(length, "Cast");
+    bool fromInts = cast && isa<IntegerType>(getElementTypeOrSelf(
+                                cast.getInputs()[0].getType()));
+    if (!scalarConstant(length) && !fromInts)
+      return fail("the update divides by a value that is not the chunk "
+                  "length");
+    update.reduction = Reduction::mean;
+    value = div.getInputs()[0];
+  }
+  if (onnx::NodeOp neg = nodeOf(value, "Neg")) {
+    update.sign = update.sign == Sign::descent ? Sign::ascent : Sign::descent;
+    value = neg.getInputs()[0];
+  }
+  onnx::NodeOp outer = nodeOf(value, "MatMul");
+  if (!outer)
+    return fail("the update is not a product of keys and values");
+  Value keys = transposedInput(outer.getInputs()[0]);
+  if (!keys || !matchKeySide(keys, update))
+    return fail("the update's left factor is not the transposed keys of the "
+                "chunk");
+  Value right = outer.getInputs()[1];
+  if (std::optional<SliceChain> values = sliceChain(right);
+      values && values->timeSlice) {
+    update.v = values->root;
+    update.keyStart = values->start;
+    return true;
+  }
+  onnx::NodeOp residual = nodeOf(right, "Sub");
+  if (!residual)
+    return fail("the update's right factor is neither the values nor a "
+                "residual");
+  // k W - v is the MSE gradient direction; v - k W its negative.
+  Value a = residual.getInputs()[0], b = residual.getInputs()[1];
+  bool predictedFirst = static_cast<bool>(nodeOf(a, "MatMul"));
+  Value predicted = predictedFirst ? a : b, target = predictedFirst ? b : a;
+  onnx::NodeOp predict = nodeOf(predicted, "MatMul");
+  std::optional<SliceChain> values = sliceChain(target);
+  std::optional<SliceChain> keysRaw =
+      predict ? sliceChain(predict.getInputs()[0]) : std::nullopt;
+  if (!predict || !same(predict.getInputs()[1], weight) || !values ||
+      !values->timeSlice || !keysRaw || !keysRaw->timeSlice ||
+      keysRaw->root != update.keys.input.root ||
+      update.keys.model != ModelKind::linear)
+    return fail("the update's residual is not k W - v of the chunk");
+  update.loss = LossKind::mse;
+  update.v = values->root;
+  update.keyStart = values->start;
+  if (predictedFirst)
+    update.sign = update.sign == Sign::descent ? Sign::ascent : Sign::descent;
+  return true;
+}
+
+/// `lr_scale * NS(m)` etc.: the term added to the trained weight.
+bool Matcher::matchDelta(Value delta, Update &update, Value weight) {
+  matchCommutative(delta, "Mul", [&](Value scale, Value inner) {
+    std::optional<double> c = scalarConstant(scale);
+    if (!c || isa<BlockArgument>(inner))
+      return false;
+    update.lrScale = *c;
+    delta = inner;
+    return true;
+  });
+  if (Value orthogonalized = matchNewtonSchulz(delta, update))
+    delta = orthogonalized;
+  Value gradient = delta;
+  if (!matchMomentum(delta, update, gradient))
+    gradient = delta;
+  return matchGradient(gradient, weight, update);
+}
+
+/// `m_c = mean(momentum_c) m_{c-1} + g_c`: fills the momentum fields and
+/// returns g_c.
+bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
+  return matchCommutative(value, "Add", [&](Value decayed, Value g) {
+    return matchCommutative(decayed, "Mul", [&](Value mu, Value state) {
+      onnx::NodeOp mean = nodeOf(skipLayout(mu), "ReduceMean");
+      if (!mean)
+        return false;
+      auto axes = dyn_cast_or_null<DenseI64ArrayAttr>(mean.getONNXAttr("axes"));
+      std::optional<SliceChain> chain = sliceChain(mean.getInputs()[0]);
+      if (!axes || axes.size() != 1 || !chain || !chain->timeSlice ||
+          (axes[0] != -1 && axes[0] != 2))
+        return false;
+      update.momentum = chain->root;
+      update.momentumPrev = state;
+      update.momentumNext = value;
+      gradient = g;
+      return true;
+    });
+  });
+}
+
+FailureOr<Update> Matcher::matchUpdate(Value next, Value prev,
+                                       Value weightForMSE) {
+  Update update;
+  bool found = false;
+  for (StringRef op : {"Add", "Sub"}) {
+    onnx::NodeOp node = nodeOf(skipLayout(next), op);
+    if (!node || node.getInputs().size() != 2)
+      continue;
+    for (int first = 0; first < 2 && !found; ++first) {
+      Value before = node.getInputs()[first], delta = node.getInputs()[1 - first];
+      if (op == "Sub" && first == 1)
+        continue; // delta - W is not an update of W
+      if (prev && !same(before, prev))
+        continue;
+      Update candidate;
+      candidate.prev = before;
+      if (op == "Sub")
+        candidate.sign = Sign::ascent;
+      std::string saved = why;
+      why.clear();
+      if (matchDelta(delta, candidate, weightForMSE ? weightForMSE : before)) {
+        update = candidate;
+        found = true;
+      }
+      if (!found && saved.size())
+        why = saved;
+    }
+  }
+  if (!found) {
+    if (why.empty())
+      why = "the trained weight is not updated by adding a term to it";
+    return failure();
+  }
+  return update;
+}
+
+//===----------------------------------------------------------------------===//
+// The whole layer
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Collects a layer's configuration from its output and its updates, and
+/// insists that every chunk agrees.
+class LayerReader {
+public:
+  LayerReader(const FoundLayer &layer, std::string &why)
+      : layer(layer), why(why), matcher(why) {}
+
+  FailureOr<LayerConfig> read();
+
+private:
+  LogicalResult fail(const Twine &reason) {
+    if (why.empty())
+      why = reason.str();
+    return failure();
+  }
+
+  /// The output `o = phi(q_c) S` of `step`: returns S and fills the model.
+  FailureOr<Value> readOutput(const ChunkStep &step);
+  /// Adds one chunk's update to the configuration.
+  LogicalResult addUpdate(const Update &update);
+  /// The chunk-to-chunk updates of the two forms; set `initial` to the
+  /// weight before the first chunk.
+  LogicalResult readUnrolled(Value &initial);
+  LogicalResult readLoop(Value state, Value &initial);
+
+  const FoundLayer &layer;
+  std::string &why;
+  Matcher matcher;
+  LayerConfig config;
+  std::optional<FeatureMap> features;
+  std::optional<Update> firstUpdate;
+  unsigned slot = 0;
+};
+} // namespace
+
+FailureOr<Value> LayerReader::readOutput(const ChunkStep &step) {
+  onnx::NodeOp apply = nodeOf(skipLayout(step.output), "MatMul");
+  if (!apply)
+    return fail("its output is not a product with the trained weight");
+  std::optional<FeatureMap> map = matcher.matchFeatures(apply.getInputs()[0]);
+  if (!map || map->input.root != step.query)
+    return fail("its query features are neither the queries nor "
+                "silu(q W0) * (q W2) with constant W0, W2");
+  if (features && (map->model != features->model || map->w0 != features->w0 ||
+                   map->w2 != features->w2))
+    return fail("its chunks use different feature maps");
+  features = map;
+  return apply.getInputs()[1];
+}
+
+LogicalResult LayerReader::addUpdate(const Update &update) {
+  if (update.keys.model != features->model ||
+      update.keys.w0 != features->w0 || update.keys.w2 != features->w2)
+    return fail("its keys and queries go through different feature maps");
+  if (!firstUpdate) {
+    firstUpdate = update;
+    return success();
+  }
+  const Update &u = *firstUpdate;
+  if (update.keys.input.root != u.keys.input.root || update.v != u.v ||
+      update.lr != u.lr || update.lrColumn != u.lrColumn ||
+      update.momentum != u.momentum || update.loss != u.loss ||
+      update.reduction != u.reduction || update.sign != u.sign ||
+      update.lrScale != u.lrScale || update.nsCoeffs != u.nsCoeffs ||
+      update.nsEps != u.nsEps)
+    return fail("its chunks update the weight differently");
+  return success();
+}
+
+/// The number of columns of an lr tensor, if static.
+static std::optional<int64_t> numColumns(Value lr) {
+  auto type = dyn_cast<ShapedType>(lr.getType());
+  if (!type || !type.hasRank() || type.isDynamicDim(type.getRank() - 1))
+    return std::nullopt;
+  return type.getDimSize(type.getRank() - 1);
+}
+
+LogicalResult LayerReader::readUnrolled(Value &initial) {
+  const SmallVector<ChunkStep> &steps = layer.steps;
+  std::vector<Update> updates;
+  for (size_t i = 0; i + 1 < steps.size(); ++i) {
+    if (failed(readOutput(steps[i + 1])))
+      return failure();
+    Value prev = steps[i].weightsRead[slot];
+    Value next = steps[i + 1].weightsRead[slot];
+    FailureOr<Update> update = matcher.matchUpdate(next, prev, prev);
+    if (failed(update) || failed(addUpdate(*update)))
+      return failure();
+    updates.push_back(*update);
+  }
+  // Chunk i's queries start at i * C.
+  for (auto [index, step] : llvm::enumerate(steps)) {
+    const SliceChain &slice = step.querySlices.front();
+    if (!slice.start || *slice.start != static_cast<int64_t>(index) * layer.chunkSize)
+      return fail("its chunk outputs are not concatenated in sequence order");
+  }
+  // The first update reads chunk 0 (apply then update) or chunk 1 (update
+  // then apply, whose chunk 0 was updated from the initial weight).
+  std::optional<int64_t> keyStart = updates.front().keyStart;
+  initial = steps.front().weightsRead[slot];
+  if (keyStart == steps[0].querySlices.front().start) {
+    config.order = UpdateOrder::apply_then_update;
+  } else if (keyStart == steps[1].querySlices.front().start) {
+    config.order = UpdateOrder::update_then_apply;
+    FailureOr<Update> update = matcher.matchUpdate(initial, nullptr, nullptr);
+    if (failed(update) || failed(addUpdate(*update)))
+      return failure();
+    initial = update->prev;
+    updates.insert(updates.begin(), *update);
+  } else {
+    return fail("its updates do not read the chunks in sequence order");
+  }
+  if (!firstUpdate->momentum)
+    return success();
+  if (!isZeroConstant(updates.front().momentumPrev))
+    return fail("its momentum does not start from zero");
+  for (size_t i = 1; i < updates.size(); ++i)
+    if (!same(updates[i].momentumPrev, updates[i - 1].momentumNext))
+      return fail("its momentum is not carried from chunk to chunk");
+  return success();
+}
+
+LogicalResult LayerReader::readLoop(Value state, Value &initial) {
+  onnx::NodeOp loop = layer.loop;
+  Block &body = loop->getRegion(0).front();
+  auto yield = cast<onnx::YieldOp>(body.getTerminator());
+  auto carriedOut = [&](unsigned arg) { return yield.getOperand(arg - 1); };
+  std::optional<unsigned> weightArg;
+  for (unsigned arg = 2; arg < body.getNumArguments(); ++arg) {
+    if (same(state, body.getArgument(arg))) {
+      config.order = UpdateOrder::apply_then_update;
+      weightArg = arg;
+    } else if (same(state, carriedOut(arg))) {
+      config.order = UpdateOrder::update_then_apply;
+      weightArg = arg;
+    }
+  }
+  if (!weightArg)
+    return fail("its output does not read a loop-carried weight");
+  Value prev = body.getArgument(*weightArg);
+  FailureOr<Update> update =
+      matcher.matchUpdate(carriedOut(*weightArg), prev, prev);
+  if (failed(update) || failed(addUpdate(*update)))
+    return failure();
+  if (update->momentum) {
+    auto arg = dyn_cast<BlockArgument>(skipLayout(update->momentumPrev));
+    if (!arg || arg.getOwner() != &body || arg.getArgNumber() < 2 ||
+        !same(carriedOut(arg.getArgNumber()), update->momentumNext))
+      return fail("its momentum is not carried by the loop");
+    if (!isZeroConstant(loop.getInputs()[arg.getArgNumber()]))
+      return fail("its momentum does not start from zero");
+  }
+  // The chunk after the loop reads the loop's final weight.
+  if (layer.steps.size() > 1) {
+    FailureOr<Value> tailState = readOutput(layer.steps[1]);
+    if (failed(tailState) ||
+        !same(*tailState, loop->getResult(*weightArg - 2)))
+      return fail("its last chunk does not read the loop's final weight");
+    if (config.order != UpdateOrder::apply_then_update)
+      return fail("its last chunk is applied after the loop, which only "
+                  "apply-then-update layers do");
+  }
+  initial = loop.getInputs()[*weightArg];
+  return success();
+}
+
+FailureOr<LayerConfig> LayerReader::read() {
+  if (layer.form == LayerForm::FullBatch)
+    return fail("a full-batch layer already is one parallel step (one "
+                "reduction over the keys, one application to the queries); "
+                "the raise reads chunked layers");
+  unsigned numTrained = llvm::count(layer.trained, true);
+  if (numTrained != 1)
+    return fail("it trains " + Twine(numTrained) +
+                " weights; the raise reads layers that train one output "
+                "weight");
+  slot = llvm::find(layer.trained, true) - layer.trained.begin();
+  if (layer.chunkSize <= 0)
+    return fail("its chunk length is not a constant");
+
+  FailureOr<Value> state = readOutput(layer.steps.front());
+  if (failed(state))
+    return failure();
+  Value initial;
+  if (failed(layer.form == LayerForm::Unrolled ? readUnrolled(initial)
+                                               : readLoop(*state, initial)))
+    return failure();
+  if (!firstUpdate)
+    return fail("it never updates its weight");
+
+  const Update &u = *firstUpdate;
+  config.model = features->model;
+  if (config.model == ModelKind::linear) {
+    config.weights = {initial};
+    config.trained = {0};
+  } else {
+    config.weights = {features->w0, initial, features->w2};
+    config.trained = {1};
+  }
+  config.q = layer.steps.front().query;
+  config.k = u.keys.input.root;
+  config.v = u.v;
+  config.lr = u.lr;
+  config.momentum = u.momentum;
+  if (config.lr) {
+    std::optional<int64_t> columns = numColumns(config.lr);
+    int64_t expected = static_cast<int64_t>(config.weights.size());
+    bool perWeight = columns == expected && u.lrColumn == config.trained[0];
+    bool shared = columns == 1 && u.lrColumn.value_or(0) == 0;
+    if (!perWeight && !shared)
+      return fail("its learning-rate column does not belong to the trained "
+                  "weight");
+  }
+  config.loss = u.loss;
+  config.reduction = u.reduction;
+  config.sign = u.sign;
+  config.lrScale = u.lrScale;
+  config.nsCoeffs = u.nsCoeffs;
+  config.nsEps = u.nsEps;
+  config.chunkSize = layer.chunkSize;
+  return config;
+}
+
+FailureOr<LayerConfig> raise::matchLayer(const FoundLayer &layer,
+                                         DependenceCache &deps,
+                                         std::string &why) {
+  (void)deps;
+  return LayerReader(layer, why).read();
+}
+
+KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
+                             const LayerConfig &config) {
+  MLIRContext *context = builder.getContext();
+  auto model = FastWeightModelAttr::get(context, config.model, config.trained,
+                                        /*bias=*/false, Activation::silu);
+  auto loss = LossAttr::get(context, config.loss, APFloat(1.0),
+                            config.reduction, APFloat(1e-6));
+  NewtonSchulzAttr ns;
+  if (!config.nsCoeffs.empty())
+    ns = NewtonSchulzAttr::get(
+        context, config.nsCoeffs.size() / 3,
+        DenseF64ArrayAttr::get(context, config.nsCoeffs), APFloat(config.nsEps));
+  auto update = UpdateAttr::get(context, config.sign, APFloat(config.lrScale),
+                                ClipKind::none, ns, WeightNormKind::none,
+                                APFloat(1e-5));
+  auto schedule = ScheduleAttr::get(context, ScheduleKind::chunked,
+                                    config.chunkSize, config.order, 1);
+  return KVBLayerOp::create(builder, layer.assembly->getLoc(),
+                            layer.output.getType(), TypeRange(), config.q,
+                            config.k, config.v, config.weights, config.lr,
+                            Value(), config.momentum, Value(), Value(), model,
+                            loss, update, schedule);
+}

@@ -1,0 +1,55 @@
+//===- LayerMatcher.h - a found layer's exact ttt.kvb_layer form -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Reads the attributes of a `ttt.kvb_layer` off a found layer's chunk steps:
+// the fast-weight model of the query path, the update of the trained weight
+// (gradient of the dot or MSE loss, per-token learning rate column, mean
+// over the chunk, momentum, Newton-Schulz, step size) and the update/apply
+// order. Commutative operands, layout nodes and constant folding by the
+// exporter do not matter; every chunk must compute the same update.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_LIB_CONVERSION_ONNXTOTTT_LAYERMATCHER_H
+#define TTT_LIB_CONVERSION_ONNXTOTTT_LAYERMATCHER_H
+
+#include "LayerFinder.h"
+
+#include "ttt/Dialect/TTT/IR/TTTOps.h"
+
+namespace mlir::ttt::raise {
+
+/// The operands and attributes of the `ttt.kvb_layer` a layer computes.
+struct LayerConfig {
+  ModelKind model = ModelKind::linear;
+  SmallVector<int64_t> trained;
+  /// Initial weights in the model's operand order.
+  SmallVector<Value> weights;
+  Value q, k, v, lr, momentum;
+  LossKind loss = LossKind::dot;
+  Reduction reduction = Reduction::sum;
+  Sign sign = Sign::descent;
+  double lrScale = 1.0;
+  /// Newton-Schulz coefficients, (a, b, c) per step, and epsilon.
+  SmallVector<double> nsCoeffs;
+  double nsEps = 0.0;
+  UpdateOrder order = UpdateOrder::apply_then_update;
+  int64_t chunkSize = 0;
+
+  bool operator==(const LayerConfig &other) const;
+};
+
+/// The kvb_layer form of `layer`, or the reason there is none.
+FailureOr<LayerConfig> matchLayer(const FoundLayer &layer,
+                                  DependenceCache &deps, std::string &why);
+
+/// Builds the `ttt.kvb_layer` for `config` before `layer.assembly`.
+KVBLayerOp buildLayer(OpBuilder &builder, const FoundLayer &layer,
+                      const LayerConfig &config);
+
+} // namespace mlir::ttt::raise
+
+#endif // TTT_LIB_CONVERSION_ONNXTOTTT_LAYERMATCHER_H

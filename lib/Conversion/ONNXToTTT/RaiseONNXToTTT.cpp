@@ -1,0 +1,150 @@
+//===- RaiseONNXToTTT.cpp - TTT layers of ONNX graphs to ttt.kvb_layer ----===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Finds TTT layers (LayerFinder), reads their kvb_layer form (LayerMatcher),
+// and replaces the layer's output by a `ttt.kvb_layer` when that is exact
+// and useful; every layer found gets one remark saying what happened. The
+// nodes the layer no longer needs are erased; nothing else is touched.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LayerFinder.h"
+#include "LayerMatcher.h"
+
+#include "ttt/Conversion/Passes.h"
+#include "ttt/Dialect/TTT/Analysis/LayerAnalysis.h"
+#include "ttt/Dialect/TTT/IR/TTTDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Verifier.h"
+
+namespace mlir::ttt {
+#define GEN_PASS_DEF_TTTRAISEONNX
+#include "ttt/Conversion/Passes.h.inc"
+} // namespace mlir::ttt
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::raise;
+
+/// Why the linear-attention form of `layer` cannot be exported to ONNX, or
+/// empty. The ONNX form covers the chunk-state scans; the intra-chunk
+/// (causal) term and full-mask attention are not expressed in ONNX ops.
+static std::string onnxExportBlocker(KVBLayerOp layer) {
+  ScheduleAttr schedule = layer.getSchedule();
+  if (schedule.getKind() != ScheduleKind::chunked)
+    return "its linear-attention form (full-mask attention) has no ONNX "
+           "export yet";
+  if (schedule.getOrder() == UpdateOrder::causal)
+    return "its linear-attention form (causal intra-chunk term) has no ONNX "
+           "export yet";
+  return "";
+}
+
+/// A node that can go once nothing reads it: a pure node, or a Loop whose
+/// body only holds pure nodes.
+static bool isRemovable(Operation *op) {
+  if (isMemoryEffectFree(op))
+    return true;
+  auto node = dyn_cast<onnx::NodeOp>(op);
+  if (!node || !node.isDefaultDomain() || node.getOpType() != "Loop")
+    return false;
+  return !node->walk([&](onnx::NodeOp inner) {
+                return inner != node && inner->getNumRegions() == 0 &&
+                               !isMemoryEffectFree(inner)
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              })
+              .wasInterrupted();
+}
+
+/// Erases `roots` and then whatever only they read, so that nodes the
+/// original model left unused stay.
+static void eraseComputation(onnx::GraphOp graph,
+                             ArrayRef<Operation *> roots) {
+  SmallVector<Operation *> worklist(roots);
+  llvm::DenseSet<Operation *> erased;
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (erased.contains(op) || op->getParentOp() != graph ||
+        !op->use_empty() || !isRemovable(op))
+      continue;
+    SmallVector<Value> inputs(op->getOperands());
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (operand.getParentRegion() == &graph.getBody())
+          inputs.push_back(operand);
+    });
+    erased.insert(op);
+    op->erase();
+    for (Value input : inputs)
+      if (Operation *def = input.getDefiningOp())
+        worklist.push_back(def);
+  }
+}
+
+namespace {
+struct TTTRaiseONNXPass
+    : public mlir::ttt::impl::TTTRaiseONNXBase<TTTRaiseONNXPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    getOperation()->walk([&](onnx::GraphOp graph) { raiseIn(graph); });
+  }
+
+  void raiseIn(onnx::GraphOp graph) {
+    DependenceCache deps;
+    std::vector<FoundLayer> layers = findLayers(graph, deps);
+    SmallVector<Operation *> replaced;
+    for (const FoundLayer &layer : layers)
+      if (handle(layer, deps))
+        replaced.push_back(layer.assembly);
+    eraseComputation(graph, replaced);
+  }
+
+  /// Emits the layer's remark; returns true if it was replaced.
+  bool handle(const FoundLayer &layer, DependenceCache &deps) {
+    std::string head = "TTT layer: " + layer.describeForm() + ", " +
+                       layer.describeWeights();
+    auto leave = [&](StringRef why) {
+      layer.assembly->emitRemark() << head << ": left as it was: " << why;
+      return false;
+    };
+    if (!layer.blocker.empty())
+      return leave(layer.blocker);
+    std::string why;
+    FailureOr<LayerConfig> config = matchLayer(layer, deps, why);
+    if (failed(config))
+      return leave("no ttt.kvb_layer form: " + why);
+
+    OpBuilder builder(layer.assembly);
+    KVBLayerOp op = buildLayer(builder, layer, *config);
+    if (failed(mlir::verify(op, /*verifyRecursively=*/false))) {
+      op->erase();
+      return leave("its ttt.kvb_layer form does not verify");
+    }
+    LayerFacts facts = analyzeLayer(op);
+    std::string blocker;
+    if (!facts.rewritable)
+      blocker = explainLayer(facts);
+    else
+      blocker = onnxExportBlocker(op);
+    if (!blocker.empty() && !raiseAll) {
+      op->erase();
+      return leave(blocker);
+    }
+    Value output = layer.output;
+    output.replaceAllUsesWith(op.getOutput());
+    layer.assembly->emitRemark()
+        << head << ": raised to ttt.kvb_layer"
+        << (blocker.empty() ? std::string(" (linear attention, ") +
+                                  stringifyExactLowering(facts.lowering).str() +
+                                  ")"
+                            : "; " + blocker);
+    return true;
+  }
+};
+} // namespace
