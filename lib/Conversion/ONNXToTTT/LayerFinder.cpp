@@ -31,6 +31,11 @@ std::string raise::describeValue(Value value) {
       if (auto name = graph.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                            "onnx.name"))
         return "'" + name.str() + "'";
+    // A Loop body's carried value is named after its initial value.
+    auto loop = dyn_cast<onnx::NodeOp>(arg.getOwner()->getParentOp());
+    if (loop && loop.getOpType() == "Loop" && arg.getArgNumber() >= 2 &&
+        arg.getArgNumber() < loop.getInputs().size())
+      return describeValue(loop.getInputs()[arg.getArgNumber()]);
     return "loop-carried value #" + std::to_string(arg.getArgNumber());
   }
   return "a value";
