@@ -247,6 +247,7 @@ struct Chunking {
   int64_t size;  // C
   Value tokens;  // T, [1] i64
   Value count;   // N = ceil(T / C), [1] i64
+  Value padding; // N * C - T, [1] i64
 };
 
 Chunking chunkingOf(OnnxBuilder &b, Value x, int64_t chunk) {
@@ -257,17 +258,18 @@ Chunking chunkingOf(OnnxBuilder &b, Value x, int64_t chunk) {
                                       b.ints(1)),
                                c},
                        b.ints(1));
-  return {chunk, tokens, count};
+  Value padded = b.node("Mul", {count, c}, b.ints(1));
+  Value padding = b.node("Sub", {padded, tokens}, b.ints(1));
+  return {chunk, tokens, count, padding};
 }
 
 /// [B, H, T, D...] -> [B, H, N, C, D...], zero-padded to N * C tokens; the
 /// padded tokens contribute nothing to sums and products.
 Value chunked(OnnxBuilder &b, Value x, const Chunking &ch) {
   int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  Value padded = b.node("Mul", {ch.count, b.i64s({ch.size})}, b.ints(1));
-  Value extra = b.node("Sub", {padded, ch.tokens}, b.ints(1));
   // Pads are all begins, then all ends; only the end of axis 2 is nonzero.
-  SmallVector<Value> pads{b.i64s(SmallVector<int64_t>(rank + 2, 0)), extra};
+  SmallVector<Value> pads{b.i64s(SmallVector<int64_t>(rank + 2, 0)),
+                          ch.padding};
   if (rank > 3)
     pads.push_back(b.i64s(SmallVector<int64_t>(rank - 3, 0)));
   Value full = b.node("Pad", {x, b.concat(pads, 0)}, b.floats(rank));
