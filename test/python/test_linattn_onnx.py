@@ -187,3 +187,26 @@ def test_unsupported_layer_fails_cleanly(tmp_path):
     assert proc.returncode != 0
     assert "cannot rewrite" in proc.stderr
     assert not out.exists()
+
+
+def test_zero_momentum_is_exact(tmp_path):
+    # A momentum of exactly 0 on whole chunks must cut the decayed scan
+    # there (no log/exp tricks): compare against the oracle with zeros in.
+    cfg = dict(model="linear", trained=[0], loss="dot", chunk=4, order="apply_then_update",
+               lr_scale=0.2, _momentum=True)
+    q, k, v, weights, extra = make_case(cfg, seed=10, T=24, lr_columns=1)
+    extra["momentum"][:, :, 4:12] = 0.0
+    operands = ttt_mlir.kvb_operands(cfg, q, k, v, weights, **extra)
+    model = export(graph_text(cfg, operands), tmp_path)
+    got = run_onnx(model, {name: arr for name, arr in operands if not WEIGHT.match(name)})
+    want = oracle_output(cfg, q, k, v, weights, extra)
+    assert np.all(np.isfinite(got))
+    assert ttt_mlir.relative_error(got, want) <= RTOL
+
+
+@pytest.mark.parametrize("T", [3, 4, 5])
+def test_one_or_two_chunks(T, tmp_path):
+    # N = 1 runs no Loop round at all; N = 2 runs one.
+    cfg = dict(model="linear", trained=[0], loss="mse", chunk=4, order="update_then_apply",
+               lr_scale=0.3)
+    check(cfg, tmp_path, seed=11, lengths=(T,), lr_columns=1)
