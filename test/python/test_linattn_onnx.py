@@ -159,12 +159,15 @@ def test_dynamic_batch_and_length(tmp_path):
     model = check(cfg, tmp_path, seed=6, lengths=(13,), lr_columns=1)
     graph_inputs = {i.name: i.type.tensor_type.shape.dim for i in model.graph.input}
     assert not graph_inputs["q"][2].HasField("dim_value")
-    q, k, v, weights, extra = make_case(cfg, seed=7, B=3, T=61, lr_columns=1)
-    # The exported weights are those of seed 6; reuse them with fresh inputs.
+    # The exported weights are those of seed 6; reuse them with fresh inputs,
+    # including an empty sequence (no chunk at all).
     weights = [onnx.numpy_helper.to_array(t) for t in model.graph.initializer]
-    feeds = dict(q=q, k=k, v=v, **extra)
-    want = oracle_output(cfg, q, k, v, weights, extra)
-    assert ttt_mlir.relative_error(run_onnx(model, feeds), want) <= RTOL
+    for B, T in ((3, 61), (2, 0)):
+        q, k, v, _, extra = make_case(cfg, seed=7, B=B, T=T, lr_columns=1)
+        got = run_onnx(model, dict(q=q, k=k, v=v, **extra))
+        want = oracle_output(cfg, q, k, v, weights, extra)
+        assert got.shape == want.shape == (B, 2, T, 8)
+        assert ttt_mlir.relative_error(got, want) <= RTOL
 
 
 def test_static_shapes(tmp_path):
