@@ -799,6 +799,9 @@ struct LinAttnToONNXPass : ttt::impl::LinAttnToONNXBase<LinAttnToONNXPass> {
     FrozenRewritePatternSet frozen(std::move(patterns));
     GreedyRewriteConfig config;
     config.enableFolding(false);
+    // Loop bodies must keep their signature (iteration number and condition
+    // included, used or not); nothing here needs region simplification.
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
     for (tonnx::GraphOp graph : graphs) {
       if (failed(applyPatternsGreedily(graph, frozen, config))) {
         graph.emitError("linattn-to-onnx: the rewrite did not converge");
