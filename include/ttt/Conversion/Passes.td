@@ -142,6 +142,55 @@ def TTTRaiseONNX : Pass<"ttt-raise-onnx"> {
            "Also raise layers that ttt-to-linattn cannot rewrite">,
   ];
   let dependentDialects = ["::mlir::ttt::TTTDialect"];
+
+def LinAttnToONNX : Pass<"linattn-to-onnx"> {
+  let summary = "Rewrite linattn ops inside onnx.graph into standard ONNX nodes";
+  let description = [{
+    Rewrites every linattn op inside an `onnx.graph` into `onnx.node` ops of
+    the default domain at opset 17 (MatMul, Mul, Add, Pad, Reshape, Slice,
+    CumSum, ReduceSum, Loop, ...), so that the exported model runs in any
+    ONNX runtime and computes the chunk-parallel linear-attention form:
+
+    - `feature_map`: identity, swiglu and mlp (silu, relu, gelu_tanh) as
+      batched MatMuls over every token (per-head weights broadcast over B);
+    - `chunk_reduce`, `chunk_mean`, `chunk_apply` (without the intra-chunk
+      term): the sequence is zero-padded to whole chunks and reshaped to
+      `[B, H, N, C, ...]`; `mean` divides by the true chunk lengths;
+    - `scan`: additive scans are a CumSum over chunks; decayed, affine and
+      residual affine scans are a log-depth Hillis-Steele scan in a `Loop`
+      over doubling offsets (decays and transitions are multiplied, never
+      divided, so a zero decay stays exact); B and T may be dynamic;
+    - `state_transform`: Newton-Schulz batched over every chunk state;
+    - the rank-reducing `tensor.extract_slice` that takes one column of the
+      learning rates (a `Gather`), with the `tensor.dim`/`arith.constant`
+      ops that feed it.
+
+    Every op of a graph is checked before anything is rewritten: an op that
+    cannot be exported (`linattn.attention`, `chunk_apply` with the
+    intra-chunk term, any other non-ONNX op) is reported with the reason and
+    the pass fails, leaving the IR unchanged. Ops outside `onnx.graph` are
+    left alone.
+
+    Example:
+
+    ```mlir
+    %g = linattn.chunk_reduce %k, %v chunk_size = 4
+        : tensor<?x2x?x8xf32>, tensor<?x2x?x8xf32> -> tensor<?x2x?x8x8xf32>
+    ```
+
+    becomes (N = ceil(T / 4), the padding and target shape computed from
+    `Shape` nodes)
+
+    ```mlir
+    %kp = onnx.node "Pad"(%k, %pads) ...
+    %kc = onnx.node "Reshape"(%kp, %shape) ...  // [B, 2, N, 4, 8]
+    %kt = onnx.node "Transpose"(%kc) attrs {perm = array<i64: 0, 1, 2, 4, 3>}
+    %g = onnx.node "MatMul"(%kt, %vc) ...
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::ttt::onnx::ONNXDialect",
+  ];
 }
 
 #endif // TTT_CONVERSION_PASSES_TD

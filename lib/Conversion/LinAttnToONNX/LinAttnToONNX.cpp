@@ -1,0 +1,829 @@
+//===- LinAttnToONNX.cpp - linattn ops as standard ONNX nodes -------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Rewrites linattn ops inside an onnx.graph into default-domain onnx.node ops
+// (opset 17) that compute the chunk-parallel form, following the linalg
+// lowering (LowerLinAttn.cpp) op by op:
+//
+//   chunked view   Pad T up to N * C with zeros, Reshape to [B, H, N, C, ..]
+//   chunk_reduce   MatMul(K_c^T, eta V_c) * factor (/ chunk lengths)
+//   chunk_mean     ReduceSum over each chunk / chunk lengths
+//   scan           CumSum (additive), or a Hillis-Steele scan in a Loop over
+//                  doubling offsets (decayed, affine, residual affine)
+//   state_transform  Newton-Schulz with batched MatMuls
+//   chunk_apply    MatMul(Q_c, S_c), Reshape back and Slice to T tokens
+//
+// Sizes that are dynamic (B, T and so N) are computed at run time from Shape
+// nodes, so one exported model serves every batch and sequence length.
+// Intermediate results get ranked types with dynamic dims; the value that
+// replaces a linattn op gets the op's own result type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ttt/Conversion/LinAttnToONNX/LinAttnToONNX.h"
+#include "ttt/Conversion/Passes.h"
+#include "ttt/Dialect/LinAttn/IR/LinAttnOps.h"
+#include "ttt/Dialect/ONNX/IR/ONNXDialect.h"
+#include "ttt/Dialect/ONNX/IR/ONNXOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace mlir::ttt {
+#define GEN_PASS_DEF_LINATTNTOONNX
+#include "ttt/Conversion/Passes.h.inc"
+} // namespace mlir::ttt
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::linattn;
+namespace tonnx = mlir::ttt::onnx;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// OnnxBuilder: one onnx.node per call
+//===----------------------------------------------------------------------===//
+
+/// Builds default-domain onnx.node ops at one location for one float element
+/// type. Results are ranked tensors whose dims are all dynamic (the exporter
+/// writes no value_info for them; the runtime infers the shapes).
+class OnnxBuilder {
+public:
+  OnnxBuilder(OpBuilder &b, Location loc, Type elem)
+      : b(b), loc(loc), elem(elem) {}
+
+  OpBuilder &builder() { return b; }
+  Type elementType() const { return elem; }
+
+  /// A float tensor type of `rank` dynamic dims.
+  Type floats(int64_t rank) const { return dynamicType(rank, elem); }
+  /// A 1-D i64 tensor of `n` elements (dynamic when n < 0).
+  Type ints(int64_t n) const {
+    return RankedTensorType::get({n < 0 ? ShapedType::kDynamic : n},
+                                 b.getI64Type());
+  }
+
+  Value node(StringRef opType, ValueRange inputs, Type result,
+             ArrayRef<NamedAttribute> attrs = {}) {
+    return build(opType, inputs, TypeRange{result}, attrs, 0)->getResult(0);
+  }
+  tonnx::NodeOp build(StringRef opType, ValueRange inputs, TypeRange results,
+                      ArrayRef<NamedAttribute> attrs, unsigned regions) {
+    DictionaryAttr dict = attrs.empty() ? DictionaryAttr()
+                                        : b.getDictionaryAttr(attrs);
+    return tonnx::NodeOp::create(b, loc, results, opType, /*domain=*/"", dict,
+                                 /*node_name=*/nullptr, /*outputs=*/nullptr,
+                                 /*doc_string=*/nullptr, inputs, regions);
+  }
+
+  NamedAttribute attr(StringRef name, int64_t value) {
+    return b.getNamedAttr(name, b.getI64IntegerAttr(value));
+  }
+  NamedAttribute attr(StringRef name, ArrayRef<int64_t> values) {
+    return b.getNamedAttr(name, b.getDenseI64ArrayAttr(values));
+  }
+
+  /// `onnx.node "Constant"` holding `value`.
+  Value constant(DenseElementsAttr value) {
+    return node("Constant", {}, value.getType(),
+                {b.getNamedAttr("value", value)});
+  }
+  /// A 1-D i64 constant (shapes, axes, slice bounds).
+  Value i64s(ArrayRef<int64_t> values) {
+    auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                      b.getI64Type());
+    return constant(DenseElementsAttr::get(type, values));
+  }
+  /// A 0-D i64 constant.
+  Value i64Scalar(int64_t value) {
+    auto type = RankedTensorType::get({}, b.getI64Type());
+    return constant(DenseElementsAttr::get(type, value));
+  }
+  /// A 0-D constant of the element type.
+  Value scalar(double value) {
+    auto type = RankedTensorType::get({}, elem);
+    return constant(DenseElementsAttr::get(type, FloatAttr::get(elem, value)));
+  }
+
+  /// Dims [start, end) of `x` as a 1-D i64 tensor: a constant when they are
+  /// static, a Shape node otherwise.
+  Value shape(Value x, int64_t start, int64_t end) {
+    auto type = cast<RankedTensorType>(x.getType());
+    ArrayRef<int64_t> dims = type.getShape().slice(start, end - start);
+    if (!ShapedType::isDynamicShape(dims))
+      return i64s(dims);
+    return node("Shape", {x}, ints(end - start),
+                {attr("start", start), attr("end", end)});
+  }
+  Value dim(Value x, int64_t d) { return shape(x, d, d + 1); }
+
+  Value binary(StringRef opType, Value lhs, Value rhs) {
+    auto l = cast<RankedTensorType>(lhs.getType());
+    auto r = cast<RankedTensorType>(rhs.getType());
+    return node(opType, {lhs, rhs},
+                dynamicType(std::max(l.getRank(), r.getRank()),
+                            l.getElementType()));
+  }
+  Value add(Value l, Value r) { return binary("Add", l, r); }
+  Value sub(Value l, Value r) { return binary("Sub", l, r); }
+  Value mul(Value l, Value r) { return binary("Mul", l, r); }
+  Value div(Value l, Value r) { return binary("Div", l, r); }
+  Value matmul(Value l, Value r) { return binary("MatMul", l, r); }
+  Value mul(Value x, double factor) {
+    return factor == 1.0 ? x : mul(x, scalar(factor));
+  }
+
+  Value unary(StringRef opType, Value x) {
+    return node(opType, {x}, x.getType());
+  }
+  Value sigmoid(Value x) { return unary("Sigmoid", x); }
+  Value silu(Value x) { return mul(x, sigmoid(x)); }
+
+  Value transpose(Value x, ArrayRef<int64_t> perm) {
+    return node("Transpose", {x}, floats(perm.size()), {attr("perm", perm)});
+  }
+  /// Swaps the two innermost dims.
+  Value transposeInner(Value x) {
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(perm[rank - 1], perm[rank - 2]);
+    return transpose(x, perm);
+  }
+  Value unsqueeze(Value x, ArrayRef<int64_t> axes) {
+    auto type = cast<RankedTensorType>(x.getType());
+    return node("Unsqueeze", {x, i64s(axes)},
+                dynamicType(type.getRank() + axes.size(),
+                            type.getElementType()));
+  }
+  Value squeeze(Value x, ArrayRef<int64_t> axes) {
+    auto type = cast<RankedTensorType>(x.getType());
+    return node("Squeeze", {x, i64s(axes)},
+                dynamicType(type.getRank() - axes.size(),
+                            type.getElementType()));
+  }
+  Value concat(ValueRange parts, int64_t axis) {
+    auto type = cast<RankedTensorType>(parts.front().getType());
+    if (type.getElementType().isInteger(64) && type.getRank() == 1)
+      return node("Concat", parts, ints(-1), {attr("axis", axis)});
+    return node("Concat", parts, sameRank(parts.front()), {attr("axis", axis)});
+  }
+  /// x[.., start:end, ..] on `axis`; bounds are 1-D i64 tensors of one value.
+  Value slice(Value x, Value start, Value end, int64_t axis) {
+    return node("Slice", {x, start, end, i64s({axis})}, sameRank(x));
+  }
+  Value reshape(Value x, Value shape, int64_t rank) {
+    auto type = cast<RankedTensorType>(x.getType());
+    return node("Reshape", {x, shape},
+                dynamicType(rank, type.getElementType()));
+  }
+  Value reduceSum(Value x, ArrayRef<int64_t> axes, bool keepDims) {
+    int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+    return node("ReduceSum", {x, i64s(axes)},
+                floats(keepDims ? rank : rank - axes.size()),
+                {attr("keepdims", keepDims ? 1 : 0)});
+  }
+  /// A float tensor of `shape` (a 1-D i64 tensor) filled with `value`.
+  Value full(Value shape, int64_t rank, double value) {
+    auto type = RankedTensorType::get({1}, elem);
+    auto fill = DenseElementsAttr::get(type, FloatAttr::get(elem, value));
+    return node("ConstantOfShape", {shape}, floats(rank),
+                {b.getNamedAttr("value", fill)});
+  }
+  /// `x` broadcast to `shape` (a 1-D i64 tensor).
+  Value expand(Value x, Value shape, int64_t rank) {
+    return node("Expand", {x, shape}, floats(rank));
+  }
+  /// i64 -> the float element type (ONNX TensorProto data type codes).
+  Value toFloat(Value x) {
+    int64_t to = elem.isF64() ? 11 : elem.isF16() ? 10 : elem.isBF16() ? 16 : 1;
+    return node("Cast", {x}, RankedTensorType::get(
+                                 cast<RankedTensorType>(x.getType()).getShape(),
+                                 elem),
+                {attr("to", to)});
+  }
+
+  /// `v` as a value of `type`: a fresh value of this pattern (no use yet)
+  /// gets the type in place, anything else goes through an Identity node.
+  Value retype(Value v, Type type) {
+    if (v.getType() == type)
+      return v;
+    if (v.use_empty() && v.getDefiningOp<tonnx::NodeOp>()) {
+      v.setType(type);
+      return v;
+    }
+    return node("Identity", {v}, type);
+  }
+
+private:
+  static Type dynamicType(int64_t rank, Type elem) {
+    return RankedTensorType::get(SmallVector<int64_t>(rank, ShapedType::kDynamic),
+                                 elem);
+  }
+  Type sameRank(Value x) const {
+    auto type = cast<RankedTensorType>(x.getType());
+    return dynamicType(type.getRank(), type.getElementType());
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Type elem;
+};
+
+//===----------------------------------------------------------------------===//
+// Chunked views
+//===----------------------------------------------------------------------===//
+
+/// The chunking of a sequence of T tokens (axis 2) into N chunks of C.
+struct Chunking {
+  int64_t size;  // C
+  Value tokens;  // T, [1] i64
+  Value count;   // N = ceil(T / C), [1] i64
+  Value padding; // N * C - T, [1] i64
+};
+
+Chunking chunkingOf(OnnxBuilder &b, Value x, int64_t chunk) {
+  Value tokens = b.dim(x, 2);
+  Value c = b.i64s({chunk});
+  // Integer Div truncates; T >= 0, so (T + C - 1) / C is the ceiling.
+  Value count = b.node("Div", {b.node("Add", {tokens, b.i64s({chunk - 1})},
+                                      b.ints(1)),
+                               c},
+                       b.ints(1));
+  Value padded = b.node("Mul", {count, c}, b.ints(1));
+  Value padding = b.node("Sub", {padded, tokens}, b.ints(1));
+  return {chunk, tokens, count, padding};
+}
+
+/// [B, H, T, D...] -> [B, H, N, C, D...], zero-padded to N * C tokens; the
+/// padded tokens contribute nothing to sums and products.
+Value chunked(OnnxBuilder &b, Value x, const Chunking &ch) {
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  // Pads are all begins, then all ends; only the end of axis 2 is nonzero.
+  SmallVector<Value> pads{b.i64s(SmallVector<int64_t>(rank + 2, 0)),
+                          ch.padding};
+  if (rank > 3)
+    pads.push_back(b.i64s(SmallVector<int64_t>(rank - 3, 0)));
+  Value full = b.node("Pad", {x, b.concat(pads, 0)}, b.floats(rank));
+  SmallVector<Value> shape{b.shape(x, 0, 2), ch.count, b.i64s({ch.size})};
+  if (rank > 3)
+    shape.push_back(b.shape(x, 3, rank));
+  return b.reshape(full, b.concat(shape, 0), rank + 1);
+}
+
+/// The number of tokens of each chunk, min(C, T - n C), as floats [N].
+Value chunkLengths(OnnxBuilder &b, const Chunking &ch) {
+  Value n = b.node("Range",
+                   {b.i64Scalar(0), b.squeeze(ch.count, {0}), b.i64Scalar(1)},
+                   b.ints(-1));
+  Value c = b.i64s({ch.size});
+  Value starts = b.node("Mul", {n, c}, b.ints(-1));
+  Value left = b.node("Sub", {ch.tokens, starts}, b.ints(-1));
+  return b.toFloat(b.node("Min", {c, left}, b.ints(-1)));
+}
+
+//===----------------------------------------------------------------------===//
+// Support checks
+//===----------------------------------------------------------------------===//
+
+bool hasStaticDims(Value v, ArrayRef<int64_t> dims) {
+  auto type = cast<RankedTensorType>(v.getType());
+  return llvm::all_of(dims, [&](int64_t d) { return !type.isDynamicDim(d); });
+}
+
+/// Whether `size` is all of dim `d` of `source`: a static size equal to a
+/// static dim, or `tensor.dim %source, d`.
+bool isWholeDim(OpFoldResult size, Value source, int64_t d) {
+  auto type = cast<RankedTensorType>(source.getType());
+  if (std::optional<int64_t> n = getConstantIntValue(size))
+    return !type.isDynamicDim(d) && *n == type.getDimSize(d);
+  auto dimOp = cast<Value>(size).getDefiningOp<tensor::DimOp>();
+  if (!dimOp || dimOp.getSource() != source)
+    return false;
+  std::optional<int64_t> index = dimOp.getConstantIndex();
+  return index && *index == d;
+}
+
+/// The column of a learning-rate tensor that ttt-to-linattn takes:
+/// `[B, H, T, n] -> [B, H, T]` at a static column, all of B, H and T.
+bool canExportSlice(tensor::ExtractSliceOp op, std::string &why) {
+  Value source = op.getSource();
+  if (op.getSourceType().getRank() != 4 || op.getType().getRank() != 3) {
+    why = "only the rank-reducing slice [B, H, T, n] -> [B, H, T] of one "
+          "learning-rate column is supported";
+    return false;
+  }
+  SmallVector<OpFoldResult> offsets = op.getMixedOffsets();
+  SmallVector<OpFoldResult> sizes = op.getMixedSizes();
+  for (int64_t d = 0; d < 3; ++d) {
+    if (getConstantIntValue(offsets[d]) != 0 || !isWholeDim(sizes[d], source, d)) {
+      why = "the slice must keep all of dims 0, 1 and 2";
+      return false;
+    }
+  }
+  if (!getConstantIntValue(offsets[3]) || getConstantIntValue(sizes[3]) != 1) {
+    why = "the slice must take one static column of the last dim";
+    return false;
+  }
+  if (!llvm::all_of(op.getMixedStrides(), [](OpFoldResult s) {
+        return getConstantIntValue(s) == 1;
+      })) {
+    why = "the slice must have unit strides";
+    return false;
+  }
+  return true;
+}
+
+/// tensor.dim and index constants are exported only as the sizes of slices
+/// that are exported: they disappear with them.
+bool onlyFeedsExportedSlices(Operation *op, std::string &why) {
+  for (Operation *user : op->getUsers()) {
+    std::string ignored;
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user))
+      if (canExportSlice(slice, ignored))
+        continue;
+    if (isa<tensor::DimOp>(user) && onlyFeedsExportedSlices(user, ignored))
+      continue;
+    why = "it is used by '" + user->getName().getStringRef().str() +
+          "', which is not a learning-rate slice that can be exported";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+bool mlir::ttt::canExportToONNX(Operation *op, std::string &why) {
+  // linattn ops verify their float tensor types; the checks below are about
+  // the forms the patterns support.
+  return llvm::TypeSwitch<Operation *, bool>(op)
+      .Case([&](FeatureMapOp) { return true; })
+      .Case([&](ChunkReduceOp) { return true; })
+      .Case([&](ChunkMeanOp) { return true; })
+      .Case([&](ScanOp scan) {
+        if (scan.getKind() == ScanKind::residual_affine &&
+            !hasStaticDims(scan.getInputs(), {3})) {
+          why = "a residual affine scan needs a static state row count (the "
+                "identity of I + A is a constant)";
+          return false;
+        }
+        return true;
+      })
+      .Case([&](StateTransformOp st) {
+        if (!hasStaticDims(st.getInputs(), {3, 4})) {
+          why = "Newton-Schulz needs static state dims (whether to transpose "
+                "depends on them)";
+          return false;
+        }
+        return true;
+      })
+      .Case([&](ChunkApplyOp apply) {
+        if (apply.getIntraK()) {
+          why = "the token-causal intra-chunk term (intra(k, v)) is not "
+                "supported";
+          return false;
+        }
+        return true;
+      })
+      .Case([&](AttentionOp) {
+        why = "linattn.attention is not supported; only its chunk ops "
+              "(chunk_reduce, scan, chunk_apply) are";
+        return false;
+      })
+      .Case([&](tensor::ExtractSliceOp slice) {
+        return canExportSlice(slice, why);
+      })
+      .Case([&](tensor::DimOp dim) { return onlyFeedsExportedSlices(dim, why); })
+      .Case([&](arith::ConstantIndexOp c) {
+        return onlyFeedsExportedSlices(c, why);
+      })
+      .Default([&](Operation *) {
+        why = "it has no ONNX form (only linattn ops and the learning-rate "
+              "slices ttt-to-linattn makes are rewritten)";
+        return false;
+      });
+}
+
+namespace {
+
+/// Common prologue of every pattern: the op must be inside an onnx.graph and
+/// supported.
+LogicalResult checkExportable(Operation *op, PatternRewriter &rewriter) {
+  if (!op->getParentOfType<tonnx::GraphOp>())
+    return rewriter.notifyMatchFailure(op, "not inside an onnx.graph");
+  std::string why;
+  if (!canExportToONNX(op, why))
+    return rewriter.notifyMatchFailure(op, why);
+  return success();
+}
+
+Type elementTypeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getElementType();
+}
+
+//===----------------------------------------------------------------------===//
+// feature_map
+//===----------------------------------------------------------------------===//
+
+struct FeatureMapToONNX : OpRewritePattern<FeatureMapOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FeatureMapOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(checkExportable(op, rewriter)))
+      return failure();
+    OnnxBuilder b(rewriter, op.getLoc(), elementTypeOf(op.getInput()));
+    Value x = op.getInput();
+    Value phi = x;
+    switch (op.getKind()) {
+    case FeatureMapKind::identity:
+      break;
+    case FeatureMapKind::mlp: {
+      // [B, H, T, D] x [H, D, F] broadcasts the weight over the batch.
+      Value z = b.matmul(x, op.getWeights()[0]);
+      if (op.getWeights().size() == 2)
+        z = b.add(z, op.getWeights()[1]);
+      phi = activation(b, z, op.getActivation());
+      break;
+    }
+    case FeatureMapKind::swiglu:
+      phi = b.mul(b.silu(b.matmul(x, op.getWeights()[0])),
+                  b.matmul(x, op.getWeights()[1]));
+      break;
+    }
+    if (op.getAppendOne()) {
+      Value shape = b.concat({b.shape(phi, 0, 3), b.i64s({1})}, 0);
+      phi = b.concat({phi, b.full(shape, 4, 1.0)}, 3);
+    }
+    rewriter.replaceOp(op, b.retype(phi, op.getType()));
+    return success();
+  }
+
+  static Value activation(OnnxBuilder &b, Value z, Activation act) {
+    switch (act) {
+    case Activation::silu:
+      return b.silu(z);
+    case Activation::relu:
+      return b.unary("Relu", z);
+    case Activation::gelu_tanh: {
+      // 0.5 z (1 + tanh(sqrt(2 / pi) (z + 0.044715 z^3))), as the linalg form.
+      Value z3 = b.mul(z, b.mul(z, z));
+      Value inner = b.mul(b.add(z, b.mul(z3, 0.044715)), 0.7978845608028654);
+      Value t = b.add(b.unary("Tanh", inner), b.scalar(1.0));
+      return b.mul(b.mul(z, 0.5), t);
+    }
+    }
+    llvm_unreachable("unknown activation");
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// chunk_reduce, chunk_mean
+//===----------------------------------------------------------------------===//
+
+struct ChunkReduceToONNX : OpRewritePattern<ChunkReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ChunkReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(checkExportable(op, rewriter)))
+      return failure();
+    OnnxBuilder b(rewriter, op.getLoc(), elementTypeOf(op.getK()));
+    Value v = op.getV();
+    if (Value scale = op.getScale())
+      v = b.mul(v, b.unsqueeze(scale, {3}));
+    Chunking ch = chunkingOf(b, op.getK(), op.getChunkSize());
+    Value kc = chunked(b, op.getK(), ch); // [B, H, N, C, F]
+    Value vc = chunked(b, v, ch);         // [B, H, N, C, E]
+    Value g = b.matmul(b.transposeInner(kc), vc);
+    g = b.mul(g, op.getFactor().convertToDouble());
+    if (op.getMean())
+      g = b.div(g, b.unsqueeze(chunkLengths(b, ch), {0, 1, 3, 4}));
+    rewriter.replaceOp(op, b.retype(g, op.getType()));
+    return success();
+  }
+};
+
+struct ChunkMeanToONNX : OpRewritePattern<ChunkMeanOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ChunkMeanOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(checkExportable(op, rewriter)))
+      return failure();
+    OnnxBuilder b(rewriter, op.getLoc(), elementTypeOf(op.getInput()));
+    Chunking ch = chunkingOf(b, op.getInput(), op.getChunkSize());
+    Value sums = b.reduceSum(chunked(b, op.getInput(), ch), {3},
+                             /*keepDims=*/false); // [B, H, N]
+    Value mean = b.div(sums, chunkLengths(b, ch));
+    rewriter.replaceOp(op, b.retype(mean, op.getType()));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// scan
+//===----------------------------------------------------------------------===//
+
+/// How one chunk's transition acts: a decay [B, H, N] scales the state, a
+/// matrix [B, H, N, F, F] multiplies it from the left.
+struct Transition {
+  bool matrix;
+
+  /// a applied to the states x ([B, H, n, F, E]).
+  Value apply(OnnxBuilder &b, Value a, Value x) const {
+    return matrix ? b.matmul(a, x) : b.mul(b.unsqueeze(a, {3, 4}), x);
+  }
+  /// The transition of `later` after `earlier`.
+  Value compose(OnnxBuilder &b, Value later, Value earlier) const {
+    return matrix ? b.matmul(later, earlier) : b.mul(later, earlier);
+  }
+};
+
+struct ScanToONNX : OpRewritePattern<ScanOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScanOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(checkExportable(op, rewriter)))
+      return failure();
+    OnnxBuilder b(rewriter, op.getLoc(), elementTypeOf(op.getInputs()));
+    Value g = op.getInputs();
+    bool exclusive = op.getMode() == ScanMode::exclusive;
+    Value result;
+    if (op.getKind() == ScanKind::additive) {
+      // S_c = S0 + sum_{j <= c} G_j (or j < c): a CumSum, plus the initial
+      // state broadcast over the chunks.
+      result = b.node("CumSum", {g, b.i64Scalar(2)}, b.floats(5),
+                      {b.attr("exclusive", exclusive ? 1 : 0)});
+      if (Value initial = op.getInitial())
+        result = b.add(result, initialPerChunk(b, initial));
+    } else {
+      Transition t{op.getKind() != ScanKind::decayed};
+      Value a = transitions(b, op);
+      auto [partial, cumulative] = hillisSteele(b, op, t, g, a);
+      Value inclusive = partial;
+      if (Value initial = op.getInitial())
+        inclusive = b.add(partial,
+                          t.apply(b, cumulative, initialPerChunk(b, initial)));
+      result = exclusive ? shiftByOne(b, inclusive, op.getInitial()) : inclusive;
+    }
+    rewriter.replaceOp(op, b.retype(result, op.getType()));
+    return success();
+  }
+
+  /// The initial state [H, F, E] or [B, H, F, E] as [1|B, H, 1, F, E].
+  static Value initialPerChunk(OnnxBuilder &b, Value initial) {
+    bool perSample = cast<RankedTensorType>(initial.getType()).getRank() == 4;
+    return perSample ? b.unsqueeze(initial, {2}) : b.unsqueeze(initial, {0, 2});
+  }
+
+  /// The per-chunk transitions: the decays, A_c, or I + A_c.
+  static Value transitions(OnnxBuilder &b, ScanOp op) {
+    if (op.getKind() == ScanKind::decayed)
+      return op.getDecay();
+    Value a = op.getTransition();
+    if (op.getKind() == ScanKind::affine)
+      return a;
+    int64_t f = cast<RankedTensorType>(op.getInputs().getType()).getDimSize(3);
+    SmallVector<double> eye(f * f, 0.0);
+    for (int64_t i = 0; i < f; ++i)
+      eye[i * f + i] = 1.0;
+    auto type = RankedTensorType::get({f, f}, b.elementType());
+    SmallVector<Attribute> values;
+    for (double e : eye)
+      values.push_back(FloatAttr::get(b.elementType(), e));
+    return b.add(a, b.constant(DenseElementsAttr::get(type, values)));
+  }
+
+  /// Chunk c reads S_{c-1}: the initial state (zero without one), then the
+  /// inclusive states but the last. Slicing N chunks off the concatenation
+  /// keeps an empty sequence empty.
+  static Value shiftByOne(OnnxBuilder &b, Value inclusive, Value initial) {
+    Value shape = b.concat({b.shape(inclusive, 0, 2), b.i64s({1}),
+                            b.shape(inclusive, 3, 5)},
+                           0);
+    Value first = initial ? b.expand(initialPerChunk(b, initial), shape, 5)
+                          : b.full(shape, 5, 0.0);
+    Value all = b.concat({first, inclusive}, 2);
+    return b.slice(all, b.i64s({0}), b.dim(inclusive, 2), 2);
+  }
+
+  /// Inclusive scan of the pairs (a_c, G_c) from a zero state: log2(N)
+  /// rounds of a Loop over doubling offsets d; in each round chunk i >= d
+  /// combines with chunk i - d: G_i += a_i G_{i-d}, a_i = a_i a_{i-d}.
+  /// Returns (partial states, cumulative transitions).
+  static std::pair<Value, Value> hillisSteele(OnnxBuilder &b, ScanOp op,
+                                              Transition t, Value g, Value a) {
+    OpBuilder &ob = b.builder();
+    MLIRContext *ctx = ob.getContext();
+    Location loc = op.getLoc();
+    Value count = b.dim(g, 2);
+    Value one = b.i64s({1});
+    Value more = b.squeeze(b.node("Less", {one, count}, boolType(ctx, 1)), {0});
+    Value none = tonnx::NoneOp::create(ob, loc, ob.getNoneType());
+    Type dType = b.ints(1), gType = g.getType(), aType = a.getType();
+
+    std::string prefix = loopPrefix(op);
+    auto names = [&](ArrayRef<StringRef> suffixes) {
+      SmallVector<Attribute> out;
+      for (StringRef s : suffixes)
+        out.push_back(ob.getStringAttr(prefix + s.str()));
+      return ob.getArrayAttr(out);
+    };
+    auto body = tonnx::GraphAttr::get(
+        ctx, /*region=*/0, ob.getStringAttr(prefix + "body"),
+        names({"iter", "cond_in", "d_in", "g_in", "a_in"}),
+        names({"cond_out", "d_out", "g_out", "a_out"}));
+    tonnx::NodeOp loop =
+        b.build("Loop", {none, more, one, g, a}, {dType, gType, aType},
+                {ob.getNamedAttr("body", body)}, /*regions=*/1);
+
+    OpBuilder::InsertionGuard guard(ob);
+    Block *block = ob.createBlock(
+        &loop->getRegion(0), {},
+        {RankedTensorType::get({}, ob.getI64Type()), boolType(ctx, 0), dType,
+         gType, aType},
+        SmallVector<Location>(5, loc));
+    Value d = block->getArgument(2), s = block->getArgument(3),
+          cum = block->getArgument(4);
+    Value zero = b.i64s({0});
+    Value rest = b.node("Sub", {count, d}, dType); // N - d chunks combine
+    auto window = [&](Value x, Value from, Value to) {
+      return b.slice(x, from, to, 2);
+    };
+    Value sHi = window(s, d, count), sLo = window(s, zero, rest);
+    Value aHi = window(cum, d, count), aLo = window(cum, zero, rest);
+    Value sNext = b.concat({window(s, zero, d), b.add(t.apply(b, aHi, sLo), sHi)}, 2);
+    Value aNext = b.concat({window(cum, zero, d), t.compose(b, aHi, aLo)}, 2);
+    Value dNext = b.node("Mul", {d, b.i64s({2})}, dType);
+    Value again =
+        b.squeeze(b.node("Less", {dNext, count}, boolType(ctx, 1)), {0});
+    tonnx::YieldOp::create(ob, loc,
+                           ValueRange{again, dNext, sNext, aNext});
+    return {loop->getResult(1), loop->getResult(2)};
+  }
+
+  static Type boolType(MLIRContext *ctx, int64_t rank) {
+    return RankedTensorType::get(SmallVector<int64_t>(rank, 1),
+                                 IntegerType::get(ctx, 1));
+  }
+
+  /// A name prefix for the Loop body's inputs and outputs, unique in the
+  /// graph: ONNX names must not repeat across a graph and its subgraphs.
+  static std::string loopPrefix(ScanOp op) {
+    unsigned index = 0;
+    op->getParentOfType<tonnx::GraphOp>().walk([&](tonnx::NodeOp node) {
+      if (node.getOpType() == "Loop")
+        ++index;
+    });
+    return "linattn_scan" + std::to_string(index) + "_";
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// state_transform (Newton-Schulz, batched over every chunk state)
+//===----------------------------------------------------------------------===//
+
+struct StateTransformToONNX : OpRewritePattern<StateTransformOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(StateTransformOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(checkExportable(op, rewriter)))
+      return failure();
+    OnnxBuilder b(rewriter, op.getLoc(), elementTypeOf(op.getInputs()));
+    Value x = op.getInputs();
+    auto type = cast<RankedTensorType>(x.getType());
+    // Iterate on the wide orientation, so that X X^T is the smaller Gram.
+    bool transposed = type.getDimSize(3) > type.getDimSize(4);
+    if (transposed)
+      x = b.transposeInner(x);
+    // X / (|X|_F + eps), one norm per chunk state.
+    Value norm = b.unary("Sqrt", b.reduceSum(b.mul(x, x), {3, 4},
+                                              /*keepDims=*/true));
+    x = b.div(x, b.add(norm, b.scalar(op.getEps().convertToDouble())));
+    ArrayRef<double> coeffs = op.getCoeffs();
+    for (int64_t step = 0, e = op.getSteps(); step < e; ++step) {
+      size_t base = coeffs.size() == 3 ? 0 : 3 * step;
+      Value gram = b.matmul(x, b.transposeInner(x));
+      Value poly = b.add(b.mul(gram, coeffs[base + 1]),
+                         b.mul(b.matmul(gram, gram), coeffs[base + 2]));
+      x = b.add(b.mul(x, coeffs[base]), b.matmul(poly, x));
+    }
+    if (transposed)
+      x = b.transposeInner(x);
+    x = b.mul(x, op.getFactor().convertToDouble());
+    rewriter.replaceOp(op, b.retype(x, op.getType()));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// chunk_apply
+//===----------------------------------------------------------------------===//
+
+struct ChunkApplyToONNX : OpRewritePattern<ChunkApplyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ChunkApplyOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(checkExportable(op, rewriter)))
+      return failure();
+    OnnxBuilder b(rewriter, op.getLoc(), elementTypeOf(op.getQ()));
+    Value q = op.getQ(), states = op.getStates();
+    Chunking ch = chunkingOf(b, q, op.getChunkSize());
+    Value o = b.matmul(chunked(b, q, ch), states); // [B, H, N, C, E]
+    Value tokens = b.node("Mul", {ch.count, b.i64s({ch.size})}, b.ints(1));
+    Value shape = b.concat({b.shape(o, 0, 2), tokens, b.shape(states, 4, 5)}, 0);
+    Value flat = b.reshape(o, shape, 4);
+    Value out = b.slice(flat, b.i64s({0}), ch.tokens, 2);
+    rewriter.replaceOp(op, b.retype(out, op.getType()));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The learning-rate column
+//===----------------------------------------------------------------------===//
+
+struct LrColumnToONNX : OpRewritePattern<tensor::ExtractSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExtractSliceOp op,
+                                PatternRewriter &rewriter) const override {
+    if (failed(checkExportable(op, rewriter)))
+      return failure();
+    OnnxBuilder b(rewriter, op.getLoc(), op.getType().getElementType());
+    int64_t column = *getConstantIntValue(op.getMixedOffsets()[3]);
+    // A scalar index drops the gathered axis, as the rank-reducing slice does.
+    Value lr = b.node("Gather", {op.getSource(), b.i64Scalar(column)},
+                      op.getType(), {b.attr("axis", 3)});
+    rewriter.replaceOp(op, lr);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+bool isONNXOp(Operation *op) {
+  return isa<tonnx::ONNXDialect>(op->getDialect());
+}
+
+struct LinAttnToONNXPass : ttt::impl::LinAttnToONNXBase<LinAttnToONNXPass> {
+  void runOnOperation() override {
+    SmallVector<tonnx::GraphOp> graphs;
+    getOperation()->walk([&](tonnx::GraphOp g) { graphs.push_back(g); });
+
+    // Check every op first, so that a failure leaves the IR untouched.
+    bool exportable = true;
+    for (tonnx::GraphOp graph : graphs)
+      graph.walk([&](Operation *op) {
+        if (op == graph || isONNXOp(op))
+          return;
+        std::string why;
+        if (!canExportToONNX(op, why)) {
+          op->emitError("linattn-to-onnx: cannot rewrite '")
+              << op->getName() << "' into ONNX nodes: " << why;
+          exportable = false;
+        }
+      });
+    if (!exportable)
+      return signalPassFailure();
+
+    RewritePatternSet patterns(&getContext());
+    populateLinAttnToONNXPatterns(patterns);
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    GreedyRewriteConfig config;
+    config.enableFolding(false);
+    // Loop bodies must keep their signature (iteration number and condition
+    // included, used or not); nothing here needs region simplification.
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    for (tonnx::GraphOp graph : graphs) {
+      if (failed(applyPatternsGreedily(graph, frozen, config))) {
+        graph.emitError("linattn-to-onnx: the rewrite did not converge");
+        return signalPassFailure();
+      }
+      WalkResult left = graph.walk([](Operation *op) {
+        if (isONNXOp(op))
+          return WalkResult::advance();
+        op->emitError("linattn-to-onnx: '")
+            << op->getName() << "' is left inside the onnx.graph";
+        return WalkResult::interrupt();
+      });
+      if (left.wasInterrupted())
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
+
+void mlir::ttt::populateLinAttnToONNXPatterns(RewritePatternSet &patterns) {
+  patterns.add<FeatureMapToONNX, ChunkReduceToONNX, ChunkMeanToONNX,
+               ScanToONNX, StateTransformToONNX, ChunkApplyToONNX,
+               LrColumnToONNX>(patterns.getContext());
+}
