@@ -142,6 +142,7 @@ def TTTRaiseONNX : Pass<"ttt-raise-onnx"> {
            "Also raise layers that ttt-to-linattn cannot rewrite">,
   ];
   let dependentDialects = ["::mlir::ttt::TTTDialect"];
+}
 
 def LinAttnToONNX : Pass<"linattn-to-onnx"> {
   let summary = "Rewrite linattn ops inside onnx.graph into standard ONNX nodes";
