@@ -210,10 +210,23 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
+void buildTTTONNXOptimizePipeline(OpPassManager &pm) {
+  pm.addPass(createTTTRaiseONNX());
+  pm.addPass(createTTTToLinAttn());
+  pm.addPass(createLinAttnToONNX());
+}
+
 void registerTTTPipelines() {
   // Registering a name twice is a fatal error, and both ttt-opt and the
   // plug-in may call this in one process.
   static bool registered = [] {
+    PassPipelineRegistration<>(
+        "ttt-onnx-optimize",
+        "Find the TTT layers of an imported ONNX model, rewrite those that "
+        "are exactly linear attention into their parallel form, and express "
+        "it in standard ONNX ops (ttt-raise-onnx, ttt-to-linattn, "
+        "linattn-to-onnx); ttt-opt runs it by default on ONNX in, ONNX out",
+        buildTTTONNXOptimizePipeline);
     PassPipelineRegistration<TTTToCPUOptions>(
         "ttt-to-cpu",
         "Lower ttt and upstream tensor programs to the LLVM dialect for the "

@@ -15,6 +15,7 @@
 #include "ONNXDriver.h"
 
 #include "ttt/Target/ONNX/ExportONNX.h"
+#include "ttt/Pipelines/Pipelines.h"
 #include "ttt/Target/ONNX/ImportONNX.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -62,6 +63,13 @@ static llvm::cl::opt<Format> emitFormat(
                                 "an ONNX model, checked with the ONNX "
                                 "checker")),
     llvm::cl::init(Format::Auto), llvm::cl::cat(onnxCategory));
+
+static llvm::cl::opt<bool> roundTrip(
+    "onnx-roundtrip",
+    llvm::cl::desc("ONNX in, ONNX out, no passes: write the model back as it "
+                   "is instead of running the default ttt-onnx-optimize "
+                   "pipeline"),
+    llvm::cl::init(false), llvm::cl::cat(onnxCategory));
 
 static bool isONNX(Format format, StringRef path) {
   if (format != Format::Auto)
@@ -262,7 +270,14 @@ LogicalResult mlir::ttt::runONNXOptMain(int argc, char **argv,
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
   pm.enableTiming(timing);
-  if (failed(config.setupPassPipeline(pm)) || failed(pm.run(*module)))
+  if (failed(config.setupPassPipeline(pm)))
+    return failure();
+  // `ttt-opt model.onnx -o fast.onnx` is the main job: with no passes named,
+  // an ONNX model written back as ONNX gets its TTT layers rewritten.
+  if (pm.size() == 0 && readsONNX && isONNX(emitFormat, outputFilename) &&
+      !roundTrip)
+    buildTTTONNXOptimizePipeline(pm);
+  if (failed(pm.run(*module)))
     return failure();
 
   TimingScope outputTiming = timing.nest("Output");

@@ -160,6 +160,11 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options);
 /// Registers the pipelines with the global pass registry (`ttt-to-cpu`,
 /// `ttt-to-gpu`) and the GPU pipeline's own steps (`ttt-gpu-*`).
 /// Safe to call more than once.
+/// ONNX in, ONNX out: raise TTT layers, rewrite the linear-attention ones,
+/// export them as standard ONNX nodes. Layers that cannot be rewritten
+/// exactly stay as they were (each gets a remark).
+void buildTTTONNXOptimizePipeline(OpPassManager &pm);
+
 void registerTTTPipelines();
 
 } // namespace mlir::ttt

@@ -1,0 +1,156 @@
+"""`ttt-opt fixture.onnx -o out.onnx` on every committed fixture (the main job).
+
+For each fixture (test/fixtures/onnx, PyTorch exports of the reference layers, traced
+and scripted) the default ONNX pipeline must
+
+* report every TTT layer of the model: one "TTT layer: ..." remark per layer;
+* rewrite exactly the layers that are linear attention (the families listed in
+  REWRITTEN, written down from MATH.md, not computed by the compiler) and leave every
+  other one as it was, with the reason in the remark;
+* write a model that passes the ONNX checker and that onnxruntime runs with outputs
+  equal to the original model's (fp32 relative error <= 1e-5) on fresh random inputs,
+  at the fixture's shape and, for models with dynamic dimensions, at other shapes;
+* leave the model exactly as it was when no layer is rewritten.
+
+Needs onnx and onnxruntime, not torch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compiler import tool  # noqa: E402
+
+FIXTURE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "onnx"
+FIXTURES = sorted(p.name[: -len(".onnx")] for p in FIXTURE_DIR.glob("*.onnx"))
+RTOL = 1e-5
+
+# Families whose layer is exactly linear attention (MATH.md section 5): a linear output
+# layer on a static feature map, an update that is additive (dot loss) or affine (MSE)
+# in the fast weight, optionally through momentum and a per-chunk Newton-Schulz. The
+# rest train their feature map (LaCT base, NVS, ViT^3 GLU, TTT-MLP, the LaCT block),
+# renormalize their weights (V1), put a LayerNorm on the output (TTT-Linear), or are
+# full-batch steps that already are one parallel step (ViT^3 conv).
+REWRITTEN = {"lact_v2", "lact_v3", "lact_v4", "lact_v5", "lact_v6", "linear_dot",
+             "linear_mse"}
+
+LAYER_REMARK = re.compile(r"^remark: .*: TTT layer: (.*)$", re.M)
+
+
+def _meta(name):
+    return json.loads((FIXTURE_DIR / f"{name}.json").read_text())
+
+
+def _inputs(meta, dims, rng):
+    feeds = {}
+    for spec in meta["inputs"]:
+        shape = [dims[d] if isinstance(d, str) else d for d in spec["shape"]]
+        kind, a, b = spec["dist"]
+        x = rng.normal(a, b, shape) if kind == "normal" else rng.uniform(a, b, shape)
+        feeds[spec["name"]] = x.astype(np.float32)
+    return feeds
+
+
+def _run(path, feeds):
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.log_severity_level = 3
+    session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def _relative_error(actual, expected):
+    expected = np.asarray(expected, np.float64)
+    scale = max(float(np.max(np.abs(expected))), 1e-30) if expected.size else 1.0
+    diff = np.abs(np.asarray(actual, np.float64) - expected)
+    return float(np.max(diff)) / scale if expected.size else 0.0
+
+
+def _shapes_to_try(meta):
+    """The fixture's own dims, then the alternative dims it declares, then (for
+    models whose sequence length is dynamic) one that is not a multiple of any chunk."""
+    shapes = [dict(meta["dims"])] + [dict(d) for d in meta.get("test_dims", [])]
+    if meta["export"] == "scripted" and "T" in meta["dims"]:
+        shapes.append({**meta["dims"], "T": 37, "B": 2})
+    return shapes
+
+
+@pytest.fixture(scope="module")
+def optimized(tmp_path_factory):
+    """name -> (path of the optimized model, stderr of ttt-opt)."""
+    out_dir = tmp_path_factory.mktemp("optimized")
+    results = {}
+    for name in FIXTURES:
+        out = out_dir / f"{name}.onnx"
+        proc = subprocess.run([str(tool("ttt-opt")), str(FIXTURE_DIR / f"{name}.onnx"),
+                               "-o", str(out)], capture_output=True, text=True,
+                              timeout=300)
+        assert proc.returncode == 0, f"{name}: {proc.stderr}"
+        results[name] = (out, proc.stderr)
+    return results
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_reports_every_layer(name, optimized):
+    _, stderr = optimized[name]
+    layers = LAYER_REMARK.findall(stderr)
+    assert len(layers) == 1, f"expected one TTT layer in {name}, got: {stderr}"
+    family = _meta(name)["family"]
+    if family in REWRITTEN:
+        assert "raised to ttt.kvb_layer (linear attention" in layers[0], layers[0]
+    else:
+        assert "left as it was: " in layers[0], layers[0]
+        reason = layers[0].split("left as it was: ", 1)[1]
+        assert len(reason) > 20, layers[0]
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_optimized_model_matches_original(name, optimized):
+    out, _ = optimized[name]
+    onnx.checker.check_model(str(out), full_check=True)
+    meta = _meta(name)
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    for dims in _shapes_to_try(meta):
+        feeds = _inputs(meta, dims, rng)
+        expected = _run(FIXTURE_DIR / f"{name}.onnx", feeds)
+        actual = _run(out, feeds)
+        assert len(actual) == len(expected)
+        for a, e in zip(actual, expected):
+            assert a.shape == e.shape
+            err = _relative_error(a, e)
+            assert err <= RTOL, f"{name} at {dims}: relative error {err:.3g}"
+
+
+def _op_types(model):
+    return [n.op_type for n in model.graph.node]
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_rewritten_layers_leave_the_chunk_loop(name, optimized):
+    """A rewritten layer's chunk loop is gone: no sequence of chunk outputs, and the
+    output is no longer a concatenation of chunks. A model whose layer stays keeps
+    every node and initializer as it was."""
+    out, _ = optimized[name]
+    original = onnx.load(str(FIXTURE_DIR / f"{name}.onnx"))
+    exported = onnx.load(str(out))
+    if _meta(name)["family"] in REWRITTEN:
+        assert "SequenceInsert" not in _op_types(exported)
+        producer = {o: n for n in exported.graph.node for o in n.output}
+        for output in exported.graph.output:
+            assert producer[output.name].op_type not in ("Concat", "ConcatFromSequence")
+    else:
+        assert _op_types(exported) == _op_types(original)
+        assert [i.name for i in exported.graph.initializer] == \
+            [i.name for i in original.graph.initializer]
