@@ -40,6 +40,8 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <cstring>
+#include <map>
 #include <mutex>
 
 using namespace llvm;
@@ -61,6 +63,7 @@ void initialize() {
   static std::once_flag once;
   std::call_once(once, [] {
     mlir::ttt::registerAllTTTPasses();
+    mlir::ttt::registerTTTPipelines();
     InitializeNativeTarget();
     InitializeNativeTargetAsmPrinter();
   });
@@ -95,8 +98,15 @@ std::string formatLocation(mlir::Location loc, StringRef fallback) {
         return text;
     }
   }
-  if (auto name = dyn_cast<mlir::NameLoc>(loc))
+  if (auto name = dyn_cast<mlir::NameLoc>(loc)) {
+    // The ONNX reader locates a node as "<node name>"(<file>:0:0).
+    auto file = dyn_cast<mlir::FileLineColLoc>(name.getChildLoc());
+    if (file && file.getLine() == 0)
+      return (file.getFilename().getValue() + ": node '" +
+              name.getName().getValue() + "'")
+          .str();
     return formatLocation(name.getChildLoc(), fallback);
+  }
   if (auto callSite = dyn_cast<mlir::CallSiteLoc>(loc))
     return formatLocation(callSite.getCallee(), fallback);
   return fallback.str();
@@ -215,6 +225,16 @@ OptimizeResult optimize(const std::string &input,
     simplifyOptions += (simplifyOptions.empty() ? "" : " ") + option + "=true";
   }
 
+  bool onnxInput = inputFormat == "onnx";
+  if (onnxInput && !simplify.empty()) {
+    result.status = fail(
+        ErrorKind::Invalid,
+        name + ": simplifications change what a model computes and apply to "
+               "MLIR input with ttt layers; on ONNX models ttt rewrites only "
+               "the layers whose rewrite is exact");
+    return result;
+  }
+
   auto context = makeContext();
   Collector collector(context.get(), name);
   llvm::SourceMgr sourceMgr;
@@ -223,9 +243,13 @@ OptimizeResult optimize(const std::string &input,
   if (!module)
     return result;
 
-  // The pass manager is anchored on builtin.module already.
+  // The pass manager is anchored on builtin.module already. An ONNX model
+  // gets its TTT layers found and, where exact, rewritten into standard ONNX
+  // nodes (or shown in linattn form with emit "mlir").
   std::string pipeline =
-      "ttt-simplify{" + simplifyOptions + "},ttt-to-linattn";
+      !onnxInput       ? "ttt-simplify{" + simplifyOptions + "},ttt-to-linattn"
+      : emit == "onnx" ? "ttt-onnx-optimize"
+                       : "ttt-raise-onnx,ttt-to-linattn";
   mlir::PassManager pm(context.get());
   std::string pipelineErrors;
   raw_string_ostream errorStream(pipelineErrors);
@@ -285,12 +309,57 @@ ExplainResult explain(const std::string &input, const std::string &inputFormat,
     report.explanation = mlir::ttt::explainLayer(facts);
     result.layers.push_back(std::move(report));
   };
+  // In an ONNX model, the raise finds the layers (one remark each) and
+  // raises every one whose ttt.kvb_layer form it can read.
+  std::map<std::string, std::string> foundInONNX;
+  if (inputFormat == "onnx") {
+    mlir::PassManager pm(context.get());
+    std::string errors;
+    raw_string_ostream errorStream(errors);
+    if (mlir::failed(mlir::parsePassPipeline("ttt-raise-onnx{raise-all=true}",
+                                             pm, errorStream)) ||
+        mlir::failed(pm.run(*module))) {
+      result.status = fail(ErrorKind::Compile,
+                           collector.takeError("cannot search for TTT layers"));
+      return result;
+    }
+    for (const std::string &line : collector.lines) {
+      size_t at = line.find(": remark: TTT layer: ");
+      if (at != std::string::npos)
+        foundInONNX.emplace(line.substr(0, at),
+                            line.substr(at + strlen(": remark: ")));
+    }
+  }
   module->walk([&](mlir::Operation *op) {
     if (auto layer = dyn_cast<mlir::ttt::KVBLayerOp>(op))
       record(op, mlir::ttt::analyzeLayer(layer));
     else if (auto conv = dyn_cast<mlir::ttt::DWConvLayerOp>(op))
       record(op, mlir::ttt::analyzeLayer(conv));
   });
+  // Raised layers are described by their analysis, with the raise's finding
+  // in front; the others only by the raise's finding.
+  for (LayerReport &report : result.layers) {
+    auto found = foundInONNX.find(report.location);
+    if (found == foundInONNX.end())
+      continue;
+    report.explanation = found->second + "; " + report.explanation;
+    foundInONNX.erase(found);
+  }
+  for (const auto &[location, finding] : foundInONNX) {
+    LayerReport report;
+    report.location = location;
+    report.op = "onnx";
+    report.lowering = mlir::ttt::stringifyExactLowering(
+                          mlir::ttt::ExactLowering::ChunkSequential)
+                          .str();
+    report.update = "unknown";
+    size_t reason = finding.find(": left as it was: ");
+    if (reason != std::string::npos)
+      report.blockers.push_back(
+          finding.substr(reason + strlen(": left as it was: ")));
+    report.explanation = finding;
+    result.layers.push_back(std::move(report));
+  }
   return result;
 }
 

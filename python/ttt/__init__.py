@@ -3,16 +3,15 @@
 The Python front door of the ``ttt`` compiler (MLIR 22, C++). It binds the
 project's C++ API (``ttt._ttt``) and adds NumPy/ONNX conveniences:
 
-- :func:`optimize` -- rewrite the TTT layers proven to be linear attention
-  (``ttt-simplify`` then ``ttt-to-linattn``); ONNX or MLIR in and out.
+- :func:`optimize` -- rewrite the TTT layers proven to be linear attention:
+  in an ONNX model (found from its dataflow, rewritten into standard ONNX
+  ops), or in MLIR with ``ttt`` layers (``ttt-simplify``, ``ttt-to-linattn``).
 - :func:`explain` -- per-layer analysis, printable as a table.
 - :func:`verify` -- compare two ONNX models in onnxruntime.
 - :func:`run` -- compile MLIR with ``ttt-to-cpu`` and run it natively.
 
 Every failure raises a :class:`ttt.Error` subclass carrying a one-line
-message. ONNX graphs are read and written by the C++ core, but finding TTT
-layers in them (the ONNX "raise" pass) does not exist yet: ``optimize``
-round-trips ONNX models unchanged and ``explain`` finds no layers in them.
+message, the same as the command-line tools print.
 
 Example::
 

@@ -109,9 +109,13 @@ def optimize(model: Model, *, simplify: Sequence[str] = (), emit: str = "onnx",
     the passes' one-line remarks (which layers changed and why the others did
     not).
 
-    ONNX input: finding TTT layers in ONNX graphs (the "raise" pass) does not
-    exist yet, so an ONNX model is read, checked and written back with the
-    same nodes; only MLIR input with ``ttt`` layers is rewritten.
+    ONNX input runs ``ttt-onnx-optimize`` instead (what ``ttt-opt
+    model.onnx -o out.onnx`` does): every TTT layer is found from the graph's
+    dataflow (traced chunk copies, a scripted ``Loop``, a full-batch step),
+    the layers that are exactly linear attention are rewritten into their
+    parallel form in standard ONNX ops, and every other node stays as it was.
+    Each layer found gets one remark saying what happened and why.
+    ``simplify`` applies to MLIR input only (it changes the model).
 
     Example::
 
@@ -186,9 +190,6 @@ class ExplainReport(list):
         return self.table()
 
 
-_ONNX_NOTE = ("no TTT layers found: finding TTT layers in ONNX graphs (the ONNX "
-              "raise pass) is not implemented yet; explain MLIR input with ttt "
-              "layers instead")
 
 
 def explain(model: Model) -> ExplainReport:
@@ -196,8 +197,9 @@ def explain(model: Model) -> ExplainReport:
     exact, what blocks a better one (``ttt-opt --ttt-explain``).
 
     Returns an :class:`ExplainReport` (a list of :class:`LayerReport`) that
-    prints as a table. For ONNX input the list is empty and ``note`` says why
-    (the ONNX raise pass does not exist yet).
+    prints as a table. For ONNX input, every layer the ONNX raise finds is
+    listed: a raised layer with its analysis, any other with ``op == "onnx"``
+    and the reason it stays as it is in ``blockers``.
 
     Example::
 
@@ -214,7 +216,7 @@ def explain(model: Model) -> ExplainReport:
     _raise_for(result)
     report = ExplainReport(LayerReport(**layer) for layer in result["layers"])
     if not report:
-        report.note = _ONNX_NOTE if src.format == "onnx" else "no TTT layers found"
+        report.note = "no TTT layers found"
     return report
 
 
@@ -358,8 +360,8 @@ def run(model_or_mlir: Model, inputs: Union[Sequence[Any], Mapping[str, Any], np
     sequence of arrays (one per argument), a dict ``{"arg0": ..., ...}``, or a
     single array. Dtypes (float32/float64/int32/int64), ranks and static
     sizes are checked first. Only ``device="cpu"`` is supported here. ONNX
-    models cannot be run natively yet (no ONNX raise pass): use
-    onnxruntime or :func:`ttt.verify`.
+    models are not compiled natively (their other nodes have no ttt
+    lowering): run them with onnxruntime, e.g. through :func:`ttt.verify`.
 
     Example::
 
@@ -374,8 +376,8 @@ def run(model_or_mlir: Model, inputs: Union[Sequence[Any], Mapping[str, Any], np
     src = _read_model(model_or_mlir)
     if src.format != "mlir":
         raise UnsupportedError(
-            f"{src.name}: running ONNX models natively is not supported yet "
-            "(TTT layers are not found in ONNX graphs); pass MLIR")
+            f"{src.name}: ttt.run compiles MLIR; an ONNX model's nodes have no "
+            "native lowering in ttt: run it with onnxruntime (ttt.verify)")
     if isinstance(inputs, np.ndarray):
         arrays = [inputs]
     elif isinstance(inputs, Mapping):

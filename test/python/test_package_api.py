@@ -85,11 +85,31 @@ def test_explain_mlir_text_and_bytes():
     assert len(ttt.explain(text)) == 1
 
 
-def test_explain_onnx_finds_no_layer_with_note():
+# Families whose layer the ONNX pipeline rewrites (exactly linear attention, from
+# MATH.md section 5); every other fixture keeps its layer, with the reason.
+REWRITTEN_FAMILIES = {"lact_v2", "lact_v3", "lact_v4", "lact_v5", "lact_v6",
+                      "linear_dot", "linear_mse"}
+
+
+def _family(name):
+    return name.split(".")[0]
+
+
+def test_explain_onnx_lists_the_layer():
     reports = ttt.explain(FIXTURES / "lact_v2.traced.onnx")
-    assert list(reports) == []
-    assert "raise pass" in reports.note
-    assert "raise pass" in str(reports)
+    assert len(reports) == 1
+    (r,) = reports
+    assert r.op == "ttt.kvb_layer" and r.rewritable
+    assert r.location.endswith("lact_v2.traced.onnx: node '/layer/Concat'")
+    assert "unrolled chunk loop (4 chunks of 16 tokens)" in r.explanation
+    assert "ttt.kvb_layer" in str(reports)
+
+
+def test_explain_onnx_layer_left_alone_has_a_reason():
+    (r,) = ttt.explain(FIXTURES / "lact_llm.scripted.onnx")
+    assert r.op == "onnx" and not r.rewritable
+    assert r.blockers and "depends non-linearly on the trained fast weights" in r.blockers[0]
+    assert "ONNX Loop over chunks" in r.explanation
 
 
 # --- optimize --------------------------------------------------------------
@@ -127,17 +147,33 @@ ONNX_FIXTURES = sorted(p.name for p in FIXTURES.glob("*.onnx"))
 
 
 @pytest.mark.parametrize("name", ONNX_FIXTURES)
-def test_optimize_onnx_roundtrips_and_verifies(name):
+def test_optimize_onnx_and_verify(name):
+    """optimize -> verify within 1e-5 on every fixture; explain lists its layer."""
     onnx = pytest.importorskip("onnx")
     pytest.importorskip("onnxruntime")
     path = FIXTURES / name
-    optimized = ttt.optimize(path)
+    optimized, remarks = ttt.optimize(path, return_remarks=True)
     assert isinstance(optimized, onnx.ModelProto)
     original = onnx.load(str(path))
-    assert [n.op_type for n in optimized.graph.node] == [n.op_type for n in original.graph.node]
+    layers = [r for r in remarks if "TTT layer: " in r]
+    assert len(layers) == 1, remarks
+    same_nodes = [n.op_type for n in optimized.graph.node] == \
+        [n.op_type for n in original.graph.node]
+    if _family(name) in REWRITTEN_FAMILIES:
+        assert "raised to ttt.kvb_layer" in layers[0] and not same_nodes
+    else:
+        assert "left as it was" in layers[0] and same_nodes
     errors = ttt.verify(path, optimized, rtol=1e-5)
     assert set(errors) == {o.name for o in original.graph.output}
     assert all(e <= 1e-5 for e in errors.values())
+    reports = ttt.explain(path)
+    assert len(reports) == 1
+    assert reports[0].rewritable == (_family(name) in REWRITTEN_FAMILIES)
+
+
+def test_optimize_onnx_refuses_simplifications():
+    with pytest.raises(ttt.InvalidInputError, match="apply to MLIR input"):
+        ttt.optimize(FIXTURES / "lact_llm.traced.onnx", simplify=["freeze-inner"])
 
 
 def test_optimize_accepts_modelproto_and_bytes():
@@ -146,7 +182,7 @@ def test_optimize_accepts_modelproto_and_bytes():
     model = onnx.load(str(path))
     assert isinstance(ttt.optimize(model), onnx.ModelProto)
     text = ttt.optimize(path.read_bytes(), emit="mlir")
-    assert "onnx.graph" in text
+    assert "onnx.graph" in text and "linattn." in text
 
 
 # --- verify ----------------------------------------------------------------

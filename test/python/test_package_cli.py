@@ -50,11 +50,14 @@ def test_explain_mlir():
     assert any("ttt.kvb_layer" in line and "prefix sum" in line for line in lines)
 
 
-def test_explain_onnx_note():
+def test_explain_onnx_lists_layers():
     proc = cli("explain", FIXTURES / "lact_v2.traced.onnx")
     assert proc.returncode == 0, proc.stderr
-    assert "no TTT layers found" in proc.stdout
-    assert "raise pass" in proc.stdout
+    assert "lact_v2.traced.onnx: node '/layer/Concat'" in proc.stdout
+    assert "| yes |" in proc.stdout
+    proc = cli("explain", FIXTURES / "ttt_mlp.traced.onnx")
+    assert proc.returncode == 0, proc.stderr
+    assert "| onnx |" in proc.stdout and "| no |" in proc.stdout
 
 
 def test_optimize_mlir(tmp_path):
