@@ -129,7 +129,41 @@ static std::optional<int64_t> rankOf(Value value) {
   return std::nullopt;
 }
 
+/// A Split along the time axis: piece `index` covers [start, end).
+static std::optional<SliceChain> splitPiece(Value value) {
+  onnx::NodeOp split = nodeOf(value, "Split");
+  if (!split)
+    return std::nullopt;
+  auto axis = dyn_cast_or_null<IntegerAttr>(split.getONNXAttr("axis"));
+  std::optional<int64_t> rank = rankOf(split.getInputs()[0]);
+  int64_t a = axis ? axis.getInt() : 0;
+  if (a < 0 && rank)
+    a += *rank;
+  if (a != 2)
+    return std::nullopt;
+  SliceChain chain;
+  chain.root = split.getInputs()[0];
+  chain.timeSlice = split;
+  std::optional<SmallVector<int64_t>> sizes;
+  if (split.getInputs().size() > 1)
+    sizes = intConstant(split.getInputs()[1]);
+  else if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
+               split.getONNXAttr("split")))
+    sizes = SmallVector<int64_t>(attr.asArrayRef());
+  unsigned index = cast<OpResult>(value).getResultNumber();
+  if (sizes && index < sizes->size()) {
+    int64_t start = 0;
+    for (unsigned i = 0; i < index; ++i)
+      start += (*sizes)[i];
+    chain.start = start;
+    chain.end = start + (*sizes)[index];
+  }
+  return chain;
+}
+
 std::optional<SliceChain> raise::sliceChain(Value value) {
+  if (std::optional<SliceChain> piece = splitPiece(value))
+    return piece;
   onnx::NodeOp slice = nodeOf(value, "Slice");
   if (!slice)
     return std::nullopt;

@@ -52,11 +52,12 @@ Value transposedInput(Value value);
 bool matchCommutative(Value value, StringRef opType,
                       llvm::function_ref<bool(Value, Value)> match);
 
-/// A chain of Slice nodes cutting a window out of one tensor.
+/// A chain of Slice nodes cutting a window out of one tensor, or one piece
+/// of a Split along the time axis.
 struct SliceChain {
   /// The tensor the outermost Slice reads.
   Value root;
-  /// The Slice node on the time axis (2 of [B, H, T, D]), if any.
+  /// The Slice (or Split) node on the time axis (2 of [B, H, T, D]), if any.
   onnx::NodeOp timeSlice;
   /// [start, end) on the time axis when both are constants.
   std::optional<int64_t> start, end;
@@ -64,7 +65,8 @@ struct SliceChain {
   std::optional<int64_t> column;
 };
 
-/// Follows Slice nodes back from `value`; nullopt if `value` is not a Slice.
+/// Follows Slice nodes back from `value`; nullopt if `value` is neither a
+/// Slice nor a Split piece.
 std::optional<SliceChain> sliceChain(Value value);
 
 /// The values a value is computed from, transitively (operands of defining

@@ -55,7 +55,7 @@ static SmallVector<Value> sliceHeads(Value output) {
     Value value = stack.pop_back_val();
     if (!seen.insert(value).second)
       continue;
-    if (nodeOf(value, "Slice")) {
+    if (nodeOf(value, "Slice") || nodeOf(value, "Split")) {
       if (llvm::any_of(value.getUsers(), [](Operation *user) {
             auto node = dyn_cast<onnx::NodeOp>(user);
             return !node || node.getOpType() != "Slice";
@@ -373,7 +373,8 @@ static std::optional<FoundLayer> findUnrolled(onnx::NodeOp concat,
 
 /// `start` of a Loop body's time slice is `iteration * C`: returns C.
 static int64_t loopChunkSize(const SliceChain &slice, Block &body) {
-  if (!slice.timeSlice)
+  onnx::NodeOp cut = slice.timeSlice;
+  if (!cut || cut.getOpType() != "Slice")
     return 0;
   onnx::NodeOp timeSlice = slice.timeSlice;
   Value start = skipLayout(timeSlice.getInputs()[1]);
@@ -465,6 +466,41 @@ static std::optional<FoundLayer> findLoop(onnx::NodeOp loop,
   return layer;
 }
 
+/// True if `weight` is a learned weight moved by data: somewhere on its way
+/// from the inputs an Add or Sub combines a matrix that no input affects
+/// (the initial fast weight) with one computed from the inputs (the
+/// update). Attention's keys and values, however projected, never are.
+static bool isUpdatedWeight(Value weight, ArrayRef<Value> inputs,
+                            DependenceCache &deps) {
+  auto fromInputs = [&](Value value) {
+    return llvm::any_of(inputs,
+                        [&](Value input) { return deps.dependsOn(value, input); });
+  };
+  SmallVector<Value> stack{weight};
+  llvm::DenseSet<Value> seen;
+  while (!stack.empty()) {
+    Value value = stack.pop_back_val();
+    if (!seen.insert(value).second || !fromInputs(value))
+      continue;
+    auto node = value.getDefiningOp<onnx::NodeOp>();
+    if (!node)
+      continue;
+    if ((node.getOpType() == "Add" || node.getOpType() == "Sub") &&
+        node.getInputs().size() == 2) {
+      for (int i = 0; i < 2; ++i) {
+        Value initial = node.getInputs()[i];
+        auto type = dyn_cast<ShapedType>(initial.getType());
+        if (!fromInputs(initial) && type && type.hasRank() &&
+            type.getRank() >= 2 && isFloatTensor(initial))
+          return true;
+      }
+    }
+    for (Value operand : node.getInputs())
+      stack.push_back(operand);
+  }
+  return false;
+}
+
 static std::optional<FoundLayer> findFullBatch(Value output,
                                                onnx::GraphOp graph,
                                                DependenceCache &deps) {
@@ -478,14 +514,12 @@ static std::optional<FoundLayer> findFullBatch(Value output,
     ChunkStep step = builder.fullBatch(output, query);
     // The weights the queries meet are computed from the other inputs (the
     // keys and values), never an input itself.
-    bool computed = false, readsInput = false;
+    bool updated = false, readsInput = false;
     for (Value read : step.weightsRead) {
       readsInput |= llvm::is_contained(inputs, skipLayout(read));
-      computed |= llvm::any_of(inputs, [&](Value input) {
-        return deps.dependsOn(read, input);
-      });
+      updated |= isUpdatedWeight(read, inputs, deps);
     }
-    if (readsInput || !computed)
+    if (readsInput || !updated)
       continue;
     FoundLayer layer;
     layer.form = LayerForm::FullBatch;

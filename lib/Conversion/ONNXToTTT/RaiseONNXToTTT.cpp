@@ -86,6 +86,25 @@ static void eraseComputation(onnx::GraphOp graph,
   }
 }
 
+/// Keeps the ONNX name of the layer's output for the nodes that read it: an
+/// Identity node named like the assembly node and producing the same name.
+static Value keepName(OpBuilder &builder, const FoundLayer &layer,
+                      Value replacement) {
+  auto assembly = dyn_cast<onnx::NodeOp>(layer.assembly);
+  if (!assembly)
+    return replacement;
+  StringRef name =
+      assembly.getOutputName(cast<OpResult>(layer.output).getResultNumber());
+  if (name.empty())
+    return replacement;
+  auto identity = onnx::NodeOp::create(
+      builder, assembly.getLoc(), TypeRange{layer.output.getType()},
+      "Identity", "", /*attrs=*/nullptr, assembly.getNodeNameAttr(),
+      builder.getStrArrayAttr({name}), /*doc_string=*/nullptr,
+      ValueRange{replacement}, /*subgraphsCount=*/0);
+  return identity->getResult(0);
+}
+
 namespace {
 struct TTTRaiseONNXPass
     : public mlir::ttt::impl::TTTRaiseONNXBase<TTTRaiseONNXPass> {
@@ -137,7 +156,7 @@ struct TTTRaiseONNXPass
       return leave(blocker);
     }
     Value output = layer.output;
-    output.replaceAllUsesWith(op.getOutput());
+    output.replaceAllUsesWith(keepName(builder, layer, op.getOutput()));
     layer.assembly->emitRemark()
         << head << ": raised to ttt.kvb_layer"
         << (blocker.empty() ? std::string(" (linear attention, ") +
