@@ -64,6 +64,7 @@ fuzz: configure
 	ninja -C $(BUILD_DIR) -j $(JOBS) ttt-onnx-fuzz
 	mkdir -p $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds $(FUZZ_DIR)/artifacts
 	$(PYTHON) test/python/onnx_models.py $(FUZZ_DIR)/seeds > /dev/null
+	cp test/fixtures/onnx/*.onnx $(FUZZ_DIR)/seeds/
 	$(BUILD_DIR)/bin/ttt-onnx-fuzz -max_total_time=$(FUZZ_TIME) -timeout=10 \
 	  -rss_limit_mb=2048 -print_final_stats=1 \
 	  -artifact_prefix=$(FUZZ_DIR)/artifacts/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds

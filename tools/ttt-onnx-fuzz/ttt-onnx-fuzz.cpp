@@ -8,13 +8,18 @@
 // write back (the writer's checks pass) and read again to the same model:
 // export(import(export(x))) == export(x), except that the second reading may
 // know more types of subgraph inputs and outputs (shape inference may not
-// have typed them the first time). Rejections are fine; crashes, sanitizer
-// reports and broken round trips are bugs. Run with `make fuzz`.
+// have typed them the first time). Then the default ONNX pipeline
+// (ttt-onnx-optimize: find TTT layers, rewrite, export the parallel form) runs
+// on what was read; it may refuse with an error, but what it accepts must
+// write as a checked model. Rejections are fine; crashes, sanitizer reports
+// and broken round trips are bugs. Run with `make fuzz`.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ModelMutator.h"
 
+#include "ttt/InitAllDialects.h"
+#include "ttt/Pipelines/Pipelines.h"
 #include "ttt/Target/ONNX/ExportONNX.h"
 #include "ttt/Target/ONNX/ImportONNX.h"
 
@@ -23,6 +28,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
@@ -67,6 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static DialectRegistry *registry = [] {
     auto *r = new DialectRegistry();
     ttt::onnx::registerONNXImportDialects(*r);
+    ttt::registerTTTDialects(*r);
     return r;
   }();
   // A fresh context per input: resource blobs live as long as their context.
@@ -99,6 +106,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (first != second &&
       withoutSubgraphTypes(first) != withoutSubgraphTypes(second))
     fail("writing is not idempotent: export(import(export(x))) differs", log);
+
+  PassManager pm(&context);
+  ttt::buildTTTONNXOptimizePipeline(pm);
+  if (failed(pm.run(*again)))
+    return 0;
+  std::string optimized;
+  if (failed(ttt::onnx::exportONNXToString(*again, "fast.onnx", optimized)))
+    fail("an optimized model does not write", log);
   return 0;
 }
 

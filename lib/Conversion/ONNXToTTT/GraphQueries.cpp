@@ -13,9 +13,26 @@ using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::raise;
 
+/// The number of inputs the raise reads from a node of `opType`: a node
+/// with fewer (possible in hand-written IR, which no ONNX checker saw) is
+/// never matched. Binary ops must have exactly two.
+static std::pair<unsigned, bool> inputsRead(StringRef opType) {
+  return llvm::StringSwitch<std::pair<unsigned, bool>>(opType)
+      .Cases({"Add", "Sub", "Mul", "Div", "MatMul"}, {2, true})
+      .Cases({"SequenceInsert", "Expand", "Reshape", "Unsqueeze"}, {2, false})
+      .Case("Slice", {3, false})
+      .Case("Loop", {2, false})
+      .Cases({"Constant", "SequenceEmpty"}, {0, false})
+      .Default({1, false});
+}
+
 onnx::NodeOp raise::nodeOf(Value value, StringRef opType) {
   auto node = value.getDefiningOp<onnx::NodeOp>();
   if (!node || !node.isDefaultDomain() || node.getOpType() != opType)
+    return nullptr;
+  auto [count, exact] = inputsRead(opType);
+  size_t actual = node.getInputs().size();
+  if (actual < count || (exact && actual != count))
     return nullptr;
   return node;
 }

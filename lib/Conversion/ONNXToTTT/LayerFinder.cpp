@@ -329,7 +329,7 @@ static bool isTimeAxis(std::optional<int64_t> axis) {
 static std::optional<FoundLayer> findUnrolled(onnx::NodeOp concat,
                                               DependenceCache &deps) {
   if (concat.getOpType() != "Concat" || !isTimeAxis(axisOf(concat)) ||
-      concat.getInputs().size() < 2)
+      concat.getInputs().size() < 2 || concat->getNumResults() != 1)
     return std::nullopt;
   FoundLayer layer;
   layer.form = LayerForm::Unrolled;
@@ -449,6 +449,7 @@ static std::optional<FoundLayer> findLoop(onnx::NodeOp loop,
     return std::nullopt;
   auto user = dyn_cast<onnx::NodeOp>(*sequence.getUsers().begin());
   if (user && user.getOpType() == "SequenceInsert" &&
+      user.getInputs().size() >= 2 && user->getNumResults() == 1 &&
       user->getResult(0).hasOneUse()) {
     std::optional<ChunkStep> tail =
         builder.chunked(user.getInputs()[1], {}, layer.steps[0].query);
@@ -458,7 +459,7 @@ static std::optional<FoundLayer> findLoop(onnx::NodeOp loop,
     user = dyn_cast<onnx::NodeOp>(*user->getResult(0).getUsers().begin());
   }
   if (!user || user.getOpType() != "ConcatFromSequence" ||
-      !isTimeAxis(axisOf(user)))
+      user->getNumResults() != 1 || !isTimeAxis(axisOf(user)))
     return std::nullopt;
   layer.assembly = user;
   layer.output = user->getResult(0);
