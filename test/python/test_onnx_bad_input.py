@@ -87,6 +87,23 @@ def test_opset_out_of_range(tmp_path):
     assert "1 to 17" in line
 
 
+def test_conflicting_opset_imports(tmp_path):
+    model = om.mlp().model
+    model.opset_import.add(domain="ai.onnx", version=13)
+    expect_error(write(tmp_path, "twice.onnx", model), "'ai.onnx' twice",
+                 "versions 17 and 13")
+
+
+def test_repeated_opset_import_is_accepted(tmp_path):
+    """onnx.compose.merge_models writes the same import twice."""
+    model = om.mlp().model
+    model.opset_import.add(domain="", version=17)
+    proc = subprocess.run([str(tool("ttt-opt")), str(write(tmp_path, "dup.onnx", model)),
+                           "-o", str(tmp_path / "out.onnx")], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert len(onnx.load(str(tmp_path / "out.onnx")).opset_import) == 1
+
+
 def test_custom_domain_opset_zero(tmp_path):
     model = om.custom_domain().model
     model.opset_import[1].version = 0

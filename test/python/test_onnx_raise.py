@@ -202,3 +202,23 @@ def test_model_without_ttt_layers_is_written_back_unchanged(tmp_path):
     assert "TTT layer" not in proc.stderr
     assert [n.op_type for n in onnx.load(str(out)).graph.node] == \
         [n.op_type for n in model.graph.node]
+
+
+def test_two_layers_in_one_model_are_both_found(tmp_path):
+    """Two TTT layers, the second reading the first's output as its queries: one remark
+    each, both rewritten, and the model still computes the same."""
+    from onnx import compose
+
+    first = compose.add_prefix(onnx.load(str(FIXTURES / "lact_v6.traced.onnx")), "a/")
+    second = compose.add_prefix(onnx.load(str(FIXTURES / "lact_v5.traced.onnx")), "b/")
+    model = compose.merge_models(first, second, io_map=[("a/o", "b/q")])
+    src, out = tmp_path / "two.onnx", tmp_path / "fast.onnx"
+    onnx.save(model, str(src))
+    proc = _opt(src, out)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("TTT layer:") == 2, proc.stderr
+    assert proc.stderr.count("raised to ttt.kvb_layer (linear attention") == 2
+    rng = np.random.default_rng(5)
+    feeds = {i.name: rng.normal(0, 1, [d.dim_value for d in i.type.tensor_type.shape.dim])
+             .astype(np.float32) for i in model.graph.input}
+    assert _rel(_run(out, feeds)[0], _run(src, feeds)[0]) <= RTOL

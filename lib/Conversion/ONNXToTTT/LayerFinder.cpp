@@ -491,8 +491,10 @@ static bool isUpdatedWeight(Value weight, ArrayRef<Value> inputs,
       for (int i = 0; i < 2; ++i) {
         Value initial = node.getInputs()[i];
         auto type = dyn_cast<ShapedType>(initial.getType());
-        if (!fromInputs(initial) && type && type.hasRank() &&
-            type.getRank() >= 2 && isFloatTensor(initial))
+        // A bias vector is not a fast weight; scripted exports often leave
+        // the rank unknown.
+        if (!fromInputs(initial) && type &&
+            (!type.hasRank() || type.getRank() >= 2) && isFloatTensor(initial))
           return true;
       }
     }

@@ -117,19 +117,30 @@ struct TTTRaiseONNXPass
   void raiseIn(onnx::GraphOp graph) {
     DependenceCache deps;
     std::vector<FoundLayer> layers = findLayers(graph, deps);
+    // Last layer first: a later layer reads an earlier one's output, which a
+    // replacement would change under its feet; the other way round, the
+    // earlier layer's replacement just becomes the later op's operand.
     SmallVector<Operation *> replaced;
-    for (const FoundLayer &layer : layers)
-      if (handle(layer, deps))
-        replaced.push_back(layer.assembly);
+    SmallVector<std::pair<Operation *, std::string>> remarks(layers.size());
+    for (size_t i = layers.size(); i-- > 0;) {
+      remarks[i].first = layers[i].assembly;
+      if (handle(layers[i], deps, remarks[i].second))
+        replaced.push_back(layers[i].assembly);
+    }
+    // Reported in graph order, before the replaced nodes go.
+    for (auto &[op, text] : remarks)
+      op->emitRemark() << text;
     eraseComputation(graph, replaced);
   }
 
-  /// Emits the layer's remark; returns true if it was replaced.
-  bool handle(const FoundLayer &layer, DependenceCache &deps) {
+  /// Replaces the layer if it should be; sets `remark` to what happened.
+  /// Returns true if it was replaced.
+  bool handle(const FoundLayer &layer, DependenceCache &deps,
+              std::string &remark) {
     std::string head = "TTT layer: " + layer.describeForm() + ", " +
                        layer.describeWeights();
     auto leave = [&](StringRef why) {
-      layer.assembly->emitRemark() << head << ": left as it was: " << why;
+      remark = head + ": left as it was: " + why.str();
       return false;
     };
     if (!layer.blocker.empty())
@@ -157,12 +168,11 @@ struct TTTRaiseONNXPass
     }
     Value output = layer.output;
     output.replaceAllUsesWith(keepName(builder, layer, op.getOutput()));
-    layer.assembly->emitRemark()
-        << head << ": raised to ttt.kvb_layer"
-        << (blocker.empty() ? std::string(" (linear attention, ") +
-                                  stringifyExactLowering(facts.lowering).str() +
-                                  ")"
-                            : "; " + blocker);
+    remark = head + ": raised to ttt.kvb_layer" +
+             (blocker.empty() ? " (linear attention, " +
+                                    stringifyExactLowering(facts.lowering).str() +
+                                    ")"
+                              : "; " + blocker);
     return true;
   }
 };

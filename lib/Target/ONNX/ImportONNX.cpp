@@ -515,9 +515,11 @@ void Importer::importModelAttributes(const pb::ModelProto &model,
   };
   set(ONNXDialect::kIrVersion, builder.getI64IntegerAttr(model.ir_version()));
   SmallVector<Attribute> opsetAttrs;
+  llvm::StringSet<> imported; // checkOpsets allowed only identical repeats
   for (const pb::OperatorSetIdProto &opset : model.opset_import())
-    opsetAttrs.push_back(
-        OpsetAttr::get(context, opset.domain(), opset.version()));
+    if (imported.insert(canonicalDomain(opset.domain())).second)
+      opsetAttrs.push_back(
+          OpsetAttr::get(context, opset.domain(), opset.version()));
   set(ONNXDialect::kOpsetImport, builder.getArrayAttr(opsetAttrs));
   if (!model.producer_name().empty())
     set(ONNXDialect::kProducerName,
@@ -591,15 +593,24 @@ Importer::importModel(const pb::ModelProto &model,
 /// Checks the opset imports against what the ONNX library knows.
 static std::string checkOpsets(const pb::ModelProto &model,
                                OpsetTable &opsets) {
-  llvm::StringSet<> seen;
+  // onnx.compose.merge_models repeats an import; only a conflict is an error.
+  llvm::StringMap<int64_t> seen;
   for (const pb::OperatorSetIdProto &opset : model.opset_import()) {
     StringRef domain = opset.domain();
     std::string shown = canonicalDomain(domain).empty()
                             ? kDefaultDomainName.str()
                             : domain.str();
-    if (!seen.insert(canonicalDomain(domain)).second)
-      return "opset_import lists domain '" + shown + "' twice";
     int64_t version = opset.version();
+    auto [previous, inserted] =
+        seen.try_emplace(canonicalDomain(domain), version);
+    if (!inserted) {
+      if (previous->second != version)
+        return llvm::formatv("opset_import lists domain '{0}' twice, with "
+                             "versions {1} and {2}",
+                             shown, previous->second, version)
+            .str();
+      continue;
+    }
     if (auto range = getKnownOpsetRange(domain)) {
       if (version < range->first || version > range->second)
         return llvm::formatv("opset {0} of domain '{1}' is out of range: this "
