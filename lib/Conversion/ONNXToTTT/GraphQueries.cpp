@@ -1,4 +1,5 @@
-//===- GraphQueries.cpp - dataflow questions about imported ONNX graphs ----===//
+//===- GraphQueries.cpp - dataflow questions about imported ONNX graphs
+//----===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -83,7 +84,8 @@ std::optional<double> raise::scalarConstant(Value value) {
   if (isa<FloatType>(element))
     return (*dense.getValues<APFloat>().begin()).convertToDouble();
   if (isa<IntegerType>(element))
-    return static_cast<double>((*dense.getValues<APInt>().begin()).getSExtValue());
+    return static_cast<double>(
+        (*dense.getValues<APInt>().begin()).getSExtValue());
   return std::nullopt;
 }
 
@@ -164,8 +166,8 @@ static std::optional<SliceChain> splitPiece(Value value) {
   std::optional<SmallVector<int64_t>> sizes;
   if (split.getInputs().size() > 1)
     sizes = intConstant(split.getInputs()[1]);
-  else if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
-               split.getONNXAttr("split")))
+  else if (auto attr =
+               dyn_cast_or_null<DenseI64ArrayAttr>(split.getONNXAttr("split")))
     sizes = SmallVector<int64_t>(attr.asArrayRef());
   unsigned index = cast<OpResult>(value).getResultNumber();
   if (sizes && index < sizes->size()) {

@@ -1,4 +1,5 @@
-//===- GraphQueries.h - dataflow questions about imported ONNX graphs ------===//
+//===- GraphQueries.h - dataflow questions about imported ONNX graphs
+//------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

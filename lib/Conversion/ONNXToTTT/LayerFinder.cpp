@@ -29,7 +29,7 @@ std::string raise::describeValue(Value value) {
   if (auto arg = dyn_cast<BlockArgument>(base)) {
     if (auto graph = dyn_cast<onnx::GraphOp>(arg.getOwner()->getParentOp()))
       if (auto name = graph.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                           "onnx.name"))
+                                                         "onnx.name"))
         return "'" + name.str() + "'";
     // A Loop body's carried value is named after its initial value.
     auto loop = dyn_cast<onnx::NodeOp>(arg.getOwner()->getParentOp());
@@ -91,9 +91,8 @@ public:
       if (!chain || !chain->timeSlice || !isFloatTensor(head))
         continue;
       if ((query && chain->root != query) ||
-          llvm::any_of(others, [&](Value other) {
-            return deps.dependsOn(other, head);
-          }))
+          llvm::any_of(
+              others, [&](Value other) { return deps.dependsOn(other, head); }))
         continue;
       if (step.query && chain->root != step.query)
         return std::nullopt;
@@ -190,10 +189,10 @@ private:
     StringRef type = node.getOpType();
     if (llvm::is_contained({"MatMul", "Mul", "Conv", "Einsum", "Gemm"}, type))
       return sum();
-    if (llvm::is_contained({"Add", "Sub", "Neg", "Concat", "Transpose",
-                            "Slice", "Gather", "ReduceSum", "Identity",
-                            "Unsqueeze", "Squeeze", "Expand", "Reshape",
-                            "Cast", "Pad", "Split", "Sum", "Flatten"},
+    if (llvm::is_contained({"Add", "Sub", "Neg", "Concat", "Transpose", "Slice",
+                            "Gather", "ReduceSum", "Identity", "Unsqueeze",
+                            "Squeeze", "Expand", "Reshape", "Cast", "Pad",
+                            "Split", "Sum", "Flatten"},
                            type))
       return max();
     if (type == "Div" && in.size() == 2 && in[1] == 0)
@@ -238,8 +237,8 @@ static SmallVector<Value> trainedReads(const FoundLayer &layer,
 /// weights, and the next chunk's weights are affine in this chunk's.
 static std::string findBlocker(const FoundLayer &layer, DependenceCache &deps,
                                ArrayRef<std::pair<Value, Value>> updates) {
-  const ChunkStep &step = layer.steps.size() > 1 ? layer.steps[1]
-                                                 : layer.steps.front();
+  const ChunkStep &step =
+      layer.steps.size() > 1 ? layer.steps[1] : layer.steps.front();
   // Layout nodes around a weight do not change which numbers it holds.
   SmallVector<Value> trained;
   for (Value read : trainedReads(layer, step))
@@ -344,10 +343,10 @@ static std::optional<FoundLayer> findUnrolled(onnx::NodeOp concat,
         others.push_back(other);
     Value query = layer.steps.empty() ? Value() : layer.steps[0].query;
     std::optional<ChunkStep> step = builder.chunked(output, others, query);
-    if (!step || (!layer.steps.empty() &&
-                  (step->query != layer.steps[0].query ||
-                   step->weightsRead.size() !=
-                       layer.steps[0].weightsRead.size())))
+    if (!step ||
+        (!layer.steps.empty() &&
+         (step->query != layer.steps[0].query ||
+          step->weightsRead.size() != layer.steps[0].weightsRead.size())))
       return std::nullopt;
     layer.steps.push_back(std::move(*step));
   }
@@ -474,8 +473,8 @@ static std::optional<FoundLayer> findLoop(onnx::NodeOp loop,
 static bool isUpdatedWeight(Value weight, ArrayRef<Value> inputs,
                             DependenceCache &deps) {
   auto fromInputs = [&](Value value) {
-    return llvm::any_of(inputs,
-                        [&](Value input) { return deps.dependsOn(value, input); });
+    return llvm::any_of(
+        inputs, [&](Value input) { return deps.dependsOn(value, input); });
   };
   SmallVector<Value> stack{weight};
   llvm::DenseSet<Value> seen;
@@ -504,9 +503,8 @@ static bool isUpdatedWeight(Value weight, ArrayRef<Value> inputs,
   return false;
 }
 
-static std::optional<FoundLayer> findFullBatch(Value output,
-                                               onnx::GraphOp graph,
-                                               DependenceCache &deps) {
+static std::optional<FoundLayer>
+findFullBatch(Value output, onnx::GraphOp graph, DependenceCache &deps) {
   Block &block = graph.getBody().front();
   SmallVector<Value> inputs;
   for (BlockArgument arg : block.getArguments())

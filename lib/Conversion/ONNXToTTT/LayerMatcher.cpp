@@ -13,16 +13,13 @@ using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::raise;
 
-bool LayerConfig::operator==(const LayerConfig &other) const {
-  return model == other.model && trained == other.trained &&
-         weights == other.weights && q == other.q && k == other.k &&
-         v == other.v && lr == other.lr && momentum == other.momentum &&
-         loss == other.loss && reduction == other.reduction &&
-         sign == other.sign && lrScale == other.lrScale &&
-         nsCoeffs == other.nsCoeffs && nsEps == other.nsEps &&
-         order == other.order && chunkSize == other.chunkSize;
+bool UpdateRule::operator==(const UpdateRule &other) const {
+  return v == other.v && lr == other.lr && momentum == other.momentum &&
+         lrColumn == other.lrColumn && loss == other.loss &&
+         reduction == other.reduction && sign == other.sign &&
+         lrScale == other.lrScale && nsCoeffs == other.nsCoeffs &&
+         nsEps == other.nsEps;
 }
-
 namespace {
 
 /// The static feature map in front of the trained output weight.
@@ -36,15 +33,8 @@ struct FeatureMap {
 struct Update {
   Value prev;
   FeatureMap keys;
-  Value v, lr, momentum;
-  std::optional<int64_t> lrColumn;
+  UpdateRule rule;
   Value momentumPrev, momentumNext;
-  LossKind loss = LossKind::dot;
-  Reduction reduction = Reduction::sum;
-  Sign sign = Sign::descent;
-  double lrScale = 1.0;
-  SmallVector<double> nsCoeffs;
-  double nsEps = 0.0;
   std::optional<int64_t> keyStart;
 };
 
@@ -157,8 +147,8 @@ public:
         return nullptr;
     }
     for (auto it = steps.rbegin(); it != steps.rend(); ++it)
-      update.nsCoeffs.append(it->begin(), it->end());
-    update.nsEps = *eps;
+      update.rule.nsCoeffs.append(it->begin(), it->end());
+    update.rule.nsEps = *eps;
     return x0;
   }
 
@@ -199,23 +189,24 @@ private:
     if (!a || !apply || apply.getInputs()[1] != x)
       return false;
     std::optional<double> b, c;
-    matchCommutative(apply.getInputs()[0], "Add", [&](Value bTerm,
-                                                      Value cTerm) {
-      Value gramB, gramC;
-      matchCommutative(bTerm, "Mul", [&](Value s, Value g) {
-        b = scalarConstant(s);
-        gramB = g;
-        return b.has_value();
-      });
-      matchCommutative(cTerm, "Mul", [&](Value s, Value g) {
-        c = scalarConstant(s);
-        gramC = g;
-        return c.has_value();
-      });
-      onnx::NodeOp square = gramC ? nodeOf(gramC, "MatMul") : nullptr;
-      return b && c && isGram(gramB, x) && square &&
-             square.getInputs()[0] == gramB && square.getInputs()[1] == gramB;
-    });
+    matchCommutative(
+        apply.getInputs()[0], "Add", [&](Value bTerm, Value cTerm) {
+          Value gramB, gramC;
+          matchCommutative(bTerm, "Mul", [&](Value s, Value g) {
+            b = scalarConstant(s);
+            gramB = g;
+            return b.has_value();
+          });
+          matchCommutative(cTerm, "Mul", [&](Value s, Value g) {
+            c = scalarConstant(s);
+            gramC = g;
+            return c.has_value();
+          });
+          onnx::NodeOp square = gramC ? nodeOf(gramC, "MatMul") : nullptr;
+          return b && c && isGram(gramB, x) && square &&
+                 square.getInputs()[0] == gramB &&
+                 square.getInputs()[1] == gramB;
+        });
     if (!b || !c)
       return false;
     coeffs = {*a, *b, *c};
@@ -248,8 +239,8 @@ bool Matcher::matchKeySide(Value value, Update &update) {
     if (!keys || !lr || !lr->timeSlice)
       return false;
     update.keys = *keys;
-    update.lr = lr->root;
-    update.lrColumn = lr->column;
+    update.rule.lr = lr->root;
+    update.rule.lrColumn = lr->column;
     return true;
   });
 }
@@ -260,16 +251,18 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
   if (onnx::NodeOp div = nodeOf(value, "Div")) {
     Value length = div.getInputs()[1];
     onnx::NodeOp cast = nodeOf(length, "Cast");
-    bool fromInts = cast && isa<IntegerType>(getElementTypeOrSelf(
-                                cast.getInputs()[0].getType()));
+    bool fromInts =
+        cast &&
+        isa<IntegerType>(getElementTypeOrSelf(cast.getInputs()[0].getType()));
     if (!scalarConstant(length) && !fromInts)
       return fail("the update divides by a value that is not the chunk "
                   "length");
-    update.reduction = Reduction::mean;
+    update.rule.reduction = Reduction::mean;
     value = div.getInputs()[0];
   }
   if (onnx::NodeOp neg = nodeOf(value, "Neg")) {
-    update.sign = update.sign == Sign::descent ? Sign::ascent : Sign::descent;
+    update.rule.sign =
+        update.rule.sign == Sign::descent ? Sign::ascent : Sign::descent;
     value = neg.getInputs()[0];
   }
   onnx::NodeOp outer = nodeOf(value, "MatMul");
@@ -282,7 +275,7 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
   Value right = outer.getInputs()[1];
   if (std::optional<SliceChain> values = sliceChain(right);
       values && values->timeSlice) {
-    update.v = values->root;
+    update.rule.v = values->root;
     update.keyStart = values->start;
     return true;
   }
@@ -303,11 +296,12 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
       keysRaw->root != update.keys.input.root ||
       update.keys.model != ModelKind::linear)
     return fail("the update's residual is not k W - v of the chunk");
-  update.loss = LossKind::mse;
-  update.v = values->root;
+  update.rule.loss = LossKind::mse;
+  update.rule.v = values->root;
   update.keyStart = values->start;
   if (predictedFirst)
-    update.sign = update.sign == Sign::descent ? Sign::ascent : Sign::descent;
+    update.rule.sign =
+        update.rule.sign == Sign::descent ? Sign::ascent : Sign::descent;
   return true;
 }
 
@@ -317,7 +311,7 @@ bool Matcher::matchDelta(Value delta, Update &update, Value weight) {
     std::optional<double> c = scalarConstant(scale);
     if (!c || isa<BlockArgument>(inner))
       return false;
-    update.lrScale = *c;
+    update.rule.lrScale = *c;
     delta = inner;
     return true;
   });
@@ -342,7 +336,7 @@ bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
       if (!axes || axes.size() != 1 || !chain || !chain->timeSlice ||
           (axes[0] != -1 && axes[0] != 2))
         return false;
-      update.momentum = chain->root;
+      update.rule.momentum = chain->root;
       update.momentumPrev = state;
       update.momentumNext = value;
       gradient = g;
@@ -360,7 +354,8 @@ FailureOr<Update> Matcher::matchUpdate(Value next, Value prev,
     if (!node || node.getInputs().size() != 2)
       continue;
     for (int first = 0; first < 2 && !found; ++first) {
-      Value before = node.getInputs()[first], delta = node.getInputs()[1 - first];
+      Value before = node.getInputs()[first],
+            delta = node.getInputs()[1 - first];
       if (op == "Sub" && first == 1)
         continue; // delta - W is not an update of W
       if (prev && !same(before, prev))
@@ -368,7 +363,7 @@ FailureOr<Update> Matcher::matchUpdate(Value next, Value prev,
       Update candidate;
       candidate.prev = before;
       if (op == "Sub")
-        candidate.sign = Sign::ascent;
+        candidate.rule.sign = Sign::ascent;
       std::string saved = why;
       why.clear();
       if (matchDelta(delta, candidate, weightForMSE ? weightForMSE : before)) {
@@ -443,20 +438,15 @@ FailureOr<Value> LayerReader::readOutput(const ChunkStep &step) {
 }
 
 LogicalResult LayerReader::addUpdate(const Update &update) {
-  if (update.keys.model != features->model ||
-      update.keys.w0 != features->w0 || update.keys.w2 != features->w2)
+  if (update.keys.model != features->model || update.keys.w0 != features->w0 ||
+      update.keys.w2 != features->w2)
     return fail("its keys and queries go through different feature maps");
   if (!firstUpdate) {
     firstUpdate = update;
     return success();
   }
   const Update &u = *firstUpdate;
-  if (update.keys.input.root != u.keys.input.root || update.v != u.v ||
-      update.lr != u.lr || update.lrColumn != u.lrColumn ||
-      update.momentum != u.momentum || update.loss != u.loss ||
-      update.reduction != u.reduction || update.sign != u.sign ||
-      update.lrScale != u.lrScale || update.nsCoeffs != u.nsCoeffs ||
-      update.nsEps != u.nsEps)
+  if (update.keys.input.root != u.keys.input.root || update.rule != u.rule)
     return fail("its chunks update the weight differently");
   return success();
 }
@@ -485,7 +475,8 @@ LogicalResult LayerReader::readUnrolled(Value &initial) {
   // Chunk i's queries start at i * C.
   for (auto [index, step] : llvm::enumerate(steps)) {
     const SliceChain &slice = step.querySlices.front();
-    if (!slice.start || *slice.start != static_cast<int64_t>(index) * layer.chunkSize)
+    if (!slice.start ||
+        *slice.start != static_cast<int64_t>(index) * layer.chunkSize)
       return fail("its chunk outputs are not concatenated in sequence order");
   }
   // The first update reads chunk 0 (apply then update) or chunk 1 (update
@@ -504,7 +495,7 @@ LogicalResult LayerReader::readUnrolled(Value &initial) {
   } else {
     return fail("its updates do not read the chunks in sequence order");
   }
-  if (!firstUpdate->momentum)
+  if (!firstUpdate->rule.momentum)
     return success();
   if (!isZeroConstant(updates.front().momentumPrev))
     return fail("its momentum does not start from zero");
@@ -536,7 +527,7 @@ LogicalResult LayerReader::readLoop(Value state, Value &initial) {
       matcher.matchUpdate(carriedOut(*weightArg), prev, prev);
   if (failed(update) || failed(addUpdate(*update)))
     return failure();
-  if (update->momentum) {
+  if (update->rule.momentum) {
     auto arg = dyn_cast<BlockArgument>(skipLayout(update->momentumPrev));
     if (!arg || arg.getOwner() != &body || arg.getArgNumber() < 2 ||
         !same(carriedOut(arg.getArgNumber()), update->momentumNext))
@@ -547,8 +538,7 @@ LogicalResult LayerReader::readLoop(Value state, Value &initial) {
   // The chunk after the loop reads the loop's final weight.
   if (layer.steps.size() > 1) {
     FailureOr<Value> tailState = readOutput(layer.steps[1]);
-    if (failed(tailState) ||
-        !same(*tailState, loop->getResult(*weightArg - 2)))
+    if (failed(tailState) || !same(*tailState, loop->getResult(*weightArg - 2)))
       return fail("its last chunk does not read the loop's final weight");
     if (config.order != UpdateOrder::apply_then_update)
       return fail("its last chunk is applied after the loop, which only "
@@ -593,24 +583,17 @@ FailureOr<LayerConfig> LayerReader::read() {
   }
   config.q = layer.steps.front().query;
   config.k = u.keys.input.root;
-  config.v = u.v;
-  config.lr = u.lr;
-  config.momentum = u.momentum;
-  if (config.lr) {
-    std::optional<int64_t> columns = numColumns(config.lr);
+  config.rule = u.rule;
+  if (Value lr = config.rule.lr) {
+    std::optional<int64_t> columns = numColumns(lr);
     int64_t expected = static_cast<int64_t>(config.weights.size());
-    bool perWeight = columns == expected && u.lrColumn == config.trained[0];
-    bool shared = columns == 1 && u.lrColumn.value_or(0) == 0;
+    std::optional<int64_t> column = config.rule.lrColumn;
+    bool perWeight = columns == expected && column == config.trained[0];
+    bool shared = columns == 1 && column.value_or(0) == 0;
     if (!perWeight && !shared)
       return fail("its learning-rate column does not belong to the trained "
                   "weight");
   }
-  config.loss = u.loss;
-  config.reduction = u.reduction;
-  config.sign = u.sign;
-  config.lrScale = u.lrScale;
-  config.nsCoeffs = u.nsCoeffs;
-  config.nsEps = u.nsEps;
   config.chunkSize = layer.chunkSize;
   return config;
 }
@@ -627,21 +610,22 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
   MLIRContext *context = builder.getContext();
   auto model = FastWeightModelAttr::get(context, config.model, config.trained,
                                         /*bias=*/false, Activation::silu);
-  auto loss = LossAttr::get(context, config.loss, APFloat(1.0),
-                            config.reduction, APFloat(1e-6));
+  auto loss = LossAttr::get(context, config.rule.loss, APFloat(1.0),
+                            config.rule.reduction, APFloat(1e-6));
   NewtonSchulzAttr ns;
-  if (!config.nsCoeffs.empty())
+  if (!config.rule.nsCoeffs.empty())
     ns = NewtonSchulzAttr::get(
-        context, config.nsCoeffs.size() / 3,
-        DenseF64ArrayAttr::get(context, config.nsCoeffs), APFloat(config.nsEps));
-  auto update = UpdateAttr::get(context, config.sign, APFloat(config.lrScale),
-                                ClipKind::none, ns, WeightNormKind::none,
-                                APFloat(1e-5));
+        context, config.rule.nsCoeffs.size() / 3,
+        DenseF64ArrayAttr::get(context, config.rule.nsCoeffs),
+        APFloat(config.rule.nsEps));
+  auto update =
+      UpdateAttr::get(context, config.rule.sign, APFloat(config.rule.lrScale),
+                      ClipKind::none, ns, WeightNormKind::none, APFloat(1e-5));
   auto schedule = ScheduleAttr::get(context, ScheduleKind::chunked,
                                     config.chunkSize, config.order, 1);
   return KVBLayerOp::create(builder, layer.assembly->getLoc(),
                             layer.output.getType(), TypeRange(), config.q,
-                            config.k, config.v, config.weights, config.lr,
-                            Value(), config.momentum, Value(), Value(), model,
-                            loss, update, schedule);
+                            config.k, config.rule.v, config.weights,
+                            config.rule.lr, Value(), config.rule.momentum,
+                            Value(), Value(), model, loss, update, schedule);
 }

@@ -1,4 +1,5 @@
-//===- LayerMatcher.h - a found layer's exact ttt.kvb_layer form -*- C++ -*-===//
+//===- LayerMatcher.h - a found layer's exact ttt.kvb_layer form -*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -22,13 +23,12 @@
 
 namespace mlir::ttt::raise {
 
-/// The operands and attributes of the `ttt.kvb_layer` a layer computes.
-struct LayerConfig {
-  ModelKind model = ModelKind::linear;
-  SmallVector<int64_t> trained;
-  /// Initial weights in the model's operand order.
-  SmallVector<Value> weights;
-  Value q, k, v, lr, momentum;
+/// How a chunk's keys and values move the trained weight; every chunk of a
+/// layer must follow the same rule.
+struct UpdateRule {
+  Value v, lr, momentum;
+  /// The learning-rate column the update reads, if it slices one.
+  std::optional<int64_t> lrColumn;
   LossKind loss = LossKind::dot;
   Reduction reduction = Reduction::sum;
   Sign sign = Sign::descent;
@@ -36,10 +36,21 @@ struct LayerConfig {
   /// Newton-Schulz coefficients, (a, b, c) per step, and epsilon.
   SmallVector<double> nsCoeffs;
   double nsEps = 0.0;
+
+  bool operator==(const UpdateRule &other) const;
+  bool operator!=(const UpdateRule &other) const { return !(*this == other); }
+};
+
+/// The operands and attributes of the `ttt.kvb_layer` a layer computes.
+struct LayerConfig {
+  ModelKind model = ModelKind::linear;
+  SmallVector<int64_t> trained;
+  /// Initial weights in the model's operand order.
+  SmallVector<Value> weights;
+  Value q, k;
+  UpdateRule rule;
   UpdateOrder order = UpdateOrder::apply_then_update;
   int64_t chunkSize = 0;
-
-  bool operator==(const LayerConfig &other) const;
 };
 
 /// The kvb_layer form of `layer`, or the reason there is none.

@@ -63,14 +63,13 @@ static bool isRemovable(Operation *op) {
 
 /// Erases `roots` and then whatever only they read, so that nodes the
 /// original model left unused stay.
-static void eraseComputation(onnx::GraphOp graph,
-                             ArrayRef<Operation *> roots) {
+static void eraseComputation(onnx::GraphOp graph, ArrayRef<Operation *> roots) {
   SmallVector<Operation *> worklist(roots);
   llvm::DenseSet<Operation *> erased;
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
-    if (erased.contains(op) || op->getParentOp() != graph ||
-        !op->use_empty() || !isRemovable(op))
+    if (erased.contains(op) || op->getParentOp() != graph || !op->use_empty() ||
+        !isRemovable(op))
       continue;
     SmallVector<Value> inputs(op->getOperands());
     op->walk([&](Operation *inner) {
@@ -98,8 +97,8 @@ static Value keepName(OpBuilder &builder, const FoundLayer &layer,
   if (name.empty())
     return replacement;
   auto identity = onnx::NodeOp::create(
-      builder, assembly.getLoc(), TypeRange{layer.output.getType()},
-      "Identity", "", /*attrs=*/nullptr, assembly.getNodeNameAttr(),
+      builder, assembly.getLoc(), TypeRange{layer.output.getType()}, "Identity",
+      "", /*attrs=*/nullptr, assembly.getNodeNameAttr(),
       builder.getStrArrayAttr({name}), /*doc_string=*/nullptr,
       ValueRange{replacement}, /*subgraphsCount=*/0);
   return identity->getResult(0);
@@ -137,8 +136,8 @@ struct TTTRaiseONNXPass
   /// Returns true if it was replaced.
   bool handle(const FoundLayer &layer, DependenceCache &deps,
               std::string &remark) {
-    std::string head = "TTT layer: " + layer.describeForm() + ", " +
-                       layer.describeWeights();
+    std::string head =
+        "TTT layer: " + layer.describeForm() + ", " + layer.describeWeights();
     auto leave = [&](StringRef why) {
       remark = head + ": left as it was: " + why.str();
       return false;
@@ -169,10 +168,10 @@ struct TTTRaiseONNXPass
     Value output = layer.output;
     output.replaceAllUsesWith(keepName(builder, layer, op.getOutput()));
     remark = head + ": raised to ttt.kvb_layer" +
-             (blocker.empty() ? " (linear attention, " +
-                                    stringifyExactLowering(facts.lowering).str() +
-                                    ")"
-                              : "; " + blocker);
+             (blocker.empty()
+                  ? " (linear attention, " +
+                        stringifyExactLowering(facts.lowering).str() + ")"
+                  : "; " + blocker);
     return true;
   }
 };
