@@ -599,9 +599,7 @@ FailureOr<LayerConfig> LayerReader::read() {
 }
 
 FailureOr<LayerConfig> raise::matchLayer(const FoundLayer &layer,
-                                         DependenceCache &deps,
                                          std::string &why) {
-  (void)deps;
   return LayerReader(layer, why).read();
 }
 

@@ -54,8 +54,7 @@ struct LayerConfig {
 };
 
 /// The kvb_layer form of `layer`, or the reason there is none.
-FailureOr<LayerConfig> matchLayer(const FoundLayer &layer,
-                                  DependenceCache &deps, std::string &why);
+FailureOr<LayerConfig> matchLayer(const FoundLayer &layer, std::string &why);
 
 /// Builds the `ttt.kvb_layer` for `config` before `layer.assembly`.
 KVBLayerOp buildLayer(OpBuilder &builder, const FoundLayer &layer,

@@ -123,7 +123,7 @@ struct TTTRaiseONNXPass
     SmallVector<std::pair<Operation *, std::string>> remarks(layers.size());
     for (size_t i = layers.size(); i-- > 0;) {
       remarks[i].first = layers[i].assembly;
-      if (handle(layers[i], deps, remarks[i].second))
+      if (handle(layers[i], remarks[i].second))
         replaced.push_back(layers[i].assembly);
     }
     // Reported in graph order, before the replaced nodes go.
@@ -134,8 +134,7 @@ struct TTTRaiseONNXPass
 
   /// Replaces the layer if it should be; sets `remark` to what happened.
   /// Returns true if it was replaced.
-  bool handle(const FoundLayer &layer, DependenceCache &deps,
-              std::string &remark) {
+  bool handle(const FoundLayer &layer, std::string &remark) {
     std::string head =
         "TTT layer: " + layer.describeForm() + ", " + layer.describeWeights();
     auto leave = [&](StringRef why) {
@@ -145,7 +144,7 @@ struct TTTRaiseONNXPass
     if (!layer.blocker.empty())
       return leave(layer.blocker);
     std::string why;
-    FailureOr<LayerConfig> config = matchLayer(layer, deps, why);
+    FailureOr<LayerConfig> config = matchLayer(layer, why);
     if (failed(config))
       return leave("no ttt.kvb_layer form: " + why);
 
