@@ -52,8 +52,8 @@ def _const(name, value, dtype=np.int64):
     return h.make_node("Constant", [], [name], value=nh.from_array(np.asarray(value, dtype), name))
 
 
-def _hand_written_layer(path, B=1, H=2, T=24, D=4, C=8, scale=0.5, seed=0):
-    """o_c = q_c W_c; W_{c+1} = 0.5 * k_c^T v_c + W_c (apply, then update)."""
+def _hand_written_layer(path, B=1, H=2, T=24, D=4, C=8, scale=0.5, seed=0, divisor=None):
+    """o_c = q_c W_c; W_{c+1} = 0.5 * k_c^T v_c (/ divisor) + W_c (apply, then update)."""
     rng = np.random.default_rng(seed)
     w0 = rng.normal(0, 0.5, (H, D, D)).astype(np.float32)
     n = T // C
@@ -62,6 +62,8 @@ def _hand_written_layer(path, B=1, H=2, T=24, D=4, C=8, scale=0.5, seed=0):
              h.make_node("Split", ["k", "sizes"], [f"k{i}" for i in range(n)], axis=2),
              h.make_node("Split", ["v", "sizes"], [f"v{i}" for i in range(n)], axis=2),
              _const("half", scale, np.float32)]
+    if divisor is not None:
+        nodes.append(_const("divisor", divisor, np.float32))
     state = "w0"
     for i in range(n):
         nodes.append(h.make_node("Identity", [state], [f"s{i}"]))
@@ -70,7 +72,12 @@ def _hand_written_layer(path, B=1, H=2, T=24, D=4, C=8, scale=0.5, seed=0):
             nodes += [
                 h.make_node("Transpose", [f"k{i}"], [f"kt{i}"], perm=[0, 1, 3, 2]),
                 h.make_node("MatMul", [f"kt{i}", f"v{i}"], [f"g{i}"]),
-                h.make_node("Mul", ["half", f"g{i}"], [f"u{i}"]),
+            ]
+            if divisor is not None:
+                nodes.append(h.make_node("Div", [f"g{i}", "divisor"], [f"gm{i}"]))
+            nodes += [
+                h.make_node("Mul", ["half", f"gm{i}" if divisor is not None else f"g{i}"],
+                            [f"u{i}"]),
                 h.make_node("Add", [f"u{i}", f"s{i}"], [f"w{i + 1}"]),
             ]
             state = f"w{i + 1}"
@@ -222,3 +229,24 @@ def test_two_layers_in_one_model_are_both_found(tmp_path):
     feeds = {i.name: rng.normal(0, 1, [d.dim_value for d in i.type.tensor_type.shape.dim])
              .astype(np.float32) for i in model.graph.input}
     assert _rel(_run(out, feeds)[0], _run(src, feeds)[0]) <= RTOL
+
+
+@pytest.mark.parametrize("divisor", [8.0, 9.0])
+def test_mean_over_the_chunk_is_read_only_when_it_is_the_chunk_length(divisor, tmp_path):
+    """`G / 8` with 8-token chunks is the mean reduction; `G / 9` is not a form the
+    raise knows, so that layer stays as it was (and the model computes the same)."""
+    src, out = tmp_path / "layer.onnx", tmp_path / "fast.onnx"
+    w0 = _hand_written_layer(src, divisor=divisor)
+    proc = _opt(src, out)
+    assert proc.returncode == 0, proc.stderr
+    if divisor == 8.0:
+        assert "raised to ttt.kvb_layer (linear attention" in proc.stderr
+    else:
+        assert "left as it was: no ttt.kvb_layer form: the update divides by a value " \
+               "that is not the chunk length" in proc.stderr
+        assert [n.op_type for n in onnx.load(str(out)).graph.node] == \
+            [n.op_type for n in onnx.load(str(src)).graph.node]
+    rng = np.random.default_rng(11)
+    feeds = {x: rng.normal(0, 1, (1, 2, 24, 4)).astype(np.float32) for x in "qkv"}
+    expected = _numpy_layer(feeds["q"], feeds["k"], feeds["v"], w0, 8, 0.5 / divisor)
+    assert _rel(_run(out, feeds)[0], expected) <= RTOL

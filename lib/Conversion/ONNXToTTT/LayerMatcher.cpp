@@ -18,7 +18,7 @@ bool UpdateRule::operator==(const UpdateRule &other) const {
          lrColumn == other.lrColumn && loss == other.loss &&
          reduction == other.reduction && sign == other.sign &&
          lrScale == other.lrScale && nsCoeffs == other.nsCoeffs &&
-         nsEps == other.nsEps;
+         nsEps == other.nsEps && nsTransposed == other.nsTransposed;
 }
 namespace {
 
@@ -49,6 +49,28 @@ bool isConstantWeight(Value value) {
   return base.getDefiningOp<onnx::InitializerOp>() ||
          (isa<BlockArgument>(base) &&
           isa<onnx::GraphOp>(base.getParentRegion()->getParentOp()));
+}
+
+/// True if `value` is the number of tokens `chunk` cuts: the constant
+/// `end - start` (the end clamped to a static length), or `end - start`
+/// computed from the cut's own bounds (a scripted export's `e - s`).
+bool isChunkLength(Value value, const SliceChain &chunk) {
+  if (std::optional<double> n = scalarConstant(value)) {
+    if (!chunk.start || !chunk.end)
+      return false;
+    int64_t end = *chunk.end;
+    auto type = dyn_cast<ShapedType>(chunk.root.getType());
+    if (type && type.hasRank() && type.getRank() > 2 && !type.isDynamicDim(2))
+      end = std::min(end, type.getDimSize(2));
+    return *n == static_cast<double>(end - *chunk.start);
+  }
+  onnx::NodeOp cast = nodeOf(value, "Cast");
+  onnx::NodeOp sub = cast ? nodeOf(cast.getInputs()[0], "Sub") : nullptr;
+  onnx::NodeOp cut = chunk.timeSlice;
+  if (!sub || !cut || cut.getOpType() != "Slice")
+    return false;
+  return skipLayout(sub.getInputs()[0]) == skipLayout(cut.getInputs()[2]) &&
+         skipLayout(sub.getInputs()[1]) == skipLayout(cut.getInputs()[1]);
 }
 
 class Matcher {
@@ -148,6 +170,7 @@ public:
     }
     for (auto it = steps.rbegin(); it != steps.rend(); ++it)
       update.rule.nsCoeffs.append(it->begin(), it->end());
+    update.rule.nsTransposed = transposed;
     update.rule.nsEps = *eps;
     return x0;
   }
@@ -168,7 +191,7 @@ private:
     if (!sqrt)
       return false;
     onnx::NodeOp sum = nodeOf(sqrt.getInputs()[0], "ReduceSum");
-    if (!sum)
+    if (!sum || !reducesInnerMatrix(sum))
       return false;
     onnx::NodeOp square = nodeOf(sum.getInputs()[0], "Mul");
     return square && square.getInputs()[0] == x && square.getInputs()[1] == x;
@@ -214,6 +237,24 @@ private:
     return true;
   }
 
+  /// A ReduceSum over exactly the two innermost axes of a rank-4 tensor.
+  static bool reducesInnerMatrix(onnx::NodeOp sum) {
+    std::optional<SmallVector<int64_t>> axes;
+    if (sum.getInputs().size() > 1)
+      axes = intConstant(sum.getInputs()[1]);
+    else if (auto attr =
+                 dyn_cast_or_null<DenseI64ArrayAttr>(sum.getONNXAttr("axes")))
+      axes = SmallVector<int64_t>(attr.asArrayRef());
+    if (!axes || axes->size() != 2)
+      return false;
+    SmallVector<int64_t> sorted = *axes;
+    for (int64_t &axis : sorted)
+      if (axis < 0)
+        axis += 4;
+    llvm::sort(sorted);
+    return sorted[0] == 2 && sorted[1] == 3;
+  }
+
   static bool isGram(Value gram, Value x) {
     onnx::NodeOp matmul = gram ? nodeOf(gram, "MatMul") : nullptr;
     return matmul && matmul.getInputs()[0] == x &&
@@ -248,18 +289,17 @@ bool Matcher::matchKeySide(Value value, Update &update) {
 /// `phi(k)^T v` (dot loss) or `-phi(k)^T (k W - v)` (MSE), possibly divided
 /// by the chunk length and scaled.
 bool Matcher::matchGradient(Value value, Value weight, Update &update) {
+  Value divisor;
   if (onnx::NodeOp div = nodeOf(value, "Div")) {
-    Value length = div.getInputs()[1];
-    onnx::NodeOp cast = nodeOf(length, "Cast");
-    bool fromInts =
-        cast &&
-        isa<IntegerType>(getElementTypeOrSelf(cast.getInputs()[0].getType()));
-    if (!scalarConstant(length) && !fromInts)
-      return fail("the update divides by a value that is not the chunk "
-                  "length");
+    divisor = div.getInputs()[1];
     update.rule.reduction = Reduction::mean;
     value = div.getInputs()[0];
   }
+  auto checkDivisor = [&](const SliceChain &chunk) {
+    if (!divisor || isChunkLength(divisor, chunk))
+      return true;
+    return fail("the update divides by a value that is not the chunk length");
+  };
   if (onnx::NodeOp neg = nodeOf(value, "Neg")) {
     update.rule.sign =
         update.rule.sign == Sign::descent ? Sign::ascent : Sign::descent;
@@ -277,7 +317,7 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
       values && values->timeSlice) {
     update.rule.v = values->root;
     update.keyStart = values->start;
-    return true;
+    return checkDivisor(*values);
   }
   onnx::NodeOp residual = nodeOf(right, "Sub");
   if (!residual)
@@ -299,6 +339,8 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
   update.rule.loss = LossKind::mse;
   update.rule.v = values->root;
   update.keyStart = values->start;
+  if (!checkDivisor(*values))
+    return false;
   if (predictedFirst)
     update.rule.sign =
         update.rule.sign == Sign::descent ? Sign::ascent : Sign::descent;
@@ -479,6 +521,11 @@ LogicalResult LayerReader::readUnrolled(Value &initial) {
         *slice.start != static_cast<int64_t>(index) * layer.chunkSize)
       return fail("its chunk outputs are not concatenated in sequence order");
   }
+  const SliceChain &last = steps.back().querySlices.front();
+  auto queries = dyn_cast<ShapedType>(last.root.getType());
+  if (last.end && queries && queries.hasRank() && queries.getRank() > 2 &&
+      !queries.isDynamicDim(2) && *last.end < queries.getDimSize(2))
+    return fail("its chunks stop before the end of the sequence");
   // The first update reads chunk 0 (apply then update) or chunk 1 (update
   // then apply, whose chunk 0 was updated from the initial weight).
   std::optional<int64_t> keyStart = updates.front().keyStart;
@@ -593,6 +640,21 @@ FailureOr<LayerConfig> LayerReader::read() {
     if (!perWeight && !shared)
       return fail("its learning-rate column does not belong to the trained "
                   "weight");
+  }
+  // ttt.kvb_layer's Newton-Schulz works on the wide orientation: it
+  // transposes exactly the updates with more rows than columns.
+  if (!config.rule.nsCoeffs.empty()) {
+    auto type = dyn_cast<ShapedType>(initial.getType());
+    if (!type || !type.hasRank() || type.getRank() < 2 ||
+        type.isDynamicDim(type.getRank() - 1) ||
+        type.isDynamicDim(type.getRank() - 2))
+      return fail("the trained weight's shape is not static, so the "
+                  "orientation of its Newton-Schulz step cannot be checked");
+    bool tall = type.getDimSize(type.getRank() - 2) >
+                type.getDimSize(type.getRank() - 1);
+    if (tall != config.rule.nsTransposed)
+      return fail("its Newton-Schulz step transposes differently from Muon "
+                  "(which works on the wide orientation)");
   }
   config.chunkSize = layer.chunkSize;
   return config;

@@ -36,6 +36,8 @@ struct UpdateRule {
   /// Newton-Schulz coefficients, (a, b, c) per step, and epsilon.
   SmallVector<double> nsCoeffs;
   double nsEps = 0.0;
+  /// Whether the Newton-Schulz step works on the transposed update.
+  bool nsTransposed = false;
 
   bool operator==(const UpdateRule &other) const;
   bool operator!=(const UpdateRule &other) const { return !(*this == other); }
