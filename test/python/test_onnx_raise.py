@@ -250,3 +250,27 @@ def test_mean_over_the_chunk_is_read_only_when_it_is_the_chunk_length(divisor, t
     feeds = {x: rng.normal(0, 1, (1, 2, 24, 4)).astype(np.float32) for x in "qkv"}
     expected = _numpy_layer(feeds["q"], feeds["k"], feeds["v"], w0, 8, 0.5 / divisor)
     assert _rel(_run(out, feeds)[0], expected) <= RTOL
+
+
+def test_loop_that_skips_chunks_is_left_alone(tmp_path):
+    """A scripted layer whose Loop runs half as many iterations as there are chunks
+    (the trip count divides by 2C) is a different computation: the raise must see that
+    in the trip-count arithmetic and leave the layer as it was."""
+    model = onnx.load(str(FIXTURES / "lact_v6.scripted.onnx"))
+    loop = next(n for n in model.graph.node if n.op_type == "Loop")
+    producers = {o: n for n in model.graph.node for o in n.output}
+    node = producers[loop.input[0]]
+    while node.op_type != "Div":  # the trip count: Cast(Cast((T - 1) / 16))
+        node = producers[node.input[0]]
+    constant = producers[node.input[1]]
+    value = nh.to_array(constant.attribute[0].t)
+    constant.attribute[0].t.CopyFrom(nh.from_array(value * 2, constant.attribute[0].t.name))
+    src, out = tmp_path / "skips.onnx", tmp_path / "out.onnx"
+    onnx.save(model, str(src))
+    proc = _opt(src, out)
+    assert proc.returncode == 0, proc.stderr
+    assert "left as it was: no ttt.kvb_layer form: its Loop's trip count is not the " \
+           "number of chunks" in proc.stderr
+    rng = np.random.default_rng(2)
+    feeds = {x: rng.normal(0, 1, (1, 2, 64, 8)).astype(np.float32) for x in "qkv"}
+    assert _rel(_run(out, feeds)[0], _run(src, feeds)[0]) == 0.0

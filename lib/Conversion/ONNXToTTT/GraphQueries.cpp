@@ -83,9 +83,12 @@ std::optional<double> raise::scalarConstant(Value value) {
   Type element = dense.getElementType();
   if (isa<FloatType>(element))
     return (*dense.getValues<APFloat>().begin()).convertToDouble();
-  if (isa<IntegerType>(element))
-    return static_cast<double>(
-        (*dense.getValues<APInt>().begin()).getSExtValue());
+  if (isa<IntegerType>(element)) {
+    APInt value = *dense.getValues<APInt>().begin();
+    // A bool true is the 1-bit 1, not -1.
+    return static_cast<double>(element.isInteger(1) ? value.getZExtValue()
+                                                    : value.getSExtValue());
+  }
   return std::nullopt;
 }
 

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LayerMatcher.h"
+#include "LoopBounds.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -35,6 +36,8 @@ struct Update {
   FeatureMap keys;
   UpdateRule rule;
   Value momentumPrev, momentumNext;
+  /// The chunk of values the update reads (its start: `keyStart`).
+  SliceChain valueChunk;
   std::optional<int64_t> keyStart;
 };
 
@@ -49,6 +52,20 @@ bool isConstantWeight(Value value) {
   return base.getDefiningOp<onnx::InitializerOp>() ||
          (isa<BlockArgument>(base) &&
           isa<onnx::GraphOp>(base.getParentRegion()->getParentOp()));
+}
+
+/// True if two cuts take the same tokens: equal constant bounds, or bounds
+/// computed by the same nodes.
+bool sameWindow(const SliceChain &a, const SliceChain &b) {
+  if (a.start && a.end && b.start && b.end)
+    return *a.start == *b.start && *a.end == *b.end;
+  onnx::NodeOp x = a.timeSlice, y = b.timeSlice;
+  if (!x || !y || x.getOpType() != y.getOpType())
+    return false;
+  if (x.getOpType() != "Slice")
+    return x == y && a.start == b.start && a.end == b.end;
+  return skipLayout(x.getInputs()[1]) == skipLayout(y.getInputs()[1]) &&
+         skipLayout(x.getInputs()[2]) == skipLayout(y.getInputs()[2]);
 }
 
 /// True if `value` is the number of tokens `chunk` cuts: the constant
@@ -316,7 +333,10 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
   if (std::optional<SliceChain> values = sliceChain(right);
       values && values->timeSlice) {
     update.rule.v = values->root;
+    update.valueChunk = *values;
     update.keyStart = values->start;
+    if (!sameWindow(update.keys.input, *values))
+      return fail("the update's keys and values come from different chunks");
     return checkDivisor(*values);
   }
   onnx::NodeOp residual = nodeOf(right, "Sub");
@@ -338,7 +358,10 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
     return fail("the update's residual is not k W - v of the chunk");
   update.rule.loss = LossKind::mse;
   update.rule.v = values->root;
+  update.valueChunk = *values;
   update.keyStart = values->start;
+  if (!sameWindow(update.keys.input, *values) || !sameWindow(*keysRaw, *values))
+    return fail("the update's keys and values come from different chunks");
   if (!checkDivisor(*values))
     return false;
   if (predictedFirst)
@@ -574,6 +597,20 @@ LogicalResult LayerReader::readLoop(Value state, Value &initial) {
       matcher.matchUpdate(carriedOut(*weightArg), prev, prev);
   if (failed(update) || failed(addUpdate(*update)))
     return failure();
+  const SliceChain &window = layer.steps.front().querySlices.front();
+  if (!sameWindow(update->valueChunk, window))
+    return fail("its update reads other tokens than its output");
+  const SliceChain *tail =
+      layer.steps.size() > 1 ? &layer.steps[1].querySlices.front() : nullptr;
+  SmallVector<Value> sequences = {layer.steps.front().query,
+                                  update->keys.input.root, update->rule.v};
+  for (Value optional : {update->rule.lr, update->rule.momentum})
+    if (optional)
+      sequences.push_back(optional);
+  std::string bounds;
+  if (failed(checkLoopWalksChunks(loop, window, tail, layer.chunkSize,
+                                  sequences, bounds)))
+    return fail(bounds);
   if (update->rule.momentum) {
     auto arg = dyn_cast<BlockArgument>(skipLayout(update->momentumPrev));
     if (!arg || arg.getOwner() != &body || arg.getArgNumber() < 2 ||
