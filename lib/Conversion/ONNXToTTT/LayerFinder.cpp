@@ -189,10 +189,12 @@ private:
     StringRef type = node.getOpType();
     if (llvm::is_contained({"MatMul", "Mul", "Conv", "Einsum", "Gemm"}, type))
       return sum();
-    if (llvm::is_contained({"Add", "Sub", "Neg", "Concat", "Transpose", "Slice",
-                            "Gather", "ReduceSum", "Identity", "Unsqueeze",
-                            "Squeeze", "Expand", "Reshape", "Cast", "Pad",
-                            "Split", "Sum", "Flatten"},
+    if (llvm::is_contained({"Add",       "Sub",       "Neg",     "Concat",
+                            "Transpose", "Slice",     "Gather",  "ReduceSum",
+                            "Identity",  "Unsqueeze", "Squeeze", "Expand",
+                            "Reshape",   "Cast",      "Pad",     "Split",
+                            "Sum",       "Flatten",   "Trilu",   "ReduceMean",
+                            "Tile"},
                            type))
       return max();
     if (type == "Div" && in.size() == 2 && in[1] == 0)
@@ -249,12 +251,11 @@ static std::string findBlocker(const FoundLayer &layer, DependenceCache &deps,
     return "its output depends non-linearly on the trained fast weights "
            "(through " +
            describeNode(output.culprit) +
-           "), so its feature map changes as it learns and it is not linear "
-           "attention";
+           "), so it is not linear attention (the theorems need an output "
+           "linear in the fast weights)";
   if (degree > 1)
-    return "its output multiplies trained fast weights with each other, so "
-           "its feature map changes as it learns and it is not linear "
-           "attention";
+    return "its output multiplies trained fast weights with each other (a "
+           "trained feature map), so it is not linear attention";
   for (auto [before, after] : updates) {
     Value base = skipLayout(before);
     DegreeAnalysis update(deps, base);
@@ -293,13 +294,21 @@ std::string FoundLayer::describeForm() const {
 /// "'a', 'b', 'c' and 2 more".
 static std::string listNames(ArrayRef<Value> values) {
   constexpr size_t kShown = 3;
-  std::string text;
-  for (auto [index, value] : llvm::enumerate(values)) {
-    if (index == kShown)
-      return text + " and " + std::to_string(values.size() - kShown) + " more";
-    text += (index ? ", " : "") + describeValue(value);
+  SmallVector<std::string> names;
+  for (Value value : values) {
+    std::string name = describeValue(value);
+    if (!llvm::is_contained(names, name))
+      names.push_back(name);
   }
-  return text.empty() ? "none" : text;
+  if (names.empty())
+    return "none";
+  std::string text;
+  for (auto [index, name] : llvm::enumerate(names)) {
+    if (index == kShown)
+      return text + " and " + std::to_string(names.size() - kShown) + " more";
+    text += (index ? ", " : "") + name;
+  }
+  return text;
 }
 
 std::string FoundLayer::describeWeights() const {
@@ -427,14 +436,19 @@ static std::optional<FoundLayer> findLoop(onnx::NodeOp loop,
   for (Value read : step->weightsRead) {
     auto arg = dyn_cast<BlockArgument>(skipLayout(read));
     bool carried = arg && arg.getOwner() == &body && arg.getArgNumber() >= 2;
-    // Values the body computes from the carried weights change too.
-    bool computed = llvm::any_of(body.getArguments().drop_front(2),
-                                 [&](BlockArgument carriedArg) {
-                                   return deps.dependsOn(read, carriedArg);
-                                 });
+    // Values the body computes from the carried weights change too; such a
+    // value (a weight already updated with this chunk) is named after the
+    // carried weight it comes from.
+    auto from = llvm::find_if(body.getArguments().drop_front(2),
+                              [&](BlockArgument carriedArg) {
+                                return deps.dependsOn(read, carriedArg);
+                              });
+    bool computed = from != body.getArguments().end();
     layer.trained.push_back(carried || computed);
     layer.initialWeights.push_back(
-        carried ? loop.getInputs()[arg.getArgNumber()] : read);
+        carried    ? loop.getInputs()[arg.getArgNumber()]
+        : computed ? loop.getInputs()[(*from).getArgNumber()]
+                   : read);
     if (carried)
       updates.push_back({arg, yield.getOperand(arg.getArgNumber() - 1)});
   }
