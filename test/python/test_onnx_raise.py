@@ -274,3 +274,61 @@ def test_loop_that_skips_chunks_is_left_alone(tmp_path):
     rng = np.random.default_rng(2)
     feeds = {x: rng.normal(0, 1, (1, 2, 64, 8)).astype(np.float32) for x in "qkv"}
     assert _rel(_run(out, feeds)[0], _run(src, feeds)[0]) == 0.0
+
+
+def test_momentum_layer_with_a_large_zero_initializer(tmp_path):
+    """Momentum written by hand (Split chunks, ReduceMean of the chunk's momentum,
+    M_c = mu_c M_{c-1} + k_c^T v_c, W_{c+1} = W_c + 0.5 M_c) with the zero initial
+    momentum as a 4 KiB initializer (which the reader keeps as a resource blob)."""
+    B, H, T, D, C = 1, 4, 48, 16, 16
+    n = T // C
+    rng = np.random.default_rng(4)
+    w0 = rng.normal(0, 0.3, (H, D, D)).astype(np.float32)
+    nodes = [_const("sizes", [C] * n), _const("half", 0.5, np.float32),
+             _const("last", [-1])]
+    for x in "qkvm":
+        nodes.append(h.make_node("Split", [x, "sizes"], [f"{x}c{i}" for i in range(n)],
+                                 axis=2))
+    state, mom = "w0", "m0"
+    for i in range(n):
+        nodes.append(h.make_node("MatMul", [f"qc{i}", state], [f"o{i}"]))
+        if i + 1 == n:
+            break
+        nodes += [
+            h.make_node("Transpose", [f"kc{i}"], [f"kt{i}"], perm=[0, 1, 3, 2]),
+            h.make_node("MatMul", [f"kt{i}", f"vc{i}"], [f"g{i}"]),
+            h.make_node("ReduceMean", [f"mc{i}"], [f"mu{i}"], axes=[-1], keepdims=1),
+            h.make_node("Unsqueeze", [f"mu{i}", "last"], [f"mu4_{i}"]),
+            h.make_node("Mul", [f"mu4_{i}", mom], [f"decayed{i}"]),
+            h.make_node("Add", [f"g{i}", f"decayed{i}"], [f"M{i}"]),
+            h.make_node("Mul", [f"M{i}", "half"], [f"u{i}"]),
+            h.make_node("Add", [state, f"u{i}"], [f"w{i + 1}"]),
+        ]
+        state, mom = f"w{i + 1}", f"M{i}"
+    nodes.append(h.make_node("Concat", [f"o{i}" for i in range(n)], ["o"], axis=2))
+    spec = [h.make_tensor_value_info(x, TensorProto.FLOAT, [B, H, T, D]) for x in "qkv"]
+    spec.append(h.make_tensor_value_info("m", TensorProto.FLOAT, [B, H, T]))
+    graph = h.make_graph(nodes, "momentum", spec,
+                         [h.make_tensor_value_info("o", TensorProto.FLOAT, [B, H, T, D])],
+                         [nh.from_array(w0, "w0"),
+                          nh.from_array(np.zeros((H, D, D), np.float32), "m0")])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    src, out = tmp_path / "momentum.onnx", tmp_path / "fast.onnx"
+    onnx.save(model, str(src))
+    proc = _opt(src, out)
+    assert proc.returncode == 0, proc.stderr
+    assert "raised to ttt.kvb_layer (linear attention" in proc.stderr, proc.stderr
+
+    feeds = {x: rng.normal(0, 1, (B, H, T, D)).astype(np.float32) for x in "qkv"}
+    feeds["m"] = rng.uniform(0, 1, (B, H, T)).astype(np.float32)
+    q, k, v, m = (feeds[x].astype(np.float64) for x in "qkvm")
+    w, M = np.broadcast_to(w0, (B, H, D, D)).astype(np.float64), np.zeros((B, H, D, D))
+    expected = np.zeros((B, H, T, D))
+    for s in range(0, T, C):
+        expected[:, :, s:s + C] = q[:, :, s:s + C] @ w
+        M = m[:, :, s:s + C].mean(-1)[..., None, None] * M + \
+            np.swapaxes(k[:, :, s:s + C], -1, -2) @ v[:, :, s:s + C]
+        w = w + 0.5 * M
+    assert _rel(_run(src, feeds)[0], expected) <= RTOL
+    assert _rel(_run(out, feeds)[0], expected) <= RTOL

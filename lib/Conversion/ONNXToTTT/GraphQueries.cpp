@@ -8,6 +8,7 @@
 #include "GraphQueries.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
@@ -110,11 +111,18 @@ bool raise::isZeroConstant(Value value) {
     return !fill || (fill.isSplat() && isa<FloatType>(fill.getElementType()) &&
                      fill.getSplatValue<APFloat>().isZero());
   }
-  auto dense = dyn_cast_or_null<DenseElementsAttr>(constantElements(value));
-  if (!dense || !isa<FloatType>(dense.getElementType()))
+  ElementsAttr elements = constantElements(value);
+  if (!elements || !isa<FloatType>(elements.getElementType()))
     return false;
-  return llvm::all_of(dense.getValues<APFloat>(),
-                      [](const APFloat &x) { return x.isZero(); });
+  // Large initializers are resource blobs: all-zero bytes are +0.0.
+  if (auto blob = dyn_cast<DenseResourceElementsAttr>(elements)) {
+    AsmResourceBlob *data = blob.getRawHandle().getBlob();
+    return data && llvm::all_of(data->getData(),
+                                [](char byte) { return byte == 0; });
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(elements);
+  return dense && llvm::all_of(dense.getValues<APFloat>(),
+                               [](const APFloat &x) { return x.isZero(); });
 }
 
 Value raise::transposedInput(Value value) {
