@@ -78,8 +78,8 @@ public:
   }
   tonnx::NodeOp build(StringRef opType, ValueRange inputs, TypeRange results,
                       ArrayRef<NamedAttribute> attrs, unsigned regions) {
-    DictionaryAttr dict = attrs.empty() ? DictionaryAttr()
-                                        : b.getDictionaryAttr(attrs);
+    DictionaryAttr dict =
+        attrs.empty() ? DictionaryAttr() : b.getDictionaryAttr(attrs);
     return tonnx::NodeOp::create(b, loc, results, opType, /*domain=*/"", dict,
                                  /*node_name=*/nullptr, /*outputs=*/nullptr,
                                  /*doc_string=*/nullptr, inputs, regions);
@@ -129,9 +129,9 @@ public:
   Value binary(StringRef opType, Value lhs, Value rhs) {
     auto l = cast<RankedTensorType>(lhs.getType());
     auto r = cast<RankedTensorType>(rhs.getType());
-    return node(opType, {lhs, rhs},
-                dynamicType(std::max(l.getRank(), r.getRank()),
-                            l.getElementType()));
+    return node(
+        opType, {lhs, rhs},
+        dynamicType(std::max(l.getRank(), r.getRank()), l.getElementType()));
   }
   Value add(Value l, Value r) { return binary("Add", l, r); }
   Value sub(Value l, Value r) { return binary("Sub", l, r); }
@@ -160,15 +160,15 @@ public:
   }
   Value unsqueeze(Value x, ArrayRef<int64_t> axes) {
     auto type = cast<RankedTensorType>(x.getType());
-    return node("Unsqueeze", {x, i64s(axes)},
-                dynamicType(type.getRank() + axes.size(),
-                            type.getElementType()));
+    return node(
+        "Unsqueeze", {x, i64s(axes)},
+        dynamicType(type.getRank() + axes.size(), type.getElementType()));
   }
   Value squeeze(Value x, ArrayRef<int64_t> axes) {
     auto type = cast<RankedTensorType>(x.getType());
-    return node("Squeeze", {x, i64s(axes)},
-                dynamicType(type.getRank() - axes.size(),
-                            type.getElementType()));
+    return node(
+        "Squeeze", {x, i64s(axes)},
+        dynamicType(type.getRank() - axes.size(), type.getElementType()));
   }
   Value concat(ValueRange parts, int64_t axis) {
     auto type = cast<RankedTensorType>(parts.front().getType());
@@ -205,9 +205,9 @@ public:
   /// i64 -> the float element type (ONNX TensorProto data type codes).
   Value toFloat(Value x) {
     int64_t to = elem.isF64() ? 11 : elem.isF16() ? 10 : elem.isBF16() ? 16 : 1;
-    return node("Cast", {x}, RankedTensorType::get(
-                                 cast<RankedTensorType>(x.getType()).getShape(),
-                                 elem),
+    return node("Cast", {x},
+                RankedTensorType::get(
+                    cast<RankedTensorType>(x.getType()).getShape(), elem),
                 {attr("to", to)});
   }
 
@@ -225,8 +225,8 @@ public:
 
 private:
   static Type dynamicType(int64_t rank, Type elem) {
-    return RankedTensorType::get(SmallVector<int64_t>(rank, ShapedType::kDynamic),
-                                 elem);
+    return RankedTensorType::get(
+        SmallVector<int64_t>(rank, ShapedType::kDynamic), elem);
   }
   Type sameRank(Value x) const {
     auto type = cast<RankedTensorType>(x.getType());
@@ -254,10 +254,9 @@ Chunking chunkingOf(OnnxBuilder &b, Value x, int64_t chunk) {
   Value tokens = b.dim(x, 2);
   Value c = b.i64s({chunk});
   // Integer Div truncates; T >= 0, so (T + C - 1) / C is the ceiling.
-  Value count = b.node("Div", {b.node("Add", {tokens, b.i64s({chunk - 1})},
-                                      b.ints(1)),
-                               c},
-                       b.ints(1));
+  Value count = b.node(
+      "Div", {b.node("Add", {tokens, b.i64s({chunk - 1})}, b.ints(1)), c},
+      b.ints(1));
   Value padded = b.node("Mul", {count, c}, b.ints(1));
   Value padding = b.node("Sub", {padded, tokens}, b.ints(1));
   return {chunk, tokens, count, padding};
@@ -324,7 +323,8 @@ bool canExportSlice(tensor::ExtractSliceOp op, std::string &why) {
   SmallVector<OpFoldResult> offsets = op.getMixedOffsets();
   SmallVector<OpFoldResult> sizes = op.getMixedSizes();
   for (int64_t d = 0; d < 3; ++d) {
-    if (getConstantIntValue(offsets[d]) != 0 || !isWholeDim(sizes[d], source, d)) {
+    if (getConstantIntValue(offsets[d]) != 0 ||
+        !isWholeDim(sizes[d], source, d)) {
       why = "the slice must keep all of dims 0, 1 and 2";
       return false;
     }
@@ -401,7 +401,8 @@ bool mlir::ttt::canExportToONNX(Operation *op, std::string &why) {
       .Case([&](tensor::ExtractSliceOp slice) {
         return canExportSlice(slice, why);
       })
-      .Case([&](tensor::DimOp dim) { return onlyFeedsExportedSlices(dim, why); })
+      .Case(
+          [&](tensor::DimOp dim) { return onlyFeedsExportedSlices(dim, why); })
       .Case([&](arith::ConstantIndexOp c) {
         return onlyFeedsExportedSlices(c, why);
       })
@@ -425,21 +426,29 @@ LogicalResult checkExportable(Operation *op, PatternRewriter &rewriter) {
   return success();
 }
 
-Type elementTypeOf(Value v) {
-  return cast<RankedTensorType>(v.getType()).getElementType();
-}
+/// The frame every pattern shares: check that the op can go, build its
+/// value with an OnnxBuilder on the op's element type
+/// (`Derived::build(b, op)`), and replace the op by it.
+template <typename Derived, typename Op>
+struct ToONNXPattern : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const final {
+    if (failed(checkExportable(op, rewriter)))
+      return failure();
+    OnnxBuilder b(rewriter, op.getLoc(), getElementTypeOrSelf(op.getType()));
+    Value result = static_cast<const Derived *>(this)->build(b, op);
+    rewriter.replaceOp(op, b.retype(result, op.getType()));
+    return success();
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // feature_map
 //===----------------------------------------------------------------------===//
 
-struct FeatureMapToONNX : OpRewritePattern<FeatureMapOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(FeatureMapOp op,
-                                PatternRewriter &rewriter) const override {
-    if (failed(checkExportable(op, rewriter)))
-      return failure();
-    OnnxBuilder b(rewriter, op.getLoc(), elementTypeOf(op.getInput()));
+struct FeatureMapToONNX : ToONNXPattern<FeatureMapToONNX, FeatureMapOp> {
+  using ToONNXPattern::ToONNXPattern;
+  Value build(OnnxBuilder &b, FeatureMapOp op) const {
     Value x = op.getInput();
     Value phi = x;
     switch (op.getKind()) {
@@ -462,8 +471,7 @@ struct FeatureMapToONNX : OpRewritePattern<FeatureMapOp> {
       Value shape = b.concat({b.shape(phi, 0, 3), b.i64s({1})}, 0);
       phi = b.concat({phi, b.full(shape, 4, 1.0)}, 3);
     }
-    rewriter.replaceOp(op, b.retype(phi, op.getType()));
-    return success();
+    return phi;
   }
 
   static Value activation(OnnxBuilder &b, Value z, Activation act) {
@@ -488,13 +496,9 @@ struct FeatureMapToONNX : OpRewritePattern<FeatureMapOp> {
 // chunk_reduce, chunk_mean
 //===----------------------------------------------------------------------===//
 
-struct ChunkReduceToONNX : OpRewritePattern<ChunkReduceOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ChunkReduceOp op,
-                                PatternRewriter &rewriter) const override {
-    if (failed(checkExportable(op, rewriter)))
-      return failure();
-    OnnxBuilder b(rewriter, op.getLoc(), elementTypeOf(op.getK()));
+struct ChunkReduceToONNX : ToONNXPattern<ChunkReduceToONNX, ChunkReduceOp> {
+  using ToONNXPattern::ToONNXPattern;
+  Value build(OnnxBuilder &b, ChunkReduceOp op) const {
     Value v = op.getV();
     if (Value scale = op.getScale())
       v = b.mul(v, b.unsqueeze(scale, {3}));
@@ -505,24 +509,18 @@ struct ChunkReduceToONNX : OpRewritePattern<ChunkReduceOp> {
     g = b.mul(g, op.getFactor().convertToDouble());
     if (op.getMean())
       g = b.div(g, b.unsqueeze(chunkLengths(b, ch), {0, 1, 3, 4}));
-    rewriter.replaceOp(op, b.retype(g, op.getType()));
-    return success();
+    return g;
   }
 };
 
-struct ChunkMeanToONNX : OpRewritePattern<ChunkMeanOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ChunkMeanOp op,
-                                PatternRewriter &rewriter) const override {
-    if (failed(checkExportable(op, rewriter)))
-      return failure();
-    OnnxBuilder b(rewriter, op.getLoc(), elementTypeOf(op.getInput()));
+struct ChunkMeanToONNX : ToONNXPattern<ChunkMeanToONNX, ChunkMeanOp> {
+  using ToONNXPattern::ToONNXPattern;
+  Value build(OnnxBuilder &b, ChunkMeanOp op) const {
     Chunking ch = chunkingOf(b, op.getInput(), op.getChunkSize());
     Value sums = b.reduceSum(chunked(b, op.getInput(), ch), {3},
                              /*keepDims=*/false); // [B, H, N]
     Value mean = b.div(sums, chunkLengths(b, ch));
-    rewriter.replaceOp(op, b.retype(mean, op.getType()));
-    return success();
+    return mean;
   }
 };
 
@@ -545,13 +543,9 @@ struct Transition {
   }
 };
 
-struct ScanToONNX : OpRewritePattern<ScanOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ScanOp op,
-                                PatternRewriter &rewriter) const override {
-    if (failed(checkExportable(op, rewriter)))
-      return failure();
-    OnnxBuilder b(rewriter, op.getLoc(), elementTypeOf(op.getInputs()));
+struct ScanToONNX : ToONNXPattern<ScanToONNX, ScanOp> {
+  using ToONNXPattern::ToONNXPattern;
+  Value build(OnnxBuilder &b, ScanOp op) const {
     Value g = op.getInputs();
     bool exclusive = op.getMode() == ScanMode::exclusive;
     Value result;
@@ -568,12 +562,12 @@ struct ScanToONNX : OpRewritePattern<ScanOp> {
       auto [partial, cumulative] = hillisSteele(b, op, t, g, a);
       Value inclusive = partial;
       if (Value initial = op.getInitial())
-        inclusive = b.add(partial,
-                          t.apply(b, cumulative, initialPerChunk(b, initial)));
-      result = exclusive ? shiftByOne(b, inclusive, op.getInitial()) : inclusive;
+        inclusive =
+            b.add(partial, t.apply(b, cumulative, initialPerChunk(b, initial)));
+      result =
+          exclusive ? shiftByOne(b, inclusive, op.getInitial()) : inclusive;
     }
-    rewriter.replaceOp(op, b.retype(result, op.getType()));
-    return success();
+    return result;
   }
 
   /// The initial state [H, F, E] or [B, H, F, E] as [1|B, H, 1, F, E].
@@ -604,9 +598,8 @@ struct ScanToONNX : OpRewritePattern<ScanOp> {
   /// inclusive states but the last. Slicing N chunks off the concatenation
   /// keeps an empty sequence empty.
   static Value shiftByOne(OnnxBuilder &b, Value inclusive, Value initial) {
-    Value shape = b.concat({b.shape(inclusive, 0, 2), b.i64s({1}),
-                            b.shape(inclusive, 3, 5)},
-                           0);
+    Value shape = b.concat(
+        {b.shape(inclusive, 0, 2), b.i64s({1}), b.shape(inclusive, 3, 5)}, 0);
     Value first = initial ? b.expand(initialPerChunk(b, initial), shape, 5)
                           : b.full(shape, 5, 0.0);
     Value all = b.concat({first, inclusive}, 2);
@@ -644,11 +637,10 @@ struct ScanToONNX : OpRewritePattern<ScanOp> {
                 {ob.getNamedAttr("body", body)}, /*regions=*/1);
 
     OpBuilder::InsertionGuard guard(ob);
-    Block *block = ob.createBlock(
-        &loop->getRegion(0), {},
-        {RankedTensorType::get({}, ob.getI64Type()), boolType(ctx, 0), dType,
-         gType, aType},
-        SmallVector<Location>(5, loc));
+    Block *block = ob.createBlock(&loop->getRegion(0), {},
+                                  {RankedTensorType::get({}, ob.getI64Type()),
+                                   boolType(ctx, 0), dType, gType, aType},
+                                  SmallVector<Location>(5, loc));
     Value d = block->getArgument(2), s = block->getArgument(3),
           cum = block->getArgument(4);
     Value zero = b.i64s({0});
@@ -658,13 +650,13 @@ struct ScanToONNX : OpRewritePattern<ScanOp> {
     };
     Value sHi = window(s, d, count), sLo = window(s, zero, rest);
     Value aHi = window(cum, d, count), aLo = window(cum, zero, rest);
-    Value sNext = b.concat({window(s, zero, d), b.add(t.apply(b, aHi, sLo), sHi)}, 2);
+    Value sNext =
+        b.concat({window(s, zero, d), b.add(t.apply(b, aHi, sLo), sHi)}, 2);
     Value aNext = b.concat({window(cum, zero, d), t.compose(b, aHi, aLo)}, 2);
     Value dNext = b.node("Mul", {d, b.i64s({2})}, dType);
     Value again =
         b.squeeze(b.node("Less", {dNext, count}, boolType(ctx, 1)), {0});
-    tonnx::YieldOp::create(ob, loc,
-                           ValueRange{again, dNext, sNext, aNext});
+    tonnx::YieldOp::create(ob, loc, ValueRange{again, dNext, sNext, aNext});
     return {loop->getResult(1), loop->getResult(2)};
   }
 
@@ -689,13 +681,10 @@ struct ScanToONNX : OpRewritePattern<ScanOp> {
 // state_transform (Newton-Schulz, batched over every chunk state)
 //===----------------------------------------------------------------------===//
 
-struct StateTransformToONNX : OpRewritePattern<StateTransformOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(StateTransformOp op,
-                                PatternRewriter &rewriter) const override {
-    if (failed(checkExportable(op, rewriter)))
-      return failure();
-    OnnxBuilder b(rewriter, op.getLoc(), elementTypeOf(op.getInputs()));
+struct StateTransformToONNX
+    : ToONNXPattern<StateTransformToONNX, StateTransformOp> {
+  using ToONNXPattern::ToONNXPattern;
+  Value build(OnnxBuilder &b, StateTransformOp op) const {
     Value x = op.getInputs();
     auto type = cast<RankedTensorType>(x.getType());
     // Iterate on the wide orientation, so that X X^T is the smaller Gram.
@@ -704,7 +693,7 @@ struct StateTransformToONNX : OpRewritePattern<StateTransformOp> {
       x = b.transposeInner(x);
     // X / (|X|_F + eps), one norm per chunk state.
     Value norm = b.unary("Sqrt", b.reduceSum(b.mul(x, x), {3, 4},
-                                              /*keepDims=*/true));
+                                             /*keepDims=*/true));
     x = b.div(x, b.add(norm, b.scalar(op.getEps().convertToDouble())));
     ArrayRef<double> coeffs = op.getCoeffs();
     for (int64_t step = 0, e = op.getSteps(); step < e; ++step) {
@@ -717,8 +706,7 @@ struct StateTransformToONNX : OpRewritePattern<StateTransformOp> {
     if (transposed)
       x = b.transposeInner(x);
     x = b.mul(x, op.getFactor().convertToDouble());
-    rewriter.replaceOp(op, b.retype(x, op.getType()));
-    return success();
+    return x;
   }
 };
 
@@ -726,22 +714,18 @@ struct StateTransformToONNX : OpRewritePattern<StateTransformOp> {
 // chunk_apply
 //===----------------------------------------------------------------------===//
 
-struct ChunkApplyToONNX : OpRewritePattern<ChunkApplyOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ChunkApplyOp op,
-                                PatternRewriter &rewriter) const override {
-    if (failed(checkExportable(op, rewriter)))
-      return failure();
-    OnnxBuilder b(rewriter, op.getLoc(), elementTypeOf(op.getQ()));
+struct ChunkApplyToONNX : ToONNXPattern<ChunkApplyToONNX, ChunkApplyOp> {
+  using ToONNXPattern::ToONNXPattern;
+  Value build(OnnxBuilder &b, ChunkApplyOp op) const {
     Value q = op.getQ(), states = op.getStates();
     Chunking ch = chunkingOf(b, q, op.getChunkSize());
     Value o = b.matmul(chunked(b, q, ch), states); // [B, H, N, C, E]
     Value tokens = b.node("Mul", {ch.count, b.i64s({ch.size})}, b.ints(1));
-    Value shape = b.concat({b.shape(o, 0, 2), tokens, b.shape(states, 4, 5)}, 0);
+    Value shape =
+        b.concat({b.shape(o, 0, 2), tokens, b.shape(states, 4, 5)}, 0);
     Value flat = b.reshape(o, shape, 4);
     Value out = b.slice(flat, b.i64s({0}), ch.tokens, 2);
-    rewriter.replaceOp(op, b.retype(out, op.getType()));
-    return success();
+    return out;
   }
 };
 
@@ -749,19 +733,14 @@ struct ChunkApplyToONNX : OpRewritePattern<ChunkApplyOp> {
 // The learning-rate column
 //===----------------------------------------------------------------------===//
 
-struct LrColumnToONNX : OpRewritePattern<tensor::ExtractSliceOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(tensor::ExtractSliceOp op,
-                                PatternRewriter &rewriter) const override {
-    if (failed(checkExportable(op, rewriter)))
-      return failure();
-    OnnxBuilder b(rewriter, op.getLoc(), op.getType().getElementType());
+struct LrColumnToONNX : ToONNXPattern<LrColumnToONNX, tensor::ExtractSliceOp> {
+  using ToONNXPattern::ToONNXPattern;
+  Value build(OnnxBuilder &b, tensor::ExtractSliceOp op) const {
     int64_t column = *getConstantIntValue(op.getMixedOffsets()[3]);
     // A scalar index drops the gathered axis, as the rank-reducing slice does.
     Value lr = b.node("Gather", {op.getSource(), b.i64Scalar(column)},
                       op.getType(), {b.attr("axis", 3)});
-    rewriter.replaceOp(op, lr);
-    return success();
+    return lr;
   }
 };
 
@@ -823,7 +802,7 @@ struct LinAttnToONNXPass : ttt::impl::LinAttnToONNXBase<LinAttnToONNXPass> {
 } // namespace
 
 void mlir::ttt::populateLinAttnToONNXPatterns(RewritePatternSet &patterns) {
-  patterns.add<FeatureMapToONNX, ChunkReduceToONNX, ChunkMeanToONNX,
-               ScanToONNX, StateTransformToONNX, ChunkApplyToONNX,
-               LrColumnToONNX>(patterns.getContext());
+  patterns.add<FeatureMapToONNX, ChunkReduceToONNX, ChunkMeanToONNX, ScanToONNX,
+               StateTransformToONNX, ChunkApplyToONNX, LrColumnToONNX>(
+      patterns.getContext());
 }
