@@ -52,15 +52,18 @@ def _const(name, value, dtype=np.int64):
     return h.make_node("Constant", [], [name], value=nh.from_array(np.asarray(value, dtype), name))
 
 
-def _hand_written_layer(path, B=1, H=2, T=24, D=4, C=8, scale=0.5, seed=0, divisor=None):
+def _hand_written_layer(path, B=1, H=2, T=24, D=4, C=8, scale=0.5, seed=0, divisor=None,
+                        opset=17):
     """o_c = q_c W_c; W_{c+1} = 0.5 * k_c^T v_c (/ divisor) + W_c (apply, then update)."""
     rng = np.random.default_rng(seed)
     w0 = rng.normal(0, 0.5, (H, D, D)).astype(np.float32)
     n = T // C
-    nodes = [_const("sizes", [C] * n),
-             h.make_node("Split", ["q", "sizes"], [f"q{i}" for i in range(n)], axis=2),
-             h.make_node("Split", ["k", "sizes"], [f"k{i}" for i in range(n)], axis=2),
-             h.make_node("Split", ["v", "sizes"], [f"v{i}" for i in range(n)], axis=2),
+    # Split takes its sizes as an input from opset 13 on, as an attribute before.
+    split = (lambda x: h.make_node("Split", [x, "sizes"], [f"{x}{i}" for i in range(n)],
+                                   axis=2)) if opset >= 13 else \
+        (lambda x: h.make_node("Split", [x], [f"{x}{i}" for i in range(n)], axis=2,
+                               split=[C] * n))
+    nodes = [_const("sizes", [C] * n), split("q"), split("k"), split("v"),
              _const("half", scale, np.float32)]
     if divisor is not None:
         nodes.append(_const("divisor", divisor, np.float32))
@@ -86,7 +89,7 @@ def _hand_written_layer(path, B=1, H=2, T=24, D=4, C=8, scale=0.5, seed=0, divis
     graph = h.make_graph(nodes, "hand_written", spec,
                          [h.make_tensor_value_info("o", TensorProto.FLOAT, [B, H, T, D])],
                          [nh.from_array(w0, "w0")])
-    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", opset)])
     onnx.checker.check_model(model)
     onnx.save(model, str(path))
     return w0
@@ -332,3 +335,17 @@ def test_momentum_layer_with_a_large_zero_initializer(tmp_path):
         w = w + 0.5 * M
     assert _rel(_run(src, feeds)[0], expected) <= RTOL
     assert _rel(_run(out, feeds)[0], expected) <= RTOL
+
+
+def test_layer_in_an_opset_12_model_is_left_with_the_reason(tmp_path):
+    """The parallel form uses opset-13 nodes (axes as inputs): a layer of an opset-12
+    model is found, proven, and left as it was, saying why."""
+    src, out = tmp_path / "layer12.onnx", tmp_path / "out.onnx"
+    _hand_written_layer(src, opset=12)
+    proc = _opt(src, out)
+    assert proc.returncode == 0, proc.stderr
+    assert "TTT layer: unrolled chunk loop (3 chunks of 8 tokens)" in proc.stderr
+    assert "left as it was: the model imports opset 12, and the parallel form needs " \
+           "opset 13 or later" in proc.stderr
+    assert [n.op_type for n in onnx.load(str(out)).graph.node] == \
+        [n.op_type for n in onnx.load(str(src)).graph.node]

@@ -781,8 +781,18 @@ struct LinAttnToONNXPass : ttt::impl::LinAttnToONNXBase<LinAttnToONNXPass> {
     // Loop bodies must keep their signature (iteration number and condition
     // included, used or not); nothing here needs region simplification.
     config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    // Only the ops to rewrite (and what their rewrite creates): the graph's
+    // own nodes stay exactly as they are, unused ones included.
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
     for (tonnx::GraphOp graph : graphs) {
-      if (failed(applyPatternsGreedily(graph, frozen, config))) {
+      SmallVector<Operation *> ops;
+      graph.walk([&](Operation *op) {
+        if (op != graph && !isONNXOp(op))
+          ops.push_back(op);
+      });
+      if (ops.empty())
+        continue;
+      if (failed(applyOpPatternsGreedily(ops, frozen, config))) {
         graph.emitError("linattn-to-onnx: the rewrite did not converge");
         return signalPassFailure();
       }

@@ -85,6 +85,25 @@ static void eraseComputation(onnx::GraphOp graph, ArrayRef<Operation *> roots) {
   }
 }
 
+/// The parallel form is written with axes-as-input Squeeze/Unsqueeze/ReduceSum
+/// nodes, which exist from opset 13 on.
+static constexpr int64_t kMinExportOpset = 13;
+
+/// The default-domain opset `graph`'s model imports, if it says.
+static std::optional<int64_t> defaultOpset(onnx::GraphOp graph) {
+  auto module = graph->getParentOfType<ModuleOp>();
+  auto imports =
+      module ? module->getAttrOfType<ArrayAttr>(onnx::ONNXDialect::kOpsetImport)
+             : nullptr;
+  if (!imports)
+    return std::nullopt;
+  for (Attribute attr : imports)
+    if (auto opset = dyn_cast<onnx::OpsetAttr>(attr))
+      if (opset.getDomain().empty() || opset.getDomain() == "ai.onnx")
+        return opset.getVersion();
+  return std::nullopt;
+}
+
 /// Keeps the ONNX name of the layer's output for the nodes that read it: an
 /// Identity node named like the assembly node and producing the same name.
 static Value keepName(OpBuilder &builder, const FoundLayer &layer,
@@ -123,7 +142,7 @@ struct TTTRaiseONNXPass
     SmallVector<std::pair<Operation *, std::string>> remarks(layers.size());
     for (size_t i = layers.size(); i-- > 0;) {
       remarks[i].first = layers[i].assembly;
-      if (handle(layers[i], remarks[i].second))
+      if (handle(graph, layers[i], remarks[i].second))
         replaced.push_back(layers[i].assembly);
     }
     // Reported in graph order, before the replaced nodes go.
@@ -134,7 +153,8 @@ struct TTTRaiseONNXPass
 
   /// Replaces the layer if it should be; sets `remark` to what happened.
   /// Returns true if it was replaced.
-  bool handle(const FoundLayer &layer, std::string &remark) {
+  bool handle(onnx::GraphOp graph, const FoundLayer &layer,
+              std::string &remark) {
     std::string head =
         "TTT layer: " + layer.describeForm() + ", " + layer.describeWeights();
     auto leave = [&](StringRef why) {
@@ -160,6 +180,11 @@ struct TTTRaiseONNXPass
       blocker = explainLayer(facts);
     else
       blocker = onnxExportBlocker(op);
+    std::optional<int64_t> opset = defaultOpset(graph);
+    if (blocker.empty() && opset && *opset < kMinExportOpset)
+      blocker = "the model imports opset " + std::to_string(*opset) +
+                ", and the parallel form needs opset " +
+                std::to_string(kMinExportOpset) + " or later";
     if (!blocker.empty() && !raiseAll) {
       op->erase();
       return leave(blocker);

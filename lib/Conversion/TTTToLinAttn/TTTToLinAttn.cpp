@@ -317,10 +317,15 @@ struct TTTToLinAttnPass : ttt::impl::TTTToLinAttnBase<TTTToLinAttnPass> {
     });
     RewritePatternSet patterns(&getContext());
     patterns.add<RewriteLinearAttentionLayer>(&getContext());
+    // Only the layers and what their rewrite creates: the rest of the program
+    // (an imported ONNX graph, say) stays exactly as it is, dead ops included.
+    SmallVector<Operation *> layers;
+    getOperation()->walk([&](KVBLayerOp op) { layers.push_back(op); });
     GreedyRewriteConfig config;
     config.enableFolding(false);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(applyOpPatternsGreedily(layers, std::move(patterns), config)))
       signalPassFailure();
   }
 };
