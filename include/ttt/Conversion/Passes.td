@@ -117,25 +117,38 @@ def TTTRaiseONNX : Pass<"ttt-raise-onnx"> {
   let description = [{
     Finds test-time-training layers from the graph's dataflow, in the forms
     exporters write them: a chunk loop unrolled into copies that thread the
-    fast weights from one chunk to the next (traced export), an ONNX `Loop`
-    carrying the fast weights (scripted export), and a full-batch step whose
-    weights are computed from the keys and values. A chunk's output reads its
-    query chunk and weights; the weights that change from chunk to chunk are
-    the fast weights.
+    fast weights from one chunk to the next (traced export; chunks cut by
+    Slice or Split), an ONNX `Loop` carrying the fast weights (scripted
+    export), and a full-batch step whose weights the keys and values move
+    (an initial weight plus or minus a data-dependent update). A chunk's
+    output reads its query chunk and some weights; the weights that change
+    from chunk to chunk are the fast weights. Softmax attention and other
+    ordinary layers are not layers of this kind.
 
     For every layer found it emits one remark: the form, the fast weights,
-    and either "rewritten" or "left as it was" with the reason. A layer is
-    raised to `ttt.kvb_layer` when its output is linear in the fast weights,
-    its update is affine in them (both read off the dataflow, MATH.md
-    Theorems 5.1-5.3), its operations are those of a known family (linear
-    or static-SwiGLU features; dot or MSE gradient; per-token learning
-    rate; mean over the chunk; momentum; Newton-Schulz; step size), and the
-    layer analysis proves the `ttt.kvb_layer` rewritable as linear
-    attention. Everything else stays exactly as it was. With `raise-all`,
-    every layer whose `ttt.kvb_layer` form is known is raised (for
-    `--ttt-explain`), rewritable or not.
+    and either "raised" or "left as it was" with the reason. A layer is
+    raised to `ttt.kvb_layer` when
+    - its output is linear in the trained fast weights and each update is
+      affine in them (MATH.md Theorems 5.1-5.3, read off the dataflow by a
+      degree analysis that names the node that breaks it);
+    - its operations read as a `ttt.kvb_layer`: linear or static-SwiGLU
+      features; the dot or MSE gradient with an optional per-token
+      learning-rate column and a mean over the chunk (divided by the chunk's
+      length); momentum (decay = mean of the chunk's momentum, from zero);
+      Newton-Schulz (coefficients, eps, Muon's orientation); a step size;
+      apply-then-update or update-then-apply - the same in every chunk;
+    - a scripted Loop walks the sequence chunk by chunk: its trip count,
+      each iteration's token window and the chunk after the loop are
+      evaluated for sample sequence lengths and must cut the sequence into
+      the layer's chunks, and the loop never stops early;
+    - the layer analysis proves the `ttt.kvb_layer` rewritable as linear
+      attention, and the model's opset (13 or later) can express the
+      parallel form.
+    Everything else stays exactly as it was. With `raise-all`, every layer
+    whose `ttt.kvb_layer` form is read is raised (for `--ttt-explain`),
+    rewritable or not.
 
-    Example: `ttt-opt model.onnx --ttt-raise-onnx --ttt-explain`.
+    Example: `ttt-opt model.onnx --ttt-raise-onnx=raise-all --ttt-explain`.
   }];
   let options = [
     Option<"raiseAll", "raise-all", "bool", /*default=*/"false",
