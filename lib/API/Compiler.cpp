@@ -116,8 +116,10 @@ std::string formatLocation(mlir::Location loc, StringRef fallback) {
 /// message, remarks and warnings as lines.
 class Collector : public mlir::ScopedDiagnosticHandler {
 public:
-  Collector(mlir::MLIRContext *context, StringRef inputName)
-      : mlir::ScopedDiagnosticHandler(context), name(inputName.str()) {
+  Collector(mlir::MLIRContext *context, StringRef inputName,
+            std::function<void(const std::string &)> onLine = nullptr)
+      : mlir::ScopedDiagnosticHandler(context), name(inputName.str()),
+        onLine(std::move(onLine)) {
     setHandler([this](mlir::Diagnostic &diag) {
       std::string where = formatLocation(diag.getLocation(), "");
       std::string text = oneLine(diag.str());
@@ -131,6 +133,8 @@ public:
                                                                   : "remark";
       lines.push_back((where.empty() ? name : where) + ": " + severity.str() +
                       ": " + text);
+      if (this->onLine)
+        this->onLine(lines.back());
     });
   }
 
@@ -146,6 +150,7 @@ public:
 
 private:
   std::string name;
+  std::function<void(const std::string &)> onLine;
   std::string error;
 };
 
@@ -202,7 +207,8 @@ std::string version() { return TTT_VERSION; }
 OptimizeResult optimize(const std::string &input,
                         const std::string &inputFormat,
                         const std::vector<std::string> &simplify,
-                        const std::string &emit, const std::string &name) {
+                        const std::string &emit, const std::string &name,
+                        const std::function<void(const std::string &)> &onRemark) {
   OptimizeResult result;
   if (emit != "onnx" && emit != "mlir") {
     result.status = fail(ErrorKind::Invalid, "unknown output format '" + emit +
@@ -236,7 +242,7 @@ OptimizeResult optimize(const std::string &input,
   }
 
   auto context = makeContext();
-  Collector collector(context.get(), name);
+  Collector collector(context.get(), name, onRemark);
   llvm::SourceMgr sourceMgr;
   mlir::OwningOpRef<mlir::ModuleOp> module = readInput(
       input, inputFormat, name, *context, sourceMgr, collector, result.status);

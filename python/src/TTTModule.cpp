@@ -73,12 +73,24 @@ NB_MODULE(_ttt, m) {
       "optimize",
       [](nb::handle input, const std::string &inputFormat,
          const std::vector<std::string> &simplify, const std::string &emit,
-         const std::string &name) {
+         const std::string &name, nb::object onRemark) {
         std::string data = toStdString(input);
+        // Remarks reach Python as they are emitted (progress on a large
+        // model); an exception in the callback only drops that line.
+        std::function<void(const std::string &)> forward;
+        if (!onRemark.is_none())
+          forward = [&onRemark](const std::string &line) {
+            nb::gil_scoped_acquire acquire;
+            try {
+              onRemark(line);
+            } catch (nb::python_error &error) {
+              error.discard_as_unraisable("ttt.optimize on_remark");
+            }
+          };
         OptimizeResult result;
         {
           nb::gil_scoped_release release;
-          result = optimize(data, inputFormat, simplify, emit, name);
+          result = optimize(data, inputFormat, simplify, emit, name, forward);
         }
         nb::dict d = statusDict(result.status);
         if (emit == "onnx")
@@ -89,7 +101,8 @@ NB_MODULE(_ttt, m) {
         return d;
       },
       nb::arg("input"), nb::arg("input_format"), nb::arg("simplify"),
-      nb::arg("emit"), nb::arg("name") = "<input>");
+      nb::arg("emit"), nb::arg("name") = "<input>",
+      nb::arg("on_remark") = nb::none());
 
   m.def(
       "explain",

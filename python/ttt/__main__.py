@@ -53,11 +53,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.explain:
             _explain(args.input)
         emit = "onnx" if args.output.endswith(".onnx") else "mlir"
-        result, remarks = _api.optimize(args.input, simplify=args.simplify, emit=emit,
-                                        return_remarks=True)
-        # One progress line per layer: the passes' remarks name each one.
-        for line in remarks:
-            print(line, file=sys.stderr)
+        # One progress line per layer, as the compiler finds it.
+        result = _api.optimize(args.input, simplify=args.simplify, emit=emit,
+                               on_remark=lambda line: print(line, file=sys.stderr,
+                                                            flush=True))
         if emit == "onnx":
             data = result.SerializeToString()
             with open(args.output, "wb") as f:

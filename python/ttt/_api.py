@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -94,7 +94,8 @@ def _read_model(model: Model) -> _Input:
 
 
 def optimize(model: Model, *, simplify: Sequence[str] = (), emit: str = "onnx",
-             return_remarks: bool = False):
+             return_remarks: bool = False,
+             on_remark: Optional[Callable[[str], None]] = None):
     """Rewrites every TTT layer proven to be linear attention.
 
     Runs ``ttt-simplify`` (exact folds, plus the named model-changing
@@ -107,7 +108,8 @@ def optimize(model: Model, *, simplify: Sequence[str] = (), emit: str = "onnx",
     ``emit="onnx"``, MLIR text for ``emit="mlir"``; with
     ``return_remarks=True``, a pair ``(result, remarks)`` where ``remarks`` are
     the passes' one-line remarks (which layers changed and why the others did
-    not).
+    not). ``on_remark`` is called with each remark as the compiler emits it
+    (progress on a large model).
 
     ONNX input runs ``ttt-onnx-optimize`` instead (what ``ttt-opt
     model.onnx -o out.onnx`` does): every TTT layer is found from the graph's
@@ -131,7 +133,8 @@ def optimize(model: Model, *, simplify: Sequence[str] = (), emit: str = "onnx",
     if isinstance(simplify, str):
         simplify = simplify.replace(",", " ").split()
     src = _read_model(model)
-    result = _ext.load().optimize(src.data, src.format, list(simplify), emit, src.name)
+    result = _ext.load().optimize(src.data, src.format, list(simplify), emit, src.name,
+                                  on_remark)
     _raise_for(result)
     output = result["output"]
     if emit == "onnx":

@@ -304,3 +304,17 @@ def test_bad_mlir():
     assert "\n" not in str(info.value)
     with pytest.raises(ttt.InvalidInputError):
         ttt.explain(12345)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_optimize_reports_each_layer_as_it_goes():
+    seen = []
+    _, remarks = ttt.optimize(FIXTURES / "lact_v5.scripted.onnx", return_remarks=True,
+                              on_remark=seen.append)
+    assert seen == remarks and len(seen) == 1 and "TTT layer: " in seen[0]
+
+    def broken(line):
+        raise RuntimeError("a callback that fails")
+
+    # A failing callback loses its lines, not the result.
+    assert ttt.optimize(FIXTURES / "lact_v5.scripted.onnx", on_remark=broken) is not None

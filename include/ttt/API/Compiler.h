@@ -16,6 +16,7 @@
 #define TTT_API_COMPILER_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -92,16 +93,20 @@ struct RunResult {
 std::string version();
 
 /// Reads `input` (`inputFormat` "mlir": MLIR text or bytecode; "onnx": a
-/// serialized ModelProto), runs `ttt-simplify` with the named
-/// model-changing simplifications (freeze-inner, drop-weight-norm,
-/// collapse-mlp, drop-token-lr, drop-momentum, drop-muon; none: exact folds
-/// only), then `ttt-to-linattn`, and writes the result as `emit` ("onnx" or
-/// "mlir"). `name` names the input in messages and locations.
-OptimizeResult optimize(const std::string &input,
-                        const std::string &inputFormat,
-                        const std::vector<std::string> &simplify,
-                        const std::string &emit,
-                        const std::string &name = "<input>");
+/// serialized ModelProto) and rewrites its TTT layers that are linear
+/// attention. MLIR: `ttt-simplify` with the named model-changing
+/// simplifications (freeze-inner, drop-weight-norm, collapse-mlp,
+/// drop-token-lr, drop-momentum, drop-muon; none: exact folds only), then
+/// `ttt-to-linattn`. ONNX: `ttt-onnx-optimize` (find the layers, rewrite the
+/// exact ones into standard ONNX nodes; `simplify` must be empty). Writes the
+/// result as `emit` ("onnx" or "mlir"). `name` names the input in messages
+/// and locations. `onRemark`, if given, receives each remark line as it is
+/// emitted (one per layer found), before the call returns.
+OptimizeResult
+optimize(const std::string &input, const std::string &inputFormat,
+         const std::vector<std::string> &simplify, const std::string &emit,
+         const std::string &name = "<input>",
+         const std::function<void(const std::string &)> &onRemark = nullptr);
 
 /// The layer analysis of every `ttt` layer in `input` (same formats as
 /// `optimize`), in program order.
