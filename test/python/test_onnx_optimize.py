@@ -154,3 +154,16 @@ def test_rewritten_layers_leave_the_chunk_loop(name, optimized):
         assert _op_types(exported) == _op_types(original)
         assert [i.name for i in exported.graph.initializer] == \
             [i.name for i in original.graph.initializer]
+
+
+@pytest.mark.parametrize("name", [n for n in FIXTURES if _meta(n)["family"] in REWRITTEN])
+def test_optimizing_twice_changes_nothing(name, optimized, tmp_path):
+    """The parallel form is not mistaken for a TTT layer: a second run reports none
+    and writes the model back node for node."""
+    out, _ = optimized[name]
+    again = tmp_path / "again.onnx"
+    proc = subprocess.run([str(tool("ttt-opt")), str(out), "-o", str(again)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "TTT layer" not in proc.stderr
+    assert _op_types(onnx.load(str(again))) == _op_types(onnx.load(str(out)))

@@ -117,8 +117,8 @@ bool raise::isZeroConstant(Value value) {
   // Large initializers are resource blobs: all-zero bytes are +0.0.
   if (auto blob = dyn_cast<DenseResourceElementsAttr>(elements)) {
     AsmResourceBlob *data = blob.getRawHandle().getBlob();
-    return data && llvm::all_of(data->getData(),
-                                [](char byte) { return byte == 0; });
+    return data &&
+           llvm::all_of(data->getData(), [](char byte) { return byte == 0; });
   }
   auto dense = dyn_cast<DenseElementsAttr>(elements);
   return dense && llvm::all_of(dense.getValues<APFloat>(),

@@ -570,12 +570,22 @@ std::vector<FoundLayer> raise::findLayers(onnx::GraphOp graph,
     if (layer)
       layers.push_back(std::move(*layer));
   });
-  // Full-batch layers: graph outputs that no chunked layer produced.
+  // Full-batch layers: graph outputs that no chunked layer produced, and
+  // that do not read a layer ttt-opt already rewrote.
+  SmallVector<Value> rewritten;
+  graph.walk([&](onnx::NodeOp node) {
+    std::optional<StringRef> doc = node.getDocString();
+    if (doc && doc->starts_with(kRewrittenDoc))
+      llvm::append_range(rewritten, node->getResults());
+  });
   auto yield = cast<onnx::YieldOp>(graph.getBody().front().getTerminator());
   for (Value output : yield.getOperands()) {
-    if (llvm::any_of(layers, [&](const FoundLayer &layer) {
-          return deps.dependsOn(output, layer.output);
-        }))
+    if (llvm::any_of(layers,
+                     [&](const FoundLayer &layer) {
+                       return deps.dependsOn(output, layer.output);
+                     }) ||
+        llvm::any_of(rewritten,
+                     [&](Value done) { return deps.dependsOn(output, done); }))
       continue;
     if (std::optional<FoundLayer> layer = findFullBatch(output, graph, deps))
       layers.push_back(std::move(*layer));

@@ -76,6 +76,11 @@ struct FoundLayer {
   std::string describeWeights() const;
 };
 
+/// The start of the doc_string of the node that carries a rewritten layer's
+/// output: what follows it already is linear attention.
+inline constexpr llvm::StringLiteral kRewrittenDoc =
+    "ttt: parallel linear-attention form of a TTT layer, ";
+
 /// Finds every TTT layer of `graph`, outermost first. Layers inside another
 /// layer's chunk are not reported twice.
 std::vector<FoundLayer> findLayers(onnx::GraphOp graph, DependenceCache &deps);

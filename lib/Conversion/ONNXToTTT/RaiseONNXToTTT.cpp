@@ -104,21 +104,23 @@ static std::optional<int64_t> defaultOpset(onnx::GraphOp graph) {
   return std::nullopt;
 }
 
-/// Keeps the ONNX name of the layer's output for the nodes that read it: an
-/// Identity node named like the assembly node and producing the same name.
-static Value keepName(OpBuilder &builder, const FoundLayer &layer,
-                      Value replacement) {
+/// The layer's replacement as seen by the rest of the graph: an Identity
+/// node that keeps the ONNX name of the layer's output and says in its
+/// doc_string what it is, so that a later run does not take the parallel
+/// form for a layer to rewrite.
+static Value markReplacement(OpBuilder &builder, const FoundLayer &layer,
+                             Value replacement) {
   auto assembly = dyn_cast<onnx::NodeOp>(layer.assembly);
-  if (!assembly)
-    return replacement;
-  StringRef name =
-      assembly.getOutputName(cast<OpResult>(layer.output).getResultNumber());
-  if (name.empty())
-    return replacement;
+  StringRef name = assembly
+                       ? assembly.getOutputName(
+                             cast<OpResult>(layer.output).getResultNumber())
+                       : StringRef();
   auto identity = onnx::NodeOp::create(
-      builder, assembly.getLoc(), TypeRange{layer.output.getType()}, "Identity",
-      "", /*attrs=*/nullptr, assembly.getNodeNameAttr(),
-      builder.getStrArrayAttr({name}), /*doc_string=*/nullptr,
+      builder, layer.assembly->getLoc(), TypeRange{layer.output.getType()},
+      "Identity", "", /*attrs=*/nullptr,
+      assembly ? assembly.getNodeNameAttr() : nullptr,
+      name.empty() ? nullptr : builder.getStrArrayAttr({name}),
+      builder.getStringAttr(kRewrittenDoc + layer.describeForm()),
       ValueRange{replacement}, /*subgraphsCount=*/0);
   return identity->getResult(0);
 }
@@ -190,7 +192,7 @@ struct TTTRaiseONNXPass
       return leave(blocker);
     }
     Value output = layer.output;
-    output.replaceAllUsesWith(keepName(builder, layer, op.getOutput()));
+    output.replaceAllUsesWith(markReplacement(builder, layer, op.getOutput()));
     remark = head + ": raised to ttt.kvb_layer" +
              (blocker.empty()
                   ? " (linear attention, " +

@@ -13,7 +13,7 @@
 // CHECK: %[[O:.+]] = ttt.kvb_layer %[[Q]], {{.*}} weights(%[[W]] : tensor<?x2x16x16xf32>) lr(
 // CHECK-SAME: loss = #ttt.loss<kind = mse, reduction = mean>
 // CHECK-SAME: schedule = #ttt.schedule<kind = chunked, size = 8>
-// CHECK-NEXT: %[[NAMED:.+]] = onnx.node "Identity"(%[[O]]) {node_name = "{{.+}}", outputs = ["o"]}
+// CHECK-NEXT: %[[NAMED:.+]] = onnx.node "Identity"(%[[O]]) {doc_string = "ttt: parallel linear-attention form of a TTT layer, {{.+}}", node_name = "{{.+}}", outputs = ["o"]}
 // CHECK-NEXT: onnx.yield %[[NAMED]]
 
 // LaCT with only the output layer W1 trained: silu(q W0) * (q W2) with the

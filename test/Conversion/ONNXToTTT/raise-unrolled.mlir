@@ -15,7 +15,7 @@
 // CHECK-SAME: model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot>
 // CHECK-SAME: orthogonalize = #ttt.newton_schulz<steps = 5, coeffs = [4.08479{{[0-9]+}}, -6.89459{{[0-9]+}}, 2.92700{{[0-9]+}}
 // CHECK-SAME: schedule = #ttt.schedule<kind = chunked, size = 16>
-// CHECK-NEXT: %[[NAMED:.+]] = onnx.node "Identity"(%[[O]]) {node_name = "{{.+}}", outputs = ["o"]}
+// CHECK-NEXT: %[[NAMED:.+]] = onnx.node "Identity"(%[[O]]) {doc_string = "ttt: parallel linear-attention form of a TTT layer, {{.+}}", node_name = "{{.+}}", outputs = ["o"]}
 // CHECK-NEXT: onnx.yield %[[NAMED]]
 
 // Update-then-apply: chunk c's output reads the weight after chunk c's own
