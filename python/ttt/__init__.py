@@ -29,6 +29,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from . import _errors  # noqa: E402
 from ._errors import (  # noqa: E402
     CompileError,
     Error,
@@ -59,13 +60,5 @@ __all__ = [
     "LayerReport",
     "ExplainReport",
     "SIMPLIFICATIONS",
-    "Error",
-    "ParseError",
-    "InvalidInputError",
-    "InputFileError",
-    "CompileError",
-    "ExportError",
-    "RunError",
-    "UnsupportedError",
-    "VerificationError",
+    *_errors.__all__,
 ]

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LowerRecurrent.h"
+#include "StreamLoop.h"
 
 #include "ttt/Conversion/Utils/TensorMath.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
@@ -146,8 +147,7 @@ struct LowerDWConvLayer : OpRewritePattern<DWConvLayerOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto elementType = cast<FloatType>(op.getQ().getType().getElementType());
-    FloatType computeType =
-        elementType.getWidth() < 32 ? rewriter.getF32Type() : elementType;
+    FloatType computeType = getComputeType(elementType, rewriter);
     TensorMath tm(rewriter, loc, computeType);
     OpBuilder &b = rewriter;
     Value q = op.getQ(), k = op.getK(), v = op.getV(), w = op.getKernel();
@@ -165,43 +165,30 @@ struct LowerDWConvLayer : OpRewritePattern<DWConvLayerOp> {
       outputs.push_back(tensor::EmptyOp::create(
           b, loc, {batch, channels, b.getIndexAttr(kh), b.getIndexAttr(kw)},
           elementType));
-    auto forall = scf::ForallOp::create(b, loc, {batch, channels}, outputs,
-                                        std::nullopt);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(forall.getTerminator());
-      Value bIv = forall.getInductionVars()[0];
-      Value cIv = forall.getInductionVars()[1];
-      auto plane = [&](Value t) {
-        return tm.convert(tm.slice(t, {bIv, cIv, zero, zero},
-                                {unit, unit, tm.dim(t, 2), tm.dim(t, 3)}, 2),
-                       computeType);
-      };
-      Value kernel =
-          rank == 4
-              ? tm.slice(w, {bIv, cIv, zero, zero},
-                         {unit, unit, b.getIndexAttr(kh), b.getIndexAttr(kw)}, 2)
-              : tm.slice(w, {cIv, zero, zero},
-                         {unit, b.getIndexAttr(kh), b.getIndexAttr(kw)}, 2);
-      DWConvLowering lowering(tm, op, kh, kw);
-      auto [o, finalKernel] = lowering.lowerStream(
-          plane(q), plane(k), plane(v), tm.convert(kernel, computeType));
-      SmallVector<Value> pieces{tm.convert(o, elementType)};
-      if (op.getFinalKernel())
-        pieces.push_back(tm.convert(finalKernel, elementType));
-      // Sizes are computed in the body: the terminator holds only inserts.
-      SmallVector<SmallVector<OpFoldResult>> pieceSizes;
-      for (Value piece : pieces)
-        pieceSizes.push_back({unit, unit, tm.dim(piece, 0), tm.dim(piece, 1)});
-      b.setInsertionPointToEnd(forall.getTerminator().getBody());
-      for (auto [piece, dest, sizes] :
-           llvm::zip(pieces, forall.getRegionIterArgs(), pieceSizes)) {
-        tensor::ParallelInsertSliceOp::create(
-            b, loc, piece, dest, {bIv, cIv, zero, zero}, sizes,
-            SmallVector<OpFoldResult>(4, unit));
-      }
-    }
-    rewriter.replaceOp(op, forall.getResults());
+    SmallVector<Value> results = buildStreamLoop(
+        b, loc, {batch, channels}, outputs, [&](Value bIv, Value cIv) {
+          auto plane = [&](Value t) {
+            return tm.convert(tm.slice(t, {bIv, cIv, zero, zero},
+                                       {unit, unit, tm.dim(t, 2), tm.dim(t, 3)},
+                                       2),
+                              computeType);
+          };
+          Value kernel =
+              rank == 4
+                  ? tm.slice(
+                        w, {bIv, cIv, zero, zero},
+                        {unit, unit, b.getIndexAttr(kh), b.getIndexAttr(kw)}, 2)
+                  : tm.slice(w, {cIv, zero, zero},
+                             {unit, b.getIndexAttr(kh), b.getIndexAttr(kw)}, 2);
+          DWConvLowering lowering(tm, op, kh, kw);
+          auto [o, finalKernel] = lowering.lowerStream(
+              plane(q), plane(k), plane(v), tm.convert(kernel, computeType));
+          SmallVector<Value> pieces{tm.convert(o, elementType)};
+          if (op.getFinalKernel())
+            pieces.push_back(tm.convert(finalKernel, elementType));
+          return pieces;
+        });
+    rewriter.replaceOp(op, results);
     return success();
   }
 };

@@ -12,6 +12,7 @@
 
 #include "FastWeightNet.h"
 #include "LowerRecurrent.h"
+#include "StreamLoop.h"
 
 #include "ttt/Conversion/Utils/TensorMath.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
@@ -525,9 +526,7 @@ struct LowerKVBLayer : OpRewritePattern<KVBLayerOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto elementType = cast<FloatType>(op.getQ().getType().getElementType());
-    // 16-bit layers are computed in f32, as the reference models accumulate.
-    FloatType computeType =
-        elementType.getWidth() < 32 ? rewriter.getF32Type() : elementType;
+    FloatType computeType = getComputeType(elementType, rewriter);
     TensorMath tm(rewriter, loc, computeType);
     OpBuilder &b = rewriter;
 
@@ -550,78 +549,62 @@ struct LowerKVBLayer : OpRewritePattern<KVBLayerOp> {
         outputs.push_back(tensor::EmptyOp::create(
             b, loc, {batch, heads, rows, cols}, elementType));
 
-    auto forall = scf::ForallOp::create(b, loc, {batch, heads}, outputs,
-                                        std::nullopt);
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPoint(forall.getTerminator());
-      Value bIv = forall.getInductionVars()[0];
-      Value hIv = forall.getInductionVars()[1];
-      OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1);
-      auto streamOf = [&](Value t, int64_t keep) -> Value {
-        // [B, H, ...] -> the (b, h) slice with `keep` trailing dims.
-        SmallVector<OpFoldResult> offsets{bIv, hIv}, sizes{unit, unit};
-        for (int64_t d = 2, e = cast<RankedTensorType>(t.getType()).getRank();
-             d < e; ++d) {
-          offsets.push_back(zero);
-          sizes.push_back(tm.dim(t, d));
-        }
-        return tm.convert(tm.slice(t, offsets, sizes, keep), computeType);
-      };
-      Stream stream;
-      stream.q = streamOf(q, 2);
-      stream.k = streamOf(k, 2);
-      stream.v = streamOf(v, 2);
-      if (Value lr = op.getLr())
-        stream.lr = streamOf(lr, 2);
-      if (Value m = op.getMomentum())
-        stream.momentum = streamOf(m, 1);
-      if (Value eta = op.getTokenEta())
-        stream.tokenEta = tm.convert(eta, computeType);
-      auto perHead = [&](Value t) -> Value {
-        if (!t)
-          return Value();
-        if (cast<RankedTensorType>(t.getType()).getRank() == 1)
-          return tm.convert(t, computeType);
-        return tm.convert(tm.slice(t, {hIv, zero}, {unit, tm.dim(t, 1)}, 1),
-                       computeType);
-      };
-      stream.gamma = perHead(op.getLnGamma());
-      stream.beta = perHead(op.getLnBeta());
-      for (auto [w, shape] : llvm::zip(op.getWeights(), weightShapes)) {
-        bool perSample = cast<RankedTensorType>(w.getType()).getRank() == 4;
-        SmallVector<OpFoldResult> offsets, sizes;
-        if (perSample) {
-          offsets.push_back(bIv);
-          sizes.push_back(unit);
-        }
-        offsets.append({hIv, zero, zero});
-        sizes.append({unit, shape.first, shape.second});
-        stream.weights.push_back(
-            tm.convert(tm.slice(w, offsets, sizes, 2), computeType));
-      }
+    SmallVector<Value> results = buildStreamLoop(
+        b, loc, {batch, heads}, outputs, [&](Value bIv, Value hIv) {
+          OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1);
+          auto streamOf = [&](Value t, int64_t keep) -> Value {
+            // [B, H, ...] -> the (b, h) slice with `keep` trailing dims.
+            SmallVector<OpFoldResult> offsets{bIv, hIv}, sizes{unit, unit};
+            for (int64_t d = 2,
+                         e = cast<RankedTensorType>(t.getType()).getRank();
+                 d < e; ++d) {
+              offsets.push_back(zero);
+              sizes.push_back(tm.dim(t, d));
+            }
+            return tm.convert(tm.slice(t, offsets, sizes, keep), computeType);
+          };
+          Stream stream;
+          stream.q = streamOf(q, 2);
+          stream.k = streamOf(k, 2);
+          stream.v = streamOf(v, 2);
+          if (Value lr = op.getLr())
+            stream.lr = streamOf(lr, 2);
+          if (Value m = op.getMomentum())
+            stream.momentum = streamOf(m, 1);
+          if (Value eta = op.getTokenEta())
+            stream.tokenEta = tm.convert(eta, computeType);
+          auto perHead = [&](Value t) -> Value {
+            if (!t)
+              return Value();
+            if (cast<RankedTensorType>(t.getType()).getRank() == 1)
+              return tm.convert(t, computeType);
+            return tm.convert(tm.slice(t, {hIv, zero}, {unit, tm.dim(t, 1)}, 1),
+                              computeType);
+          };
+          stream.gamma = perHead(op.getLnGamma());
+          stream.beta = perHead(op.getLnBeta());
+          for (auto [w, shape] : llvm::zip(op.getWeights(), weightShapes)) {
+            bool perSample = cast<RankedTensorType>(w.getType()).getRank() == 4;
+            SmallVector<OpFoldResult> offsets, sizes;
+            if (perSample) {
+              offsets.push_back(bIv);
+              sizes.push_back(unit);
+            }
+            offsets.append({hIv, zero, zero});
+            sizes.append({unit, shape.first, shape.second});
+            stream.weights.push_back(
+                tm.convert(tm.slice(w, offsets, sizes, 2), computeType));
+          }
 
-      KVBLowering lowering(tm, op);
-      auto [o, finals] = lowering.lowerStream(stream);
-
-      SmallVector<Value> pieces{tm.convert(o, elementType)};
-      SmallVector<SmallVector<OpFoldResult>> pieceSizes{
-          {unit, unit, qTokens, dout}};
-      if (returnsWeights)
-        for (auto [w, shape] : llvm::zip(finals, weightShapes)) {
-          pieces.push_back(tm.convert(w, elementType));
-          pieceSizes.push_back({unit, unit, shape.first, shape.second});
-        }
-      b.setInsertionPointToEnd(forall.getTerminator().getBody());
-      for (auto [piece, dest, sizes] :
-           llvm::zip(pieces, forall.getRegionIterArgs(), pieceSizes)) {
-        SmallVector<OpFoldResult> offsets{bIv, hIv, zero, zero};
-        SmallVector<OpFoldResult> strides(4, unit);
-        tensor::ParallelInsertSliceOp::create(b, loc, piece, dest, offsets,
-                                              sizes, strides);
-      }
-    }
-    rewriter.replaceOp(op, forall.getResults());
+          KVBLowering lowering(tm, op);
+          auto [o, finals] = lowering.lowerStream(stream);
+          SmallVector<Value> pieces{tm.convert(o, elementType)};
+          if (returnsWeights)
+            for (Value w : finals)
+              pieces.push_back(tm.convert(w, elementType));
+          return pieces;
+        });
+    rewriter.replaceOp(op, results);
     return success();
   }
 };
