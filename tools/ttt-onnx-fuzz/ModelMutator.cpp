@@ -19,6 +19,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -121,9 +122,11 @@ void mutateAttribute(onnx::AttributeProto &attr, Rng &rng) {
     attr.set_i(pick(rng, kIntegers));
     break;
   case 1:
-    if (attr.ints_size())
-      attr.set_ints(below(rng, attr.ints_size()), pick(rng, kIntegers));
-    else
+    if (attr.ints_size()) {
+      // One draw per statement: argument order is unspecified in C++.
+      int index = static_cast<int>(below(rng, attr.ints_size()));
+      attr.set_ints(index, pick(rng, kIntegers));
+    } else
       attr.add_ints(pick(rng, kIntegers));
     break;
   case 2:
@@ -173,9 +176,11 @@ void mutateNode(onnx::GraphProto &graph, onnx::NodeProto &node, Rng &rng) {
       node.add_input(names[below(rng, names.size())]);
     break;
   case 5:
-    if (node.input_size() && !names.empty())
-      node.set_input(below(rng, node.input_size()),
-                     below(rng, 4) ? names[below(rng, names.size())] : "");
+    if (node.input_size() && !names.empty()) {
+      int index = static_cast<int>(below(rng, node.input_size()));
+      std::string input = below(rng, 4) ? names[below(rng, names.size())] : "";
+      node.set_input(index, input);
+    }
     break;
   default:
     if (node.output_size() && below(rng, 2))
@@ -191,8 +196,10 @@ void mutateNode(onnx::GraphProto &graph, onnx::NodeProto &node, Rng &rng) {
 void mutateTensor(onnx::TensorProto &tensor, Rng &rng) {
   switch (below(rng, 4)) {
   case 0:
-    if (tensor.dims_size())
-      tensor.set_dims(below(rng, tensor.dims_size()), pick(rng, kIntegers));
+    if (tensor.dims_size()) {
+      int index = static_cast<int>(below(rng, tensor.dims_size()));
+      tensor.set_dims(index, pick(rng, kIntegers));
+    }
     break;
   case 1:
     tensor.add_dims(below(rng, 3));

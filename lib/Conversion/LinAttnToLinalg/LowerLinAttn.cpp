@@ -207,10 +207,13 @@ struct LowerFeatureMap : OpRewritePattern<FeatureMapOp> {
           return s.select(s.greaterThan(v[0], zero), v[0], zero);
         case Activation::gelu_tanh: {
           Value z3 = s.mul(v[0], s.mul(v[0], v[0]));
-          Value inner = s.mul(s.constant(0.7978845608028654),
-                              s.add(v[0], s.mul(s.constant(0.044715), z3)));
-          return s.mul(s.mul(s.constant(0.5), v[0]),
-                       s.add(s.constant(1.0), s.tanh(inner)));
+          Value c = s.constant(0.7978845608028654);
+          Value a = s.constant(0.044715);
+          Value inner = s.mul(c, s.add(v[0], s.mul(a, z3)));
+          Value half = s.constant(0.5);
+          Value halfZ = s.mul(half, v[0]);
+          Value one = s.constant(1.0);
+          return s.mul(halfZ, s.add(one, s.tanh(inner)));
         }
         }
         llvm_unreachable("unknown activation");
@@ -587,7 +590,8 @@ struct LowerStateTransform : OpRewritePattern<StateTransformOp> {
                    {m5.dims({0, 1, 2, 3, 4}), m5.dims({0, 1, 2}),
                     m5.dims({0, 1, 2, 3, 4})},
                    iterators(5, 0), [&](ScalarMath &sm, ValueRange v) {
-                     return sm.div(v[0], sm.add(sm.sqrt(v[1]), sm.constant(eps)));
+                     Value norm = sm.sqrt(v[1]);
+                     return sm.div(v[0], sm.add(norm, sm.constant(eps)));
                    });
     // Batched products of the [r, c] states: (b, h, n, i, j, k).
     Maps m6{ctx, 6};
@@ -612,8 +616,9 @@ struct LowerStateTransform : OpRewritePattern<StateTransformOp> {
       Value g = gram(x);
       Value g2 = product(g, g, s[3]);
       Value poly = tm.map({g, g2}, [&](ScalarMath &sm, ValueRange v) {
-        return sm.add(sm.mul(sm.constant(bc), v[0]),
-                      sm.mul(sm.constant(c), v[1]));
+        Value linear = sm.mul(sm.constant(bc), v[0]);
+        Value quadratic = sm.mul(sm.constant(c), v[1]);
+        return sm.add(linear, quadratic);
       });
       Value px = product(poly, x, s[4]);
       x = tm.map({x, px}, [&](ScalarMath &sm, ValueRange v) {

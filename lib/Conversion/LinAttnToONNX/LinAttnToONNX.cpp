@@ -462,10 +462,12 @@ struct FeatureMapToONNX : ToONNXPattern<FeatureMapToONNX, FeatureMapOp> {
       phi = activation(b, z, op.getActivation());
       break;
     }
-    case FeatureMapKind::swiglu:
-      phi = b.mul(b.silu(b.matmul(x, op.getWeights()[0])),
-                  b.matmul(x, op.getWeights()[1]));
+    case FeatureMapKind::swiglu: {
+      Value gate = b.silu(b.matmul(x, op.getWeights()[0]));
+      Value up = b.matmul(x, op.getWeights()[1]);
+      phi = b.mul(gate, up);
       break;
+    }
     }
     if (op.getAppendOne()) {
       Value shape = b.concat({b.shape(phi, 0, 3), b.i64s({1})}, 0);
@@ -484,7 +486,8 @@ struct FeatureMapToONNX : ToONNXPattern<FeatureMapToONNX, FeatureMapOp> {
       // 0.5 z (1 + tanh(sqrt(2 / pi) (z + 0.044715 z^3))), as the linalg form.
       Value z3 = b.mul(z, b.mul(z, z));
       Value inner = b.mul(b.add(z, b.mul(z3, 0.044715)), 0.7978845608028654);
-      Value t = b.add(b.unary("Tanh", inner), b.scalar(1.0));
+      Value tanh = b.unary("Tanh", inner);
+      Value t = b.add(tanh, b.scalar(1.0));
       return b.mul(b.mul(z, 0.5), t);
     }
     }
@@ -603,7 +606,9 @@ struct ScanToONNX : ToONNXPattern<ScanToONNX, ScanOp> {
     Value first = initial ? b.expand(initialPerChunk(b, initial), shape, 5)
                           : b.full(shape, 5, 0.0);
     Value all = b.concat({first, inclusive}, 2);
-    return b.slice(all, b.i64s({0}), b.dim(inclusive, 2), 2);
+    Value start = b.i64s({0});
+    Value end = b.dim(inclusive, 2);
+    return b.slice(all, start, end, 2);
   }
 
   /// Inclusive scan of the pairs (a_c, G_c) from a zero state: log2(N)
@@ -699,9 +704,11 @@ struct StateTransformToONNX
     for (int64_t step = 0, e = op.getSteps(); step < e; ++step) {
       size_t base = coeffs.size() == 3 ? 0 : 3 * step;
       Value gram = b.matmul(x, b.transposeInner(x));
-      Value poly = b.add(b.mul(gram, coeffs[base + 1]),
-                         b.mul(b.matmul(gram, gram), coeffs[base + 2]));
-      x = b.add(b.mul(x, coeffs[base]), b.matmul(poly, x));
+      Value linear = b.mul(gram, coeffs[base + 1]);
+      Value quadratic = b.mul(b.matmul(gram, gram), coeffs[base + 2]);
+      Value poly = b.add(linear, quadratic);
+      Value scaled = b.mul(x, coeffs[base]);
+      x = b.add(scaled, b.matmul(poly, x));
     }
     if (transposed)
       x = b.transposeInner(x);

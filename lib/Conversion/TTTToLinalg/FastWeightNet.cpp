@@ -10,8 +10,9 @@ using namespace mlir;
 using namespace mlir::ttt;
 
 Value FastWeightNet::ones(Value rowsLike) {
-  return tm.full({tm.dim(rowsLike, 0), tm.builder().getIndexAttr(1)},
-                 tm.s().constant(1.0));
+  OpFoldResult rows = tm.dim(rowsLike, 0);
+  Value one = tm.s().constant(1.0);
+  return tm.full({rows, tm.builder().getIndexAttr(1)}, one);
 }
 
 Value FastWeightNet::silu(Value z) {
@@ -25,7 +26,8 @@ Value FastWeightNet::siluDerivative(Value z) {
   return tm.map({z}, [](ScalarMath &s, ValueRange x) {
     Value sig = s.sigmoid(x[0]);
     Value one = s.constant(1.0);
-    return s.mul(sig, s.add(one, s.mul(x[0], s.sub(one, sig))));
+    Value oneMinusSig = s.sub(one, sig);
+    return s.mul(sig, s.add(one, s.mul(x[0], oneMinusSig)));
   });
 }
 
@@ -45,10 +47,13 @@ Value FastWeightNet::activation(Value z) {
   case Activation::gelu_tanh:
     return tm.map({z}, [](ScalarMath &s, ValueRange x) {
       Value z3 = s.mul(x[0], s.mul(x[0], x[0]));
-      Value inner = s.mul(s.constant(kGeluC),
-                          s.add(x[0], s.mul(s.constant(kGeluA), z3)));
-      return s.mul(s.mul(s.constant(0.5), x[0]),
-                   s.add(s.constant(1.0), s.tanh(inner)));
+      Value c = s.constant(kGeluC);
+      Value a = s.constant(kGeluA);
+      Value inner = s.mul(c, s.add(x[0], s.mul(a, z3)));
+      Value half = s.constant(0.5);
+      Value halfZ = s.mul(half, x[0]);
+      Value one = s.constant(1.0);
+      return s.mul(halfZ, s.add(one, s.tanh(inner)));
     });
   }
   llvm_unreachable("unknown activation");
@@ -61,22 +66,28 @@ Value FastWeightNet::activationDerivative(Value z) {
   case Activation::relu:
     // relu'(0) = 0, as the reference models' autograd takes it.
     return tm.map({z}, [](ScalarMath &s, ValueRange x) {
-      return s.select(s.greaterThan(x[0], s.constant(0.0)), s.constant(1.0),
-                      s.constant(0.0));
+      Value zero = s.constant(0.0);
+      Value positive = s.greaterThan(x[0], zero);
+      Value one = s.constant(1.0);
+      Value zeroGrad = s.constant(0.0);
+      return s.select(positive, one, zeroGrad);
     });
   case Activation::gelu_tanh:
     // d/dz = (1 + t)/2 + z/2 (1 - t^2) c (1 + 3a z^2), t = tanh(c (z + a z^3)).
     return tm.map({z}, [](ScalarMath &s, ValueRange x) {
       Value one = s.constant(1.0), half = s.constant(0.5);
       Value z2 = s.mul(x[0], x[0]);
-      Value t = s.tanh(s.mul(s.constant(kGeluC),
-                             s.add(x[0], s.mul(s.constant(kGeluA),
-                                               s.mul(z2, x[0])))));
-      Value dInner = s.mul(s.constant(kGeluC),
-                           s.add(one, s.mul(s.constant(3 * kGeluA), z2)));
+      Value c = s.constant(kGeluC);
+      Value a = s.constant(kGeluA);
+      Value z3 = s.mul(z2, x[0]);
+      Value t = s.tanh(s.mul(c, s.add(x[0], s.mul(a, z3))));
+      Value c2 = s.constant(kGeluC);
+      Value a3 = s.constant(3 * kGeluA);
+      Value dInner = s.mul(c2, s.add(one, s.mul(a3, z2)));
       Value left = s.mul(half, s.add(one, t));
-      Value right = s.mul(s.mul(half, x[0]),
-                          s.mul(s.sub(one, s.mul(t, t)), dInner));
+      Value halfZ = s.mul(half, x[0]);
+      Value oneMinusT2 = s.sub(one, s.mul(t, t));
+      Value right = s.mul(halfZ, s.mul(oneMinusT2, dInner));
       return s.add(left, right);
     });
   }
@@ -136,6 +147,13 @@ Value FastWeightNet::forward(Value x, LayerProduct product,
   llvm_unreachable("unknown model kind");
 }
 
+// d/d gate of (up * silu(gate)), given the gradient of the product.
+Value FastWeightNet::gatedGradient(Value productGrad, const ForwardTrace &t) {
+  Value scaled = tm.mul(productGrad, t.up);
+  Value derivative = siluDerivative(t.gate);
+  return tm.mul(scaled, derivative);
+}
+
 SmallVector<std::optional<GradientFactors>>
 FastWeightNet::backward(const ForwardTrace &t, Value outputGrad,
                         ArrayRef<Value> weights) {
@@ -175,7 +193,7 @@ FastWeightNet::backward(const ForwardTrace &t, Value outputGrad,
       break;
     Value dh = tm.matmul(outputGrad, weights[1], false, true);
     if (model.isTrained(0))
-      record(0, tm.mul(tm.mul(dh, t.up), siluDerivative(t.gate)));
+      record(0, gatedGradient(dh, t));
     if (model.isTrained(2))
       record(2, tm.mul(dh, t.act));
     break;
@@ -184,7 +202,7 @@ FastWeightNet::backward(const ForwardTrace &t, Value outputGrad,
     if (model.isTrained(0))
       record(0, tm.mul(outputGrad, t.act));
     if (model.isTrained(1))
-      record(1, tm.mul(tm.mul(outputGrad, t.up), siluDerivative(t.gate)));
+      record(1, gatedGradient(outputGrad, t));
     break;
   }
   return factors;

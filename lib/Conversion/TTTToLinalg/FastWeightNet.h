@@ -63,6 +63,7 @@ private:
   Value activationDerivative(Value z);
   Value silu(Value z);
   Value siluDerivative(Value z);
+  Value gatedGradient(Value productGrad, const ForwardTrace &trace);
 
   TensorMath &tm;
   FastWeightModelAttr model;

@@ -105,15 +105,18 @@ Value DWConvLowering::step(Value w, Value k, Value v) {
   Value scale = s.constant(sign * loss.getScale().convertToDouble());
   if (loss.getReduction() == Reduction::mean) {
     OpBuilder &b = tm.builder();
-    Value positions = arith::MulIOp::create(b, tm.getLoc(),
-                                            tm.indexValue(tm.dim(k, 0)),
-                                            tm.indexValue(tm.dim(k, 1)));
+    Value rows = tm.indexValue(tm.dim(k, 0));
+    Value cols = tm.indexValue(tm.dim(k, 1));
+    Value positions = arith::MulIOp::create(b, tm.getLoc(), rows, cols);
     scale = s.div(scale, s.fromIndex(positions));
   }
   Value u = tm.scale(kernelGradient(k, outGrad), scale);
-  if (update.getClip() == ClipKind::frobenius)
-    u = tm.scale(u, s.div(s.constant(1.0),
-                          s.add(tm.frobeniusNorm(u), s.constant(1.0))));
+  if (update.getClip() == ClipKind::frobenius) {
+    Value one = s.constant(1.0);
+    Value norm = tm.frobeniusNorm(u);
+    Value denominator = s.add(norm, s.constant(1.0));
+    u = tm.scale(u, s.div(one, denominator));
+  }
   return tm.add(w, tm.scale(u, s.constant(update.getLrScale().convertToDouble())));
 }
 
@@ -125,11 +128,11 @@ std::pair<Value, Value> DWConvLowering::lowerStream(Value q, Value k, Value v,
   } else {
     OpBuilder &b = tm.builder();
     Location loc = tm.getLoc();
-    auto loop = scf::ForOp::create(b, loc,
-                                   arith::ConstantIndexOp::create(b, loc, 0),
-                                   arith::ConstantIndexOp::create(b, loc, count),
-                                   arith::ConstantIndexOp::create(b, loc, 1),
-                                   ValueRange{w});
+    Value lower = arith::ConstantIndexOp::create(b, loc, 0);
+    Value upper = arith::ConstantIndexOp::create(b, loc, count);
+    Value stepSize = arith::ConstantIndexOp::create(b, loc, 1);
+    auto loop =
+        scf::ForOp::create(b, loc, lower, upper, stepSize, ValueRange{w});
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value next = step(loop.getRegionIterArgs()[0], k, v);
@@ -181,8 +184,12 @@ struct LowerDWConvLayer : OpRewritePattern<DWConvLayerOp> {
                   : tm.slice(w, {cIv, zero, zero},
                              {unit, b.getIndexAttr(kh), b.getIndexAttr(kw)}, 2);
           DWConvLowering lowering(tm, op, kh, kw);
-          auto [o, finalKernel] = lowering.lowerStream(
-              plane(q), plane(k), plane(v), tm.convert(kernel, computeType));
+          Value qPlane = plane(q);
+          Value kPlane = plane(k);
+          Value vPlane = plane(v);
+          Value initialKernel = tm.convert(kernel, computeType);
+          auto [o, finalKernel] =
+              lowering.lowerStream(qPlane, kPlane, vPlane, initialKernel);
           SmallVector<Value> pieces{tm.convert(o, elementType)};
           if (op.getFinalKernel())
             pieces.push_back(tm.convert(finalKernel, elementType));

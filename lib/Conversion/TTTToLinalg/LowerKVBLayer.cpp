@@ -150,7 +150,9 @@ Value KVBLowering::outputTransform(Value y, Value *xhatOut, Value *rstdOut) {
   Value centered = tm.rowwise(y, mean, subScalars);
   Value var = tm.scale(tm.rowSums(tm.mul(centered, centered)), invD);
   Value rstd = tm.map({var}, [&](ScalarMath &sm, ValueRange x) {
-    return sm.div(sm.constant(1.0), sm.sqrt(sm.add(x[0], sm.constant(eps))));
+    Value one = sm.constant(1.0);
+    Value root = sm.sqrt(sm.add(x[0], sm.constant(eps)));
+    return sm.div(one, root);
   });
   Value xhat = tm.rowwise(centered, rstd, mulScalars);
   if (xhatOut)
@@ -179,8 +181,9 @@ Value KVBLowering::lossGradient(Value y, Value values) {
     Value meanGX = tm.scale(tm.rowSums(tm.mul(g, xhat)), invD);
     auto subScalars = [](ScalarMath &sm, Value a, Value c) { return sm.sub(a, c); };
     auto mulScalars = [](ScalarMath &sm, Value a, Value c) { return sm.mul(a, c); };
-    Value t = tm.sub(tm.rowwise(g, meanG, subScalars),
-                     tm.rowwise(xhat, meanGX, mulScalars));
+    Value centeredG = tm.rowwise(g, meanG, subScalars);
+    Value projection = tm.rowwise(xhat, meanGX, mulScalars);
+    Value t = tm.sub(centeredG, projection);
     return tm.rowwise(t, rstd, mulScalars);
   }
   }
@@ -217,7 +220,9 @@ Value KVBLowering::clip(Value u) {
   case ClipKind::frobenius: {
     ScalarMath &s = tm.s();
     Value norm = tm.frobeniusNorm(u);
-    return tm.scale(u, s.div(s.constant(1.0), s.add(norm, s.constant(1.0))));
+    Value one = s.constant(1.0);
+    Value denominator = s.add(norm, s.constant(1.0));
+    return tm.scale(u, s.div(one, denominator));
   }
   }
   llvm_unreachable("unknown clip kind");
@@ -233,13 +238,18 @@ Value KVBLowering::orthogonalize(Value u) {
   Value x = transposed ? tm.transpose(u) : u;
   Value norm = tm.frobeniusNorm(x);
   double eps = ns.getEps().convertToDouble();
-  x = tm.scale(x, s.div(s.constant(1.0), s.add(norm, s.constant(eps))));
+  Value one = s.constant(1.0);
+  Value denominator = s.add(norm, s.constant(eps));
+  x = tm.scale(x, s.div(one, denominator));
   for (int64_t i = 0; i < ns.getSteps(); ++i) {
     auto [a, bc, c] = ns.getStepCoeffs(i);
     Value gram = tm.matmul(x, x, false, true);
-    Value poly = tm.add(tm.scale(gram, s.constant(bc)),
-                        tm.scale(tm.matmul(gram, gram), s.constant(c)));
-    x = tm.add(tm.scale(x, s.constant(a)), tm.matmul(poly, x));
+    Value linear = tm.scale(gram, s.constant(bc));
+    Value gram2 = tm.matmul(gram, gram);
+    Value quadratic = tm.scale(gram2, s.constant(c));
+    Value poly = tm.add(linear, quadratic);
+    Value scaled = tm.scale(x, s.constant(a));
+    x = tm.add(scaled, tm.matmul(poly, x));
   }
   return transposed ? tm.transpose(x) : x;
 }
@@ -264,8 +274,10 @@ State KVBLowering::step(const State &state, const TokenSet &set,
   auto factors = net.backward(trace, outGrad, state.weights);
   Value scale = gradientScale(set.count, 1.0);
   Value mu;
-  if (set.momentum)
-    mu = s.div(tm.sumAll(set.momentum), s.fromIndex(set.count));
+  if (set.momentum) {
+    Value sum = tm.sumAll(set.momentum);
+    mu = s.div(sum, s.fromIndex(set.count));
+  }
 
   State next = state;
   for (unsigned i = 0, e = model.getNumWeights(); i < e; ++i) {

@@ -176,9 +176,10 @@ Value TensorMath::identity(int64_t n) {
         Value col = linalg::IndexOp::create(nested, nestedLoc, 1);
         Value same = arith::CmpIOp::create(nested, nestedLoc,
                                            arith::CmpIPredicate::eq, row, col);
-        linalg::YieldOp::create(
-            nested, nestedLoc,
-            inner.select(same, inner.constant(1.0), inner.constant(0.0)));
+        Value one = inner.constant(1.0);
+        Value zero = inner.constant(0.0);
+        linalg::YieldOp::create(nested, nestedLoc,
+                                inner.select(same, one, zero));
       });
   return op.getResult(0);
 }

@@ -37,6 +37,9 @@ struct LayerParts {
   UpdateAttr update;
   ScheduleAttr schedule;
   bool keepFinalWeights;
+  /// Set by collapse-mlp: the column of a per-weight `lr` that the one
+  /// remaining weight keeps (sliced only once every check has passed).
+  std::optional<unsigned> lrColumn;
 
   explicit LayerParts(KVBLayerOp op)
       : q(op.getQ()), k(op.getK()), v(op.getV()), lr(op.getLr()),
@@ -77,18 +80,27 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
         return signalPassFailure();
   }
 
-  /// Announces a model-changing simplification.
-  void changed(KVBLayerOp op, StringRef what, StringRef variant) {
+  /// A model-changing simplification, announced once the layer is rebuilt.
+  struct Change {
+    StringRef what, variant;
+  };
+  static void announce(KVBLayerOp op, const Change &change) {
     op.emitRemark("ttt-simplify: model changed: ")
-        << what << " (the paper's " << variant
+        << change.what << " (the paper's " << change.variant
         << "); the layer computes a different function and must be retrained";
   }
 
+  // Every check comes before the first change to the IR, so that a refused
+  // layer is left exactly as it was.
   LogicalResult simplify(KVBLayerOp op) {
     LayerParts parts(op);
     OpBuilder b(op);
     MLIRContext *ctx = op.getContext();
     unsigned out = parts.model.getOutputWeightIndex();
+    SmallVector<Change> changes;
+    auto changed = [&](KVBLayerOp, StringRef what, StringRef variant) {
+      changes.push_back({what, variant});
+    };
 
     // --- Model-changing variants, only on request. ---
     if (freezeInner) {
@@ -119,16 +131,9 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
                             "weight to map the input width (")
                << op.getInputDim() << ") to the output width, but it has "
                << rows << " rows";
-      if (parts.lr && cast<RankedTensorType>(parts.lr.getType()).getDimSize(3) > 1) {
-        SmallVector<OpFoldResult> offsets{b.getIndexAttr(0), b.getIndexAttr(0),
-                                          b.getIndexAttr(0), b.getIndexAttr(out)};
-        SmallVector<OpFoldResult> sizes =
-            tensor::getMixedSizes(b, op.getLoc(), parts.lr);
-        sizes[3] = b.getIndexAttr(1);
-        parts.lr = tensor::ExtractSliceOp::create(
-            b, op.getLoc(), parts.lr, offsets, sizes,
-            SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
-      }
+      if (parts.lr &&
+          cast<RankedTensorType>(parts.lr.getType()).getDimSize(3) > 1)
+        parts.lrColumn = out;
       parts.weights = {w};
       parts.model = FastWeightModelAttr::get(ctx, ModelKind::linear, {0},
                                              /*bias=*/false, Activation::silu);
@@ -157,7 +162,8 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
                       {}, {});
     if (std::optional<double> m = splatValue(parts.momentum); m && *m == 0.0)
       parts.momentum = Value();
-    if (std::optional<double> rate = splatValue(parts.lr)) {
+    if (std::optional<double> rate = splatValue(parts.lr);
+        rate && !parts.lrColumn) {
       parts.setUpdate({}, parts.update.getLrScale().convertToDouble() * *rate,
                       {}, {});
       parts.lr = Value();
@@ -178,6 +184,13 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
                                          parts.schedule.getInnerSteps());
     }
 
+    // Final weights that are read must map one to one onto the new ones.
+    bool finalWeightsRead = llvm::any_of(
+        op.getFinalWeights(), [](Value r) { return !r.use_empty(); });
+    if (finalWeightsRead && parts.weights.size() != op.getWeights().size())
+      return op.emitError("ttt-simplify: collapse-mlp changes the weights, so "
+                          "their final values cannot replace the old ones");
+
     SmallVector<Type> finalTypes;
     if (parts.keepFinalWeights)
       for (Value w : parts.weights) {
@@ -193,31 +206,45 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
     UpdateAttr update = parts.update;
     if (update == op.getUpdateOrDefault() && !op.getUpdateAttr())
       update = UpdateAttr();
+    tensor::ExtractSliceOp lrSlice;
+    if (parts.lrColumn) {
+      SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
+      offsets[3] = b.getIndexAttr(*parts.lrColumn);
+      SmallVector<OpFoldResult> sizes =
+          tensor::getMixedSizes(b, op.getLoc(), parts.lr);
+      sizes[3] = b.getIndexAttr(1);
+      lrSlice = tensor::ExtractSliceOp::create(
+          b, op.getLoc(), parts.lr, offsets, sizes,
+          SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+      parts.lr = lrSlice;
+    }
     auto rebuilt = KVBLayerOp::create(
         b, op.getLoc(), op.getOutput().getType(), finalTypes, parts.q, parts.k,
         parts.v, parts.weights, parts.lr, parts.tokenEta, parts.momentum,
         parts.gamma, parts.beta, parts.model, parts.loss, update,
         parts.schedule);
-    if (failed(mlir::verify(rebuilt))) {
+    auto discard = [&] {
       rebuilt.erase();
+      if (lrSlice)
+        lrSlice.erase();
+    };
+    if (failed(mlir::verify(rebuilt))) {
+      discard();
       return op.emitError("ttt-simplify: the simplified layer is invalid");
     }
     if (OperationEquivalence::isEquivalentTo(
             op, rebuilt, OperationEquivalence::exactValueMatch, nullptr,
             OperationEquivalence::IgnoreLocations)) {
-      rebuilt.erase();
+      discard();
       return success();
     }
+    for (const Change &change : changes)
+      announce(op, change);
     op.getOutput().replaceAllUsesWith(rebuilt.getOutput());
-    if (parts.keepFinalWeights && parts.weights.size() == op.getWeights().size())
+    if (parts.keepFinalWeights)
       for (auto [from, to] :
            llvm::zip(op.getFinalWeights(), rebuilt.getFinalWeights()))
         from.replaceAllUsesWith(to);
-    if (llvm::any_of(op->getResults(), [](Value r) { return !r.use_empty(); })) {
-      rebuilt.erase();
-      return op.emitError("ttt-simplify: collapse-mlp changes the weights, so "
-                          "their final values cannot replace the old ones");
-    }
     op.erase();
     return success();
   }
