@@ -1,5 +1,4 @@
-//===- GraphQueries.cpp - dataflow questions about imported ONNX graphs
-//----===//
+//===- GraphQueries.cpp - dataflow questions on ONNX graphs ---------------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

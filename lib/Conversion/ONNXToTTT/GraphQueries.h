@@ -1,5 +1,4 @@
-//===- GraphQueries.h - dataflow questions about imported ONNX graphs
-//------===//
+//===- GraphQueries.h - dataflow questions on ONNX graphs -------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

@@ -1,5 +1,4 @@
-//===- LayerMatcher.h - a found layer's exact ttt.kvb_layer form -*- C++
-//-*-===//
+//===- LayerMatcher.h - a found layer's ttt.kvb_layer form ------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

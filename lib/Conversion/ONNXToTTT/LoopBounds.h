@@ -1,5 +1,4 @@
-//===- LoopBounds.h - does a scripted chunk loop walk the sequence -*- C++
-//-*-===//
+//===- LoopBounds.h - does a chunk Loop walk the sequence -------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

@@ -1,4 +1,4 @@
-//===- FastWeightNet.h - forward and backward of fast-weight nets -*- C++ -*-===//
+//===- FastWeightNet.h - fast-weight net forward/backward -------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

@@ -1,5 +1,4 @@
-//===- StreamLoop.h - one scf.forall iteration per independent stream -*- C++
-//-*-===//
+//===- StreamLoop.h - one scf.forall iteration per stream -------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
