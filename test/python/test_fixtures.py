@@ -9,7 +9,7 @@ onnxruntime on fresh random float32 inputs and compares it with test/python/orac
 oracle against each other, independently of the compiler. Needs onnx and onnxruntime,
 not torch.
 
-Run: cd /work/main && python3 -m pytest -q test/python/test_fixtures.py
+Run from the repository root: python3 -m pytest -q test/python/test_fixtures.py
 """
 
 import json

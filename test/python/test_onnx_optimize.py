@@ -5,8 +5,8 @@ and scripted) the default ONNX pipeline must
 
 * report every TTT layer of the model: one "TTT layer: ..." remark per layer;
 * rewrite exactly the layers that are linear attention (the families listed in
-  REWRITTEN, written down from MATH.md, not computed by the compiler) and leave every
-  other one as it was, with the reason in the remark;
+  REWRITTEN, written down from docs/Theory.md §4.4, not computed by the compiler) and
+  leave every other one as it was, with the reason in the remark;
 * write a model that passes the ONNX checker and that onnxruntime runs with outputs
   equal to the original model's (fp32 relative error <= 1e-5) on fresh random inputs,
   at the fixture's shape and, for models with dynamic dimensions, at other shapes;
@@ -37,7 +37,7 @@ FIXTURE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "onnx"
 FIXTURES = sorted(p.name[: -len(".onnx")] for p in FIXTURE_DIR.glob("*.onnx"))
 RTOL = 1e-5
 
-# Families whose layer is exactly linear attention (MATH.md section 5): a linear output
+# Families whose layer is exactly linear attention (docs/Theory.md §4.4): a linear output
 # layer on a static feature map, an update that is additive (dot loss) or affine (MSE)
 # in the fast weight, optionally through momentum and a per-chunk Newton-Schulz. The
 # rest train their feature map (LaCT base, NVS, ViT^3 GLU, TTT-MLP, the LaCT block),

@@ -1,6 +1,6 @@
 """Self-checks of the NumPy oracle (test/python/oracle); independent of the compiler.
 
-Run: cd /work/main && python3 -m pytest -q test/python/test_oracle.py
+Run from the repository root: python3 -m pytest -q test/python/test_oracle.py
 """
 
 import os
@@ -238,7 +238,8 @@ def test_linear_dot_momentum_and_muon_match_chunk_scan():
     m = rng.uniform(0.2, 0.9, (B, H, T))
     o, (wf,) = kvb_layer(q, k, v, [W0], model="linear", trained=[0], lr=lr, momentum=m,
                          ns_steps=5, ns_coeffs=LACT_NS_COEFFS, chunk=C)
-    # MATH.md section 3: G_c = K^T (eta V); U_c = G_c + mu_c U_{c-1}; S_c = S0 + sum_{j<c} NS(U_j)
+    # docs/Theory.md §3: G_c = K^T (eta V); U_c = G_c + mu_c U_{c-1};
+    # S_c = S0 + sum_{j<c} NS(U_j)
     for b in range(B):
         for h in range(H):
             S, U = W0[b, h].copy(), np.zeros((D, E))
@@ -283,7 +284,7 @@ def _ln_jacobian(z, eps):
 
 
 def test_causal_layernorm_linear_matches_ttt_linear_dual_form():
-    """TTT-Linear (ttt-lm-pytorch) dual form, REFERENCE_MODELS.md section 3."""
+    """TTT-Linear (ttt-lm-pytorch) dual form, docs/ReferenceModels.md §3.2."""
     rng = _rng(7)
     B, H, T, C, D = 1, 2, 14, 4, 5  # partial last chunk of 2
     eps = 1e-6
@@ -322,7 +323,7 @@ def test_causal_layernorm_linear_matches_ttt_linear_dual_form():
 
 
 def test_full_batch_glu_matches_vit3_branch1():
-    """ViT^3 simplified-SwiGLU branch, REFERENCE_MODELS.md section 2."""
+    """ViT^3 simplified-SwiGLU branch, docs/ReferenceModels.md §2.1."""
     rng = _rng(8)
     B, H, N, Nq, d = 2, 2, 12, 7, 4
     q, k, v = _qkv(rng, B, H, N, d, d, Tq=Nq)

@@ -86,7 +86,7 @@ def test_explain_mlir_text_and_bytes():
 
 
 # Families whose layer the ONNX pipeline rewrites (exactly linear attention, from
-# MATH.md section 5); every other fixture keeps its layer, with the reason.
+# docs/Theory.md §4.4); every other fixture keeps its layer, with the reason.
 REWRITTEN_FAMILIES = {"lact_v2", "lact_v3", "lact_v4", "lact_v5", "lact_v6",
                       "linear_dot", "linear_mse"}
 

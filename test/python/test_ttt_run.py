@@ -3,7 +3,7 @@
 Every numerical test draws fresh random shapes and values; the seed is part of
 the failure message so a failure can be replayed.
 
-Run: cd /work/main && python3 -m pytest -q test/python/test_ttt_run.py
+Run from the repository root: python3 -m pytest -q test/python/test_ttt_run.py
 The tools are taken from $TTT_BUILD_DIR/bin (default: <repo>/build/bin).
 """
 

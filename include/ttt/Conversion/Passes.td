@@ -89,7 +89,8 @@ def TTTToLinAttn : Pass<"ttt-to-linattn"> {
   let description = [{
     For every `ttt.kvb_layer` that the layer analysis (see `ttt-explain`)
     proves to be linear attention and that the rewrite supports, emits the
-    linattn form (MATH.md Theorems 5.1-5.3, section 4):
+    linattn form (Theorems 5.1-5.3; `docs/Theory.md` sections 2-4, the
+    recipe in section 6):
 
     - static-kernel, dot-product layers: feature maps for q and k,
       per-chunk contributions with the learning rates, loss scale, step size
@@ -129,8 +130,9 @@ def TTTRaiseONNX : Pass<"ttt-raise-onnx"> {
     and either "raised" or "left as it was" with the reason. A layer is
     raised to `ttt.kvb_layer` when
     - its output is linear in the trained fast weights and each update is
-      affine in them (MATH.md Theorems 5.1-5.3, read off the dataflow by a
-      degree analysis that names the node that breaks it);
+      affine in them (Theorems 5.1-5.3, `docs/Theory.md` section 2.1, read
+      off the dataflow by a degree analysis that names the node that breaks
+      it);
     - its operations read as a `ttt.kvb_layer`: linear or static-SwiGLU
       features; the dot or MSE gradient with an optional per-token
       learning-rate column and a mean over the chunk (divided by the chunk's

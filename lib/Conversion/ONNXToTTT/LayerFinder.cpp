@@ -235,8 +235,9 @@ static SmallVector<Value> trainedReads(const FoundLayer &layer,
   return trained;
 }
 
-/// The dataflow conditions of MATH.md: the output is linear in the trained
-/// weights, and the next chunk's weights are affine in this chunk's.
+/// The dataflow conditions of docs/Theory.md section 2.1: the output is linear
+/// in the trained weights, and the next chunk's weights are affine in this
+/// chunk's.
 static std::string findBlocker(const FoundLayer &layer, DependenceCache &deps,
                                ArrayRef<std::pair<Value, Value>> updates) {
   const ChunkStep &step =

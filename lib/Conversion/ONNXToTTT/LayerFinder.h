@@ -19,8 +19,8 @@
 // A chunk's *query path* is what depends on the chunk's query slice, the one
 // Slice that only this chunk's output reads; the *weights read* are the other
 // (non-scalar) operands of query-path nodes. The finder then asks the two
-// questions MATH.md's theorems need: is the output linear in the fast
-// weights, and is the chunk-to-chunk update affine in them.
+// questions the theorems need (docs/Theory.md section 2.1): is the output
+// linear in the fast weights, and is the chunk-to-chunk update affine in them.
 //
 //===----------------------------------------------------------------------===//
 

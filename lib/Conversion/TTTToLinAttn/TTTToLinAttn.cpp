@@ -5,7 +5,8 @@
 //===----------------------------------------------------------------------===//
 //
 // Rewrites the layers that LayerAnalysis proves to be linear attention
-// (MATH.md Theorems 5.1-5.3 and section 4) into linattn ops:
+// (Theorems 5.1-5.3, docs/Theory.md sections 2-4; the recipe is section 6)
+// into linattn ops:
 //
 //   q^ = phi(q), k^ = phi(k)                    feature_map (static kernel)
 //   G_c = c * sum eta_t k^_t^T v_t              chunk_reduce (c folds the loss

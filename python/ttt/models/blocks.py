@@ -18,7 +18,7 @@ __all__ = ["TinyTTTBlock"]
 class TinyTTTBlock(nn.Module):
     """``x [B, T, D] -> x + o_proj(attn(q,k,v) + lact(fq, fk, fv, lr, m)) -> + MLP``.
 
-    LaCT-LLM layer wrapper in miniature (REFERENCE_MODELS.md 1.2): one fused q/k/v
+    LaCT-LLM layer wrapper in miniature (docs/ReferenceModels.md §1.4): one fused q/k/v
     projection of LN(x) is shared by a causal softmax attention and the TTT branch; the
     TTT branch uses ``fq = l2norm(silu(q))``, ``fk = l2norm(silu(k))``, ``fv = silu(v)``,
     per-token learning rates ``softplus(Linear(LN(x)))`` ``[B,H,T,3]`` and momentum

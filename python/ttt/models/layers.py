@@ -1,6 +1,6 @@
 """PyTorch reference implementations of the TTT-KVB layer families.
 
-Each module computes one layer family of /work/shared/docs/REFERENCE_MODELS.md the way
+Each module computes one layer family of docs/ReferenceModels.md the way
 its reference code does (hand-derived inner gradients, no autograd inside the inner
 loop), so that an ONNX export of it is made of plain MatMul/Mul/Add/... nodes. The
 conventions are those of docs/Semantics.md: row vectors, fast weights stored
@@ -51,7 +51,7 @@ __all__ = [
     "lact_nvs",
 ]
 
-# Newton-Schulz coefficients (REFERENCE_MODELS.md 1.1): LaCT-LLM's per-step table and
+# Newton-Schulz coefficients (docs/ReferenceModels.md §1.2): LaCT-LLM's per-step table and
 # LaCT-NVS's constant triple, repeated for its 5 steps.
 LACT_NS_COEFFS: Tuple[Tuple[float, float, float], ...] = (
     (4.0848, -6.8946, 2.9270),
@@ -190,7 +190,7 @@ class _NewtonSchulz(TTTLayer):
 
 class LaCTSwiGLU(_NewtonSchulz):
     """LaCT's SwiGLU fast weight ``f(x) = (silu(x W0) * (x W2)) W1`` with the negative
-    dot-product loss (REFERENCE_MODELS.md 1.1-1.4).
+    dot-product loss (docs/ReferenceModels.md §1.1-§1.5).
 
     ``full_batch=False`` is LaCT-LLM (``block_causal_lact_swiglu``): per chunk, apply then
     update; every chunk but the last one updates. ``full_batch=True`` is LaCT-NVS: one

@@ -75,7 +75,7 @@ __all__ = [
     "dwconv_layer",
 ]
 
-# Newton-Schulz coefficient tables (REFERENCE_MODELS.md section 1.1).
+# Newton-Schulz coefficient tables (docs/ReferenceModels.md §1.2).
 LACT_NS_COEFFS = [
     (4.0848, -6.8946, 2.9270),
     (3.9505, -6.3029, 2.6377),

@@ -207,7 +207,7 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
     if (update == op.getUpdateOrDefault() && !op.getUpdateAttr())
       update = UpdateAttr();
     tensor::ExtractSliceOp lrSlice;
-    if (parts.lrColumn) {
+    if (parts.lr && parts.lrColumn) {
       SmallVector<OpFoldResult> offsets(4, b.getIndexAttr(0));
       offsets[3] = b.getIndexAttr(*parts.lrColumn);
       SmallVector<OpFoldResult> sizes =

@@ -17,7 +17,7 @@ def LinAttn_Dialect : Dialect {
   let summary = "Linear attention and chunk-level state scans";
   let description = [{
     The `linattn` dialect is what a TTT layer becomes once it is proven to be
-    linear attention (`docs/MATH.md` sections 3-4): feature maps that make
+    linear attention (`docs/Theory.md` sections 3-4): feature maps that make
     q^ and k^, the one-op form
 
         o = q^ (S0 + sum over mask(t) of decay * k^^T v^)

@@ -4,11 +4,12 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Decides, from a layer's structure (never from its name), what MATH.md
-// sections 2-5 allow: is the output layer linear in the fast weights, is the
-// feature map static, how does the state update depend on the state, and so
-// which lowering is exact. Every negative answer carries the reason, worded
-// for a user ("row weight normalization after each update ...").
+// Decides, from a layer's structure (never from its name), what
+// docs/Theory.md sections 2-4 allow: is the output layer linear in the fast
+// weights, is the feature map static, how does the state update depend on the
+// state, and so which lowering is exact. Every negative answer carries the
+// reason, worded for a user ("row weight normalization after each
+// update ...").
 //
 //===----------------------------------------------------------------------===//
 
