@@ -146,9 +146,14 @@ def TTTRaiseONNX : Pass<"ttt-raise-onnx"> {
     - the layer analysis proves the `ttt.kvb_layer` rewritable as linear
       attention, and the model's opset (13 or later) can express the
       parallel form.
+    A candidate whose carried state is not moved by a term added to it (an
+    RNN, a selective scan with a data-dependent decay, a KV cache) is an
+    ordinary recurrence, not a TTT layer. A graph without a TTT layer gets
+    one remark, "no TTT layer found (N nodes read)".
     Everything else stays exactly as it was. With `raise-all`, every layer
     whose `ttt.kvb_layer` form is read is raised (for `--ttt-explain`),
-    rewritable or not.
+    rewritable or not, and each rejected candidate gets a remark with the
+    reason.
 
     Example: `ttt-opt model.onnx --ttt-raise-onnx=raise-all --ttt-explain`.
   }];

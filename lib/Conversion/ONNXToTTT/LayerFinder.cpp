@@ -335,8 +335,44 @@ static bool isTimeAxis(std::optional<int64_t> axis) {
   return axis && (*axis == 2 || *axis == -2);
 }
 
+/// True if `next` is `prev` moved by a term added to it: between them an Add
+/// (or a Sub with `prev` first) takes `prev` itself as an operand. Gradient
+/// steps (W + dW, W - lr G), momentum and weight norm (a norm of W + dW) all
+/// do. Ordinary recurrences do not: an RNN feeds its state through a matrix
+/// and a non-linearity, a selective scan scales it by a decay computed from
+/// the data before adding, a KV cache concatenates.
+static bool isAdditiveUpdate(Value next, Value prev, DependenceCache &deps) {
+  Value base = skipLayout(prev);
+  SmallVector<Value> stack{next};
+  llvm::DenseSet<Value> seen;
+  while (!stack.empty()) {
+    Value value = stack.pop_back_val();
+    if (!seen.insert(value).second || !deps.dependsOn(value, base))
+      continue;
+    auto node = value.getDefiningOp<onnx::NodeOp>();
+    if (!node)
+      continue;
+    StringRef type = node.getOpType();
+    if ((type == "Add" || type == "Sub") && node.getInputs().size() == 2)
+      for (int i = 0, e = type == "Sub" ? 1 : 2; i < e; ++i)
+        if (skipLayout(node.getInputs()[i]) == base)
+          return true;
+    for (Value operand : node.getInputs())
+      stack.push_back(operand);
+  }
+  return false;
+}
+
+/// Why a candidate whose state changes from chunk to chunk is no TTT layer.
+static std::string ordinaryRecurrence(Value state) {
+  return "its carried state " + describeValue(state) +
+         " is not updated by adding a term to it (an ordinary recurrence, not "
+         "gradient steps on fast weights)";
+}
+
 static std::optional<FoundLayer> findUnrolled(onnx::NodeOp concat,
-                                              DependenceCache &deps) {
+                                              DependenceCache &deps,
+                                              std::string &rejection) {
   if (concat.getOpType() != "Concat" || !isTimeAxis(axisOf(concat)) ||
       concat.getInputs().size() < 2 || concat->getNumResults() != 1)
     return std::nullopt;
@@ -367,6 +403,12 @@ static std::optional<FoundLayer> findUnrolled(onnx::NodeOp concat,
   }
   if (!llvm::is_contained(layer.trained, true))
     return std::nullopt;
+  for (auto [index, isTrained] : llvm::enumerate(layer.trained))
+    if (isTrained && !isAdditiveUpdate(second.weightsRead[index],
+                                       first.weightsRead[index], deps)) {
+      rejection = ordinaryRecurrence(first.weightsRead[index]);
+      return std::nullopt;
+    }
   const SliceChain &slice = first.querySlices.front();
   if (slice.start && slice.end && *slice.start == 0)
     layer.chunkSize = *slice.end - *slice.start;
@@ -399,7 +441,8 @@ static int64_t loopChunkSize(const SliceChain &slice, Block &body) {
 }
 
 static std::optional<FoundLayer> findLoop(onnx::NodeOp loop,
-                                          DependenceCache &deps) {
+                                          DependenceCache &deps,
+                                          std::string &rejection) {
   if (loop.getOpType() != "Loop" || loop->getNumRegions() != 1 ||
       loop->getRegion(0).empty())
     return std::nullopt;
@@ -452,6 +495,13 @@ static std::optional<FoundLayer> findLoop(onnx::NodeOp loop,
                    : read);
     if (carried)
       updates.push_back({arg, yield.getOperand(arg.getArgNumber() - 1)});
+    BlockArgument state = carried ? arg : computed ? *from : BlockArgument();
+    if (state &&
+        !isAdditiveUpdate(yield.getOperand(state.getArgNumber() - 1), state,
+                          deps)) {
+      rejection = ordinaryRecurrence(state);
+      return std::nullopt;
+    }
   }
   if (!llvm::is_contained(layer.trained, true))
     return std::nullopt;
@@ -553,8 +603,9 @@ findFullBatch(Value output, onnx::GraphOp graph, DependenceCache &deps) {
   return std::nullopt;
 }
 
-std::vector<FoundLayer> raise::findLayers(onnx::GraphOp graph,
-                                          DependenceCache &deps) {
+std::vector<FoundLayer>
+raise::findLayers(onnx::GraphOp graph, DependenceCache &deps,
+                  std::vector<Candidate> *rejected) {
   std::vector<FoundLayer> layers;
   auto covered = [&](Operation *op) {
     return llvm::any_of(layers, [&](const FoundLayer &layer) {
@@ -565,11 +616,14 @@ std::vector<FoundLayer> raise::findLayers(onnx::GraphOp graph,
   graph.walk<WalkOrder::PreOrder>([&](onnx::NodeOp node) {
     if (!node.isDefaultDomain() || covered(node))
       return;
+    std::string rejection;
     std::optional<FoundLayer> layer = node.getOpType() == "Loop"
-                                          ? findLoop(node, deps)
-                                          : findUnrolled(node, deps);
+                                          ? findLoop(node, deps, rejection)
+                                          : findUnrolled(node, deps, rejection);
     if (layer)
       layers.push_back(std::move(*layer));
+    else if (rejected && !rejection.empty())
+      rejected->push_back({node, std::move(rejection)});
   });
   // Full-batch layers: graph outputs that no chunked layer produced, and
   // that do not read a layer ttt-opt already rewrote.

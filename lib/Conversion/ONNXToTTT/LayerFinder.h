@@ -81,9 +81,18 @@ struct FoundLayer {
 inline constexpr llvm::StringLiteral kRewrittenDoc =
     "ttt: parallel linear-attention form of a TTT layer, ";
 
+/// A node that carries state from chunk to chunk like a TTT layer, but is
+/// not one, and why.
+struct Candidate {
+  Operation *node;
+  std::string reason;
+};
+
 /// Finds every TTT layer of `graph`, outermost first. Layers inside another
-/// layer's chunk are not reported twice.
-std::vector<FoundLayer> findLayers(onnx::GraphOp graph, DependenceCache &deps);
+/// layer's chunk are not reported twice. With `rejected`, also lists the
+/// candidates that carry state but are ordinary recurrences.
+std::vector<FoundLayer> findLayers(onnx::GraphOp graph, DependenceCache &deps,
+                                   std::vector<Candidate> *rejected = nullptr);
 
 /// A readable name for a graph value: its ONNX name, or the op that made it.
 std::string describeValue(Value value);

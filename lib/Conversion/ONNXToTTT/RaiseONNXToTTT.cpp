@@ -136,7 +136,17 @@ struct TTTRaiseONNXPass
 
   void raiseIn(onnx::GraphOp graph) {
     DependenceCache deps;
-    std::vector<FoundLayer> layers = findLayers(graph, deps);
+    std::vector<Candidate> rejected;
+    std::vector<FoundLayer> layers =
+        findLayers(graph, deps, raiseAll ? &rejected : nullptr);
+    // Say so when there is nothing to do: a silent exit reads as success.
+    if (layers.empty()) {
+      int64_t nodes = 0;
+      graph.walk([&](onnx::NodeOp) { ++nodes; });
+      graph.emitRemark() << "no TTT layer found (" << nodes << " nodes read)";
+    }
+    for (const Candidate &candidate : rejected)
+      candidate.node->emitRemark() << "not a TTT layer: " << candidate.reason;
     // Last layer first: a later layer reads an earlier one's output, which a
     // replacement would change under its feet; the other way round, the
     // earlier layer's replacement just becomes the later op's operand.
