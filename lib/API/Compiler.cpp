@@ -19,6 +19,7 @@
 #include "ttt/InitAllDialects.h"
 #include "ttt/InitAllPasses.h"
 #include "ttt/Pipelines/Pipelines.h"
+#include "ttt/Support/Location.h"
 #include "ttt/Target/ONNX/ExportONNX.h"
 #include "ttt/Target/ONNX/ImportONNX.h"
 
@@ -86,32 +87,6 @@ std::string oneLine(StringRef text) {
   return line;
 }
 
-std::string formatLocation(mlir::Location loc, StringRef fallback) {
-  if (auto file = dyn_cast<mlir::FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  if (auto fused = dyn_cast<mlir::FusedLoc>(loc)) {
-    for (mlir::Location inner : fused.getLocations()) {
-      std::string text = formatLocation(inner, "");
-      if (!text.empty())
-        return text;
-    }
-  }
-  if (auto name = dyn_cast<mlir::NameLoc>(loc)) {
-    // The ONNX reader locates a node as "<node name>"(<file>:0:0).
-    auto file = dyn_cast<mlir::FileLineColLoc>(name.getChildLoc());
-    if (file && file.getLine() == 0)
-      return (file.getFilename().getValue() + ": node '" +
-              name.getName().getValue() + "'")
-          .str();
-    return formatLocation(name.getChildLoc(), fallback);
-  }
-  if (auto callSite = dyn_cast<mlir::CallSiteLoc>(loc))
-    return formatLocation(callSite.getCallee(), fallback);
-  return fallback.str();
-}
-
 /// Collects every diagnostic while alive: the first error as a one-line
 /// message, remarks and warnings as lines.
 class Collector : public mlir::ScopedDiagnosticHandler {
@@ -121,7 +96,7 @@ public:
       : mlir::ScopedDiagnosticHandler(context), name(inputName.str()),
         onLine(std::move(onLine)) {
     setHandler([this](mlir::Diagnostic &diag) {
-      std::string where = formatLocation(diag.getLocation(), "");
+      std::string where = ::ttt::formatLocation(diag.getLocation());
       std::string text = oneLine(diag.str());
       if (diag.getSeverity() == mlir::DiagnosticSeverity::Error) {
         if (error.empty())
@@ -301,7 +276,7 @@ ExplainResult explain(const std::string &input, const std::string &inputFormat,
 
   auto record = [&](mlir::Operation *op, const mlir::ttt::LayerFacts &facts) {
     LayerReport report;
-    report.location = formatLocation(op->getLoc(), name);
+    report.location = ::ttt::formatLocation(op->getLoc(), name);
     report.op = op->getName().getStringRef().str();
     report.lowering = mlir::ttt::stringifyExactLowering(facts.lowering).str();
     report.update = mlir::ttt::stringifyStateUpdate(facts.update).str();
