@@ -84,6 +84,25 @@ static Error readFailure(zip_error_t *error, const std::string &member = "") {
   }
 }
 
+/// Opens an archive in memory: over `size` bytes at `data`, or empty (null
+/// `data`) to write one. The archive owns its source, which `source`
+/// receives if given. Returns null, with `error` set, on failure.
+static zip_t *openArchive(const void *data, zip_uint64_t size, int flags,
+                          zip_error_t *error, zip_source_t **source = nullptr) {
+  zip_source_t *buffer =
+      zip_source_buffer_create(data, size, /*freep=*/0, error);
+  if (!buffer)
+    return nullptr;
+  zip_t *archive = zip_open_from_source(buffer, flags, error);
+  if (!archive) {
+    zip_source_free(buffer);
+    return nullptr;
+  }
+  if (source)
+    *source = buffer;
+  return archive;
+}
+
 /// Deflate cannot compress better than about 1032:1, so a larger declared
 /// size means a corrupt archive, not a big array; checked before allocating.
 static constexpr uint64_t kMaxDeflateRatio = 1032;
@@ -149,15 +168,10 @@ Expected<std::vector<NamedArray>> parseNpz(StringRef bytes) {
   if (bytes.empty())
     return corrupt("empty file");
   ZipError error;
-  zip_source_t *source = zip_source_buffer_create(bytes.data(), bytes.size(),
-                                                  /*freep=*/0, &error.error);
-  if (!source)
+  zip_t *archive =
+      openArchive(bytes.data(), bytes.size(), ZIP_RDONLY, &error.error);
+  if (!archive)
     return readFailure(&error.error);
-  zip_t *archive = zip_open_from_source(source, ZIP_RDONLY, &error.error);
-  if (!archive) {
-    zip_source_free(source);
-    return readFailure(&error.error);
-  }
   scope_exit discardArchive([&] { zip_discard(archive); });
 
   zip_int64_t count = zip_get_num_entries(archive, 0);
@@ -280,15 +294,10 @@ Error writeNpz(raw_ostream &os, ArrayRef<NamedArrayRef> arrays) {
     return Error::success();
   }
   ZipError error;
-  zip_source_t *image =
-      zip_source_buffer_create(nullptr, 0, /*freep=*/0, &error.error);
-  if (!image)
+  zip_source_t *image;
+  zip_t *archive = openArchive(nullptr, 0, ZIP_TRUNCATE, &error.error, &image);
+  if (!archive)
     return writeFailure(&error.error);
-  zip_t *archive = zip_open_from_source(image, ZIP_TRUNCATE, &error.error);
-  if (!archive) {
-    zip_source_free(image);
-    return writeFailure(&error.error);
-  }
   // Closing the archive releases its source; the extra reference keeps the
   // written image to copy out afterwards.
   zip_source_keep(image);
