@@ -201,11 +201,11 @@ OptimizeResult optimize(const std::string &input,
         });
     if (variant == variants.end()) {
       std::vector<std::string> names = simplifications();
-      result.status = fail(ErrorKind::Invalid,
-                           "unknown simplification '" + option +
-                               "' (expected " +
-                               join(ArrayRef(names).drop_back(), ", ") +
-                               " or " + names.back() + ")");
+      result.status =
+          fail(ErrorKind::Invalid, "unknown simplification '" + option +
+                                       "' (expected " +
+                                       join(ArrayRef(names).drop_back(), ", ") +
+                                       " or " + names.back() + ")");
       return result;
     }
     simplifyOptions.*(variant->flag) = true;

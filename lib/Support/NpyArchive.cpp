@@ -320,8 +320,8 @@ Error writeNpz(raw_ostream &os, ArrayRef<NamedArrayRef> arrays) {
   zip_int64_t got;
   while ((got = zip_source_read(image, chunk.data(), chunk.size())) > 0)
     os.write(chunk.data(), got);
-  Error err = got < 0 ? writeFailure(zip_source_error(image))
-                      : Error::success();
+  Error err =
+      got < 0 ? writeFailure(zip_source_error(image)) : Error::success();
   zip_source_close(image);
   return err;
 }
