@@ -5,7 +5,7 @@ set -euo pipefail
 
 APT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  libonnx-dev libprotobuf-dev protobuf-compiler zlib1g-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler zlib1g-dev libzip-dev
   ninja-build cmake g++ make
   libomp-22-dev
   clang libclang-rt-14-dev clang-format-14 clang-tidy-14

@@ -15,10 +15,12 @@
 #include "ttt/Execution/EntrySignature.h"
 #include "ttt/Execution/JitFunction.h"
 
+#include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/TTT/Analysis/LayerAnalysis.h"
+#include "ttt/Dialect/TTT/Transforms/Passes.h"
 #include "ttt/InitAllDialects.h"
-#include "ttt/InitAllPasses.h"
 #include "ttt/Pipelines/Pipelines.h"
+#include "ttt/Support/Location.h"
 #include "ttt/Target/ONNX/ExportONNX.h"
 #include "ttt/Target/ONNX/ImportONNX.h"
 
@@ -29,10 +31,8 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
@@ -53,17 +53,11 @@ using namespace llvm;
 namespace ttt::api {
 namespace {
 
-const char *const kSimplifyOptions[] = {"freeze-inner",  "drop-weight-norm",
-                                        "collapse-mlp",  "drop-token-lr",
-                                        "drop-momentum", "drop-muon"};
-
-/// One-time global set-up: pass registration (for textual pipelines) and the
-/// native target (for the JIT).
+/// One-time global set-up: the native target (for the JIT). Pipelines are
+/// built by their C++ builders, so no pass needs registering.
 void initialize() {
   static std::once_flag once;
   std::call_once(once, [] {
-    mlir::ttt::registerAllTTTPasses();
-    mlir::ttt::registerTTTPipelines();
     InitializeNativeTarget();
     InitializeNativeTargetAsmPrinter();
   });
@@ -86,32 +80,6 @@ std::string oneLine(StringRef text) {
   return line;
 }
 
-std::string formatLocation(mlir::Location loc, StringRef fallback) {
-  if (auto file = dyn_cast<mlir::FileLineColLoc>(loc))
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  if (auto fused = dyn_cast<mlir::FusedLoc>(loc)) {
-    for (mlir::Location inner : fused.getLocations()) {
-      std::string text = formatLocation(inner, "");
-      if (!text.empty())
-        return text;
-    }
-  }
-  if (auto name = dyn_cast<mlir::NameLoc>(loc)) {
-    // The ONNX reader locates a node as "<node name>"(<file>:0:0).
-    auto file = dyn_cast<mlir::FileLineColLoc>(name.getChildLoc());
-    if (file && file.getLine() == 0)
-      return (file.getFilename().getValue() + ": node '" +
-              name.getName().getValue() + "'")
-          .str();
-    return formatLocation(name.getChildLoc(), fallback);
-  }
-  if (auto callSite = dyn_cast<mlir::CallSiteLoc>(loc))
-    return formatLocation(callSite.getCallee(), fallback);
-  return fallback.str();
-}
-
 /// Collects every diagnostic while alive: the first error as a one-line
 /// message, remarks and warnings as lines.
 class Collector : public mlir::ScopedDiagnosticHandler {
@@ -121,7 +89,7 @@ public:
       : mlir::ScopedDiagnosticHandler(context), name(inputName.str()),
         onLine(std::move(onLine)) {
     setHandler([this](mlir::Diagnostic &diag) {
-      std::string where = formatLocation(diag.getLocation(), "");
+      std::string where = ::ttt::formatLocation(diag.getLocation());
       std::string text = oneLine(diag.str());
       if (diag.getSeverity() == mlir::DiagnosticSeverity::Error) {
         if (error.empty())
@@ -204,6 +172,14 @@ std::unique_ptr<mlir::MLIRContext> makeContext() {
 
 std::string version() { return TTT_VERSION; }
 
+std::vector<std::string> simplifications() {
+  std::vector<std::string> names;
+  for (const mlir::ttt::SimplifyVariant &variant :
+       mlir::ttt::getSimplifyVariants())
+    names.push_back(variant.option.str());
+  return names;
+}
+
 OptimizeResult optimize(const std::string &input,
                         const std::string &inputFormat,
                         const std::vector<std::string> &simplify,
@@ -215,20 +191,24 @@ OptimizeResult optimize(const std::string &input,
                                                  "' (expected 'onnx' or 'mlir')");
     return result;
   }
-  std::string simplifyOptions;
-  StringSet<> seen;
+  mlir::ttt::TTTSimplifyOptions simplifyOptions;
+  ArrayRef<mlir::ttt::SimplifyVariant> variants =
+      mlir::ttt::getSimplifyVariants();
   for (const std::string &option : simplify) {
-    if (!llvm::is_contained(kSimplifyOptions, StringRef(option))) {
-      result.status = fail(
-          ErrorKind::Invalid,
-          "unknown simplification '" + option +
-              "' (expected freeze-inner, drop-weight-norm, collapse-mlp, "
-              "drop-token-lr, drop-momentum or drop-muon)");
+    const auto *variant =
+        llvm::find_if(variants, [&](const mlir::ttt::SimplifyVariant &v) {
+          return v.option == option;
+        });
+    if (variant == variants.end()) {
+      std::vector<std::string> names = simplifications();
+      result.status =
+          fail(ErrorKind::Invalid, "unknown simplification '" + option +
+                                       "' (expected " +
+                                       join(ArrayRef(names).drop_back(), ", ") +
+                                       " or " + names.back() + ")");
       return result;
     }
-    if (!seen.insert(option).second)
-      continue;
-    simplifyOptions += (simplifyOptions.empty() ? "" : " ") + option + "=true";
+    simplifyOptions.*(variant->flag) = true;
   }
 
   bool onnxInput = inputFormat == "onnx";
@@ -252,18 +232,14 @@ OptimizeResult optimize(const std::string &input,
   // The pass manager is anchored on builtin.module already. An ONNX model
   // gets its TTT layers found and, where exact, rewritten into standard ONNX
   // nodes (or shown in linattn form with emit "mlir").
-  std::string pipeline =
-      !onnxInput       ? "ttt-simplify{" + simplifyOptions + "},ttt-to-linattn"
-      : emit == "onnx" ? "ttt-onnx-optimize"
-                       : "ttt-raise-onnx,ttt-to-linattn";
   mlir::PassManager pm(context.get());
-  std::string pipelineErrors;
-  raw_string_ostream errorStream(pipelineErrors);
-  if (mlir::failed(mlir::parsePassPipeline(pipeline, pm, errorStream))) {
-    result.status = fail(ErrorKind::Compile,
-                         name + ": cannot build the pipeline '" + pipeline +
-                             "': " + pipelineErrors);
-    return result;
+  if (!onnxInput) {
+    pm.addPass(mlir::ttt::createTTTSimplify(simplifyOptions));
+    pm.addPass(mlir::ttt::createTTTToLinAttn());
+  } else if (emit == "onnx") {
+    mlir::ttt::buildTTTONNXOptimizePipeline(pm);
+  } else {
+    mlir::ttt::addTTTONNXRewritePasses(pm);
   }
   if (mlir::failed(pm.run(*module))) {
     result.status = fail(ErrorKind::Compile,
@@ -301,7 +277,7 @@ ExplainResult explain(const std::string &input, const std::string &inputFormat,
 
   auto record = [&](mlir::Operation *op, const mlir::ttt::LayerFacts &facts) {
     LayerReport report;
-    report.location = formatLocation(op->getLoc(), name);
+    report.location = ::ttt::formatLocation(op->getLoc(), name);
     report.op = op->getName().getStringRef().str();
     report.lowering = mlir::ttt::stringifyExactLowering(facts.lowering).str();
     report.update = mlir::ttt::stringifyStateUpdate(facts.update).str();
@@ -320,11 +296,10 @@ ExplainResult explain(const std::string &input, const std::string &inputFormat,
   std::map<std::string, std::string> foundInONNX;
   if (inputFormat == "onnx") {
     mlir::PassManager pm(context.get());
-    std::string errors;
-    raw_string_ostream errorStream(errors);
-    if (mlir::failed(mlir::parsePassPipeline("ttt-raise-onnx{raise-all=true}",
-                                             pm, errorStream)) ||
-        mlir::failed(pm.run(*module))) {
+    mlir::ttt::TTTRaiseONNXOptions raise;
+    raise.raiseAll = true;
+    pm.addPass(mlir::ttt::createTTTRaiseONNX(raise));
+    if (mlir::failed(pm.run(*module))) {
       result.status = fail(ErrorKind::Compile,
                            collector.takeError("cannot search for TTT layers"));
       return result;

@@ -210,9 +210,13 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
-void buildTTTONNXOptimizePipeline(OpPassManager &pm) {
+void addTTTONNXRewritePasses(OpPassManager &pm) {
   pm.addPass(createTTTRaiseONNX());
   pm.addPass(createTTTToLinAttn());
+}
+
+void buildTTTONNXOptimizePipeline(OpPassManager &pm) {
+  addTTTONNXRewritePasses(pm);
   pm.addPass(createLinAttnToONNX());
 }
 

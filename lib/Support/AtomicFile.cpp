@@ -14,7 +14,7 @@ using namespace llvm;
 namespace ttt::npy {
 
 Error writeFileAtomically(StringRef path,
-                          function_ref<void(raw_ostream &)> write) {
+                          function_ref<Error(raw_ostream &)> write) {
   // TempFile removes the file on a signal, and keep() renames it atomically.
   Expected<sys::fs::TempFile> temp =
       sys::fs::TempFile::create(path + ".tmp-%%%%%%%%");
@@ -23,13 +23,18 @@ Error writeFileAtomically(StringRef path,
                              "cannot create a file next to it: " +
                                  toString(temp.takeError()));
   std::error_code writeError;
-  {
+  Error producerError = [&] {
     raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
-    write(os);
+    Error err = write(os);
     os.flush();
     writeError = os.error();
     // Cleared so that the stream's destructor does not report it as fatal.
     os.clear_error();
+    return err;
+  }();
+  if (producerError) {
+    consumeError(temp->discard());
+    return producerError;
   }
   if (writeError) {
     consumeError(temp->discard());

@@ -18,12 +18,13 @@ class raw_ostream;
 namespace ttt::npy {
 
 /// Calls `write` on a temporary file next to `path` and renames it over
-/// `path` only if every write succeeded, so a failure (including a full disk
-/// or a signal) never leaves a partial file behind. Unlike
-/// llvm::writeToOutput, write errors are returned instead of being fatal.
+/// `path` only if `write` returned success and every write succeeded, so a
+/// failure (including a full disk or a signal) never leaves a partial file
+/// behind. Unlike llvm::writeToOutput, write errors are returned instead of
+/// being fatal.
 llvm::Error
 writeFileAtomically(llvm::StringRef path,
-                    llvm::function_ref<void(llvm::raw_ostream &)> write);
+                    llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write);
 
 } // namespace ttt::npy
 

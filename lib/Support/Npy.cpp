@@ -433,8 +433,10 @@ void writeNpy(raw_ostream &os, const Array &array) {
 }
 
 Error writeNpyFile(StringRef path, const Array &array) {
-  return writeFileAtomically(path,
-                             [&](raw_ostream &os) { writeNpy(os, array); });
+  return writeFileAtomically(path, [&](raw_ostream &os) {
+    writeNpy(os, array);
+    return Error::success();
+  });
 }
 
 } // namespace ttt::npy

@@ -68,6 +68,7 @@ std::string toStdString(nb::handle data) {
 NB_MODULE(_ttt, m) {
   m.doc() = "Bindings of the ttt compiler's C++ API (use the `ttt` package).";
   m.def("version", &version);
+  m.def("simplifications", &simplifications);
 
   m.def(
       "optimize",

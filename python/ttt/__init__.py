@@ -41,8 +41,8 @@ from ._errors import (  # noqa: E402
     UnsupportedError,
     VerificationError,
 )
+from . import _api  # noqa: E402
 from ._api import (  # noqa: E402
-    SIMPLIFICATIONS,
     ExplainReport,
     LayerReport,
     explain,
@@ -62,3 +62,10 @@ __all__ = [
     "SIMPLIFICATIONS",
     *_errors.__all__,
 ]
+
+
+def __getattr__(name: str):
+    # SIMPLIFICATIONS comes from the extension on first use (see _api).
+    if name == "SIMPLIFICATIONS":
+        return _api.SIMPLIFICATIONS
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -45,8 +45,10 @@ def _explain(path: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
     try:
+        # In the try: the parser lists the simplifications, which come from
+        # the extension.
+        args = _parser().parse_args(argv)
         if args.command == "explain":
             _explain(args.input)
             return 0

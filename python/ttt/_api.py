@@ -29,16 +29,21 @@ __all__ = [
     "SIMPLIFICATIONS",
 ]
 
-#: The model-changing simplifications ``optimize(simplify=...)`` accepts (the
-#: paper's Variants 1-6); without any, only exact folds are applied.
-SIMPLIFICATIONS = (
-    "freeze-inner",
-    "drop-weight-norm",
-    "collapse-mlp",
-    "drop-token-lr",
-    "drop-momentum",
-    "drop-muon",
-)
+
+def __getattr__(name: str):
+    """``SIMPLIFICATIONS``: the model-changing simplifications
+    ``optimize(simplify=...)`` accepts (the paper's Variants 1-6, a tuple of
+    names); without any, only exact folds are applied.
+
+    The compiler holds the list (``ttt._ttt.simplifications()``), so it is
+    read on first use: ``import ttt`` works without the extension.
+    """
+    if name == "SIMPLIFICATIONS":
+        value = tuple(_ext.load().simplifications())
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _MLIR_BYTECODE_MAGIC = b"ML\xefR"
 

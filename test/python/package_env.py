@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,3 +30,25 @@ def skip_reason() -> str | None:
                 "TTT_BUILD_PYTHON=OFF (nanobind or the Python development headers "
                 "were not found)")
     return None
+
+
+def extension_built() -> bool:
+    """Whether the extension is in the build tree or installed."""
+    pkg = BUILD_DIR / "python" / "ttt"
+    if any(pkg.glob("_ttt*.so")):
+        return True
+    try:
+        return importlib.util.find_spec("ttt._ttt") is not None
+    except ImportError:
+        return False
+
+
+def run_cli(*args, cwd=None) -> subprocess.CompletedProcess:
+    """Runs `python -m ttt ARGS` on the build tree's package."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(BUILD_DIR / "python"), str(REPO / "python")]
+        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["TTT_BUILD_DIR"] = str(BUILD_DIR)
+    return subprocess.run([sys.executable, "-m", "ttt", *map(str, args)], cwd=cwd,
+                          env=env, capture_output=True, text=True, timeout=600)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -134,8 +136,50 @@ def test_optimize_base_layer_needs_simplify():
 
 
 def test_optimize_unknown_simplification():
-    with pytest.raises(ttt.InvalidInputError, match="unknown simplification 'nope'"):
+    with pytest.raises(ttt.InvalidInputError, match="unknown simplification 'nope'") as info:
         ttt.optimize(V2_SMALL, simplify=["nope"], emit="mlir")
+    names = ttt.SIMPLIFICATIONS
+    assert str(info.value).endswith(f"(expected {', '.join(names[:-1])} or {names[-1]})")
+
+
+def test_simplifications_are_the_options_of_ttt_simplify():
+    """The compiler's list (ttt.SIMPLIFICATIONS) holds every option of
+    ttt-simplify (Passes.td), in the order of the variants they make."""
+    help_text = subprocess.run([str(BUILD_DIR / "bin" / "ttt-opt"), "--help"],
+                               capture_output=True, text=True, timeout=60).stdout
+    lines = help_text.splitlines()
+    start = next(i for i, line in enumerate(lines)
+                 if line.lstrip().startswith("--ttt-simplify "))
+    indent = len(lines[start]) - len(lines[start].lstrip())
+    variants = {}
+    for line in lines[start + 1:]:
+        if len(line) - len(line.lstrip()) <= indent:
+            break
+        match = re.match(r"\s+--([\w-]+)\s+- V(\d):", line)
+        assert match, f"a ttt-simplify option that is no variant: {line.strip()}"
+        variants[int(match[2])] = match[1]
+    assert ttt.SIMPLIFICATIONS == tuple(variants[v] for v in sorted(variants))
+
+
+def test_import_needs_no_extension(tmp_path):
+    """`import ttt` works without the extension; what needs it (here
+    SIMPLIFICATIONS, and the CLI) raises or prints one line about it."""
+    shutil.copytree(REPO / "python" / "ttt", tmp_path / "ttt",
+                    ignore=shutil.ignore_patterns("_ttt*", "__pycache__"))
+    env = {k: v for k, v in os.environ.items() if k not in ("TTT_BUILD_DIR", "PYTHONPATH")}
+    env["PYTHONPATH"] = str(tmp_path)
+    code = ("import ttt\nprint(ttt.__version__)\ntry:\n    ttt.SIMPLIFICATIONS\n"
+            "except ImportError as e:\n    print(e)\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    version, error = proc.stdout.splitlines()
+    assert version == ttt.__version__ and "extension ttt._ttt" in error
+    proc = subprocess.run([sys.executable, "-m", "ttt", "explain", "x.mlir"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("ttt: error: ") and proc.stderr.count("\n") == 1
+    assert "extension ttt._ttt" in proc.stderr
 
 
 def test_optimize_unknown_emit():

@@ -7,39 +7,13 @@ could not be built (nanobind or the Python development headers missing).
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import subprocess
-import sys
-from pathlib import Path
-
 import pytest
 
-from package_env import BUILD_DIR, EXAMPLES, FIXTURES, REPO, skip_reason
+from package_env import EXAMPLES, FIXTURES, extension_built, skip_reason
+from package_env import run_cli as cli
 
-
-def _extension_built() -> bool:
-    pkg = BUILD_DIR / "python" / "ttt"
-    if any(pkg.glob("_ttt*.so")):
-        return True
-    try:
-        return importlib.util.find_spec("ttt._ttt") is not None
-    except ImportError:
-        return False
-
-
-if not _extension_built() and skip_reason():
+if not extension_built() and skip_reason():
     pytest.skip(skip_reason(), allow_module_level=True)
-
-
-def cli(*args, cwd=None):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(BUILD_DIR / "python"), str(REPO / "python")]
-        + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    env["TTT_BUILD_DIR"] = str(BUILD_DIR)
-    return subprocess.run([sys.executable, "-m", "ttt", *map(str, args)], cwd=cwd,
-                          env=env, capture_output=True, text=True, timeout=600)
 
 
 def test_explain_mlir():

@@ -16,6 +16,7 @@
 
 #include "ttt/Target/ONNX/ExportONNX.h"
 #include "ttt/Pipelines/Pipelines.h"
+#include "ttt/Support/Location.h"
 #include "ttt/Target/ONNX/ImportONNX.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -94,7 +95,7 @@ public:
   OneLineDiagnosticHandler(MLIRContext *context, bool fallThrough)
       : ScopedDiagnosticHandler(context) {
     setHandler([fallThrough](Diagnostic &diag) -> LogicalResult {
-      if (fallThrough && hasSourcePosition(diag.getLocation()))
+      if (fallThrough && ::ttt::hasSourcePosition(diag.getLocation()))
         return failure();
       print(diag);
       for (Diagnostic &note : diag.getNotes())
@@ -104,44 +105,6 @@ public:
   }
 
 private:
-  static bool hasSourcePosition(Location loc) {
-    if (auto file = dyn_cast<FileLineColLoc>(loc))
-      return file.getLine() != 0;
-    if (auto name = dyn_cast<NameLoc>(loc))
-      return hasSourcePosition(name.getChildLoc());
-    if (auto fused = dyn_cast<FusedLoc>(loc))
-      return llvm::any_of(fused.getLocations(), hasSourcePosition);
-    if (auto call = dyn_cast<CallSiteLoc>(loc))
-      return hasSourcePosition(call.getCallee());
-    return false;
-  }
-
-  static std::string describe(Location loc) {
-    if (isa<UnknownLoc>(loc))
-      return {};
-    if (auto file = dyn_cast<FileLineColLoc>(loc)) {
-      std::string text = file.getFilename().str();
-      if (file.getLine() != 0)
-        text += ":" + std::to_string(file.getLine()) + ":" +
-                std::to_string(file.getColumn());
-      return text;
-    }
-    if (auto name = dyn_cast<NameLoc>(loc)) {
-      std::string where = describe(name.getChildLoc());
-      return (where.empty() ? "" : where + ": ") + "node '" +
-             name.getName().str() + "'";
-    }
-    if (auto fused = dyn_cast<FusedLoc>(loc))
-      return fused.getLocations().empty()
-                 ? std::string()
-                 : describe(fused.getLocations().front());
-    if (auto call = dyn_cast<CallSiteLoc>(loc))
-      return describe(call.getCallee());
-    std::string text;
-    llvm::raw_string_ostream(text) << loc;
-    return text;
-  }
-
   static void print(Diagnostic &diag) {
     llvm::raw_ostream &os = llvm::errs();
     switch (diag.getSeverity()) {
@@ -158,7 +121,7 @@ private:
       os << "remark: ";
       break;
     }
-    std::string where = describe(diag.getLocation());
+    std::string where = ::ttt::formatLocation(diag.getLocation());
     if (!where.empty())
       os << where << ": ";
     os << diag.str() << "\n";

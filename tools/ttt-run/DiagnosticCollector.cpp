@@ -7,23 +7,11 @@
 #include "DiagnosticCollector.h"
 
 #include "ttt/Execution/RunError.h"
-
-#include "mlir/IR/BuiltinAttributes.h"
-#include "mlir/IR/Location.h"
+#include "ttt/Support/Location.h"
 
 using namespace mlir;
 
 namespace ttt::run {
-
-/// "file:line:col" of the innermost file location in `loc`, if any.
-static std::string formatLocation(Location loc, llvm::StringRef fallback) {
-  if (auto file = loc->findInstanceOf<FileLineColRange>())
-    return (file.getFilename().strref() + ":" +
-            llvm::Twine(file.getStartLine()) + ":" +
-            llvm::Twine(file.getStartColumn()))
-        .str();
-  return fallback.str();
-}
 
 DiagnosticCollector::DiagnosticCollector(MLIRContext *context,
                                          llvm::StringRef file)
@@ -32,7 +20,7 @@ DiagnosticCollector::DiagnosticCollector(MLIRContext *context,
     // Warnings and remarks are dropped: ttt-run's output is its results.
     if (diag.getSeverity() != DiagnosticSeverity::Error || !message.empty())
       return success();
-    subject = formatLocation(diag.getLocation(), this->file);
+    subject = ::ttt::formatLocation(diag.getLocation(), this->file);
     message = diag.str();
     // Messages may quote multi-line IR; keep the report on one line.
     for (char &c : message)

@@ -92,11 +92,15 @@ struct RunResult {
 /// The project's version, "MAJOR.MINOR.PATCH".
 std::string version();
 
+/// The model-changing simplifications `optimize` accepts, in the paper's
+/// order (Variants 1-6): freeze-inner, drop-weight-norm, collapse-mlp,
+/// drop-token-lr, drop-momentum, drop-muon.
+std::vector<std::string> simplifications();
+
 /// Reads `input` (`inputFormat` "mlir": MLIR text or bytecode; "onnx": a
 /// serialized ModelProto) and rewrites its TTT layers that are linear
 /// attention. MLIR: `ttt-simplify` with the named model-changing
-/// simplifications (freeze-inner, drop-weight-norm, collapse-mlp,
-/// drop-token-lr, drop-momentum, drop-muon; none: exact folds only), then
+/// simplifications (see `simplifications`; none: exact folds only), then
 /// `ttt-to-linattn`. ONNX: `ttt-onnx-optimize` (find the layers, rewrite the
 /// exact ones into standard ONNX nodes; `simplify` must be empty). Writes the
 /// result as `emit` ("onnx" or "mlir"). `name` names the input in messages

@@ -157,14 +157,19 @@ void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options);
 /// `_mlir_memref_to_llvm_free`.
 void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options);
 
-/// Registers the pipelines with the global pass registry (`ttt-to-cpu`,
-/// `ttt-to-gpu`) and the GPU pipeline's own steps (`ttt-gpu-*`).
-/// Safe to call more than once.
+/// The first steps of `ttt-onnx-optimize`: raise the TTT layers of an
+/// imported ONNX model and rewrite the linear-attention ones into linattn ops
+/// (which the C++ API shows when asked for MLIR).
+void addTTTONNXRewritePasses(OpPassManager &pm);
+
 /// ONNX in, ONNX out: raise TTT layers, rewrite the linear-attention ones,
 /// export them as standard ONNX nodes. Layers that cannot be rewritten
 /// exactly stay as they were (each gets a remark).
 void buildTTTONNXOptimizePipeline(OpPassManager &pm);
 
+/// Registers the pipelines with the global pass registry (`ttt-to-cpu`,
+/// `ttt-to-gpu`, `ttt-onnx-optimize`) and the GPU pipeline's own steps
+/// (`ttt-gpu-*`). Safe to call more than once.
 void registerTTTPipelines();
 
 } // namespace mlir::ttt

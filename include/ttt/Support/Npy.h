@@ -9,7 +9,7 @@
 // element types the ttt runtime passes to compiled code are supported:
 // float32, float64, int32 and int64, little-endian, C order.
 //
-// This library depends on LLVMSupport only (no MLIR), so that the command-line
+// This code needs LLVMSupport only (no MLIR types), so that the command-line
 // tools and the Python bindings can share it. Errors are llvm::Error values
 // whose message names the problem but not the file: callers prefix it.
 //

@@ -5,13 +5,12 @@
 //===----------------------------------------------------------------------===//
 //
 // Reading and writing .npz files: zip archives of .npy members, as written by
-// np.savez (stored) and np.savez_compressed (deflate). The reader handles the
-// zip64 records NumPy always writes; deflate needs zlib (see
-// isDeflateAvailable). The writer stores members uncompressed, with fixed
-// timestamps so that equal arrays give byte-identical files.
+// np.savez (stored) and np.savez_compressed (deflate), through libzip. The
+// writer stores members uncompressed, with fixed timestamps so that equal
+// arrays give byte-identical files.
 //
-// Like Npy.h, this depends on LLVMSupport only, and error messages do not name
-// the file: callers prefix it.
+// Like Npy.h, this needs no MLIR (LLVMSupport and libzip only), and error
+// messages do not name the file: callers prefix it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,9 +36,6 @@ struct NamedArrayRef {
   const Array *array;
 };
 
-/// Whether compressed (deflate) members can be read in this build.
-bool isDeflateAvailable();
-
 /// Parses a whole .npz image. Members keep their archive order (the order of
 /// the arguments of np.savez). Every member must be a valid .npy file whose
 /// CRC-32 matches.
@@ -53,8 +49,11 @@ llvm::Expected<std::vector<NamedArray>> readNpzFile(llvm::StringRef path);
 /// extension.
 llvm::Expected<std::vector<NamedArray>> readArraysFile(llvm::StringRef path);
 
-/// Serializes `arrays` as a stored (uncompressed) .npz archive.
-void writeNpz(llvm::raw_ostream &os, llvm::ArrayRef<NamedArrayRef> arrays);
+/// Serializes `arrays` as a stored (uncompressed) .npz archive. The archive
+/// is built in memory first (libzip writes to a seekable target), so this
+/// needs about as much memory again as the arrays.
+llvm::Error writeNpz(llvm::raw_ostream &os,
+                     llvm::ArrayRef<NamedArrayRef> arrays);
 
 /// Writes a .npz file atomically (see writeNpyFile).
 llvm::Error writeNpzFile(llvm::StringRef path,

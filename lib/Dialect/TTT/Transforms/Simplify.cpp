@@ -251,3 +251,17 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
 };
 
 } // namespace
+
+ArrayRef<SimplifyVariant> mlir::ttt::getSimplifyVariants() {
+  // The option names of Passes.td; the member pointers tie each one to the
+  // generated options.
+  static constexpr SimplifyVariant variants[] = {
+      {"freeze-inner", &TTTSimplifyOptions::freezeInner},
+      {"drop-weight-norm", &TTTSimplifyOptions::dropWeightNorm},
+      {"collapse-mlp", &TTTSimplifyOptions::collapseMLP},
+      {"drop-token-lr", &TTTSimplifyOptions::dropTokenLR},
+      {"drop-momentum", &TTTSimplifyOptions::dropMomentum},
+      {"drop-muon", &TTTSimplifyOptions::dropMuon},
+  };
+  return variants;
+}
