@@ -13,6 +13,7 @@ corpus of the fuzzer, see `make fuzz`).
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,19 @@ class Case:
     runnable: bool = True
     # Save the initializers to a file next to the model (ONNX external data).
     external: bool = False
+
+
+_NO_LAYER = re.compile(r"remark: .*: no TTT layer found \(\d+ nodes read\)")
+
+
+def reader_messages(stderr: str) -> list:
+    """The lines of `ttt-opt model.onnx -o out.onnx`'s stderr other than the one
+    remark of the default pipeline on a model without TTT layers, which must be
+    there exactly once."""
+    lines = stderr.splitlines()
+    found = [line for line in lines if _NO_LAYER.fullmatch(line)]
+    assert len(found) == 1, f"expected one 'no TTT layer found' remark in: {stderr!r}"
+    return [line for line in lines if not _NO_LAYER.fullmatch(line)]
 
 
 def _model(graph, opset, extra_opsets=(), **kwargs):
