@@ -16,6 +16,7 @@
 
 #include "onnx/onnx_pb.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -271,6 +272,6 @@ size_t mlir::ttt::fuzz::mutateModel(uint8_t *data, size_t size, size_t maxSize,
   std::string bytes = model.SerializeAsString();
   if (bytes.size() > maxSize)
     return 0;
-  std::memcpy(data, bytes.data(), bytes.size());
+  std::copy(bytes.begin(), bytes.end(), data);
   return bytes.size();
 }

@@ -64,6 +64,8 @@ void tttCudaReleaseCachedMemory(void);
 
 /*===------------------- memref allocator (generic) ---------------------===*/
 
+/* The names are the ones MLIR's memref-to-LLVM lowering calls. */
+/* NOLINTBEGIN(readability-identifier-naming) */
 /** CUDA managed memory (cuMemAllocManaged), usable by host and device,
  *  256-byte aligned; freed buffers are cached by size for reuse. */
 void *_mlir_memref_to_llvm_alloc(size_t size);
@@ -71,6 +73,7 @@ void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
 /** Frees a buffer of the two functions above (pointers it did not allocate
  *  go to free()). Programs of ttt-to-gpu return buffers to free with it. */
 void _mlir_memref_to_llvm_free(void *ptr);
+/* NOLINTEND(readability-identifier-naming) */
 
 /*===------------------------- MLIR's mgpu* ABI --------------------------===*/
 

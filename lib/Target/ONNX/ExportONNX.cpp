@@ -610,7 +610,7 @@ public:
     }
     return PendingFile(path, std::move(*temp));
   }
-  PendingFile(PendingFile &&other)
+  PendingFile(PendingFile &&other) noexcept
       : path(std::move(other.path)), temp(std::move(other.temp)) {
     other.temp.reset();
   }
