@@ -17,7 +17,6 @@
 #include "onnx/onnx_pb.h"
 
 #include <algorithm>
-#include <cstring>
 #include <limits>
 #include <random>
 #include <string>
