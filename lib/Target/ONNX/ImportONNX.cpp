@@ -272,7 +272,7 @@ Importer::importAttribute(const pb::AttributeProto &attr,
     return {};
   default:
     why = "attribute type " + std::to_string(type) +
-          " is not one ONNX 1.12 knows";
+          " is not one this build's ONNX library knows";
     return {};
   }
 }
@@ -640,6 +640,8 @@ mlir::ttt::onnx::importONNXModel(StringRef bytes, StringRef fileName,
     return nullptr;
   };
 
+  TimingScope noTiming;
+  TimingScope &timing = options.timing ? *options.timing : noTiming;
   if (bytes.empty())
     return invalid("the file is empty");
   if (bytes.size() > static_cast<size_t>(INT_MAX))
@@ -647,6 +649,7 @@ mlir::ttt::onnx::importONNXModel(StringRef bytes, StringRef fileName,
                    "models that large keep their tensors as external data");
   pb::ModelProto model;
   {
+    TimingScope parseTiming = timing.nest("Parse protobuf");
     ProtobufLogSilencer silence;
     if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
       return invalid("cannot parse it as a protobuf ModelProto: it is "
@@ -676,6 +679,7 @@ mlir::ttt::onnx::importONNXModel(StringRef bytes, StringRef fileName,
   std::string dir = modelDir.str();
   if (!dir.empty() && !llvm::sys::path::is_separator(dir.back()))
     dir += llvm::sys::path::get_separator();
+  TimingScope checkTiming = timing.nest("ONNX checker");
   if (std::optional<CheckFailure> failure = checkModel(model, dir, opsets)) {
     if (failure->node)
       emitError(unknown) << fileName << ": "
@@ -685,6 +689,7 @@ mlir::ttt::onnx::importONNXModel(StringRef bytes, StringRef fileName,
       invalid(failure->reason);
     return nullptr;
   }
+  checkTiming.stop();
   if (model.training_info_size() != 0)
     return invalid("it has training information (TrainingInfoProto), which "
                    "ttt does not support");
@@ -696,6 +701,7 @@ mlir::ttt::onnx::importONNXModel(StringRef bytes, StringRef fileName,
   for (const pb::ValueInfoProto &info : model.graph().output())
     outputTypes.push_back(info.type());
   if (options.inferShapes) {
+    TimingScope inferTiming = timing.nest("ONNX shape inference");
     std::string why = inferShapes(model);
     if (!why.empty())
       emitWarning(unknown) << fileName
@@ -704,6 +710,7 @@ mlir::ttt::onnx::importONNXModel(StringRef bytes, StringRef fileName,
                            << why;
   }
 
+  TimingScope irTiming = timing.nest("Build IR");
   TensorReader reader{context, dir, options.resourceThreshold};
   Importer importer(context, fileName, reader, opsets);
   OwningOpRef<ModuleOp> module =
