@@ -65,8 +65,11 @@ public:
         fileLoc(FileLineColLoc::get(context, fileName, 0, 0)) {}
 
   /// Imports `model` whose main graph declares `inputTypes` and
-  /// `outputTypes` (taken before shape inference refined them).
-  OwningOpRef<ModuleOp> importModel(const pb::ModelProto &model,
+  /// `outputTypes` (taken before shape inference refined them). The raw
+  /// data of the main graph's initializers is released from `model` as
+  /// each is copied into the IR, so that a model's weights are held twice
+  /// at most, not three times with the file's bytes.
+  OwningOpRef<ModuleOp> importModel(pb::ModelProto &model,
                                     ArrayRef<pb::TypeProto> inputTypes,
                                     ArrayRef<pb::TypeProto> outputTypes);
 
@@ -87,14 +90,17 @@ private:
   }
 
   void importModelAttributes(const pb::ModelProto &model, ModuleOp module);
-  LogicalResult importMainGraph(const pb::GraphProto &graph,
+  LogicalResult importMainGraph(pb::GraphProto &graph,
                                 ArrayRef<pb::TypeProto> inputTypes,
                                 ArrayRef<pb::TypeProto> outputTypes);
   /// Imports the initializers (but `skip`) and nodes of `graph` at the
   /// builder's insertion point, then returns the values of its outputs.
+  /// With `release` (`graph` itself, mutable), the raw data of each
+  /// initializer is dropped once it is in the IR.
   LogicalResult importGraphBody(const pb::GraphProto &graph,
                                 const llvm::StringSet<> &skip,
-                                SmallVectorImpl<Value> &outputs);
+                                SmallVectorImpl<Value> &outputs,
+                                pb::GraphProto *release = nullptr);
   LogicalResult importNode(const pb::NodeProto &node, const TypeTable &types);
   LogicalResult importSubgraph(const pb::NodeProto &node,
                                const pb::GraphProto &graph, Region &region);
@@ -379,11 +385,12 @@ LogicalResult Importer::importSubgraph(const pb::NodeProto &node,
 
 LogicalResult Importer::importGraphBody(const pb::GraphProto &graph,
                                         const llvm::StringSet<> &skip,
-                                        SmallVectorImpl<Value> &outputs) {
+                                        SmallVectorImpl<Value> &outputs,
+                                        pb::GraphProto *release) {
   if (graph.sparse_initializer_size() != 0)
     return fail("graph '" + graph.name() +
                 "' has sparse initializers, which are not supported");
-  for (const pb::TensorProto &tensor : graph.initializer()) {
+  for (auto [index, tensor] : llvm::enumerate(graph.initializer())) {
     if (skip.contains(tensor.name()))
       continue;
     std::string why;
@@ -397,6 +404,11 @@ LogicalResult Importer::importGraphBody(const pb::GraphProto &graph,
       return fail("initializer '" + tensor.name() +
                   "' has the name of another value of graph '" + graph.name() +
                   "'");
+    // readTensor copied (or mapped) the data; free the proto's copy (a
+    // swap, because clearing a string keeps its buffer).
+    if (release)
+      std::string().swap(
+          *release->mutable_initializer(index)->mutable_raw_data());
   }
 
   TypeTable types = collectTypes(graph);
@@ -418,12 +430,12 @@ LogicalResult Importer::importGraphBody(const pb::GraphProto &graph,
   return success();
 }
 
-LogicalResult Importer::importMainGraph(const pb::GraphProto &graph,
+LogicalResult Importer::importMainGraph(pb::GraphProto &graph,
                                         ArrayRef<pb::TypeProto> inputTypes,
                                         ArrayRef<pb::TypeProto> outputTypes) {
   // Inputs that also have an initializer are inputs with a default value.
-  llvm::StringMap<const pb::TensorProto *> initializers;
-  for (const pb::TensorProto &tensor : graph.initializer())
+  llvm::StringMap<pb::TensorProto *> initializers;
+  for (pb::TensorProto &tensor : *graph.mutable_initializer())
     initializers[tensor.name()] = &tensor;
 
   SmallVector<Type> argTypes, resultTypes;
@@ -452,7 +464,7 @@ LogicalResult Importer::importMainGraph(const pb::GraphProto &graph,
     SmallVector<NamedAttribute> attrs;
     if (failed(declare(info, declared, "input", argTypes, attrs)))
       return failure();
-    if (const pb::TensorProto *tensor = initializers.lookup(info.name())) {
+    if (pb::TensorProto *tensor = initializers.lookup(info.name())) {
       std::string why;
       ElementsAttr value = readTensor(*tensor, reader, why);
       if (!value)
@@ -464,6 +476,7 @@ LogicalResult Importer::importMainGraph(const pb::GraphProto &graph,
                     llvm::formatv("{0}", argTypes.back()).str());
       attrs.push_back(builder.getNamedAttr(ONNXDialect::kDefault, value));
       defaults.insert(info.name());
+      std::string().swap(*tensor->mutable_raw_data()); // copied into the IR
     }
     argAttrs.push_back(builder.getDictionaryAttr(attrs));
   }
@@ -492,7 +505,7 @@ LogicalResult Importer::importMainGraph(const pb::GraphProto &graph,
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(body);
   SmallVector<Value> outputs;
-  if (failed(importGraphBody(graph, defaults, outputs)))
+  if (failed(importGraphBody(graph, defaults, outputs, &graph)))
     return failure();
   for (auto [index, pair] : llvm::enumerate(llvm::zip(resultTypes, outputs))) {
     auto [declared, value] = pair;
@@ -559,8 +572,7 @@ void Importer::importModelAttributes(const pb::ModelProto &model,
 }
 
 OwningOpRef<ModuleOp>
-Importer::importModel(const pb::ModelProto &model,
-                      ArrayRef<pb::TypeProto> inputTypes,
+Importer::importModel(pb::ModelProto &model, ArrayRef<pb::TypeProto> inputTypes,
                       ArrayRef<pb::TypeProto> outputTypes) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   importModelAttributes(model, *module);
@@ -568,7 +580,7 @@ Importer::importModel(const pb::ModelProto &model,
     warnings.push_back(fileName + ": the graph's quantization_annotation "
                                   "entries are dropped");
   builder.setInsertionPointToEnd(module->getBody());
-  if (failed(importMainGraph(model.graph(), inputTypes, outputTypes)))
+  if (failed(importMainGraph(*model.mutable_graph(), inputTypes, outputTypes)))
     return nullptr;
 
   // Anything the verifier rejects here is a bug of the reader; report it as
