@@ -43,6 +43,7 @@ python: configure
 check-package: configure
 	rm -rf $(BUILD_DIR)/wheel-test
 	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) CC=$(C_COMPILER) CXX=$(CXX_COMPILER) \
+	  CMAKE_ARGS="$(if $(ONNX_PREFIX),-DTTT_ONNX_PREFIX=$(ONNX_PREFIX))" \
 	  $(PYTHON) -m pip install . --no-build-isolation --target $(abspath $(BUILD_DIR))/wheel-test
 	cd /tmp && PYTHONPATH=$(abspath $(BUILD_DIR))/wheel-test $(PYTHON) -c \
 	  "import ttt; print(ttt.__version__, len(ttt.explain('$(abspath examples/lact_v2_small.mlir)')), 'layer'); \
@@ -77,9 +78,12 @@ lint: build
 # argument evaluation order of C++ differs between the two compilers, so this
 # catches IR that depends on it.
 GCC_BUILD_DIR ?= build-gcc
+# It reuses the ONNX library $(BUILD_DIR) built (cmake/BuildONNX.cmake).
+ONNX_PREFIX = $(shell cmake -N -LA $(BUILD_DIR) 2>/dev/null | sed -n 's/^TTT_ONNX_PREFIX:PATH=//p')
 $(GCC_BUILD_DIR)/build.ninja:
 	cmake -G Ninja -S . -B $(GCC_BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) \
-	  -DCMAKE_CXX_COMPILER=g++ -DCMAKE_C_COMPILER=gcc -DTTT_BUILD_PYTHON=OFF
+	  -DCMAKE_CXX_COMPILER=g++ -DCMAKE_C_COMPILER=gcc -DTTT_BUILD_PYTHON=OFF \
+	  $(if $(ONNX_PREFIX),-DTTT_ONNX_PREFIX=$(ONNX_PREFIX))
 check-gcc: build $(GCC_BUILD_DIR)/build.ninja
 	ninja -C $(GCC_BUILD_DIR) -j $(JOBS) check-ttt
 	TTT_BUILD_DIR=$(abspath $(BUILD_DIR)) TTT_SECOND_BUILD_DIR=$(abspath $(GCC_BUILD_DIR)) \

@@ -2,10 +2,12 @@
 # Installs every system and Python package ttt needs, and nothing when all are present.
 # Idempotent: safe to run before every build (make demo / make test call it).
 set -euo pipefail
+# The ONNX C++ library is not among them: the configure step builds it from
+# its PyPI source distribution (cmake/BuildONNX.cmake).
 
 APT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
-  libonnx-dev libprotobuf-dev protobuf-compiler zlib1g-dev libzip-dev
+  libprotobuf-dev protobuf-compiler zlib1g-dev libzip-dev
   ninja-build cmake g++ make
   libomp-22-dev
   clang libclang-rt-14-dev clang-format-14 clang-tidy-14

@@ -12,7 +12,7 @@
 // Bad models get one line that names the file and, where one is at fault,
 // the node (with its domain, op type and opset).
 
-// OPSET: error: {{.*}}.opset.onnx: opset 999 of domain 'ai.onnx' is out of range: this build's ONNX library knows opsets 1 to 17
+// OPSET: error: {{.*}}.opset.onnx: opset 999 of domain 'ai.onnx' is out of range: this build's ONNX library knows opsets 1 to 28
 // OPSET-NOT: error
 
 // LOOP: error: {{.*}}.loop.onnx: node 'loop' (ai.onnx::Loop, opset 17): its body takes 2 inputs, but a Loop with 1 loop-carried value needs 3: the iteration number, the condition and the loop-carried values

@@ -25,8 +25,8 @@ from onnx import TensorProto as T
 from onnx import helper as h
 from onnx import numpy_helper as nh
 
-# IR version each opset was released with: the reader's ONNX 1.12 knows IR
-# versions up to 8 and opsets up to 17.
+# IR version each opset was released with (the reader's ONNX library knows
+# IR versions up to 14 and opsets up to 28; test_onnx_opsets.py covers those).
 IR_FOR_OPSET = {13: 7, 17: 8}
 
 

@@ -14,9 +14,9 @@
 
 #include "ONNXDriver.h"
 
-#include "ttt/Target/ONNX/ExportONNX.h"
 #include "ttt/Pipelines/Pipelines.h"
 #include "ttt/Support/Location.h"
+#include "ttt/Target/ONNX/ExportONNX.h"
 #include "ttt/Target/ONNX/ImportONNX.h"
 
 #include "mlir/Bytecode/BytecodeWriter.h"
@@ -70,6 +70,15 @@ static llvm::cl::opt<bool> roundTrip(
     llvm::cl::desc("ONNX in, ONNX out, no passes: write the model back as it "
                    "is instead of running the default ttt-onnx-optimize "
                    "pipeline"),
+    llvm::cl::init(false), llvm::cl::cat(onnxCategory));
+
+// A short spelling of --mlir-timing for the ONNX path, where reading and
+// writing the model are stages of their own next to the passes.
+static llvm::cl::opt<bool> timing(
+    "timing",
+    llvm::cl::desc("With ONNX input or output: print the time of each stage "
+                   "(reading the model, each pass, writing it); the same as "
+                   "--mlir-timing"),
     llvm::cl::init(false), llvm::cl::cat(onnxCategory));
 
 static bool isONNX(Format format, StringRef path) {
@@ -214,15 +223,20 @@ LogicalResult mlir::ttt::runONNXOptMain(int argc, char **argv,
 
   DefaultTimingManager timingManager;
   applyDefaultTimingManagerCLOptions(timingManager);
+  if (timing)
+    timingManager.setEnabled(true);
   TimingScope timing = timingManager.getRootScope();
 
   FallbackAsmResourceMap resources;
   OwningOpRef<ModuleOp> module;
   {
     TimingScope inputTiming = timing.nest("Input");
-    module = readsONNX ? onnx::importONNXFile(inputFilename, &context)
-                       : parseMLIR(inputFilename, sources, context, config,
-                                   resources);
+    onnx::ImportOptions importOptions;
+    importOptions.timing = &inputTiming;
+    module =
+        readsONNX
+            ? onnx::importONNXFile(inputFilename, &context, importOptions)
+            : parseMLIR(inputFilename, sources, context, config, resources);
   }
   if (!module)
     return failure();
@@ -244,7 +258,10 @@ LogicalResult mlir::ttt::runONNXOptMain(int argc, char **argv,
     return failure();
 
   TimingScope outputTiming = timing.nest("Output");
-  if (isONNX(emitFormat, outputFilename))
-    return onnx::exportONNXFile(*module, outputFilename);
+  if (isONNX(emitFormat, outputFilename)) {
+    onnx::ExportOptions exportOptions;
+    exportOptions.timing = &outputTiming;
+    return onnx::exportONNXFile(*module, outputFilename, exportOptions);
+  }
   return writeMLIR(*module, outputFilename, config, resources);
 }

@@ -615,8 +615,8 @@ struct ScanToONNX : ToONNXPattern<ScanToONNX, ScanOp> {
   /// rounds of a Loop over doubling offsets d; in each round chunk i >= d
   /// combines with chunk i - d: G_i += a_i G_{i-d}, a_i = a_i a_{i-d}.
   /// Returns (partial states, cumulative transitions).
-  static std::pair<Value, Value> hillisSteele(OnnxBuilder &b, ScanOp op,
-                                              Transition t, Value g, Value a) {
+  std::pair<Value, Value> hillisSteele(OnnxBuilder &b, ScanOp op, Transition t,
+                                       Value g, Value a) const {
     OpBuilder &ob = b.builder();
     MLIRContext *ctx = ob.getContext();
     Location loc = op.getLoc();
@@ -672,14 +672,23 @@ struct ScanToONNX : ToONNXPattern<ScanToONNX, ScanOp> {
 
   /// A name prefix for the Loop body's inputs and outputs, unique in the
   /// graph: ONNX names must not repeat across a graph and its subgraphs.
-  static std::string loopPrefix(ScanOp op) {
-    unsigned index = 0;
-    op->getParentOfType<tonnx::GraphOp>().walk([&](tonnx::NodeOp node) {
-      if (node.getOpType() == "Loop")
-        ++index;
-    });
-    return "linattn_scan" + std::to_string(index) + "_";
+  /// It numbers the graph's Loop nodes: those already there are counted once
+  /// per graph (a walk per scan made the pass quadratic in the graph), and
+  /// each Loop built here takes the next number.
+  std::string loopPrefix(ScanOp op) const {
+    Operation *graph = op->getParentOfType<tonnx::GraphOp>();
+    auto [it, inserted] = loopCounts.try_emplace(graph, 0);
+    if (inserted)
+      graph->walk([&, &count = it->second](tonnx::NodeOp node) {
+        if (node.getOpType() == "Loop")
+          ++count;
+      });
+    return "linattn_scan" + std::to_string(it->second++) + "_";
   }
+
+  /// Loop nodes per onnx.graph, for loopPrefix (patterns are const while
+  /// they rewrite; the pattern set lives for one run of the pass).
+  mutable llvm::DenseMap<Operation *, unsigned> loopCounts;
 };
 
 //===----------------------------------------------------------------------===//

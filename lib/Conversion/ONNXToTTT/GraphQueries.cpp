@@ -158,6 +158,15 @@ static std::optional<int64_t> rankOf(Value value) {
   return std::nullopt;
 }
 
+std::optional<SmallVector<int64_t>> raise::reduceAxes(onnx::NodeOp reduce) {
+  if (reduce.getInputs().size() > 1)
+    return intConstant(reduce.getInputs()[1]);
+  if (auto attr =
+          dyn_cast_or_null<DenseI64ArrayAttr>(reduce.getONNXAttr("axes")))
+    return SmallVector<int64_t>(attr.asArrayRef());
+  return std::nullopt;
+}
+
 /// A Split along the time axis: piece `index` covers [start, end).
 static std::optional<SliceChain> splitPiece(Value value) {
   onnx::NodeOp split = nodeOf(value, "Split");

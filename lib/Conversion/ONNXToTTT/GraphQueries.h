@@ -40,6 +40,12 @@ std::optional<double> scalarConstant(Value value);
 /// The integers of a constant integer tensor.
 std::optional<SmallVector<int64_t>> intConstant(Value value);
 
+/// The constant axes of a Reduce* node in either opset form: the `axes`
+/// attribute (ReduceSum before opset 13, the other reductions before 18) or
+/// the second input (from then on). None if it reduces all axes or they are
+/// not constant.
+std::optional<SmallVector<int64_t>> reduceAxes(onnx::NodeOp reduce);
+
 /// True if `value` is a constant tensor whose elements are all zero
 /// (Constant, ConstantOfShape or initializer, behind layout nodes).
 bool isZeroConstant(Value value);

@@ -256,12 +256,7 @@ private:
 
   /// A ReduceSum over exactly the two innermost axes of a rank-4 tensor.
   static bool reducesInnerMatrix(onnx::NodeOp sum) {
-    std::optional<SmallVector<int64_t>> axes;
-    if (sum.getInputs().size() > 1)
-      axes = intConstant(sum.getInputs()[1]);
-    else if (auto attr =
-                 dyn_cast_or_null<DenseI64ArrayAttr>(sum.getONNXAttr("axes")))
-      axes = SmallVector<int64_t>(attr.asArrayRef());
+    std::optional<SmallVector<int64_t>> axes = reduceAxes(sum);
     if (!axes || axes->size() != 2)
       return false;
     SmallVector<int64_t> sorted = *axes;
@@ -396,10 +391,10 @@ bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
       onnx::NodeOp mean = nodeOf(skipLayout(mu), "ReduceMean");
       if (!mean)
         return false;
-      auto axes = dyn_cast_or_null<DenseI64ArrayAttr>(mean.getONNXAttr("axes"));
+      std::optional<SmallVector<int64_t>> axes = reduceAxes(mean);
       std::optional<SliceChain> chain = sliceChain(mean.getInputs()[0]);
-      if (!axes || axes.size() != 1 || !chain || !chain->timeSlice ||
-          (axes[0] != -1 && axes[0] != 2))
+      if (!axes || axes->size() != 1 || !chain || !chain->timeSlice ||
+          ((*axes)[0] != -1 && (*axes)[0] != 2))
         return false;
       update.rule.momentum = chain->root;
       update.momentumPrev = state;

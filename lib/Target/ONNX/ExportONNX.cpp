@@ -533,6 +533,9 @@ LogicalResult Exporter::exportModule(ModuleOp module, pb::ModelProto &model) {
   if (!graph)
     return fail("the module holds no onnx.graph to write");
 
+  TimingScope noTiming;
+  TimingScope &timing = options.timing ? *options.timing : noTiming;
+  TimingScope buildTiming = timing.nest("Build protobuf");
   if (failed(exportModelAttributes(module, model)) ||
       failed(assignNamesIn(graph.getBody().front())) ||
       failed(exportMainGraph(graph, *model.mutable_graph())))
@@ -551,6 +554,8 @@ LogicalResult Exporter::exportModule(ModuleOp module, pb::ModelProto &model) {
     opsets.add(domain, version);
   }
 
+  buildTiming.stop();
+  TimingScope checkTiming = timing.nest("ONNX checker");
   if (std::optional<CheckFailure> failure =
           checkModel(model, /*modelDir=*/"", opsets)) {
     if (failure->node)
@@ -694,6 +699,9 @@ LogicalResult mlir::ttt::onnx::exportONNXFile(ModuleOp module, StringRef path,
   if (failed(exporter.exportModule(module, model)))
     return report(exporter.getError());
 
+  TimingScope noTiming;
+  TimingScope writeTiming =
+      (options.timing ? *options.timing : noTiming).nest("Write file");
   bool toStdout = path == "-";
   std::vector<pb::TensorProto *> external =
       toStdout ? std::vector<pb::TensorProto *>()

@@ -65,8 +65,11 @@ public:
         fileLoc(FileLineColLoc::get(context, fileName, 0, 0)) {}
 
   /// Imports `model` whose main graph declares `inputTypes` and
-  /// `outputTypes` (taken before shape inference refined them).
-  OwningOpRef<ModuleOp> importModel(const pb::ModelProto &model,
+  /// `outputTypes` (taken before shape inference refined them). The raw
+  /// data of the main graph's initializers is released from `model` as
+  /// each is copied into the IR, so that a model's weights are held twice
+  /// at most, not three times with the file's bytes.
+  OwningOpRef<ModuleOp> importModel(pb::ModelProto &model,
                                     ArrayRef<pb::TypeProto> inputTypes,
                                     ArrayRef<pb::TypeProto> outputTypes);
 
@@ -87,14 +90,17 @@ private:
   }
 
   void importModelAttributes(const pb::ModelProto &model, ModuleOp module);
-  LogicalResult importMainGraph(const pb::GraphProto &graph,
+  LogicalResult importMainGraph(pb::GraphProto &graph,
                                 ArrayRef<pb::TypeProto> inputTypes,
                                 ArrayRef<pb::TypeProto> outputTypes);
   /// Imports the initializers (but `skip`) and nodes of `graph` at the
   /// builder's insertion point, then returns the values of its outputs.
+  /// With `release` (`graph` itself, mutable), the raw data of each
+  /// initializer is dropped once it is in the IR.
   LogicalResult importGraphBody(const pb::GraphProto &graph,
                                 const llvm::StringSet<> &skip,
-                                SmallVectorImpl<Value> &outputs);
+                                SmallVectorImpl<Value> &outputs,
+                                pb::GraphProto *release = nullptr);
   LogicalResult importNode(const pb::NodeProto &node, const TypeTable &types);
   LogicalResult importSubgraph(const pb::NodeProto &node,
                                const pb::GraphProto &graph, Region &region);
@@ -272,7 +278,7 @@ Importer::importAttribute(const pb::AttributeProto &attr,
     return {};
   default:
     why = "attribute type " + std::to_string(type) +
-          " is not one ONNX 1.12 knows";
+          " is not one this build's ONNX library knows";
     return {};
   }
 }
@@ -379,11 +385,12 @@ LogicalResult Importer::importSubgraph(const pb::NodeProto &node,
 
 LogicalResult Importer::importGraphBody(const pb::GraphProto &graph,
                                         const llvm::StringSet<> &skip,
-                                        SmallVectorImpl<Value> &outputs) {
+                                        SmallVectorImpl<Value> &outputs,
+                                        pb::GraphProto *release) {
   if (graph.sparse_initializer_size() != 0)
     return fail("graph '" + graph.name() +
                 "' has sparse initializers, which are not supported");
-  for (const pb::TensorProto &tensor : graph.initializer()) {
+  for (auto [index, tensor] : llvm::enumerate(graph.initializer())) {
     if (skip.contains(tensor.name()))
       continue;
     std::string why;
@@ -397,6 +404,11 @@ LogicalResult Importer::importGraphBody(const pb::GraphProto &graph,
       return fail("initializer '" + tensor.name() +
                   "' has the name of another value of graph '" + graph.name() +
                   "'");
+    // readTensor copied (or mapped) the data; free the proto's copy (a
+    // swap, because clearing a string keeps its buffer).
+    if (release)
+      std::string().swap(
+          *release->mutable_initializer(index)->mutable_raw_data());
   }
 
   TypeTable types = collectTypes(graph);
@@ -418,12 +430,12 @@ LogicalResult Importer::importGraphBody(const pb::GraphProto &graph,
   return success();
 }
 
-LogicalResult Importer::importMainGraph(const pb::GraphProto &graph,
+LogicalResult Importer::importMainGraph(pb::GraphProto &graph,
                                         ArrayRef<pb::TypeProto> inputTypes,
                                         ArrayRef<pb::TypeProto> outputTypes) {
   // Inputs that also have an initializer are inputs with a default value.
-  llvm::StringMap<const pb::TensorProto *> initializers;
-  for (const pb::TensorProto &tensor : graph.initializer())
+  llvm::StringMap<pb::TensorProto *> initializers;
+  for (pb::TensorProto &tensor : *graph.mutable_initializer())
     initializers[tensor.name()] = &tensor;
 
   SmallVector<Type> argTypes, resultTypes;
@@ -452,7 +464,7 @@ LogicalResult Importer::importMainGraph(const pb::GraphProto &graph,
     SmallVector<NamedAttribute> attrs;
     if (failed(declare(info, declared, "input", argTypes, attrs)))
       return failure();
-    if (const pb::TensorProto *tensor = initializers.lookup(info.name())) {
+    if (pb::TensorProto *tensor = initializers.lookup(info.name())) {
       std::string why;
       ElementsAttr value = readTensor(*tensor, reader, why);
       if (!value)
@@ -464,6 +476,7 @@ LogicalResult Importer::importMainGraph(const pb::GraphProto &graph,
                     llvm::formatv("{0}", argTypes.back()).str());
       attrs.push_back(builder.getNamedAttr(ONNXDialect::kDefault, value));
       defaults.insert(info.name());
+      std::string().swap(*tensor->mutable_raw_data()); // copied into the IR
     }
     argAttrs.push_back(builder.getDictionaryAttr(attrs));
   }
@@ -492,7 +505,7 @@ LogicalResult Importer::importMainGraph(const pb::GraphProto &graph,
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(body);
   SmallVector<Value> outputs;
-  if (failed(importGraphBody(graph, defaults, outputs)))
+  if (failed(importGraphBody(graph, defaults, outputs, &graph)))
     return failure();
   for (auto [index, pair] : llvm::enumerate(llvm::zip(resultTypes, outputs))) {
     auto [declared, value] = pair;
@@ -559,8 +572,7 @@ void Importer::importModelAttributes(const pb::ModelProto &model,
 }
 
 OwningOpRef<ModuleOp>
-Importer::importModel(const pb::ModelProto &model,
-                      ArrayRef<pb::TypeProto> inputTypes,
+Importer::importModel(pb::ModelProto &model, ArrayRef<pb::TypeProto> inputTypes,
                       ArrayRef<pb::TypeProto> outputTypes) {
   OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
   importModelAttributes(model, *module);
@@ -568,7 +580,7 @@ Importer::importModel(const pb::ModelProto &model,
     warnings.push_back(fileName + ": the graph's quantization_annotation "
                                   "entries are dropped");
   builder.setInsertionPointToEnd(module->getBody());
-  if (failed(importMainGraph(model.graph(), inputTypes, outputTypes)))
+  if (failed(importMainGraph(*model.mutable_graph(), inputTypes, outputTypes)))
     return nullptr;
 
   // Anything the verifier rejects here is a bug of the reader; report it as
@@ -640,6 +652,8 @@ mlir::ttt::onnx::importONNXModel(StringRef bytes, StringRef fileName,
     return nullptr;
   };
 
+  TimingScope noTiming;
+  TimingScope &timing = options.timing ? *options.timing : noTiming;
   if (bytes.empty())
     return invalid("the file is empty");
   if (bytes.size() > static_cast<size_t>(INT_MAX))
@@ -647,6 +661,7 @@ mlir::ttt::onnx::importONNXModel(StringRef bytes, StringRef fileName,
                    "models that large keep their tensors as external data");
   pb::ModelProto model;
   {
+    TimingScope parseTiming = timing.nest("Parse protobuf");
     ProtobufLogSilencer silence;
     if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
       return invalid("cannot parse it as a protobuf ModelProto: it is "
@@ -676,6 +691,7 @@ mlir::ttt::onnx::importONNXModel(StringRef bytes, StringRef fileName,
   std::string dir = modelDir.str();
   if (!dir.empty() && !llvm::sys::path::is_separator(dir.back()))
     dir += llvm::sys::path::get_separator();
+  TimingScope checkTiming = timing.nest("ONNX checker");
   if (std::optional<CheckFailure> failure = checkModel(model, dir, opsets)) {
     if (failure->node)
       emitError(unknown) << fileName << ": "
@@ -685,6 +701,7 @@ mlir::ttt::onnx::importONNXModel(StringRef bytes, StringRef fileName,
       invalid(failure->reason);
     return nullptr;
   }
+  checkTiming.stop();
   if (model.training_info_size() != 0)
     return invalid("it has training information (TrainingInfoProto), which "
                    "ttt does not support");
@@ -696,6 +713,7 @@ mlir::ttt::onnx::importONNXModel(StringRef bytes, StringRef fileName,
   for (const pb::ValueInfoProto &info : model.graph().output())
     outputTypes.push_back(info.type());
   if (options.inferShapes) {
+    TimingScope inferTiming = timing.nest("ONNX shape inference");
     std::string why = inferShapes(model);
     if (!why.empty())
       emitWarning(unknown) << fileName
@@ -704,6 +722,7 @@ mlir::ttt::onnx::importONNXModel(StringRef bytes, StringRef fileName,
                            << why;
   }
 
+  TimingScope irTiming = timing.nest("Build IR");
   TensorReader reader{context, dir, options.resourceThreshold};
   Importer importer(context, fileName, reader, opsets);
   OwningOpRef<ModuleOp> module =

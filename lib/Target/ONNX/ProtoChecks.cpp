@@ -65,7 +65,11 @@ checkMainGraph(const pb::GraphProto &graph,
                 std::string(list == &graph.input() ? "input" : "output") +
                 " '" + info.name() + "': " + *error};
 
-  std::unordered_set<std::string> defined;
+  // One lexical scope for the whole graph, filled as items define names:
+  // the checker looks node inputs up in it. (Copying the names defined so
+  // far into a fresh scope per node made checking quadratic in the nodes.)
+  pb::checker::LexicalScopeContext lexical;
+  std::unordered_set<std::string> &defined = lexical.output_names;
   for (const pb::ValueInfoProto &info : graph.input())
     if (!defined.insert(info.name()).second)
       return CheckFailure{nullptr,
@@ -91,8 +95,6 @@ checkMainGraph(const pb::GraphProto &graph,
         return CheckFailure{&node, "input '" + input +
                                        "' is not defined by a graph input, "
                                        "an initializer or an earlier node"};
-    pb::checker::LexicalScopeContext lexical;
-    lexical.output_names = defined;
     if (auto error =
             tryRun([&] { pb::checker::check_node(node, ctx, lexical); }))
       return CheckFailure{&node, *error};

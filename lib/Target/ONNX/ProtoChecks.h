@@ -48,7 +48,7 @@ std::optional<CheckFailure> checkModel(const pb::ModelProto &model,
 
 /// Runs ONNX shape inference on `model` in this process, best effort: nodes
 /// it cannot infer are skipped. Returns why inference stopped early, or an
-/// empty string. ONNX 1.12's inference functions read out of bounds on some
+/// empty string. ONNX's inference functions have read out of bounds on some
 /// invalid attributes; ShapeInference.h runs this in a child process.
 std::string inferShapesInProcess(pb::ModelProto &model);
 

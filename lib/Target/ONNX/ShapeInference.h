@@ -14,7 +14,7 @@
 namespace mlir::ttt::onnx {
 
 /// Runs ONNX shape inference on `model` and records what it finds in the
-/// value_info (and subgraph input/output types) of every graph. ONNX 1.12's
+/// value_info (and subgraph input/output types) of every graph. ONNX's
 /// inference functions crash on some models that pass the checker (an
 /// out-of-range axis is read out of bounds), so on POSIX systems inference
 /// runs in a forked child that sends back only the types it found; a crash

@@ -56,7 +56,7 @@ Type mlir::ttt::onnx::convertElementType(int32_t dataType, MLIRContext *context,
     return {};
   default:
     whyNot = "element type " + std::to_string(dataType) +
-             " is not supported (ONNX 1.12 knows types 1 to 16)";
+             " is not supported (ttt reads types 1 to 16)";
     return {};
   }
 }
@@ -186,7 +186,7 @@ Type mlir::ttt::onnx::convertType(const pb::TypeProto &type,
     whyNot = "opaque types are not supported";
     return {};
   }
-  whyNot = "the type is of a kind ONNX 1.12 does not know";
+  whyNot = "the type is of a kind this build's ONNX library does not know";
   return {};
 }
 

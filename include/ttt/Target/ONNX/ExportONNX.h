@@ -15,6 +15,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Support/LLVM.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -27,6 +28,9 @@ struct ExportOptions {
   /// not record them (a module that was not imported from ONNX).
   int64_t defaultIrVersion = 8;
   int64_t defaultOpset = 17;
+  /// If set, the stages of writing (protobuf, check, file) are timed as
+  /// scopes nested in it (ttt-opt --timing).
+  TimingScope *timing = nullptr;
 };
 
 /// Writes `module` as an ONNX model to `path` ("-": stdout). Initializers

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The ONNX reader: ModelProto (Debian's libonnx + protobuf) to the `onnx`
+// The ONNX reader: ModelProto (the ONNX library + protobuf) to the `onnx`
 // dialect. It depends on the dialect and on protobuf only; ttt-opt, the
 // fuzzer and the Python bindings call it.
 //
@@ -15,6 +15,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstddef>
@@ -33,6 +34,9 @@ struct ImportOptions {
   /// Run ONNX shape inference so that intermediate values get tensor types;
   /// without it only what the model declares is known.
   bool inferShapes = true;
+  /// If set, the stages of reading (parse, check, shape inference, IR)
+  /// are timed as scopes nested in it (ttt-opt --timing).
+  TimingScope *timing = nullptr;
 };
 
 /// Imports the serialized ModelProto `bytes`. `fileName` names the model in
