@@ -69,6 +69,8 @@ static std::string withoutSubgraphTypes(const std::string &bytes) {
   return model.SerializeAsString();
 }
 
+// libFuzzer's entry points keep libFuzzer's names.
+// NOLINTNEXTLINE(readability-identifier-naming)
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static DialectRegistry *registry = [] {
     auto *r = new DialectRegistry();
@@ -117,10 +119,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 
+// NOLINTNEXTLINE(readability-identifier-naming)
 extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
 
 /// Half of the mutations edit the parsed model (ModelMutator.cpp), half are
 /// libFuzzer's byte-level ones.
+// NOLINTNEXTLINE(readability-identifier-naming)
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
                                           size_t maxSize, unsigned int seed) {
   if (seed % 2 == 0)

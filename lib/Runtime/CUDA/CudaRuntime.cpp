@@ -41,6 +41,8 @@ using CUstream = struct CUstream_st *;
 using CUevent = struct CUevent_st *;
 using CUjit_option = int;
 
+// The driver API's own names for the values it defines.
+// NOLINTBEGIN(readability-identifier-naming)
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 0x1;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
@@ -50,6 +52,7 @@ constexpr int CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76;
 constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER = 5;
 constexpr CUjit_option CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6;
 constexpr CUjit_option CU_JIT_OPTIMIZATION_LEVEL = 7;
+// NOLINTEND(readability-identifier-naming)
 
 // X(name looked up, member, return, parameters)
 #define TTT_CUDA_DRIVER_FUNCTIONS(X)                                           \
@@ -96,6 +99,8 @@ constexpr CUjit_option CU_JIT_OPTIMIZATION_LEVEL = 7;
   X("cuMemHostUnregister", MemHostUnregister, (void *))
 
 struct DriverApi {
+// `params` is a parenthesized parameter list, so it cannot be parenthesized.
+// NOLINTNEXTLINE(bugprone-macro-parentheses)
 #define TTT_DECLARE(name, member, params) CUresult(*member) params = nullptr;
   TTT_CUDA_DRIVER_FUNCTIONS(TTT_DECLARE)
 #undef TTT_DECLARE

@@ -53,6 +53,7 @@ std::string mlir::ttt::onnx::inferShapes(pb::ModelProto &model) {
 
 // Under libFuzzer, a sanitizer report in the child must not be taken for a
 // crash of the fuzzed code: the child drops the death callback.
+// NOLINTNEXTLINE(bugprone-reserved-identifier,readability-identifier-naming)
 extern "C" void __sanitizer_set_death_callback(void (*)(void))
     __attribute__((weak));
 
