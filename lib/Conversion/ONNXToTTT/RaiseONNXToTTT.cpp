@@ -180,6 +180,8 @@ struct TTTRaiseONNXPass
     std::string blocker;
     if (!facts.rewritable)
       blocker = explainLayer(facts);
+    else if (hasEmptySequence(op))
+      blocker = kEmptySequence;
     else
       blocker = onnxExportBlocker(op);
     std::optional<int64_t> opset = defaultOpset(graph);
