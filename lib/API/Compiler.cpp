@@ -140,8 +140,7 @@ public:
 
   /// "the first error", or "NAME: WHAT" when there was none.
   std::string takeError(StringRef what) {
-    std::string message =
-        error.empty() ? name + ": " + what.str() : error;
+    std::string message = error.empty() ? name + ": " + what.str() : error;
     error.clear();
     return message;
   }
@@ -159,20 +158,18 @@ Status fail(ErrorKind kind, std::string message) {
 }
 
 /// Parses `input` as `format` into a module.
-mlir::OwningOpRef<mlir::ModuleOp> readInput(const std::string &input,
-                                            StringRef format, StringRef name,
-                                            mlir::MLIRContext &context,
-                                            llvm::SourceMgr &sourceMgr,
-                                            Collector &collector,
-                                            Status &status) {
+mlir::OwningOpRef<mlir::ModuleOp>
+readInput(const std::string &input, StringRef format, StringRef name,
+          mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
+          Collector &collector, Status &status) {
   if (format == "onnx") {
     mlir::OwningOpRef<mlir::ModuleOp> module =
         // External data files are looked up next to the model.
         mlir::ttt::onnx::importONNXModel(
             input, name, llvm::sys::path::parent_path(name), &context);
     if (!module)
-      status = fail(ErrorKind::Parse,
-                    collector.takeError("not a valid ONNX model"));
+      status =
+          fail(ErrorKind::Parse, collector.takeError("not a valid ONNX model"));
     return module;
   }
   if (format != "mlir") {
@@ -204,26 +201,27 @@ std::unique_ptr<mlir::MLIRContext> makeContext() {
 
 std::string version() { return TTT_VERSION; }
 
-OptimizeResult optimize(const std::string &input,
-                        const std::string &inputFormat,
-                        const std::vector<std::string> &simplify,
-                        const std::string &emit, const std::string &name,
-                        const std::function<void(const std::string &)> &onRemark) {
+OptimizeResult
+optimize(const std::string &input, const std::string &inputFormat,
+         const std::vector<std::string> &simplify, const std::string &emit,
+         const std::string &name,
+         const std::function<void(const std::string &)> &onRemark) {
   OptimizeResult result;
   if (emit != "onnx" && emit != "mlir") {
-    result.status = fail(ErrorKind::Invalid, "unknown output format '" + emit +
-                                                 "' (expected 'onnx' or 'mlir')");
+    result.status =
+        fail(ErrorKind::Invalid, "unknown output format '" + emit +
+                                     "' (expected 'onnx' or 'mlir')");
     return result;
   }
   std::string simplifyOptions;
   StringSet<> seen;
   for (const std::string &option : simplify) {
     if (!llvm::is_contained(kSimplifyOptions, StringRef(option))) {
-      result.status = fail(
-          ErrorKind::Invalid,
-          "unknown simplification '" + option +
-              "' (expected freeze-inner, drop-weight-norm, collapse-mlp, "
-              "drop-token-lr, drop-momentum or drop-muon)");
+      result.status =
+          fail(ErrorKind::Invalid,
+               "unknown simplification '" + option +
+                   "' (expected freeze-inner, drop-weight-norm, collapse-mlp, "
+                   "drop-token-lr, drop-momentum or drop-muon)");
       return result;
     }
     if (!seen.insert(option).second)
@@ -260,14 +258,14 @@ OptimizeResult optimize(const std::string &input,
   std::string pipelineErrors;
   raw_string_ostream errorStream(pipelineErrors);
   if (mlir::failed(mlir::parsePassPipeline(pipeline, pm, errorStream))) {
-    result.status = fail(ErrorKind::Compile,
-                         name + ": cannot build the pipeline '" + pipeline +
-                             "': " + pipelineErrors);
+    result.status =
+        fail(ErrorKind::Compile, name + ": cannot build the pipeline '" +
+                                     pipeline + "': " + pipelineErrors);
     return result;
   }
   if (mlir::failed(pm.run(*module))) {
-    result.status = fail(ErrorKind::Compile,
-                         collector.takeError("optimization failed"));
+    result.status =
+        fail(ErrorKind::Compile, collector.takeError("optimization failed"));
     result.remarks = collector.lines;
     return result;
   }
@@ -275,8 +273,8 @@ OptimizeResult optimize(const std::string &input,
   if (emit == "onnx") {
     if (mlir::failed(mlir::ttt::onnx::exportONNXToString(*module, name,
                                                          result.output))) {
-      result.status = fail(ErrorKind::Export,
-                           collector.takeError("cannot write as ONNX"));
+      result.status =
+          fail(ErrorKind::Export, collector.takeError("cannot write as ONNX"));
       result.output.clear();
     }
   } else {
@@ -389,16 +387,14 @@ std::string formatShape(ArrayRef<int64_t> shape) {
 /// rank, every static size).
 std::optional<std::string> checkInput(const Buffer &buffer, size_t index,
                                       const ::ttt::run::TensorSpec &spec) {
-  std::string what =
-      "input " + std::to_string(index) + " (" + spec.type + ")";
+  std::string what = "input " + std::to_string(index) + " (" + spec.type + ")";
   std::optional<::ttt::npy::DType> dtype = parseDType(buffer.dtype);
   if (!dtype)
     return what + ": unsupported dtype " + buffer.dtype +
            " (expected float32, float64, int32 or int64)";
   if (*dtype != spec.dtype)
     return what + ": dtype mismatch: expected " +
-           ::ttt::npy::getDTypeName(spec.dtype).str() + ", got " +
-           buffer.dtype;
+           ::ttt::npy::getDTypeName(spec.dtype).str() + ", got " + buffer.dtype;
   if (static_cast<int64_t>(buffer.shape.size()) != spec.getRank())
     return what + ": shape mismatch: expected rank " +
            std::to_string(spec.getRank()) + ", got shape " +
@@ -455,11 +451,11 @@ RunResult run(const std::string &mlirText, const std::vector<Buffer> &inputs,
   }
   result.function = signature->name;
   if (inputs.size() != signature->arguments.size()) {
-    result.status = fail(
-        ErrorKind::Invalid,
-        name + ": wrong number of inputs: @" + signature->name + " takes " +
-            std::to_string(signature->arguments.size()) + " argument(s), got " +
-            std::to_string(inputs.size()));
+    result.status =
+        fail(ErrorKind::Invalid,
+             name + ": wrong number of inputs: @" + signature->name +
+                 " takes " + std::to_string(signature->arguments.size()) +
+                 " argument(s), got " + std::to_string(inputs.size()));
     return result;
   }
   std::vector<::ttt::npy::Array> arrays;
@@ -472,36 +468,47 @@ RunResult run(const std::string &mlirText, const std::vector<Buffer> &inputs,
     Expected<::ttt::npy::Array> array =
         ::ttt::npy::Array::create(*parseDType(buffer.dtype), buffer.shape);
     if (!array) {
-      result.status = fail(ErrorKind::Invalid,
-                           name + ": input " + std::to_string(i) + ": " +
-                               toString(array.takeError()));
+      result.status =
+          fail(ErrorKind::Invalid, name + ": input " + std::to_string(i) +
+                                       ": " + toString(array.takeError()));
       return result;
     }
     if (array->getNumBytes() != buffer.data.size()) {
-      result.status = fail(
-          ErrorKind::Invalid,
-          name + ": input " + std::to_string(i) + ": expected " +
-              std::to_string(array->getNumBytes()) + " bytes of data, got " +
-              std::to_string(buffer.data.size()));
+      result.status =
+          fail(ErrorKind::Invalid,
+               name + ": input " + std::to_string(i) + ": expected " +
+                   std::to_string(array->getNumBytes()) +
+                   " bytes of data, got " + std::to_string(buffer.data.size()));
       return result;
     }
     std::copy(buffer.data.begin(), buffer.data.end(), array->getData());
     arrays.push_back(std::move(*array));
   }
 
+  {
+    llvm::SmallVector<llvm::ArrayRef<int64_t>> shapes;
+    for (const ::ttt::npy::Array &array : arrays)
+      shapes.push_back(array.getShape());
+    if (llvm::Error err =
+            ::ttt::run::checkArgumentSizes(*module, *signature, shapes, name)) {
+      result.status = fail(ErrorKind::Invalid, toString(std::move(err)));
+      return result;
+    }
+  }
+
   mlir::PassManager pm(context.get());
   mlir::ttt::TTTToCPUOptions options;
   mlir::ttt::buildTTTToCPUPipeline(pm, options);
   if (mlir::failed(pm.run(*module))) {
-    result.status =
-        fail(ErrorKind::Compile, collector.takeError("ttt-to-cpu pipeline failed"));
+    result.status = fail(ErrorKind::Compile,
+                         collector.takeError("ttt-to-cpu pipeline failed"));
     return result;
   }
   if (mlir::Operation *leftover = findLeftover(*module)) {
     leftover->emitError() << "'" << leftover->getName()
                           << "' has no lowering to the LLVM dialect";
-    result.status =
-        fail(ErrorKind::Compile, collector.takeError("ttt-to-cpu pipeline failed"));
+    result.status = fail(ErrorKind::Compile,
+                         collector.takeError("ttt-to-cpu pipeline failed"));
     return result;
   }
 
