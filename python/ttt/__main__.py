@@ -32,7 +32,7 @@ def _simplifications(text: str) -> list[str]:
     unknown = [n for n in names if n not in _api.SIMPLIFICATIONS]
     if unknown:
         raise argparse.ArgumentTypeError(
-            f"unknown simplification {', '.join(unknown)} (expected "
+            f"invalid choice: {', '.join(repr(u) for u in unknown)} (choose from "
             f"{', '.join(_api.SIMPLIFICATIONS)})")
     return names
 
@@ -49,8 +49,11 @@ def _normalize(argv: Sequence[str]) -> list[str]:
             out.append(arg)
             continue
         names = []
-        while i < len(argv) and not argv[i].startswith("-") and all(
-                n in _api.SIMPLIFICATIONS for n in argv[i].split(",") if n):
+        # A word that is no file and no path is a (possibly misspelt) name,
+        # reported as an invalid choice rather than taken as the input.
+        while i < len(argv) and not argv[i].startswith("-") and (
+                all(n in _api.SIMPLIFICATIONS for n in argv[i].split(",") if n)
+                or not (os.path.exists(argv[i]) or "/" in argv[i] or "." in argv[i])):
             names.append(argv[i])
             i += 1
         out.append("--simplify=" + ",".join(names))
