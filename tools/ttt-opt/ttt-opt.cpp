@@ -26,8 +26,8 @@
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstring>
@@ -127,13 +127,15 @@ int main(int argc, char **argv) {
       registry);
   // The input is read once, here: whether it is ONNX may depend on its
   // content, and standard input cannot be read twice.
-  std::string readError;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      mlir::openInputFile(inputFilename, &readError);
-  if (!input) {
-    llvm::errs() << "error: " << readError << "\n";
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> read =
+      llvm::MemoryBuffer::getFileOrSTDIN(inputFilename, /*IsText=*/false);
+  if (!read) {
+    llvm::errs() << "error: " << inputFilename
+                 << ": cannot read the file: " << read.getError().message()
+                 << "\n";
     return 1;
   }
+  std::unique_ptr<llvm::MemoryBuffer> input = std::move(*read);
   if (mlir::ttt::isONNXRequested(inputFilename, outputFilename, input.get()))
     return mlir::asMainReturnCode(mlir::ttt::runONNXOptMain(
         argc, argv, inputFilename, outputFilename, registry, std::move(input)));
