@@ -152,6 +152,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as err:
         print(f"ttt: error: {err}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # The reader went away (`| head`): not an error of ours, and no
+        # traceback when Python flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def opt_main() -> int:
