@@ -44,7 +44,8 @@ check-package: configure
 	rm -rf $(BUILD_DIR)/wheel-test
 	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) CC=$(C_COMPILER) CXX=$(CXX_COMPILER) \
 	  CMAKE_ARGS="$(if $(ONNX_PREFIX),-DTTT_ONNX_PREFIX=$(ONNX_PREFIX))" \
-	  $(PYTHON) -m pip install . --no-build-isolation --target $(abspath $(BUILD_DIR))/wheel-test
+	  $(PYTHON) -m pip install . --no-build-isolation --target $(abspath $(BUILD_DIR))/wheel-test \
+	  -C build-dir=$(abspath $(BUILD_DIR))/pip/{wheel_tag}
 	cd /tmp && PYTHONPATH=$(abspath $(BUILD_DIR))/wheel-test $(PYTHON) -c \
 	  "import ttt; print(ttt.__version__, len(ttt.explain('$(abspath examples/lact_v2_small.mlir)')), 'layer'); \
 	   m = '$(abspath test/fixtures/onnx/lact_v3.scripted.onnx)'; print(ttt.verify(m, ttt.optimize(m)))"

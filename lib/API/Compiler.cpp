@@ -108,8 +108,7 @@ public:
 
   /// "the first error", or "NAME: WHAT" when there was none.
   std::string takeError(StringRef what) {
-    std::string message =
-        error.empty() ? name + ": " + what.str() : error;
+    std::string message = error.empty() ? name + ": " + what.str() : error;
     error.clear();
     return message;
   }
@@ -127,20 +126,18 @@ Status fail(ErrorKind kind, std::string message) {
 }
 
 /// Parses `input` as `format` into a module.
-mlir::OwningOpRef<mlir::ModuleOp> readInput(const std::string &input,
-                                            StringRef format, StringRef name,
-                                            mlir::MLIRContext &context,
-                                            llvm::SourceMgr &sourceMgr,
-                                            Collector &collector,
-                                            Status &status) {
+mlir::OwningOpRef<mlir::ModuleOp>
+readInput(const std::string &input, StringRef format, StringRef name,
+          mlir::MLIRContext &context, llvm::SourceMgr &sourceMgr,
+          Collector &collector, Status &status) {
   if (format == "onnx") {
     mlir::OwningOpRef<mlir::ModuleOp> module =
         // External data files are looked up next to the model.
         mlir::ttt::onnx::importONNXModel(
             input, name, llvm::sys::path::parent_path(name), &context);
     if (!module)
-      status = fail(ErrorKind::Parse,
-                    collector.takeError("not a valid ONNX model"));
+      status =
+          fail(ErrorKind::Parse, collector.takeError("not a valid ONNX model"));
     return module;
   }
   if (format != "mlir") {
@@ -187,8 +184,9 @@ OptimizeResult optimize(const std::string &input,
                         const std::function<void(const std::string &)> &onRemark) {
   OptimizeResult result;
   if (emit != "onnx" && emit != "mlir") {
-    result.status = fail(ErrorKind::Invalid, "unknown output format '" + emit +
-                                                 "' (expected 'onnx' or 'mlir')");
+    result.status =
+        fail(ErrorKind::Invalid, "unknown output format '" + emit +
+                                     "' (expected 'onnx' or 'mlir')");
     return result;
   }
   mlir::ttt::TTTSimplifyOptions simplifyOptions;
@@ -242,8 +240,8 @@ OptimizeResult optimize(const std::string &input,
     mlir::ttt::addTTTONNXRewritePasses(pm);
   }
   if (mlir::failed(pm.run(*module))) {
-    result.status = fail(ErrorKind::Compile,
-                         collector.takeError("optimization failed"));
+    result.status =
+        fail(ErrorKind::Compile, collector.takeError("optimization failed"));
     result.remarks = collector.lines;
     return result;
   }
@@ -251,8 +249,8 @@ OptimizeResult optimize(const std::string &input,
   if (emit == "onnx") {
     if (mlir::failed(mlir::ttt::onnx::exportONNXToString(*module, name,
                                                          result.output))) {
-      result.status = fail(ErrorKind::Export,
-                           collector.takeError("cannot write as ONNX"));
+      result.status =
+          fail(ErrorKind::Export, collector.takeError("cannot write as ONNX"));
       result.output.clear();
     }
   } else {
@@ -364,16 +362,14 @@ std::string formatShape(ArrayRef<int64_t> shape) {
 /// rank, every static size).
 std::optional<std::string> checkInput(const Buffer &buffer, size_t index,
                                       const ::ttt::run::TensorSpec &spec) {
-  std::string what =
-      "input " + std::to_string(index) + " (" + spec.type + ")";
+  std::string what = "input " + std::to_string(index) + " (" + spec.type + ")";
   std::optional<::ttt::npy::DType> dtype = parseDType(buffer.dtype);
   if (!dtype)
     return what + ": unsupported dtype " + buffer.dtype +
            " (expected float32, float64, int32 or int64)";
   if (*dtype != spec.dtype)
     return what + ": dtype mismatch: expected " +
-           ::ttt::npy::getDTypeName(spec.dtype).str() + ", got " +
-           buffer.dtype;
+           ::ttt::npy::getDTypeName(spec.dtype).str() + ", got " + buffer.dtype;
   if (static_cast<int64_t>(buffer.shape.size()) != spec.getRank())
     return what + ": shape mismatch: expected rank " +
            std::to_string(spec.getRank()) + ", got shape " +
@@ -430,11 +426,11 @@ RunResult run(const std::string &mlirText, const std::vector<Buffer> &inputs,
   }
   result.function = signature->name;
   if (inputs.size() != signature->arguments.size()) {
-    result.status = fail(
-        ErrorKind::Invalid,
-        name + ": wrong number of inputs: @" + signature->name + " takes " +
-            std::to_string(signature->arguments.size()) + " argument(s), got " +
-            std::to_string(inputs.size()));
+    result.status =
+        fail(ErrorKind::Invalid,
+             name + ": wrong number of inputs: @" + signature->name +
+                 " takes " + std::to_string(signature->arguments.size()) +
+                 " argument(s), got " + std::to_string(inputs.size()));
     return result;
   }
   std::vector<::ttt::npy::Array> arrays;
@@ -447,36 +443,47 @@ RunResult run(const std::string &mlirText, const std::vector<Buffer> &inputs,
     Expected<::ttt::npy::Array> array =
         ::ttt::npy::Array::create(*parseDType(buffer.dtype), buffer.shape);
     if (!array) {
-      result.status = fail(ErrorKind::Invalid,
-                           name + ": input " + std::to_string(i) + ": " +
-                               toString(array.takeError()));
+      result.status =
+          fail(ErrorKind::Invalid, name + ": input " + std::to_string(i) +
+                                       ": " + toString(array.takeError()));
       return result;
     }
     if (array->getNumBytes() != buffer.data.size()) {
-      result.status = fail(
-          ErrorKind::Invalid,
-          name + ": input " + std::to_string(i) + ": expected " +
-              std::to_string(array->getNumBytes()) + " bytes of data, got " +
-              std::to_string(buffer.data.size()));
+      result.status =
+          fail(ErrorKind::Invalid,
+               name + ": input " + std::to_string(i) + ": expected " +
+                   std::to_string(array->getNumBytes()) +
+                   " bytes of data, got " + std::to_string(buffer.data.size()));
       return result;
     }
     std::copy(buffer.data.begin(), buffer.data.end(), array->getData());
     arrays.push_back(std::move(*array));
   }
 
+  {
+    llvm::SmallVector<llvm::ArrayRef<int64_t>> shapes;
+    for (const ::ttt::npy::Array &array : arrays)
+      shapes.push_back(array.getShape());
+    if (llvm::Error err =
+            ::ttt::run::checkArgumentSizes(*module, *signature, shapes, name)) {
+      result.status = fail(ErrorKind::Invalid, toString(std::move(err)));
+      return result;
+    }
+  }
+
   mlir::PassManager pm(context.get());
   mlir::ttt::TTTToCPUOptions options;
   mlir::ttt::buildTTTToCPUPipeline(pm, options);
   if (mlir::failed(pm.run(*module))) {
-    result.status =
-        fail(ErrorKind::Compile, collector.takeError("ttt-to-cpu pipeline failed"));
+    result.status = fail(ErrorKind::Compile,
+                         collector.takeError("ttt-to-cpu pipeline failed"));
     return result;
   }
   if (mlir::Operation *leftover = findLeftover(*module)) {
     leftover->emitError() << "'" << leftover->getName()
                           << "' has no lowering to the LLVM dialect";
-    result.status =
-        fail(ErrorKind::Compile, collector.takeError("ttt-to-cpu pipeline failed"));
+    result.status = fail(ErrorKind::Compile,
+                         collector.takeError("ttt-to-cpu pipeline failed"));
     return result;
   }
 

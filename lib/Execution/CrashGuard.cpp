@@ -8,7 +8,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <unistd.h>
 
 namespace ttt::run {
 
@@ -36,29 +35,17 @@ static const char *describe(int signal) {
   }
 }
 
-static void write(const char *text) {
-  size_t length = std::strlen(text);
-  while (length) {
-    ssize_t written = ::write(STDERR_FILENO, text, length);
-    if (written <= 0)
-      return;
-    text += written;
-    length -= written;
-  }
-}
+static sigjmp_buf recoveryPoint;
 
-/// Only async-signal-safe calls here (write and _exit), except for SIGABRT:
-/// that one comes from abort() called by the compiled code itself after a
-/// failed check has put() its message, which sits in stdout's buffer.
+/// Only async-signal-safe calls here, except for SIGABRT: that one comes
+/// from abort() called by the compiled code itself after a failed check has
+/// put() its message, which sits in stdout's buffer. The guarded call
+/// reports the crash as an error, so that a process embedding the JIT (the
+/// Python package) survives it.
 static void onFatalSignal(int signal) {
   if (signal == SIGABRT)
     std::fflush(stdout);
-  write(reportPrefix.c_str());
-  write(describe(signal));
-  if (signal == SIGSEGV || signal == SIGBUS)
-    write("; do the inputs' dynamic sizes agree? --runtime-checks can tell");
-  write("\n");
-  ::_exit(1);
+  siglongjmp(recoveryPoint, signal);
 }
 
 CrashGuard::CrashGuard(llvm::StringRef file, llvm::StringRef function) {
@@ -69,6 +56,18 @@ CrashGuard::CrashGuard(llvm::StringRef file, llvm::StringRef function) {
   sigemptyset(&action.sa_mask);
   for (int i = 0; i < kNumSignals; ++i)
     sigaction(kSignals[i], &action, &previous[i]);
+}
+
+sigjmp_buf &CrashGuard::getRecoveryPoint() { return recoveryPoint; }
+
+std::string CrashGuard::getCrashMessage(int signal) {
+  std::string message = reportPrefix;
+  message.erase(0, std::strlen("ttt-run: error: "));
+  message += describe(signal);
+  if (signal == SIGSEGV || signal == SIGBUS)
+    message += "; do the inputs' dynamic sizes agree? --runtime-checks can "
+               "tell";
+  return message;
 }
 
 CrashGuard::~CrashGuard() {

@@ -9,7 +9,11 @@
 #include "ttt/Execution/RunError.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/STLExtras.h"
 
 using namespace mlir;
@@ -117,6 +121,84 @@ llvm::Expected<EntrySignature> getEntrySignature(ModuleOp module,
     signature.results.push_back(std::move(*spec));
   }
   return std::move(signature);
+}
+
+/// The first size mismatch the verifier of `op` finds once its operands that
+/// are arguments of `entry` get the static types of `shapes`, if any.
+static std::optional<std::string>
+findSizeMismatch(mlir::Operation *op, mlir::Block &entry,
+                 llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes) {
+  bool refined = false;
+  llvm::SmallVector<mlir::Type> types;
+  for (mlir::Value operand : op->getOperands()) {
+    mlir::Type type = operand.getType();
+    auto arg = llvm::dyn_cast<mlir::BlockArgument>(operand);
+    auto tensor = llvm::dyn_cast<mlir::RankedTensorType>(type);
+    if (arg && arg.getOwner() == &entry && tensor && !tensor.hasStaticShape() &&
+        arg.getArgNumber() < shapes.size() &&
+        static_cast<int64_t>(shapes[arg.getArgNumber()].size()) ==
+            tensor.getRank()) {
+      type = tensor.clone(shapes[arg.getArgNumber()]);
+      refined = true;
+    }
+    types.push_back(type);
+  }
+  if (!refined)
+    return std::nullopt;
+  // A detached copy of the op over placeholder arguments of those types.
+  mlir::MLIRContext *context = op->getContext();
+  auto block = std::make_unique<mlir::Block>();
+  mlir::IRMapping mapping;
+  for (auto [operand, type] : llvm::zip(op->getOperands(), types))
+    mapping.map(operand, block->addArgument(type, op->getLoc()));
+  mlir::OpBuilder builder(context);
+  builder.setInsertionPointToEnd(block.get());
+  builder.clone(*op, mapping);
+  std::optional<std::string> mismatch;
+  {
+    // Only the size checks count: traits that want operand and result types
+    // equal would object to the refined operands alone.
+    mlir::ScopedDiagnosticHandler handler(context, [&](mlir::Diagnostic &d) {
+      std::string text = d.str();
+      if (!mismatch && d.getSeverity() == mlir::DiagnosticSeverity::Error &&
+          llvm::StringRef(text).contains("dimension") &&
+          llvm::StringRef(text).contains(" must be "))
+        mismatch = text;
+      return mlir::success();
+    });
+    (void)mlir::verify(&block->front(), /*verifyRecursively=*/false);
+  }
+  return mismatch;
+}
+
+llvm::Error checkArgumentSizes(mlir::ModuleOp module,
+                               const EntrySignature &signature,
+                               llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes,
+                               llvm::StringRef file) {
+  auto function = module.lookupSymbol<mlir::func::FuncOp>(signature.name);
+  if (!function || function.isExternal())
+    return llvm::Error::success();
+  mlir::Block &entry = function.getBody().front();
+  std::optional<std::string> mismatch;
+  function.walk([&](mlir::Operation *op) {
+    llvm::StringRef dialect = op->getName().getDialectNamespace();
+    if (dialect != "ttt" && dialect != "linattn")
+      return mlir::WalkResult::advance();
+    mismatch = findSizeMismatch(op, entry, shapes);
+    return mismatch ? mlir::WalkResult::interrupt()
+                    : mlir::WalkResult::advance();
+  });
+  if (!mismatch)
+    return llvm::Error::success();
+  std::string sizes;
+  for (auto [i, shape] : llvm::enumerate(shapes)) {
+    sizes += (i ? ", " : "") + std::string("arg") + std::to_string(i) + " ";
+    for (auto [j, size] : llvm::enumerate(shape))
+      sizes += (j ? "x" : "") + std::to_string(size);
+  }
+  return makeRunError(file, "@" + signature.name +
+                                ": the inputs' sizes disagree: " + *mismatch +
+                                " (inputs: " + sizes + ")");
 }
 
 } // namespace ttt::run

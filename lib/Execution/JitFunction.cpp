@@ -193,6 +193,11 @@ JitFunction::call(std::vector<npy::Array> &inputs, double &seconds) {
   {
     CrashGuard guard(file, signature.name);
     auto start = std::chrono::steady_clock::now();
+    if (int signal = sigsetjmp(guard.getRecoveryPoint(), /*savemask=*/1)) {
+      std::fflush(stdout);
+      return createStringError(inconvertibleErrorCode(),
+                               CrashGuard::getCrashMessage(signal));
+    }
     packed(args.data());
     auto stop = std::chrono::steady_clock::now();
     seconds = std::chrono::duration<double>(stop - start).count();

@@ -17,11 +17,11 @@ class raw_ostream;
 
 namespace ttt::npy {
 
-/// Calls `write` on a temporary file next to `path` and renames it over
-/// `path` only if `write` returned success and every write succeeded, so a
-/// failure (including a full disk or a signal) never leaves a partial file
-/// behind. Unlike llvm::writeToOutput, write errors are returned instead of
-/// being fatal.
+/// Writes `path` with ttt::writeOutputFile (binary): a regular file through a
+/// temporary file renamed over it only if `write` returned success and every
+/// write succeeded, so a failure (including a full disk or a signal) never
+/// leaves a partial file behind; a FIFO or device in place. Unlike
+/// llvm::writeToOutput, write errors are returned instead of being fatal.
 llvm::Error
 writeFileAtomically(llvm::StringRef path,
                     llvm::function_ref<llvm::Error(llvm::raw_ostream &)> write);

@@ -9,6 +9,15 @@ project's C++ API (``ttt._ttt``) and adds NumPy/ONNX conveniences:
 - :func:`explain` -- per-layer analysis, printable as a table.
 - :func:`verify` -- compare two ONNX models in onnxruntime.
 - :func:`run` -- compile MLIR with ``ttt-to-cpu`` and run it natively.
+- :class:`Session` / :func:`load` -- run an ONNX model in onnxruntime,
+  called like the module it was exported from.
+
+A ``torch.nn.Module`` goes in with its example inputs (``pip install
+ttt[torch]``)::
+
+    model = ttt.optimize(module, (q, k, v))    # an onnx.ModelProto
+    fast = ttt.load(model)
+    out = fast(q, k, v)
 
 Every failure raises a :class:`ttt.Error` subclass carrying a one-line
 message, the same as the command-line tools print.
@@ -50,6 +59,8 @@ from ._api import (  # noqa: E402
     run,
     verify,
 )
+from ._session import Session, load  # noqa: E402
+from ._torch import MissingDependencyError  # noqa: E402
 
 __all__ = [
     "__version__",
@@ -57,6 +68,9 @@ __all__ = [
     "explain",
     "verify",
     "run",
+    "Session",
+    "load",
+    "MissingDependencyError",
     "LayerReport",
     "ExplainReport",
     "SIMPLIFICATIONS",

@@ -5,6 +5,11 @@ Examples::
     python -m ttt optimize in.onnx -o out.onnx --explain --verify
     python -m ttt optimize layer.mlir -o out.mlir --simplify freeze-inner drop-weight-norm
     python -m ttt explain layer.mlir
+    python -m ttt run layer.mlir --inputs in.npz --outputs out.npz
+
+``opt`` is another name of ``optimize``; options may come before or after the
+input. The wheel installs ``ttt``, ``ttt-opt`` (``python -m ttt optimize``)
+and ``ttt-run`` (``python -m ttt run``) commands.
 
 Every error is one line, ``ttt: error: MESSAGE``, and exit status 1.
 """
@@ -12,23 +17,60 @@ Every error is one line, ``ttt: error: MESSAGE``, and exit status 1.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Sequence
 
+import numpy as np
+
 from . import _api
 from ._errors import Error
+
+
+def _simplifications(text: str) -> list[str]:
+    names = [n for n in text.split(",") if n]
+    unknown = [n for n in names if n not in _api.SIMPLIFICATIONS]
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"invalid choice: {', '.join(repr(u) for u in unknown)} (choose from "
+            f"{', '.join(_api.SIMPLIFICATIONS)})")
+    return names
+
+
+def _normalize(argv: Sequence[str]) -> list[str]:
+    """``--simplify A B`` takes the names that follow it and nothing else, so
+    that the input and other options may come before or after it."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg != "--simplify":
+            out.append(arg)
+            continue
+        names = []
+        # A word that is no file and no path is a (possibly misspelt) name,
+        # reported as an invalid choice rather than taken as the input.
+        while i < len(argv) and not argv[i].startswith("-") and (
+                all(n in _api.SIMPLIFICATIONS for n in argv[i].split(",") if n)
+                or not (os.path.exists(argv[i]) or "/" in argv[i] or "." in argv[i])):
+            names.append(argv[i])
+            i += 1
+        out.append("--simplify=" + ",".join(names))
+    return out
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m ttt",
                                 description="ttt: compile TTT layers as linear attention")
     sub = p.add_subparsers(dest="command", required=True)
-    o = sub.add_parser("optimize", help="rewrite TTT layers proven to be linear attention")
+    o = sub.add_parser("optimize", aliases=["opt"],
+                       help="rewrite TTT layers proven to be linear attention")
     o.add_argument("input", help="model: .onnx or .mlir")
     o.add_argument("-o", "--output", required=True,
                    help="output file; .onnx writes ONNX, anything else MLIR text")
-    o.add_argument("--simplify", nargs="*", default=[], metavar="NAME",
-                   choices=list(_api.SIMPLIFICATIONS),
+    o.add_argument("--simplify", action="extend", type=_simplifications, default=[],
+                   metavar="NAME",
                    help="model-changing simplifications: " + ", ".join(_api.SIMPLIFICATIONS))
     o.add_argument("--explain", action="store_true", help="print the per-layer analysis first")
     o.add_argument("--verify", action="store_true",
@@ -36,7 +78,35 @@ def _parser() -> argparse.ArgumentParser:
     o.add_argument("--rtol", type=float, default=1e-5, help="tolerance of --verify")
     e = sub.add_parser("explain", help="print the per-layer analysis as a table")
     e.add_argument("input", help="model: .onnx or .mlir")
+    r = sub.add_parser("run", help="compile MLIR with ttt-to-cpu and run it on arrays")
+    r.add_argument("input", help="module: .mlir")
+    r.add_argument("--inputs", metavar="FILE", help=".npz (arg0, arg1, ...) or .npy inputs")
+    r.add_argument("--outputs", metavar="FILE", help="write the results to a .npz file")
+    r.add_argument("--entry", default="", help="function to run (default: the only public one)")
     return p
+
+
+def _run(args) -> None:
+    arrays = []
+    if args.inputs:
+        try:
+            loaded = np.load(args.inputs, allow_pickle=False)
+        except (OSError, ValueError) as e:
+            raise _api.InvalidInputError(f"{args.inputs}: cannot read: {e}") from None
+        if isinstance(loaded, np.ndarray):
+            arrays = [loaded]
+        else:
+            names = list(loaded.files)
+            if all(f"arg{i}" in names for i in range(len(names))):
+                names = [f"arg{i}" for i in range(len(names))]
+            arrays = [loaded[n] for n in names]
+    results = _api.run(args.input, arrays, entry=args.entry)
+    if args.outputs:
+        np.savez(args.outputs, **{f"result{i}": r for i, r in enumerate(results)})
+        print(f"ttt: wrote {args.outputs}", file=sys.stderr)
+    else:
+        for i, r in enumerate(results):
+            print(f"result{i}: {r.dtype.name} {tuple(r.shape)}\n{r}")
 
 
 def _explain(path: str) -> None:
@@ -48,9 +118,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         # In the try: the parser lists the simplifications, which come from
         # the extension.
-        args = _parser().parse_args(argv)
+        args = _parser().parse_args(_normalize(sys.argv[1:] if argv is None else argv))
         if args.command == "explain":
             _explain(args.input)
+            return 0
+        if args.command == "run":
+            _run(args)
             return 0
         if args.explain:
             _explain(args.input)
@@ -81,6 +154,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ImportError as err:
         print(f"ttt: error: {err}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # The reader went away (`| head`): not an error of ours, and no
+        # traceback when Python flushes stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def opt_main() -> int:
+    """The ``ttt-opt`` command of the wheel: ``python -m ttt optimize``."""
+    return main(["optimize", *sys.argv[1:]])
+
+
+def run_main() -> int:
+    """The ``ttt-run`` command of the wheel: ``python -m ttt run``."""
+    return main(["run", *sys.argv[1:]])
 
 
 if __name__ == "__main__":

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from . import _ext
+from . import _ext, _torch
 from ._errors import (
     Error,
     InputFileError,
@@ -58,16 +59,34 @@ class _Input:
 
 
 def _looks_like_mlir_text(text: str) -> bool:
+    """Whether a string that names no file is MLIR text rather than a path.
+    A path has no line break or brace, and ``module_linear.onnx`` starts with
+    ``module`` without being the ``module`` keyword."""
+    if "\n" in text or "{" in text:
+        return True
     stripped = text.lstrip()
-    return ("\n" in text or stripped.startswith(("module", "func.func", "#", "//",
-                                                 "!", "\"builtin.module\""))
-            or "{" in text)
+    return bool(re.match(r'(module|func\.func|"builtin\.module")(\s|\{|@|$)|#|//|!',
+                         stripped))
+
+
+def _is_path(model: Any) -> bool:
+    """Strings are paths unless they cannot be: an existing file is one, and
+    so is anything that does not read as MLIR text."""
+    if isinstance(model, os.PathLike):
+        return True
+    if not isinstance(model, str):
+        return False
+    try:
+        if os.path.isfile(model):
+            return True
+    except (OSError, ValueError):  # a name too long, a NUL byte
+        return False
+    return not _looks_like_mlir_text(model)
 
 
 def _read_model(model: Model) -> _Input:
     """Normalizes every accepted form of a model."""
-    if isinstance(model, os.PathLike) or (isinstance(model, str)
-                                          and not _looks_like_mlir_text(model)):
+    if _is_path(model):
         path = os.fspath(model)
         try:
             with open(path, "rb") as f:
@@ -98,9 +117,10 @@ def _read_model(model: Model) -> _Input:
         "MLIR text, ONNX bytes or an onnx.ModelProto)")
 
 
-def optimize(model: Model, *, simplify: Sequence[str] = (), emit: str = "onnx",
-             return_remarks: bool = False,
-             on_remark: Optional[Callable[[str], None]] = None):
+def optimize(model: Model, example_inputs: Any = None, *, simplify: Sequence[str] = (),
+             emit: str = "onnx", return_remarks: bool = False,
+             on_remark: Optional[Callable[[str], None]] = None,
+             dynamic_axes: Optional[Mapping[str, Mapping[int, str]]] = None):
     """Rewrites every TTT layer proven to be linear attention.
 
     Runs ``ttt-simplify`` (exact folds, plus the named model-changing
@@ -109,7 +129,13 @@ def optimize(model: Model, *, simplify: Sequence[str] = (), emit: str = "onnx",
     --ttt-to-linattn``.
 
     ``model`` is a path (``.onnx``, ``.mlir``), MLIR text, serialized ONNX
-    bytes or an ``onnx.ModelProto``. Returns an ``onnx.ModelProto`` for
+    bytes, an ``onnx.ModelProto``, or a ``torch.nn.Module`` with its
+    ``example_inputs`` (a tensor or a tuple of them): the module is exported
+    with PyTorch's ONNX exporter (the TorchScript exporter where the default
+    one fails or writes what ttt cannot read), with dynamic batch (first)
+    and sequence (second to last) dimensions unless ``dynamic_axes`` says
+    otherwise; this needs ``pip install ttt[torch]``. A string is a path if
+    such a file exists or if it cannot be MLIR text. Returns an ``onnx.ModelProto`` for
     ``emit="onnx"``, MLIR text for ``emit="mlir"``; with
     ``return_remarks=True``, a pair ``(result, remarks)`` where ``remarks`` are
     the passes' one-line remarks (which layers changed and why the others did
@@ -137,9 +163,29 @@ def optimize(model: Model, *, simplify: Sequence[str] = (), emit: str = "onnx",
         raise InvalidInputError(f"unknown emit '{emit}' (expected 'onnx' or 'mlir')")
     if isinstance(simplify, str):
         simplify = simplify.replace(",", " ").split()
+    if example_inputs is not None or _torch.is_torch_module(model):
+        return _torch.optimize_module(
+            model, example_inputs, dynamic_axes=dynamic_axes,
+            optimize=lambda data: optimize(data, simplify=simplify, emit=emit,
+                                           return_remarks=return_remarks,
+                                           on_remark=on_remark))
     src = _read_model(model)
+    # An exception in the callback is raised here, after the compiler has
+    # returned (it cannot unwind through C++); later remarks are not passed on.
+    raised: list[BaseException] = []
+
+    def forward(line: str) -> None:
+        if raised or on_remark is None:
+            return
+        try:
+            on_remark(line)
+        except BaseException as e:  # noqa: BLE001 -- re-raised below
+            raised.append(e)
+
     result = _ext.load().optimize(src.data, src.format, list(simplify), emit, src.name,
-                                  on_remark)
+                                  forward if on_remark is not None else None)
+    if raised:
+        raise raised[0]
     _raise_for(result)
     output = result["output"]
     if emit == "onnx":
@@ -231,8 +277,7 @@ def explain(model: Model) -> ExplainReport:
 def _onnx_session(model: Model):
     import onnxruntime as ort
 
-    if isinstance(model, (str, os.PathLike)) and not (
-            isinstance(model, str) and _looks_like_mlir_text(model)):
+    if _is_path(model):
         path = os.fspath(model)
         if not os.path.exists(path):
             raise InputFileError(f"{path}: cannot read: No such file or directory")

@@ -14,8 +14,11 @@
 
 #include "ONNXDriver.h"
 
+#include "ttt/Conversion/Passes.h"
+#include "ttt/Dialect/TTT/Transforms/Passes.h"
 #include "ttt/Pipelines/Pipelines.h"
 #include "ttt/Support/Location.h"
+#include "ttt/Support/OutputFile.h"
 #include "ttt/Target/ONNX/ExportONNX.h"
 #include "ttt/Target/ONNX/ImportONNX.h"
 
@@ -87,9 +90,24 @@ static bool isONNX(Format format, StringRef path) {
   return llvm::sys::path::extension(path).equals_insensitive(".onnx");
 }
 
+/// Whether the input is ONNX: by --input-format, by a .onnx name, else (a
+/// .pb file, standard input) by content.
+static bool readsONNXInput(StringRef path, const llvm::MemoryBuffer *input) {
+  if (isONNX(inputFormat, path))
+    return true;
+  if (inputFormat != Format::Auto || !input)
+    return false;
+  StringRef extension = llvm::sys::path::extension(path);
+  if (extension.equals_insensitive(".mlir") ||
+      extension.equals_insensitive(".mlirbc"))
+    return false;
+  return mlir::ttt::onnx::looksLikeONNXModel(input->getBuffer());
+}
+
 bool mlir::ttt::isONNXRequested(StringRef inputFilename,
-                                StringRef outputFilename) {
-  return isONNX(inputFormat, inputFilename) ||
+                                StringRef outputFilename,
+                                const llvm::MemoryBuffer *input) {
+  return readsONNXInput(inputFilename, input) ||
          isONNX(emitFormat, outputFilename);
 }
 
@@ -138,17 +156,12 @@ private:
 };
 } // namespace
 
-/// Parses the MLIR file `path` as mlir-opt would.
+/// Parses the MLIR file `path` (read as `file`) as mlir-opt would.
 static OwningOpRef<ModuleOp>
-parseMLIR(StringRef path, const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
+parseMLIR(std::unique_ptr<llvm::MemoryBuffer> file,
+          const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
           MLIRContext &context, const MlirOptMainConfig &config,
           FallbackAsmResourceMap &resources) {
-  std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> file = openInputFile(path, &error);
-  if (!file) {
-    emitError(UnknownLoc::get(&context)) << error;
-    return nullptr;
-  }
   sourceMgr->AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   ParserConfig parserConfig(&context, config.shouldVerifyOnParsing(),
                             &resources);
@@ -165,39 +178,52 @@ parseMLIR(StringRef path, const std::shared_ptr<llvm::SourceMgr> &sourceMgr,
   return module;
 }
 
-/// Writes `module` as MLIR text or bytecode to `path`; the file appears only
-/// if everything was written.
+/// Writes `module` as MLIR text or bytecode to `path` (ttt::writeOutputFile:
+/// a regular file appears only if everything was written).
 static LogicalResult writeMLIR(ModuleOp module, StringRef path,
                                const MlirOptMainConfig &config,
                                FallbackAsmResourceMap &resources) {
-  std::string error;
-  std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(path, &error);
-  if (!output) {
-    emitError(module.getLoc()) << error;
+  LogicalResult written = success();
+  llvm::Error error = ::ttt::writeOutputFile(
+      path, config.shouldEmitBytecode(),
+      [&](llvm::raw_ostream &os) -> llvm::Error {
+        if (config.shouldEmitBytecode()) {
+          BytecodeWriterConfig writerConfig(resources);
+          if (std::optional<int64_t> version = config.bytecodeVersionToEmit())
+            writerConfig.setDesiredBytecodeVersion(*version);
+          if (config.shouldElideResourceDataFromBytecode())
+            writerConfig.setElideResourceDataFlag();
+          written = writeBytecodeToFile(module, os, writerConfig);
+          return llvm::Error::success();
+        }
+        AsmState state(module, OpPrintingFlags(), /*locationMap=*/nullptr,
+                       &resources);
+        module->print(os, state);
+        os << '\n';
+        return llvm::Error::success();
+      });
+  if (error) {
+    emitError(UnknownLoc::get(module.getContext()))
+        << path << ": " << llvm::toString(std::move(error));
     return failure();
   }
-  if (config.shouldEmitBytecode()) {
-    BytecodeWriterConfig writerConfig(resources);
-    if (std::optional<int64_t> version = config.bytecodeVersionToEmit())
-      writerConfig.setDesiredBytecodeVersion(*version);
-    if (config.shouldElideResourceDataFromBytecode())
-      writerConfig.setElideResourceDataFlag();
-    if (failed(writeBytecodeToFile(module, output->os(), writerConfig)))
-      return failure();
-  } else {
-    AsmState state(module, OpPrintingFlags(), /*locationMap=*/nullptr,
-                   &resources);
-    module->print(output->os(), state);
-    output->os() << '\n';
-  }
-  output->keep();
-  return success();
+  return written;
 }
 
-LogicalResult mlir::ttt::runONNXOptMain(int argc, char **argv,
-                                        StringRef inputFilename,
-                                        StringRef outputFilename,
-                                        DialectRegistry &registry) {
+/// True if `pm` is exactly `--ttt-explain` (with no options).
+static bool isExplainOnly(PassManager &pm) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  pm.printAsTextualPipeline(os);
+  return StringRef(text).contains("ttt-explain") &&
+         (text == "builtin.module(ttt-explain)" || text == "ttt-explain" ||
+          text == "any(ttt-explain)");
+}
+
+LogicalResult
+mlir::ttt::runONNXOptMain(int argc, char **argv, StringRef inputFilename,
+                          StringRef outputFilename, DialectRegistry &registry,
+                          std::unique_ptr<llvm::MemoryBuffer> input) {
   llvm::InitLLVM initLLVM(argc, argv);
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   if (config.shouldShowDialects() || config.shouldListPasses())
@@ -212,7 +238,16 @@ LogicalResult mlir::ttt::runONNXOptMain(int argc, char **argv,
   // Remarks about imported nodes name the node; the IR dump adds nothing.
   context.printOpOnDiagnostic(false);
   context.allowUnregisteredDialects(config.shouldAllowUnregisteredDialects());
-  bool readsONNX = isONNX(inputFormat, inputFilename);
+  if (!input) {
+    std::string error;
+    input = openInputFile(inputFilename, &error);
+    if (!input) {
+      llvm::errs() << "error: " << error << "\n";
+      return failure();
+    }
+  }
+  bool readsONNX = readsONNXInput(inputFilename, input.get());
+  StringRef displayName = inputFilename == "-" ? "<stdin>" : inputFilename;
   // Messages of the ONNX reader and writer, and about ops imported from ONNX,
   // print as one line each; those about MLIR source lines as mlir-opt would.
   auto sources = std::make_shared<llvm::SourceMgr>();
@@ -233,10 +268,14 @@ LogicalResult mlir::ttt::runONNXOptMain(int argc, char **argv,
     TimingScope inputTiming = timing.nest("Input");
     onnx::ImportOptions importOptions;
     importOptions.timing = &inputTiming;
-    module =
-        readsONNX
-            ? onnx::importONNXFile(inputFilename, &context, importOptions)
-            : parseMLIR(inputFilename, sources, context, config, resources);
+    module = readsONNX ? onnx::importONNXModel(
+                             input->getBuffer(), displayName,
+                             inputFilename == "-"
+                                 ? StringRef()
+                                 : llvm::sys::path::parent_path(inputFilename),
+                             &context, importOptions)
+                       : parseMLIR(std::move(input), sources, context, config,
+                                   resources);
   }
   if (!module)
     return failure();
@@ -250,10 +289,39 @@ LogicalResult mlir::ttt::runONNXOptMain(int argc, char **argv,
   if (failed(config.setupPassPipeline(pm)))
     return failure();
   // `ttt-opt model.onnx -o fast.onnx` is the main job: with no passes named,
-  // an ONNX model written back as ONNX gets its TTT layers rewritten.
-  if (pm.size() == 0 && readsONNX && isONNX(emitFormat, outputFilename) &&
-      !roundTrip)
-    buildTTTONNXOptimizePipeline(pm);
+  // an ONNX model written back as ONNX gets its TTT layers rewritten. Asking
+  // for an explanation adds it to that job (after the raise, which makes
+  // the layers it explains) instead of replacing it.
+  bool writesONNX = isONNX(emitFormat, outputFilename);
+  bool named = pm.size() != 0;
+  if (readsONNX && !roundTrip && (!named || isExplainOnly(pm))) {
+    bool explain = named;
+    pm.clear();
+    if (writesONNX) {
+      if (explain) {
+        pm.addPass(createTTTRaiseONNX());
+        pm.addPass(createTTTExplain());
+        pm.addPass(createTTTToLinAttn());
+        pm.addPass(createLinAttnToONNX());
+      } else {
+        buildTTTONNXOptimizePipeline(pm);
+      }
+    } else if (explain) {
+      // MLIR out: the analysis of every layer the raise can read.
+      TTTRaiseONNXOptions options;
+      options.raiseAll = true;
+      pm.addPass(createTTTRaiseONNX(options));
+      pm.addPass(createTTTExplain());
+    }
+  }
+  // Naming passes changes what runs on a model: say what did.
+  if (readsONNX && named) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    pm.printAsTextualPipeline(os);
+    llvm::errs() << "note: " << displayName << ": passes named, ran '" << text
+                 << "'\n";
+  }
   if (failed(pm.run(*module)))
     return failure();
 

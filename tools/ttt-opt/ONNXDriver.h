@@ -9,6 +9,9 @@
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
 
 namespace mlir {
 class DialectRegistry;
@@ -18,17 +21,22 @@ namespace mlir::ttt {
 
 /// True if, after the command line was parsed, ttt-opt reads or writes ONNX:
 /// by `--input-format=onnx` / `--emit=onnx`, or (by default) because the
-/// input file or the `-o` file ends in `.onnx`.
+/// input file or the `-o` file ends in `.onnx`, or the input (`input`, the
+/// file's content if it could be read) is an ONNX model.
 bool isONNXRequested(llvm::StringRef inputFilename,
-                     llvm::StringRef outputFilename);
+                     llvm::StringRef outputFilename,
+                     const llvm::MemoryBuffer *input);
 
 /// mlir-opt's flow with ONNX at either end: read the model (or the MLIR
 /// file), run the pass pipeline of the command line, write ONNX (or MLIR
 /// text/bytecode). Failures print one-line errors and leave no output file.
+/// `input` is the input's content when the caller read it already
+/// (standard input can be read only once).
 LogicalResult runONNXOptMain(int argc, char **argv,
                              llvm::StringRef inputFilename,
                              llvm::StringRef outputFilename,
-                             DialectRegistry &registry);
+                             DialectRegistry &registry,
+                             std::unique_ptr<llvm::MemoryBuffer> input);
 
 } // namespace mlir::ttt
 

@@ -18,10 +18,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "DiagnosticCollector.h"
-#include "ttt/Execution/EntrySignature.h"
 #include "Inputs.h"
-#include "ttt/Execution/JitFunction.h"
 #include "ResultPrinter.h"
+#include "ttt/Execution/EntrySignature.h"
+#include "ttt/Execution/JitFunction.h"
 #include "ttt/Execution/RunError.h"
 #include "ttt/Execution/StderrCapture.h"
 
@@ -29,6 +29,7 @@
 #include "ttt/Pipelines/Pipelines.h"
 #include "ttt/Runtime/CudaRuntime.h"
 #include "ttt/Support/NpyArchive.h"
+#include "ttt/Support/OutputFile.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -569,6 +570,14 @@ static Error runTool(int argc, char **argv) {
   Expected<std::vector<npy::Array>> inputs = getInputs(*signature);
   if (!inputs)
     return inputs.takeError();
+  {
+    SmallVector<ArrayRef<int64_t>> shapes;
+    for (const npy::Array &input : *inputs)
+      shapes.push_back(input.getShape());
+    if (Error err =
+            checkArgumentSizes(**module, *signature, shapes, getDisplayName()))
+      return err;
+  }
   if (!saveInputsPath.empty())
     if (Error err = saveArrays(saveInputsPath, *inputs, "arg"))
       return err;
@@ -623,6 +632,7 @@ static Error runTool(int argc, char **argv) {
 
 int main(int argc, char **argv) {
   InitLLVM initLLVM(argc, argv);
+  ttt::installOneLineCrashHandlers("ttt-run");
   InitializeNativeTarget();
   InitializeNativeTargetAsmPrinter();
   if (Error err = runTool(argc, argv)) {

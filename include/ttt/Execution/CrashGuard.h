@@ -7,8 +7,9 @@
 // Compiled code trusts its inputs: dynamic sizes that disagree (say, the inner
 // dimensions of a matmul) make it read out of bounds, and a failed
 // --runtime-checks assertion aborts. While a CrashGuard lives, such fatal
-// signals end the process with a one-line ttt-run error instead of a crash
-// dump.
+// signals jump back to the guarded call (getRecoveryPoint), which returns a
+// one-line error instead of a crash dump; the process goes on (the Python
+// package runs compiled code inside the interpreter).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
 
+#include <csetjmp>
 #include <csignal>
 #include <string>
 
@@ -30,6 +32,13 @@ public:
   ~CrashGuard();
   CrashGuard(const CrashGuard &) = delete;
   CrashGuard &operator=(const CrashGuard &) = delete;
+
+  /// Where a crash jumps back to (sigsetjmp in the caller's frame, which
+  /// must outlive the guarded call), so that the process survives it: the
+  /// Python package runs compiled code inside the interpreter.
+  sigjmp_buf &getRecoveryPoint();
+  /// The one-line report of the crash jumped back from.
+  static std::string getCrashMessage(int signal);
 
 private:
   static constexpr int kNumSignals = 5;

@@ -49,6 +49,17 @@ llvm::Expected<EntrySignature> getEntrySignature(mlir::ModuleOp module,
                                                  llvm::StringRef requested,
                                                  llvm::StringRef file);
 
+/// Checks, before anything is compiled, that the sizes `shapes` of the
+/// arguments agree where the ttt and linattn ops of the entry function need
+/// them to (queries and keys of one sequence length, one batch, ...): each
+/// such op taking arguments directly is verified again as if those
+/// arguments had their actual static types. Sizes that disagree would make
+/// the compiled code read out of bounds or return wrong results.
+llvm::Error checkArgumentSizes(mlir::ModuleOp module,
+                               const EntrySignature &signature,
+                               llvm::ArrayRef<llvm::ArrayRef<int64_t>> shapes,
+                               llvm::StringRef file);
+
 } // namespace ttt::run
 
 #endif // TTT_TOOLS_TTT_RUN_ENTRYSIGNATURE_H

@@ -190,6 +190,8 @@ struct TTTRaiseONNXPass
     std::string blocker;
     if (!facts.rewritable)
       blocker = explainLayer(facts);
+    else if (hasEmptySequence(op))
+      blocker = kEmptySequence;
     else
       blocker = onnxExportBlocker(op);
     std::optional<int64_t> opset = defaultOpset(graph);

@@ -49,7 +49,8 @@ namespace {
 
 class LayerRewriter {
 public:
-  LayerRewriter(PatternRewriter &rewriter, KVBLayerOp op, const LayerFacts &facts)
+  LayerRewriter(PatternRewriter &rewriter, KVBLayerOp op,
+                const LayerFacts &facts)
       : b(rewriter), loc(op.getLoc()), op(op), facts(facts),
         model(op.getModel()), update(op.getUpdateOrDefault()),
         schedule(op.getSchedule()),
@@ -90,8 +91,7 @@ private:
 
 } // namespace
 
-RankedTensorType LayerRewriter::statesType(int64_t features,
-                                           int64_t values) {
+RankedTensorType LayerRewriter::statesType(int64_t features, int64_t values) {
   auto q = op.getQ().getType();
   return RankedTensorType::get({q.getDimSize(0), q.getDimSize(1),
                                 ShapedType::kDynamic, features, values},
@@ -180,10 +180,11 @@ Value LayerRewriter::scaledValues(Value eta, double factor, bool mean) {
   SmallVector<AffineMap> maps{id};
   if (eta) {
     inputs.push_back(eta);
-    maps.push_back(AffineMap::get(4, 0,
-                                  {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-                                   getAffineDimExpr(2, ctx)},
-                                  ctx));
+    maps.push_back(
+        AffineMap::get(4, 0,
+                       {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                        getAffineDimExpr(2, ctx)},
+                       ctx));
   }
   maps.push_back(id);
   Value init = tensor::EmptyOp::create(b, loc, tm.sizes(v), type);
@@ -228,8 +229,9 @@ Value LayerRewriter::rewriteChunked() {
   }
   if (ns) {
     SmallVector<double> coeffs(ns.getCoeffs().asArrayRef());
-    g = linattn::StateTransformOp::create(
-        b, loc, states, g, ns.getSteps(), coeffs, ns.getEps(), APFloat(lrScale));
+    g = linattn::StateTransformOp::create(b, loc, states, g, ns.getSteps(),
+                                          coeffs, ns.getEps(),
+                                          APFloat(lrScale));
   }
   bool causal = schedule.getOrder() == UpdateOrder::causal;
   auto mode = schedule.getOrder() == UpdateOrder::update_then_apply
@@ -252,7 +254,8 @@ Value LayerRewriter::rewriteAffine() {
   Value qf = features(op.getQ()), kf = features(op.getK());
   int64_t width = cast<RankedTensorType>(kf.getType()).getDimSize(3);
   Value eta = tokenRates();
-  // S + lr * sign * s * sum eta k^T (k S - v): T_c = c K^T D K, G_c = -c K^T D V.
+  // S + lr * sign * s * sum eta k^T (k S - v): T_c = c K^T D K, G_c = -c K^T D
+  // V.
   double sign = update.getSign() == Sign::descent ? -1.0 : 1.0;
   double c = sign * loss.getScale().convertToDouble() *
              update.getLrScale().convertToDouble();
@@ -300,6 +303,8 @@ struct RewriteLinearAttentionLayer : OpRewritePattern<KVBLayerOp> {
     LayerFacts facts = analyzeLayer(op);
     if (!facts.rewritable)
       return rewriter.notifyMatchFailure(op, explainLayer(facts));
+    if (hasEmptySequence(op))
+      return rewriter.notifyMatchFailure(op, kEmptySequence);
     LayerRewriter layer(rewriter, op, facts);
     Value o = layer.rewrite();
     rewriter.replaceAllUsesWith(op.getOutput(), o);
@@ -314,7 +319,10 @@ struct TTTToLinAttnPass : ttt::impl::TTTToLinAttnBase<TTTToLinAttnPass> {
     getOperation()->walk([](KVBLayerOp op) {
       LayerFacts facts = analyzeLayer(op);
       if (!facts.rewritable)
-        op.emitRemark("ttt-to-linattn: left unchanged; ") << explainLayer(facts);
+        op.emitRemark("ttt-to-linattn: left unchanged; ")
+            << explainLayer(facts);
+      else if (hasEmptySequence(op))
+        op.emitRemark("ttt-to-linattn: left unchanged; ") << kEmptySequence;
     });
     RewritePatternSet patterns(&getContext());
     patterns.add<RewriteLinearAttentionLayer>(&getContext());

@@ -21,6 +21,7 @@
 #include "TypeConversion.h"
 
 #include "ttt/Dialect/ONNX/IR/ONNXOps.h"
+#include "ttt/Support/OutputFile.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -28,11 +29,15 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MathExtras.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include <cerrno>
 #include <climits>
+#include <cstring>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::ttt::onnx;
@@ -702,12 +707,17 @@ LogicalResult mlir::ttt::onnx::exportONNXFile(ModuleOp module, StringRef path,
   TimingScope noTiming;
   TimingScope writeTiming =
       (options.timing ? *options.timing : noTiming).nest("Write file");
-  bool toStdout = path == "-";
+  // A FIFO or device is written through, like standard output, with the
+  // tensors inline: only a regular file gets a .data file next to it.
+  llvm::Expected<::ttt::OutputTarget> target = ::ttt::resolveOutputTarget(path);
+  if (!target)
+    return report(path + ": " + llvm::toString(target.takeError()));
+  bool toStdout = target->kind != ::ttt::OutputTarget::Atomic;
   std::vector<pb::TensorProto *> external =
       toStdout ? std::vector<pb::TensorProto *>()
                : selectExternalTensors(model, exporter.getExternalTensors());
   std::string error;
-  std::string dataPath = (path + ".data").str();
+  std::string dataPath = target->path + ".data";
   std::optional<PendingFile> dataFile =
       external.empty() ? std::nullopt : PendingFile::create(dataPath, error);
   if (!external.empty()) {
@@ -722,13 +732,30 @@ LogicalResult mlir::ttt::onnx::exportONNXFile(ModuleOp module, StringRef path,
                               "to external data"
                             : ""));
 
-  if (toStdout) {
+  if (target->kind == ::ttt::OutputTarget::Stdout) {
+    if (llvm::sys::Process::StandardOutIsDisplayed())
+      return report(path + ": " + ::ttt::binaryToTerminalMessage());
     llvm::outs().flush();
     if (!serializeTo(model, /*fd=*/1, error))
       return report(path + ": " + error);
     return success();
   }
-  std::optional<PendingFile> modelFile = PendingFile::create(path, error);
+  if (target->kind == ::ttt::OutputTarget::Through) {
+    int fd;
+    if (std::error_code ec = llvm::sys::fs::openFileForWrite(
+            target->path, fd, llvm::sys::fs::CD_CreateAlways))
+      return report(path + ": cannot open it for writing: " + ec.message());
+    bool written = serializeTo(model, fd, error);
+    if (::close(fd) != 0 && written) {
+      written = false;
+      error = "cannot write the model: " + std::string(std::strerror(errno));
+    }
+    if (!written)
+      return report(path + ": " + error);
+    return success();
+  }
+  std::optional<PendingFile> modelFile =
+      PendingFile::create(target->path, error);
   if (!modelFile || !serializeTo(model, modelFile->fd(), error) ||
       (dataFile && !dataFile->keep(error)) || !modelFile->keep(error))
     return report(path + ": " + error);

@@ -31,6 +31,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/stubs/logging.h>
 
 #include <climits>
@@ -52,6 +54,11 @@ private:
                      const std::string &) {}
   google::protobuf::LogHandler *previous;
 };
+
+/// protobuf's default nesting limit for parsing (CodedInputStream), and a
+/// deeper one used only to tell a too-deep model from a corrupt one.
+static constexpr int kProtobufRecursionLimit = 100;
+static constexpr int kDeepRecursionLimit = 2000;
 
 /// The (possibly inferred) types of the values of one graph, by name.
 using TypeTable = llvm::StringMap<const pb::TypeProto *>;
@@ -663,9 +670,23 @@ mlir::ttt::onnx::importONNXModel(StringRef bytes, StringRef fileName,
   {
     TimingScope parseTiming = timing.nest("Parse protobuf");
     ProtobufLogSilencer silence;
-    if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+      // Graphs nest in Loop/If attributes; protobuf stops parsing at a
+      // fixed depth, which reads like corruption unless said.
+      pb::ModelProto deeper;
+      google::protobuf::io::ArrayInputStream raw(
+          bytes.data(), static_cast<int>(bytes.size()));
+      google::protobuf::io::CodedInputStream input(&raw);
+      input.SetRecursionLimit(kDeepRecursionLimit);
+      if (deeper.ParseFromCodedStream(&input) && input.ConsumedEntireMessage())
+        return invalid(llvm::formatv(
+            "its messages nest deeper than protobuf's recursion limit of {0} "
+            "(each Loop/If body graph nests several levels), so the ONNX "
+            "library cannot read it; flatten the nested control flow",
+            kProtobufRecursionLimit));
       return invalid("cannot parse it as a protobuf ModelProto: it is "
                      "truncated, corrupt or not an ONNX file");
+    }
   }
   if (!model.has_graph())
     return invalid("the model has no graph");
@@ -747,6 +768,19 @@ mlir::ttt::onnx::importONNXFile(StringRef path, MLIRContext *context,
   StringRef dir =
       path == "-" ? StringRef() : llvm::sys::path::parent_path(path);
   return importONNXModel((*buffer)->getBuffer(), path, dir, context, options);
+}
+
+bool mlir::ttt::onnx::looksLikeONNXModel(StringRef bytes) {
+  // MLIR bytecode, and text (which a ModelProto cannot begin with: its
+  // first byte is a field tag, a control character for ir_version).
+  if (bytes.empty() || bytes.starts_with("ML\xefR") ||
+      static_cast<unsigned char>(bytes.front()) >= 0x20 ||
+      bytes.size() > static_cast<size_t>(INT_MAX))
+    return false;
+  pb::ModelProto model;
+  ProtobufLogSilencer silence;
+  return model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) &&
+         model.has_graph();
 }
 
 void mlir::ttt::onnx::registerONNXImportDialects(DialectRegistry &registry) {

@@ -156,10 +156,19 @@ Type mlir::ttt::onnx::convertType(const pb::TypeProto &type,
     if (!tensor.has_shape())
       return UnrankedTensorType::get(element);
     SmallVector<int64_t> shape;
-    for (const pb::TensorShapeProto::Dimension &dim : tensor.shape().dim())
-      shape.push_back(dim.has_dim_value() && dim.dim_value() >= 0
-                          ? dim.dim_value()
-                          : ShapedType::kDynamic);
+    for (const pb::TensorShapeProto::Dimension &dim : tensor.shape().dim()) {
+      // An unknown size has neither a value nor a name; a negative value is
+      // not a size (read as unknown, it would hide a broken exporter).
+      if (dim.has_dim_value() && dim.dim_value() < 0) {
+        whyNot = "dimension " + std::to_string(shape.size()) + " has size " +
+                 std::to_string(dim.dim_value()) +
+                 "; sizes are non-negative (leave the size unset, or name "
+                 "it with dim_param, for an unknown one)";
+        return {};
+      }
+      shape.push_back(dim.has_dim_value() ? dim.dim_value()
+                                          : ShapedType::kDynamic);
+    }
     return RankedTensorType::get(shape, element);
   }
   case pb::TypeProto::kSequenceType: {

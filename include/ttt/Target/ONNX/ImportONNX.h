@@ -59,6 +59,11 @@ OwningOpRef<ModuleOp> importONNXModel(llvm::StringRef bytes,
 OwningOpRef<ModuleOp> importONNXFile(llvm::StringRef path, MLIRContext *context,
                                      const ImportOptions &options = {});
 
+/// True if `bytes` parse as an ONNX ModelProto with a graph (and are neither
+/// MLIR text nor MLIR bytecode): how inputs without a .onnx name (`-`, a
+/// .pb file) are recognized.
+bool looksLikeONNXModel(llvm::StringRef bytes);
+
 /// Adds the dialects imported IR uses to `registry`.
 void registerONNXImportDialects(DialectRegistry &registry);
 

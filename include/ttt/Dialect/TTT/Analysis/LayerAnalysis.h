@@ -45,9 +45,9 @@ enum class ExactLowering {
 };
 
 struct LayerFacts {
-  bool outputLinear = false;    ///< f = phi(x) W_out (+ b_out)
-  bool staticKernel = false;    ///< phi does not train
-  bool biasFeature = false;     ///< the trained output bias is a constant feature
+  bool outputLinear = false; ///< f = phi(x) W_out (+ b_out)
+  bool staticKernel = false; ///< phi does not train
+  bool biasFeature = false;  ///< the trained output bias is a constant feature
   StateUpdate update = StateUpdate::NonAffine;
   ExactLowering lowering = ExactLowering::ChunkSequential;
   /// ttt-to-linattn can emit the linear-attention form.
@@ -62,6 +62,19 @@ struct LayerFacts {
 
 /// Analyses one layer op.
 LayerFacts analyzeLayer(KVBLayerOp op);
+
+/// True if the layer's sequence length is statically 0. Its output is empty
+/// whatever the form; the parallel form's slices of an empty sequence would
+/// not verify (MLIR's static bounds checks reject offset 0 into a size-0
+/// dimension), so such layers are left in their form, which runs as is.
+inline bool hasEmptySequence(KVBLayerOp op) {
+  return cast<RankedTensorType>(op.getQ().getType()).getDimSize(2) == 0;
+}
+
+/// Why hasEmptySequence layers are not rewritten.
+inline constexpr const char *kEmptySequence =
+    "the sequence is empty (T = 0): there is nothing to parallelize, and the "
+    "layer runs as it is";
 LayerFacts analyzeLayer(DWConvLayerOp op);
 
 StringRef stringifyExactLowering(ExactLowering lowering);
