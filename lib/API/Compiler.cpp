@@ -177,11 +177,11 @@ std::vector<std::string> simplifications() {
   return names;
 }
 
-OptimizeResult optimize(const std::string &input,
-                        const std::string &inputFormat,
-                        const std::vector<std::string> &simplify,
-                        const std::string &emit, const std::string &name,
-                        const std::function<void(const std::string &)> &onRemark) {
+OptimizeResult
+optimize(const std::string &input, const std::string &inputFormat,
+         const std::vector<std::string> &simplify, const std::string &emit,
+         const std::string &name,
+         const std::function<void(const std::string &)> &onRemark) {
   OptimizeResult result;
   if (emit != "onnx" && emit != "mlir") {
     result.status =

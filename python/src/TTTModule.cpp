@@ -160,9 +160,9 @@ NB_MODULE(_ttt, m) {
         nb::dict d = statusDict(result.status);
         nb::list outputs;
         for (const Buffer &b : result.outputs)
-          outputs.append(nb::make_tuple(
-              b.dtype, nb::cast(b.shape),
-              nb::bytes(b.data.data(), b.data.size())));
+          outputs.append(
+              nb::make_tuple(b.dtype, nb::cast(b.shape),
+                             nb::bytes(b.data.data(), b.data.size())));
         d["outputs"] = outputs;
         d["function"] = result.function;
         return d;

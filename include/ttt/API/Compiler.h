@@ -122,8 +122,7 @@ ExplainResult explain(const std::string &input, const std::string &inputFormat,
 /// `inputs`, checked against its signature first. Only `device` "cpu" is
 /// supported here.
 RunResult run(const std::string &mlirText, const std::vector<Buffer> &inputs,
-              const std::string &device = "cpu",
-              const std::string &entry = "",
+              const std::string &device = "cpu", const std::string &entry = "",
               const std::string &name = "<input>");
 
 } // namespace ttt::api

@@ -60,10 +60,10 @@ public:
                           StringRef what) {
     if (!cast<RankedTensorType>(value.getType()).isDynamicDim(dim))
       return success();
-    return op->emitOpError() << "dimension " << dim << " of '" << name
-                             << "' is " << what
-                             << " and must be static; only batch, heads and "
-                                "sequence length may be dynamic";
+    return op->emitOpError()
+           << "dimension " << dim << " of '" << name << "' is " << what
+           << " and must be static; only batch, heads and "
+              "sequence length may be dynamic";
   }
 
   /// Requires every value to have `elementType`.

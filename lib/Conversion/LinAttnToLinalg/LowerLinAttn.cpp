@@ -104,15 +104,17 @@ public:
     for (int64_t d = 3; d < rank; ++d)
       groups.push_back({d + 1});
     auto resultType = RankedTensorType::get(staticShape, type.getElementType());
-    return tensor::ExpandShapeOp::create(b, loc, resultType, full, groups, shape);
+    return tensor::ExpandShapeOp::create(b, loc, resultType, full, groups,
+                                         shape);
   }
 
   /// Inverse of chunked() for [B, H, N, C, E]: back to [B, H, tokens, E].
   Value unchunked(Value x, OpFoldResult tokens) {
     auto collapsed = tensor::CollapseShapeOp::create(
         b, loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
-    return tm.slice(collapsed, {b.getIndexAttr(0), b.getIndexAttr(0),
-                                b.getIndexAttr(0), b.getIndexAttr(0)},
+    return tm.slice(collapsed,
+                    {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0),
+                     b.getIndexAttr(0)},
                     {tm.dim(x, 0), tm.dim(x, 1), tokens, tm.dim(x, 4)}, 4);
   }
 
@@ -165,10 +167,10 @@ public:
     AffineMap biasMap = perSample ? m.of({m.d(0), m.d(1), zero, m.d(3)})
                                   : m.of({m.d(1), zero, m.d(3)});
     Value init = tensor::EmptyOp::create(b, loc, tm.sizes(z), tm.getType());
-    return tm.generic(init.getType(), {z, bias}, init,
-                      {m.dims({0, 1, 2, 3}), biasMap, m.dims({0, 1, 2, 3})},
-                      iterators(4, 0),
-                      [](ScalarMath &s, ValueRange v) { return s.add(v[0], v[1]); });
+    return tm.generic(
+        init.getType(), {z, bias}, init,
+        {m.dims({0, 1, 2, 3}), biasMap, m.dims({0, 1, 2, 3})}, iterators(4, 0),
+        [](ScalarMath &s, ValueRange v) { return s.add(v[0], v[1]); });
   }
 
   OpBuilder &b;
@@ -235,7 +237,8 @@ struct LowerFeatureMap : OpRewritePattern<FeatureMapOp> {
       wider[3] = rewriter.getIndexAttr(
           cast<RankedTensorType>(op.getType()).getDimSize(3));
       Value ones = tm.full(wider, tm.s().constant(1.0));
-      phi = tm.insert(phi, ones, SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(0)),
+      phi = tm.insert(phi, ones,
+                      SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(0)),
                       sizes);
     }
     rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), phi);
@@ -260,7 +263,8 @@ struct LowerChunkReduce : OpRewritePattern<ChunkReduceOp> {
     // Loops (b, h, n, f, i, e): innermost e is contiguous in v and G.
     Maps m{rewriter.getContext(), 6};
     SmallVector<Value> inputs{kc, vc};
-    SmallVector<AffineMap> maps{m.dims({0, 1, 2, 4, 3}), m.dims({0, 1, 2, 4, 5})};
+    SmallVector<AffineMap> maps{m.dims({0, 1, 2, 4, 3}),
+                                m.dims({0, 1, 2, 4, 5})};
     if (Value scale = op.getScale()) {
       Value sc = l.chunked(scale, chunk); // [B, H, N, C]
       inputs.push_back(sc);
@@ -270,13 +274,14 @@ struct LowerChunkReduce : OpRewritePattern<ChunkReduceOp> {
     Value init = tm.zeros({tm.dim(kc, 0), tm.dim(kc, 1), tm.dim(kc, 2),
                            tm.dim(kc, 4), tm.dim(vc, 4)});
     bool scaled = static_cast<bool>(op.getScale());
-    Value sums = tm.generic(init.getType(), inputs, init, maps, innerReduction(6),
-                            [&](ScalarMath &s, ValueRange v) {
-                              Value prod = s.mul(v[0], v[1]);
-                              if (scaled)
-                                prod = s.mul(prod, v[2]);
-                              return s.add(v.back(), prod);
-                            });
+    Value sums =
+        tm.generic(init.getType(), inputs, init, maps, innerReduction(6),
+                   [&](ScalarMath &s, ValueRange v) {
+                     Value prod = s.mul(v[0], v[1]);
+                     if (scaled)
+                       prod = s.mul(prod, v[2]);
+                     return s.add(v.back(), prod);
+                   });
     double factor = op.getFactor().convertToDouble();
     bool mean = op.getMean();
     Value tokens = tm.indexValue(tm.dim(op.getK(), 2));
@@ -303,11 +308,10 @@ struct LowerChunkMean : OpRewritePattern<ChunkMeanOp> {
     Value xc = l.chunked(op.getInput(), chunk); // [B, H, N, C]
     Maps m{rewriter.getContext(), 4};
     Value init = tm.zeros({tm.dim(xc, 0), tm.dim(xc, 1), tm.dim(xc, 2)});
-    Value sums = tm.generic(init.getType(), {xc}, init,
-                            {m.dims({0, 1, 2, 3}), m.dims({0, 1, 2})},
-                            iterators(3, 1), [](ScalarMath &s, ValueRange v) {
-                              return s.add(v[1], v[0]);
-                            });
+    Value sums = tm.generic(
+        init.getType(), {xc}, init, {m.dims({0, 1, 2, 3}), m.dims({0, 1, 2})},
+        iterators(3, 1),
+        [](ScalarMath &s, ValueRange v) { return s.add(v[1], v[0]); });
     Value tokens = tm.indexValue(tm.dim(op.getInput(), 2));
     Value result = tm.map({sums}, [&](ScalarMath &s, ValueRange v) {
       Value n = linalg::IndexOp::create(s.builder(), s.getLoc(), 2);
@@ -335,11 +339,12 @@ struct LowerScan : OpRewritePattern<ScanOp> {
     auto gType = cast<RankedTensorType>(g.getType());
     SmallVector<OpFoldResult> sizes = tm.sizes(g);
     OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
-    auto stateType = RankedTensorType::get(
-        {gType.getDimSize(0), gType.getDimSize(1), gType.getDimSize(3),
-         gType.getDimSize(4)},
-        type);
-    SmallVector<OpFoldResult> stateSizes{sizes[0], sizes[1], sizes[3], sizes[4]};
+    auto stateType =
+        RankedTensorType::get({gType.getDimSize(0), gType.getDimSize(1),
+                               gType.getDimSize(3), gType.getDimSize(4)},
+                              type);
+    SmallVector<OpFoldResult> stateSizes{sizes[0], sizes[1], sizes[3],
+                                         sizes[4]};
 
     // S_{-1}: the initial state broadcast over the batch, or zero.
     Value state = l.initialState(op.getInitial(), stateSizes);
@@ -347,8 +352,8 @@ struct LowerScan : OpRewritePattern<ScanOp> {
     Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
     Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
     Value chunks = tm.indexValue(sizes[2]);
-    auto loop = scf::ForOp::create(b, loc, c0, chunks, c1,
-                                   ValueRange{state, result});
+    auto loop =
+        scf::ForOp::create(b, loc, c0, chunks, c1, ValueRange{state, result});
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());
@@ -356,7 +361,8 @@ struct LowerScan : OpRewritePattern<ScanOp> {
       Value s = loop.getRegionIterArgs()[0];
       Value acc = loop.getRegionIterArgs()[1];
       SmallVector<OpFoldResult> at{zero, zero, n, zero, zero};
-      SmallVector<OpFoldResult> one5{sizes[0], sizes[1], one, sizes[3], sizes[4]};
+      SmallVector<OpFoldResult> one5{sizes[0], sizes[1], one, sizes[3],
+                                     sizes[4]};
       SmallVector<OpFoldResult> strides(5, one);
       auto store = [&](Value value) {
         return tensor::InsertSliceOp::create(b, loc, value, acc, at, one5,
@@ -390,16 +396,16 @@ struct LowerScan : OpRewritePattern<ScanOp> {
       }
       case ScanKind::affine:
       case ScanKind::residual_affine: {
-        auto aType = RankedTensorType::get(
-            {gType.getDimSize(0), gType.getDimSize(1), gType.getDimSize(3),
-             gType.getDimSize(3)},
-            type);
+        auto aType =
+            RankedTensorType::get({gType.getDimSize(0), gType.getDimSize(1),
+                                   gType.getDimSize(3), gType.getDimSize(3)},
+                                  type);
         Value a = tensor::ExtractSliceOp::create(
             b, loc, aType, op.getTransition(), at,
             {sizes[0], sizes[1], one, sizes[3], sizes[3]}, strides);
         Maps m5{b.getContext(), 5}; // b, h, f, g, e
-        Value base = op.getKind() == ScanKind::residual_affine ? tm.add(s, gn)
-                                                               : gn;
+        Value base =
+            op.getKind() == ScanKind::residual_affine ? tm.add(s, gn) : gn;
         next = tm.generic(gn.getType(), {a, s}, base,
                           {m5.dims({0, 1, 2, 3}), m5.dims({0, 1, 3, 4}),
                            m5.dims({0, 1, 2, 4})},
@@ -424,7 +430,8 @@ struct LowerScan : OpRewritePattern<ScanOp> {
 /// instead of producing inf or NaN; the initial state enters at the end,
 /// scaled by the cumulative decay of each chunk.
 struct LowerScanInParallel : OpRewritePattern<ScanOp> {
-  LowerScanInParallel(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
+  LowerScanInParallel(MLIRContext *ctx)
+      : OpRewritePattern(ctx, /*benefit=*/2) {}
 
   LogicalResult matchAndRewrite(ScanOp op,
                                 PatternRewriter &rewriter) const override {
@@ -474,13 +481,13 @@ struct LowerScanInParallel : OpRewritePattern<ScanOp> {
             Value a = args[2];
             Value aHi = window(a, d), aLo = window(a, zero);
             Value init5 = tensor::EmptyOp::create(nb, nl, t.sizes(hi), type);
-            combined = t.generic(
-                init5.getType(), {aHi, lo, hi}, init5,
-                {m5.dims({0, 1, 2}), m5.dims({0, 1, 2, 3, 4}),
-                 m5.dims({0, 1, 2, 3, 4}), m5.dims({0, 1, 2, 3, 4})},
-                iterators(5, 0), [](ScalarMath &sm, ValueRange v) {
-                  return sm.add(sm.mul(v[0], v[1]), v[2]);
-                });
+            combined =
+                t.generic(init5.getType(), {aHi, lo, hi}, init5,
+                          {m5.dims({0, 1, 2}), m5.dims({0, 1, 2, 3, 4}),
+                           m5.dims({0, 1, 2, 3, 4}), m5.dims({0, 1, 2, 3, 4})},
+                          iterators(5, 0), [](ScalarMath &sm, ValueRange v) {
+                            return sm.add(sm.mul(v[0], v[1]), v[2]);
+                          });
             Value aNew = t.mul(aHi, aLo);
             next.push_back(t.insert(combined, s, sOffsets, t.sizes(combined)));
             next.push_back(t.insert(aNew, a, {zero, zero, d}, t.sizes(aNew)));
@@ -498,9 +505,9 @@ struct LowerScanInParallel : OpRewritePattern<ScanOp> {
     if (Value initial = op.getInitial()) {
       bool perSample = cast<RankedTensorType>(initial.getType()).getRank() == 4;
       SmallVector<Value> inputs{partial, initial};
-      SmallVector<AffineMap> maps{
-          m5.dims({0, 1, 2, 3, 4}),
-          perSample ? m5.dims({0, 1, 3, 4}) : m5.dims({1, 3, 4})};
+      SmallVector<AffineMap> maps{m5.dims({0, 1, 2, 3, 4}),
+                                  perSample ? m5.dims({0, 1, 3, 4})
+                                            : m5.dims({1, 3, 4})};
       if (cumulative) {
         inputs.push_back(cumulative);
         maps.push_back(m5.dims({0, 1, 2}));
@@ -508,11 +515,12 @@ struct LowerScanInParallel : OpRewritePattern<ScanOp> {
       maps.push_back(m5.dims({0, 1, 2, 3, 4}));
       Value empty = tensor::EmptyOp::create(b, loc, sizes, type);
       bool decayed = static_cast<bool>(cumulative);
-      inclusive = tm.generic(empty.getType(), inputs, empty, maps,
-                             iterators(5, 0), [&](ScalarMath &sm, ValueRange v) {
-                               Value start = decayed ? sm.mul(v[2], v[1]) : v[1];
-                               return sm.add(v[0], start);
-                             });
+      inclusive =
+          tm.generic(empty.getType(), inputs, empty, maps, iterators(5, 0),
+                     [&](ScalarMath &sm, ValueRange v) {
+                       Value start = decayed ? sm.mul(v[2], v[1]) : v[1];
+                       return sm.add(v[0], start);
+                     });
     }
     Value result = inclusive;
     if (op.getMode() == ScanMode::exclusive) {
@@ -534,8 +542,9 @@ struct LowerScanInParallel : OpRewritePattern<ScanOp> {
             {sizes[0], sizes[1], unit, sizes[3], sizes[4]},
             SmallVector<OpFoldResult>(5, unit));
         Value rest = arith::SubIOp::create(b, loc, chunks, one);
-        Value head = tm.slice(inclusive, {zero, zero, zero, zero, zero},
-                              {sizes[0], sizes[1], rest, sizes[3], sizes[4]}, 5);
+        Value head =
+            tm.slice(inclusive, {zero, zero, zero, zero, zero},
+                     {sizes[0], sizes[1], rest, sizes[3], sizes[4]}, 5);
         Value full = tm.insert(head, shifted, {zero, zero, unit, zero, zero},
                                {sizes[0], sizes[1], rest, sizes[3], sizes[4]});
         scf::YieldOp::create(b, loc, full);
@@ -567,8 +576,8 @@ struct LowerStateTransform : OpRewritePattern<StateTransformOp> {
     Maps m5{ctx, 5};
     auto transpose = [&](Value t) {
       SmallVector<OpFoldResult> s = tm.sizes(t);
-      Value init = tensor::EmptyOp::create(rewriter, op.getLoc(),
-                                           {s[0], s[1], s[2], s[4], s[3]}, type);
+      Value init = tensor::EmptyOp::create(
+          rewriter, op.getLoc(), {s[0], s[1], s[2], s[4], s[3]}, type);
       return tm.generic(init.getType(), {t}, init,
                         {m5.dims({0, 1, 2, 4, 3}), m5.dims({0, 1, 2, 3, 4})},
                         iterators(5, 0),
@@ -602,7 +611,8 @@ struct LowerStateTransform : OpRewritePattern<StateTransformOp> {
                          m6.dims({0, 1, 2, 3, 4})},
                         iterators(5, 1), multiplyAdd);
     };
-    auto product = [&](Value a, Value c, OpFoldResult cols) { // a [r,r] c [r,cols]
+    auto product = [&](Value a, Value c,
+                       OpFoldResult cols) { // a [r,r] c [r,cols]
       Value z = tm.zeros({s[0], s[1], s[2], s[3], cols});
       return tm.generic(z.getType(), {a, c}, z,
                         {m6.dims({0, 1, 2, 3, 4}), m6.dims({0, 1, 2, 4, 5}),
@@ -653,8 +663,8 @@ struct LowerChunkApply : OpRewritePattern<ChunkApplyOp> {
     Value q = op.getQ(), states = op.getStates();
     // o[b, h, t, e] = sum_f q[b, h, t, f] S[b, h, t floordiv C, f, e]
     Maps m{ctx, 5}; // b, h, t, f, e
-    Value init = tm.zeros({tm.dim(q, 0), tm.dim(q, 1), tm.dim(q, 2),
-                           tm.dim(states, 4)});
+    Value init =
+        tm.zeros({tm.dim(q, 0), tm.dim(q, 1), tm.dim(q, 2), tm.dim(states, 4)});
     Value out = tm.generic(
         init.getType(), {q, states}, init,
         {m.dims({0, 1, 2, 3}),
@@ -715,14 +725,17 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
       Value s = l.initialState(op.getInitial(), {tm.dim(k, 0), tm.dim(k, 1),
                                                  tm.dim(k, 3), tm.dim(v, 3)});
       // (b, h, f, t, e)
-      s = tm.generic(s.getType(), {k, v}, s,
-                     {m.dims({0, 1, 3, 2}), m.dims({0, 1, 3, 4}), m.dims({0, 1, 2, 4})},
-                     innerReduction(5), multiplyAdd);
-      Value o = tm.zeros({tm.dim(q, 0), tm.dim(q, 1), tm.dim(q, 2), tm.dim(v, 3)});
+      s = tm.generic(
+          s.getType(), {k, v}, s,
+          {m.dims({0, 1, 3, 2}), m.dims({0, 1, 3, 4}), m.dims({0, 1, 2, 4})},
+          innerReduction(5), multiplyAdd);
+      Value o =
+          tm.zeros({tm.dim(q, 0), tm.dim(q, 1), tm.dim(q, 2), tm.dim(v, 3)});
       // (b, h, t, f, e)
-      o = tm.generic(o.getType(), {q, s}, o,
-                     {m.dims({0, 1, 2, 3}), m.dims({0, 1, 3, 4}), m.dims({0, 1, 2, 4})},
-                     innerReduction(5), multiplyAdd);
+      o = tm.generic(
+          o.getType(), {q, s}, o,
+          {m.dims({0, 1, 2, 3}), m.dims({0, 1, 3, 4}), m.dims({0, 1, 2, 4})},
+          innerReduction(5), multiplyAdd);
       rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), o);
       return success();
     }
@@ -743,9 +756,9 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
         op.getDecay() ? ScanKind::decayed : ScanKind::additive,
         exclusive ? ScanMode::exclusive : ScanMode::inclusive);
     bool intra = causal && !op.getDecay();
-    rewriter.replaceOpWithNewOp<ChunkApplyOp>(
-        op, op.getType(), q, states, intra ? k : Value(), intra ? v : Value(),
-        chunk);
+    rewriter.replaceOpWithNewOp<ChunkApplyOp>(op, op.getType(), q, states,
+                                              intra ? k : Value(),
+                                              intra ? v : Value(), chunk);
     return success();
   }
 };
@@ -763,8 +776,8 @@ struct LinAttnToLinalgPass
     populateLinAttnToLinalgPatterns(patterns, scan == "parallel");
     GreedyRewriteConfig config;
     config.enableFolding(false);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     WalkResult left = getOperation()->walk([](Operation *op) {
       if (isa<LinAttnDialect>(op->getDialect())) {
@@ -781,7 +794,7 @@ struct LinAttnToLinalgPass
 } // namespace
 
 void mlir::ttt::populateLinAttnToLinalgPatterns(RewritePatternSet &patterns,
-                                                 bool parallelScan) {
+                                                bool parallelScan) {
   patterns.add<LowerFeatureMap, LowerChunkReduce, LowerChunkMean, LowerScan,
                LowerStateTransform, LowerChunkApply, DecomposeAttention>(
       patterns.getContext());

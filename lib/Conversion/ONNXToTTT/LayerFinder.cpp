@@ -440,9 +440,8 @@ static int64_t loopChunkSize(const SliceChain &slice, Block &body) {
   return size;
 }
 
-static std::optional<FoundLayer> findLoop(onnx::NodeOp loop,
-                                          DependenceCache &deps,
-                                          std::string &rejection) {
+static std::optional<FoundLayer>
+findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
   if (loop.getOpType() != "Loop" || loop->getNumRegions() != 1 ||
       loop->getRegion(0).empty())
     return std::nullopt;
@@ -496,9 +495,8 @@ static std::optional<FoundLayer> findLoop(onnx::NodeOp loop,
     if (carried)
       updates.push_back({arg, yield.getOperand(arg.getArgNumber() - 1)});
     BlockArgument state = carried ? arg : computed ? *from : BlockArgument();
-    if (state &&
-        !isAdditiveUpdate(yield.getOperand(state.getArgNumber() - 1), state,
-                          deps)) {
+    if (state && !isAdditiveUpdate(yield.getOperand(state.getArgNumber() - 1),
+                                   state, deps)) {
       rejection = ordinaryRecurrence(state);
       return std::nullopt;
     }
@@ -603,9 +601,9 @@ findFullBatch(Value output, onnx::GraphOp graph, DependenceCache &deps) {
   return std::nullopt;
 }
 
-std::vector<FoundLayer>
-raise::findLayers(onnx::GraphOp graph, DependenceCache &deps,
-                  std::vector<Candidate> *rejected) {
+std::vector<FoundLayer> raise::findLayers(onnx::GraphOp graph,
+                                          DependenceCache &deps,
+                                          std::vector<Candidate> *rejected) {
   std::vector<FoundLayer> layers;
   auto covered = [&](Operation *op) {
     return llvm::any_of(layers, [&](const FoundLayer &layer) {

@@ -164,7 +164,8 @@ FastWeightNet::backward(const ForwardTrace &t, Value outputGrad,
       factors[index] = GradientFactors{t.inputs[index], grads};
   };
   auto anyTrained = [&](std::initializer_list<unsigned> indices) {
-    return llvm::any_of(indices, [&](unsigned i) { return model.isTrained(i); });
+    return llvm::any_of(indices,
+                        [&](unsigned i) { return model.isTrained(i); });
   };
   switch (model.getKind()) {
   case ModelKind::linear:

@@ -58,8 +58,9 @@ Value DWConvLowering::pad(Value x) {
   Value width = tm.indexValue(tm.dim(x, 1));
   Value padH = arith::ConstantIndexOp::create(b, loc, kh - 1);
   Value padW = arith::ConstantIndexOp::create(b, loc, kw - 1);
-  Value padded = tm.zeros({arith::AddIOp::create(b, loc, height, padH).getResult(),
-                           arith::AddIOp::create(b, loc, width, padW).getResult()});
+  Value padded =
+      tm.zeros({arith::AddIOp::create(b, loc, height, padH).getResult(),
+                arith::AddIOp::create(b, loc, width, padW).getResult()});
   return tm.insert(x, padded, {b.getIndexAttr(kh / 2), b.getIndexAttr(kw / 2)},
                    {tm.dim(x, 0), tm.dim(x, 1)});
 }
@@ -70,13 +71,15 @@ Value DWConvLowering::convolve(Value x, Value w) {
   AffineExpr y, xx, a, bb;
   bindDims(ctx, y, xx, a, bb);
   Value init = tm.zeros({tm.dim(x, 0), tm.dim(x, 1)});
-  return tm.generic(
-      init.getType(), {pad(x), w}, init,
-      {AffineMap::get(4, 0, {y + a, xx + bb}, ctx),
-       AffineMap::get(4, 0, {a, bb}, ctx), AffineMap::get(4, 0, {y, xx}, ctx)},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
-       IteratorType::reduction},
-      [](ScalarMath &s, ValueRange v) { return s.add(v[2], s.mul(v[0], v[1])); });
+  return tm.generic(init.getType(), {pad(x), w}, init,
+                    {AffineMap::get(4, 0, {y + a, xx + bb}, ctx),
+                     AffineMap::get(4, 0, {a, bb}, ctx),
+                     AffineMap::get(4, 0, {y, xx}, ctx)},
+                    {IteratorType::parallel, IteratorType::parallel,
+                     IteratorType::reduction, IteratorType::reduction},
+                    [](ScalarMath &s, ValueRange v) {
+                      return s.add(v[2], s.mul(v[0], v[1]));
+                    });
 }
 
 // g[a, b] = sum_{y, x} e[y, x] * kpad[y + a, x + b]
@@ -84,23 +87,26 @@ Value DWConvLowering::kernelGradient(Value keys, Value outGrad) {
   MLIRContext *ctx = tm.builder().getContext();
   AffineExpr a, bb, y, xx;
   bindDims(ctx, a, bb, y, xx);
-  Value init = tm.zeros({tm.builder().getIndexAttr(kh), tm.builder().getIndexAttr(kw)});
-  return tm.generic(
-      init.getType(), {pad(keys), outGrad}, init,
-      {AffineMap::get(4, 0, {y + a, xx + bb}, ctx),
-       AffineMap::get(4, 0, {y, xx}, ctx), AffineMap::get(4, 0, {a, bb}, ctx)},
-      {IteratorType::parallel, IteratorType::parallel, IteratorType::reduction,
-       IteratorType::reduction},
-      [](ScalarMath &s, ValueRange v) { return s.add(v[2], s.mul(v[0], v[1])); });
+  Value init =
+      tm.zeros({tm.builder().getIndexAttr(kh), tm.builder().getIndexAttr(kw)});
+  return tm.generic(init.getType(), {pad(keys), outGrad}, init,
+                    {AffineMap::get(4, 0, {y + a, xx + bb}, ctx),
+                     AffineMap::get(4, 0, {y, xx}, ctx),
+                     AffineMap::get(4, 0, {a, bb}, ctx)},
+                    {IteratorType::parallel, IteratorType::parallel,
+                     IteratorType::reduction, IteratorType::reduction},
+                    [](ScalarMath &s, ValueRange v) {
+                      return s.add(v[2], s.mul(v[0], v[1]));
+                    });
 }
 
 Value DWConvLowering::step(Value w, Value k, Value v) {
   ScalarMath &s = tm.s();
   LossAttr loss = op.getLoss();
-  Value outGrad =
-      loss.getKind() == LossKind::dot
-          ? tm.map({v}, [](ScalarMath &sm, ValueRange x) { return sm.neg(x[0]); })
-          : tm.sub(convolve(k, w), v);
+  Value outGrad = loss.getKind() == LossKind::dot
+                      ? tm.map({v}, [](ScalarMath &sm,
+                                       ValueRange x) { return sm.neg(x[0]); })
+                      : tm.sub(convolve(k, w), v);
   double sign = update.getSign() == Sign::descent ? -1.0 : 1.0;
   Value scale = s.constant(sign * loss.getScale().convertToDouble());
   if (loss.getReduction() == Reduction::mean) {
@@ -117,7 +123,8 @@ Value DWConvLowering::step(Value w, Value k, Value v) {
     Value denominator = s.add(norm, s.constant(1.0));
     u = tm.scale(u, s.div(one, denominator));
   }
-  return tm.add(w, tm.scale(u, s.constant(update.getLrScale().convertToDouble())));
+  return tm.add(w,
+                tm.scale(u, s.constant(update.getLrScale().convertToDouble())));
 }
 
 std::pair<Value, Value> DWConvLowering::lowerStream(Value q, Value k, Value v,

@@ -110,8 +110,8 @@ Value KVBLowering::rows(Value matrix, Value start, Value count) {
   if (!matrix)
     return Value();
   OpBuilder &b = tm.builder();
-  return tm.slice(matrix, {start, b.getIndexAttr(0)}, {count, tm.dim(matrix, 1)},
-                  2);
+  return tm.slice(matrix, {start, b.getIndexAttr(0)},
+                  {count, tm.dim(matrix, 1)}, 2);
 }
 
 Value KVBLowering::entries(Value vector, Value start, Value count) {
@@ -131,9 +131,8 @@ TokenSet KVBLowering::chunk(const Stream &stream, Value start, Value count) {
 //===----------------------------------------------------------------------===//
 
 Value KVBLowering::apply(ArrayRef<Value> weights, Value queries) {
-  Value y = net.forward(queries, [&](unsigned i, Value x) {
-    return tm.matmul(x, weights[i]);
-  });
+  Value y = net.forward(
+      queries, [&](unsigned i, Value x) { return tm.matmul(x, weights[i]); });
   return outputTransform(y);
 }
 
@@ -144,8 +143,12 @@ Value KVBLowering::outputTransform(Value y, Value *xhatOut, Value *rstdOut) {
   int64_t features = op.getOutputDim();
   Value invD = s.constant(1.0 / static_cast<double>(features));
   double eps = loss.getEps().convertToDouble();
-  auto subScalars = [](ScalarMath &sm, Value a, Value c) { return sm.sub(a, c); };
-  auto mulScalars = [](ScalarMath &sm, Value a, Value c) { return sm.mul(a, c); };
+  auto subScalars = [](ScalarMath &sm, Value a, Value c) {
+    return sm.sub(a, c);
+  };
+  auto mulScalars = [](ScalarMath &sm, Value a, Value c) {
+    return sm.mul(a, c);
+  };
   Value mean = tm.scale(tm.rowSums(y), invD);
   Value centered = tm.rowwise(y, mean, subScalars);
   Value var = tm.scale(tm.rowSums(tm.mul(centered, centered)), invD);
@@ -160,14 +163,16 @@ Value KVBLowering::outputTransform(Value y, Value *xhatOut, Value *rstdOut) {
   if (rstdOut)
     *rstdOut = rstd;
   Value scaled = tm.scaleCols(xhat, current.gamma);
-  return tm.colwise(scaled, current.beta,
-                    [](ScalarMath &sm, Value a, Value c) { return sm.add(a, c); });
+  return tm.colwise(scaled, current.beta, [](ScalarMath &sm, Value a, Value c) {
+    return sm.add(a, c);
+  });
 }
 
 Value KVBLowering::lossGradient(Value y, Value values) {
   switch (loss.getKind()) {
   case LossKind::dot:
-    return tm.map({values}, [](ScalarMath &s, ValueRange x) { return s.neg(x[0]); });
+    return tm.map({values},
+                  [](ScalarMath &s, ValueRange x) { return s.neg(x[0]); });
   case LossKind::mse:
     return tm.sub(y, values);
   case LossKind::layernorm_mse: {
@@ -179,8 +184,12 @@ Value KVBLowering::lossGradient(Value y, Value values) {
     Value g = tm.scaleCols(tm.sub(out, values), current.gamma);
     Value meanG = tm.scale(tm.rowSums(g), invD);
     Value meanGX = tm.scale(tm.rowSums(tm.mul(g, xhat)), invD);
-    auto subScalars = [](ScalarMath &sm, Value a, Value c) { return sm.sub(a, c); };
-    auto mulScalars = [](ScalarMath &sm, Value a, Value c) { return sm.mul(a, c); };
+    auto subScalars = [](ScalarMath &sm, Value a, Value c) {
+      return sm.sub(a, c);
+    };
+    auto mulScalars = [](ScalarMath &sm, Value a, Value c) {
+      return sm.mul(a, c);
+    };
     Value centeredG = tm.rowwise(g, meanG, subScalars);
     Value projection = tm.rowwise(xhat, meanGX, mulScalars);
     Value t = tm.sub(centeredG, projection);
@@ -256,10 +265,10 @@ Value KVBLowering::orthogonalize(Value u) {
 
 Value KVBLowering::normalize(Value w, Value initialNorm) {
   double eps = update.getWeightNormEps().convertToDouble();
-  Value factor = tm.map({initialNorm, tm.colNorms(w)},
-                        [&](ScalarMath &s, ValueRange x) {
-                          return s.div(x[0], s.add(x[1], s.constant(eps)));
-                        });
+  Value factor =
+      tm.map({initialNorm, tm.colNorms(w)}, [&](ScalarMath &s, ValueRange x) {
+        return s.div(x[0], s.add(x[1], s.constant(eps)));
+      });
   return tm.scaleCols(w, factor);
 }
 
@@ -267,9 +276,10 @@ State KVBLowering::step(const State &state, const TokenSet &set,
                         ArrayRef<Value> initialNorms) {
   ScalarMath &s = tm.s();
   ForwardTrace trace;
-  Value y = net.forward(set.k, [&](unsigned i, Value x) {
-    return tm.matmul(x, state.weights[i]);
-  }, &trace);
+  Value y = net.forward(
+      set.k,
+      [&](unsigned i, Value x) { return tm.matmul(x, state.weights[i]); },
+      &trace);
   Value outGrad = lossGradient(y, set.v);
   auto factors = net.backward(trace, outGrad, state.weights);
   Value scale = gradientScale(set.count, 1.0);
@@ -294,8 +304,9 @@ State KVBLowering::step(const State &state, const TokenSet &set,
       u = next.momenta[i];
     }
     u = orthogonalize(u);
-    Value w = tm.add(state.weights[i],
-                     tm.scale(u, s.constant(update.getLrScale().convertToDouble())));
+    Value w =
+        tm.add(state.weights[i],
+               tm.scale(u, s.constant(update.getLrScale().convertToDouble())));
     if (initialNorms[i])
       w = normalize(w, initialNorms[i]);
     next.weights[i] = w;
@@ -375,7 +386,8 @@ KVBLowering::lowerChunked(const Stream &stream) {
   SmallVector<Value> initialNorms(stream.weights.size());
   for (auto [i, w] : llvm::enumerate(stream.weights)) {
     bool trained = model.isTrained(i);
-    init.momenta.push_back(trained && stream.momentum ? tm.zerosLike(w) : Value());
+    init.momenta.push_back(trained && stream.momentum ? tm.zerosLike(w)
+                                                      : Value());
     if (trained && !model.isBias(i) &&
         update.getWeightNorm() == WeightNormKind::output_channels)
       initialNorms[i] = tm.colNorms(w);
@@ -402,8 +414,8 @@ KVBLowering::lowerChunked(const Stream &stream) {
     Value queries = rows(stream.q, start, count);
     auto store = [&](const State &weights) {
       Value o = apply(weights.weights, queries);
-      acc = tm.insert(o, acc, {start, b.getIndexAttr(0)},
-                      {count, tm.dim(o, 1)});
+      acc =
+          tm.insert(o, acc, {start, b.getIndexAttr(0)}, {count, tm.dim(o, 1)});
     };
     if (applyFirst)
       store(state);
@@ -446,9 +458,9 @@ KVBLowering::lowerCausal(const Stream &stream) {
 
     // Gradients of every key of the chunk, all at the chunk-start weights.
     ForwardTrace trace;
-    Value y = net.forward(set.k, [&](unsigned i, Value x) {
-      return tm.matmul(x, weights[i]);
-    }, &trace);
+    Value y = net.forward(
+        set.k, [&](unsigned i, Value x) { return tm.matmul(x, weights[i]); },
+        &trace);
     auto factors = net.backward(trace, lossGradient(y, set.v), weights);
     // Fold the learning rate of key j into its output gradient.
     SmallVector<Value> keyGrads(weights.size());
@@ -468,8 +480,8 @@ KVBLowering::lowerCausal(const Stream &stream) {
       Value base = tm.matmul(x, weights[i]);
       if (!keyGrads[i])
         return base;
-      Value scores = tm.lowerTriangle(
-          tm.matmul(x, factors[i]->inputs, false, true));
+      Value scores =
+          tm.lowerTriangle(tm.matmul(x, factors[i]->inputs, false, true));
       Value dual = tm.matmul(scores, keyGrads[i]);
       dual = eta ? tm.scaleRows(tm.scale(dual, scale), eta)
                  : tm.scale(dual, scale);
@@ -482,7 +494,8 @@ KVBLowering::lowerCausal(const Stream &stream) {
     Value carry = scale;
     if (eta) {
       Value last = arith::SubIOp::create(b, loc, count, one);
-      carry = s.mul(scale, tensor::ExtractOp::create(b, loc, eta, ValueRange{last}));
+      carry = s.mul(scale,
+                    tensor::ExtractOp::create(b, loc, eta, ValueRange{last}));
     }
     SmallVector<Value> yielded;
     for (unsigned i = 0; i < weights.size(); ++i) {

@@ -34,8 +34,8 @@ struct TTTLowerRecurrentPass
     // that the emitted structure stays what the lit tests document.
     GreedyRewriteConfig config;
     config.enableFolding(false);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns),
-                                     config)))
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     WalkResult leftover = getOperation()->walk([](Operation *op) {
       if (isa<KVBLayerOp, DWConvLayerOp>(op)) {

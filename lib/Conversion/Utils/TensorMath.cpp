@@ -132,22 +132,24 @@ Value TensorMath::matmul(Value a, Value bm, bool transposeA, bool transposeB) {
   MLIRContext *ctx = b.getContext();
   AffineExpr i, k, j;
   bindDims(ctx, i, k, j);
-  AffineMap mapA = AffineMap::get(3, 0, transposeA ? ArrayRef<AffineExpr>{k, i}
-                                                   : ArrayRef<AffineExpr>{i, k},
+  AffineMap mapA = AffineMap::get(3, 0,
+                                  transposeA ? ArrayRef<AffineExpr>{k, i}
+                                             : ArrayRef<AffineExpr>{i, k},
                                   ctx);
-  AffineMap mapB = AffineMap::get(3, 0, transposeB ? ArrayRef<AffineExpr>{j, k}
-                                                   : ArrayRef<AffineExpr>{k, j},
+  AffineMap mapB = AffineMap::get(3, 0,
+                                  transposeB ? ArrayRef<AffineExpr>{j, k}
+                                             : ArrayRef<AffineExpr>{k, j},
                                   ctx);
   AffineMap mapC = AffineMap::get(3, 0, {i, j}, ctx);
   OpFoldResult rows = dim(a, transposeA ? 1 : 0);
   OpFoldResult cols = dim(bm, transposeB ? 0 : 1);
   Value init = zeros({rows, cols});
-  return generic(init.getType(), {a, bm}, init, {mapA, mapB, mapC},
-                 {IteratorType::parallel, IteratorType::reduction,
-                  IteratorType::parallel},
-                 [](ScalarMath &s, ValueRange args) {
-                   return s.add(args[2], s.mul(args[0], args[1]));
-                 });
+  return generic(
+      init.getType(), {a, bm}, init, {mapA, mapB, mapC},
+      {IteratorType::parallel, IteratorType::reduction, IteratorType::parallel},
+      [](ScalarMath &s, ValueRange args) {
+        return s.add(args[2], s.mul(args[0], args[1]));
+      });
 }
 
 Value TensorMath::transpose(Value a) {
@@ -155,11 +157,11 @@ Value TensorMath::transpose(Value a) {
   AffineExpr i, j;
   bindDims(ctx, i, j);
   Value init = tensor::EmptyOp::create(b, loc, {dim(a, 1), dim(a, 0)}, type);
-  return generic(init.getType(), {a}, init,
-                 {AffineMap::get(2, 0, {j, i}, ctx),
-                  AffineMap::get(2, 0, {i, j}, ctx)},
-                 {IteratorType::parallel, IteratorType::parallel},
-                 [](ScalarMath &, ValueRange args) { return args[0]; });
+  return generic(
+      init.getType(), {a}, init,
+      {AffineMap::get(2, 0, {j, i}, ctx), AffineMap::get(2, 0, {i, j}, ctx)},
+      {IteratorType::parallel, IteratorType::parallel},
+      [](ScalarMath &, ValueRange args) { return args[0]; });
 }
 
 Value TensorMath::identity(int64_t n) {
@@ -194,16 +196,16 @@ Value TensorMath::map(ValueRange inputs, MapBody body) {
   return generic(init.getType(), inputs, init, maps, iters, body);
 }
 
-Value TensorMath::broadcast(Value a, Value v, AffineMap vMap,
-                            function_ref<Value(ScalarMath &, Value, Value)> fn) {
+Value TensorMath::broadcast(
+    Value a, Value v, AffineMap vMap,
+    function_ref<Value(ScalarMath &, Value, Value)> fn) {
   MLIRContext *ctx = b.getContext();
   AffineMap id = AffineMap::getMultiDimIdentityMap(2, ctx);
   Value init = tensor::EmptyOp::create(b, loc, sizes(a), type);
-  return generic(init.getType(), {a, v}, init, {id, vMap, id},
-                 {IteratorType::parallel, IteratorType::parallel},
-                 [&](ScalarMath &s, ValueRange args) {
-                   return fn(s, args[0], args[1]);
-                 });
+  return generic(
+      init.getType(), {a, v}, init, {id, vMap, id},
+      {IteratorType::parallel, IteratorType::parallel},
+      [&](ScalarMath &s, ValueRange args) { return fn(s, args[0], args[1]); });
 }
 
 static Value mulScalars(ScalarMath &s, Value x, Value y) { return s.mul(x, y); }
@@ -221,9 +223,8 @@ Value TensorMath::addRow(Value a, Value r) {
   MLIRContext *ctx = b.getContext();
   return broadcast(
       a, r,
-      AffineMap::get(2, 0,
-                     {getAffineConstantExpr(0, ctx), getAffineDimExpr(1, ctx)},
-                     ctx),
+      AffineMap::get(
+          2, 0, {getAffineConstantExpr(0, ctx), getAffineDimExpr(1, ctx)}, ctx),
       addScalars);
 }
 
@@ -248,27 +249,32 @@ Value TensorMath::convert(Value a, FloatType to) {
   int64_t rank = fromType.getRank();
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
   Value init = tensor::EmptyOp::create(b, loc, sizes(a), to);
-  bool widen = to.getWidth() > cast<FloatType>(fromType.getElementType()).getWidth();
+  bool widen =
+      to.getWidth() > cast<FloatType>(fromType.getElementType()).getWidth();
   auto op = linalg::GenericOp::create(
       b, loc, TypeRange{init.getType()}, ValueRange{a}, ValueRange{init},
       {id, id}, SmallVector<IteratorType>(rank, IteratorType::parallel),
       [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
         Value converted =
             widen ? Value(arith::ExtFOp::create(nested, nestedLoc, to, args[0]))
-                  : Value(arith::TruncFOp::create(nested, nestedLoc, to, args[0]));
+                  : Value(arith::TruncFOp::create(nested, nestedLoc, to,
+                                                  args[0]));
         linalg::YieldOp::create(nested, nestedLoc, converted);
       });
   return op.getResult(0);
 }
 
 Value TensorMath::add(Value a, Value c) {
-  return map({a, c}, [](ScalarMath &s, ValueRange x) { return s.add(x[0], x[1]); });
+  return map({a, c},
+             [](ScalarMath &s, ValueRange x) { return s.add(x[0], x[1]); });
 }
 Value TensorMath::sub(Value a, Value c) {
-  return map({a, c}, [](ScalarMath &s, ValueRange x) { return s.sub(x[0], x[1]); });
+  return map({a, c},
+             [](ScalarMath &s, ValueRange x) { return s.sub(x[0], x[1]); });
 }
 Value TensorMath::mul(Value a, Value c) {
-  return map({a, c}, [](ScalarMath &s, ValueRange x) { return s.mul(x[0], x[1]); });
+  return map({a, c},
+             [](ScalarMath &s, ValueRange x) { return s.mul(x[0], x[1]); });
 }
 Value TensorMath::scale(Value a, Value x) {
   return map({a}, [&](ScalarMath &s, ValueRange v) { return s.mul(v[0], x); });
@@ -285,8 +291,8 @@ Value TensorMath::lowerTriangle(Value a) {
         ScalarMath inner(nested, nestedLoc, type);
         Value row = linalg::IndexOp::create(nested, nestedLoc, 0);
         Value col = linalg::IndexOp::create(nested, nestedLoc, 1);
-        Value keep = arith::CmpIOp::create(
-            nested, nestedLoc, arith::CmpIPredicate::uge, row, col);
+        Value keep = arith::CmpIOp::create(nested, nestedLoc,
+                                           arith::CmpIPredicate::uge, row, col);
         linalg::YieldOp::create(
             nested, nestedLoc,
             inner.select(keep, args[0], inner.constant(0.0)));
@@ -303,11 +309,11 @@ Value TensorMath::rowSums(Value a) {
   AffineExpr i, j;
   bindDims(ctx, i, j);
   Value init = zeros({dim(a, 0)});
-  return generic(init.getType(), {a}, init,
-                 {AffineMap::get(2, 0, {i, j}, ctx),
-                  AffineMap::get(2, 0, {i}, ctx)},
-                 {IteratorType::parallel, IteratorType::reduction},
-                 [](ScalarMath &s, ValueRange x) { return s.add(x[1], x[0]); });
+  return generic(
+      init.getType(), {a}, init,
+      {AffineMap::get(2, 0, {i, j}, ctx), AffineMap::get(2, 0, {i}, ctx)},
+      {IteratorType::parallel, IteratorType::reduction},
+      [](ScalarMath &s, ValueRange x) { return s.add(x[1], x[0]); });
 }
 
 Value TensorMath::colSums(Value a) {
@@ -315,11 +321,11 @@ Value TensorMath::colSums(Value a) {
   AffineExpr i, j;
   bindDims(ctx, i, j);
   Value init = zeros({dim(a, 1)});
-  return generic(init.getType(), {a}, init,
-                 {AffineMap::get(2, 0, {i, j}, ctx),
-                  AffineMap::get(2, 0, {j}, ctx)},
-                 {IteratorType::reduction, IteratorType::parallel},
-                 [](ScalarMath &s, ValueRange x) { return s.add(x[1], x[0]); });
+  return generic(
+      init.getType(), {a}, init,
+      {AffineMap::get(2, 0, {i, j}, ctx), AffineMap::get(2, 0, {j}, ctx)},
+      {IteratorType::reduction, IteratorType::parallel},
+      [](ScalarMath &s, ValueRange x) { return s.add(x[1], x[0]); });
 }
 
 Value TensorMath::sumAll(Value a) {
@@ -327,21 +333,23 @@ Value TensorMath::sumAll(Value a) {
   int64_t rank = cast<RankedTensorType>(a.getType()).getRank();
   Value init = zeros({});
   SmallVector<IteratorType> iters(rank, IteratorType::reduction);
-  Value sum = generic(init.getType(), {a}, init,
-                      {AffineMap::getMultiDimIdentityMap(rank, ctx),
-                       AffineMap::get(rank, 0, {}, ctx)},
-                      iters,
-                      [](ScalarMath &s, ValueRange x) { return s.add(x[1], x[0]); });
+  Value sum = generic(
+      init.getType(), {a}, init,
+      {AffineMap::getMultiDimIdentityMap(rank, ctx),
+       AffineMap::get(rank, 0, {}, ctx)},
+      iters, [](ScalarMath &s, ValueRange x) { return s.add(x[1], x[0]); });
   return tensor::ExtractOp::create(b, loc, sum, ValueRange{});
 }
 
 Value TensorMath::colNorms(Value a) {
-  Value squares = map({a}, [](ScalarMath &s, ValueRange x) { return s.mul(x[0], x[0]); });
+  Value squares =
+      map({a}, [](ScalarMath &s, ValueRange x) { return s.mul(x[0], x[0]); });
   return map({colSums(squares)},
              [](ScalarMath &s, ValueRange x) { return s.sqrt(x[0]); });
 }
 
 Value TensorMath::frobeniusNorm(Value a) {
-  Value squares = map({a}, [](ScalarMath &s, ValueRange x) { return s.mul(x[0], x[0]); });
+  Value squares =
+      map({a}, [](ScalarMath &s, ValueRange x) { return s.mul(x[0], x[0]); });
   return scalar.sqrt(sumAll(squares));
 }

@@ -16,10 +16,10 @@
 #ifndef TTT_CONVERSION_UTILS_TENSORMATH_H
 #define TTT_CONVERSION_UTILS_TENSORMATH_H
 
+#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Value.h"
-#include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace mlir::ttt {

@@ -18,7 +18,8 @@ using mlir::ttt::ShapeChecker;
 
 static constexpr const char *kTokens = "[batch, heads, seq, features]";
 static constexpr const char *kStates = "[batch, heads, chunks, F, Dv]";
-static constexpr const char *kInitial = "[heads, F, Dv] or [batch, heads, F, Dv]";
+static constexpr const char *kInitial =
+    "[heads, F, Dv] or [batch, heads, F, Dv]";
 
 /// Checks that `value` is `[B, H, ...]` for the stream dims `batch`, `heads`.
 static LogicalResult checkStreams(ShapeChecker &check, Value value,
@@ -37,8 +38,10 @@ static LogicalResult checkInitial(ShapeChecker &check, Value init,
   if (failed(check.rank(init, "initial", {3, 4}, kInitial)))
     return failure();
   int64_t rank = cast<RankedTensorType>(init.getType()).getRank();
-  if ((rank == 4 && failed(check.dim(init, "initial", 0, batch, "the batch"))) ||
-      failed(check.dim(init, "initial", rank - 3, heads, "the number of heads")) ||
+  if ((rank == 4 &&
+       failed(check.dim(init, "initial", 0, batch, "the batch"))) ||
+      failed(
+          check.dim(init, "initial", rank - 3, heads, "the number of heads")) ||
       failed(check.dim(init, "initial", rank - 2, f, "the feature size F")) ||
       failed(check.dim(init, "initial", rank - 1, dv, "the value size Dv")))
     return failure();
@@ -47,8 +50,7 @@ static LogicalResult checkInitial(ShapeChecker &check, Value init,
 
 static LogicalResult checkChunkSize(Operation *op, int64_t size) {
   if (size < 1)
-    return op->emitOpError() << "'chunk_size' must be at least 1, got "
-                             << size;
+    return op->emitOpError() << "'chunk_size' must be at least 1, got " << size;
   return success();
 }
 
@@ -93,8 +95,10 @@ LogicalResult FeatureMapOp::verify() {
                           "[heads, rows, cols] or [batch, heads, rows, cols]")))
       return failure();
     int64_t rank = cast<RankedTensorType>(w.getType()).getRank();
-    if ((rank == 4 && failed(check.dim(w, name, 0, dimOf(x, 0), "the batch"))) ||
-        failed(check.dim(w, name, rank - 3, dimOf(x, 1), "the number of heads")) ||
+    if ((rank == 4 &&
+         failed(check.dim(w, name, 0, dimOf(x, 0), "the batch"))) ||
+        failed(
+            check.dim(w, name, rank - 3, dimOf(x, 1), "the number of heads")) ||
         failed(check.staticDim(w, name, rank - 1, "the feature size")))
       return failure();
     bool isBias = kind == FeatureMapKind::mlp && i == 1;
@@ -163,7 +167,8 @@ LogicalResult AttentionOp::verify() {
   bool chunkMask = mask == Mask::chunk_strict || mask == Mask::chunk_inclusive;
   if (chunkMask != getChunkSize().has_value())
     return emitOpError() << "'chunk_size' "
-                         << (chunkMask ? "is required by" : "has no meaning for")
+                         << (chunkMask ? "is required by"
+                                       : "has no meaning for")
                          << " the " << stringifyMask(mask) << " mask";
   if (chunkMask && failed(checkChunkSize(getOperation(), *getChunkSize())))
     return failure();
@@ -173,16 +178,17 @@ LogicalResult AttentionOp::verify() {
                        "and keys differ in length)")))
     return failure();
   if (Value init = getInitial())
-    if (failed(checkInitial(check, init, batch, heads, dimOf(q, 3),
-                            dimOf(v, 3))))
+    if (failed(
+            checkInitial(check, init, batch, heads, dimOf(q, 3), dimOf(v, 3))))
       return failure();
   if (Value decay = getDecay()) {
     if (mask == Mask::full)
       return emitOpError() << "the full mask has no order, so it takes no "
                               "decay";
     if (failed(check.rank(decay, "decay", {3},
-                          mask == Mask::token_causal ? "[batch, heads, seq]"
-                                                     : "[batch, heads, chunks]")) ||
+                          mask == Mask::token_causal
+                              ? "[batch, heads, seq]"
+                              : "[batch, heads, chunks]")) ||
         failed(checkStreams(check, decay, "decay", batch, heads)))
       return failure();
     if (mask == Mask::token_causal &&
@@ -219,7 +225,8 @@ LogicalResult ChunkReduceOp::verify() {
       failed(check.dim(v, "v", 2, seq, "the sequence length of k")) ||
       failed(check.staticDim(k, "k", 3, "the feature size F")) ||
       failed(check.staticDim(v, "v", 3, "the value size Dv")) ||
-      failed(check.dim(result, "result", 3, dimOf(k, 3), "the feature size F")) ||
+      failed(
+          check.dim(result, "result", 3, dimOf(k, 3), "the feature size F")) ||
       failed(check.dim(result, "result", 4, dimOf(v, 3), "the value size Dv")))
     return failure();
   if (!ShapedType::isDynamic(seq)) {
@@ -307,7 +314,8 @@ LogicalResult ScanOp::verify() {
       return failure();
   }
   if (Value a = getTransition()) {
-    if (failed(check.rank(a, "transition", {5}, "[batch, heads, chunks, F, F]")) ||
+    if (failed(
+            check.rank(a, "transition", {5}, "[batch, heads, chunks, F, F]")) ||
         failed(checkStreams(check, a, "transition", batch, heads)) ||
         failed(check.dim(a, "transition", 2, chunks, "the number of chunks")) ||
         failed(check.dim(a, "transition", 3, f, "the feature size F")) ||
@@ -374,7 +382,8 @@ LogicalResult ChunkApplyOp::verify() {
       failed(checkStreams(check, s, "states", batch, heads)) ||
       failed(checkStreams(check, out, "output", batch, heads)) ||
       failed(check.staticDim(q, "q", 3, "the feature size F")) ||
-      failed(check.dim(s, "states", 3, dimOf(q, 3), "the feature size F of q")) ||
+      failed(
+          check.dim(s, "states", 3, dimOf(q, 3), "the feature size F of q")) ||
       failed(check.dim(out, "output", 2, seq, "the sequence length of q")) ||
       failed(check.dim(out, "output", 3, dimOf(s, 4), "the value size Dv")))
     return failure();

@@ -58,7 +58,9 @@ LayerFacts mlir::ttt::analyzeLayer(KVBLayerOp op) {
   bool causal = !fullBatch && schedule.getOrder() == UpdateOrder::causal;
   unsigned out = model.getOutputWeightIndex();
   std::optional<unsigned> outBias = model.getOutputBiasIndex();
-  auto block = [&](std::string why) { facts.blockers.push_back(std::move(why)); };
+  auto block = [&](std::string why) {
+    facts.blockers.push_back(std::move(why));
+  };
   auto unsupported = [&](std::string why) {
     facts.unsupported.push_back(std::move(why));
   };

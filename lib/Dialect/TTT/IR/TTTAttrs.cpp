@@ -29,13 +29,11 @@ FailureOr<llvm::APFloat> mlir::ttt::parseF64Param(AsmParser &parser) {
   return llvm::APFloat(value);
 }
 
-void mlir::ttt::printF64Param(AsmPrinter &printer,
-                              const llvm::APFloat &value) {
+void mlir::ttt::printF64Param(AsmPrinter &printer, const llvm::APFloat &value) {
   printer.printFloat(value);
 }
 
-FailureOr<DenseF64ArrayAttr>
-mlir::ttt::parseF64ListParam(AsmParser &parser) {
+FailureOr<DenseF64ArrayAttr> mlir::ttt::parseF64ListParam(AsmParser &parser) {
   SmallVector<double> values;
   if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
         double value;
@@ -234,8 +232,8 @@ std::array<double, 3> NewtonSchulzAttr::getStepCoeffs(int64_t step) const {
 //===----------------------------------------------------------------------===//
 
 LogicalResult UpdateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                 Sign sign, APFloat lrScaleValue,
-                                 ClipKind clip, NewtonSchulzAttr orthogonalize,
+                                 Sign sign, APFloat lrScaleValue, ClipKind clip,
+                                 NewtonSchulzAttr orthogonalize,
                                  WeightNormKind weightNorm,
                                  APFloat weightNormEpsValue) {
   double lrScale = lrScaleValue.convertToDouble();
@@ -253,10 +251,9 @@ LogicalResult UpdateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 // ScheduleAttr
 //===----------------------------------------------------------------------===//
 
-LogicalResult
-ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                     ScheduleKind kind, int64_t size, UpdateOrder order,
-                     int64_t innerSteps) {
+LogicalResult ScheduleAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   ScheduleKind kind, int64_t size,
+                                   UpdateOrder order, int64_t innerSteps) {
   if (innerSteps < 1)
     return emitError() << "schedule 'inner_steps' must be at least 1, got "
                        << innerSteps;

@@ -69,8 +69,8 @@ LogicalResult KVBLayerOp::verify() {
   Type elementType = cast<RankedTensorType>(q.getType()).getElementType();
   SmallVector<Value> typed{k, v};
   llvm::append_range(typed, getWeights());
-  for (Value opt : {getLr(), getTokenEta(), getMomentum(), getLnGamma(),
-                    getLnBeta()})
+  for (Value opt :
+       {getLr(), getTokenEta(), getMomentum(), getLnGamma(), getLnBeta()})
     if (opt)
       typed.push_back(opt);
   llvm::append_range(typed, getOperation()->getResults());
@@ -107,7 +107,8 @@ LogicalResult KVBLayerOp::verify() {
                          << (model.getBias() ? " model with bias" : " model")
                          << " takes " << numWeights << " weights, got "
                          << getWeights().size();
-  const char *weightLayout = "[heads, rows, cols] or [batch, heads, rows, cols]";
+  const char *weightLayout =
+      "[heads, rows, cols] or [batch, heads, rows, cols]";
   for (auto [i, w] : llvm::enumerate(getWeights())) {
     std::string name = ("weight #" + Twine(i)).str();
     if (failed(check.rank(w, name, {3, 4}, weightLayout)))
@@ -138,7 +139,8 @@ LogicalResult KVBLayerOp::verify() {
 
   // Per-token learning rates.
   if (Value lr = getLr()) {
-    if (failed(check.rank(lr, "lr", {4}, "[batch, heads, seq, 1 or #weights]")) ||
+    if (failed(
+            check.rank(lr, "lr", {4}, "[batch, heads, seq, 1 or #weights]")) ||
         failed(check.dim(lr, "lr", 0, batch, "the batch")) ||
         failed(check.dim(lr, "lr", 1, heads, "the number of heads")) ||
         failed(check.dim(lr, "lr", 2, seq, "the key/value sequence length")))
@@ -172,8 +174,8 @@ LogicalResult KVBLayerOp::verify() {
     if (failed(check.rank(m, "momentum", {3}, "[batch, heads, seq]")) ||
         failed(check.dim(m, "momentum", 0, batch, "the batch")) ||
         failed(check.dim(m, "momentum", 1, heads, "the number of heads")) ||
-        failed(check.dim(m, "momentum", 2, seq,
-                         "the key/value sequence length")))
+        failed(
+            check.dim(m, "momentum", 2, seq, "the key/value sequence length")))
       return failure();
   }
 
@@ -219,7 +221,8 @@ LogicalResult KVBLayerOp::verify() {
                          << outType;
   if (failed(check.dim(getOutput(), "o", 0, batch, "the batch")) ||
       failed(check.dim(getOutput(), "o", 1, heads, "the number of heads")) ||
-      failed(check.dim(getOutput(), "o", 2, qSeq, "the query sequence length")) ||
+      failed(
+          check.dim(getOutput(), "o", 2, qSeq, "the query sequence length")) ||
       failed(check.dim(getOutput(), "o", 3, dout, "the output feature size")))
     return failure();
   if (!getFinalWeights().empty()) {
@@ -236,9 +239,11 @@ LogicalResult KVBLayerOp::verify() {
       if (failed(check.rank(result, name, {4}, "[batch, heads, rows, cols]")) ||
           failed(check.dim(result, name, 0, batch, "the batch")) ||
           failed(check.dim(result, name, 1, heads, "the number of heads")) ||
-          failed(check.dim(result, name, 2, wType.getDimSize(wType.getRank() - 2),
+          failed(check.dim(result, name, 2,
+                           wType.getDimSize(wType.getRank() - 2),
                            "the weight's row count")) ||
-          failed(check.dim(result, name, 3, wType.getDimSize(wType.getRank() - 1),
+          failed(check.dim(result, name, 3,
+                           wType.getDimSize(wType.getRank() - 1),
                            "the weight's column count")))
         return failure();
     }
@@ -328,7 +333,8 @@ LogicalResult DWConvLayerOp::verify() {
     if (failed(check.rank(fin, "final kernel", {4},
                           "[batch, channels, kh, kw]")) ||
         failed(check.dim(fin, "final kernel", 0, batch, "the batch")) ||
-        failed(check.dim(fin, "final kernel", 1, channels, "the channel count")) ||
+        failed(
+            check.dim(fin, "final kernel", 1, channels, "the channel count")) ||
         failed(check.dim(fin, "final kernel", 2, kh, "the kernel height")) ||
         failed(check.dim(fin, "final kernel", 3, kw, "the kernel width")))
       return failure();

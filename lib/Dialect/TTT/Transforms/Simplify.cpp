@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ttt/Dialect/TTT/Transforms/Passes.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
+#include "ttt/Dialect/TTT/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -44,8 +44,8 @@ struct LayerParts {
   explicit LayerParts(KVBLayerOp op)
       : q(op.getQ()), k(op.getK()), v(op.getV()), lr(op.getLr()),
         tokenEta(op.getTokenEta()), momentum(op.getMomentum()),
-        gamma(op.getLnGamma()), beta(op.getLnBeta()),
-        weights(op.getWeights()), model(op.getModel()), loss(op.getLoss()),
+        gamma(op.getLnGamma()), beta(op.getLnBeta()), weights(op.getWeights()),
+        model(op.getModel()), loss(op.getLoss()),
         update(op.getUpdateOrDefault()), schedule(op.getSchedule()),
         keepFinalWeights(!op.getFinalWeights().empty()) {}
 
@@ -112,13 +112,14 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
       if (keep.empty())
         keep.push_back(out);
       if (keep != SmallVector<int64_t>(parts.model.getTrained())) {
-        parts.model = FastWeightModelAttr::get(
-            ctx, parts.model.getKind(), keep, parts.model.getBias(),
-            parts.model.getActivation());
+        parts.model = FastWeightModelAttr::get(ctx, parts.model.getKind(), keep,
+                                               parts.model.getBias(),
+                                               parts.model.getActivation());
         changed(op, "only the output layer trains", "Variant 1");
       }
     }
-    if (dropWeightNorm && parts.update.getWeightNorm() != WeightNormKind::none) {
+    if (dropWeightNorm &&
+        parts.update.getWeightNorm() != WeightNormKind::none) {
       parts.setUpdate({}, {}, {}, WeightNormKind::none);
       changed(op, "weight normalization removed", "Variant 2");
     }
@@ -137,8 +138,9 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
       parts.weights = {w};
       parts.model = FastWeightModelAttr::get(ctx, ModelKind::linear, {0},
                                              /*bias=*/false, Activation::silu);
-      changed(op, "the fast-weight network is one linear layer initialised "
-                  "with the old output layer",
+      changed(op,
+              "the fast-weight network is one linear layer initialised "
+              "with the old output layer",
               "Variant 3");
     }
     if (dropTokenLR && parts.lr) {
@@ -151,15 +153,16 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
     }
     if (dropMuon && parts.update.getOrthogonalize()) {
       parts.setUpdate({}, {}, NewtonSchulzAttr(), {});
-      changed(op, "Newton-Schulz orthogonalization (Muon) removed", "Variant 6");
+      changed(op, "Newton-Schulz orthogonalization (Muon) removed",
+              "Variant 6");
     }
 
     // --- Exact folds. ---
     // The update is odd in the gradient (clip, momentum and Newton-Schulz
     // all are), so ascent is descent with the step negated.
     if (parts.update.getSign() == Sign::ascent)
-      parts.setUpdate(Sign::descent, -parts.update.getLrScale().convertToDouble(),
-                      {}, {});
+      parts.setUpdate(Sign::descent,
+                      -parts.update.getLrScale().convertToDouble(), {}, {});
     if (std::optional<double> m = splatValue(parts.momentum); m && *m == 0.0)
       parts.momentum = Value();
     if (std::optional<double> rate = splatValue(parts.lr);
@@ -196,11 +199,11 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
       for (Value w : parts.weights) {
         auto type = cast<RankedTensorType>(w.getType());
         auto qType = op.getQ().getType();
-        finalTypes.push_back(RankedTensorType::get(
-            {qType.getDimSize(0), qType.getDimSize(1),
-             type.getDimSize(type.getRank() - 2),
-             type.getDimSize(type.getRank() - 1)},
-            type.getElementType()));
+        finalTypes.push_back(
+            RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
+                                   type.getDimSize(type.getRank() - 2),
+                                   type.getDimSize(type.getRank() - 1)},
+                                  type.getElementType()));
       }
     // Keep the attribute absent when it says nothing.
     UpdateAttr update = parts.update;
