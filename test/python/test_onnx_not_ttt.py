@@ -267,13 +267,16 @@ def _fast_weight_layer(update_activation=None, output_activation=None):
                   [_init("W0", [H, D, D])])
 
 
-@pytest.mark.parametrize("name, state", [("selective_scan_unrolled", "'S1'")])
-def test_explain_lists_rejected_candidates(name, state, tmp_path):
-    """With raise-all (what --ttt-explain uses), a candidate that carries state but
-    is an ordinary recurrence is named with the reason."""
-    remarks, _ = _optimize(ORDINARY[name](), tmp_path, "--ttt-raise-onnx=raise-all")
-    assert f"not a TTT layer: its carried state {state} is not updated by adding a term " \
+@pytest.mark.parametrize("args", [["--ttt-explain"], ["--ttt-raise-onnx=raise-all"]],
+                         ids=["explain", "raise-all"])
+def test_explain_lists_rejected_candidates(args, tmp_path):
+    """--ttt-explain (and raise-all) names a candidate that carries state but is an
+    ordinary recurrence, with the reason; the model is still written back as it was."""
+    model = ORDINARY["selective_scan_unrolled"]()
+    remarks, out = _optimize(model, tmp_path, *args)
+    assert "not a TTT layer: its carried state 'S1' is not updated by adding a term " \
            "to it (an ordinary recurrence" in remarks, remarks
+    assert _nodes(out.graph) == _nodes(model.graph)
 
 
 def test_plain_fast_weight_layer_is_found_and_rewritten(tmp_path):

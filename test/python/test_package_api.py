@@ -145,7 +145,7 @@ def test_optimize_unknown_simplification():
 def test_simplifications_are_the_options_of_ttt_simplify():
     """The compiler's list (ttt.SIMPLIFICATIONS) holds every option of
     ttt-simplify (Passes.td), in the order of the variants they make."""
-    help_text = subprocess.run([str(BUILD_DIR / "bin" / "ttt-opt"), "--help"],
+    help_text = subprocess.run([str(BUILD_DIR / "bin" / "ttt-opt"), "--help-list-all"],
                                capture_output=True, text=True, timeout=60).stdout
     lines = help_text.splitlines()
     start = next(i for i, line in enumerate(lines)

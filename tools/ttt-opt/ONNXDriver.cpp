@@ -299,7 +299,9 @@ mlir::ttt::runONNXOptMain(int argc, char **argv, StringRef inputFilename,
     pm.clear();
     if (writesONNX) {
       if (explain) {
-        pm.addPass(createTTTRaiseONNX());
+        TTTRaiseONNXOptions raiseOptions;
+        raiseOptions.reportCandidates = true;
+        pm.addPass(createTTTRaiseONNX(raiseOptions));
         pm.addPass(createTTTExplain());
         pm.addPass(createTTTToLinAttn());
         pm.addPass(createLinAttnToONNX());

@@ -152,14 +152,19 @@ def TTTRaiseONNX : Pass<"ttt-raise-onnx"> {
     one remark, "no TTT layer found (N nodes read)".
     Everything else stays exactly as it was. With `raise-all`, every layer
     whose `ttt.kvb_layer` form is read is raised (for `--ttt-explain`),
-    rewritable or not, and each rejected candidate gets a remark with the
-    reason.
+    rewritable or not. With `raise-all` or `report-candidates` (what
+    `ttt-opt model.onnx --ttt-explain` sets), each rejected candidate gets a
+    remark with the reason.
 
     Example: `ttt-opt model.onnx --ttt-raise-onnx=raise-all --ttt-explain`.
   }];
   let options = [
     Option<"raiseAll", "raise-all", "bool", /*default=*/"false",
            "Also raise layers that ttt-to-linattn cannot rewrite">,
+    Option<"reportCandidates", "report-candidates", "bool",
+           /*default=*/"false",
+           "Name each node that carries state like a TTT layer but is an "
+           "ordinary recurrence, with the reason (on with raise-all)">,
   ];
   let dependentDialects = ["::mlir::ttt::TTTDialect"];
 }

@@ -138,7 +138,8 @@ struct TTTRaiseONNXPass
     DependenceCache deps;
     std::vector<Candidate> rejected;
     std::vector<FoundLayer> layers =
-        findLayers(graph, deps, raiseAll ? &rejected : nullptr);
+        findLayers(graph, deps,
+                   raiseAll || reportCandidates ? &rejected : nullptr);
     // Say so when there is nothing to do: a silent exit reads as success.
     if (layers.empty()) {
       int64_t nodes = 0;
