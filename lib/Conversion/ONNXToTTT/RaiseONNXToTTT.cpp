@@ -137,9 +137,8 @@ struct TTTRaiseONNXPass
   void raiseIn(onnx::GraphOp graph) {
     DependenceCache deps;
     std::vector<Candidate> rejected;
-    std::vector<FoundLayer> layers =
-        findLayers(graph, deps,
-                   raiseAll || reportCandidates ? &rejected : nullptr);
+    std::vector<FoundLayer> layers = findLayers(
+        graph, deps, raiseAll || reportCandidates ? &rejected : nullptr);
     // Say so when there is nothing to do: a silent exit reads as success.
     if (layers.empty()) {
       int64_t nodes = 0;
