@@ -16,8 +16,8 @@ from torch import Tensor
 
 __all__ = ["adapt", "export_traced", "export_scripted", "IR_FOR_OPSET"]
 
-# The newest IR version each opset came with. The compiler's reader (Debian's ONNX 1.12)
-# reads IR <= 8, so exports are stamped with the IR version of their opset.
+# The newest IR version each opset came with: exports are stamped with the IR version of
+# their opset, so that older readers (and onnxruntime) take them too.
 IR_FOR_OPSET = {13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9, 20: 9, 21: 10}
 
 
