@@ -38,14 +38,17 @@ def load() -> ModuleType:
     if _module is not None:
         return _module
     first_error: ImportError | None = None
-    try:
-        from . import _ttt  # type: ignore[attr-defined]
+    # Only an extension that is there but does not load is an error here; a
+    # missing one (a source checkout) is looked for in the build tree. The
+    # ImportError of `from . import _ttt` names the package, not the module,
+    # so it cannot tell the two apart.
+    if importlib.util.find_spec(f"{__package__}._ttt") is not None:
+        try:
+            from . import _ttt  # type: ignore[attr-defined]
 
-        _module = _ttt
-        return _module
-    except ImportError as e:
-        # Not there (a source checkout), or there but not loadable.
-        if getattr(e, "name", None) != "ttt._ttt":
+            _module = _ttt
+            return _module
+        except ImportError as e:
             first_error = e
     for path in _candidates():
         spec = importlib.util.spec_from_file_location("ttt._ttt", path)
