@@ -7,6 +7,7 @@
 #include "ttt/Pipelines/Pipelines.h"
 #include "GPUPasses.h"
 #include "ttt/Conversion/Passes.h"
+#include "ttt/Dialect/TTT/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
@@ -210,13 +211,17 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
   pm.addPass(createGpuModuleToBinaryPass(binary));
 }
 
-void addTTTONNXRewritePasses(OpPassManager &pm) {
-  pm.addPass(createTTTRaiseONNX());
+void addTTTONNXRewritePasses(OpPassManager &pm, bool explain) {
+  TTTRaiseONNXOptions raise;
+  raise.reportCandidates = explain;
+  pm.addPass(createTTTRaiseONNX(raise));
+  if (explain)
+    pm.addPass(createTTTExplain());
   pm.addPass(createTTTToLinAttn());
 }
 
-void buildTTTONNXOptimizePipeline(OpPassManager &pm) {
-  addTTTONNXRewritePasses(pm);
+void buildTTTONNXOptimizePipeline(OpPassManager &pm, bool explain) {
+  addTTTONNXRewritePasses(pm, explain);
   pm.addPass(createLinAttnToONNX());
 }
 
@@ -230,7 +235,7 @@ void registerTTTPipelines() {
         "are exactly linear attention into their parallel form, and express "
         "it in standard ONNX ops (ttt-raise-onnx, ttt-to-linattn, "
         "linattn-to-onnx); ttt-opt runs it by default on ONNX in, ONNX out",
-        buildTTTONNXOptimizePipeline);
+        [](OpPassManager &pm) { buildTTTONNXOptimizePipeline(pm); });
     PassPipelineRegistration<TTTToCPUOptions>(
         "ttt-to-cpu",
         "Lower ttt and upstream tensor programs to the LLVM dialect for the "

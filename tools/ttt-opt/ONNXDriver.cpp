@@ -298,16 +298,7 @@ mlir::ttt::runONNXOptMain(int argc, char **argv, StringRef inputFilename,
     bool explain = named;
     pm.clear();
     if (writesONNX) {
-      if (explain) {
-        TTTRaiseONNXOptions raiseOptions;
-        raiseOptions.reportCandidates = true;
-        pm.addPass(createTTTRaiseONNX(raiseOptions));
-        pm.addPass(createTTTExplain());
-        pm.addPass(createTTTToLinAttn());
-        pm.addPass(createLinAttnToONNX());
-      } else {
-        buildTTTONNXOptimizePipeline(pm);
-      }
+      buildTTTONNXOptimizePipeline(pm, explain);
     } else if (explain) {
       // MLIR out: the analysis of every layer the raise can read.
       TTTRaiseONNXOptions options;

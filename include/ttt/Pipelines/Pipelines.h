@@ -159,13 +159,15 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options);
 
 /// The first steps of `ttt-onnx-optimize`: raise the TTT layers of an
 /// imported ONNX model and rewrite the linear-attention ones into linattn ops
-/// (which the C++ API shows when asked for MLIR).
-void addTTTONNXRewritePasses(OpPassManager &pm);
+/// (which the C++ API shows when asked for MLIR). With `explain`, the raise
+/// also names rejected candidates and ttt-explain reports on every raised
+/// layer before the rewrite.
+void addTTTONNXRewritePasses(OpPassManager &pm, bool explain = false);
 
 /// ONNX in, ONNX out: raise TTT layers, rewrite the linear-attention ones,
 /// export them as standard ONNX nodes. Layers that cannot be rewritten
-/// exactly stay as they were (each gets a remark).
-void buildTTTONNXOptimizePipeline(OpPassManager &pm);
+/// exactly stay as they were (each gets a remark). `explain` as above.
+void buildTTTONNXOptimizePipeline(OpPassManager &pm, bool explain = false);
 
 /// Registers the pipelines with the global pass registry (`ttt-to-cpu`,
 /// `ttt-to-gpu`, `ttt-onnx-optimize`) and the GPU pipeline's own steps

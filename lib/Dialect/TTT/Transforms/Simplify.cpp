@@ -98,7 +98,7 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
     MLIRContext *ctx = op.getContext();
     unsigned out = parts.model.getOutputWeightIndex();
     SmallVector<Change> changes;
-    auto changed = [&](KVBLayerOp, StringRef what, StringRef variant) {
+    auto changed = [&](StringRef what, StringRef variant) {
       changes.push_back({what, variant});
     };
 
@@ -115,13 +115,13 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
         parts.model = FastWeightModelAttr::get(ctx, parts.model.getKind(), keep,
                                                parts.model.getBias(),
                                                parts.model.getActivation());
-        changed(op, "only the output layer trains", "Variant 1");
+        changed("only the output layer trains", "Variant 1");
       }
     }
     if (dropWeightNorm &&
         parts.update.getWeightNorm() != WeightNormKind::none) {
       parts.setUpdate({}, {}, {}, WeightNormKind::none);
-      changed(op, "weight normalization removed", "Variant 2");
+      changed("weight normalization removed", "Variant 2");
     }
     if (collapseMLP && parts.model.getKind() != ModelKind::linear) {
       Value w = parts.weights[out];
@@ -138,23 +138,21 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
       parts.weights = {w};
       parts.model = FastWeightModelAttr::get(ctx, ModelKind::linear, {0},
                                              /*bias=*/false, Activation::silu);
-      changed(op,
-              "the fast-weight network is one linear layer initialised "
+      changed("the fast-weight network is one linear layer initialised "
               "with the old output layer",
               "Variant 3");
     }
     if (dropTokenLR && parts.lr) {
       parts.lr = Value();
-      changed(op, "per-token learning rates removed", "Variant 4");
+      changed("per-token learning rates removed", "Variant 4");
     }
     if (dropMomentum && parts.momentum) {
       parts.momentum = Value();
-      changed(op, "momentum removed", "Variant 5");
+      changed("momentum removed", "Variant 5");
     }
     if (dropMuon && parts.update.getOrthogonalize()) {
       parts.setUpdate({}, {}, NewtonSchulzAttr(), {});
-      changed(op, "Newton-Schulz orthogonalization (Muon) removed",
-              "Variant 6");
+      changed("Newton-Schulz orthogonalization (Muon) removed", "Variant 6");
     }
 
     // --- Exact folds. ---
