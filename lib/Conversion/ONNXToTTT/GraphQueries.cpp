@@ -150,8 +150,23 @@ bool raise::matchCommutative(Value value, StringRef opType,
   return match(a, b) || match(b, a);
 }
 
-/// The rank of a Slice's data input, if known.
-static std::optional<int64_t> rankOf(Value value) {
+bool raise::isTimeAxis(int64_t axis, std::optional<int64_t> rank) {
+  if (!rank)
+    return axis == 2 || axis == -2;
+  if (*rank < 3)
+    return false;
+  return axis == *rank - 2 || axis == -2;
+}
+
+std::optional<int64_t> raise::staticTimeLength(Value value) {
+  auto type = dyn_cast<ShapedType>(value.getType());
+  if (!type || !type.hasRank() || type.getRank() < 3 ||
+      type.isDynamicDim(type.getRank() - 2))
+    return std::nullopt;
+  return type.getDimSize(type.getRank() - 2);
+}
+
+std::optional<int64_t> raise::rankOf(Value value) {
   if (auto shaped = dyn_cast<ShapedType>(value.getType()))
     if (shaped.hasRank())
       return shaped.getRank();
@@ -168,16 +183,16 @@ std::optional<SmallVector<int64_t>> raise::reduceAxes(onnx::NodeOp reduce) {
 }
 
 /// A Split along the time axis: piece `index` covers [start, end).
-static std::optional<SliceChain> splitPiece(Value value) {
+static std::optional<SliceChain> splitPiece(Value value, bool timeLast) {
   onnx::NodeOp split = nodeOf(value, "Split");
   if (!split)
     return std::nullopt;
   auto axis = dyn_cast_or_null<IntegerAttr>(split.getONNXAttr("axis"));
   std::optional<int64_t> rank = rankOf(split.getInputs()[0]);
   int64_t a = axis ? axis.getInt() : 0;
-  if (a < 0 && rank)
-    a += *rank;
-  if (a != 2)
+  bool time = timeLast ? rank && (a == -1 || a == *rank - 1)
+                       : isTimeAxis(a, rank);
+  if (!time)
     return std::nullopt;
   SliceChain chain;
   chain.root = split.getInputs()[0];
@@ -199,8 +214,8 @@ static std::optional<SliceChain> splitPiece(Value value) {
   return chain;
 }
 
-std::optional<SliceChain> raise::sliceChain(Value value) {
-  if (std::optional<SliceChain> piece = splitPiece(value))
+std::optional<SliceChain> raise::sliceChain(Value value, bool timeLast) {
+  if (std::optional<SliceChain> piece = splitPiece(value, timeLast))
     return piece;
   onnx::NodeOp slice = nodeOf(value, "Slice");
   if (!slice)
@@ -228,12 +243,13 @@ std::optional<SliceChain> raise::sliceChain(Value value) {
     std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
     std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
     bool lastAxis = (*axes)[0] == -1 || (rank && axis == *rank - 1);
-    if (lastAxis && starts && ends && starts->size() == 1 &&
+    if (!timeLast && lastAxis && starts && ends && starts->size() == 1 &&
         (*ends)[0] == (*starts)[0] + 1) {
       chain.column = (*starts)[0];
       continue;
     }
-    if (axis == 2 && !chain.timeSlice) {
+    bool time = timeLast ? lastAxis : isTimeAxis(axis, rank);
+    if (time && !chain.timeSlice) {
       chain.timeSlice = slice;
       if (starts && starts->size() == 1)
         chain.start = (*starts)[0];

@@ -58,12 +58,23 @@ Value transposedInput(Value value);
 bool matchCommutative(Value value, StringRef opType,
                       llvm::function_ref<bool(Value, Value)> match);
 
+/// True if `axis` of a tensor of `rank` is the time axis: the one before the
+/// feature axis, 2 of [B, H, T, D] and 1 of [B*H, T, D] (heads folded into
+/// the batch). Without a rank, only 2 and -2 count.
+bool isTimeAxis(int64_t axis, std::optional<int64_t> rank);
+
+/// The rank of `value`'s type, if it is ranked.
+std::optional<int64_t> rankOf(Value value);
+
+/// The static length of `value`'s time axis, if it has one.
+std::optional<int64_t> staticTimeLength(Value value);
+
 /// A chain of Slice nodes cutting a window out of one tensor, or one piece
 /// of a Split along the time axis.
 struct SliceChain {
   /// The tensor the outermost Slice reads.
   Value root;
-  /// The Slice (or Split) node on the time axis (2 of [B, H, T, D]), if any.
+  /// The Slice (or Split) node on the time axis (isTimeAxis), if any.
   onnx::NodeOp timeSlice;
   /// [start, end) on the time axis when both are constants.
   std::optional<int64_t> start, end;
@@ -72,8 +83,9 @@ struct SliceChain {
 };
 
 /// Follows Slice nodes back from `value`; nullopt if `value` is neither a
-/// Slice nor a Split piece.
-std::optional<SliceChain> sliceChain(Value value);
+/// Slice nor a Split piece. With `timeLast`, the time axis is the last one
+/// (per-token momentum, [B, H, T] or [B*H, T]) and there is no column.
+std::optional<SliceChain> sliceChain(Value value, bool timeLast = false);
 
 /// The values a value is computed from, transitively (operands of defining
 /// ops, and values of enclosing graphs that nested subgraphs read). A Shape

@@ -331,8 +331,11 @@ static std::optional<int64_t> axisOf(onnx::NodeOp node) {
   return axis.getInt();
 }
 
-static bool isTimeAxis(std::optional<int64_t> axis) {
-  return axis && (*axis == 2 || *axis == -2);
+/// True if `node` joins its inputs along the time axis of its result.
+static bool joinsTime(onnx::NodeOp node) {
+  std::optional<int64_t> axis = axisOf(node);
+  return axis && node->getNumResults() == 1 &&
+         isTimeAxis(*axis, rankOf(node->getResult(0)));
 }
 
 /// True if `next` is `prev` moved by a term added to it: between them an Add
@@ -373,7 +376,7 @@ static std::string ordinaryRecurrence(Value state) {
 static std::optional<FoundLayer> findUnrolled(onnx::NodeOp concat,
                                               DependenceCache &deps,
                                               std::string &rejection) {
-  if (concat.getOpType() != "Concat" || !isTimeAxis(axisOf(concat)) ||
+  if (concat.getOpType() != "Concat" || !joinsTime(concat) ||
       concat.getInputs().size() < 2 || concat->getNumResults() != 1)
     return std::nullopt;
   FoundLayer layer;
@@ -521,7 +524,7 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
     user = dyn_cast<onnx::NodeOp>(*user->getResult(0).getUsers().begin());
   }
   if (!user || user.getOpType() != "ConcatFromSequence" ||
-      user->getNumResults() != 1 || !isTimeAxis(axisOf(user)))
+      !joinsTime(user))
     return std::nullopt;
   layer.assembly = user;
   layer.output = user->getResult(0);

@@ -7,6 +7,8 @@
 #include "LayerMatcher.h"
 #include "LoopBounds.h"
 
+#include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
@@ -76,9 +78,8 @@ bool isChunkLength(Value value, const SliceChain &chunk) {
     if (!chunk.start || !chunk.end)
       return false;
     int64_t end = *chunk.end;
-    auto type = dyn_cast<ShapedType>(chunk.root.getType());
-    if (type && type.hasRank() && type.getRank() > 2 && !type.isDynamicDim(2))
-      end = std::min(end, type.getDimSize(2));
+    if (std::optional<int64_t> length = staticTimeLength(chunk.root))
+      end = std::min(end, *length);
     return *n == static_cast<double>(end - *chunk.start);
   }
   onnx::NodeOp cast = nodeOf(value, "Cast");
@@ -254,17 +255,18 @@ private:
     return true;
   }
 
-  /// A ReduceSum over exactly the two innermost axes of a rank-4 tensor.
+  /// A ReduceSum over exactly the two innermost axes.
   static bool reducesInnerMatrix(onnx::NodeOp sum) {
     std::optional<SmallVector<int64_t>> axes = reduceAxes(sum);
-    if (!axes || axes->size() != 2)
+    std::optional<int64_t> rank = rankOf(sum.getInputs()[0]);
+    if (!axes || axes->size() != 2 || !rank)
       return false;
     SmallVector<int64_t> sorted = *axes;
     for (int64_t &axis : sorted)
       if (axis < 0)
-        axis += 4;
+        axis += *rank;
     llvm::sort(sorted);
-    return sorted[0] == 2 && sorted[1] == 3;
+    return sorted[0] == *rank - 2 && sorted[1] == *rank - 1;
   }
 
   static bool isGram(Value gram, Value x) {
@@ -392,9 +394,11 @@ bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
       if (!mean)
         return false;
       std::optional<SmallVector<int64_t>> axes = reduceAxes(mean);
-      std::optional<SliceChain> chain = sliceChain(mean.getInputs()[0]);
+      std::optional<SliceChain> chain =
+          sliceChain(mean.getInputs()[0], /*timeLast=*/true);
+      std::optional<int64_t> rank = rankOf(mean.getInputs()[0]);
       if (!axes || axes->size() != 1 || !chain || !chain->timeSlice ||
-          ((*axes)[0] != -1 && (*axes)[0] != 2))
+          ((*axes)[0] != -1 && (!rank || (*axes)[0] != *rank - 1)))
         return false;
       update.rule.momentum = chain->root;
       update.momentumPrev = state;
@@ -540,9 +544,8 @@ LogicalResult LayerReader::readUnrolled(Value &initial) {
       return fail("its chunk outputs are not concatenated in sequence order");
   }
   const SliceChain &last = steps.back().querySlices.front();
-  auto queries = dyn_cast<ShapedType>(last.root.getType());
-  if (last.end && queries && queries.hasRank() && queries.getRank() > 2 &&
-      !queries.isDynamicDim(2) && *last.end < queries.getDimSize(2))
+  std::optional<int64_t> length = staticTimeLength(last.root);
+  if (last.end && length && *last.end < *length)
     return fail("its chunks stop before the end of the sequence");
   // The first update reads chunk 0 (apply then update) or chunk 1 (update
   // then apply, whose chunk 0 was updated from the initial weight).
@@ -697,9 +700,103 @@ FailureOr<LayerConfig> raise::matchLayer(const FoundLayer &layer,
   return LayerReader(layer, why).read();
 }
 
+namespace {
+/// Gives a layer's operands the ranks ttt.kvb_layer takes. Heads folded into
+/// the batch ([B*H, T, D]) read as one sample of B*H heads, and a weight
+/// shared by every head is broadcast to each.
+class OperandRanks {
+public:
+  OperandRanks(OpBuilder &builder, Location loc, Value q,
+               SmallVectorImpl<Operation *> &created)
+      : builder(builder), loc(loc), created(created),
+        folded(rankOf(q) == 3), heads(headCount(q)) {}
+
+  /// A [B*H, ..] sequence tensor as [1, B*H, ..].
+  Value sequence(Value value) {
+    if (!value || !folded)
+      return value;
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape{1};
+    llvm::append_range(shape, type.getShape());
+    return unsqueezed(value, RankedTensorType::get(shape, type.getElementType()));
+  }
+
+  /// A weight as [H, r, c] or [B, H, r, c]; null if it cannot be.
+  Value weight(Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || type.getRank() != 2)
+      return value;
+    if (!heads || !type.hasStaticShape())
+      return nullptr;
+    auto shape = SmallVector<int64_t>{*heads, type.getDimSize(0),
+                                      type.getDimSize(1)};
+    onnx::OnnxBuilder b(builder, loc, type.getElementType());
+    Value dims = b.i64s(shape);
+    created.push_back(dims.getDefiningOp());
+    Value expanded = b.node("Expand", {value, dims},
+                            RankedTensorType::get(shape, type.getElementType()));
+    created.push_back(expanded.getDefiningOp());
+    return expanded;
+  }
+
+  /// The type of the layer op's output for a layer whose output is `type`.
+  Type output(Type type) {
+    auto ranked = dyn_cast<RankedTensorType>(type);
+    if (!folded || !ranked)
+      return type;
+    SmallVector<int64_t> shape{1};
+    llvm::append_range(shape, ranked.getShape());
+    return RankedTensorType::get(shape, ranked.getElementType());
+  }
+
+  /// The layer op's output as the layer's output of `type`.
+  Value restore(Value value, Type type) {
+    if (!folded)
+      return value;
+    onnx::OnnxBuilder b(builder, loc,
+                        cast<ShapedType>(type).getElementType());
+    Value axes = b.i64s({0});
+    created.push_back(axes.getDefiningOp());
+    Value squeezed = b.node("Squeeze", {value, axes}, type);
+    created.push_back(squeezed.getDefiningOp());
+    return squeezed;
+  }
+
+private:
+  static std::optional<int64_t> headCount(Value q) {
+    auto type = dyn_cast<RankedTensorType>(q.getType());
+    if (!type || type.getRank() < 3)
+      return std::nullopt;
+    int64_t axis = type.getRank() - 3;
+    if (type.isDynamicDim(axis))
+      return std::nullopt;
+    return type.getDimSize(axis);
+  }
+
+  Value unsqueezed(Value value, Type type) {
+    onnx::OnnxBuilder b(builder, loc,
+                        cast<ShapedType>(type).getElementType());
+    Value axes = b.i64s({0});
+    created.push_back(axes.getDefiningOp());
+    Value result = b.node("Unsqueeze", {value, axes}, type);
+    created.push_back(result.getDefiningOp());
+    return result;
+  }
+
+  OpBuilder &builder;
+  Location loc;
+  SmallVectorImpl<Operation *> &created;
+  bool folded;
+  std::optional<int64_t> heads;
+};
+} // namespace
+
 KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
-                             const LayerConfig &config) {
+                             const LayerConfig &config,
+                             SmallVectorImpl<Operation *> &created,
+                             Value &output) {
   MLIRContext *context = builder.getContext();
+  Location loc = layer.assembly->getLoc();
   auto model = FastWeightModelAttr::get(context, config.model, config.trained,
                                         /*bias=*/false, Activation::silu);
   auto loss = LossAttr::get(context, config.rule.loss, APFloat(1.0),
@@ -715,9 +812,23 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
                       ClipKind::none, ns, WeightNormKind::none, APFloat(1e-5));
   auto schedule = ScheduleAttr::get(context, ScheduleKind::chunked,
                                     config.chunkSize, config.order, 1);
-  return KVBLayerOp::create(builder, layer.assembly->getLoc(),
-                            layer.output.getType(), TypeRange(), config.q,
-                            config.k, config.rule.v, config.weights,
-                            config.rule.lr, Value(), config.rule.momentum,
-                            Value(), Value(), model, loss, update, schedule);
+  OperandRanks ranks(builder, loc, config.q, created);
+  Value q = ranks.sequence(config.q);
+  Value k = ranks.sequence(config.k);
+  Value v = ranks.sequence(config.rule.v);
+  Value lr = ranks.sequence(config.rule.lr);
+  Value momentum = ranks.sequence(config.rule.momentum);
+  SmallVector<Value> weights;
+  for (Value weight : config.weights) {
+    Value shaped = ranks.weight(weight);
+    if (!shaped)
+      return nullptr;
+    weights.push_back(shaped);
+  }
+  Type type = layer.output.getType();
+  auto op = KVBLayerOp::create(builder, loc, ranks.output(type), TypeRange(),
+                               q, k, v, weights, lr, Value(), momentum,
+                               Value(), Value(), model, loss, update, schedule);
+  output = ranks.restore(op.getOutput(), type);
+  return op;
 }

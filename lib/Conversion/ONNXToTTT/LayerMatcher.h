@@ -57,9 +57,13 @@ struct LayerConfig {
 /// The kvb_layer form of `layer`, or the reason there is none.
 FailureOr<LayerConfig> matchLayer(const FoundLayer &layer, std::string &why);
 
-/// Builds the `ttt.kvb_layer` for `config` before `layer.assembly`.
+/// Builds the `ttt.kvb_layer` for `config` before `layer.assembly`, with
+/// the nodes that give its operands the layer op's ranks (appended to
+/// `created`); sets `output` to its output as the layer's output. Null if a
+/// weight cannot be given the op's shape.
 KVBLayerOp buildLayer(OpBuilder &builder, const FoundLayer &layer,
-                      const LayerConfig &config);
+                      const LayerConfig &config,
+                      SmallVectorImpl<Operation *> &created, Value &output);
 
 } // namespace mlir::ttt::raise
 

@@ -70,8 +70,8 @@ private:
     return std::nullopt;
   }
 
-  /// `Gather(Shape(x), d)`: the sequence length for axis 2 of a sequence
-  /// tensor, or a static size.
+  /// `Gather(Shape(x), d)`: the sequence length for the time axis of a
+  /// sequence tensor, or a static size.
   std::optional<int64_t> dimension(onnx::NodeOp gather) {
     onnx::NodeOp shape = nodeOf(gather.getInputs()[0], "Shape");
     if (!shape || gather.getInputs().size() != 2 || shape.getAttrs())
@@ -81,14 +81,26 @@ private:
     if (!index || index->size() != 1)
       return std::nullopt;
     Value source = shape.getInputs()[0];
-    if ((*index)[0] == 2 && llvm::is_contained(sequences, source))
+    int64_t dim = (*index)[0];
+    bool time = isTimeAxis(dim, rankOf(source)) || dim == lastAxisTime(source);
+    if (time && llvm::is_contained(sequences, source))
       return length;
     auto type = dyn_cast<ShapedType>(source.getType());
-    int64_t dim = (*index)[0];
     if (!type || !type.hasRank() || dim < 0 || dim >= type.getRank() ||
-        type.isDynamicDim(dim) || dim == 2)
+        type.isDynamicDim(dim) || time)
       return std::nullopt;
     return type.getDimSize(dim);
+  }
+
+  /// The last axis of a sequence one rank below the queries (momentum,
+  /// [B, H, T] next to [B, H, T, D]), whose time axis is its last; or -1.
+  int64_t lastAxisTime(Value source) {
+    std::optional<int64_t> rank = rankOf(source);
+    std::optional<int64_t> queryRank =
+        sequences.empty() ? std::nullopt : rankOf(sequences.front());
+    if (!rank || !queryRank || *rank + 1 != *queryRank)
+      return -1;
+    return *rank - 1;
   }
 
   ArrayRef<Value> sequences;

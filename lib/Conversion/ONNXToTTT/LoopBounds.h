@@ -24,7 +24,8 @@ namespace mlir::ttt::raise {
 /// Checks that `loop` runs while chunks remain (ceil(T / C) iterations, or
 /// (T - 1) / C when `tail` is given), that iteration i's `window` cuts
 /// tokens [iC, min(iC + C, T)), and that `tail` cuts from the last loop chunk
-/// to the end. `sequences` are the tensors whose axis 2 is the sequence.
+/// to the end. `sequences` are the tensors whose time axis is the sequence,
+/// the queries first (a sequence one rank below them has time last).
 LogicalResult checkLoopWalksChunks(onnx::NodeOp loop, const SliceChain &window,
                                    const SliceChain *tail, int64_t chunkSize,
                                    ArrayRef<Value> sequences, std::string &why);

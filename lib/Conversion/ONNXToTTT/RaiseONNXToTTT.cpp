@@ -181,9 +181,24 @@ struct TTTRaiseONNXPass
       return leave("no ttt.kvb_layer form: " + why);
 
     OpBuilder builder(layer.assembly);
-    KVBLayerOp op = buildLayer(builder, layer, *config);
+    SmallVector<Operation *> created;
+    Value replacement;
+    KVBLayerOp op = buildLayer(builder, layer, *config, created, replacement);
+    // Leaving the layer takes back every node the raise made for it.
+    auto undo = [&] {
+      if (op)
+        op->erase();
+      for (Operation *node : llvm::reverse(created))
+        if (node->use_empty())
+          node->erase();
+    };
+    if (!op) {
+      undo();
+      return leave("its fast weight is shared by every head and its head "
+                   "count is not static, so it has no ttt.kvb_layer shape");
+    }
     if (failed(mlir::verify(op, /*verifyRecursively=*/false))) {
-      op->erase();
+      undo();
       return leave("its ttt.kvb_layer form does not verify");
     }
     LayerFacts facts = analyzeLayer(op);
@@ -200,11 +215,11 @@ struct TTTRaiseONNXPass
                 ", and the parallel form needs opset " +
                 std::to_string(kMinExportOpset) + " or later";
     if (!blocker.empty() && !raiseAll) {
-      op->erase();
+      undo();
       return leave(blocker);
     }
     Value output = layer.output;
-    output.replaceAllUsesWith(markReplacement(builder, layer, op.getOutput()));
+    output.replaceAllUsesWith(markReplacement(builder, layer, replacement));
     remark = head + ": raised to ttt.kvb_layer" +
              (blocker.empty()
                   ? " (linear attention, " +
