@@ -65,8 +65,10 @@ def _hand_written_layer(path, B=1, H=2, T=24, D=4, C=8, scale=0.5, seed=0, divis
                                split=[C] * n))
     nodes = [_const("sizes", [C] * n), split("q"), split("k"), split("v"),
              _const("half", scale, np.float32)]
+    # One divisor for every chunk, or one per chunk.
+    divisors = None if divisor is None else np.broadcast_to(divisor, (n,))
     if divisor is not None:
-        nodes.append(_const("divisor", divisor, np.float32))
+        nodes += [_const(f"divisor{i}", d, np.float32) for i, d in enumerate(divisors)]
     state = "w0"
     for i in range(n):
         nodes.append(h.make_node("Identity", [state], [f"s{i}"]))
@@ -77,7 +79,7 @@ def _hand_written_layer(path, B=1, H=2, T=24, D=4, C=8, scale=0.5, seed=0, divis
                 h.make_node("MatMul", [f"kt{i}", f"v{i}"], [f"g{i}"]),
             ]
             if divisor is not None:
-                nodes.append(h.make_node("Div", [f"g{i}", "divisor"], [f"gm{i}"]))
+                nodes.append(h.make_node("Div", [f"g{i}", f"divisor{i}"], [f"gm{i}"]))
             nodes += [
                 h.make_node("Mul", ["half", f"gm{i}" if divisor is not None else f"g{i}"],
                             [f"u{i}"]),
@@ -234,21 +236,23 @@ def test_two_layers_in_one_model_are_both_found(tmp_path):
     assert _rel(_run(out, feeds)[0], _run(src, feeds)[0]) <= RTOL
 
 
-@pytest.mark.parametrize("divisor", [8.0, 9.0])
-def test_mean_over_the_chunk_is_read_only_when_it_is_the_chunk_length(divisor, tmp_path):
-    """`G / 8` with 8-token chunks is the mean reduction; `G / 9` is not a form the
-    raise knows, so that layer stays as it was (and the model computes the same)."""
+@pytest.mark.parametrize("divisor", [8.0, 9.0, (8.0, 9.0, 8.0)])
+def test_constant_divisors_are_step_sizes(divisor, tmp_path):
+    """`G / 8` with 8-token chunks is the mean, `G / 9` a step size of 0.5 / 9: both
+    are rewritten exactly. Chunks divided by different constants (8 and 9 for chunks
+    of the same length) are no kvb_layer update; that layer stays as it was."""
     src, out = tmp_path / "layer.onnx", tmp_path / "fast.onnx"
     w0 = _hand_written_layer(src, divisor=divisor)
     proc = _opt(src, out)
     assert proc.returncode == 0, proc.stderr
-    if divisor == 8.0:
+    if isinstance(divisor, float):
         assert "raised to ttt.kvb_layer (linear attention" in proc.stderr
     else:
-        assert "left as it was: no ttt.kvb_layer form: the update divides by a value " \
-               "that is not the chunk length" in proc.stderr
+        assert "left as it was: no ttt.kvb_layer form: its chunks scale their updates " \
+               "by different constants" in proc.stderr
         assert [n.op_type for n in onnx.load(str(out)).graph.node] == \
             [n.op_type for n in onnx.load(str(src)).graph.node]
+        return
     rng = np.random.default_rng(11)
     feeds = {x: rng.normal(0, 1, (1, 2, 24, 4)).astype(np.float32) for x in "qkv"}
     expected = _numpy_layer(feeds["q"], feeds["k"], feeds["v"], w0, 8, 0.5 / divisor)

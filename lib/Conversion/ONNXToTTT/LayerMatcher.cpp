@@ -41,6 +41,10 @@ struct Update {
   /// The chunk of values the update reads (its start: `keyStart`).
   SliceChain valueChunk;
   std::optional<int64_t> keyStart;
+  /// The product of the constant factors around the gradient (step size,
+  /// signs, constant divisors); the reader turns it into the rule's sign,
+  /// step size and reduction once it has seen every chunk.
+  double factor = 1.0;
 };
 
 /// True if `value` is the same tensor as `expected` up to layout nodes.
@@ -89,6 +93,20 @@ bool isChunkLength(Value value, const SliceChain &chunk) {
     return false;
   return skipLayout(sub.getInputs()[0]) == skipLayout(cut.getInputs()[2]) &&
          skipLayout(sub.getInputs()[1]) == skipLayout(cut.getInputs()[1]);
+}
+
+/// The number of tokens `chunk` cuts, if its bounds are constants.
+std::optional<int64_t> chunkLength(const SliceChain &chunk) {
+  if (!chunk.start || !chunk.end)
+    return std::nullopt;
+  int64_t end = *chunk.end;
+  if (std::optional<int64_t> length = staticTimeLength(chunk.root))
+    end = std::min(end, *length);
+  return end - *chunk.start;
+}
+
+bool nearlyEqual(double a, double b) {
+  return std::abs(a - b) <= 1e-6 * std::max(std::abs(a), std::abs(b));
 }
 
 class Matcher {
@@ -194,6 +212,42 @@ public:
   }
 
   FailureOr<Update> matchUpdate(Value next, Value prev, Value weightForMSE);
+
+  /// Strips the constant factors off `value` however they are spelled (a
+  /// Mul by a constant, a Div by one, a Neg) and multiplies them into
+  /// `factor`; with `divisor`, also one Div by a computed value (the
+  /// chunk's length), which it sets. Returns what is inside.
+  static Value peelScalars(Value value, double &factor, Value *divisor) {
+    while (true) {
+      if (onnx::NodeOp neg = nodeOf(value, "Neg")) {
+        factor = -factor;
+        value = neg.getInputs()[0];
+        continue;
+      }
+      bool scaled = matchCommutative(value, "Mul", [&](Value c, Value x) {
+        std::optional<double> s = scalarConstant(c);
+        if (!s || isa<BlockArgument>(x))
+          return false;
+        factor *= *s;
+        value = x;
+        return true;
+      });
+      if (scaled)
+        continue;
+      onnx::NodeOp div = nodeOf(value, "Div");
+      if (!div)
+        return value;
+      std::optional<double> s = scalarConstant(div.getInputs()[1]);
+      if (s && *s != 0.0) {
+        factor /= *s;
+      } else if (divisor && !*divisor) {
+        *divisor = div.getInputs()[1];
+      } else {
+        return value;
+      }
+      value = div.getInputs()[0];
+    }
+  }
 
   std::string &why;
 
@@ -304,21 +358,14 @@ bool Matcher::matchKeySide(Value value, Update &update) {
 /// by the chunk length and scaled.
 bool Matcher::matchGradient(Value value, Value weight, Update &update) {
   Value divisor;
-  if (onnx::NodeOp div = nodeOf(value, "Div")) {
-    divisor = div.getInputs()[1];
+  value = peelScalars(value, update.factor, &divisor);
+  if (divisor)
     update.rule.reduction = Reduction::mean;
-    value = div.getInputs()[0];
-  }
   auto checkDivisor = [&](const SliceChain &chunk) {
     if (!divisor || isChunkLength(divisor, chunk))
       return true;
     return fail("the update divides by a value that is not the chunk length");
   };
-  if (onnx::NodeOp neg = nodeOf(value, "Neg")) {
-    update.rule.sign =
-        update.rule.sign == Sign::descent ? Sign::ascent : Sign::descent;
-    value = neg.getInputs()[0];
-  }
   onnx::NodeOp outer = nodeOf(value, "MatMul");
   if (!outer)
     return fail("the update is not a product of keys and values");
@@ -369,14 +416,7 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
 
 /// `lr_scale * NS(m)` etc.: the term added to the trained weight.
 bool Matcher::matchDelta(Value delta, Update &update, Value weight) {
-  matchCommutative(delta, "Mul", [&](Value scale, Value inner) {
-    std::optional<double> c = scalarConstant(scale);
-    if (!c || isa<BlockArgument>(inner))
-      return false;
-    update.rule.lrScale = *c;
-    delta = inner;
-    return true;
-  });
+  delta = peelScalars(delta, update.factor, /*divisor=*/nullptr);
   if (Value orthogonalized = matchNewtonSchulz(delta, update))
     delta = orthogonalized;
   Value gradient = delta;
@@ -471,6 +511,8 @@ private:
   FailureOr<Value> readOutput(const ChunkStep &step);
   /// Adds one chunk's update to the configuration.
   LogicalResult addUpdate(const Update &update);
+  /// The step size, sign and reduction of the updates' constant factors.
+  LogicalResult settleScale(UpdateRule &rule);
   /// The chunk-to-chunk updates of the two forms; set `initial` to the
   /// weight before the first chunk.
   LogicalResult readUnrolled(Value &initial);
@@ -482,6 +524,8 @@ private:
   LayerConfig config;
   std::optional<FeatureMap> features;
   std::optional<Update> firstUpdate;
+  /// Every update's constant factor and the length of the chunk it reads.
+  SmallVector<std::pair<double, std::optional<int64_t>>> factors;
   unsigned slot = 0;
 };
 } // namespace
@@ -505,6 +549,7 @@ LogicalResult LayerReader::addUpdate(const Update &update) {
   if (update.keys.model != features->model || update.keys.w0 != features->w0 ||
       update.keys.w2 != features->w2)
     return fail("its keys and queries go through different feature maps");
+  factors.push_back({update.factor, chunkLength(update.valueChunk)});
   if (!firstUpdate) {
     firstUpdate = update;
     return success();
@@ -512,6 +557,36 @@ LogicalResult LayerReader::addUpdate(const Update &update) {
   const Update &u = *firstUpdate;
   if (update.keys.input.root != u.keys.input.root || update.rule != u.rule)
     return fail("its chunks update the weight differently");
+  return success();
+}
+
+/// One constant factor for every chunk is the step size of a sum (or of the
+/// mean the graph computes itself); factors that are one number over each
+/// chunk's length are the step size of a mean (an exporter that folded the
+/// division by each chunk's own length into constants).
+LogicalResult LayerReader::settleScale(UpdateRule &rule) {
+  double factor = factors.front().first;
+  bool uniform = llvm::all_of(factors, [&](auto &entry) {
+    return nearlyEqual(entry.first, factor);
+  });
+  if (!uniform) {
+    std::optional<int64_t> length = factors.front().second;
+    bool perLength =
+        rule.reduction == Reduction::sum && length && *length > 0 &&
+        llvm::all_of(factors, [&](auto &entry) {
+          return entry.second && nearlyEqual(entry.first * *entry.second,
+                                             factor * *length);
+        });
+    if (!perLength)
+      return fail("its chunks scale their updates by different constants");
+    factor *= static_cast<double>(*length);
+    rule.reduction = Reduction::mean;
+  }
+  if (factor == 0.0)
+    return fail("its updates are multiplied by zero");
+  rule.lrScale = std::abs(factor);
+  if (factor < 0.0)
+    rule.sign = rule.sign == Sign::descent ? Sign::ascent : Sign::descent;
   return success();
 }
 
@@ -666,6 +741,8 @@ FailureOr<LayerConfig> LayerReader::read() {
   config.q = layer.steps.front().query;
   config.k = u.keys.input.root;
   config.rule = u.rule;
+  if (failed(settleScale(config.rule)))
+    return failure();
   if (Value lr = config.rule.lr) {
     std::optional<int64_t> columns = numColumns(lr);
     int64_t expected = static_cast<int64_t>(config.weights.size());
