@@ -113,6 +113,35 @@ def TTTToLinAttn : Pass<"ttt-to-linattn"> {
   ];
 }
 
+def TTTNormalizeONNX : Pass<"ttt-normalize-onnx"> {
+  let summary = "Rewrite the ONNX idioms of an imported graph into the one spelling the raise reads";
+  let description = [{
+    Exporters and hand-written models spell the same computation in many
+    ways. This pass rewrites each idiom into one canonical spelling without
+    changing what the graph computes:
+    - views: a Split becomes one Slice per piece; a Gather of one index on
+      a Reshape that splits an axis into [N, C] becomes a Slice of C
+      elements; a Transpose of a Slice becomes a Slice of the Transpose;
+      two Transposes become one (or none);
+    - contractions: an Einsum with one contracted index becomes a MatMul
+      between Transposes; the transpose of a product, `(A B)^T`, becomes
+      `B^T A^T`; the transpose of a sum, difference, negation or scaling
+      becomes the same of the transposes (so that weights stored
+      output x input, applied as `W x^T`, read like `x W^T`);
+    - assembly: a Concat of equally transposed chunks becomes the Transpose
+      of a Concat; a stack (`Unsqueeze` each chunk, `Concat`, `Reshape`)
+      becomes a Concat; `ScatterND` writes of windows into a zero buffer
+      that tile one axis exactly become a Concat of the windows.
+    Equal nodes the rewrites create are merged afterwards.
+
+    `ttt-raise-onnx` normalizes a copy of each graph before it looks for
+    layers, and keeps that copy only when it rewrites a layer; this pass
+    runs the normalization alone (for lit tests and for other pipelines).
+
+    Example: `ttt-opt model.mlir --ttt-normalize-onnx`.
+  }];
+}
+
 def TTTRaiseONNX : Pass<"ttt-raise-onnx"> {
   let summary = "Find TTT-KVB layers in an imported ONNX graph and raise them to ttt.kvb_layer";
   let description = [{

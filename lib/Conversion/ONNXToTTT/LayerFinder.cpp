@@ -24,6 +24,9 @@ std::string raise::describeValue(Value value) {
     StringRef name = node.getOutputName(result.getResultNumber());
     if (!name.empty())
       return "'" + name.str() + "'";
+    // The normalization reads weights stored output x input transposed.
+    if (node.getOpType() == "Transpose" && node.getInputs().size() == 1)
+      return describeValue(node.getInputs()[0]) + " (transposed)";
     return "the " + node.getOpType().str() + " result";
   }
   if (auto arg = dyn_cast<BlockArgument>(base)) {

@@ -6,13 +6,16 @@
 //
 // Finds TTT layers (LayerFinder), reads their kvb_layer form (LayerMatcher),
 // and replaces the layer's output by a `ttt.kvb_layer` when that is exact
-// and useful; every layer found gets one remark saying what happened. The
-// nodes the layer no longer needs are erased; nothing else is touched.
+// and useful; every layer found gets one remark saying what happened. It
+// looks at a normalized copy of the graph (Normalize.h), which replaces the
+// graph only when a layer is rewritten; the nodes the layer no longer needs
+// are erased.
 //
 //===----------------------------------------------------------------------===//
 
 #include "LayerFinder.h"
 #include "LayerMatcher.h"
+#include "Normalize.h"
 
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/TTT/Analysis/LayerAnalysis.h"
@@ -131,18 +134,37 @@ struct TTTRaiseONNXPass
   using Base::Base;
 
   void runOnOperation() override {
-    getOperation()->walk([&](onnx::GraphOp graph) { raiseIn(graph); });
+    SmallVector<onnx::GraphOp> graphs;
+    getOperation()->walk([&](onnx::GraphOp graph) { graphs.push_back(graph); });
+    for (onnx::GraphOp graph : graphs)
+      raiseNormalized(graph);
   }
 
-  void raiseIn(onnx::GraphOp graph) {
+  /// Looks for layers in a normalized copy of `graph` (Normalize.h), and
+  /// keeps the copy only if a layer was rewritten: a graph whose layers all
+  /// stay is written back node for node.
+  void raiseNormalized(onnx::GraphOp graph) {
+    int64_t nodes = 0;
+    graph.walk([&](onnx::NodeOp) { ++nodes; });
+    auto copy = cast<onnx::GraphOp>(graph->clone());
+    normalizeGraph(copy);
+    if (!raiseIn(copy, nodes)) {
+      copy->erase();
+      return;
+    }
+    graph->getBlock()->getOperations().insert(Block::iterator(graph), copy);
+    graph->erase();
+  }
+
+  /// Returns true if it rewrote a layer. `nodes` is the number of nodes of
+  /// the graph as the model has it.
+  bool raiseIn(onnx::GraphOp graph, int64_t nodes) {
     DependenceCache deps;
     std::vector<Candidate> rejected;
     std::vector<FoundLayer> layers = findLayers(
         graph, deps, raiseAll || reportCandidates ? &rejected : nullptr);
     // Say so when there is nothing to do: a silent exit reads as success.
     if (layers.empty()) {
-      int64_t nodes = 0;
-      graph.walk([&](onnx::NodeOp) { ++nodes; });
       graph.emitRemark() << "no TTT layer found (" << nodes << " nodes read)";
     }
     for (const Candidate &candidate : rejected)
@@ -161,6 +183,7 @@ struct TTTRaiseONNXPass
     for (auto &[op, text] : remarks)
       op->emitRemark() << text;
     eraseComputation(graph, replaced);
+    return !replaced.empty();
   }
 
   /// Replaces the layer if it should be; sets `remark` to what happened.

@@ -1,0 +1,156 @@
+//===- Normalize.cpp - the normalization driver and its pass --------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "Normalize.h"
+
+#include "ttt/Conversion/Passes.h"
+#include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
+
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::ttt {
+#define GEN_PASS_DEF_TTTNORMALIZEONNX
+#include "ttt/Conversion/Passes.h.inc"
+} // namespace mlir::ttt
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::raise;
+
+std::optional<SmallVector<int64_t>>
+raise::transposePerm(onnx::NodeOp transpose) {
+  if (auto perm =
+          dyn_cast_or_null<DenseI64ArrayAttr>(transpose.getONNXAttr("perm")))
+    return SmallVector<int64_t>(perm.asArrayRef());
+  auto type = dyn_cast<ShapedType>(transpose.getInputs()[0].getType());
+  if (!type || !type.hasRank())
+    return std::nullopt;
+  SmallVector<int64_t> reversed;
+  for (int64_t i = type.getRank() - 1; i >= 0; --i)
+    reversed.push_back(i);
+  return reversed;
+}
+
+Type raise::permutedType(Type type, ArrayRef<int64_t> perm) {
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (!ranked || ranked.getRank() != static_cast<int64_t>(perm.size()))
+    return type;
+  SmallVector<int64_t> shape;
+  for (int64_t axis : perm)
+    shape.push_back(ranked.getDimSize(axis));
+  return RankedTensorType::get(shape, ranked.getElementType());
+}
+
+Type raise::elementTypeOf(Type type) {
+  if (auto shaped = dyn_cast<ShapedType>(type))
+    return shaped.getElementType();
+  return Float32Type::get(type.getContext());
+}
+
+SmallVector<int64_t> raise::swapInnerPerm(int64_t rank) {
+  SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+  if (rank >= 2)
+    std::swap(perm[rank - 1], perm[rank - 2]);
+  return perm;
+}
+
+Value raise::createTranspose(PatternRewriter &rewriter, Location loc, Value x,
+                             ArrayRef<int64_t> perm) {
+  SmallVector<int64_t> total(perm);
+  Value source = x;
+  auto inner = x.getDefiningOp<onnx::NodeOp>();
+  if (inner && inner.isDefaultDomain() && inner.getOpType() == "Transpose" &&
+      inner.getInputs().size() == 1) {
+    if (std::optional<SmallVector<int64_t>> first = transposePerm(inner);
+        first && first->size() == perm.size()) {
+      for (auto [i, axis] : llvm::enumerate(perm))
+        total[i] = (*first)[axis];
+      source = inner.getInputs()[0];
+    }
+  }
+  if (llvm::equal(total, llvm::seq<int64_t>(0, total.size())))
+    return source;
+  onnx::OnnxBuilder b(rewriter, loc, elementTypeOf(source.getType()));
+  return b.node("Transpose", {source}, permutedType(source.getType(), total),
+                {b.attr("perm", ArrayRef<int64_t>(total))});
+}
+
+void raise::normalizeGraph(onnx::GraphOp graph) {
+  MLIRContext *context = graph.getContext();
+  RewritePatternSet patterns(context);
+  populateViewNormalizations(patterns);
+  populateContractionNormalizations(patterns);
+  populateAssemblyNormalizations(patterns);
+  GreedyRewriteConfig config;
+  config.enableFolding(false);
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  (void)applyPatternsGreedily(graph, std::move(patterns), config);
+  mergeEqualNodes(graph);
+}
+
+namespace {
+/// Two nodes compute the same value when everything but their names is
+/// equal: op, domain, attributes, operands and result types.
+struct EqualNodes : llvm::DenseMapInfo<Operation *> {
+  static unsigned getHashValue(const Operation *op) {
+    auto node = cast<onnx::NodeOp>(const_cast<Operation *>(op));
+    return llvm::hash_combine(
+        node.getOpTypeAttr().getAsOpaquePointer(),
+        node.getAttrsAttr() ? node.getAttrsAttr().getAsOpaquePointer()
+                            : nullptr,
+        llvm::hash_combine_range(node->getOperands().begin(),
+                                 node->getOperands().end()));
+  }
+  static bool isEqual(const Operation *lhs, const Operation *rhs) {
+    if (lhs == rhs)
+      return true;
+    if (lhs == getEmptyKey() || lhs == getTombstoneKey() ||
+        rhs == getEmptyKey() || rhs == getTombstoneKey())
+      return false;
+    auto a = cast<onnx::NodeOp>(const_cast<Operation *>(lhs));
+    auto b = cast<onnx::NodeOp>(const_cast<Operation *>(rhs));
+    return a.getOpTypeAttr() == b.getOpTypeAttr() &&
+           a.getDomainAttr() == b.getDomainAttr() &&
+           a.getAttrsAttr() == b.getAttrsAttr() &&
+           a->getOperands() == b->getOperands() &&
+           a->getResultTypes() == b->getResultTypes();
+  }
+};
+} // namespace
+
+/// Replaces each pure node by the first equal node of its block (MLIR's CSE
+/// would keep both: ONNX names its outputs, so no two nodes' attributes
+/// are equal). The first one keeps its name.
+void raise::mergeEqualNodes(onnx::GraphOp graph) {
+  SmallVector<Block *> blocks;
+  graph->walk([&](Block *block) { blocks.push_back(block); });
+  for (Block *block : blocks) {
+    llvm::DenseSet<Operation *, EqualNodes> seen;
+    for (Operation &op : llvm::make_early_inc_range(*block)) {
+      auto node = dyn_cast<onnx::NodeOp>(op);
+      if (!node || node->getNumRegions() != 0 || !isMemoryEffectFree(node))
+        continue;
+      auto [it, inserted] = seen.insert(node);
+      if (inserted)
+        continue;
+      node->replaceAllUsesWith(*it);
+      node->erase();
+    }
+  }
+}
+
+namespace {
+struct TTTNormalizeONNXPass
+    : public mlir::ttt::impl::TTTNormalizeONNXBase<TTTNormalizeONNXPass> {
+  void runOnOperation() override {
+    SmallVector<onnx::GraphOp> graphs;
+    getOperation()->walk([&](onnx::GraphOp graph) { graphs.push_back(graph); });
+    for (onnx::GraphOp graph : graphs)
+      normalizeGraph(graph);
+  }
+};
+} // namespace

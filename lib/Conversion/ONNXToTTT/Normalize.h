@@ -1,0 +1,94 @@
+//===- Normalize.h - ONNX idioms to one canonical spelling ------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Exporters spell the same computation many ways: a chunk is a Slice, a
+// Split piece or a Gather on a reshape; a contraction is a MatMul, an Einsum
+// or a MatMul of transposes; chunk outputs are joined by Concat, by a stack
+// and a reshape, or scattered into a zero buffer. The normalization rewrites
+// each idiom into the one spelling the raise reads, by small patterns that
+// never change what the graph computes:
+//
+//  views         Split -> Slice per piece; Gather(Reshape to [.., N, C, ..], i)
+//                -> Slice; Transpose(Slice(x)) -> Slice(Transpose(x));
+//                Transpose(Transpose(x)) -> one Transpose (or none)
+//  contractions  Einsum with one contracted index -> MatMul and Transposes;
+//                (A B)^T -> B^T A^T; a transpose of a sum, difference,
+//                negation or scaling -> the same of the transposes
+//  assembly      Concat of equally transposed chunks -> Transpose of a
+//                Concat; Reshape(Concat(Unsqueeze(o_i))) (a stack) ->
+//                Concat; ScatterND of windows into zeros that tile an axis
+//                -> Concat
+//
+// Equal nodes the patterns create are merged afterwards, so that a value
+// written in two ways becomes one value.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_LIB_CONVERSION_ONNXTOTTT_NORMALIZE_H
+#define TTT_LIB_CONVERSION_ONNXTOTTT_NORMALIZE_H
+
+#include "ttt/Dialect/ONNX/IR/ONNXOps.h"
+
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::ttt::raise {
+
+void populateViewNormalizations(RewritePatternSet &patterns);
+void populateContractionNormalizations(RewritePatternSet &patterns);
+void populateAssemblyNormalizations(RewritePatternSet &patterns);
+
+/// Rewrites every idiom of `graph` (and of its subgraphs) into the canonical
+/// spelling, then merges equal nodes.
+void normalizeGraph(onnx::GraphOp graph);
+
+/// Replaces every pure node by the first node of its block that computes the
+/// same value (the same op, attributes and operands; names aside).
+void mergeEqualNodes(onnx::GraphOp graph);
+
+/// A pattern on the default-domain nodes of one op type.
+class NodePattern : public OpRewritePattern<onnx::NodeOp> {
+public:
+  NodePattern(MLIRContext *context, StringRef opType)
+      : OpRewritePattern(context), opType(opType.str()) {}
+
+  LogicalResult matchAndRewrite(onnx::NodeOp node,
+                                PatternRewriter &rewriter) const final {
+    if (!node.isDefaultDomain() || node.getOpType() != opType ||
+        node->getNumRegions() != 0)
+      return failure();
+    return matchNode(node, rewriter);
+  }
+
+protected:
+  virtual LogicalResult matchNode(onnx::NodeOp node,
+                                  PatternRewriter &rewriter) const = 0;
+
+private:
+  std::string opType;
+};
+
+/// The permutation of a Transpose node (reversed axes when it has none).
+std::optional<SmallVector<int64_t>> transposePerm(onnx::NodeOp transpose);
+
+/// `x` transposed by `perm`: `x` itself for the identity, one Transpose for
+/// a transpose of a transpose, a new Transpose otherwise.
+Value createTranspose(PatternRewriter &rewriter, Location loc, Value x,
+                      ArrayRef<int64_t> perm);
+
+/// `type` with its dims permuted (result dim i is dim perm[i]).
+Type permutedType(Type type, ArrayRef<int64_t> perm);
+
+/// The element type of a tensor type; f32 for a value whose type the
+/// importer did not know (the builder only needs it for float constants,
+/// which the normalization does not make).
+Type elementTypeOf(Type type);
+
+/// The perm that swaps the two innermost of `rank` axes.
+SmallVector<int64_t> swapInnerPerm(int64_t rank);
+
+} // namespace mlir::ttt::raise
+
+#endif // TTT_LIB_CONVERSION_ONNXTOTTT_NORMALIZE_H

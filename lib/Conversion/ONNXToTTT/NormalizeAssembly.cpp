@@ -1,0 +1,246 @@
+//===- NormalizeAssembly.cpp - chunk outputs joined by one Concat ---------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// However the chunk outputs are put together - concatenated after a layout
+// change, stacked and reshaped, or written into a preallocated zero buffer -
+// the result becomes one Concat of the chunk outputs along the axis they
+// tile.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphQueries.h"
+#include "Normalize.h"
+
+#include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::raise;
+
+static std::optional<int64_t> axisAttr(onnx::NodeOp node, int64_t rank) {
+  auto attr = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr("axis"));
+  if (!attr)
+    return std::nullopt;
+  int64_t axis = attr.getInt() < 0 ? attr.getInt() + rank : attr.getInt();
+  if (axis < 0 || axis >= rank)
+    return std::nullopt;
+  return axis;
+}
+
+static Value createConcat(PatternRewriter &rewriter, Location loc,
+                          ValueRange parts, int64_t axis, Type type) {
+  onnx::OnnxBuilder b(rewriter, loc, elementTypeOf(type));
+  return b.node("Concat", parts, type, {b.attr("axis", axis)});
+}
+
+namespace {
+/// Concat(Transpose_p(o_0), .., Transpose_p(o_n)) -> Transpose_p(Concat(o_i)).
+struct ConcatOfTransposes : NodePattern {
+  explicit ConcatOfTransposes(MLIRContext *context)
+      : NodePattern(context, "Concat") {}
+
+  LogicalResult matchNode(onnx::NodeOp concat,
+                          PatternRewriter &rewriter) const override {
+    std::optional<int64_t> rank = rankOf(concat->getResult(0));
+    std::optional<int64_t> axis =
+        rank ? axisAttr(concat, *rank) : std::nullopt;
+    if (!axis || concat.getInputs().size() < 2)
+      return rewriter.notifyMatchFailure(concat, "no axis");
+    std::optional<SmallVector<int64_t>> perm;
+    SmallVector<Value> inner;
+    for (Value part : concat.getInputs()) {
+      onnx::NodeOp transpose = nodeOf(part, "Transpose");
+      std::optional<SmallVector<int64_t>> p =
+          transpose ? transposePerm(transpose) : std::nullopt;
+      if (!p || (perm && *p != *perm))
+        return rewriter.notifyMatchFailure(concat, "inputs are not equally "
+                                                   "transposed");
+      perm = p;
+      inner.push_back(transpose.getInputs()[0]);
+    }
+    if (static_cast<int64_t>(perm->size()) != *rank)
+      return rewriter.notifyMatchFailure(concat, "rank mismatch");
+    // Chunks transposed in their innermost axes are products read the other
+    // way round (TransposeOfMatMul); only layout changes move out.
+    if (perm->back() != *rank - 1)
+      return rewriter.notifyMatchFailure(concat, "moves the feature axis");
+    // The joined value before the transpose: its dim perm[i] is dim i.
+    SmallVector<int64_t> inverse(*rank);
+    for (auto [i, p] : llvm::enumerate(*perm))
+      inverse[p] = i;
+    Type type = concat->getResult(0).getType();
+    Location loc = concat.getLoc();
+    Value joined = createConcat(rewriter, loc, inner, (*perm)[*axis],
+                               permutedType(type, inverse));
+    rewriter.replaceOp(concat, createTranspose(rewriter, loc, joined, *perm));
+    return success();
+  }
+};
+
+/// Reshape(Concat(Unsqueeze(o_i, a), a) -> [.., N * C, ..]) (a stack of the
+/// chunks, flattened) -> Concat(o_i, a).
+struct StackToConcat : NodePattern {
+  explicit StackToConcat(MLIRContext *context)
+      : NodePattern(context, "Reshape") {}
+
+  LogicalResult matchNode(onnx::NodeOp reshape,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp concat = nodeOf(reshape.getInputs()[0], "Concat");
+    auto type = dyn_cast<RankedTensorType>(reshape->getResult(0).getType());
+    if (!concat || !type || !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(reshape, "not a static Concat");
+    std::optional<int64_t> rank = rankOf(concat->getResult(0));
+    std::optional<int64_t> axis =
+        rank ? axisAttr(concat, *rank) : std::nullopt;
+    if (!axis || *rank != type.getRank() + 1)
+      return rewriter.notifyMatchFailure(reshape, "not a flattened stack");
+    SmallVector<Value> chunks;
+    int64_t total = 0;
+    for (Value part : concat.getInputs()) {
+      onnx::NodeOp unsqueeze = nodeOf(part, "Unsqueeze");
+      if (!unsqueeze)
+        return rewriter.notifyMatchFailure(reshape, "not a stack");
+      std::optional<SmallVector<int64_t>> axes;
+      if (unsqueeze.getInputs().size() > 1)
+        axes = intConstant(unsqueeze.getInputs()[1]);
+      else if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
+                   unsqueeze.getONNXAttr("axes")))
+        axes = SmallVector<int64_t>(attr.asArrayRef());
+      if (!axes || axes->size() != 1 ||
+          ((*axes)[0] < 0 ? (*axes)[0] + *rank : (*axes)[0]) != *axis)
+        return rewriter.notifyMatchFailure(reshape, "not stacked on its axis");
+      Value chunk = unsqueeze.getInputs()[0];
+      auto chunkType = dyn_cast<RankedTensorType>(chunk.getType());
+      if (!chunkType || !chunkType.hasStaticShape() ||
+          chunkType.getRank() != type.getRank())
+        return rewriter.notifyMatchFailure(reshape, "a chunk is not static");
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (d != *axis && chunkType.getDimSize(d) != type.getDimSize(d))
+          return rewriter.notifyMatchFailure(reshape, "the reshape does more "
+                                                      "than merge two axes");
+      total += chunkType.getDimSize(*axis);
+      chunks.push_back(chunk);
+    }
+    if (*axis >= type.getRank() || total != type.getDimSize(*axis))
+      return rewriter.notifyMatchFailure(reshape, "the chunks do not fill the "
+                                                  "merged axis");
+    rewriter.replaceOp(reshape, createConcat(rewriter, reshape.getLoc(),
+                                             chunks, *axis, type));
+    return success();
+  }
+};
+
+/// A chain of ScatterND writes into a zero buffer, each of one window of
+/// axis `t` (all of every other axis), whose windows tile the axis -> a
+/// Concat of the windows in order.
+struct ScatterToConcat : NodePattern {
+  explicit ScatterToConcat(MLIRContext *context)
+      : NodePattern(context, "ScatterND") {}
+
+  struct Window {
+    int64_t axis, start, size;
+    Value update;
+  };
+
+  LogicalResult matchNode(onnx::NodeOp scatter,
+                          PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(scatter->getResult(0).getType());
+    if (!type || !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(scatter, "not static");
+    SmallVector<Window> windows;
+    Value buffer = scatter->getResult(0);
+    while (onnx::NodeOp write = nodeOf(buffer, "ScatterND")) {
+      auto reduction =
+          dyn_cast_or_null<StringAttr>(write.getONNXAttr("reduction"));
+      std::optional<Window> window =
+          write.getInputs().size() == 3 &&
+                  (!reduction || reduction.getValue() == "none")
+              ? windowOf(write, type)
+              : std::nullopt;
+      if (!window || (!windows.empty() && window->axis != windows[0].axis))
+        return rewriter.notifyMatchFailure(scatter, "a write is not a window "
+                                                    "of one axis");
+      windows.push_back(*window);
+      buffer = write.getInputs()[0];
+    }
+    if (windows.size() < 2 || !isZeroConstant(buffer))
+      return rewriter.notifyMatchFailure(scatter, "not writes into zeros");
+    llvm::sort(windows, [](const Window &a, const Window &b) {
+      return a.start < b.start;
+    });
+    int64_t axis = windows[0].axis, next = 0;
+    SmallVector<Value> parts;
+    for (const Window &window : windows) {
+      if (window.start != next)
+        return rewriter.notifyMatchFailure(scatter, "the windows do not tile "
+                                                    "the axis");
+      next += window.size;
+      parts.push_back(window.update);
+    }
+    if (next != type.getDimSize(axis))
+      return rewriter.notifyMatchFailure(scatter, "the windows do not cover "
+                                                  "the axis");
+    rewriter.replaceOp(scatter, createConcat(rewriter, scatter.getLoc(), parts,
+                                             axis, type));
+    return success();
+  }
+
+private:
+  /// The window a write covers: its indices enumerate a box of the buffer
+  /// that spans every axis but one.
+  static std::optional<Window> windowOf(onnx::NodeOp write,
+                                        RankedTensorType buffer) {
+    Value indicesValue = write.getInputs()[1];
+    Value update = write.getInputs()[2];
+    auto indexType = dyn_cast<RankedTensorType>(indicesValue.getType());
+    auto updateType = dyn_cast<RankedTensorType>(update.getType());
+    std::optional<SmallVector<int64_t>> indices = intConstant(indicesValue);
+    if (!indexType || !updateType || !indices || !indexType.hasStaticShape() ||
+        !updateType.hasStaticShape() ||
+        updateType.getRank() != buffer.getRank())
+      return std::nullopt;
+    int64_t k = indexType.getShape().back();
+    if (k < 1 || k > buffer.getRank() || indexType.getRank() != k + 1)
+      return std::nullopt;
+    ArrayRef<int64_t> box = updateType.getShape();
+    for (int64_t d = 0; d < k; ++d)
+      if (indexType.getDimSize(d) != box[d])
+        return std::nullopt;
+    for (int64_t d = k; d < buffer.getRank(); ++d)
+      if (box[d] != buffer.getDimSize(d))
+        return std::nullopt;
+    // Entry (i_0, .., i_{k-1}) must be the point offset + (i_0, .., i_{k-1}).
+    SmallVector<int64_t> offset(indices->begin(), indices->begin() + k);
+    SmallVector<int64_t> point(k, 0);
+    for (size_t entry = 0; entry * k < indices->size(); ++entry) {
+      for (int64_t d = 0; d < k; ++d)
+        if ((*indices)[entry * k + d] != offset[d] + point[d])
+          return std::nullopt;
+      for (int64_t d = k - 1; d >= 0; --d) {
+        if (++point[d] < box[d])
+          break;
+        point[d] = 0;
+      }
+    }
+    std::optional<Window> window;
+    for (int64_t d = 0; d < k; ++d) {
+      if (offset[d] == 0 && box[d] == buffer.getDimSize(d))
+        continue;
+      if (window || offset[d] < 0 || offset[d] + box[d] > buffer.getDimSize(d))
+        return std::nullopt;
+      window = Window{d, offset[d], box[d], update};
+    }
+    return window;
+  }
+};
+} // namespace
+
+void raise::populateAssemblyNormalizations(RewritePatternSet &patterns) {
+  patterns.add<ConcatOfTransposes, StackToConcat, ScatterToConcat>(
+      patterns.getContext());
+}

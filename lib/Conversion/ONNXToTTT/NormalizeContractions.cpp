@@ -1,0 +1,228 @@
+//===- NormalizeContractions.cpp - products as MatMuls of one orientation -===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A contraction becomes a MatMul between Transposes, and transposes move
+// from results to operands: `(W x^T)^T` reads as `x W^T`, and the update of
+// a weight stored output x input, `W + v^T k`, reads as the update of its
+// transpose, `W^T + k^T v`. The raise then sees one orientation.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphQueries.h"
+#include "Normalize.h"
+
+#include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::raise;
+
+/// True if `perm` swaps the two innermost axes and keeps the others.
+static bool swapsInner(ArrayRef<int64_t> perm) {
+  return perm.size() >= 2 && llvm::equal(perm, swapInnerPerm(perm.size()));
+}
+
+/// True if `value` holds one element (a scalar, whatever its rank).
+static bool isSingleElement(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && type.hasStaticShape() && type.getNumElements() == 1;
+}
+
+namespace {
+/// Einsum("..,..->..") with one contracted index -> Transposes and a MatMul.
+///
+/// The letters of the output split into leading ones, a row letter of the
+/// first operand and a column letter of the second; each operand is
+/// transposed to [its leading letters, row, contracted] or [.., contracted,
+/// column], and the MatMul's broadcasting stands in for leading letters one
+/// operand lacks (they must be the outermost).
+struct EinsumToMatMul : NodePattern {
+  explicit EinsumToMatMul(MLIRContext *context)
+      : NodePattern(context, "Einsum") {}
+
+  LogicalResult matchNode(onnx::NodeOp einsum,
+                          PatternRewriter &rewriter) const override {
+    auto equation =
+        dyn_cast_or_null<StringAttr>(einsum.getONNXAttr("equation"));
+    if (!equation || einsum.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(einsum, "not a binary Einsum");
+    std::string text;
+    for (char c : equation.getValue())
+      if (c != ' ')
+        text.push_back(c);
+    auto [inputs, out] = StringRef(text).split("->");
+    auto [a, b] = inputs.split(',');
+    if (out.empty() || a.empty() || b.empty() || text.find("->") == npos ||
+        !isLetters(a) || !isLetters(b) || !isLetters(out))
+      return rewriter.notifyMatchFailure(einsum, "not an explicit equation");
+    if (!distinct(a) || !distinct(b) || !distinct(out))
+      return rewriter.notifyMatchFailure(einsum, "a repeated index (a trace)");
+    std::string contracted, leading;
+    for (char c : a)
+      if (b.contains(c) && !out.contains(c))
+        contracted.push_back(c);
+    for (char c : a.str() + b.str())
+      if (!out.contains(c) && !(a.contains(c) && b.contains(c)))
+        return rewriter.notifyMatchFailure(einsum, "an index summed over one "
+                                                   "operand only");
+    for (char c : out)
+      if (!a.contains(c) && !b.contains(c))
+        return rewriter.notifyMatchFailure(einsum, "an output index of no "
+                                                   "operand");
+    if (contracted.size() != 1)
+      return rewriter.notifyMatchFailure(einsum,
+                                         "not one contracted index");
+    char row = 0, col = 0;
+    for (char c : out) {
+      if (a.contains(c) && !b.contains(c))
+        row = c;
+      if (b.contains(c) && !a.contains(c))
+        col = c;
+    }
+    if (!row || !col)
+      return rewriter.notifyMatchFailure(einsum, "not a matrix product");
+    for (char c : out)
+      if (c != row && c != col)
+        leading.push_back(c);
+    std::string leadA = lettersIn(leading, a), leadB = lettersIn(leading, b);
+    if (!StringRef(leading).ends_with(leadA) ||
+        !StringRef(leading).ends_with(leadB))
+      return rewriter.notifyMatchFailure(einsum, "broadcast letters are not "
+                                                 "the outermost");
+    Location loc = einsum.getLoc();
+    Value lhs = arrange(rewriter, loc, einsum.getInputs()[0], a,
+                        leadA + row + contracted);
+    Value rhs = arrange(rewriter, loc, einsum.getInputs()[1], b,
+                        leadB + contracted + col);
+    if (!lhs || !rhs)
+      return rewriter.notifyMatchFailure(einsum, "operand ranks do not match "
+                                                 "the equation");
+    std::string product = leading + row + col;
+    Type resultType = einsum->getResult(0).getType();
+    auto element = elementTypeOf(resultType);
+    onnx::OnnxBuilder builder(rewriter, loc, element);
+    Type productType = permutedType(resultType, positions(out, product));
+    Value result = builder.node("MatMul", {lhs, rhs}, productType);
+    result = createTranspose(rewriter, loc, result, positions(product, out));
+    rewriter.replaceOp(einsum, result);
+    return success();
+  }
+
+private:
+  static constexpr size_t npos = std::string::npos;
+
+  static bool isLetters(StringRef text) {
+    return llvm::all_of(text, [](char c) { return llvm::isAlpha(c); });
+  }
+  static bool distinct(StringRef text) {
+    for (size_t i = 0; i < text.size(); ++i)
+      if (text.find(text[i], i + 1) != StringRef::npos)
+        return false;
+    return true;
+  }
+  static std::string lettersIn(StringRef order, StringRef term) {
+    std::string kept;
+    for (char c : order)
+      if (term.contains(c))
+        kept.push_back(c);
+    return kept;
+  }
+  /// The perm that takes a tensor indexed by `from` to one indexed by `to`.
+  static SmallVector<int64_t> positions(StringRef from, StringRef to) {
+    SmallVector<int64_t> perm;
+    for (char c : to)
+      perm.push_back(from.find(c));
+    return perm;
+  }
+  static Value arrange(PatternRewriter &rewriter, Location loc, Value x,
+                       StringRef from, StringRef to) {
+    std::optional<int64_t> rank = rankOf(x);
+    if (!rank || *rank != static_cast<int64_t>(from.size()) ||
+        from.size() != to.size())
+      return nullptr;
+    return createTranspose(rewriter, loc, x, positions(from, to));
+  }
+};
+
+/// (A B)^T -> B^T A^T. A product that something else reads as it is stays
+/// for that reader too.
+struct TransposeOfMatMul : NodePattern {
+  explicit TransposeOfMatMul(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    onnx::NodeOp matmul = nodeOf(transpose.getInputs()[0], "MatMul");
+    if (!perm || !swapsInner(*perm) || !matmul)
+      return rewriter.notifyMatchFailure(transpose,
+                                         "not the transpose of a product");
+    Value a = matmul.getInputs()[0], b = matmul.getInputs()[1];
+    std::optional<int64_t> rankA = rankOf(a), rankB = rankOf(b);
+    if (!rankA || !rankB || *rankA < 2 || *rankB < 2)
+      return rewriter.notifyMatchFailure(transpose, "a vector operand");
+    Location loc = transpose.getLoc();
+    Value bt = createTranspose(rewriter, loc, b, swapInnerPerm(*rankB));
+    Value at = createTranspose(rewriter, loc, a, swapInnerPerm(*rankA));
+    Type type = transpose->getResult(0).getType();
+    onnx::OnnxBuilder builder(rewriter, loc,
+                              elementTypeOf(type));
+    rewriter.replaceOp(transpose, builder.node("MatMul", {bt, at}, type));
+    return success();
+  }
+};
+
+/// (A + B)^T -> A^T + B^T, and likewise for Sub, Neg, and Mul or Div by a
+/// scalar or a tensor of the same rank.
+struct TransposeOfElementwise : NodePattern {
+  explicit TransposeOfElementwise(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    auto node = transpose.getInputs()[0].getDefiningOp<onnx::NodeOp>();
+    if (!perm || !swapsInner(*perm) || !node || !node.isDefaultDomain() ||
+        !llvm::is_contained({"Add", "Sub", "Mul", "Div", "Neg"},
+                            node.getOpType()) ||
+        node.getInputs().size() != (node.getOpType() == "Neg" ? 1u : 2u))
+      return rewriter.notifyMatchFailure(transpose,
+                                         "not the transpose of an "
+                                         "elementwise op");
+    int64_t rank = perm->size();
+    SmallVector<Value> operands;
+    Location loc = transpose.getLoc();
+    for (Value operand : node.getInputs()) {
+      if (isSingleElement(operand)) {
+        operands.push_back(operand);
+        continue;
+      }
+      // Broadcasting aligns the innermost axes, so an operand of a lower
+      // rank transposes its own two innermost ones; a vector cannot.
+      std::optional<int64_t> operandRank = rankOf(operand);
+      if (!operandRank || *operandRank < 2 || *operandRank > rank)
+        return rewriter.notifyMatchFailure(transpose,
+                                           "an operand broadcast from a "
+                                           "vector");
+      operands.push_back(createTranspose(rewriter, loc, operand,
+                                         swapInnerPerm(*operandRank)));
+    }
+    Type type = transpose->getResult(0).getType();
+    onnx::OnnxBuilder builder(rewriter, loc,
+                              elementTypeOf(type));
+    rewriter.replaceOp(transpose,
+                       builder.node(node.getOpType(), operands, type));
+    return success();
+  }
+};
+} // namespace
+
+void raise::populateContractionNormalizations(RewritePatternSet &patterns) {
+  patterns.add<EinsumToMatMul, TransposeOfMatMul, TransposeOfElementwise>(
+      patterns.getContext());
+}

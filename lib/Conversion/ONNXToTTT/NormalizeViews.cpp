@@ -1,0 +1,191 @@
+//===- NormalizeViews.cpp - chunks as Slices of a source tensor -----------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Every way of cutting a chunk out of a tensor becomes a Slice on one axis of
+// it, and layout changes move in front of the cuts, so that chunks of one
+// tensor are Slices of one value however they were taken.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphQueries.h"
+#include "Normalize.h"
+
+#include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::raise;
+
+/// `Slice(x, [start], [end], [axis])` of result type `type`.
+static Value createSlice(PatternRewriter &rewriter, Location loc, Value x,
+                         int64_t start, int64_t end, int64_t axis, Type type) {
+  onnx::OnnxBuilder b(rewriter, loc, elementTypeOf(type));
+  Value starts = b.i64s({start});
+  Value ends = b.i64s({end});
+  Value axes = b.i64s({axis});
+  return b.node("Slice", {x, starts, ends, axes}, type);
+}
+
+static std::optional<int64_t> intAttr(onnx::NodeOp node, StringRef name) {
+  if (auto attr = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr(name)))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+namespace {
+/// Split(x) -> one Slice per piece.
+struct SplitToSlices : NodePattern {
+  explicit SplitToSlices(MLIRContext *context) : NodePattern(context, "Split") {}
+
+  LogicalResult matchNode(onnx::NodeOp split,
+                          PatternRewriter &rewriter) const override {
+    Value x = split.getInputs()[0];
+    auto type = dyn_cast<RankedTensorType>(x.getType());
+    if (!type)
+      return rewriter.notifyMatchFailure(split, "unranked input");
+    int64_t axis = intAttr(split, "axis").value_or(0);
+    if (axis < 0)
+      axis += type.getRank();
+    if (axis < 0 || axis >= type.getRank())
+      return rewriter.notifyMatchFailure(split, "axis out of range");
+    int64_t pieces = split->getNumResults();
+    std::optional<SmallVector<int64_t>> sizes;
+    if (split.getInputs().size() > 1)
+      sizes = intConstant(split.getInputs()[1]);
+    else if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
+                 split.getONNXAttr("split")))
+      sizes = SmallVector<int64_t>(attr.asArrayRef());
+    else if (!type.isDynamicDim(axis) && type.getDimSize(axis) % pieces == 0)
+      sizes = SmallVector<int64_t>(pieces, type.getDimSize(axis) / pieces);
+    if (!sizes || static_cast<int64_t>(sizes->size()) != pieces)
+      return rewriter.notifyMatchFailure(split, "sizes are not constant");
+    SmallVector<Value> slices;
+    int64_t start = 0;
+    for (auto [size, result] : llvm::zip(*sizes, split->getResults())) {
+      slices.push_back(createSlice(rewriter, split.getLoc(), x, start,
+                                   start + size, axis, result.getType()));
+      start += size;
+    }
+    rewriter.replaceOp(split, slices);
+    return success();
+  }
+};
+
+/// Gather(Reshape(x -> [.., N, C, ..]), i) on the N axis -> the i-th Slice of
+/// C elements of x.
+struct GatherOfReshapeToSlice : NodePattern {
+  explicit GatherOfReshapeToSlice(MLIRContext *context)
+      : NodePattern(context, "Gather") {}
+
+  LogicalResult matchNode(onnx::NodeOp gather,
+                          PatternRewriter &rewriter) const override {
+    if (gather.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(gather, "not two inputs");
+    onnx::NodeOp reshape = nodeOf(gather.getInputs()[0], "Reshape");
+    auto index = dyn_cast<ShapedType>(gather.getInputs()[1].getType());
+    std::optional<SmallVector<int64_t>> value =
+        intConstant(gather.getInputs()[1]);
+    if (!reshape || !index || !index.hasRank() || index.getRank() != 0 ||
+        !value)
+      return rewriter.notifyMatchFailure(gather,
+                                         "not one constant index of a reshape");
+    Value x = reshape.getInputs()[0];
+    auto source = dyn_cast<RankedTensorType>(x.getType());
+    auto split = dyn_cast<RankedTensorType>(reshape->getResult(0).getType());
+    if (!source || !split || !source.hasStaticShape() ||
+        !split.hasStaticShape() || split.getRank() != source.getRank() + 1)
+      return rewriter.notifyMatchFailure(gather, "shapes are not static");
+    int64_t axis = intAttr(gather, "axis").value_or(0);
+    if (axis < 0)
+      axis += split.getRank();
+    if (axis < 0 || axis + 1 >= split.getRank())
+      return rewriter.notifyMatchFailure(gather, "not an outer split axis");
+    ArrayRef<int64_t> from = source.getShape(), to = split.getShape();
+    for (int64_t d = 0; d < source.getRank(); ++d) {
+      bool same = d < axis    ? to[d] == from[d]
+                  : d > axis  ? to[d + 1] == from[d]
+                              : to[d] * to[d + 1] == from[d];
+      if (!same)
+        return rewriter.notifyMatchFailure(gather,
+                                           "the reshape does more than split "
+                                           "one axis");
+    }
+    int64_t count = to[axis], size = to[axis + 1];
+    int64_t i = (*value)[0] < 0 ? (*value)[0] + count : (*value)[0];
+    if (i < 0 || i >= count)
+      return rewriter.notifyMatchFailure(gather, "index out of range");
+    rewriter.replaceOp(gather, createSlice(rewriter, gather.getLoc(), x,
+                                           i * size, (i + 1) * size, axis,
+                                           gather->getResult(0).getType()));
+    return success();
+  }
+};
+
+/// Transpose(Slice(x, axis a)) -> Slice(Transpose(x), the axis a moved to).
+struct TransposeOfSlice : NodePattern {
+  explicit TransposeOfSlice(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp slice = nodeOf(transpose.getInputs()[0], "Slice");
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    if (!slice || !perm || slice.getInputs().size() < 4)
+      return rewriter.notifyMatchFailure(transpose, "not of a Slice");
+    // The transpose of a chunk's innermost axes is how a contraction reads
+    // it (k_c^T v_c); only layout changes that keep the feature axis move.
+    if (perm->back() != static_cast<int64_t>(perm->size()) - 1)
+      return rewriter.notifyMatchFailure(transpose, "moves the feature axis");
+    auto inputs = slice.getInputs();
+    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+    std::optional<int64_t> rank = rankOf(inputs[0]);
+    if (!axes || axes->size() != 1 || !rank ||
+        *rank != static_cast<int64_t>(perm->size()))
+      return rewriter.notifyMatchFailure(transpose, "not a one-axis Slice");
+    if (inputs.size() > 4) {
+      std::optional<SmallVector<int64_t>> steps = intConstant(inputs[4]);
+      if (!steps || steps->size() != 1 || (*steps)[0] != 1)
+        return rewriter.notifyMatchFailure(transpose, "a strided Slice");
+    }
+    int64_t axis = (*axes)[0] < 0 ? (*axes)[0] + *rank : (*axes)[0];
+    int64_t moved = llvm::find(*perm, axis) - perm->begin();
+    Location loc = transpose.getLoc();
+    Value source = createTranspose(rewriter, loc, inputs[0], *perm);
+    onnx::OnnxBuilder b(rewriter, loc,
+                        elementTypeOf(transpose->getResult(0).getType()));
+    Value newAxes = b.i64s({moved});
+    Value cut = b.node("Slice", {source, inputs[1], inputs[2], newAxes},
+                       transpose->getResult(0).getType());
+    rewriter.replaceOp(transpose, cut);
+    return success();
+  }
+};
+
+/// Transpose(Transpose(x)) -> one Transpose, or x.
+struct TransposeOfTranspose : NodePattern {
+  explicit TransposeOfTranspose(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp inner = nodeOf(transpose.getInputs()[0], "Transpose");
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    std::optional<SmallVector<int64_t>> first =
+        inner ? transposePerm(inner) : std::nullopt;
+    if (!perm || !first || first->size() != perm->size())
+      return rewriter.notifyMatchFailure(transpose, "not of a Transpose");
+    rewriter.replaceOp(transpose,
+                       createTranspose(rewriter, transpose.getLoc(),
+                                       transpose.getInputs()[0], *perm));
+    return success();
+  }
+};
+} // namespace
+
+void raise::populateViewNormalizations(RewritePatternSet &patterns) {
+  patterns.add<SplitToSlices, GatherOfReshapeToSlice, TransposeOfSlice,
+               TransposeOfTranspose>(patterns.getContext());
+}

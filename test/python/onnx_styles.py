@@ -1,0 +1,1426 @@
+"""A seeded generator of TTT fast-weight layers in many ONNX spellings.
+
+Each generated graph is one *family* (the layer's math, written down once as a NumPy
+oracle) written in one *spelling*: for each of the categories of CATEGORIES, one option.
+The first option of every category (and opset 17) is the *canonical* spelling: the one
+the committed PyTorch fixtures (test/fixtures/onnx) and the hand-written graphs of
+test_onnx_raise.py use, which the ONNX raise (lib/Conversion/ONNXToTTT) reads. The other
+options are what other exporters and hand-written research code write for the same
+function.
+
+Families (q, k, v per head, fast weight W per head, chunks of C tokens, the last one
+possibly shorter; every chunk updates):
+
+    apply_then_update:  o_c = phi(q_c) W_c,      W_{c+1} = W_c + Delta_c
+    update_then_apply:  W_{c+1} = W_c + Delta_c, o_c = phi(q_c) W_{c+1}
+
+    linear_dot     Delta_c = sign * s * k_c^T v_c            (/ n_c with the mean)
+    linear_mse     Delta_c = -s * k_c^T (k_c W_c - v_c)       (/ n_c with the mean)
+    token_lr_*     k_c scaled row-wise by lr_c ([B, H, T, 1]) before the transpose
+    momentum_*     m_c = mean_t(mom_c) m_{c-1} + g_c, W_{c+1} = W_c + s m_c, m_0 = 0
+                   (g_c the term above without s; mom an input [B, H, T])
+    swiglu_dot     phi(x) = silu(x W0) * (x W2) with constant W0, W2 (LaCT V2 with
+                   frozen inner layers, no Muon) and the dot loss
+
+Orthogonal to the family, every graph draws the update order, a full or partial last
+chunk, the sum or mean reduction, the step size s and (dot loss) the sign. FAMILIES says
+for each family whether it is linear attention that the default pipeline rewrites
+(docs/Theory.md §4.4-4.5), and why.
+
+Spellings (CATEGORIES): weight source, tensor layout, weight orientation, chunking,
+output assembly, how a subtraction is written, how the step size and the mean are
+written, no-op noise nodes, opset, and the form (an unrolled traced export or an ONNX
+Loop). Not every combination exists; `invalid()` names the ones that are re-drawn:
+
+* `chunking=gather`, `assembly=stack` and `form=loop_scan` reshape the sequence into
+  [.., n, C, ..] and need T % C == 0;
+* `form=loop_tail` (a Loop over all chunks but the last, which is applied after the
+  loop: LaCT's scripted export) exists only for apply_then_update, where the last
+  chunk's update is never read;
+* `form=loop_scan` assembles the output from the Loop's scan outputs, so `assembly`
+  must stay canonical;
+* a non-canonical `subtraction` needs a layer whose update subtracts (MSE, or the dot
+  loss with sign -1), `scaling=mean_as_mul` and `scaling=folded` need the mean reduction:
+  otherwise the option would not change the graph.
+
+SUPPORTED lists, per category, the options that today's recognizer must find and (for
+linear-attention families) rewrite exactly; REFUSED the others, with the reason the
+survey found. test_onnx_styles.py draws only from SUPPORTED. Run
+
+    python3 test/python/onnx_styles.py --survey --count 8 --seed 1
+
+to see, for every option of every category (each varied alone from the canonical
+spelling, then random mixes), how many graphs today's `ttt-opt` finds, rewrites as
+expected (raised for linear attention, left as it was otherwise) and keeps exact, with
+the first failing remark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper as h, numpy_helper as nh
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compiler import tool  # noqa: E402
+
+RTOL = 1e-5
+# The ONNX library the compiler is built with (onnx 1.23.2) knows opsets up to 28.
+LIBRARY_MAX_OPSET = 28
+
+# ---------------------------------------------------------------------------------------
+# What is generated
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Family:
+    name: str
+    model: str            # "linear" or "swiglu" (static W0, W2)
+    loss: str             # "dot" or "mse"
+    lr: bool              # per-token learning rate input lr [B, H, T, 1]
+    momentum: bool        # per-token momentum input mom [B, H, T]
+    linear_attention: bool
+    reason: str
+    # What the remark says: the exact lowering of a rewritten layer, or why a layer
+    # that is left as it was is not rewritten.
+    remark: str
+
+
+PREFIX_SUM = "(linear attention, prefix sum over chunk states)"
+AFFINE_SCAN = "(linear attention, affine scan over chunk states)"
+
+# The expectation per family, from docs/Theory.md; test_onnx_styles.py confirms it on the
+# canonical spelling of every family, both orders, full and partial last chunks.
+FAMILIES = {f.name: f for f in [
+    Family("linear_dot", "linear", "dot", False, False, True,
+           "§3, §4.4: a linear output layer and the dot loss: the update is additive, "
+           "a prefix sum over chunk states", PREFIX_SUM),
+    Family("linear_mse", "linear", "mse", False, False, True,
+           "§4.1, §4.4: the MSE gradient frozen at the chunk start is affine in W: an "
+           "affine scan", AFFINE_SCAN),
+    Family("token_lr_dot", "linear", "dot", True, False, True,
+           "§2.2: per-token learning rates scale k-hat token by token: still a prefix "
+           "sum", PREFIX_SUM),
+    Family("token_lr_mse", "linear", "mse", True, False, True,
+           "§4.1: D_c = diag(eta) in K^T D (K S - V): still affine", AFFINE_SCAN),
+    Family("momentum_dot", "linear", "dot", False, True, True,
+           "Theorem 5.3, §3: momentum is linear in the gradients: a decayed scan, then "
+           "the prefix sum", PREFIX_SUM),
+    Family("momentum_mse", "linear", "mse", False, True, False,
+           "§4.5: an affine (MSE) update with momentum is exact in principle but not "
+           "rewritten yet: left as it was",
+           "not rewritten: momentum of an affine update"),
+    Family("swiglu_dot", "swiglu", "dot", False, False, True,
+           "§2.1 (K): only the output layer trains, so silu(x W0) * (x W2) is a static "
+           "feature map; the dot loss makes it a prefix sum (LaCT V2 without Muon)",
+           PREFIX_SUM),
+]}
+
+ORDERS = ("apply_then_update", "update_then_apply")
+
+CATEGORIES = {
+    # W_0: an initializer [H, Din, Dout]; a graph input [H, Din, Dout] or [B, H, Din,
+    # Dout]; the initializer Expanded over the batch; A @ B + s * I from initializers,
+    # Expanded.
+    "weight_source": ["initializer", "input", "input_per_sample", "expand", "lowrank"],
+    # [B, H, T, D]; heads folded into the batch [B*H, T, D]; [B, T, H, D] transposed
+    # once to [B, H, T, D]; [B, T, H, D] chunked along axis 1, each chunk transposed
+    # to [B, H, C, D] and each output chunk back to [B, C, H, D].
+    "layout": ["bhtd", "folded", "bthd_transposed", "bthd_chunk_transposed"],
+    # x @ W with W in x out (update k^T v); W out x in as (W @ x^T)^T (update v^T k);
+    # W out x in as x @ W^T; Einsum for the apply and the update.
+    "orientation": ["x_w", "w_xt", "x_wt", "einsum"],
+    # Slice(starts, ends, axes, steps) as torch exports it; Slice without steps;
+    # Slice with a negative axis; Split with a sizes input; Gather of a constant index
+    # on a Reshape to [.., n, C, ..]. (In a Loop: dynamic starts i*C; SplitToSequence +
+    # SequenceAt(i); Gather(i).)
+    "chunking": ["slice", "slice_no_steps", "slice_negative_axis", "split", "gather"],
+    # Concat on the time axis; Concat with a negative axis; Unsqueeze + Concat +
+    # Reshape (stack); ScatterND of each chunk into a zero buffer. (In a Loop:
+    # SequenceInsert + ConcatFromSequence, its negative axis, its new_axis, a carried
+    # ScatterND buffer.)
+    "assembly": ["concat", "concat_negative_axis", "stack", "scatter"],
+    # How W - Delta is written: the exporter's Add(W, Mul(Div(Neg(G), n), s));
+    # Sub(W, Delta); Add(W, Neg(Delta)); Add(W, Mul(Delta, -1)); Add(W, Mul(G', -s)).
+    "subtraction": ["neg_inner", "sub", "neg", "mul_minus_one", "neg_lr"],
+    # The step size s and the mean: Mul(G / n, s); Mul(s, G / n) (constant first);
+    # Div(G / n, 1/s); Mul(G * (1/n), s); Mul(G, s/n) (one folded constant).
+    "scaling": ["mul", "mul_swapped", "div_reciprocal", "mean_as_mul", "folded"],
+    # none; Identity nodes around the fast weight and the chunk outputs; a no-op Cast
+    # (float to float) there; Identity on the weights and Cast on the outputs.
+    "noise": ["none", "identity", "cast", "identity_cast"],
+    "opset": ["17", "13", "14", "15", "16", "18", "max"],
+    # the unrolled chunk loop of a traced export; an ONNX Loop carrying W (and the
+    # momentum) that appends each chunk's output to a sequence; the same over all but
+    # the last chunk, applied after the loop; a Loop whose scan output is the chunk
+    # output.
+    "form": ["unrolled", "loop_sequence", "loop_tail", "loop_scan"],
+}
+CANONICAL = {category: options[0] for category, options in CATEGORIES.items()}
+
+# The options today's recognizer finds and rewrites exactly, from the survey (ttt-opt
+# of 2026-12-01). The other engineer moves options from REFUSED to SUPPORTED (and out of
+# LOOP_REFUSED) as support lands; rerun the survey to see which.
+SUPPORTED = {
+    "weight_source": ["initializer", "input", "input_per_sample", "expand", "lowrank"],
+    "layout": ["bhtd", "folded", "bthd_transposed"],
+    "orientation": ["x_w"],
+    "chunking": ["slice", "slice_no_steps", "slice_negative_axis", "split"],
+    "assembly": ["concat", "concat_negative_axis"],
+    "subtraction": ["neg_inner", "sub", "neg", "mul_minus_one", "neg_lr"],
+    "scaling": ["mul", "mul_swapped", "div_reciprocal", "mean_as_mul", "folded"],
+    "noise": ["none", "identity", "cast", "identity_cast"],
+    "opset": ["17", "15", "16", "18", "max"],
+    "form": ["unrolled", "loop_sequence", "loop_tail"],
+}
+# The options it refuses, with the survey's first failing remark (shortened).
+REFUSED = {
+    "weight_source": {},
+    "layout": {
+        "bthd_chunk_transposed": "Slice and Concat on axis 1 of [B, T, H, D] are not read "
+                                 "as a chunk loop: found as a 'full-batch step', left as it "
+                                 "was ('a full-batch layer already is one parallel step')",
+    },
+    "orientation": {
+        "w_xt": "no ttt.kvb_layer form: its output is not a product with the trained "
+                "weight (Transpose(MatMul(W, Transpose(q_c))))",
+        "x_wt": "the chunks read Transpose(W_c), which is not a layout node, so the chunk "
+                "loop is taken for an ordinary recurrence: found as a 'full-batch step', "
+                "left as it was (in a Loop: found, 'its output is not a product with the "
+                "trained weight')",
+        "einsum": "no ttt.kvb_layer form: its output is not a product with the trained "
+                  "weight (Einsum)",
+    },
+    "chunking": {
+        "gather": "Gather of a Reshape to [.., n, C, ..] is not a time slice: found as a "
+                  "'full-batch step', left as it was",
+    },
+    "assembly": {
+        "stack": "Concat of Unsqueezed chunks + Reshape: found as a 'full-batch step', "
+                 "left as it was (in a Loop, ConcatFromSequence new_axis=1: found, not "
+                 "rewritten)",
+        "scatter": "ScatterND into a zero buffer: found as a 'full-batch step', left: 'its "
+                   "output depends non-linearly on the trained fast weights (through "
+                   "ScatterND)'",
+    },
+    "subtraction": {},
+    "scaling": {},
+    "noise": {},
+    "opset": {
+        "13": "raised, but the written parallel form has Shape nodes with the 'end' "
+              "attribute (opset 15): the ONNX checker rejects it and ttt-opt exits 1",
+        "14": "as for 13: 'Unrecognized attribute: end for operator Shape'",
+    },
+    "form": {
+        "loop_scan": "no TTT layer found: the Loop's chunk output is a scan output, not "
+                     "appended to a carried sequence",
+    },
+}
+# Options of SUPPORTED that work unrolled but not yet in a scripted Loop: the test draws
+# them only with form=unrolled.
+LOOP_REFUSED = {
+    "weight_source": {},
+    "layout": {
+        "bthd_transposed": "in a Loop over the transposed inputs: 'its ttt.kvb_layer form "
+                           "does not verify'",
+    },
+    "orientation": {},
+    "chunking": {
+        "split": "SplitToSequence + SequenceAt(i) in a Loop: no TTT layer found",
+    },
+    "assembly": {},
+    "subtraction": {},
+    "scaling": {
+        "mean_as_mul": "Mul(G, 1 / n_c) with n_c computed in the Loop: 'the update is not "
+                       "a product of keys and values'",
+        "folded": "Mul(G, s / n_c) with n_c computed in the Loop: 'the update is not a "
+                  "product of keys and values'",
+    },
+    "noise": {},
+    "opset": {},
+    "form": {},
+}
+
+
+def drawn_by_test(spec) -> bool:
+    """True if every option of `spec` is in SUPPORTED (and, in a Loop, not in
+    LOOP_REFUSED)."""
+    loop = spec.spelling["form"] != "unrolled"
+    return all(option in SUPPORTED[category] and
+               not (loop and option in LOOP_REFUSED[category])
+               for category, option in spec.spelling.items())
+
+
+# ---------------------------------------------------------------------------------------
+# One graph: the spec
+# ---------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Spec:
+    index: int
+    seed: int
+    family: str
+    order: str
+    reduction: str        # "sum" or "mean"
+    sign: int             # +1 or -1 (dot loss); the MSE update always subtracts
+    lr_scale: float
+    B: int
+    H: int
+    T: int
+    C: int
+    D: int                # input width of the fast weight (and of q, k)
+    E: int                # output width (of v and o)
+    F: int                # swiglu hidden width
+    spelling: dict
+
+    @property
+    def fam(self) -> Family:
+        return FAMILIES[self.family]
+
+    @property
+    def partial(self) -> bool:
+        return self.T % self.C != 0
+
+    @property
+    def chunks(self):
+        return [(s, min(s + self.C, self.T)) for s in range(0, self.T, self.C)]
+
+    @property
+    def subtracts(self) -> bool:
+        return self.fam.loss == "mse" or self.sign < 0
+
+    @property
+    def width(self) -> int:
+        """Rows of the trained weight: D, or F behind the SwiGLU feature map."""
+        return self.F if self.fam.model == "swiglu" else self.D
+
+    def form_remark(self) -> str:
+        """How the remark must describe the layer found."""
+        if self.spelling["form"] == "unrolled":
+            return f"TTT layer: unrolled chunk loop ({len(self.chunks)} chunks of {self.C} tokens)"
+        return f"TTT layer: ONNX Loop over chunks (chunks of {self.C} tokens)"
+
+    def describe(self) -> str:
+        spelling = ", ".join(f"{c}={self.spelling[c]}" for c in CATEGORIES)
+        return (f"graph {self.index} (seed {self.seed}): family {self.family}, {self.order}, "
+                f"{self.reduction}, sign {self.sign:+d}, lr_scale {self.lr_scale}, "
+                f"B={self.B} H={self.H} T={self.T} C={self.C} D={self.D} E={self.E}; "
+                f"{spelling}")
+
+
+def invalid(spec: Spec):
+    """Why this combination of family, shape and spelling does not exist (re-drawn),
+    or None."""
+    s = spec.spelling
+    full = not spec.partial
+    if s["chunking"] == "gather" and not full:
+        return "Gather of a Reshape to [.., n, C, ..] needs T % C == 0"
+    if s["assembly"] == "stack" and not full:
+        return "a stack of chunks reshaped to [.., T, ..] needs T % C == 0"
+    if s["form"] == "loop_scan" and not full:
+        return "a Loop's scan outputs need chunks of one length"
+    if s["form"] == "loop_scan" and s["assembly"] != CANONICAL["assembly"]:
+        return "a Loop's scan outputs are the assembly"
+    if s["form"] == "loop_tail" and spec.order != "apply_then_update":
+        return "only apply_then_update leaves the last chunk's update unread"
+    if s["subtraction"] != CANONICAL["subtraction"] and not spec.subtracts:
+        return "the update adds: no subtraction to spell"
+    if s["scaling"] in ("mean_as_mul", "folded") and spec.reduction != "mean":
+        return "no mean to spell"
+    return None
+
+
+def draw_spec(rng: np.random.Generator, index: int, seed: int, options=None, fixed=None,
+              family=None, order=None, partial=None, accept=None):
+    """A random valid spec: spellings from `options` (category -> list; default all),
+    `fixed` (category -> option) overriding them, the rest of the knobs random unless
+    given. Invalid combinations (and those `accept` refuses) are re-drawn."""
+    options = options or CATEGORIES
+    fixed = fixed or {}
+    for _ in range(1000):
+        spelling = {c: fixed.get(c) or str(rng.choice(options[c])) for c in CATEGORIES}
+        fam = FAMILIES[family or str(rng.choice(sorted(FAMILIES)))]
+        C = int(rng.choice([4, 8, 16]))
+        want_partial = bool(rng.random() < 0.4) if partial is None else partial
+        if want_partial:
+            T = int(rng.choice([t for t in range(C + 1, 41) if t % C]))
+        else:
+            T = C * int(rng.integers(2, 40 // C + 1))
+        spec = Spec(index=index, seed=seed, family=fam.name,
+                    order=order or str(rng.choice(ORDERS)),
+                    reduction=str(rng.choice(["sum", "mean"])),
+                    sign=-1 if fam.loss == "mse" else int(rng.choice([1, -1])),
+                    lr_scale=float(rng.choice([0.5, 0.25, 2.0])),
+                    B=int(rng.integers(1, 3)), H=int(rng.integers(1, 3)), T=T, C=C,
+                    D=int(rng.choice([4, 8])), E=int(rng.choice([4, 8])), F=8,
+                    spelling=spelling)
+        if invalid(spec) is None and (accept is None or accept(spec)):
+            return spec
+    raise ValueError(f"no valid spec with {fixed} for family {family}")
+
+
+def sample(seed: int, count: int):
+    """The test's graphs: `count` specs drawn from SUPPORTED (drawn_by_test). The first
+    ones fix one supported option each (every family first), so that every option is
+    exercised whatever the seed; the rest are random mixes."""
+    rng = np.random.default_rng(seed)
+    pinned = [({}, family) for family in FAMILIES]
+    pinned += [({category: option}, None) for category in CATEGORIES
+               for option in SUPPORTED[category]]
+    specs = []
+    for index in range(count):
+        fixed, family = pinned[index] if index < len(pinned) else ({}, None)
+        specs.append(draw_spec(rng, index, seed * 100000 + index, options=SUPPORTED,
+                               fixed=fixed, family=family, accept=drawn_by_test))
+    return specs
+
+
+# ---------------------------------------------------------------------------------------
+# Writing ONNX
+# ---------------------------------------------------------------------------------------
+
+
+class Graph:
+    """Nodes of one graph (the main graph or a Loop body); names unique over all."""
+
+    def __init__(self, counter=None):
+        self.nodes, self.inits = [], []
+        self.counter = counter if counter is not None else [0]
+
+    def fresh(self, prefix):
+        self.counter[0] += 1
+        return f"{prefix}_{self.counter[0]}"
+
+    def op(self, op_type, inputs, outputs=1, **attrs):
+        names = [self.fresh(op_type.lower()) for _ in range(outputs)]
+        self.nodes.append(h.make_node(op_type, list(inputs), names, **attrs))
+        return names[0] if outputs == 1 else names
+
+    def ints(self, values, scalar=False):
+        array = np.asarray(values, np.int64)
+        if scalar:
+            array = array.reshape(())
+        name = self.fresh("c")
+        self.nodes.append(h.make_node("Constant", [], [name], value=nh.from_array(array, name)))
+        return name
+
+    def f32(self, value, shape=()):
+        name = self.fresh("c")
+        array = np.full(shape, value, np.float32)
+        self.nodes.append(h.make_node("Constant", [], [name], value=nh.from_array(array, name)))
+        return name
+
+    def true(self):
+        name = self.fresh("c")
+        self.nodes.append(h.make_node("Constant", [], [name],
+                                      value=nh.from_array(np.array(True), name)))
+        return name
+
+    def init(self, prefix, array):
+        name = self.fresh(prefix)
+        self.inits.append(nh.from_array(np.asarray(array, np.float32), name))
+        return name
+
+
+def swap_last(rank):
+    perm = list(range(rank))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    return perm
+
+
+def max_opset() -> int:
+    """The newest default-domain opset that onnx (Python) and onnxruntime both know,
+    capped by the compiler's library."""
+    import onnxruntime as ort
+    newest = min(LIBRARY_MAX_OPSET, onnx.defs.onnx_opset_version())
+    for version in range(newest, 17, -1):
+        graph = h.make_graph([h.make_node("Relu", ["x"], ["y"])], "probe",
+                             [h.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
+                             [h.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
+        model = h.make_model(graph, opset_imports=[h.make_opsetid("", version)])
+        model.ir_version = h.find_min_ir_version_for(list(model.opset_import))
+        try:
+            ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            return version
+        except Exception:  # noqa: BLE001 - any refusal means "not this opset"
+            continue
+    return 17
+
+
+_MAX_OPSET = []
+
+
+def opset_of(spec: Spec) -> int:
+    option = spec.spelling["opset"]
+    if option == "max":
+        if not _MAX_OPSET:
+            _MAX_OPSET.append(max_opset())
+        return _MAX_OPSET[0]
+    return int(option)
+
+
+class Case:
+    """A generated model with its oracle.
+
+    `draw(rng)` returns graph feeds and the oracle's output in graph layout; weights
+    that are graph inputs are drawn afresh with the other inputs."""
+
+    def __init__(self, spec: Spec):
+        self.spec = spec
+        self.rng = np.random.default_rng(spec.seed)
+        self.opset = opset_of(spec)
+        self._weights()
+        self.model = _Writer(self).model()
+
+    # -- numbers ------------------------------------------------------------------------
+
+    def _weights(self):
+        s, rng = self.spec, self.rng
+        R, E = s.width, s.E
+        self.w0 = self.w2 = None
+        if s.fam.model == "swiglu":
+            self.w0 = rng.normal(0, s.D ** -0.5, (s.H, s.D, s.F))
+            self.w2 = rng.normal(0, s.D ** -0.5, (s.H, s.D, s.F))
+        source = s.spelling["weight_source"]
+        self.lowrank = None
+        if source == "lowrank":
+            r = 2
+            out_in = s.spelling["orientation"] in ("w_xt", "x_wt")
+            rows, cols = (E, R) if out_in else (R, E)
+            a = rng.normal(0, 0.3, (s.H, rows, r)).astype(np.float32)
+            b = rng.normal(0, 0.3, (s.H, r, cols)).astype(np.float32)
+            eye = np.eye(rows, cols, dtype=np.float32)
+            self.lowrank = (a, b, eye, 0.5)
+            stored = a.astype(np.float64) @ b + 0.5 * eye
+            self.w = np.swapaxes(stored, -1, -2) if out_in else stored
+        elif source in ("initializer", "expand"):
+            self.w = rng.normal(0, R ** -0.5, (s.H, R, E))
+        else:
+            self.w = None        # a graph input, drawn with the data
+        if self.w0 is not None:
+            self.w0, self.w2 = (x.astype(np.float32).astype(np.float64)
+                                for x in (self.w0, self.w2))
+        if self.w is not None:
+            self.w = self.w.astype(np.float32).astype(np.float64)
+
+    def key_std(self):
+        """Keys small enough that the MSE update contracts (I - a K^T K stays stable)."""
+        s = self.spec
+        if s.fam.loss != "mse":
+            return 1.0
+        a = s.lr_scale / (s.C if s.reduction == "mean" else 1)
+        return float(np.sqrt(0.5 / (a * (np.sqrt(s.C) + np.sqrt(s.D)) ** 2)))
+
+    def draw(self, rng: np.random.Generator):
+        s = self.spec
+        B, H, T = s.B, s.H, s.T
+        x = {"q": rng.normal(0, 1, (B, H, T, s.D)),
+             "k": rng.normal(0, self.key_std(), (B, H, T, s.D)),
+             "v": rng.normal(0, 1, (B, H, T, s.E))}
+        if s.fam.lr:
+            x["lr"] = rng.uniform(0, 1, (B, H, T, 1))
+        if s.fam.momentum:
+            x["mom"] = rng.uniform(0, 1, (B, H, T))
+        w = self.w
+        source = s.spelling["weight_source"]
+        if w is None:
+            per_sample = source == "input_per_sample" or s.spelling["layout"] == "folded"
+            shape = (B, H, s.width, s.E) if per_sample else (H, s.width, s.E)
+            w = rng.normal(0, s.width ** -0.5, shape)
+            x["W"] = w
+        x = {k: v.astype(np.float32) for k, v in x.items()}
+        expected = self.oracle(x, x.get("W", w))
+        return self.feeds(x), self.to_graph_layout(expected, "out")
+
+    # -- layouts -------------------------------------------------------------------------
+
+    def to_graph_layout(self, array, kind):
+        """A canonical [B, H, T, ...] array (or [B, H, T] for mom) in the graph's
+        layout."""
+        layout = self.spec.spelling["layout"]
+        B, H = self.spec.B, self.spec.H
+        if layout == "folded":
+            return array.reshape((B * H,) + array.shape[2:])
+        if layout.startswith("bthd"):
+            return np.swapaxes(array, 1, 2)
+        return array
+
+    def feeds(self, x):
+        s = self.spec
+        feeds = {name: self.to_graph_layout(x[name], name)
+                 for name in ("q", "k", "v", "lr", "mom") if name in x}
+        if "W" in x:
+            w = x["W"]
+            if s.spelling["orientation"] in ("w_xt", "x_wt"):
+                w = np.swapaxes(w, -1, -2)
+            if s.spelling["layout"] == "folded":
+                w = w.reshape((s.B * s.H,) + w.shape[2:])
+            feeds["W"] = np.ascontiguousarray(w, np.float32)
+        return {k: np.ascontiguousarray(v, np.float32) for k, v in feeds.items()}
+
+    # -- the oracle ----------------------------------------------------------------------
+
+    def oracle(self, x, w):
+        """The family's math in float64, canonical [B, H, T, E]."""
+        s = self.spec
+        fam = s.fam
+        q, k, v = (x[n].astype(np.float64) for n in "qkv")
+        W = np.broadcast_to(np.asarray(w, np.float64), (s.B, s.H, s.width, s.E)).copy()
+        M = np.zeros_like(W)
+
+        def phi(z):
+            if fam.model == "linear":
+                return z
+            g = z @ self.w0
+            return g / (1 + np.exp(-g)) * (z @ self.w2)
+
+        out = np.zeros((s.B, s.H, s.T, s.E))
+        for start, end in s.chunks:
+            qc, kc, vc = q[:, :, start:end], k[:, :, start:end], v[:, :, start:end]
+            fq, fk = phi(qc), phi(kc)
+            if s.order == "apply_then_update":
+                out[:, :, start:end] = fq @ W
+            ke = fk * x["lr"][:, :, start:end] if fam.lr else fk
+            if fam.loss == "dot":
+                g = s.sign * np.swapaxes(ke, -1, -2) @ vc
+            else:
+                g = -(np.swapaxes(ke, -1, -2) @ (fk @ W - vc))
+            if s.reduction == "mean":
+                g = g / (end - start)
+            if fam.momentum:
+                mu = x["mom"][:, :, start:end].astype(np.float64).mean(-1)[..., None, None]
+                M = mu * M + g
+                g = M
+            W = W + s.lr_scale * g
+            if s.order == "update_then_apply":
+                out[:, :, start:end] = fq @ W
+        return out
+
+
+class _Writer:
+    """Writes one Case's graph."""
+
+    def __init__(self, case: Case):
+        self.case = case
+        self.s = case.spec
+        self.sp = case.spec.spelling
+        self.main = Graph()
+        self.g = self.main
+        self.inputs = []
+        layout = self.sp["layout"]
+        # The rank of one stream's tensors (q chunk, weights) and the batch letters.
+        self.rank = 3 if layout == "folded" else 4
+        self.batch = "n" if layout == "folded" else "bh"
+        # The time axis of the tensors that are chunked and assembled.
+        self.axis = 1 if layout in ("folded", "bthd_chunk_transposed") else 2
+        self.out_in = self.sp["orientation"] in ("w_xt", "x_wt")
+
+    # -- small helpers -------------------------------------------------------------------
+
+    def graph_shape(self, last):
+        """Graph-input shape of a [B, H, T, last] tensor (last None: [B, H, T])."""
+        s, layout = self.s, self.sp["layout"]
+        tail = [] if last is None else [last]
+        if layout == "folded":
+            return [s.B * s.H, s.T] + tail
+        if layout.startswith("bthd"):
+            return [s.B, s.T, s.H] + tail
+        return [s.B, s.H, s.T] + tail
+
+    def add_input(self, name, shape):
+        self.inputs.append(h.make_tensor_value_info(name, TensorProto.FLOAT, shape))
+        return name
+
+    def weight_noise(self, w):
+        noise = self.sp["noise"]
+        if noise in ("identity", "identity_cast"):
+            return self.g.op("Identity", [w])
+        if noise == "cast":
+            return self.g.op("Cast", [w], to=TensorProto.FLOAT)
+        return w
+
+    def output_noise(self, o):
+        noise = self.sp["noise"]
+        if noise == "identity":
+            return self.g.op("Identity", [o])
+        if noise in ("cast", "identity_cast"):
+            return self.g.op("Cast", [o], to=TensorProto.FLOAT)
+        return o
+
+    def transpose(self, x, rank):
+        return self.g.op("Transpose", [x], perm=swap_last(rank))
+
+    def unsqueeze(self, x, axes):
+        return self.g.op("Unsqueeze", [x, self.g.ints(axes)])
+
+    # -- the weights ---------------------------------------------------------------------
+
+    def stored(self, array, oriented=True):
+        """A canonical per-head [H, R, E] weight as stored: oriented (the fast weight),
+        repeated over the batch when the heads are folded into it."""
+        s = self.s
+        if oriented and self.out_in:
+            array = np.swapaxes(array, -1, -2)
+        if self.sp["layout"] == "folded":
+            array = np.broadcast_to(array, (s.B,) + array.shape).reshape(
+                (s.B * s.H,) + array.shape[1:])
+        return array
+
+    def initial_weight(self):
+        """W_0 and its rank."""
+        s, case, g = self.s, self.case, self.main
+        source = self.sp["weight_source"]
+        rows, cols = (s.E, s.width) if self.out_in else (s.width, s.E)
+        folded = self.sp["layout"] == "folded"
+        if source == "initializer":
+            w = g.init("W0", self.stored(case.w))
+            return w, 3
+        if source in ("input", "input_per_sample"):
+            if folded:
+                shape = [s.B * s.H, rows, cols]
+            elif source == "input":
+                shape = [s.H, rows, cols]
+            else:
+                shape = [s.B, s.H, rows, cols]
+            return self.add_input("W", shape), len(shape)
+        if source == "expand":
+            w = g.init("W0", np.swapaxes(case.w, -1, -2) if self.out_in else case.w)
+        else:  # lowrank: A @ B + s * I
+            a, b, eye, scale = case.lowrank
+            prod = g.op("MatMul", [g.init("A", a), g.init("B", b)])
+            ident = g.op("Mul", [g.init("I", eye), g.f32(scale)])
+            w = g.op("Add", [prod, ident])
+        w = g.op("Expand", [w, g.ints([s.B, s.H, rows, cols])])
+        if folded:
+            w = g.op("Reshape", [w, g.ints([s.B * s.H, rows, cols])])
+            return w, 3
+        return w, 4
+
+    def feature_weights(self):
+        if self.s.fam.model != "swiglu":
+            self.fw = None
+            return
+        self.fw = (self.main.init("W0s", self.stored(self.case.w0, oriented=False)),
+                   self.main.init("W2s", self.stored(self.case.w2, oriented=False)))
+
+    # -- the math of one chunk -------------------------------------------------------------
+
+    def features(self, x):
+        if self.fw is None:
+            return x
+        g = self.g
+        gate = g.op("MatMul", [x, self.fw[0]])
+        silu = g.op("Mul", [gate, g.op("Sigmoid", [gate])])
+        up = g.op("MatMul", [x, self.fw[1]])
+        return g.op("Mul", [silu, up])
+
+    def einsum_apply(self, wrank):
+        b = self.batch
+        wb = b if wrank == self.rank else b[1:]
+        return f"{b}td,{wb}de->{b}te"
+
+    def apply(self, qf, w, wrank):
+        g, orientation = self.g, self.sp["orientation"]
+        if orientation == "x_w":
+            return g.op("MatMul", [qf, w])
+        if orientation == "w_xt":
+            return self.transpose(g.op("MatMul", [w, self.transpose(qf, self.rank)]), self.rank)
+        if orientation == "x_wt":
+            return g.op("MatMul", [qf, self.transpose(w, wrank)])
+        return g.op("Einsum", [qf, w], equation=self.einsum_apply(wrank))
+
+    def gradient(self, kf, ke, vc, w, wrank):
+        """The positive gradient term: k^T v (dot) or k^T (k W - v) (MSE), oriented."""
+        g, orientation, r = self.g, self.sp["orientation"], self.rank
+        b = self.batch
+        outer = f"{b}td,{b}te->{b}de"
+        if self.s.fam.loss == "dot":
+            if orientation == "x_w":
+                return g.op("MatMul", [self.transpose(ke, r), vc])
+            if orientation in ("w_xt", "x_wt"):
+                return g.op("MatMul", [self.transpose(vc, r), ke])
+            return g.op("Einsum", [ke, vc], equation=outer)
+        if orientation == "x_w":
+            residual = g.op("Sub", [g.op("MatMul", [kf, w]), vc])
+            return g.op("MatMul", [self.transpose(ke, r), residual])
+        if orientation == "w_xt":
+            predicted = g.op("MatMul", [w, self.transpose(kf, r)])
+            residual = g.op("Sub", [predicted, self.transpose(vc, r)])
+            return g.op("MatMul", [residual, ke])
+        if orientation == "x_wt":
+            residual = g.op("Sub", [g.op("MatMul", [kf, self.transpose(w, wrank)]), vc])
+            return g.op("MatMul", [self.transpose(residual, r), ke])
+        predicted = g.op("Einsum", [kf, w], equation=self.einsum_apply(wrank))
+        return g.op("Einsum", [ke, g.op("Sub", [predicted, vc])], equation=outer)
+
+    def momentum_mean(self, momc):
+        g = self.g
+        if self.case.opset >= 18:
+            mean = g.op("ReduceMean", [momc, g.ints([-1])], keepdims=1)
+        else:
+            mean = g.op("ReduceMean", [momc], axes=[-1], keepdims=1)
+        return self.unsqueeze(mean, [-1])
+
+    def update(self, w, wrank, kc, vc, lrc, momc, m, length):
+        """W + Delta: returns (next weight, next momentum). `length` is the chunk
+        length: an int (unrolled) or a float tensor (Loop)."""
+        g, s, sp = self.g, self.s, self.sp
+        kf = self.features(kc)
+        ke = g.op("Mul", [kf, lrc]) if lrc else kf
+        grad = self.gradient(kc if s.fam.model == "linear" else kf, ke, vc, w, wrank)
+        negative = s.subtracts
+        subtraction = sp["subtraction"] if negative else None
+        if subtraction == "neg_inner":
+            grad = g.op("Neg", [grad])
+        scaling = sp["scaling"]
+        mean = s.reduction == "mean"
+
+        def const_or(value_for_int, make_dynamic):
+            if isinstance(length, int):
+                return g.f32(value_for_int(length))
+            return make_dynamic()
+
+        if mean and scaling != "folded":
+            if scaling == "mean_as_mul":
+                inv = const_or(lambda n: 1.0 / n,
+                               lambda: g.op("Div", [g.f32(1.0), length]))
+                grad = g.op("Mul", [grad, inv])
+            else:
+                grad = g.op("Div", [grad, const_or(float, lambda: length)])
+        step = -s.lr_scale if subtraction == "neg_lr" else s.lr_scale
+        folded = None
+        if scaling == "folded":
+            folded = g.f32(step) if not mean else const_or(
+                lambda n: step / n, lambda: g.op("Div", [g.f32(step), length]))
+            if s.fam.momentum:
+                # s / n_c must scale each chunk's own term: fold it in before the
+                # momentum (m' = s m), which then is the whole step.
+                grad = g.op("Mul", [grad, folded])
+        if s.fam.momentum:
+            decayed = g.op("Mul", [self.momentum_mean(momc), m])
+            grad = m = g.op("Add", [decayed, grad])
+        if scaling == "folded" and s.fam.momentum:
+            delta = grad
+        elif scaling == "mul" or scaling == "mean_as_mul":
+            delta = g.op("Mul", [grad, g.f32(step)])
+        elif scaling == "mul_swapped":
+            delta = g.op("Mul", [g.f32(step), grad])
+        elif scaling == "div_reciprocal":
+            delta = g.op("Div", [grad, g.f32(1.0 / step)])
+        else:  # folded: one constant s / n
+            delta = g.op("Mul", [grad, folded])
+        if subtraction == "sub":
+            return g.op("Sub", [w, delta]), m
+        if subtraction == "neg":
+            delta = g.op("Neg", [delta])
+        elif subtraction == "mul_minus_one":
+            delta = g.op("Mul", [delta, g.f32(-1.0)])
+        return g.op("Add", [w, delta]), m
+
+    # -- chunks of the inputs -----------------------------------------------------------------
+
+    def prepared(self):
+        """The graph inputs, with the one-time transpose of bthd_transposed."""
+        s, fam, layout = self.s, self.s.fam, self.sp["layout"]
+        x = {"q": self.add_input("q", self.graph_shape(s.D)),
+             "k": self.add_input("k", self.graph_shape(s.D)),
+             "v": self.add_input("v", self.graph_shape(s.E))}
+        if fam.lr:
+            x["lr"] = self.add_input("lr", self.graph_shape(1))
+        if fam.momentum:
+            x["mom"] = self.add_input("mom", self.graph_shape(None))
+        if layout == "bthd_transposed":
+            for name in x:
+                perm = [0, 2, 1] if name == "mom" else [0, 2, 1, 3]
+                x[name] = self.main.op("Transpose", [x[name]], perm=perm)
+        return x
+
+    def rank_of(self, name):
+        return self.rank - 1 if name == "mom" else self.rank
+
+    def shape_of(self, name):
+        """Static shape of the (prepared) tensor `name`."""
+        s = self.s
+        last = {"q": s.D, "k": s.D, "v": s.E, "lr": 1, "mom": None}[name]
+        tail = [] if last is None else [last]
+        if self.sp["layout"] == "folded":
+            return [s.B * s.H, s.T] + tail
+        if self.sp["layout"] == "bthd_chunk_transposed":
+            return [s.B, s.T, s.H] + tail
+        return [s.B, s.H, s.T] + tail
+
+    def to_stream(self, chunk, name):
+        """A chunk of `name` in stream form [B, H, C, .]."""
+        if self.sp["layout"] != "bthd_chunk_transposed":
+            return chunk
+        perm = [0, 2, 1] if name == "mom" else [0, 2, 1, 3]
+        return self.g.op("Transpose", [chunk], perm=perm)
+
+    def out_to_assembly(self, o):
+        if self.sp["layout"] != "bthd_chunk_transposed":
+            return o
+        return self.g.op("Transpose", [o], perm=[0, 2, 1, 3])
+
+    def axis_for(self, name):
+        axis = self.axis
+        if self.sp["chunking"] == "slice_negative_axis":
+            axis -= self.rank_of(name)
+        return axis
+
+    def reshaped(self, x, name):
+        """x reshaped to [.., n, C, ..] (gather chunking)."""
+        shape = self.shape_of(name)
+        n = self.s.T // self.s.C
+        shape = shape[:self.axis] + [n, self.s.C] + shape[self.axis + 1:]
+        return self.main.op("Reshape", [x, self.main.ints(shape)])
+
+    def unrolled_chunks(self, x, name):
+        """The chunks of `x` (unrolled), in stream form."""
+        g, s, chunking = self.main, self.s, self.sp["chunking"]
+        bounds = s.chunks
+        if chunking == "split":
+            sizes = [e - b for b, e in bounds]
+            pieces = g.op("Split", [x, g.ints(sizes)], outputs=len(sizes), axis=self.axis)
+            pieces = pieces if isinstance(pieces, list) else [pieces]
+        elif chunking == "gather":
+            xr = self.reshaped(x, name)
+            pieces = [g.op("Gather", [xr, g.ints(i, scalar=True)], axis=self.axis)
+                      for i in range(len(bounds))]
+        else:
+            pieces = []
+            for start, end in bounds:
+                inputs = [x, g.ints([start]), g.ints([end]), g.ints([self.axis_for(name)])]
+                if chunking == "slice":
+                    inputs.append(g.ints([1]))
+                pieces.append(g.op("Slice", inputs))
+        return [self.to_stream(p, name) for p in pieces]
+
+    # -- the output ---------------------------------------------------------------------------
+
+    def assembly_shape(self):
+        s = self.s
+        if self.sp["layout"] == "folded":
+            return [s.B * s.H, s.T, s.E]
+        if self.sp["layout"] == "bthd_chunk_transposed":
+            return [s.B, s.T, s.H, s.E]
+        return [s.B, s.H, s.T, s.E]
+
+    def scatter_indices(self, start, length):
+        """ScatterND indices writing tokens start..start+length of the assembly."""
+        shape = self.assembly_shape()[:self.axis] + [length]
+        grids = list(np.meshgrid(*[np.arange(d) for d in shape], indexing="ij"))
+        grids[-1] = grids[-1] + start
+        return np.stack(grids, -1).astype(np.int64)
+
+    def assemble(self, outs):
+        g, s, assembly = self.main, self.s, self.sp["assembly"]
+        rank = len(self.assembly_shape())
+        if assembly == "concat":
+            return g.op("Concat", outs, axis=self.axis)
+        if assembly == "concat_negative_axis":
+            return g.op("Concat", outs, axis=self.axis - rank)
+        if assembly == "stack":
+            stacked = g.op("Concat", [self.unsqueeze(o, [self.axis]) for o in outs],
+                           axis=self.axis)
+            return g.op("Reshape", [stacked, g.ints(self.assembly_shape())])
+        buffer = g.f32(0.0, self.assembly_shape())
+        for (start, end), o in zip(s.chunks, outs):
+            buffer = g.op("ScatterND", [buffer, g.ints(self.scatter_indices(start, end - start)),
+                                        o])
+        return buffer
+
+    def finish(self, o):
+        if self.sp["layout"] == "bthd_transposed":
+            return self.main.op("Transpose", [o], perm=[0, 2, 1, 3])
+        return o
+
+    # -- the two forms ------------------------------------------------------------------------
+
+    def zero_momentum(self, wrank):
+        s = self.s
+        rows, cols = (s.E, s.width) if self.out_in else (s.width, s.E)
+        batch = [s.B * s.H] if self.sp["layout"] == "folded" else \
+            ([s.H] if wrank == 3 else [s.B, s.H])
+        return self.main.f32(0.0, batch + [rows, cols])
+
+    def unrolled(self, x, w, wrank):
+        s = self.s
+        chunks = {name: self.unrolled_chunks(x[name], name) for name in x}
+        m = self.zero_momentum(wrank) if s.fam.momentum else None
+        outs = []
+        n = len(s.chunks)
+        for i, (start, end) in enumerate(s.chunks):
+            qf = self.features(chunks["q"][i])
+            parts = dict(kc=chunks["k"][i], vc=chunks["v"][i],
+                         lrc=chunks["lr"][i] if "lr" in chunks else None,
+                         momc=chunks["mom"][i] if "mom" in chunks else None)
+            wn = self.weight_noise(w)
+            if s.order == "apply_then_update":
+                o = self.apply(qf, wn, wrank)
+                if i + 1 < n:
+                    w, m = self.update(wn, wrank, m=m, length=end - start, **parts)
+                    wrank = self.rank
+            else:
+                w, m = self.update(wn, wrank, m=m, length=end - start, **parts)
+                wrank = self.rank
+                o = self.apply(qf, self.weight_noise(w), wrank)
+            outs.append(self.out_to_assembly(self.output_noise(o)))
+        return self.finish(self.assemble(outs))
+
+    def loop(self, x, w, wrank):
+        """An ONNX Loop over the chunks, the chunk cut with a dynamic start i * C."""
+        s, sp, main = self.s, self.sp, self.main
+        C, form, chunking = s.C, sp["form"], sp["chunking"]
+        if wrank < self.rank and sp["orientation"] in ("x_wt", "einsum"):
+            # The body's Transpose / Einsum needs one rank for every iteration: carry
+            # the weight over the batch as the scripted exporter does.
+            rows, cols = (s.E, s.width) if self.out_in else (s.width, s.E)
+            w = main.op("Expand", [w, main.ints([s.B, s.H, rows, cols])])
+            wrank = self.rank
+        length = main.op("Gather", [main.op("Shape", [x["q"]]), main.ints(self.axis, True)],
+                         axis=0)
+        if form == "loop_tail":
+            trips = main.op("Div", [main.op("Sub", [length, main.ints(1, True)]),
+                                    main.ints(C, True)])
+        else:
+            trips = main.op("Div", [main.op("Sub", [length, main.ints(1 - C, True)]),
+                                    main.ints(C, True)])
+        trips = main.op("Cast", [trips], to=TensorProto.INT64)
+        # Sequences or reshaped tensors the body cuts (split / gather chunking).
+        source = {}
+        for name in x:
+            if chunking == "split":
+                source[name] = main.op("SplitToSequence", [x[name], main.ints(C, True)],
+                                       axis=self.axis)
+            elif chunking == "gather":
+                source[name] = self.reshaped(x[name], name)
+            else:
+                source[name] = x[name]
+        body = Graph(main.counter)
+        self.g = body
+        it, cond = body.fresh("i"), body.fresh("cond")
+        w_in = body.fresh("w_in")
+        carried_in = [w_in]
+        m_in = None
+        if s.fam.momentum:
+            m_in = body.fresh("m_in")
+            carried_in.append(m_in)
+        assembly = sp["assembly"]
+        acc_in = body.fresh("acc_in")
+        scan = form == "loop_scan"
+        if not scan:
+            carried_in.append(acc_in)
+        start = body.op("Mul", [it, body.ints(C, True)])
+        end = body.op("Min", [body.op("Add", [start, body.ints(C, True)]), length])
+        chunk_len = body.op("Cast", [body.op("Sub", [end, start])], to=TensorProto.FLOAT)
+
+        def cut(name, begin, stop, index):
+            if chunking == "split":
+                piece = body.op("SequenceAt", [source[name], index])
+            elif chunking == "gather":
+                piece = body.op("Gather", [source[name], index], axis=self.axis)
+            else:
+                inputs = [source[name], self.unsqueeze(begin, [0]), self.unsqueeze(stop, [0]),
+                          body.ints([self.axis_for(name)])]
+                if chunking == "slice":
+                    inputs.append(body.ints([1]))
+                piece = body.op("Slice", inputs)
+            return self.to_stream(piece, name)
+
+        parts = {name: cut(name, start, end, it) for name in x}
+        qf = self.features(parts["q"])
+        wn = self.weight_noise(w_in)
+        upd = dict(kc=parts["k"], vc=parts["v"], lrc=parts.get("lr"), momc=parts.get("mom"))
+        if s.order == "apply_then_update":
+            o = self.apply(qf, wn, wrank)
+            w_out, m_out = self.update(wn, wrank, m=m_in, length=chunk_len, **upd)
+        else:
+            w_out, m_out = self.update(wn, wrank, m=m_in, length=chunk_len, **upd)
+            o = self.apply(qf, self.weight_noise(w_out), self.rank)
+        o = self.out_to_assembly(self.output_noise(o))
+        outputs = [body.op("Identity", [cond]), w_out] + ([m_out] if m_in else [])
+        if scan:
+            outputs.append(o)
+        elif assembly == "scatter":
+            base = body.ints(self.scatter_indices(0, C))
+            offset = np.zeros(self.axis + 1, np.int64)
+            offset[-1] = 1
+            idx = body.op("Add", [base, body.op("Mul", [start, body.ints(offset)])])
+            idx = body.op("Slice", [idx, body.ints([0]),
+                                    self.unsqueeze(body.op("Sub", [end, start]), [0]),
+                                    body.ints([self.axis])])
+            outputs.append(body.op("ScatterND", [acc_in, idx, o]))
+        else:
+            outputs.append(body.op("SequenceInsert", [acc_in, o]))
+        self.g = main
+
+        def tensor(name):
+            return h.make_tensor_value_info(name, TensorProto.FLOAT, None)
+
+        def sequence(name):
+            return h.make_tensor_sequence_value_info(name, TensorProto.FLOAT, None)
+
+        body_inputs = [h.make_tensor_value_info(it, TensorProto.INT64, []),
+                       h.make_tensor_value_info(cond, TensorProto.BOOL, [])]
+        body_inputs += [tensor(n) for n in carried_in[:1 + bool(m_in)]]
+        body_outputs = [h.make_tensor_value_info(outputs[0], TensorProto.BOOL, [])]
+        body_outputs += [tensor(n) for n in outputs[1:2 + bool(m_in)]]
+        if scan:
+            body_outputs.append(tensor(outputs[-1]))
+        else:
+            make = tensor if assembly == "scatter" else sequence
+            body_inputs.append(make(acc_in))
+            body_outputs.append(make(outputs[-1]))
+        body_graph = h.make_graph(body.nodes, main.fresh("body"), body_inputs, body_outputs)
+
+        loop_inputs = [trips, main.true(), w]
+        if m_in:
+            loop_inputs.append(self.zero_momentum(wrank))
+        if not scan:
+            if assembly == "scatter":
+                loop_inputs.append(main.f32(0.0, self.assembly_shape()))
+            else:
+                loop_inputs.append(main.op("SequenceEmpty", [], dtype=TensorProto.FLOAT))
+        results = main.op("Loop", loop_inputs, outputs=len(outputs) - 1, body=body_graph)
+        w_final, acc = results[0], results[-1]
+        if form == "loop_tail":
+            # The last chunk: applied to the loop's final weight.
+            tail_start = main.op("Mul", [trips, main.ints(C, True)])
+            self.g = main
+            piece = self.tail_cut(source, tail_start, length, trips)
+            o = self.apply(self.features(piece), self.weight_noise(w_final), self.rank)
+            o = self.out_to_assembly(self.output_noise(o))
+            if assembly == "scatter":
+                start, end = s.chunks[-1]
+                indices = main.ints(self.scatter_indices(start, end - start))
+                acc = main.op("ScatterND", [acc, indices, o])
+            else:
+                acc = main.op("SequenceInsert", [acc, o])
+        return self.finish(self.loop_assembly(acc))
+
+
+    def tail_cut(self, source, begin, stop, index):
+        g, chunking = self.main, self.sp["chunking"]
+        if chunking == "split":
+            piece = g.op("SequenceAt", [source["q"], index])
+        elif chunking == "gather":
+            piece = g.op("Gather", [source["q"], index], axis=self.axis)
+        else:
+            inputs = [source["q"], self.unsqueeze(begin, [0]), self.unsqueeze(stop, [0]),
+                      g.ints([self.axis_for("q")])]
+            if chunking == "slice":
+                inputs.append(g.ints([1]))
+            piece = g.op("Slice", inputs)
+        return self.to_stream(piece, "q")
+
+    def loop_assembly(self, acc):
+        g, sp = self.main, self.sp
+        rank = len(self.assembly_shape())
+        if sp["form"] == "loop_scan":
+            # [n, ..] -> move n next to the chunk's time axis, then merge them.
+            perm = list(range(1, self.axis + 1)) + [0] + list(range(self.axis + 1, rank + 1))
+            moved = g.op("Transpose", [acc], perm=perm)
+            return g.op("Reshape", [moved, g.ints(self.assembly_shape())])
+        assembly = sp["assembly"]
+        if assembly == "scatter":
+            return acc
+        if assembly == "concat":
+            return g.op("ConcatFromSequence", [acc], axis=self.axis)
+        if assembly == "concat_negative_axis":
+            return g.op("ConcatFromSequence", [acc], axis=self.axis - rank)
+        stacked = g.op("ConcatFromSequence", [acc], axis=self.axis, new_axis=1)
+        return g.op("Reshape", [stacked, g.ints(self.assembly_shape())])
+
+    # -- the model ----------------------------------------------------------------------------
+
+    def model(self):
+        x = self.prepared()
+        w, wrank = self.initial_weight()
+        self.feature_weights()
+        if self.sp["form"] == "unrolled":
+            o = self.unrolled(x, w, wrank)
+        else:
+            o = self.loop(x, w, wrank)
+        # The graph output is named "o".
+        last = self.main.nodes[-1]
+        if o in last.output:
+            last.output[list(last.output).index(o)] = "o"
+        else:
+            self.main.nodes.append(h.make_node("Identity", [o], ["o"]))
+        graph = h.make_graph(self.main.nodes, "ttt_style", self.inputs,
+                             [h.make_tensor_value_info("o", TensorProto.FLOAT,
+                                                       self.graph_shape(self.s.E))],
+                             self.main.inits)
+        model = h.make_model(graph, opset_imports=[h.make_opsetid("", self.case.opset)],
+                             producer_name="onnx_styles")
+        model.ir_version = h.find_min_ir_version_for(list(model.opset_import))
+        return model
+
+
+# ---------------------------------------------------------------------------------------
+# Checking one graph: onnxruntime, ttt-opt
+# ---------------------------------------------------------------------------------------
+
+
+def rel_err(actual, expected):
+    expected = np.asarray(expected, np.float64)
+    scale = max(float(np.max(np.abs(expected))), 1e-30)
+    return float(np.max(np.abs(np.asarray(actual, np.float64) - expected)) / scale)
+
+
+def run_onnx(model, feeds):
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.log_severity_level = 3
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    data = model if isinstance(model, (bytes, str)) else model.SerializeToString()
+    session = ort.InferenceSession(data, options, providers=["CPUExecutionProvider"])
+    return session.run(["o"], feeds)[0]
+
+
+def run_ttt_opt(src: Path, out: Path, *args, attempts=30):
+    """`ttt-opt src -o out`; waits while the binary is missing or being relinked."""
+    for attempt in range(attempts):
+        try:
+            proc = subprocess.run([str(tool("ttt-opt")), str(src), "-o", str(out), *args],
+                                  capture_output=True, text=True, timeout=300)
+        except (FileNotFoundError, PermissionError, OSError):
+            if attempt + 1 == attempts:
+                raise
+            time.sleep(5)
+            continue
+        # A binary mid-link dies on start-up (exec format error, a signal).
+        if proc.returncode < 0 and not proc.stderr.strip() and attempt + 1 < attempts:
+            time.sleep(5)
+            continue
+        return proc
+    raise RuntimeError("unreachable")
+
+
+def layer_remarks(stderr):
+    return [line for line in stderr.splitlines() if "TTT layer:" in line]
+
+
+@dataclasses.dataclass
+class Result:
+    spec: Spec
+    found: bool = False
+    rewritten: bool = False     # the expected outcome: raised (linear attention) or left
+    exact: bool = False
+    remark: str = ""
+    problem: str = ""           # why the graph failed, "" when it passed
+    generator_error: str = ""   # the generated model is wrong (a bug here)
+
+    @property
+    def passed(self):
+        return self.found and self.rewritten and self.exact and not self.generator_error
+
+    def message(self):
+        return f"{self.spec.describe()}\n  problem: {self.problem}\n  remark: {self.remark}"
+
+
+def check_case(spec: Spec, workdir: Path) -> Result:
+    """The generated graph against its oracle, then through ttt-opt."""
+    result = Result(spec)
+    try:
+        case = Case(spec)
+        onnx.checker.check_model(case.model, full_check=True)
+        feeds, expected = case.draw(np.random.default_rng(spec.seed + 1))
+        err = rel_err(run_onnx(case.model, feeds), expected)
+        if not err <= RTOL:
+            raise AssertionError(f"onnxruntime differs from the oracle: {err:.3g}")
+    except Exception as error:  # noqa: BLE001 - reported with the spec
+        result.generator_error = f"{type(error).__name__}: {error}"
+        result.problem = "generator: " + result.generator_error
+        return result
+    workdir.mkdir(parents=True, exist_ok=True)
+    src, out = workdir / f"g{spec.index}.onnx", workdir / f"g{spec.index}.out.onnx"
+    onnx.save(case.model, str(src))
+    proc = run_ttt_opt(src, out)
+    remarks = layer_remarks(proc.stderr)
+    lines = proc.stderr.strip().splitlines()
+    result.remark = " | ".join(r.split("TTT layer: ", 1)[1] for r in remarks) or \
+        (lines[-1] if lines else "(no remark)")
+    if proc.returncode != 0:
+        result.problem = f"ttt-opt exited with {proc.returncode}"
+        result.remark = proc.stderr.strip()[-400:]
+        return result
+    if len(remarks) != 1:
+        result.problem = f"{len(remarks)} 'TTT layer:' remarks, expected 1"
+        return result
+    result.found = spec.form_remark() in remarks[0]
+    if not result.found:
+        result.problem = f"not found as '{spec.form_remark()}'"
+        return result
+    if spec.fam.linear_attention:
+        result.rewritten = "raised to ttt.kvb_layer " + spec.fam.remark in remarks[0]
+    else:
+        result.rewritten = "left as it was" in remarks[0] and spec.fam.remark in remarks[0]
+    try:
+        written = onnx.load(str(out))
+        onnx.checker.check_model(written, full_check=True)
+        feeds, expected = case.draw(np.random.default_rng(spec.seed + 2))
+        got = run_onnx(written, feeds)
+        err = rel_err(got, expected)
+        left = "left as it was" in remarks[0]
+        if left:
+            err = max(err, rel_err(got, run_onnx(case.model, feeds)))
+        result.exact = err <= RTOL
+        if not result.exact:
+            result.problem = f"the written model differs from the oracle: {err:.3g}"
+        elif left and [n.op_type for n in written.graph.node] != \
+                [n.op_type for n in case.model.graph.node]:
+            result.exact = False
+            result.problem = "left as it was, but the written graph has other nodes"
+    except Exception as error:  # noqa: BLE001
+        result.problem = f"the written model fails: {type(error).__name__}: {error}"
+        return result
+    if not result.rewritten and not result.problem:
+        result.problem = (f"not raised to ttt.kvb_layer {spec.fam.remark}"
+                          if spec.fam.linear_attention
+                          else f"not left as it was with '{spec.fam.remark}'")
+    return result
+
+
+def check_all(specs, workdir: Path, jobs=2):
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(lambda s: check_case(s, workdir), specs))
+
+
+# ---------------------------------------------------------------------------------------
+# Survey
+# ---------------------------------------------------------------------------------------
+
+
+def canonical_spelling(**changes):
+    spelling = dict(CANONICAL)
+    spelling.update(changes)
+    return spelling
+
+
+LOOP_FORMS = ("loop_sequence", "loop_tail")
+
+
+def survey_specs(count, seed):
+    """(category, option, unrolled specs, Loop specs): each option varied alone from the
+    canonical spelling, once unrolled and once in a scripted Loop (loop_sequence or
+    loop_tail); then random mixes of all options and of what the test draws."""
+    rng = np.random.default_rng(seed)
+    rows, index = [], 0
+
+    def specs(n, **kwargs):
+        nonlocal index
+        out = []
+        for _ in range(n):
+            out.append(draw_spec(rng, index, seed * 100000 + index, **kwargs))
+            index += 1
+        return out
+
+    for category, options in CATEGORIES.items():
+        for option in options:
+            unrolled = specs(count, fixed=canonical_spelling(**{category: option}))
+            loop = []
+            if category != "form":
+                for _ in range(count):
+                    form = str(rng.choice(LOOP_FORMS))
+                    loop += specs(1, fixed=canonical_spelling(**{category: option, "form": form}),
+                                  order="apply_then_update" if form == "loop_tail" else None)
+            rows.append((category, option, unrolled, loop))
+    rows.append(("random mix", "all options", specs(count * 4), []))
+    rows.append(("random mix", "test draws", specs(count * 4, options=SUPPORTED,
+                                                   accept=drawn_by_test), []))
+    return rows
+
+
+def _counts(results):
+    n = len(results)
+    if not n:
+        return "", None
+    found = sum(r.found for r in results)
+    rewritten = sum(r.found and r.rewritten for r in results)
+    exact = sum(r.passed for r in results)
+    failing = next((r for r in results if not r.passed), None)
+    return f"{found:>3}/{n:<2} {rewritten:>3}/{n:<2} {exact:>3}/{n:<2}", failing
+
+
+def survey(count, seed, jobs=2, out=sys.stdout):
+    """Prints (and returns) the survey table."""
+    rows = survey_specs(count, seed)
+    with tempfile.TemporaryDirectory() as tmp:
+        flat = [s for row in rows for s in row[2] + row[3]]
+        results = {r.spec.index: r for r in check_all(flat, Path(tmp), jobs)}
+    print(f"survey: seed {seed}, {count} graphs per option and form, "
+          f"ttt-opt {tool('ttt-opt')}", file=out)
+    print("columns: found (one remark, the right form) / rewritten (raised for linear "
+          "attention, left with the expected reason otherwise) / exact (the written model "
+          "matches the oracle)", file=out)
+    header = (f"{'category':<14} {'option':<22} {'unrolled: found rewr. exact':<29}"
+              f"{'Loop: found rewr. exact':<26} first failure")
+    print(header, file=out)
+    print("-" * len(header), file=out)
+    table = []
+    for category, option, unrolled, loop in rows:
+        text_u, fail_u = _counts([results[s.index] for s in unrolled])
+        text_l, fail_l = _counts([results[s.index] for s in loop])
+        failing = fail_u or fail_l
+        first = ""
+        if failing is not None:
+            where = "" if failing is fail_u else "in a Loop: "
+            first = f"{where}[{failing.spec.family}] {failing.problem}: {failing.remark}"
+        print(f"{category:<14} {option:<22} {text_u:<29}{text_l:<26} {first[:400]}", file=out)
+        table.append((category, option, fail_u is None, not loop or fail_l is None, first))
+    return table
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        description="Generated TTT layers in many ONNX spellings (see the docstring).")
+    parser.add_argument("--survey", action="store_true",
+                        help="every option of every category through today's ttt-opt")
+    parser.add_argument("--check", action="store_true",
+                        help="run the test's sample and list the graphs that fail")
+    parser.add_argument("--show", type=int, default=None,
+                        help="print graph SHOW of the test's sample")
+    parser.add_argument("--count", type=int, default=None,
+                        help="graphs per option and form (survey; default 6) or in the "
+                             "sample (--check, --show; default 320)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="default 1 (survey) or 2026 (the test's default)")
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    if args.survey:
+        survey(args.count or 6, 1 if args.seed is None else args.seed, args.jobs)
+        return 0
+    seed = 2026 if args.seed is None else args.seed
+    count = args.count or 320
+    if args.show is not None:
+        spec = sample(seed, max(count, args.show + 1))[args.show]
+        print(spec.describe())
+        print(onnx.printer.to_text(Case(spec).model))
+        return 0
+    if args.check:
+        with tempfile.TemporaryDirectory() as tmp:
+            results = check_all(sample(seed, count), Path(tmp), args.jobs)
+        failed = [r for r in results if not r.passed]
+        for r in failed:
+            print(r.message())
+        print(f"seed {seed}: {len(results) - len(failed)}/{len(results)} graphs pass")
+        return 1 if failed else 0
+    parser.print_help()
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
