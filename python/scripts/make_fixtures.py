@@ -24,6 +24,27 @@ initializers and every use of them is explicit. Sidecars:
 test/python/test_fixtures.py runs every fixture with onnxruntime and compares with the
 oracle; it does not need torch. Weights come from fixed seeds, so rerunning this script
 reproduces the same arrays (the .onnx bytes may differ between torch versions).
+
+``--research`` builds only the research-spelling fixtures instead (nothing above is
+rewritten): the modules of python/ttt/models/research.py (the linear_dot, linear_mse and
+lact_v2 math written with preallocated outputs, fast weights as arguments, out x in
+weights, einsum/bmm, heads folded into the batch, [B, T, H, D]), each checked in float64
+against its layers.py twin and exported traced with the TorchScript exporter at opset 17
+and at torch's default opset and with the dynamo exporter, plus linear_dot and lact_v2
+re-exported at torch's default opset; into test/fixtures/onnx/research/ (see
+build_research). test/python/test_research_fixtures.py checks them without torch.
+
+Torch on a CPU-only machine that reaches PyPI but not download.pytorch.org (Debian 12,
+Python 3.11; the PyPI wheel is the CUDA one, and its nvidia-* dependencies are needed
+even on the CPU because libtorch links libcufile/libcusparseLt/libnvshmem; ~5 GB):
+
+    python3 -m venv /work/torchenv --system-site-packages   # sees numpy, onnx, onnxruntime
+    /work/torchenv/bin/pip install torch onnxscript          # torch 2.15.0, onnxscript 0.7.2
+    /work/torchenv/bin/python python/scripts/make_fixtures.py --research
+
+(``pip install --no-deps torch`` plus its pure-Python dependencies installs, but
+``import torch`` then fails with "libcufile.so.0: cannot open shared object file".
+onnxscript is only needed by the dynamo exporter.)
 """
 
 import argparse
@@ -243,6 +264,222 @@ def build(fx: Fixture, export: str, out: Path, seed: int = 0,
     return {"name": stem, "bytes": size}
 
 
+# ------------------------------------------------------------------ research spellings
+
+RESEARCH_DIR = ROOT / "test" / "fixtures" / "onnx" / "research"
+RESEARCH_B = 2          # batch of the research fixtures (heads folded into it must show)
+RESEARCH_MAX_BYTES = 200 * 1024
+# Distributions of the inputs that only research modules have.
+RESEARCH_DISTS = {
+    "w": ["normal", 0.0, 0.25], "w0": ["normal", 0.0, 0.5], "w1": ["normal", 0.0, 0.25],
+    "w2": ["normal", 0.0, 0.5], "lr1": ["uniform", 0.0, 0.1],
+    "momentum": ["uniform", 0.0, 1.0],
+}
+# The twins re-exported at torch's default opset (<family>.traced_opset<N>).
+OPSET_TWINS = ("linear_dot", "lact_v2")
+SPELLINGS = {
+    "a": "preallocated output buffer, in-place chunk writes o[:, :, s:e] = o_c",
+    "b": "fast weights passed as forward arguments (graph inputs), not parameters",
+    "c": "weights stored out x in, applied as W @ x^T (transposed back) or x @ W^T",
+    "d": "torch.einsum / torch.bmm",
+    "e": "heads folded into the batch ([B*H, T, D])",
+    "f": "[B, T, H, D] layout",
+}
+
+
+def default_opset() -> int:
+    """torch.onnx.export's default opset (20 in torch 2.15)."""
+    from torch.onnx import _constants
+    return int(_constants.ONNX_DEFAULT_OPSET)
+
+
+def _fixture(family: str) -> Fixture:
+    return next(fx for fx in FIXTURES if fx.family == family)
+
+
+def _random_inputs(names, shapes, dists, seed: int = 0) -> Dict[str, torch.Tensor]:
+    """Inputs drawn as build() draws them (one generator, in input order)."""
+    gen = torch.Generator().manual_seed(seed)
+    x = {}
+    for n in names:
+        kind, a, b = dists[n]
+        x[n] = torch.rand(*shapes[n], generator=gen) * (b - a) + a if kind == "uniform" \
+            else torch.randn(*shapes[n], generator=gen) * b + a
+    return x
+
+
+def _strip_metadata(path: Path) -> None:
+    """Drops the dynamo exporter's per-node metadata (stack traces, scopes), which
+    only makes the file bigger."""
+    import onnx
+    model = onnx.load(str(path))
+    for node in model.graph.node:
+        del node.metadata_props[:]
+        node.doc_string = ""
+    onnx.save(model, str(path))
+
+
+def _export_dynamo(module, args, path: Path, opset: int, names) -> Optional[int]:
+    """The dynamo exporter; returns the opset of the written model (it may stay at 18
+    when asked for 17 and its version conversion fails), None if the export failed."""
+    import contextlib
+    import io
+    import warnings
+
+    import onnx
+    from ttt.models.export import _finish
+    try:
+        with warnings.catch_warnings(), torch.no_grad(), \
+                contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            torch.onnx.export(module, tuple(args), str(path), dynamo=True, opset_version=opset,
+                              input_names=list(names), output_names=["o"],
+                              external_data=False)
+    except Exception as e:  # noqa: BLE001 - reported, the fixture is left out
+        print(f"  dynamo export of {path.name} failed: {type(e).__name__}: {e}"[:300])
+        return None
+    got = next(o.version for o in onnx.load(str(path)).opset_import if o.domain in ("", "ai.onnx"))
+    _strip_metadata(path)
+    _finish(path, got)
+    return got
+
+
+def _write_sidecars(out: Path, stem: str, meta: Dict[str, Any],
+                    arrays: Dict[str, np.ndarray], values: Dict[str, np.ndarray]) -> None:
+    """`arrays` (oracle weights) as float64 like build() writes them; `values` (the
+    example inputs and torch's outputs) as the float32 they are."""
+    np.savez_compressed(out / f"{stem}.npz",
+                        **{k: np.asarray(v, np.float64) for k, v in arrays.items()},
+                        **{k: np.asarray(v, np.float32) for k, v in values.items()})
+    (out / f"{stem}.json").write_text(_dump(meta) + "\n")
+
+
+def _check_size(path: Path) -> int:
+    size = path.stat().st_size
+    if size >= RESEARCH_MAX_BYTES:
+        raise SystemExit(f"{path}: {size} bytes, over the {RESEARCH_MAX_BYTES} byte limit")
+    return size
+
+
+def build_research(out: Path = RESEARCH_DIR) -> List[Dict[str, Any]]:
+    """Every module of ttt.models.research, traced: TorchScript exporter at opset 17
+    and at the default opset (``traced_opset<N>``), dynamo exporter at the default
+    opset and, where its conversion to 17 succeeds, at 17 (``dynamo_opset<N>``).
+
+    Each module is built from its twin in layers.py (the fixture of FIXTURES with the
+    same family, batch RESEARCH_B) and must equal it in float64 (relative 1e-12) on the
+    example inputs before it is exported. Sidecars: ``.npz`` with the inputs (by graph
+    input name) and torch's output ``o``, float32 (what torch and onnxruntime see);
+    ``.json`` with the spellings, the twin, the exporter, input shapes and
+    distributions for fresh random inputs."""
+    from ttt.models.research import RESEARCH
+
+    out.mkdir(parents=True, exist_ok=True)
+    results = []
+    dflt = default_opset()
+    for name, (family, spellings, make, to_inputs, to_twin) in RESEARCH.items():
+        fx = _fixture(family)
+        dims = {**fx.dims, "B": RESEARCH_B}
+        torch.manual_seed(0)
+        twin = fx.make().eval()
+        shapes = twin.input_shapes(dims["B"], dims["T"], dims.get("Tq"))
+        x = _random_inputs(twin.input_names, shapes, DISTS)
+        module = make(twin).eval()
+        xi = to_inputs(twin, x)
+        names = list(module.input_names)
+        args = [xi[n].contiguous() for n in names]
+        # float64 check against the twin
+        with torch.no_grad():
+            want = twin.double()(*[x[n].double() for n in twin.input_names])
+            got = to_twin(twin, module.double()(*[a.double() for a in args]))
+            twin.float()
+            module.float()
+            err = float((got - want).abs().max() / want.abs().max())
+            if err > 1e-12:
+                raise SystemExit(f"research {name}: differs from its twin {family} by {err:.3g}")
+            o = module(*args)
+        doc = (type(module).__doc__ or "").strip()
+        base = {
+            "family": f"research_{name}",
+            "twin": family,
+            "twin_fixture": f"{family}.traced",
+            "twin_max_relative_error_f64": err,
+            "spellings": spellings.split(","),
+            "spelling_text": [SPELLINGS[c] for c in spellings.split(",")],
+            "module": f"ttt.models.research.{type(module).__name__}",
+            "description": " ".join(doc.split()),
+            "inputs": [{"name": n, "shape": list(xi[n].shape),
+                        "dist": RESEARCH_DISTS[n] if n in RESEARCH_DISTS and n not in DISTS
+                        else DISTS.get(n, RESEARCH_DISTS.get(n))} for n in names],
+            "outputs": ["o"],
+            "output_shapes": [list(o.shape)],
+            "dims": dims,
+            "generator": "python/scripts/make_fixtures.py --research",
+            "torch": torch.__version__,
+        }
+        values = {n: xi[n].numpy() for n in names}
+        values["o"] = o.numpy()
+        variants = [("traced", False, OPSET), ("traced", False, dflt), ("dynamo", True, dflt),
+                    ("dynamo", True, OPSET)]
+        for export, dynamo, opset in variants:
+            stem = f"research_{name}.{export}_opset{opset}"
+            path = out / f"{stem}.onnx"
+            if dynamo:
+                got_opset = _export_dynamo(module, args, path, opset, names)
+                if got_opset != opset:
+                    print(f"  {stem}: dynamo wrote opset {got_opset}, not {opset}; left out")
+                    path.unlink(missing_ok=True)
+                    continue
+            else:
+                export_traced(module, args, path, opset, input_names=names)
+            import onnx
+            meta = {"name": stem, **base, "export": export,
+                    "exporter": "dynamo" if dynamo else "torchscript",
+                    "constant_folding": True, "opset": opset,
+                    "ir_version": onnx.load(str(path)).ir_version}
+            _write_sidecars(out, stem, meta, {}, values)
+            results.append({"name": stem, "bytes": _check_size(path)})
+    for family in OPSET_TWINS:
+        results.append(build_opset_twin(_fixture(family), dflt, out))
+    return results
+
+
+def build_opset_twin(fx: Fixture, opset: int, out: Path = RESEARCH_DIR) -> Dict[str, Any]:
+    """``<family>.traced_opset<N>``: the traced fixture exported again at `opset`, with
+    the same module, inputs and sidecar as build() writes (so that test_fixtures.py could
+    check it against the oracle too; its float64 oracle arrays are in the .npz), plus
+    the example inputs and torch's output (float32) in the .npz and the name of its
+    opset-17 twin."""
+    torch.manual_seed(0)
+    module = fx.make().eval()
+    names = list(module.input_names)
+    shapes = _input_shapes(module, fx.dims)
+    x = _random_inputs(names, shapes, DISTS)
+    stem = f"{fx.family}.traced_opset{opset}"
+    path = out / f"{stem}.onnx"
+    out.mkdir(parents=True, exist_ok=True)
+    export_traced(module, [x[n] for n in names], path, opset, input_names=names)
+    with torch.no_grad():
+        o = module(*[x[n] for n in names])
+    side, arrays, weight_keys, array_keys = _spec(module)
+    oracle_inputs = side.pop("oracle_inputs", {n: n for n in names})
+    import onnx
+    meta = {
+        "name": stem, "family": fx.family, "export": "traced", "exporter": "torchscript",
+        "constant_folding": True, "description": fx.note, "opset": opset,
+        "ir_version": onnx.load(str(path)).ir_version, "twin_fixture": f"{fx.family}.traced",
+        **side, "weights": weight_keys, "arrays": array_keys,
+        "inputs": [{"name": n, "shape": shapes[n], "oracle": oracle_inputs.get(n, n),
+                    "dist": DISTS[n]} for n in names],
+        "outputs": ["o"], "output_shapes": [list(o.shape)], "dims": fx.dims, "test_dims": [],
+        "generator": "python/scripts/make_fixtures.py --research", "torch": torch.__version__,
+    }
+    values = {n: x[n].numpy() for n in names}
+    values["o"] = o.numpy()
+    _write_sidecars(out, stem, meta, arrays, values)
+    return {"name": stem, "bytes": _check_size(path)}
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "test" / "fixtures" / "onnx")
@@ -250,8 +487,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--list", action="store_true", help="list the fixtures and exit")
     ap.add_argument("--no-constant-folding", action="store_true",
                     help="export every fixture without constant folding")
+    ap.add_argument("--research", action="store_true",
+                    help="build only the research-spelling fixtures and the opset re-exports "
+                         "(test/fixtures/onnx/research/, or --out); the others are untouched")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
+    if args.research:
+        out = args.out if "--out" in (argv if argv is not None else sys.argv) else RESEARCH_DIR
+        for r in build_research(out):
+            print(f"{r['name']:56s} {r['bytes']:8d} bytes")
+        return 0
     if args.list:
         for fx in FIXTURES:
             print(f"{fx.family:20s} {','.join(fx.exports):16s} {fx.note}")

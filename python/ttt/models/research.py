@@ -1,0 +1,518 @@
+"""The linear-attention TTT layers of `layers.py`, written the way research code writes them.
+
+`layers.py` keeps one convention (``[B, H, T, D]``, fast weights ``input x output`` as
+module parameters, ``x @ W``, chunk outputs collected in a list and ``torch.cat``-ed).
+Published TTT code does not: LaCT folds the heads into the batch, passes the fast weights
+to a free function, stores them ``output x input`` and applies them as
+``bmm(W, x.transpose(1, 2))``, writes every chunk into a preallocated output; other code
+bases use ``torch.einsum`` or the ``[B, T, H, D]`` layout of flash-attention style
+kernels. Each module here computes *exactly* the function of one existing layer --
+
+* ``linear_dot``: `PlainLinear` (dot loss, update then apply, every chunk updates, the
+  last one partial),
+* ``linear_mse``: `PlainLinear` (MSE loss, mean over the chunk, per-token lr, apply then
+  update),
+* ``lact_v2``: `LaCTSwiGLU` as Table 2's V2 (SwiGLU, only W1 trained, per-token lr,
+  momentum, Muon with the LaCT table, no weight norm, apply then update, the last chunk
+  only applied)
+
+-- in one or more of these spellings:
+
+  (a) a preallocated output buffer written chunk by chunk in place, ``o[:, :, s:e] = o_c``;
+  (b) the fast weights passed as forward arguments instead of parameters;
+  (c) weights stored ``output x input``, applied as ``(W @ x.transpose(-1, -2))
+      .transpose(-1, -2)`` or as ``x @ W.transpose(-1, -2)``;
+  (d) ``torch.einsum`` / ``torch.bmm`` instead of ``@``;
+  (e) heads folded into the batch (``[B*H, T, D]``, weights ``.repeat(B, 1, 1)``);
+  (f) the ``[B, T, H, D]`` layout.
+
+Every class docstring names its spellings. The constructors take the weights of the
+`layers.py` twin (``[H, in, out]``) and store them in their own layout, so that the two
+can be compared number for number; ``python/scripts/make_fixtures.py --research`` checks
+that in float64 before it exports, and writes ``test/fixtures/onnx/research/``.
+
+The forwards are plain Python loops over chunks with static shapes: they are meant to be
+traced (TorchScript exporter, ``dynamo=False``) or exported with the dynamo exporter, not
+scripted.
+"""
+
+from typing import Dict, Tuple
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch import Tensor
+
+from .layers import LACT_NS_COEFFS
+
+__all__ = [
+    "LinearDotPrealloc",
+    "LinearDotFastWeightArgs",
+    "LinearDotOutIn",
+    "LinearDotEinsum",
+    "LinearDotBmmFolded",
+    "LinearDotBTHD",
+    "LinearMSEXWt",
+    "LinearMSEBTHDEinsumPrealloc",
+    "LaCTV2Function",
+    "LaCTV2FoldedParams",
+    "LaCTV2BTHDEinsum",
+    "zeropower_via_newtonschulz5",
+]
+
+
+# ------------------------------------------------------------------ linear_dot
+# f(x) = x W, U = sum_t k_t^T v_t over the chunk, W <- W + U, then o_c = q_c W.
+
+
+class LinearDotPrealloc(nn.Module):
+    """linear_dot. Spelling (a): ``o = torch.zeros_like(v)`` and ``o[:, :, s:e] = q_c @ w``
+    (the rest is the project's convention: ``[B, H, T, D]``, ``w [H, in, out]``
+    parameter, ``x @ w``)."""
+
+    input_names = ("q", "k", "v")
+
+    def __init__(self, w: Tensor, chunk: int = 8):
+        super().__init__()
+        self.w = nn.Parameter(w.detach().clone())  # [H, d_in, d_out]
+        self.chunk = chunk
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        T = q.shape[2]
+        o = torch.zeros_like(v)
+        w = self.w
+        for s in range(0, T, self.chunk):
+            e = min(s + self.chunk, T)
+            w = w + k[:, :, s:e].transpose(-1, -2) @ v[:, :, s:e]
+            o[:, :, s:e] = q[:, :, s:e] @ w
+        return o
+
+
+class LinearDotFastWeightArgs(nn.Module):
+    """linear_dot. Spelling (b): the initial fast weight is a forward argument
+    ``w [B, H, in, out]`` (one per sample, as a function like LaCT's
+    ``block_causal_lact_swiglu`` receives it), not a parameter. Otherwise ``[B, H, T, D]``,
+    ``x @ w``, list + ``torch.cat``."""
+
+    input_names = ("q", "k", "v", "w")
+
+    def __init__(self, chunk: int = 8):
+        super().__init__()
+        self.chunk = chunk
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor, w: Tensor) -> Tensor:
+        T = q.shape[2]
+        outs = []
+        for s in range(0, T, self.chunk):
+            e = min(s + self.chunk, T)
+            w = w + k[:, :, s:e].transpose(-1, -2) @ v[:, :, s:e]
+            outs.append(q[:, :, s:e] @ w)
+        return torch.cat(outs, dim=2)
+
+
+class LinearDotOutIn(nn.Module):
+    """linear_dot. Spelling (c), first form: ``w [H, out, in]`` applied as
+    ``(w @ x.transpose(-1, -2)).transpose(-1, -2)``, updated with ``v_c^T k_c``.
+    Otherwise ``[B, H, T, D]``, parameter, list + ``torch.cat``."""
+
+    input_names = ("q", "k", "v")
+
+    def __init__(self, w: Tensor, chunk: int = 8):
+        super().__init__()
+        self.w = nn.Parameter(w.detach().transpose(-1, -2).contiguous().clone())  # [H, out, in]
+        self.chunk = chunk
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        T = q.shape[2]
+        w = self.w
+        outs = []
+        for s in range(0, T, self.chunk):
+            e = min(s + self.chunk, T)
+            qi, ki, vi = q[:, :, s:e], k[:, :, s:e], v[:, :, s:e]
+            w = w + vi.transpose(-1, -2) @ ki
+            outs.append((w @ qi.transpose(-1, -2)).transpose(-1, -2))
+        return torch.cat(outs, dim=2)
+
+
+class LinearDotEinsum(nn.Module):
+    """linear_dot. Spelling (d): ``torch.einsum`` for the update
+    (``'bhnd,bhne->bhde'``) and the apply (``'bhnd,bhde->bhne'``), the parameter
+    ``w [H, in, out]`` made per sample with ``.unsqueeze(0).repeat(B, 1, 1, 1)`` first.
+    Otherwise ``[B, H, T, D]``, list + ``torch.cat``."""
+
+    input_names = ("q", "k", "v")
+
+    def __init__(self, w: Tensor, chunk: int = 8):
+        super().__init__()
+        self.w = nn.Parameter(w.detach().clone())
+        self.chunk = chunk
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        B, H, T, D = q.shape
+        w = self.w.unsqueeze(0).repeat(B, 1, 1, 1)
+        outs = []
+        for s in range(0, T, self.chunk):
+            e = min(s + self.chunk, T)
+            w = w + torch.einsum("bhnd,bhne->bhde", k[:, :, s:e], v[:, :, s:e])
+            outs.append(torch.einsum("bhnd,bhde->bhne", q[:, :, s:e], w))
+        return torch.cat(outs, dim=2)
+
+
+class LinearDotBmmFolded(nn.Module):
+    """linear_dot. Spellings (d) ``torch.bmm`` and (e) heads folded into the batch:
+    ``q.reshape(B * H, T, D)``, ``w.repeat(B, 1, 1)`` (``[B*H, in, out]``), the result
+    reshaped back to ``[B, H, T, D]``. Parameter ``w [H, in, out]``, list + ``torch.cat``."""
+
+    input_names = ("q", "k", "v")
+
+    def __init__(self, w: Tensor, chunk: int = 8):
+        super().__init__()
+        self.w = nn.Parameter(w.detach().clone())
+        self.chunk = chunk
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        B, H, T, D = q.shape
+        Dv = v.shape[-1]
+        q = q.reshape(B * H, T, D)
+        k = k.reshape(B * H, T, D)
+        v = v.reshape(B * H, T, Dv)
+        w = self.w.repeat(B, 1, 1)
+        outs = []
+        for s in range(0, T, self.chunk):
+            e = min(s + self.chunk, T)
+            w = w + torch.bmm(k[:, s:e].transpose(1, 2), v[:, s:e])
+            outs.append(torch.bmm(q[:, s:e], w))
+        return torch.cat(outs, dim=1).reshape(B, H, T, Dv)
+
+
+class LinearDotBTHD(nn.Module):
+    """linear_dot. Spelling (f): ``q, k, v, o : [B, T, H, D]``; every chunk is sliced on
+    dim 1 and moved to ``[B, H, n, D]`` with ``.transpose(1, 2)`` for the products, the
+    chunk output moved back; ``torch.cat(dim=1)``. Parameter ``w [H, in, out]``, ``@``."""
+
+    input_names = ("q", "k", "v")
+
+    def __init__(self, w: Tensor, chunk: int = 8):
+        super().__init__()
+        self.w = nn.Parameter(w.detach().clone())
+        self.chunk = chunk
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        T = q.shape[1]
+        w = self.w
+        outs = []
+        for s in range(0, T, self.chunk):
+            e = min(s + self.chunk, T)
+            qi = q[:, s:e].transpose(1, 2)
+            ki = k[:, s:e].transpose(1, 2)
+            vi = v[:, s:e].transpose(1, 2)
+            w = w + ki.transpose(-1, -2) @ vi
+            outs.append((qi @ w).transpose(1, 2))
+        return torch.cat(outs, dim=1)
+
+
+# ------------------------------------------------------------------ linear_mse
+# f(x) = x W, o_c = q_c W, then W <- W - (1/n) sum_t lr_t k_t^T (k_t W - v_t).
+
+
+class LinearMSEXWt(nn.Module):
+    """linear_mse. Spelling (c), second form: ``w [H, out, in]`` applied as
+    ``x @ w.transpose(-1, -2)``; the MSE gradient written as
+    ``(pred - v)^T @ (lr * k)`` in the ``out x in`` orientation and divided by the chunk
+    length. Otherwise ``[B, H, T, D]``, parameter, list + ``torch.cat``."""
+
+    input_names = ("q", "k", "v", "lr")
+
+    def __init__(self, w: Tensor, chunk: int = 8):
+        super().__init__()
+        self.w = nn.Parameter(w.detach().transpose(-1, -2).contiguous().clone())  # [H, out, in]
+        self.chunk = chunk
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor, lr: Tensor) -> Tensor:
+        T = q.shape[2]
+        w = self.w
+        outs = []
+        for s in range(0, T, self.chunk):
+            e = min(s + self.chunk, T)
+            qi, ki, vi, lri = q[:, :, s:e], k[:, :, s:e], v[:, :, s:e], lr[:, :, s:e]
+            outs.append(qi @ w.transpose(-1, -2))
+            pred = ki @ w.transpose(-1, -2)
+            grad = (pred - vi).transpose(-1, -2) @ (ki * lri)
+            w = w - grad / (e - s)
+        return torch.cat(outs, dim=2)
+
+
+class LinearMSEBTHDEinsumPrealloc(nn.Module):
+    """linear_mse. Spellings (a) ``o = v.new_zeros(B, T, H, D)`` with ``o[:, s:e] = ...``,
+    (d) ``torch.einsum`` on (f) ``[B, T, H, D]`` tensors (``'bthd,bhde->bthe'``, the
+    gradient ``'bthd,bthe->bhde'``), ``lr [B, T, H, 1]``; parameter ``w [H, in, out]``
+    made per sample with ``.unsqueeze(0).repeat(B, 1, 1, 1)``."""
+
+    input_names = ("q", "k", "v", "lr")
+
+    def __init__(self, w: Tensor, chunk: int = 8):
+        super().__init__()
+        self.w = nn.Parameter(w.detach().clone())
+        self.chunk = chunk
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor, lr: Tensor) -> Tensor:
+        B, T, H, D = q.shape
+        w = self.w.unsqueeze(0).repeat(B, 1, 1, 1)
+        o = v.new_zeros(B, T, H, w.shape[-1])
+        for s in range(0, T, self.chunk):
+            e = min(s + self.chunk, T)
+            ki = k[:, s:e]
+            o[:, s:e] = torch.einsum("bthd,bhde->bthe", q[:, s:e], w)
+            err = torch.einsum("bthd,bhde->bthe", ki, w) - v[:, s:e]
+            grad = torch.einsum("bthd,bthe->bhde", ki * lr[:, s:e], err) / (e - s)
+            w = w - grad
+        return o
+
+
+# ------------------------------------------------------------------ lact_v2
+# LaCT's block_causal_lact_swiglu with only W1 trained and no weight norm:
+# f(x) = W1 (silu(W0 x) * (W2 x)) with W0, W2 [dh, d] and W1 [d, dh] (output x input).
+
+
+def zeropower_via_newtonschulz5(G: Tensor) -> Tensor:
+    """LaCT's Muon step (fp32 here; the reference casts to bf16): transpose a tall
+    matrix, divide by its Frobenius norm (``.norm(dim=(-2, -1))``, ONNX ``ReduceL2``) +
+    1e-7, five quintic Newton-Schulz steps with LaCT's table, transpose back.
+
+    LaCT writes the transposes as ``X.mT``; torch 2.15's TorchScript exporter has no
+    symbolic for ``aten::mT`` (UnsupportedOperatorError), so this spells them
+    ``X.transpose(-2, -1)``, which exports to the same ONNX Transpose."""
+    X = G
+    if G.size(-2) > G.size(-1):
+        X = X.transpose(-2, -1)
+    X = X / (X.norm(dim=(-2, -1), keepdim=True) + 1e-7)
+    for a, b, c in LACT_NS_COEFFS:
+        A = X @ X.transpose(-2, -1)
+        B = b * A + c * A @ A
+        X = a * X + B @ X
+    if G.size(-2) > G.size(-1):
+        X = X.transpose(-2, -1)
+    return X
+
+
+def block_causal_lact_swiglu_w1(w0: Tensor, w1: Tensor, w2: Tensor, q: Tensor, k: Tensor,
+                                v: Tensor, lr1: Tensor, momentum: Tensor,
+                                chunk_size: int) -> Tensor:
+    """LaCT's ``block_causal_lact_swiglu`` (apply, then update on every chunk but the
+    last), only W1 trained: ``w0, w2 [b, dh, d]``, ``w1 [b, d, dh]``, ``q, k, v
+    [b, l, d]``, ``lr1, momentum [b, l, 1]`` (b = batch x heads). The output is a
+    preallocated ``[b, d, l]`` buffer written per chunk and transposed at the end."""
+    q = q.transpose(1, 2)  # [b, d, l]
+    v = v.transpose(1, 2)
+    output = torch.zeros_like(v)
+    dw1_momentum = torch.zeros_like(w1)
+    seq_len = k.shape[1]
+    e_index = 0
+    for i in range(0, seq_len - chunk_size, chunk_size):
+        s_index = i
+        e_index = s_index + chunk_size
+        ki = k[:, s_index:e_index, :]  # [b, l, d]
+        vi = v[:, :, s_index:e_index]  # [b, d, l]
+        qi = q[:, :, s_index:e_index]
+        lr1i = lr1[:, s_index:e_index, :]  # [b, l, 1]
+
+        # apply: [b, dh, d] x [b, d, l] -> [b, dh, l]
+        h = torch.bmm(w2, qi)
+        gate = F.silu(torch.bmm(w0, qi))
+        output[:, :, s_index:e_index] = torch.bmm(w1, gate * h)
+
+        # update W1 (negative dot loss; W0 and W2 stay)
+        gate_before_act = torch.bmm(w0, ki.transpose(1, 2))
+        hidden_before_mul = torch.bmm(w2, ki.transpose(1, 2))
+        hidden = F.silu(gate_before_act) * hidden_before_mul
+        dw1 = torch.bmm(vi, hidden.transpose(1, 2) * lr1i)  # [b, d, dh]
+
+        m_i = momentum[:, s_index:e_index, :].mean(dim=1, keepdim=True)
+        dw1 = dw1 + dw1_momentum * m_i
+        dw1_momentum = dw1
+
+        dw1 = zeropower_via_newtonschulz5(dw1)
+        w1 = w1 + dw1
+
+    s_index = e_index
+    e_index = seq_len
+    qi = q[:, :, s_index:e_index]
+    h = torch.bmm(w2, qi)
+    gate = F.silu(torch.bmm(w0, qi))
+    output[:, :, s_index:e_index] = torch.bmm(w1, gate * h)
+    return output.transpose(1, 2)
+
+
+class LaCTV2Function(nn.Module):
+    """lact_v2, as LaCT's reference function is called. Spellings (a) preallocated
+    ``[b, d, l]`` output with ``output[:, :, s:e] = bmm(w1, gate * h)``, (b) the fast
+    weights ``w0, w1, w2`` are forward arguments (``[B*H, dh, d]``, ``[B*H, d, dh]``,
+    ``[B*H, dh, d]``, per sample and head), (c) ``output x input`` weights applied as
+    ``bmm(W, x.transpose(1, 2))``, (d) ``torch.bmm``, (e) heads folded into the batch:
+    ``q, k, v [B*H, T, d]``, ``lr1, momentum [B*H, T, 1]``. Muon is LaCT's
+    ``zeropower_via_newtonschulz5`` (``.norm(dim=(-2, -1))``)."""
+
+    input_names = ("w0", "w1", "w2", "q", "k", "v", "lr1", "momentum")
+
+    def __init__(self, chunk: int = 16):
+        super().__init__()
+        self.chunk = chunk
+
+    def forward(self, w0: Tensor, w1: Tensor, w2: Tensor, q: Tensor, k: Tensor, v: Tensor,
+                lr1: Tensor, momentum: Tensor) -> Tensor:
+        return block_causal_lact_swiglu_w1(w0, w1, w2, q, k, v, lr1, momentum, self.chunk)
+
+
+class LaCTV2FoldedParams(nn.Module):
+    """lact_v2, as LaCT's layer calls its function: the weights are parameters
+    ``[H, dh, d]`` / ``[H, d, dh]`` (c: ``output x input``) repeated over the batch
+    (``.repeat(B, 1, 1)``, e: heads folded into the batch); ``q, k, v [B, H, T, d]``,
+    ``lr [B, H, T, 3]`` (column 1 is W1's rate), ``momentum [B, H, T]`` are reshaped to
+    ``[B*H, T, .]``; (a) preallocated output, (d) ``torch.bmm``."""
+
+    input_names = ("q", "k", "v", "lr", "momentum")
+
+    def __init__(self, w0: Tensor, w1: Tensor, w2: Tensor, chunk: int = 16):
+        super().__init__()
+        # the twin's [H, in, out] -> LaCT's [H, out, in]
+        self.w0 = nn.Parameter(w0.detach().transpose(-1, -2).contiguous().clone())
+        self.w1 = nn.Parameter(w1.detach().transpose(-1, -2).contiguous().clone())
+        self.w2 = nn.Parameter(w2.detach().transpose(-1, -2).contiguous().clone())
+        self.chunk = chunk
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor, lr: Tensor, momentum: Tensor) -> Tensor:
+        B, H, T, D = q.shape
+        fw_w0 = self.w0.repeat(B, 1, 1)
+        fw_w1 = self.w1.repeat(B, 1, 1)
+        fw_w2 = self.w2.repeat(B, 1, 1)
+        q = q.reshape(B * H, T, D)
+        k = k.reshape(B * H, T, D)
+        v = v.reshape(B * H, T, v.shape[-1])
+        lr1 = lr[..., 1:2].reshape(B * H, T, 1)
+        m = momentum.reshape(B * H, T, 1)
+        o = block_causal_lact_swiglu_w1(fw_w0, fw_w1, fw_w2, q, k, v, lr1, m, self.chunk)
+        return o.reshape(B, H, T, -1)
+
+
+class LaCTV2BTHDEinsum(nn.Module):
+    """lact_v2 on (f) ``[B, T, H, D]`` tensors with (d) ``torch.einsum``:
+    ``q, k, v [B, T, H, d]``, ``lr [B, T, H, 3]``, ``momentum [B, T, H]``; (c) weights
+    ``output x input`` parameters (``'hed,bthd->bthe'``), W1 made per sample with
+    ``.unsqueeze(0).repeat(B, 1, 1, 1)``; chunk outputs in a list and
+    ``torch.cat(dim=1)``; Muon written with ``transpose(-1, -2)`` on ``[B, H, d, dh]``
+    updates and ``torch.linalg.matrix_norm``."""
+
+    input_names = ("q", "k", "v", "lr", "momentum")
+
+    def __init__(self, w0: Tensor, w1: Tensor, w2: Tensor, chunk: int = 16):
+        super().__init__()
+        self.w0 = nn.Parameter(w0.detach().transpose(-1, -2).contiguous().clone())  # [H, dh, d]
+        self.w1 = nn.Parameter(w1.detach().transpose(-1, -2).contiguous().clone())  # [H, d, dh]
+        self.w2 = nn.Parameter(w2.detach().transpose(-1, -2).contiguous().clone())
+        self.chunk = chunk
+
+    @staticmethod
+    def _muon(g: Tensor) -> Tensor:
+        tall = g.shape[-2] > g.shape[-1]
+        x = g.transpose(-1, -2) if tall else g
+        x = x / (torch.linalg.matrix_norm(x, keepdim=True) + 1e-7)
+        for a, b, c in LACT_NS_COEFFS:
+            A = x @ x.transpose(-1, -2)
+            x = a * x + (b * A + c * (A @ A)) @ x
+        return x.transpose(-1, -2) if tall else x
+
+    def _f(self, x: Tensor, w1: Tensor) -> Tensor:
+        gate = F.silu(torch.einsum("hed,bthd->bthe", self.w0, x))
+        hid = gate * torch.einsum("hed,bthd->bthe", self.w2, x)
+        return torch.einsum("bhde,bthe->bthd", w1, hid)
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor, lr: Tensor, momentum: Tensor) -> Tensor:
+        B, T, H, D = q.shape
+        C = self.chunk
+        w1 = self.w1.unsqueeze(0).repeat(B, 1, 1, 1)  # [B, H, d, dh]
+        mom = torch.zeros_like(w1)
+        outs = []
+        n_upd = (T - 1) // C
+        for i in range(n_upd):
+            s, e = i * C, (i + 1) * C
+            outs.append(self._f(q[:, s:e], w1))
+            ki, vi = k[:, s:e], v[:, s:e]
+            gk = torch.einsum("hed,bthd->bthe", self.w0, ki)
+            hk = torch.einsum("hed,bthd->bthe", self.w2, ki)
+            hidden = F.silu(gk) * hk * lr[:, s:e, :, 1:2]
+            dw1 = torch.einsum("bthd,bthe->bhde", vi, hidden)  # [B, H, d, dh]
+            mu = momentum[:, s:e].mean(dim=1)[:, :, None, None]  # [B, H, 1, 1]
+            mom = mu * mom + dw1
+            w1 = w1 + self._muon(mom)
+        outs.append(self._f(q[:, n_upd * C:], w1))
+        return torch.cat(outs, dim=1)
+
+
+# ------------------------------------------------------------------ fixture glue
+# How python/scripts/make_fixtures.py builds each research module from its twin in
+# layers.py and maps the twin's inputs ([B, H, T, D], lr [B, H, T, 1|3],
+# momentum [B, H, T]) to the module's inputs and its output back.
+
+
+def _bthd(x: Tensor) -> Tensor:
+    return x.transpose(1, 2).contiguous()
+
+
+def _fold(x: Tensor) -> Tensor:
+    B, H, T, D = x.shape
+    return x.reshape(B * H, T, D)
+
+
+def _per_sample(w: Tensor, B: int) -> Tensor:
+    return w.unsqueeze(0).expand(B, *w.shape).contiguous()
+
+
+def _linear_map(x: Dict[str, Tensor], layout: str) -> Dict[str, Tensor]:
+    return {n: _bthd(t) for n, t in x.items()} if layout == "bthd" else dict(x)
+
+
+# name -> (twin family, spellings, make(twin) -> module, inputs(twin, x) -> dict,
+#          output(twin, o) -> twin layout)
+RESEARCH: Dict[str, Tuple] = {
+    "linear_dot_prealloc": (
+        "linear_dot", "a", lambda t: LinearDotPrealloc(t.w, t.chunk),
+        lambda t, x: dict(x), lambda t, o: o),
+    "linear_dot_fwargs": (
+        "linear_dot", "b", lambda t: LinearDotFastWeightArgs(t.chunk),
+        lambda t, x: {**x, "w": _per_sample(t.w.detach(), x["q"].shape[0])}, lambda t, o: o),
+    "linear_dot_outin": (
+        "linear_dot", "c", lambda t: LinearDotOutIn(t.w, t.chunk),
+        lambda t, x: dict(x), lambda t, o: o),
+    "linear_dot_einsum": (
+        "linear_dot", "d", lambda t: LinearDotEinsum(t.w, t.chunk),
+        lambda t, x: dict(x), lambda t, o: o),
+    "linear_dot_bmm_fold": (
+        "linear_dot", "d,e", lambda t: LinearDotBmmFolded(t.w, t.chunk),
+        lambda t, x: dict(x), lambda t, o: o),
+    "linear_dot_bthd": (
+        "linear_dot", "f", lambda t: LinearDotBTHD(t.w, t.chunk),
+        lambda t, x: _linear_map(x, "bthd"), lambda t, o: _bthd(o)),
+    "linear_mse_xwt": (
+        "linear_mse", "c", lambda t: LinearMSEXWt(t.w, t.chunk),
+        lambda t, x: dict(x), lambda t, o: o),
+    "linear_mse_bthd_einsum_prealloc": (
+        "linear_mse", "a,d,f", lambda t: LinearMSEBTHDEinsumPrealloc(t.w, t.chunk),
+        lambda t, x: _linear_map(x, "bthd"), lambda t, o: _bthd(o)),
+    "lact_v2_function": (
+        "lact_v2", "a,b,c,d,e", lambda t: LaCTV2Function(t.chunk),
+        lambda t, x: {
+            "w0": _fold(_per_sample(t.w0.detach().transpose(-1, -2), x["q"].shape[0])),
+            "w1": _fold(_per_sample(t.w1.detach().transpose(-1, -2), x["q"].shape[0])),
+            "w2": _fold(_per_sample(t.w2.detach().transpose(-1, -2), x["q"].shape[0])),
+            "q": _fold(x["q"]), "k": _fold(x["k"]), "v": _fold(x["v"]),
+            "lr1": _fold(x["lr"][..., 1:2]), "momentum": _fold(x["momentum"][..., None])},
+        lambda t, o: o.reshape(-1, t.w0.shape[0], o.shape[1], o.shape[2])),
+    "lact_v2_fold_params": (
+        "lact_v2", "a,c,d,e", lambda t: LaCTV2FoldedParams(t.w0, t.w1, t.w2, t.chunk),
+        lambda t, x: dict(x), lambda t, o: o),
+    "lact_v2_bthd_einsum": (
+        "lact_v2", "c,d,f", lambda t: LaCTV2BTHDEinsum(t.w0, t.w1, t.w2, t.chunk),
+        lambda t, x: {"q": _bthd(x["q"]), "k": _bthd(x["k"]), "v": _bthd(x["v"]),
+                      "lr": _bthd(x["lr"]), "momentum": x["momentum"].transpose(1, 2)},
+        lambda t, o: _bthd(o)),
+}

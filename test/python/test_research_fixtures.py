@@ -1,0 +1,362 @@
+"""The research-spelling fixtures (test/fixtures/onnx/research/) through `ttt-opt`.
+
+``research_<module>.<exporter>_opset<N>.onnx`` are exports of python/ttt/models/research.py:
+the linear_dot, linear_mse and lact_v2 layers of python/ttt/models/layers.py written the
+way research code writes them (preallocated outputs with in-place chunk writes, fast
+weights as forward arguments, out x in weights, einsum/bmm, heads folded into the batch,
+[B, T, H, D]), traced with torch's TorchScript exporter at opset 17 and at torch's default
+opset and with the dynamo exporter. ``<family>.traced_opset<N>.onnx`` are the committed
+linear_dot / lact_v2 fixtures exported again at torch's default opset. Each comes with a
+``.json`` (spellings, twin, exporter, input shapes and distributions) and a ``.npz`` (the
+example inputs and torch's output ``o``). Regenerate with
+``python/scripts/make_fixtures.py --research`` (needs torch; see its docstring).
+
+For every fixture:
+
+* onnxruntime on the fixture reproduces torch's output (relative error <= 1e-5);
+* ``ttt-opt fixture.onnx -o out.onnx`` runs, and its remark decides the outcome:
+  "rewritten" (a "TTT layer:" remark saying "raised to ttt.kvb_layer"), "found" (a
+  "TTT layer:" remark, the layer left as it was) or not found;
+* a research fixture must have exactly the outcome EXPECTED gives it, or, when it is in
+  NOT_YET, still not be found (NOT_YET records what ttt-opt says today). A rewritten
+  model must pass the checker and match torch's output on the example inputs and the
+  original model on fresh random inputs of the same shapes (<= 1e-5);
+* a ``traced_opset<N>`` re-export must be found and rewritten like its opset-17 twin in
+  test/fixtures/onnx, with the same remark up to value names, and match within 1e-5.
+
+When the recognizer learns a spelling, move the fixture from NOT_YET to EXPECTED (or
+from "found" to "rewritten"); the test says which entry is stale, and
+``python3 test/python/test_research_fixtures.py --survey`` prints both tables as the
+current build of ttt-opt would fill them.
+
+Needs onnx and onnxruntime, not torch.
+Run: TTT_BUILD_DIR=build python3 -m pytest -q test/python/test_research_fixtures.py
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compiler import build_dir  # noqa: E402
+
+FIXTURE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "onnx"
+RESEARCH_DIR = FIXTURE_DIR / "research"
+NAMES = sorted(p.name[: -len(".onnx")] for p in RESEARCH_DIR.glob("*.onnx"))
+RESEARCH = [n for n in NAMES if n.startswith("research_")]
+OPSET_TWINS = [n for n in NAMES if not n.startswith("research_")
+               and re.search(r"_opset\d+$", n)]
+RTOL = 1e-5
+MAX_BYTES = 200 * 1024
+
+# What today's ttt-opt does with each research fixture that it finds: "rewritten" or
+# "found" (left as it was; the reason in the comment). Spellings (research.py):
+# a preallocated output + in-place chunk writes, b fast weights as forward arguments,
+# c out x in weights, d einsum / bmm, e heads folded into the batch, f [B, T, H, D].
+EXPECTED = {
+    # --- rewritten
+    # linear_dot, (b) fast weights as graph inputs [B, H, in, out]
+    "research_linear_dot_fwargs.traced_opset17": "rewritten",
+    "research_linear_dot_fwargs.traced_opset20": "rewritten",
+    "research_linear_dot_fwargs.dynamo_opset17": "rewritten",
+    "research_linear_dot_fwargs.dynamo_opset20": "rewritten",
+    # linear_dot, (d) einsum
+    "research_linear_dot_einsum.traced_opset17": "rewritten",
+    "research_linear_dot_einsum.traced_opset20": "rewritten",
+    "research_linear_dot_einsum.dynamo_opset17": "rewritten",
+    "research_linear_dot_einsum.dynamo_opset20": "rewritten",
+    # linear_dot, (d) bmm + (e) heads folded into the batch
+    "research_linear_dot_bmm_fold.traced_opset17": "rewritten",
+    "research_linear_dot_bmm_fold.traced_opset20": "rewritten",
+    "research_linear_dot_bmm_fold.dynamo_opset17": "rewritten",
+    "research_linear_dot_bmm_fold.dynamo_opset20": "rewritten",
+    # --- found, left as it was
+    # linear_dot, (a) preallocated output: "its output depends non-linearly on the
+    # trained fast weights (through ScatterND ...)", read as a full-batch step
+    "research_linear_dot_prealloc.traced_opset17": "found",
+    "research_linear_dot_prealloc.traced_opset20": "found",
+    "research_linear_dot_prealloc.dynamo_opset17": "found",
+    "research_linear_dot_prealloc.dynamo_opset20": "found",
+    # linear_dot, (c) W @ x^T, transposed back (rewritten since the build of 13:27;
+    # before, read as a full-batch step)
+    "research_linear_dot_outin.traced_opset17": "rewritten",
+    "research_linear_dot_outin.traced_opset20": "rewritten",
+    "research_linear_dot_outin.dynamo_opset17": "rewritten",
+    "research_linear_dot_outin.dynamo_opset20": "rewritten",
+    # linear_dot, (f) [B, T, H, D]: "the update's left factor is not the transposed keys
+    # of the chunk"
+    "research_linear_dot_bthd.traced_opset17": "found",
+    "research_linear_dot_bthd.traced_opset20": "found",
+    "research_linear_dot_bthd.dynamo_opset17": "found",
+    "research_linear_dot_bthd.dynamo_opset20": "found",
+    # linear_mse, (c) x @ W^T: read as a full-batch step ("the raise reads chunked layers")
+    "research_linear_mse_xwt.traced_opset17": "found",
+    "research_linear_mse_xwt.traced_opset20": "found",
+    "research_linear_mse_xwt.dynamo_opset17": "found",
+    "research_linear_mse_xwt.dynamo_opset20": "found",
+    # linear_mse, (a) + (d) + (f): full-batch step, "non-linearly ... through ScatterND"
+    "research_linear_mse_bthd_einsum_prealloc.traced_opset17": "found",
+    "research_linear_mse_bthd_einsum_prealloc.traced_opset20": "found",
+    "research_linear_mse_bthd_einsum_prealloc.dynamo_opset17": "found",
+    "research_linear_mse_bthd_einsum_prealloc.dynamo_opset20": "found",
+    # lact_v2, (a) + (c) + (d) + (e), parameters repeated over the batch: full-batch
+    # step, "non-linearly ... through ScatterND"
+    "research_lact_v2_fold_params.traced_opset17": "found",
+    "research_lact_v2_fold_params.traced_opset20": "found",
+    "research_lact_v2_fold_params.dynamo_opset20": "found",
+    # lact_v2, (c) + (d) + (f): full-batch step ("the raise reads chunked layers")
+    "research_lact_v2_bthd_einsum.traced_opset17": "found",
+    "research_lact_v2_bthd_einsum.traced_opset20": "found",
+    "research_lact_v2_bthd_einsum.dynamo_opset20": "found",
+}
+
+# Research fixtures today's ttt-opt does not find, with what it prints.
+NOT_YET = {
+    # lact_v2 as LaCT's block_causal_lact_swiglu is called: (a) + (b) + (c) + (d) + (e)
+    "research_lact_v2_function.traced_opset17": "no TTT layer found (518 nodes read)",
+    "research_lact_v2_function.traced_opset20": "no TTT layer found (524 nodes read)",
+    "research_lact_v2_function.dynamo_opset20": "no TTT layer found (237 nodes read)",
+}
+
+LAYER_REMARK = re.compile(r"^remark: .*?: TTT layer: (.*)$", re.M)
+REWRITTEN = "raised to ttt.kvb_layer"
+
+
+def _meta(path_stem: Path) -> dict:
+    return json.loads(path_stem.with_suffix(".json").read_text())
+
+
+def _path(name: str) -> Path:
+    return RESEARCH_DIR / f"{name}.onnx"
+
+
+def _npz(name: str) -> dict:
+    with np.load(RESEARCH_DIR / f"{name}.npz") as z:
+        return {k: z[k] for k in z.files}
+
+
+def _run(path: Path, feeds: dict) -> list:
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.log_severity_level = 3
+    session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    return session.run(None, feeds)
+
+
+def _relative_error(actual, expected) -> float:
+    expected = np.asarray(expected, np.float64)
+    scale = max(float(np.max(np.abs(expected))), 1e-30)
+    return float(np.max(np.abs(np.asarray(actual, np.float64) - expected))) / scale
+
+
+def _example(name: str):
+    """The fixture's example inputs (float32) and torch's outputs."""
+    meta = json.loads((RESEARCH_DIR / f"{name}.json").read_text())
+    arrays = _npz(name)
+    feeds = {s["name"]: arrays[s["name"]].astype(np.float32) for s in meta["inputs"]}
+    return feeds, [arrays[o] for o in meta["outputs"]]
+
+
+def _fresh(name: str, rng) -> dict:
+    meta = json.loads((RESEARCH_DIR / f"{name}.json").read_text())
+    feeds = {}
+    for spec in meta["inputs"]:
+        shape = [meta["dims"][d] if isinstance(d, str) else d for d in spec["shape"]]
+        kind, a, b = spec["dist"]
+        x = rng.normal(a, b, shape) if kind == "normal" else rng.uniform(a, b, shape)
+        feeds[spec["name"]] = x.astype(np.float32)
+    return feeds
+
+
+def _ttt_opt(src: Path, out: Path) -> str:
+    """stderr of `ttt-opt src -o out`; waits a while for a binary that is being rebuilt."""
+    tool = build_dir() / "bin" / "ttt-opt"
+    for _ in range(60):
+        if tool.exists():
+            break
+        time.sleep(2)
+    for attempt in range(3):
+        try:
+            proc = subprocess.run([str(tool), str(src), "-o", str(out)], capture_output=True,
+                                  text=True, timeout=300)
+        except OSError:  # replaced while we started it (text file busy, vanished)
+            if attempt == 2:
+                raise
+            time.sleep(5)
+            continue
+        assert proc.returncode == 0, f"{src.name}: ttt-opt failed: {proc.stderr}"
+        return proc.stderr
+    raise AssertionError("unreachable")
+
+
+def _outcome(stderr: str) -> str:
+    layers = LAYER_REMARK.findall(stderr)
+    if not layers:
+        return "none"
+    assert len(layers) == 1, f"more than one TTT layer: {stderr}"
+    return "rewritten" if REWRITTEN in layers[0] else "found"
+
+
+def _remark(stderr: str) -> str:
+    """The remark without its 'remark: <file>: node ...:' prefix."""
+    lines = [ln for ln in stderr.splitlines() if ln.startswith("remark: ")]
+    return re.sub(r"^remark: [^:]*: (node '[^']*': )?", "", lines[0]) if lines else stderr
+
+
+@pytest.fixture(scope="module")
+def optimized(tmp_path_factory):
+    """name -> (path of ttt-opt's output, its stderr), for every fixture here and for
+    the opset-17 twins of the re-exports (keyed by their path)."""
+    out_dir = tmp_path_factory.mktemp("research_optimized")
+    results = {}
+    for name in NAMES:
+        out = out_dir / f"{name}.onnx"
+        results[name] = (out, _ttt_opt(_path(name), out))
+    for name in OPSET_TWINS:
+        twin = json.loads((RESEARCH_DIR / f"{name}.json").read_text())["twin_fixture"]
+        out = out_dir / f"twin.{twin}.onnx"
+        results[f"twin:{twin}"] = (out, _ttt_opt(FIXTURE_DIR / f"{twin}.onnx", out))
+    return results
+
+
+def _check_rewritten(name: str, out: Path) -> None:
+    onnx.checker.check_model(str(out), full_check=True)
+    feeds, want = _example(name)
+    got = _run(out, feeds)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape, f"{name}: shape {g.shape} != torch's {w.shape}"
+        err = _relative_error(g, w)
+        assert err <= RTOL, f"{name}: rewritten model vs torch: relative error {err:.3g}"
+    rng = np.random.default_rng(zlib.crc32(name.encode()))
+    for _ in range(2):
+        feeds = _fresh(name, rng)
+        for g, w in zip(_run(out, feeds), _run(_path(name), feeds)):
+            err = _relative_error(g, w)
+            assert err <= RTOL, f"{name}: rewritten vs original on fresh inputs: {err:.3g}"
+
+
+# ------------------------------------------------------------------ tests
+
+
+def test_fixture_set():
+    assert RESEARCH and OPSET_TWINS, f"no research fixtures in {RESEARCH_DIR}"
+    assert not set(EXPECTED) & set(NOT_YET), sorted(set(EXPECTED) & set(NOT_YET))
+    tables = set(EXPECTED) | set(NOT_YET)
+    assert tables == set(RESEARCH), (
+        f"not in EXPECTED or NOT_YET: {sorted(set(RESEARCH) - tables)}; "
+        f"listed but missing: {sorted(tables - set(RESEARCH))}")
+    assert set(EXPECTED.values()) <= {"rewritten", "found"}
+    for name in NAMES:
+        assert (RESEARCH_DIR / f"{name}.json").is_file(), f"{name}: no JSON sidecar"
+        assert (RESEARCH_DIR / f"{name}.npz").is_file(), f"{name}: no NPZ sidecar"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_fixture_matches_torch(name):
+    path = _path(name)
+    assert path.stat().st_size < MAX_BYTES, f"{name}: {path.stat().st_size} bytes"
+    model = onnx.load(str(path))
+    onnx.checker.check_model(model, full_check=True)
+    meta = json.loads((RESEARCH_DIR / f"{name}.json").read_text())
+    opsets = {o.domain: o.version for o in model.opset_import}
+    assert opsets.get("", opsets.get("ai.onnx")) == meta["opset"]
+    assert name.endswith(f"_opset{meta['opset']}")
+    assert [i.name for i in model.graph.input] == [s["name"] for s in meta["inputs"]]
+    assert [o.name for o in model.graph.output] == meta["outputs"]
+    assert "Loop" not in {n.op_type for n in model.graph.node}  # traced: unrolled
+    feeds, want = _example(name)
+    got = _run(path, feeds)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        err = _relative_error(g, w)
+        assert err <= RTOL, f"{name}: onnxruntime vs torch: relative error {err:.3g}"
+
+
+@pytest.mark.parametrize("name", RESEARCH)
+def test_research_outcome(name, optimized):
+    out, stderr = optimized[name]
+    outcome = _outcome(stderr)
+    remark = _remark(stderr)
+    if name in NOT_YET:
+        assert outcome == "none", (
+            f"{name} is now {outcome} -- move it from NOT_YET to EXPECTED "
+            f"(as {outcome!r}): {remark}")
+        return
+    assert outcome == EXPECTED[name], (
+        f"{name}: expected {EXPECTED[name]}, ttt-opt says: {remark}"
+        + (" -- update EXPECTED" if outcome == "rewritten" else ""))
+    if outcome == "rewritten":
+        _check_rewritten(name, out)
+
+
+def _normalized(layer_remark: str) -> str:
+    return re.sub(r"'[^']*'", "'...'", layer_remark)
+
+
+@pytest.mark.parametrize("name", OPSET_TWINS)
+def test_opset_reexport_like_its_twin(name, optimized):
+    meta = json.loads((RESEARCH_DIR / f"{name}.json").read_text())
+    twin_model = onnx.load(str(FIXTURE_DIR / f"{meta['twin_fixture']}.onnx"))
+    assert {o.version for o in twin_model.opset_import if o.domain in ("", "ai.onnx")} == {17}
+    assert meta["opset"] != 17
+    out, stderr = optimized[name]
+    _, twin_stderr = optimized[f"twin:{meta['twin_fixture']}"]
+    layers, twin_layers = LAYER_REMARK.findall(stderr), LAYER_REMARK.findall(twin_stderr)
+    assert len(twin_layers) == 1 and REWRITTEN in twin_layers[0], (
+        f"the opset-17 twin {meta['twin_fixture']} is not rewritten: {twin_stderr}")
+    assert len(layers) == 1, f"{name}: {stderr}"
+    assert _normalized(layers[0]) == _normalized(twin_layers[0]), (
+        f"{name}: {layers[0]}\n  vs opset 17: {twin_layers[0]}")
+    _check_rewritten(name, out)
+
+
+def _survey() -> int:
+    """Prints EXPECTED / NOT_YET as today's ttt-opt would fill them (rewritten entries
+    are only listed as such when their outputs match), and the opset re-exports."""
+    import tempfile
+    expected, not_yet = {}, {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in NAMES:
+            out = Path(tmp) / f"{name}.onnx"
+            stderr = _ttt_opt(_path(name), out)
+            outcome, remark = _outcome(stderr), _remark(stderr)
+            if outcome == "rewritten":
+                try:
+                    _check_rewritten(name, out)
+                except AssertionError as e:
+                    outcome, remark = "found", f"rewritten but wrong: {e}"
+            print(f"{name:56s} {outcome:9s} {remark}")
+            if name in RESEARCH:
+                (not_yet if outcome == "none" else expected)[name] = (
+                    remark if outcome == "none" else outcome)
+    print("\nEXPECTED = {")
+    for name, outcome in expected.items():
+        print(f"    {name!r}: {outcome!r},")
+    print("}\nNOT_YET = {")
+    for name, remark in not_yet.items():
+        print(f"    {name!r}: {remark!r},")
+    print("}")
+    stale = {n for n in RESEARCH if EXPECTED.get(n) != expected.get(n)
+             or (n in NOT_YET) != (n in not_yet)}
+    print(f"\n{len(stale)} entries differ from the tables in this file: {sorted(stale)}")
+    return 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--survey"]:
+        sys.exit("usage: TTT_BUILD_DIR=build python3 test/python/test_research_fixtures.py "
+                 "--survey")
+    sys.exit(_survey())
