@@ -33,6 +33,51 @@ static bool isSingleElement(Value value) {
   return type && type.hasStaticShape() && type.getNumElements() == 1;
 }
 
+/// True if `value` is a Transpose of its two innermost axes.
+static bool isInnerTranspose(Value value) {
+  onnx::NodeOp node = nodeOf(value, "Transpose");
+  if (!node)
+    return false;
+  std::optional<SmallVector<int64_t>> perm = transposePerm(node);
+  return perm && swapsInner(*perm);
+}
+
+/// True if moving a transpose of the innermost axes (`pushed`) onto `value`
+/// costs nothing: it undoes a transpose, lands on a constant or a graph
+/// input, merges with another transpose of `value`, or moves on
+/// through a product, sum or scaling where the same holds. Transposes move
+/// only where they cancel, so a computation that is not written in the
+/// other orientation (a Newton-Schulz iteration) keeps its form.
+static bool transposesForFree(Value value, Operation *pushed, int depth = 0) {
+  if (isInnerTranspose(value) || isa<BlockArgument>(value) ||
+      isSingleElement(value))
+    return true;
+  auto node = value.getDefiningOp<onnx::NodeOp>();
+  if (!node)
+    return value.getDefiningOp<onnx::InitializerOp>() != nullptr;
+  if (node.isDefaultDomain() && node.getOpType() == "Constant")
+    return true;
+  if (llvm::any_of(value.getUsers(), [&](Operation *user) {
+        auto transpose = dyn_cast<onnx::NodeOp>(user);
+        return transpose && user != pushed &&
+               isInnerTranspose(transpose->getResult(0));
+      }))
+    return true;
+  if (depth > 8 || !node.isDefaultDomain())
+    return false;
+  StringRef type = node.getOpType();
+  if (type == "MatMul" && node.getInputs().size() == 2)
+    return llvm::any_of(node.getInputs(), isInnerTranspose);
+  bool scaling = type == "Mul" || type == "Div";
+  if (scaling && !llvm::any_of(node.getInputs(), isSingleElement))
+    return false;
+  if (!scaling && type != "Add" && type != "Sub" && type != "Neg")
+    return false;
+  return llvm::all_of(node.getInputs(), [&](Value operand) {
+    return transposesForFree(operand, pushed, depth + 1);
+  });
+}
+
 namespace {
 /// Einsum("..,..->..") with one contracted index -> Transposes and a MatMul.
 ///
@@ -149,8 +194,8 @@ private:
   }
 };
 
-/// (A B)^T -> B^T A^T. A product that something else reads as it is stays
-/// for that reader too.
+/// (A B)^T -> B^T A^T, when one factor is a transpose (which cancels). A
+/// product that something else reads as it is stays for that reader too.
 struct TransposeOfMatMul : NodePattern {
   explicit TransposeOfMatMul(MLIRContext *context)
       : NodePattern(context, "Transpose") {}
@@ -162,6 +207,9 @@ struct TransposeOfMatMul : NodePattern {
     if (!perm || !swapsInner(*perm) || !matmul)
       return rewriter.notifyMatchFailure(transpose,
                                          "not the transpose of a product");
+    if (!llvm::any_of(matmul.getInputs(), isInnerTranspose))
+      return rewriter.notifyMatchFailure(transpose,
+                                         "no factor is a transpose");
     Value a = matmul.getInputs()[0], b = matmul.getInputs()[1];
     std::optional<int64_t> rankA = rankOf(a), rankB = rankOf(b);
     if (!rankA || !rankB || *rankA < 2 || *rankB < 2)
@@ -178,7 +226,9 @@ struct TransposeOfMatMul : NodePattern {
 };
 
 /// (A + B)^T -> A^T + B^T, and likewise for Sub, Neg, and Mul or Div by a
-/// scalar or a tensor of the same rank.
+/// scalar, when every operand transposes for free. A product with a tensor
+/// keeps its transpose: `(k * lr)^T` is how an update reads keys scaled per
+/// token.
 struct TransposeOfElementwise : NodePattern {
   explicit TransposeOfElementwise(MLIRContext *context)
       : NodePattern(context, "Transpose") {}
@@ -194,6 +244,10 @@ struct TransposeOfElementwise : NodePattern {
       return rewriter.notifyMatchFailure(transpose,
                                          "not the transpose of an "
                                          "elementwise op");
+    if (!transposesForFree(node->getResult(0), transpose))
+      return rewriter.notifyMatchFailure(transpose,
+                                         "its operands do not transpose for "
+                                         "free");
     int64_t rank = perm->size();
     SmallVector<Value> operands;
     Location loc = transpose.getLoc();

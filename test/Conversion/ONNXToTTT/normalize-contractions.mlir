@@ -1,0 +1,93 @@
+// Contractions become MatMuls of one orientation.
+// RUN: ttt-opt %s --ttt-normalize-onnx --split-input-file | FileCheck %s
+
+// Einsum with one contracted index: the keys' chunk is transposed in its two
+// innermost axes (k^T v), and a weight without the batch index broadcasts.
+
+// CHECK-LABEL: onnx.graph @einsum(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<2x3x8x4xf32> {{.*}}, %[[K:[^:]+]]: tensor<2x3x8x4xf32> {{.*}}, %[[V:[^:]+]]: tensor<2x3x8x5xf32> {{.*}}, %[[W:[^:]+]]: tensor<3x4x5xf32>
+// CHECK: %[[O:.+]] = onnx.node "MatMul"(%[[Q]], %[[W]]) : (tensor<2x3x8x4xf32>, tensor<3x4x5xf32>) -> tensor<2x3x8x5xf32>
+// CHECK: %[[KT:.+]] = onnx.node "Transpose"(%[[K]]) attrs {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x3x8x4xf32>) -> tensor<2x3x4x8xf32>
+// CHECK: %[[G:.+]] = onnx.node "MatMul"(%[[KT]], %[[V]]) : (tensor<2x3x4x8xf32>, tensor<2x3x8x5xf32>) -> tensor<2x3x4x5xf32>
+// CHECK-NOT: "Einsum"
+// CHECK: onnx.yield %[[O]], %[[G]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @einsum(%q: tensor<2x3x8x4xf32> {onnx.name = "q"}, %k: tensor<2x3x8x4xf32> {onnx.name = "k"}, %v: tensor<2x3x8x5xf32> {onnx.name = "v"}, %w: tensor<3x4x5xf32> {onnx.name = "w"}) -> (tensor<2x3x8x5xf32> {onnx.name = "o"}, tensor<2x3x4x5xf32> {onnx.name = "g"}) {
+    %o = onnx.node "Einsum"(%q, %w) attrs {equation = "bhtd,hde->bhte"} {outputs = ["o"]} : (tensor<2x3x8x4xf32>, tensor<3x4x5xf32>) -> tensor<2x3x8x5xf32>
+    %g = onnx.node "Einsum"(%k, %v) attrs {equation = "bhtd, bhte -> bhde"} {outputs = ["g"]} : (tensor<2x3x8x4xf32>, tensor<2x3x8x5xf32>) -> tensor<2x3x4x5xf32>
+    onnx.yield %o, %g : tensor<2x3x8x5xf32>, tensor<2x3x4x5xf32>
+  }
+}
+
+// -----
+
+// An output in the other order is the transposed product, (a^T b)^T, which
+// reads as b^T a; a trace and a sum over one operand are left alone.
+
+// CHECK-LABEL: onnx.graph @einsum_forms(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<2x8x4xf32> {{.*}}, %[[B:[^:]+]]: tensor<2x8x5xf32>
+// CHECK: %[[BT:.+]] = onnx.node "Transpose"(%[[B]]) attrs {perm = array<i64: 0, 2, 1>}
+// CHECK: %[[R:.+]] = onnx.node "MatMul"(%[[BT]], %[[A]]) : {{.*}} -> tensor<2x5x4xf32>
+// CHECK: onnx.node "Einsum"(%[[A]]) attrs {equation = "btt->b"}
+// CHECK: onnx.node "Einsum"(%[[A]], %[[B]]) attrs {equation = "btd,bte->b"}
+// CHECK: onnx.yield %[[R]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @einsum_forms(%a: tensor<2x8x4xf32> {onnx.name = "a"}, %b: tensor<2x8x5xf32> {onnx.name = "b"}) -> (tensor<2x5x4xf32> {onnx.name = "r"}, tensor<2xf32> {onnx.name = "t"}, tensor<2xf32> {onnx.name = "s"}) {
+    %r = onnx.node "Einsum"(%a, %b) attrs {equation = "btd,bte->bed"} {outputs = ["r"]} : (tensor<2x8x4xf32>, tensor<2x8x5xf32>) -> tensor<2x5x4xf32>
+    %t = onnx.node "Einsum"(%a) attrs {equation = "btt->b"} {outputs = ["t"]} : (tensor<2x8x4xf32>) -> tensor<2xf32>
+    %s = onnx.node "Einsum"(%a, %b) attrs {equation = "btd,bte->b"} {outputs = ["s"]} : (tensor<2x8x4xf32>, tensor<2x8x5xf32>) -> tensor<2xf32>
+    onnx.yield %r, %t, %s : tensor<2x5x4xf32>, tensor<2xf32>, tensor<2xf32>
+  }
+}
+
+// -----
+
+// A weight stored output x input, applied as (W q^T)^T and moved by
+// W + 0.5 v^T k, reads as its transpose applied as q W^T and moved by
+// W^T + 0.5 k^T v: the transposes move from results to operands, and the
+// transpose of the initial weight is the one both chunks read.
+
+// CHECK-LABEL: onnx.graph @weight_out_by_in(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x8x4xf32> {{.*}}, %[[K:[^:]+]]: tensor<1x2x8x4xf32> {{.*}}, %[[V:[^:]+]]: tensor<1x2x8x4xf32>
+// CHECK: %[[W:.+]] = onnx.initializer "w"
+// CHECK: %[[HALF:.+]] = onnx.initializer "half"
+// CHECK: %[[WT:.+]] = onnx.node "Transpose"(%[[W]]) attrs {perm = array<i64: 0, 2, 1>}
+// CHECK: %[[O0:.+]] = onnx.node "MatMul"(%[[Q]], %[[WT]])
+// CHECK: %[[KT:.+]] = onnx.node "Transpose"(%[[K]]) attrs {perm = array<i64: 0, 1, 3, 2>}
+// CHECK: %[[G:.+]] = onnx.node "MatMul"(%[[KT]], %[[V]])
+// CHECK: %[[U:.+]] = onnx.node "Mul"(%[[HALF]], %[[G]])
+// CHECK: %[[W1:.+]] = onnx.node "Add"(%[[WT]], %[[U]])
+// CHECK: %[[O1:.+]] = onnx.node "MatMul"(%[[Q]], %[[W1]])
+// CHECK-NOT: "Transpose"
+// CHECK: onnx.yield %[[O0]], %[[O1]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @weight_out_by_in(%q: tensor<1x2x8x4xf32> {onnx.name = "q"}, %k: tensor<1x2x8x4xf32> {onnx.name = "k"}, %v: tensor<1x2x8x4xf32> {onnx.name = "v"}) -> (tensor<1x2x8x4xf32> {onnx.name = "o0"}, tensor<1x2x8x4xf32> {onnx.name = "o1"}) {
+    %w = onnx.initializer "w" dense<5.000000e-01> : tensor<2x4x4xf32>
+    %half = onnx.initializer "half" dense<5.000000e-01> : tensor<f32>
+    %qt = onnx.node "Transpose"(%q) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["qt"]} : (tensor<1x2x8x4xf32>) -> tensor<1x2x4x8xf32>
+    %p0 = onnx.node "MatMul"(%w, %qt) {outputs = ["p0"]} : (tensor<2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+    %o0 = onnx.node "Transpose"(%p0) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["o0"]} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32>
+    %vt = onnx.node "Transpose"(%v) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["vt"]} : (tensor<1x2x8x4xf32>) -> tensor<1x2x4x8xf32>
+    %g = onnx.node "MatMul"(%vt, %k) {outputs = ["g"]} : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+    %u = onnx.node "Mul"(%half, %g) {outputs = ["u"]} : (tensor<f32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+    %w1 = onnx.node "Add"(%w, %u) {outputs = ["w1"]} : (tensor<2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+    %p1 = onnx.node "MatMul"(%w1, %qt) {outputs = ["p1"]} : (tensor<1x2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>
+    %o1 = onnx.node "Transpose"(%p1) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["o1"]} : (tensor<1x2x4x8xf32>) -> tensor<1x2x8x4xf32>
+    onnx.yield %o0, %o1 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+  }
+}
+
+// -----
+
+// A vector broadcast along the rows does not transpose; that transpose stays.
+
+// CHECK-LABEL: onnx.graph @vector_operand(
+// CHECK: %[[S:.+]] = onnx.node "Add"
+// CHECK: onnx.node "Transpose"(%[[S]])
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @vector_operand(%x: tensor<3x4xf32> {onnx.name = "x"}, %b: tensor<4xf32> {onnx.name = "b"}) -> (tensor<4x3xf32> {onnx.name = "y"}) {
+    %s = onnx.node "Add"(%x, %b) {outputs = ["s"]} : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xf32>
+    %y = onnx.node "Transpose"(%s) attrs {perm = array<i64: 1, 0>} {outputs = ["y"]} : (tensor<3x4xf32>) -> tensor<4x3xf32>
+    onnx.yield %y : tensor<4x3xf32>
+  }
+}

@@ -1,0 +1,113 @@
+// Chunks however they are cut become Slices of one tensor.
+// RUN: ttt-opt %s --ttt-normalize-onnx --split-input-file | FileCheck %s
+
+// A Split with constant sizes is one Slice per piece.
+
+// CHECK-LABEL: onnx.graph @split(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<1x2x6x4xf32>
+// The constant 2 is both the first piece's end and the axis: equal constants
+// are merged.
+// CHECK-DAG: %[[S0:.+]] = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>}
+// CHECK-DAG: %[[TWO:.+]] = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>}
+// CHECK: %[[A:.+]] = onnx.node "Slice"(%[[X]], %[[S0]], %[[TWO]], %[[TWO]]) {{.*}} -> tensor<1x2x2x4xf32>
+// CHECK: %[[E1:.+]] = onnx.node "Constant"() attrs {value = dense<6> : tensor<1xi64>}
+// CHECK: %[[B:.+]] = onnx.node "Slice"(%[[X]], %[[TWO]], %[[E1]], %[[TWO]]) {{.*}} -> tensor<1x2x4x4xf32>
+// CHECK-NOT: "Split"
+// CHECK: onnx.yield %[[A]], %[[B]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @split(%x: tensor<1x2x6x4xf32> {onnx.name = "x"}) -> (tensor<1x2x2x4xf32> {onnx.name = "a"}, tensor<1x2x4x4xf32> {onnx.name = "b"}) {
+    %sizes = onnx.node "Constant"() attrs {value = dense<[2, 4]> : tensor<2xi64>} {outputs = ["sizes"]} : () -> tensor<2xi64>
+    %a, %b = onnx.node "Split"(%x, %sizes) attrs {axis = -2 : i64} {outputs = ["a", "b"]} : (tensor<1x2x6x4xf32>, tensor<2xi64>) -> (tensor<1x2x2x4xf32>, tensor<1x2x4x4xf32>)
+    onnx.yield %a, %b : tensor<1x2x2x4xf32>, tensor<1x2x4x4xf32>
+  }
+}
+
+// -----
+
+// Gather(Reshape(x -> [B, H, N, C, D]), i) on the N axis is the i-th chunk of
+// C tokens (a negative index counts from the end).
+
+// CHECK-LABEL: onnx.graph @gather_on_reshape(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<1x2x6x4xf32>
+// CHECK-DAG: %[[S:.+]] = onnx.node "Constant"() attrs {value = dense<4> : tensor<1xi64>}
+// CHECK-DAG: %[[E:.+]] = onnx.node "Constant"() attrs {value = dense<6> : tensor<1xi64>}
+// CHECK-DAG: %[[AX:.+]] = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>}
+// CHECK: %[[C:.+]] = onnx.node "Slice"(%[[X]], %[[S]], %[[E]], %[[AX]]) {{.*}} -> tensor<1x2x2x4xf32>
+// CHECK-NOT: "Gather"
+// CHECK: onnx.yield %[[C]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @gather_on_reshape(%x: tensor<1x2x6x4xf32> {onnx.name = "x"}) -> (tensor<1x2x2x4xf32> {onnx.name = "c"}) {
+    %shape = onnx.node "Constant"() attrs {value = dense<[1, 2, 3, 2, 4]> : tensor<5xi64>} {outputs = ["shape"]} : () -> tensor<5xi64>
+    %r = onnx.node "Reshape"(%x, %shape) {outputs = ["r"]} : (tensor<1x2x6x4xf32>, tensor<5xi64>) -> tensor<1x2x3x2x4xf32>
+    %i = onnx.node "Constant"() attrs {value = dense<-1> : tensor<i64>} {outputs = ["i"]} : () -> tensor<i64>
+    %c = onnx.node "Gather"(%r, %i) attrs {axis = 2 : i64} {outputs = ["c"]} : (tensor<1x2x3x2x4xf32>, tensor<i64>) -> tensor<1x2x2x4xf32>
+    onnx.yield %c : tensor<1x2x2x4xf32>
+  }
+}
+
+// -----
+
+// A Reshape that does more than split the gathered axis is left alone.
+
+// CHECK-LABEL: onnx.graph @gather_on_other_reshape(
+// CHECK: onnx.node "Gather"
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @gather_on_other_reshape(%x: tensor<1x2x6x4xf32> {onnx.name = "x"}) -> (tensor<1x3x4xf32> {onnx.name = "c"}) {
+    %shape = onnx.node "Constant"() attrs {value = dense<[1, 4, 3, 4]> : tensor<4xi64>} {outputs = ["shape"]} : () -> tensor<4xi64>
+    %r = onnx.node "Reshape"(%x, %shape) {outputs = ["r"]} : (tensor<1x2x6x4xf32>, tensor<4xi64>) -> tensor<1x4x3x4xf32>
+    %i = onnx.node "Constant"() attrs {value = dense<0> : tensor<i64>} {outputs = ["i"]} : () -> tensor<i64>
+    %c = onnx.node "Gather"(%r, %i) attrs {axis = 1 : i64} {outputs = ["c"]} : (tensor<1x4x3x4xf32>, tensor<i64>) -> tensor<1x3x4xf32>
+    onnx.yield %c : tensor<1x3x4xf32>
+  }
+}
+
+// -----
+
+// A chunk of a [B, T, H, D] tensor moved to [B, H, C, D] is a chunk of the
+// moved tensor: the Transpose goes in front of the Slice (one Transpose for
+// every chunk), and the Slice's axis moves with it.
+
+// CHECK-LABEL: onnx.graph @transpose_of_slice(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<1x6x2x4xf32>
+// CHECK: %[[T:.+]] = onnx.node "Transpose"(%[[X]]) attrs {perm = array<i64: 0, 2, 1, 3>} : (tensor<1x6x2x4xf32>) -> tensor<1x2x6x4xf32>
+// CHECK-NOT: "Transpose"
+// CHECK-DAG: %[[AX:.+]] = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>}
+// CHECK: %[[A:.+]] = onnx.node "Slice"(%[[T]], %{{.+}}, %{{.+}}, %[[AX]]) : {{.*}} -> tensor<1x2x3x4xf32>
+// CHECK: %[[B:.+]] = onnx.node "Slice"(%[[T]], %{{.+}}, %{{.+}}, %[[AX]]) : {{.*}} -> tensor<1x2x3x4xf32>
+// CHECK: onnx.yield %[[A]], %[[B]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @transpose_of_slice(%x: tensor<1x6x2x4xf32> {onnx.name = "x"}) -> (tensor<1x2x3x4xf32> {onnx.name = "a"}, tensor<1x2x3x4xf32> {onnx.name = "b"}) {
+    %s0 = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["s0"]} : () -> tensor<1xi64>
+    %s1 = onnx.node "Constant"() attrs {value = dense<3> : tensor<1xi64>} {outputs = ["s1"]} : () -> tensor<1xi64>
+    %s2 = onnx.node "Constant"() attrs {value = dense<6> : tensor<1xi64>} {outputs = ["s2"]} : () -> tensor<1xi64>
+    %ax = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["ax"]} : () -> tensor<1xi64>
+    %c0 = onnx.node "Slice"(%x, %s0, %s1, %ax) {outputs = ["c0"]} : (tensor<1x6x2x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x3x2x4xf32>
+    %c1 = onnx.node "Slice"(%x, %s1, %s2, %ax) {outputs = ["c1"]} : (tensor<1x6x2x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x3x2x4xf32>
+    %a = onnx.node "Transpose"(%c0) attrs {perm = array<i64: 0, 2, 1, 3>} {outputs = ["a"]} : (tensor<1x3x2x4xf32>) -> tensor<1x2x3x4xf32>
+    %b = onnx.node "Transpose"(%c1) attrs {perm = array<i64: 0, 2, 1, 3>} {outputs = ["b"]} : (tensor<1x3x2x4xf32>) -> tensor<1x2x3x4xf32>
+    onnx.yield %a, %b : tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>
+  }
+}
+
+// -----
+
+// The transpose of a chunk's two innermost axes is how a product reads it
+// (k_c^T v_c): it stays where it is. Two transposes that undo each other go.
+
+// CHECK-LABEL: onnx.graph @inner_transposes(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<1x2x6x4xf32>
+// CHECK: %[[C:.+]] = onnx.node "Slice"(%[[X]],
+// CHECK: %[[KT:.+]] = onnx.node "Transpose"(%[[C]]) attrs {perm = array<i64: 0, 1, 3, 2>}
+// CHECK: onnx.yield %[[KT]], %[[X]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @inner_transposes(%x: tensor<1x2x6x4xf32> {onnx.name = "x"}) -> (tensor<1x2x4x3xf32> {onnx.name = "kt"}, tensor<1x2x6x4xf32> {onnx.name = "y"}) {
+    %s0 = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["s0"]} : () -> tensor<1xi64>
+    %s1 = onnx.node "Constant"() attrs {value = dense<3> : tensor<1xi64>} {outputs = ["s1"]} : () -> tensor<1xi64>
+    %ax = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>} {outputs = ["ax"]} : () -> tensor<1xi64>
+    %c = onnx.node "Slice"(%x, %s0, %s1, %ax) {outputs = ["c"]} : (tensor<1x2x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x2x3x4xf32>
+    %kt = onnx.node "Transpose"(%c) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["kt"]} : (tensor<1x2x3x4xf32>) -> tensor<1x2x4x3xf32>
+    %t = onnx.node "Transpose"(%x) attrs {perm = array<i64: 0, 2, 1, 3>} {outputs = ["t"]} : (tensor<1x2x6x4xf32>) -> tensor<1x6x2x4xf32>
+    %y = onnx.node "Transpose"(%t) attrs {perm = array<i64: 0, 2, 1, 3>} {outputs = ["y"]} : (tensor<1x6x2x4xf32>) -> tensor<1x2x6x4xf32>
+    onnx.yield %kt, %y : tensor<1x2x4x3xf32>, tensor<1x2x6x4xf32>
+  }
+}
