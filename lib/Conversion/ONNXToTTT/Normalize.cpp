@@ -82,10 +82,17 @@ Value raise::createTranspose(PatternRewriter &rewriter, Location loc, Value x,
 void raise::normalizeGraph(onnx::GraphOp graph) {
   MLIRContext *context = graph.getContext();
   RewritePatternSet patterns(context);
+  populateConstantNormalizations(patterns);
   populateViewNormalizations(patterns);
   populateContractionNormalizations(patterns);
   populateAssemblyNormalizations(patterns);
+  // Each rewrite moves a view or transpose one node towards the inputs, so
+  // a few per node suffice; the bound keeps a pathological graph from
+  // growing without end.
+  int64_t nodes = 0;
+  graph.walk([&](onnx::NodeOp) { ++nodes; });
   GreedyRewriteConfig config;
+  config.setMaxNumRewrites(8 * nodes + 1024);
   config.enableFolding(false);
   config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
   (void)applyPatternsGreedily(graph, std::move(patterns), config);
@@ -130,8 +137,45 @@ void raise::mergeEqualNodes(onnx::GraphOp graph) {
   graph->walk([&](Block *block) { blocks.push_back(block); });
   for (Block *block : blocks) {
     llvm::DenseSet<Operation *, EqualNodes> seen;
+    // A constant that holds the same numbers as an earlier one is that one
+    // (torch folds the transpose of a weight into a new initializer, which
+    // the normalization's own fold then meets).
+    llvm::DenseMap<llvm::hash_code, SmallVector<Value, 1>> constants;
+    auto sameConstant = [&](Value value) -> Value {
+      auto bytes = constantBytes(value);
+      if (!bytes)
+        return nullptr;
+      llvm::hash_code key = llvm::hash_combine(
+          bytes->first.getAsOpaquePointer(),
+          llvm::hash_combine_range(bytes->second.begin(), bytes->second.end()));
+      SmallVector<Value, 1> &bucket = constants[key];
+      for (Value earlier : bucket) {
+        auto other = constantBytes(earlier);
+        if (other && other->first == bytes->first &&
+            other->second == bytes->second &&
+            earlier.getType() == value.getType())
+          return earlier;
+      }
+      bucket.push_back(value);
+      return nullptr;
+    };
     for (Operation &op : llvm::make_early_inc_range(*block)) {
       auto node = dyn_cast<onnx::NodeOp>(op);
+      bool constant = isa<onnx::InitializerOp>(op) ||
+                      (node && node.isDefaultDomain() &&
+                       node.getOpType() == "Constant");
+      if (constant && op.getNumResults() == 1) {
+        if (Value earlier = sameConstant(op.getResult(0))) {
+          // A graph output or an initializer stays (the model names it).
+          if (node) {
+            node->replaceAllUsesWith(ValueRange{earlier});
+            node->erase();
+          } else {
+            op.getResult(0).replaceAllUsesWith(earlier);
+          }
+          continue;
+        }
+      }
       if (!node || node->getNumRegions() != 0 || !isMemoryEffectFree(node))
         continue;
       auto [it, inserted] = seen.insert(node);

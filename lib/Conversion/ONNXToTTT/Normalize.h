@@ -11,6 +11,8 @@
 // each idiom into the one spelling the raise reads, by small patterns that
 // never change what the graph computes:
 //
+//  constants     integer arithmetic on known values and static shapes, and
+//                the transpose of a constant, -> Constant
 //  views         Split -> Slice per piece; Gather(Reshape to [.., N, C, ..], i)
 //                -> Slice; Transpose(Slice(x)) -> Slice(Transpose(x));
 //                Transpose(Transpose(x)) -> one Transpose (or none)
@@ -36,6 +38,7 @@
 
 namespace mlir::ttt::raise {
 
+void populateConstantNormalizations(RewritePatternSet &patterns);
 void populateViewNormalizations(RewritePatternSet &patterns);
 void populateContractionNormalizations(RewritePatternSet &patterns);
 void populateAssemblyNormalizations(RewritePatternSet &patterns);
@@ -43,6 +46,10 @@ void populateAssemblyNormalizations(RewritePatternSet &patterns);
 /// Rewrites every idiom of `graph` (and of its subgraphs) into the canonical
 /// spelling, then merges equal nodes.
 void normalizeGraph(onnx::GraphOp graph);
+
+/// The type and element bytes of a constant (initializer or Constant node,
+/// dense or a resource blob); nullopt for a splat or an unreadable one.
+std::optional<std::pair<ShapedType, ArrayRef<char>>> constantBytes(Value value);
 
 /// Replaces every pure node by the first node of its block that computes the
 /// same value (the same op, attributes and operands; names aside).

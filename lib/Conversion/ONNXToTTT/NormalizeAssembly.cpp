@@ -198,22 +198,15 @@ private:
     Value indicesValue = write.getInputs()[1];
     Value update = write.getInputs()[2];
     auto indexType = dyn_cast<RankedTensorType>(indicesValue.getType());
-    auto updateType = dyn_cast<RankedTensorType>(update.getType());
     std::optional<SmallVector<int64_t>> indices = intConstant(indicesValue);
-    if (!indexType || !updateType || !indices || !indexType.hasStaticShape() ||
-        !updateType.hasStaticShape() ||
-        updateType.getRank() != buffer.getRank())
+    if (!indexType || !indices || !indexType.hasStaticShape())
       return std::nullopt;
     int64_t k = indexType.getShape().back();
     if (k < 1 || k > buffer.getRank() || indexType.getRank() != k + 1)
       return std::nullopt;
-    ArrayRef<int64_t> box = updateType.getShape();
-    for (int64_t d = 0; d < k; ++d)
-      if (indexType.getDimSize(d) != box[d])
-        return std::nullopt;
-    for (int64_t d = k; d < buffer.getRank(); ++d)
-      if (box[d] != buffer.getDimSize(d))
-        return std::nullopt;
+    // The update's shape is the indices' leading dims and then the buffer's
+    // trailing ones (ScatterND's rule; the checker saw the model).
+    ArrayRef<int64_t> box = indexType.getShape().drop_back();
     // Entry (i_0, .., i_{k-1}) must be the point offset + (i_0, .., i_{k-1}).
     SmallVector<int64_t> offset(indices->begin(), indices->begin() + k);
     SmallVector<int64_t> point(k, 0);

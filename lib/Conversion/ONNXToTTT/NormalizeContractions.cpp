@@ -57,6 +57,11 @@ static bool transposesForFree(Value value, Operation *pushed, int depth = 0) {
     return value.getDefiningOp<onnx::InitializerOp>() != nullptr;
   if (node.isDefaultDomain() && node.getOpType() == "Constant")
     return true;
+  // A product of tensors keeps its transposes (keys scaled per token).
+  StringRef opType = node.getOpType();
+  if ((opType == "Mul" || opType == "Div") &&
+      !llvm::any_of(node.getInputs(), isSingleElement))
+    return false;
   if (llvm::any_of(value.getUsers(), [&](Operation *user) {
         auto transpose = dyn_cast<onnx::NodeOp>(user);
         return transpose && user != pushed &&

@@ -136,8 +136,17 @@ struct TransposeOfSlice : NodePattern {
     if (!slice || !perm || slice.getInputs().size() < 4)
       return rewriter.notifyMatchFailure(transpose, "not of a Slice");
     // The transpose of a chunk's innermost axes is how a contraction reads
-    // it (k_c^T v_c); only layout changes that keep the feature axis move.
-    if (perm->back() != static_cast<int64_t>(perm->size()) - 1)
+    // it (k_c^T v_c): only the layout change that keeps the feature axis
+    // moves, and a perm that does both (BTHD -> BHDT) is split into the two.
+    int64_t n = perm->size();
+    SmallVector<int64_t> layout = *perm;
+    bool inner = false;
+    if (n >= 2 && layout.back() != n - 1) {
+      std::swap(layout[n - 1], layout[n - 2]);
+      inner = true;
+    }
+    if (layout.back() != n - 1 ||
+        llvm::equal(layout, llvm::seq<int64_t>(0, n)))
       return rewriter.notifyMatchFailure(transpose, "moves the feature axis");
     auto inputs = slice.getInputs();
     std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
@@ -151,14 +160,18 @@ struct TransposeOfSlice : NodePattern {
         return rewriter.notifyMatchFailure(transpose, "a strided Slice");
     }
     int64_t axis = (*axes)[0] < 0 ? (*axes)[0] + *rank : (*axes)[0];
-    int64_t moved = llvm::find(*perm, axis) - perm->begin();
+    int64_t moved = llvm::find(layout, axis) - layout.begin();
     Location loc = transpose.getLoc();
-    Value source = createTranspose(rewriter, loc, inputs[0], *perm);
-    onnx::OnnxBuilder b(rewriter, loc,
-                        elementTypeOf(transpose->getResult(0).getType()));
+    Value source = createTranspose(rewriter, loc, inputs[0], layout);
+    Type type = transpose->getResult(0).getType();
+    onnx::OnnxBuilder b(rewriter, loc, elementTypeOf(type));
     Value newAxes = b.i64s({moved});
-    Value cut = b.node("Slice", {source, inputs[1], inputs[2], newAxes},
-                       transpose->getResult(0).getType());
+    SmallVector<int64_t> swap = swapInnerPerm(n);
+    Type cutType = inner ? permutedType(type, swap) : type;
+    Value cut =
+        b.node("Slice", {source, inputs[1], inputs[2], newAxes}, cutType);
+    if (inner)
+      cut = b.node("Transpose", {cut}, type, {b.attr("perm", swap)});
     rewriter.replaceOp(transpose, cut);
     return success();
   }
@@ -183,9 +196,50 @@ struct TransposeOfTranspose : NodePattern {
     return success();
   }
 };
+/// Reshape or Expand of a static tensor to its own shape -> the tensor.
+struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(onnx::NodeOp node,
+                                PatternRewriter &rewriter) const override {
+    StringRef type = node.getOpType();
+    if (!node.isDefaultDomain() || (type != "Reshape" && type != "Expand") ||
+        node.getInputs().size() != 2)
+      return failure();
+    Value x = node.getInputs()[0];
+    auto source = dyn_cast<RankedTensorType>(x.getType());
+    std::optional<SmallVector<int64_t>> shape =
+        intConstant(node.getInputs()[1]);
+    if (!source || !source.hasStaticShape() || !shape)
+      return rewriter.notifyMatchFailure(node, "not static");
+    ArrayRef<int64_t> dims = source.getShape();
+    bool same = true;
+    if (type == "Reshape") {
+      // 0 copies the dim (without allowzero); one -1 takes what is left,
+      // which is the source's dim when every other dim matches.
+      bool zeroCopies = !node.getONNXAttr("allowzero");
+      same = shape->size() == dims.size() && llvm::count(*shape, -1) <= 1;
+      for (size_t i = 0; same && i < dims.size(); ++i) {
+        int64_t d = (*shape)[i];
+        same = d == dims[i] || d == -1 || (d == 0 && zeroCopies);
+      }
+    } else {
+      // Expand broadcasts: a shape of ones or of the source's own dims.
+      same = shape->size() <= dims.size();
+      for (size_t i = 0; same && i < shape->size(); ++i) {
+        int64_t d = dims[dims.size() - shape->size() + i];
+        same = (*shape)[i] == 1 || (*shape)[i] == d;
+      }
+    }
+    if (!same)
+      return rewriter.notifyMatchFailure(node, "changes the shape");
+    rewriter.replaceOp(node, x);
+    return success();
+  }
+};
 } // namespace
 
 void raise::populateViewNormalizations(RewritePatternSet &patterns) {
   patterns.add<SplitToSlices, GatherOfReshapeToSlice, TransposeOfSlice,
-               TransposeOfTranspose>(patterns.getContext());
+               TransposeOfTranspose, NoOpReshape>(patterns.getContext());
 }

@@ -45,11 +45,11 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
 // A weight stored output x input, applied as (W q^T)^T and moved by
 // W + 0.5 v^T k, reads as its transpose applied as q W^T and moved by
 // W^T + 0.5 k^T v: the transposes move from results to operands, and the
-// transpose of the initial weight is the one both chunks read.
+// transpose of the initial weight (a graph input here; a constant weight's
+// transpose is folded) is the one both chunks read.
 
 // CHECK-LABEL: onnx.graph @weight_out_by_in(
-// CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x8x4xf32> {{.*}}, %[[K:[^:]+]]: tensor<1x2x8x4xf32> {{.*}}, %[[V:[^:]+]]: tensor<1x2x8x4xf32>
-// CHECK: %[[W:.+]] = onnx.initializer "w"
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x8x4xf32> {{.*}}, %[[K:[^:]+]]: tensor<1x2x8x4xf32> {{.*}}, %[[V:[^:]+]]: tensor<1x2x8x4xf32> {{.*}}, %[[W:[^:]+]]: tensor<2x4x4xf32>
 // CHECK: %[[HALF:.+]] = onnx.initializer "half"
 // CHECK: %[[WT:.+]] = onnx.node "Transpose"(%[[W]]) attrs {perm = array<i64: 0, 2, 1>}
 // CHECK: %[[O0:.+]] = onnx.node "MatMul"(%[[Q]], %[[WT]])
@@ -61,8 +61,7 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
 // CHECK-NOT: "Transpose"
 // CHECK: onnx.yield %[[O0]], %[[O1]]
 module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
-  onnx.graph @weight_out_by_in(%q: tensor<1x2x8x4xf32> {onnx.name = "q"}, %k: tensor<1x2x8x4xf32> {onnx.name = "k"}, %v: tensor<1x2x8x4xf32> {onnx.name = "v"}) -> (tensor<1x2x8x4xf32> {onnx.name = "o0"}, tensor<1x2x8x4xf32> {onnx.name = "o1"}) {
-    %w = onnx.initializer "w" dense<5.000000e-01> : tensor<2x4x4xf32>
+  onnx.graph @weight_out_by_in(%q: tensor<1x2x8x4xf32> {onnx.name = "q"}, %k: tensor<1x2x8x4xf32> {onnx.name = "k"}, %v: tensor<1x2x8x4xf32> {onnx.name = "v"}, %w: tensor<2x4x4xf32> {onnx.name = "w"}) -> (tensor<1x2x8x4xf32> {onnx.name = "o0"}, tensor<1x2x8x4xf32> {onnx.name = "o1"}) {
     %half = onnx.initializer "half" dense<5.000000e-01> : tensor<f32>
     %qt = onnx.node "Transpose"(%q) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["qt"]} : (tensor<1x2x8x4xf32>) -> tensor<1x2x4x8xf32>
     %p0 = onnx.node "MatMul"(%w, %qt) {outputs = ["p0"]} : (tensor<2x4x4xf32>, tensor<1x2x4x8xf32>) -> tensor<1x2x4x8xf32>

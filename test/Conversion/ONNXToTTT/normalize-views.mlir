@@ -111,3 +111,31 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %kt, %y : tensor<1x2x4x3xf32>, tensor<1x2x6x4xf32>
   }
 }
+
+// -----
+
+// Shape arithmetic on constants and static shapes is folded (torch builds the
+// indices of a slice assignment this way), and so is the transpose of a
+// constant weight; a reshape of a static tensor to its own shape goes.
+
+// CHECK-LABEL: onnx.graph @constants(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x3xf32>
+// CHECK-DAG: %[[I:.+]] = onnx.node "Constant"() attrs {value = dense<{{\[}}[0, 1, 2], [0, 1, 2]]> : tensor<2x3xi64>}
+// CHECK-DAG: %[[WT:.+]] = onnx.node "Constant"() attrs {value = dense<{{\[}}[1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]> : tensor<2x2xf32>}
+// CHECK: onnx.yield %[[I]], %[[WT]], %[[X]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @constants(%x: tensor<2x3xf32> {onnx.name = "x"}) -> (tensor<2x3xi64> {onnx.name = "i"}, tensor<2x2xf32> {onnx.name = "wt"}, tensor<2x3xf32> {onnx.name = "y"}) {
+    %w = onnx.initializer "w" dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
+    %shape = onnx.node "Shape"(%x) {outputs = ["shape"]} : (tensor<2x3xf32>) -> tensor<2xi64>
+    %one = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["one"]} : () -> tensor<1xi64>
+    %n = onnx.node "Gather"(%shape, %one) attrs {axis = 0 : i64} {outputs = ["n"]} : (tensor<2xi64>, tensor<1xi64>) -> tensor<1xi64>
+    %zero = onnx.node "Constant"() attrs {value = dense<0> : tensor<i64>} {outputs = ["zero"]} : () -> tensor<i64>
+    %step = onnx.node "Constant"() attrs {value = dense<1> : tensor<i64>} {outputs = ["step"]} : () -> tensor<i64>
+    %nn = onnx.node "Squeeze"(%n) {outputs = ["nn"]} : (tensor<1xi64>) -> tensor<i64>
+    %r = onnx.node "Range"(%zero, %nn, %step) {outputs = ["r"]} : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<3xi64>
+    %i = onnx.node "Expand"(%r, %shape) {outputs = ["i"]} : (tensor<3xi64>, tensor<2xi64>) -> tensor<2x3xi64>
+    %wt = onnx.node "Transpose"(%w) attrs {perm = array<i64: 1, 0>} {outputs = ["wt"]} : (tensor<2x2xf32>) -> tensor<2x2xf32>
+    %y = onnx.node "Reshape"(%x, %shape) {outputs = ["y"]} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+    onnx.yield %i, %wt, %y : tensor<2x3xi64>, tensor<2x2xf32>, tensor<2x3xf32>
+  }
+}

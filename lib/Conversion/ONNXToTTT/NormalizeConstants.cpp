@@ -1,0 +1,481 @@
+//===- NormalizeConstants.cpp - shape arithmetic and constants folded -----===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Exporters leave integer arithmetic on constants and static shapes in the
+// graph (torch.onnx builds the indices of a slice assignment from Shape,
+// ConstantOfShape, Where, Expand and Concat), and fold transposes of weights
+// into new initializers. Integer nodes whose inputs are all known become
+// Constants, and so does the transpose of a constant tensor, so that the
+// views and windows they describe can be read.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphQueries.h"
+#include "Normalize.h"
+
+#include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::raise;
+
+namespace {
+/// An integer (or bool) tensor held in full.
+struct IntTensor {
+  SmallVector<int64_t> shape;
+  std::vector<int64_t> data;
+
+  int64_t size() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+} // namespace
+
+/// Folded results stay small: shape arithmetic and index tensors.
+static constexpr int64_t kMaxFoldedElements = 1 << 20;
+
+/// The dense elements of a Constant node or an initializer.
+static DenseElementsAttr denseOf(Value value) {
+  if (auto init = value.getDefiningOp<onnx::InitializerOp>())
+    return dyn_cast<DenseElementsAttr>(init.getValue());
+  if (onnx::NodeOp node = nodeOf(value, "Constant"))
+    return dyn_cast_or_null<DenseElementsAttr>(node.getONNXAttr("value"));
+  return nullptr;
+}
+
+static std::optional<IntTensor> intTensorOf(Value value) {
+  if (onnx::NodeOp node = nodeOf(value, "Constant")) {
+    if (auto i = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr("value_int")))
+      return IntTensor{{}, {i.getInt()}};
+    if (auto is = dyn_cast_or_null<DenseI64ArrayAttr>(
+            node.getONNXAttr("value_ints")))
+      return IntTensor{{static_cast<int64_t>(is.size())},
+                       std::vector<int64_t>(is.asArrayRef().begin(),
+                                            is.asArrayRef().end())};
+  }
+  DenseElementsAttr dense = denseOf(value);
+  if (!dense || !isa<IntegerType>(dense.getElementType()) ||
+      dense.getNumElements() > kMaxFoldedElements)
+    return std::nullopt;
+  IntTensor tensor;
+  llvm::append_range(tensor.shape, dense.getType().getShape());
+  bool isBool = dense.getElementType().isInteger(1);
+  for (const APInt &element : dense.getValues<APInt>())
+    tensor.data.push_back(isBool ? element.getZExtValue()
+                                 : element.getSExtValue());
+  return tensor;
+}
+
+/// The static shape of `value`, if it has one.
+static std::optional<SmallVector<int64_t>> staticShape(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  return SmallVector<int64_t>(type.getShape());
+}
+
+/// Numpy broadcasting of two shapes.
+static std::optional<SmallVector<int64_t>> broadcast(ArrayRef<int64_t> a,
+                                                     ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (x != y && x != 1 && y != 1)
+      return std::nullopt;
+    out[i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+/// The element of `t` (broadcast to `shape`) at flat position `flat`.
+static int64_t at(const IntTensor &t, ArrayRef<int64_t> shape, int64_t flat) {
+  int64_t index = 0, stride = 1;
+  size_t offset = shape.size() - t.shape.size();
+  for (size_t d = shape.size(); d-- > 0;) {
+    int64_t coord = flat % shape[d];
+    flat /= shape[d];
+    if (d >= offset) {
+      int64_t dim = t.shape[d - offset];
+      index += (dim == 1 ? 0 : coord) * stride;
+      stride *= dim;
+    }
+  }
+  return index < static_cast<int64_t>(t.data.size()) ? t.data[index] : 0;
+}
+
+static std::optional<IntTensor>
+elementwise(ArrayRef<IntTensor> in,
+            llvm::function_ref<std::optional<int64_t>(ArrayRef<int64_t>)> f) {
+  SmallVector<int64_t> shape;
+  for (const IntTensor &t : in) {
+    std::optional<SmallVector<int64_t>> b = broadcast(shape, t.shape);
+    if (!b)
+      return std::nullopt;
+    shape = *b;
+  }
+  IntTensor out{shape, {}};
+  if (out.size() > kMaxFoldedElements)
+    return std::nullopt;
+  SmallVector<int64_t> args(in.size());
+  for (int64_t i = 0; i < out.size(); ++i) {
+    for (auto [j, t] : llvm::enumerate(in))
+      args[j] = at(t, shape, i);
+    std::optional<int64_t> r = f(args);
+    if (!r)
+      return std::nullopt;
+    out.data.push_back(*r);
+  }
+  return out;
+}
+
+static int64_t intAttrOr(onnx::NodeOp node, StringRef name, int64_t dflt) {
+  if (auto attr = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr(name)))
+    return attr.getInt();
+  return dflt;
+}
+
+/// Evaluates `node` on its integer inputs.
+static std::optional<IntTensor> evaluate(onnx::NodeOp node,
+                                         ArrayRef<IntTensor> in) {
+  StringRef type = node.getOpType();
+  auto binary = [&](auto op) -> std::optional<IntTensor> {
+    if (in.size() != 2)
+      return std::nullopt;
+    return elementwise(in, [&](ArrayRef<int64_t> a) { return op(a[0], a[1]); });
+  };
+  using R = std::optional<int64_t>;
+  if (type == "Add")
+    return binary([](int64_t a, int64_t b) -> R { return a + b; });
+  if (type == "Sub")
+    return binary([](int64_t a, int64_t b) -> R { return a - b; });
+  if (type == "Mul")
+    return binary([](int64_t a, int64_t b) -> R { return a * b; });
+  if (type == "Div")
+    return binary([](int64_t a, int64_t b) -> R {
+      return b == 0 ? R() : R(a / b);
+    });
+  if (type == "Equal")
+    return binary([](int64_t a, int64_t b) -> R { return a == b; });
+  if (type == "Less")
+    return binary([](int64_t a, int64_t b) -> R { return a < b; });
+  if (type == "Greater")
+    return binary([](int64_t a, int64_t b) -> R { return a > b; });
+  if (type == "Min")
+    return binary([](int64_t a, int64_t b) -> R { return std::min(a, b); });
+  if (type == "Max")
+    return binary([](int64_t a, int64_t b) -> R { return std::max(a, b); });
+  if (type == "Where" && in.size() == 3)
+    return elementwise(in, [](ArrayRef<int64_t> a) -> R {
+      return a[0] ? a[1] : a[2];
+    });
+  if ((type == "Neg" || type == "Cast" || type == "Identity") &&
+      in.size() == 1) {
+    IntTensor out = in[0];
+    if (type == "Neg")
+      for (int64_t &x : out.data)
+        x = -x;
+    return out;
+  }
+  if (type == "Expand" && in.size() == 2) {
+    std::optional<SmallVector<int64_t>> shape =
+        broadcast(in[0].shape, in[1].data);
+    if (!shape)
+      return std::nullopt;
+    IntTensor out{*shape, {}};
+    if (out.size() > kMaxFoldedElements)
+      return std::nullopt;
+    for (int64_t i = 0; i < out.size(); ++i)
+      out.data.push_back(at(in[0], *shape, i));
+    return out;
+  }
+  if ((type == "Unsqueeze" || type == "Squeeze" || type == "Reshape") &&
+      !in.empty()) {
+    IntTensor out = in[0];
+    if (type == "Reshape") {
+      if (in.size() != 2 || intAttrOr(node, "allowzero", 0))
+        return std::nullopt;
+      SmallVector<int64_t> shape;
+      int64_t known = 1, unknown = -1;
+      for (auto [i, d] : llvm::enumerate(in[1].data)) {
+        int64_t dim = d == 0 && i < in[0].shape.size() ? in[0].shape[i] : d;
+        if (dim == -1)
+          unknown = i;
+        else
+          known *= dim;
+        shape.push_back(dim);
+      }
+      if (unknown >= 0) {
+        if (known == 0)
+          return std::nullopt;
+        shape[unknown] = in[0].size() / known;
+      }
+      out.shape = shape;
+      if (out.size() != in[0].size())
+        return std::nullopt;
+      return out;
+    }
+    std::optional<SmallVector<int64_t>> axes;
+    if (in.size() > 1)
+      axes = SmallVector<int64_t>(in[1].data.begin(), in[1].data.end());
+    else if (auto attr =
+                 dyn_cast_or_null<DenseI64ArrayAttr>(node.getONNXAttr("axes")))
+      axes = SmallVector<int64_t>(attr.asArrayRef());
+    if (type == "Unsqueeze") {
+      if (!axes)
+        return std::nullopt;
+      int64_t rank = out.shape.size() + axes->size();
+      SmallVector<int64_t> sorted;
+      for (int64_t a : *axes)
+        sorted.push_back(a < 0 ? a + rank : a);
+      llvm::sort(sorted);
+      for (int64_t a : sorted) {
+        if (a < 0 || a > static_cast<int64_t>(out.shape.size()))
+          return std::nullopt;
+        out.shape.insert(out.shape.begin() + a, 1);
+      }
+      return out;
+    }
+    SmallVector<int64_t> shape;
+    for (auto [i, d] : llvm::enumerate(out.shape)) {
+      bool squeezed =
+          axes ? llvm::any_of(*axes,
+                              [&, i = i](int64_t a) {
+                                return (a < 0 ? a + int64_t(out.shape.size())
+                                              : a) == int64_t(i);
+                              })
+               : d == 1;
+      if (!squeezed)
+        shape.push_back(d);
+    }
+    out.shape = shape;
+    return out;
+  }
+  if (type == "Concat" && !in.empty()) {
+    int64_t rank = in[0].shape.size();
+    int64_t axis = intAttrOr(node, "axis", 0);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank)
+      return std::nullopt;
+    IntTensor out{in[0].shape, {}};
+    out.shape[axis] = 0;
+    for (const IntTensor &t : in) {
+      if (static_cast<int64_t>(t.shape.size()) != rank)
+        return std::nullopt;
+      out.shape[axis] += t.shape[axis];
+    }
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= in[0].shape[d];
+    for (int64_t o = 0; o < outer; ++o)
+      for (const IntTensor &t : in) {
+        int64_t block = t.size() / std::max<int64_t>(outer, 1);
+        out.data.insert(out.data.end(), t.data.begin() + o * block,
+                        t.data.begin() + (o + 1) * block);
+      }
+    return out;
+  }
+  if (type == "Gather" && in.size() == 2 && in[0].shape.size() == 1) {
+    IntTensor out{in[1].shape, {}};
+    int64_t n = in[0].shape[0];
+    for (int64_t i : in[1].data) {
+      int64_t j = i < 0 ? i + n : i;
+      if (j < 0 || j >= n)
+        return std::nullopt;
+      out.data.push_back(in[0].data[j]);
+    }
+    return out;
+  }
+  if (type == "ConstantOfShape" && in.size() == 1) {
+    auto fill = dyn_cast_or_null<DenseElementsAttr>(node.getONNXAttr("value"));
+    if (!fill || !isa<IntegerType>(fill.getElementType()))
+      return std::nullopt;
+    IntTensor out{SmallVector<int64_t>(in[0].data.begin(), in[0].data.end()),
+                  {}};
+    if (out.size() > kMaxFoldedElements)
+      return std::nullopt;
+    out.data.assign(out.size(), (*fill.getValues<APInt>().begin()).getSExtValue());
+    return out;
+  }
+  if (type == "Range" && in.size() == 3 && in[2].data.size() == 1 &&
+      in[2].data[0] != 0) {
+    IntTensor out{{0}, {}};
+    for (int64_t x = in[0].data[0]; in[2].data[0] > 0 ? x < in[1].data[0]
+                                                       : x > in[1].data[0];
+         x += in[2].data[0]) {
+      out.data.push_back(x);
+      if (static_cast<int64_t>(out.data.size()) > kMaxFoldedElements)
+        return std::nullopt;
+    }
+    out.shape[0] = out.data.size();
+    return out;
+  }
+  return std::nullopt;
+}
+
+namespace {
+/// A node of integer arithmetic whose inputs are all known -> a Constant.
+struct FoldIntegerNode : OpRewritePattern<onnx::NodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(onnx::NodeOp node,
+                                PatternRewriter &rewriter) const override {
+    if (!node.isDefaultDomain() || node->getNumResults() != 1 ||
+        node->getNumRegions() != 0 || node.getOpType() == "Constant")
+      return failure();
+    auto type = dyn_cast<RankedTensorType>(node->getResult(0).getType());
+    Type element = type ? type.getElementType() : Type();
+    if (node.getOpType() == "Shape")
+      return foldShape(node, rewriter);
+    SmallVector<IntTensor> inputs;
+    for (Value input : node.getInputs()) {
+      std::optional<IntTensor> tensor = intTensorOf(input);
+      if (!tensor)
+        return rewriter.notifyMatchFailure(node, "an input is not known");
+      inputs.push_back(std::move(*tensor));
+    }
+    if (inputs.empty())
+      return rewriter.notifyMatchFailure(node, "no inputs");
+    if (!element) {
+      DenseElementsAttr first = denseOf(node.getInputs()[0]);
+      element = first ? first.getElementType() : rewriter.getI64Type();
+    }
+    if (!isa<IntegerType>(element))
+      return rewriter.notifyMatchFailure(node, "not integer arithmetic");
+    std::optional<IntTensor> result = evaluate(node, inputs);
+    if (!result)
+      return rewriter.notifyMatchFailure(node, "not evaluated");
+    replaceByConstant(node, *result, element, rewriter);
+    return success();
+  }
+
+private:
+  static LogicalResult foldShape(onnx::NodeOp node,
+                                 PatternRewriter &rewriter) {
+    std::optional<SmallVector<int64_t>> shape =
+        staticShape(node.getInputs()[0]);
+    if (!shape)
+      return rewriter.notifyMatchFailure(node, "a dynamic shape");
+    int64_t rank = shape->size();
+    int64_t start = intAttrOr(node, "start", 0);
+    int64_t end = intAttrOr(node, "end", rank);
+    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
+    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
+    IntTensor result{{std::max<int64_t>(end - start, 0)}, {}};
+    for (int64_t d = start; d < end; ++d)
+      result.data.push_back((*shape)[d]);
+    replaceByConstant(node, result, rewriter.getI64Type(), rewriter);
+    return success();
+  }
+
+  static void replaceByConstant(onnx::NodeOp node, const IntTensor &tensor,
+                                Type element, PatternRewriter &rewriter) {
+    auto type = RankedTensorType::get(tensor.shape, element);
+    unsigned width = element.getIntOrFloatBitWidth();
+    SmallVector<APInt> values;
+    for (int64_t x : tensor.data)
+      values.push_back(APInt(width, static_cast<uint64_t>(x),
+                             /*isSigned=*/width > 1, /*implicitTrunc=*/true));
+    onnx::OnnxBuilder b(rewriter, node.getLoc(), element);
+    rewriter.replaceOp(node, b.constant(DenseElementsAttr::get(type, values)));
+  }
+};
+
+} // namespace
+
+/// The bytes of a constant's elements, dense or a resource blob, with the
+/// constant's type; nullopt for a splat or an unreadable blob.
+std::optional<std::pair<ShapedType, ArrayRef<char>>> raise::constantBytes(Value value) {
+  ElementsAttr elements;
+  if (auto init = value.getDefiningOp<onnx::InitializerOp>())
+    elements = init.getValue();
+  else if (onnx::NodeOp node = nodeOf(value, "Constant"))
+    elements = dyn_cast_or_null<ElementsAttr>(node.getONNXAttr("value"));
+  if (!elements)
+    return std::nullopt;
+  auto type = cast<ShapedType>(elements.getType());
+  if (auto dense = dyn_cast<DenseElementsAttr>(elements)) {
+    if (dense.isSplat())
+      return std::nullopt;
+    return std::make_pair(type, dense.getRawData());
+  }
+  if (auto blob = dyn_cast<DenseResourceElementsAttr>(elements))
+    if (AsmResourceBlob *data = blob.getRawHandle().getBlob())
+      return std::make_pair(type, data->getData());
+  return std::nullopt;
+}
+
+namespace {
+/// Transpose of a constant tensor -> the transposed constant.
+struct FoldTransposeOfConstant : NodePattern {
+  explicit FoldTransposeOfConstant(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    Value input = transpose.getInputs()[0];
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    DenseElementsAttr dense = denseOf(input);
+    auto bytes = constantBytes(input);
+    auto sourceType = dense ? cast<ShapedType>(dense.getType())
+                      : bytes ? bytes->first
+                              : ShapedType();
+    if (!perm || !sourceType || !sourceType.hasStaticShape() ||
+        sourceType.getNumElements() > kMaxFoldedElements ||
+        sourceType.getRank() != static_cast<int64_t>(perm->size()) ||
+        sourceType.getElementTypeBitWidth() % 8 != 0)
+      return rewriter.notifyMatchFailure(transpose, "not of a constant");
+    auto type = cast<RankedTensorType>(permutedType(sourceType, *perm));
+    DenseElementsAttr result;
+    if (dense && dense.isSplat()) {
+      result = dense.reshape(type);
+    } else if (bytes) {
+      ArrayRef<int64_t> from = sourceType.getShape();
+      int64_t rank = from.size(), count = sourceType.getNumElements();
+      size_t width = sourceType.getElementTypeBitWidth() / 8;
+      if (bytes->second.size() != count * width)
+        return rewriter.notifyMatchFailure(transpose, "unexpected data size");
+      SmallVector<int64_t> strides(rank, 1);
+      for (int64_t d = rank - 1; d > 0; --d)
+        strides[d - 1] = strides[d] * from[d];
+      std::vector<char> data(count * width);
+      SmallVector<int64_t> index(rank, 0);
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t flat = 0;
+        for (int64_t d = 0; d < rank; ++d)
+          flat += index[d] * strides[(*perm)[d]];
+        std::memcpy(&data[i * width], &bytes->second[flat * width], width);
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          if (++index[d] < type.getDimSize(d))
+            break;
+          index[d] = 0;
+        }
+      }
+      result = DenseElementsAttr::getFromRawBuffer(type, data);
+    } else {
+      return rewriter.notifyMatchFailure(transpose, "unreadable constant");
+    }
+    onnx::OnnxBuilder b(rewriter, transpose.getLoc(), type.getElementType());
+    rewriter.replaceOp(transpose, b.constant(result));
+    return success();
+  }
+};
+} // namespace
+
+void raise::populateConstantNormalizations(RewritePatternSet &patterns) {
+  patterns.add<FoldIntegerNode, FoldTransposeOfConstant>(
+      patterns.getContext());
+}
