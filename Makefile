@@ -107,13 +107,15 @@ fuzz: configure
 	  -artifact_prefix=$(FUZZ_DIR)/artifacts/ $(FUZZ_DIR)/corpus $(FUZZ_DIR)/seeds
 
 # Regenerate the committed ONNX fixtures (test/fixtures/onnx) from the PyTorch reference
-# models in python/ttt/models, then check them against the NumPy oracle. Needs torch,
+# models in python/ttt/models, and the research-spelling ones (test/fixtures/onnx/research,
+# python/ttt/models/research.py), then check them against the NumPy oracle and torch. Needs torch,
 # installed here from python/requirements-models.txt; make test does not.
 fixtures:
 	@$(PYTHON) -c "import torch" >/dev/null 2>&1 || \
 	  $(PYTHON) -m pip install -q -r python/requirements-models.txt
 	$(PYTHON) python/scripts/make_fixtures.py
-	$(PYTHON) -m pytest -q test/python/test_fixtures.py
+	$(PYTHON) python/scripts/make_fixtures.py --research
+	$(PYTHON) -m pytest -q test/python/test_fixtures.py test/python/test_research_fixtures.py
 
 docs: configure
 	ninja -C $(BUILD_DIR) mlir-doc
