@@ -26,8 +26,8 @@
 #include "ttt/Conversion/LinAttnToONNX/LinAttnToONNX.h"
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/LinAttn/IR/LinAttnOps.h"
-#include "ttt/Dialect/ONNX/IR/ONNXDialect.h"
 #include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
+#include "ttt/Dialect/ONNX/IR/ONNXDialect.h"
 #include "ttt/Dialect/ONNX/IR/ONNXOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

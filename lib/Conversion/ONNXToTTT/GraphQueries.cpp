@@ -190,8 +190,8 @@ static std::optional<SliceChain> splitPiece(Value value, bool timeLast) {
   auto axis = dyn_cast_or_null<IntegerAttr>(split.getONNXAttr("axis"));
   std::optional<int64_t> rank = rankOf(split.getInputs()[0]);
   int64_t a = axis ? axis.getInt() : 0;
-  bool time = timeLast ? rank && (a == -1 || a == *rank - 1)
-                       : isTimeAxis(a, rank);
+  bool time =
+      timeLast ? rank && (a == -1 || a == *rank - 1) : isTimeAxis(a, rank);
   if (!time)
     return std::nullopt;
   SliceChain chain;

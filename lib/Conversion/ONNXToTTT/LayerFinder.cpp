@@ -526,8 +526,7 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
     layer.steps.push_back(std::move(*tail));
     user = dyn_cast<onnx::NodeOp>(*user->getResult(0).getUsers().begin());
   }
-  if (!user || user.getOpType() != "ConcatFromSequence" ||
-      !joinsTime(user))
+  if (!user || user.getOpType() != "ConcatFromSequence" || !joinsTime(user))
     return std::nullopt;
   layer.assembly = user;
   layer.output = user->getResult(0);

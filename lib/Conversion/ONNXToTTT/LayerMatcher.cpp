@@ -566,16 +566,15 @@ LogicalResult LayerReader::addUpdate(const Update &update) {
 /// division by each chunk's own length into constants).
 LogicalResult LayerReader::settleScale(UpdateRule &rule) {
   double factor = factors.front().first;
-  bool uniform = llvm::all_of(factors, [&](auto &entry) {
-    return nearlyEqual(entry.first, factor);
-  });
+  bool uniform = llvm::all_of(
+      factors, [&](auto &entry) { return nearlyEqual(entry.first, factor); });
   if (!uniform) {
     std::optional<int64_t> length = factors.front().second;
     bool perLength =
         rule.reduction == Reduction::sum && length && *length > 0 &&
         llvm::all_of(factors, [&](auto &entry) {
-          return entry.second && nearlyEqual(entry.first * *entry.second,
-                                             factor * *length);
+          return entry.second &&
+                 nearlyEqual(entry.first * *entry.second, factor * *length);
         });
     if (!perLength)
       return fail("its chunks scale their updates by different constants");
@@ -785,8 +784,8 @@ class OperandRanks {
 public:
   OperandRanks(OpBuilder &builder, Location loc, Value q,
                SmallVectorImpl<Operation *> &created)
-      : builder(builder), loc(loc), created(created),
-        folded(rankOf(q) == 3), heads(headCount(q)) {}
+      : builder(builder), loc(loc), created(created), folded(rankOf(q) == 3),
+        heads(headCount(q)) {}
 
   /// A [B*H, ..] sequence tensor as [1, B*H, ..].
   Value sequence(Value value) {
@@ -795,7 +794,8 @@ public:
     auto type = cast<RankedTensorType>(value.getType());
     SmallVector<int64_t> shape{1};
     llvm::append_range(shape, type.getShape());
-    return unsqueezed(value, RankedTensorType::get(shape, type.getElementType()));
+    return unsqueezed(value,
+                      RankedTensorType::get(shape, type.getElementType()));
   }
 
   /// A weight as [H, r, c] or [B, H, r, c]; null if it cannot be.
@@ -805,13 +805,14 @@ public:
       return value;
     if (!heads || !type.hasStaticShape())
       return nullptr;
-    auto shape = SmallVector<int64_t>{*heads, type.getDimSize(0),
-                                      type.getDimSize(1)};
+    auto shape =
+        SmallVector<int64_t>{*heads, type.getDimSize(0), type.getDimSize(1)};
     onnx::OnnxBuilder b(builder, loc, type.getElementType());
     Value dims = b.i64s(shape);
     created.push_back(dims.getDefiningOp());
-    Value expanded = b.node("Expand", {value, dims},
-                            RankedTensorType::get(shape, type.getElementType()));
+    Value expanded =
+        b.node("Expand", {value, dims},
+               RankedTensorType::get(shape, type.getElementType()));
     created.push_back(expanded.getDefiningOp());
     return expanded;
   }
@@ -830,8 +831,7 @@ public:
   Value restore(Value value, Type type) {
     if (!folded)
       return value;
-    onnx::OnnxBuilder b(builder, loc,
-                        cast<ShapedType>(type).getElementType());
+    onnx::OnnxBuilder b(builder, loc, cast<ShapedType>(type).getElementType());
     Value axes = b.i64s({0});
     created.push_back(axes.getDefiningOp());
     Value squeezed = b.node("Squeeze", {value, axes}, type);
@@ -851,8 +851,7 @@ private:
   }
 
   Value unsqueezed(Value value, Type type) {
-    onnx::OnnxBuilder b(builder, loc,
-                        cast<ShapedType>(type).getElementType());
+    onnx::OnnxBuilder b(builder, loc, cast<ShapedType>(type).getElementType());
     Value axes = b.i64s({0});
     created.push_back(axes.getDefiningOp());
     Value result = b.node("Unsqueeze", {value, axes}, type);
@@ -903,9 +902,9 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
     weights.push_back(shaped);
   }
   Type type = layer.output.getType();
-  auto op = KVBLayerOp::create(builder, loc, ranks.output(type), TypeRange(),
-                               q, k, v, weights, lr, Value(), momentum,
-                               Value(), Value(), model, loss, update, schedule);
+  auto op = KVBLayerOp::create(builder, loc, ranks.output(type), TypeRange(), q,
+                               k, v, weights, lr, Value(), momentum, Value(),
+                               Value(), model, loss, update, schedule);
   output = ranks.restore(op.getOutput(), type);
   return op;
 }

@@ -161,9 +161,9 @@ void raise::mergeEqualNodes(onnx::GraphOp graph) {
     };
     for (Operation &op : llvm::make_early_inc_range(*block)) {
       auto node = dyn_cast<onnx::NodeOp>(op);
-      bool constant = isa<onnx::InitializerOp>(op) ||
-                      (node && node.isDefaultDomain() &&
-                       node.getOpType() == "Constant");
+      bool constant =
+          isa<onnx::InitializerOp>(op) ||
+          (node && node.isDefaultDomain() && node.getOpType() == "Constant");
       if (constant && op.getNumResults() == 1) {
         if (Value earlier = sameConstant(op.getResult(0))) {
           // A graph output or an initializer stays (the model names it).

@@ -47,8 +47,7 @@ struct ConcatOfTransposes : NodePattern {
   LogicalResult matchNode(onnx::NodeOp concat,
                           PatternRewriter &rewriter) const override {
     std::optional<int64_t> rank = rankOf(concat->getResult(0));
-    std::optional<int64_t> axis =
-        rank ? axisAttr(concat, *rank) : std::nullopt;
+    std::optional<int64_t> axis = rank ? axisAttr(concat, *rank) : std::nullopt;
     if (!axis || concat.getInputs().size() < 2)
       return rewriter.notifyMatchFailure(concat, "no axis");
     std::optional<SmallVector<int64_t>> perm;
@@ -76,7 +75,7 @@ struct ConcatOfTransposes : NodePattern {
     Type type = concat->getResult(0).getType();
     Location loc = concat.getLoc();
     Value joined = createConcat(rewriter, loc, inner, (*perm)[*axis],
-                               permutedType(type, inverse));
+                                permutedType(type, inverse));
     rewriter.replaceOp(concat, createTranspose(rewriter, loc, joined, *perm));
     return success();
   }
@@ -95,8 +94,7 @@ struct StackToConcat : NodePattern {
     if (!concat || !type || !type.hasStaticShape())
       return rewriter.notifyMatchFailure(reshape, "not a static Concat");
     std::optional<int64_t> rank = rankOf(concat->getResult(0));
-    std::optional<int64_t> axis =
-        rank ? axisAttr(concat, *rank) : std::nullopt;
+    std::optional<int64_t> axis = rank ? axisAttr(concat, *rank) : std::nullopt;
     if (!axis || *rank != type.getRank() + 1)
       return rewriter.notifyMatchFailure(reshape, "not a flattened stack");
     SmallVector<Value> chunks;
@@ -129,8 +127,8 @@ struct StackToConcat : NodePattern {
     if (*axis >= type.getRank() || total != type.getDimSize(*axis))
       return rewriter.notifyMatchFailure(reshape, "the chunks do not fill the "
                                                   "merged axis");
-    rewriter.replaceOp(reshape, createConcat(rewriter, reshape.getLoc(),
-                                             chunks, *axis, type));
+    rewriter.replaceOp(
+        reshape, createConcat(rewriter, reshape.getLoc(), chunks, *axis, type));
     return success();
   }
 };
@@ -185,8 +183,8 @@ struct ScatterToConcat : NodePattern {
     if (next != type.getDimSize(axis))
       return rewriter.notifyMatchFailure(scatter, "the windows do not cover "
                                                   "the axis");
-    rewriter.replaceOp(scatter, createConcat(rewriter, scatter.getLoc(), parts,
-                                             axis, type));
+    rewriter.replaceOp(
+        scatter, createConcat(rewriter, scatter.getLoc(), parts, axis, type));
     return success();
   }
 

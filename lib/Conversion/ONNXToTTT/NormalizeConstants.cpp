@@ -58,11 +58,11 @@ static std::optional<IntTensor> intTensorOf(Value value) {
   if (onnx::NodeOp node = nodeOf(value, "Constant")) {
     if (auto i = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr("value_int")))
       return IntTensor{{}, {i.getInt()}};
-    if (auto is = dyn_cast_or_null<DenseI64ArrayAttr>(
-            node.getONNXAttr("value_ints")))
-      return IntTensor{{static_cast<int64_t>(is.size())},
-                       std::vector<int64_t>(is.asArrayRef().begin(),
-                                            is.asArrayRef().end())};
+    if (auto is =
+            dyn_cast_or_null<DenseI64ArrayAttr>(node.getONNXAttr("value_ints")))
+      return IntTensor{
+          {static_cast<int64_t>(is.size())},
+          std::vector<int64_t>(is.asArrayRef().begin(), is.asArrayRef().end())};
   }
   DenseElementsAttr dense = denseOf(value);
   if (!dense || !isa<IntegerType>(dense.getElementType()) ||
@@ -164,9 +164,8 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
   if (type == "Mul")
     return binary([](int64_t a, int64_t b) -> R { return a * b; });
   if (type == "Div")
-    return binary([](int64_t a, int64_t b) -> R {
-      return b == 0 ? R() : R(a / b);
-    });
+    return binary(
+        [](int64_t a, int64_t b) -> R { return b == 0 ? R() : R(a / b); });
   if (type == "Equal")
     return binary([](int64_t a, int64_t b) -> R { return a == b; });
   if (type == "Less")
@@ -178,9 +177,8 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
   if (type == "Max")
     return binary([](int64_t a, int64_t b) -> R { return std::max(a, b); });
   if (type == "Where" && in.size() == 3)
-    return elementwise(in, [](ArrayRef<int64_t> a) -> R {
-      return a[0] ? a[1] : a[2];
-    });
+    return elementwise(
+        in, [](ArrayRef<int64_t> a) -> R { return a[0] ? a[1] : a[2]; });
   if ((type == "Neg" || type == "Cast" || type == "Identity") &&
       in.size() == 1) {
     IntTensor out = in[0];
@@ -307,14 +305,15 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
                   {}};
     if (out.size() > kMaxFoldedElements)
       return std::nullopt;
-    out.data.assign(out.size(), (*fill.getValues<APInt>().begin()).getSExtValue());
+    out.data.assign(out.size(),
+                    (*fill.getValues<APInt>().begin()).getSExtValue());
     return out;
   }
   if (type == "Range" && in.size() == 3 && in[2].data.size() == 1 &&
       in[2].data[0] != 0) {
     IntTensor out{{0}, {}};
-    for (int64_t x = in[0].data[0]; in[2].data[0] > 0 ? x < in[1].data[0]
-                                                       : x > in[1].data[0];
+    for (int64_t x = in[0].data[0];
+         in[2].data[0] > 0 ? x < in[1].data[0] : x > in[1].data[0];
          x += in[2].data[0]) {
       out.data.push_back(x);
       if (static_cast<int64_t>(out.data.size()) > kMaxFoldedElements)
@@ -363,8 +362,7 @@ struct FoldIntegerNode : OpRewritePattern<onnx::NodeOp> {
   }
 
 private:
-  static LogicalResult foldShape(onnx::NodeOp node,
-                                 PatternRewriter &rewriter) {
+  static LogicalResult foldShape(onnx::NodeOp node, PatternRewriter &rewriter) {
     std::optional<SmallVector<int64_t>> shape =
         staticShape(node.getInputs()[0]);
     if (!shape)
@@ -398,7 +396,8 @@ private:
 
 /// The bytes of a constant's elements, dense or a resource blob, with the
 /// constant's type; nullopt for a splat or an unreadable blob.
-std::optional<std::pair<ShapedType, ArrayRef<char>>> raise::constantBytes(Value value) {
+std::optional<std::pair<ShapedType, ArrayRef<char>>>
+raise::constantBytes(Value value) {
   ElementsAttr elements;
   if (auto init = value.getDefiningOp<onnx::InitializerOp>())
     elements = init.getValue();
@@ -430,7 +429,7 @@ struct FoldTransposeOfConstant : NodePattern {
     std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
     DenseElementsAttr dense = denseOf(input);
     auto bytes = constantBytes(input);
-    auto sourceType = dense ? cast<ShapedType>(dense.getType())
+    auto sourceType = dense   ? cast<ShapedType>(dense.getType())
                       : bytes ? bytes->first
                               : ShapedType();
     if (!perm || !sourceType || !sourceType.hasStaticShape() ||
@@ -476,6 +475,5 @@ struct FoldTransposeOfConstant : NodePattern {
 } // namespace
 
 void raise::populateConstantNormalizations(RewritePatternSet &patterns) {
-  patterns.add<FoldIntegerNode, FoldTransposeOfConstant>(
-      patterns.getContext());
+  patterns.add<FoldIntegerNode, FoldTransposeOfConstant>(patterns.getContext());
 }

@@ -125,8 +125,7 @@ struct EinsumToMatMul : NodePattern {
         return rewriter.notifyMatchFailure(einsum, "an output index of no "
                                                    "operand");
     if (contracted.size() != 1)
-      return rewriter.notifyMatchFailure(einsum,
-                                         "not one contracted index");
+      return rewriter.notifyMatchFailure(einsum, "not one contracted index");
     char row = 0, col = 0;
     for (char c : out) {
       if (a.contains(c) && !b.contains(c))
@@ -213,8 +212,7 @@ struct TransposeOfMatMul : NodePattern {
       return rewriter.notifyMatchFailure(transpose,
                                          "not the transpose of a product");
     if (!llvm::any_of(matmul.getInputs(), isInnerTranspose))
-      return rewriter.notifyMatchFailure(transpose,
-                                         "no factor is a transpose");
+      return rewriter.notifyMatchFailure(transpose, "no factor is a transpose");
     Value a = matmul.getInputs()[0], b = matmul.getInputs()[1];
     std::optional<int64_t> rankA = rankOf(a), rankB = rankOf(b);
     if (!rankA || !rankB || *rankA < 2 || *rankB < 2)
@@ -223,8 +221,7 @@ struct TransposeOfMatMul : NodePattern {
     Value bt = createTranspose(rewriter, loc, b, swapInnerPerm(*rankB));
     Value at = createTranspose(rewriter, loc, a, swapInnerPerm(*rankA));
     Type type = transpose->getResult(0).getType();
-    onnx::OnnxBuilder builder(rewriter, loc,
-                              elementTypeOf(type));
+    onnx::OnnxBuilder builder(rewriter, loc, elementTypeOf(type));
     rewriter.replaceOp(transpose, builder.node("MatMul", {bt, at}, type));
     return success();
   }
@@ -246,9 +243,8 @@ struct TransposeOfElementwise : NodePattern {
         !llvm::is_contained({"Add", "Sub", "Mul", "Div", "Neg"},
                             node.getOpType()) ||
         node.getInputs().size() != (node.getOpType() == "Neg" ? 1u : 2u))
-      return rewriter.notifyMatchFailure(transpose,
-                                         "not the transpose of an "
-                                         "elementwise op");
+      return rewriter.notifyMatchFailure(transpose, "not the transpose of an "
+                                                    "elementwise op");
     if (!transposesForFree(node->getResult(0), transpose))
       return rewriter.notifyMatchFailure(transpose,
                                          "its operands do not transpose for "
@@ -268,12 +264,11 @@ struct TransposeOfElementwise : NodePattern {
         return rewriter.notifyMatchFailure(transpose,
                                            "an operand broadcast from a "
                                            "vector");
-      operands.push_back(createTranspose(rewriter, loc, operand,
-                                         swapInnerPerm(*operandRank)));
+      operands.push_back(
+          createTranspose(rewriter, loc, operand, swapInnerPerm(*operandRank)));
     }
     Type type = transpose->getResult(0).getType();
-    onnx::OnnxBuilder builder(rewriter, loc,
-                              elementTypeOf(type));
+    onnx::OnnxBuilder builder(rewriter, loc, elementTypeOf(type));
     rewriter.replaceOp(transpose,
                        builder.node(node.getOpType(), operands, type));
     return success();

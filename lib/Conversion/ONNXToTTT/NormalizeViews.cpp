@@ -38,7 +38,8 @@ static std::optional<int64_t> intAttr(onnx::NodeOp node, StringRef name) {
 namespace {
 /// Split(x) -> one Slice per piece.
 struct SplitToSlices : NodePattern {
-  explicit SplitToSlices(MLIRContext *context) : NodePattern(context, "Split") {}
+  explicit SplitToSlices(MLIRContext *context)
+      : NodePattern(context, "Split") {}
 
   LogicalResult matchNode(onnx::NodeOp split,
                           PatternRewriter &rewriter) const override {
@@ -105,9 +106,9 @@ struct GatherOfReshapeToSlice : NodePattern {
       return rewriter.notifyMatchFailure(gather, "not an outer split axis");
     ArrayRef<int64_t> from = source.getShape(), to = split.getShape();
     for (int64_t d = 0; d < source.getRank(); ++d) {
-      bool same = d < axis    ? to[d] == from[d]
-                  : d > axis  ? to[d + 1] == from[d]
-                              : to[d] * to[d + 1] == from[d];
+      bool same = d < axis   ? to[d] == from[d]
+                  : d > axis ? to[d + 1] == from[d]
+                             : to[d] * to[d + 1] == from[d];
       if (!same)
         return rewriter.notifyMatchFailure(gather,
                                            "the reshape does more than split "
@@ -145,8 +146,7 @@ struct TransposeOfSlice : NodePattern {
       std::swap(layout[n - 1], layout[n - 2]);
       inner = true;
     }
-    if (layout.back() != n - 1 ||
-        llvm::equal(layout, llvm::seq<int64_t>(0, n)))
+    if (layout.back() != n - 1 || llvm::equal(layout, llvm::seq<int64_t>(0, n)))
       return rewriter.notifyMatchFailure(transpose, "moves the feature axis");
     auto inputs = slice.getInputs();
     std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);

@@ -47,12 +47,12 @@ public:
     return build(opType, inputs, TypeRange{result}, attrs, 0)->getResult(0);
   }
   NodeOp build(StringRef opType, ValueRange inputs, TypeRange results,
-                      ArrayRef<NamedAttribute> attrs, unsigned regions) {
+               ArrayRef<NamedAttribute> attrs, unsigned regions) {
     DictionaryAttr dict =
         attrs.empty() ? DictionaryAttr() : b.getDictionaryAttr(attrs);
     return NodeOp::create(b, loc, results, opType, /*domain=*/"", dict,
-                                 /*node_name=*/nullptr, /*outputs=*/nullptr,
-                                 /*doc_string=*/nullptr, inputs, regions);
+                          /*node_name=*/nullptr, /*outputs=*/nullptr,
+                          /*doc_string=*/nullptr, inputs, regions);
   }
 
   NamedAttribute attr(StringRef name, int64_t value) {
