@@ -10,6 +10,8 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <cstring>
+
 using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::raise;
@@ -92,8 +94,38 @@ std::optional<double> raise::scalarConstant(Value value) {
   return std::nullopt;
 }
 
+/// The integers of a resource blob of i64 or i32 elements.
+static std::optional<SmallVector<int64_t>>
+blobInts(DenseResourceElementsAttr blob) {
+  auto type = dyn_cast<IntegerType>(blob.getElementType());
+  AsmResourceBlob *data = blob.getRawHandle().getBlob();
+  if (!type || !data || (type.getWidth() != 64 && type.getWidth() != 32))
+    return std::nullopt;
+  ArrayRef<char> bytes = data->getData();
+  size_t width = type.getWidth() / 8;
+  if (bytes.size() != blob.getNumElements() * width)
+    return std::nullopt;
+  SmallVector<int64_t> ints;
+  ints.reserve(blob.getNumElements());
+  for (size_t i = 0; i < bytes.size(); i += width) {
+    if (width == 8) {
+      int64_t x;
+      std::memcpy(&x, &bytes[i], 8);
+      ints.push_back(x);
+    } else {
+      int32_t x;
+      std::memcpy(&x, &bytes[i], 4);
+      ints.push_back(x);
+    }
+  }
+  return ints;
+}
+
 std::optional<SmallVector<int64_t>> raise::intConstant(Value value) {
-  auto dense = dyn_cast_or_null<DenseElementsAttr>(constantElements(value));
+  ElementsAttr elements = constantElements(value);
+  if (auto blob = dyn_cast_or_null<DenseResourceElementsAttr>(elements))
+    return blobInts(blob);
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(elements);
   if (!dense || !isa<IntegerType>(dense.getElementType()))
     return std::nullopt;
   SmallVector<int64_t> ints;

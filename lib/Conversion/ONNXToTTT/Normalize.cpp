@@ -165,14 +165,12 @@ void raise::mergeEqualNodes(onnx::GraphOp graph) {
           isa<onnx::InitializerOp>(op) ||
           (node && node.isDefaultDomain() && node.getOpType() == "Constant");
       if (constant && op.getNumResults() == 1) {
-        if (Value earlier = sameConstant(op.getResult(0))) {
-          // A graph output or an initializer stays (the model names it).
-          if (node) {
-            node->replaceAllUsesWith(ValueRange{earlier});
-            node->erase();
-          } else {
-            op.getResult(0).replaceAllUsesWith(earlier);
-          }
+        // Only Constant nodes go: two initializers that happen to hold the
+        // same numbers are the model's own (and stay as it has them).
+        Value earlier = sameConstant(op.getResult(0));
+        if (earlier && node) {
+          node->replaceAllUsesWith(ValueRange{earlier});
+          node->erase();
           continue;
         }
       }

@@ -11,7 +11,7 @@
 // each idiom into the one spelling the raise reads, by small patterns that
 // never change what the graph computes:
 //
-//  constants     integer arithmetic on known values and static shapes, and
+//  constants     integer arithmetic on constants, and
 //                the transpose of a constant, -> Constant
 //  views         Split -> Slice per piece; Gather(Reshape to [.., N, C, ..], i)
 //                -> Slice; Transpose(Slice(x)) -> Slice(Transpose(x));

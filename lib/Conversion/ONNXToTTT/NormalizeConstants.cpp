@@ -4,10 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Exporters leave integer arithmetic on constants and static shapes in the
-// graph (torch.onnx builds the indices of a slice assignment from Shape,
-// ConstantOfShape, Where, Expand and Concat), and fold transposes of weights
-// into new initializers. Integer nodes whose inputs are all known become
+// Exporters leave integer arithmetic on constants in the graph (torch.onnx
+// builds the indices of a slice assignment from ConstantOfShape, Where,
+// Expand and Concat of constants), and fold transposes of weights
+// into new initializers. Integer nodes whose inputs are all constants become
 // Constants, and so does the transpose of a constant tensor, so that the
 // views and windows they describe can be read.
 //
@@ -75,14 +75,6 @@ static std::optional<IntTensor> intTensorOf(Value value) {
     tensor.data.push_back(isBool ? element.getZExtValue()
                                  : element.getSExtValue());
   return tensor;
-}
-
-/// The static shape of `value`, if it has one.
-static std::optional<SmallVector<int64_t>> staticShape(Value value) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape())
-    return std::nullopt;
-  return SmallVector<int64_t>(type.getShape());
 }
 
 /// Numpy broadcasting of two shapes.
@@ -337,8 +329,6 @@ struct FoldIntegerNode : OpRewritePattern<onnx::NodeOp> {
       return failure();
     auto type = dyn_cast<RankedTensorType>(node->getResult(0).getType());
     Type element = type ? type.getElementType() : Type();
-    if (node.getOpType() == "Shape")
-      return foldShape(node, rewriter);
     SmallVector<IntTensor> inputs;
     for (Value input : node.getInputs()) {
       std::optional<IntTensor> tensor = intTensorOf(input);
@@ -362,23 +352,6 @@ struct FoldIntegerNode : OpRewritePattern<onnx::NodeOp> {
   }
 
 private:
-  static LogicalResult foldShape(onnx::NodeOp node, PatternRewriter &rewriter) {
-    std::optional<SmallVector<int64_t>> shape =
-        staticShape(node.getInputs()[0]);
-    if (!shape)
-      return rewriter.notifyMatchFailure(node, "a dynamic shape");
-    int64_t rank = shape->size();
-    int64_t start = intAttrOr(node, "start", 0);
-    int64_t end = intAttrOr(node, "end", rank);
-    start = std::clamp<int64_t>(start < 0 ? start + rank : start, 0, rank);
-    end = std::clamp<int64_t>(end < 0 ? end + rank : end, 0, rank);
-    IntTensor result{{std::max<int64_t>(end - start, 0)}, {}};
-    for (int64_t d = start; d < end; ++d)
-      result.data.push_back((*shape)[d]);
-    replaceByConstant(node, result, rewriter.getI64Type(), rewriter);
-    return success();
-  }
-
   static void replaceByConstant(onnx::NodeOp node, const IntTensor &tensor,
                                 Type element, PatternRewriter &rewriter) {
     auto type = RankedTensorType::get(tensor.shape, element);

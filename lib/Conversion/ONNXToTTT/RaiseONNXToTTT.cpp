@@ -146,6 +146,8 @@ struct TTTRaiseONNXPass
   void raiseNormalized(onnx::GraphOp graph) {
     int64_t nodes = 0;
     graph.walk([&](onnx::NodeOp) { ++nodes; });
+    // The copy is outside the module, so it is asked nothing about it.
+    modelOpset = defaultOpset(graph);
     auto copy = cast<onnx::GraphOp>(graph->clone());
     normalizeGraph(copy);
     if (!raiseIn(copy, nodes)) {
@@ -155,6 +157,9 @@ struct TTTRaiseONNXPass
     graph->getBlock()->getOperations().insert(Block::iterator(graph), copy);
     graph->erase();
   }
+
+  /// The default-domain opset of the model being raised.
+  std::optional<int64_t> modelOpset;
 
   /// Returns true if it rewrote a layer. `nodes` is the number of nodes of
   /// the graph as the model has it.
@@ -176,7 +181,7 @@ struct TTTRaiseONNXPass
     SmallVector<std::pair<Operation *, std::string>> remarks(layers.size());
     for (size_t i = layers.size(); i-- > 0;) {
       remarks[i].first = layers[i].assembly;
-      if (handle(graph, layers[i], remarks[i].second))
+      if (handle(layers[i], remarks[i].second))
         replaced.push_back(layers[i].assembly);
     }
     // Reported in graph order, before the replaced nodes go.
@@ -188,8 +193,7 @@ struct TTTRaiseONNXPass
 
   /// Replaces the layer if it should be; sets `remark` to what happened.
   /// Returns true if it was replaced.
-  bool handle(onnx::GraphOp graph, const FoundLayer &layer,
-              std::string &remark) {
+  bool handle(const FoundLayer &layer, std::string &remark) {
     std::string head =
         "TTT layer: " + layer.describeForm() + ", " + layer.describeWeights();
     auto leave = [&](StringRef why) {
@@ -232,7 +236,7 @@ struct TTTRaiseONNXPass
       blocker = kEmptySequence;
     else
       blocker = onnxExportBlocker(op);
-    std::optional<int64_t> opset = defaultOpset(graph);
+    std::optional<int64_t> opset = modelOpset;
     if (blocker.empty() && opset && *opset < kMinExportOpset)
       blocker = "the model imports opset " + std::to_string(*opset) +
                 ", and the parallel form needs opset " +

@@ -114,9 +114,10 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
 
 // -----
 
-// Shape arithmetic on constants and static shapes is folded (torch builds the
-// indices of a slice assignment this way), and so is the transpose of a
-// constant weight; a reshape of a static tensor to its own shape goes.
+// Integer arithmetic on constants is folded (torch builds the indices of a
+// slice assignment this way), and so is the transpose of a constant weight; a
+// reshape of a static tensor to its own shape goes. A Shape stays: the model
+// serves other sizes of its dynamic dims.
 
 // CHECK-LABEL: onnx.graph @constants(
 // CHECK-SAME: %[[X:[^:]+]]: tensor<2x3xf32>
@@ -126,7 +127,7 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
 module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
   onnx.graph @constants(%x: tensor<2x3xf32> {onnx.name = "x"}) -> (tensor<2x3xi64> {onnx.name = "i"}, tensor<2x2xf32> {onnx.name = "wt"}, tensor<2x3xf32> {onnx.name = "y"}) {
     %w = onnx.initializer "w" dense<[[1.0, 2.0], [3.0, 4.0]]> : tensor<2x2xf32>
-    %shape = onnx.node "Shape"(%x) {outputs = ["shape"]} : (tensor<2x3xf32>) -> tensor<2xi64>
+    %shape = onnx.node "Constant"() attrs {value = dense<[2, 3]> : tensor<2xi64>} {outputs = ["shape"]} : () -> tensor<2xi64>
     %one = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["one"]} : () -> tensor<1xi64>
     %n = onnx.node "Gather"(%shape, %one) attrs {axis = 0 : i64} {outputs = ["n"]} : (tensor<2xi64>, tensor<1xi64>) -> tensor<1xi64>
     %zero = onnx.node "Constant"() attrs {value = dense<0> : tensor<i64>} {outputs = ["zero"]} : () -> tensor<i64>
