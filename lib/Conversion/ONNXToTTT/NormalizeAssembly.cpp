@@ -165,6 +165,9 @@ struct ScatterToConcat : NodePattern {
                                                     "of one axis");
       windows.push_back(*window);
       buffer = write.getInputs()[0];
+      // The dynamo exporter copies the buffer between writes.
+      while (onnx::NodeOp copy = nodeOf(buffer, "Identity"))
+        buffer = copy.getInputs()[0];
     }
     if (windows.size() < 2 || !isZeroConstant(buffer))
       return rewriter.notifyMatchFailure(scatter, "not writes into zeros");
