@@ -161,22 +161,24 @@ CATEGORIES = {
     "noise": ["none", "identity", "cast", "identity_cast"],
     "opset": ["17", "13", "14", "15", "16", "18", "max"],
     # the unrolled chunk loop of a traced export; an ONNX Loop carrying W (and the
-    # momentum) that appends each chunk's output to a sequence; the same over all but
-    # the last chunk, applied after the loop; a Loop whose scan output is the chunk
-    # output.
-    "form": ["unrolled", "loop_sequence", "loop_tail", "loop_scan"],
+    # momentum) that appends each chunk's output to a sequence, with a dynamic batch
+    # and length as the scripted exporter writes it (dynamic_axes); the same over all
+    # but the last chunk, applied after the loop; a Loop whose scan output is the chunk
+    # output; the sequence Loop of a model with static shapes (scripted without
+    # dynamic axes, or shapes inferred and fixed afterwards).
+    "form": ["unrolled", "loop_sequence", "loop_tail", "loop_scan", "loop_static"],
 }
 CANONICAL = {category: options[0] for category, options in CATEGORIES.items()}
 
 # The options today's recognizer finds and rewrites exactly, from the survey (ttt-opt
-# of 2026-12-01). The other engineer moves options from REFUSED to SUPPORTED (and out of
-# LOOP_REFUSED) as support lands; rerun the survey to see which.
+# built 2026-12-01 14:10 UTC). The other engineer moves options from REFUSED to SUPPORTED
+# (and out of LOOP_REFUSED) as support lands; rerun the survey to see which.
 SUPPORTED = {
     "weight_source": ["initializer", "input", "input_per_sample", "expand", "lowrank"],
     "layout": ["bhtd", "folded", "bthd_transposed"],
-    "orientation": ["x_w"],
-    "chunking": ["slice", "slice_no_steps", "slice_negative_axis", "split"],
-    "assembly": ["concat", "concat_negative_axis"],
+    "orientation": ["x_w", "einsum"],
+    "chunking": ["slice", "slice_no_steps", "slice_negative_axis", "split", "gather"],
+    "assembly": ["concat", "concat_negative_axis", "stack", "scatter"],
     "subtraction": ["neg_inner", "sub", "neg", "mul_minus_one", "neg_lr"],
     "scaling": ["mul", "mul_swapped", "div_reciprocal", "mean_as_mul", "folded"],
     "noise": ["none", "identity", "cast", "identity_cast"],
@@ -187,32 +189,21 @@ SUPPORTED = {
 REFUSED = {
     "weight_source": {},
     "layout": {
-        "bthd_chunk_transposed": "Slice and Concat on axis 1 of [B, T, H, D] are not read "
-                                 "as a chunk loop: found as a 'full-batch step', left as it "
-                                 "was ('a full-batch layer already is one parallel step')",
+        "bthd_chunk_transposed": "with momentum (the [B, C, H] momentum chunk transposed "
+                                 "to [B, H, C]): 'no ttt.kvb_layer form: the update is not "
+                                 "a product of keys and values' (the other families pass "
+                                 "unrolled); in a Loop: no TTT layer found",
     },
     "orientation": {
-        "w_xt": "no ttt.kvb_layer form: its output is not a product with the trained "
-                "weight (Transpose(MatMul(W, Transpose(q_c))))",
-        "x_wt": "the chunks read Transpose(W_c), which is not a layout node, so the chunk "
-                "loop is taken for an ordinary recurrence: found as a 'full-batch step', "
-                "left as it was (in a Loop: found, 'its output is not a product with the "
-                "trained weight')",
-        "einsum": "no ttt.kvb_layer form: its output is not a product with the trained "
-                  "weight (Einsum)",
+        "w_xt": "MSE families: the update (W k^T - v^T) k is not seen as additive, so the "
+                "layer is found as a 'full-batch step' and left (dot families pass); in a "
+                "Loop: 'its output is not a product with the trained weight'",
+        "x_wt": "momentum families: 'the trained weight is not updated by adding a term to "
+                "it' or found as a 'full-batch step' (the others pass); in a Loop: 'its "
+                "output is not a product with the trained weight'",
     },
-    "chunking": {
-        "gather": "Gather of a Reshape to [.., n, C, ..] is not a time slice: found as a "
-                  "'full-batch step', left as it was",
-    },
-    "assembly": {
-        "stack": "Concat of Unsqueezed chunks + Reshape: found as a 'full-batch step', "
-                 "left as it was (in a Loop, ConcatFromSequence new_axis=1: found, not "
-                 "rewritten)",
-        "scatter": "ScatterND into a zero buffer: found as a 'full-batch step', left: 'its "
-                   "output depends non-linearly on the trained fast weights (through "
-                   "ScatterND)'",
-    },
+    "chunking": {},
+    "assembly": {},
     "subtraction": {},
     "scaling": {},
     "noise": {},
@@ -224,6 +215,10 @@ REFUSED = {
     "form": {
         "loop_scan": "no TTT layer found: the Loop's chunk output is a scan output, not "
                      "appended to a carried sequence",
+        "loop_static": "'its Loop's trip count is not the number of chunks the raise can "
+                       "read off the sequence length': with static shapes the length "
+                       "Gather(Shape(q), 2) is a constant (the same Loop with a symbolic T, "
+                       "form=loop_sequence, is rewritten)",
     },
 }
 # Options of SUPPORTED that work unrolled but not yet in a scripted Loop: the test draws
@@ -231,14 +226,20 @@ REFUSED = {
 LOOP_REFUSED = {
     "weight_source": {},
     "layout": {
-        "bthd_transposed": "in a Loop over the transposed inputs: 'its ttt.kvb_layer form "
-                           "does not verify'",
+        "bthd_transposed": "'its ttt.kvb_layer form does not verify'",
     },
-    "orientation": {},
+    "orientation": {
+        "einsum": "'its output is not a product with the trained weight'",
+    },
     "chunking": {
-        "split": "SplitToSequence + SequenceAt(i) in a Loop: no TTT layer found",
+        "split": "SplitToSequence + SequenceAt(i): no TTT layer found",
+        "gather": "Gather(Reshape(x), i): no TTT layer found",
     },
-    "assembly": {},
+    "assembly": {
+        "stack": "ConcatFromSequence(new_axis=1) + Reshape: 'its ttt.kvb_layer form does "
+                 "not verify'",
+        "scatter": "a ScatterND buffer carried by the Loop: no TTT layer found",
+    },
     "subtraction": {},
     "scaling": {
         "mean_as_mul": "Mul(G, 1 / n_c) with n_c computed in the Loop: 'the update is not "
@@ -252,13 +253,22 @@ LOOP_REFUSED = {
 }
 
 
+# Pairs of SUPPORTED options that work alone but not together (from `--pairs`), with
+# the reason: the test never draws both.
+REFUSED_PAIRS = {}
+
+
 def drawn_by_test(spec) -> bool:
-    """True if every option of `spec` is in SUPPORTED (and, in a Loop, not in
-    LOOP_REFUSED)."""
-    loop = spec.spelling["form"] != "unrolled"
-    return all(option in SUPPORTED[category] and
+    """True if every option of `spec` is in SUPPORTED (in a Loop, not in LOOP_REFUSED)
+    and no two of them are a pair of REFUSED_PAIRS."""
+    spelling = spec.spelling
+    loop = spelling["form"] != "unrolled"
+    if not all(option in SUPPORTED[category] and
                not (loop and option in LOOP_REFUSED[category])
-               for category, option in spec.spelling.items())
+               for category, option in spelling.items()):
+        return False
+    chosen = set(spelling.items())
+    return not any(a in chosen and b in chosen for a, b in REFUSED_PAIRS)
 
 
 # ---------------------------------------------------------------------------------------
@@ -628,15 +638,24 @@ class _Writer:
 
     # -- small helpers -------------------------------------------------------------------
 
+    def dims(self):
+        """The batch (B*H folded), batch and length dimensions of graph inputs and the
+        output: symbolic in a scripted Loop with dynamic axes."""
+        s = self.s
+        if self.sp["form"] in ("loop_sequence", "loop_tail", "loop_scan"):
+            return "BH", "B", "T"
+        return s.B * s.H, s.B, s.T
+
     def graph_shape(self, last):
         """Graph-input shape of a [B, H, T, last] tensor (last None: [B, H, T])."""
         s, layout = self.s, self.sp["layout"]
+        folded, batch, length = self.dims()
         tail = [] if last is None else [last]
         if layout == "folded":
-            return [s.B * s.H, s.T] + tail
+            return [folded, length] + tail
         if layout.startswith("bthd"):
-            return [s.B, s.T, s.H] + tail
-        return [s.B, s.H, s.T] + tail
+            return [batch, length, s.H] + tail
+        return [batch, s.H, length] + tail
 
     def add_input(self, name, shape):
         self.inputs.append(h.make_tensor_value_info(name, TensorProto.FLOAT, shape))
@@ -688,11 +707,11 @@ class _Writer:
             return w, 3
         if source in ("input", "input_per_sample"):
             if folded:
-                shape = [s.B * s.H, rows, cols]
+                shape = [self.dims()[0], rows, cols]
             elif source == "input":
                 shape = [s.H, rows, cols]
             else:
-                shape = [s.B, s.H, rows, cols]
+                shape = [self.dims()[1], s.H, rows, cols]
             return self.add_input("W", shape), len(shape)
         if source == "expand":
             w = g.init("W0", np.swapaxes(case.w, -1, -2) if self.out_in else case.w)
@@ -1190,13 +1209,24 @@ def run_onnx(model, feeds):
     return session.run(["o"], feeds)[0]
 
 
+TTT_OPT_TIMEOUT = 120
+
+
 def run_ttt_opt(src: Path, out: Path, *args, attempts=30):
-    """`ttt-opt src -o out`; waits while the binary is missing or being relinked."""
+    """`ttt-opt src -o out`; waits while the binary is missing or being relinked (the
+    recognizer is rebuilt while these tests run), and tries a run that timed out once
+    more before giving up (subprocess.TimeoutExpired)."""
+    timeouts = 0
     for attempt in range(attempts):
         try:
             proc = subprocess.run([str(tool("ttt-opt")), str(src), "-o", str(out), *args],
-                                  capture_output=True, text=True, timeout=300)
-        except (FileNotFoundError, PermissionError, OSError):
+                                  capture_output=True, text=True, timeout=TTT_OPT_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            timeouts += 1
+            if timeouts == 2:
+                raise
+            continue
+        except OSError:  # missing (FileNotFoundError), "Text file busy", a partial file
             if attempt + 1 == attempts:
                 raise
             time.sleep(5)
@@ -1206,7 +1236,7 @@ def run_ttt_opt(src: Path, out: Path, *args, attempts=30):
             time.sleep(5)
             continue
         return proc
-    raise RuntimeError("unreachable")
+    raise RuntimeError("ttt-opt did not run")
 
 
 def layer_remarks(stderr):
@@ -1248,7 +1278,11 @@ def check_case(spec: Spec, workdir: Path) -> Result:
     workdir.mkdir(parents=True, exist_ok=True)
     src, out = workdir / f"g{spec.index}.onnx", workdir / f"g{spec.index}.out.onnx"
     onnx.save(case.model, str(src))
-    proc = run_ttt_opt(src, out)
+    try:
+        proc = run_ttt_opt(src, out)
+    except subprocess.TimeoutExpired:
+        result.problem = f"ttt-opt ran longer than {TTT_OPT_TIMEOUT} s (twice)"
+        return result
     remarks = layer_remarks(proc.stderr)
     lines = proc.stderr.strip().splitlines()
     result.remark = " | ".join(r.split("TTT layer: ", 1)[1] for r in remarks) or \
@@ -1384,11 +1418,50 @@ def survey(count, seed, jobs=2, out=sys.stdout):
     return table
 
 
+def pair_survey(count, seed, jobs=2, out=sys.stdout):
+    """Every pair of non-canonical options the test may draw together (SUPPORTED,
+    LOOP_REFUSED and REFUSED_PAIRS respected), the rest canonical: prints the pairs
+    with a failing graph. Returns {(a, b): first failure}."""
+    rng = np.random.default_rng(seed)
+    options = [(c, o) for c in CATEGORIES for o in SUPPORTED[c] if o != CANONICAL[c]]
+    specs, index = {}, 0
+    for i, a in enumerate(options):
+        for b in options[i + 1:]:
+            if a[0] == b[0]:
+                continue
+            fixed = canonical_spelling(**dict([a, b]))
+            try:
+                drawn = []
+                for _ in range(count):
+                    drawn.append(draw_spec(rng, index, seed * 100000 + index, fixed=fixed,
+                                           accept=drawn_by_test))
+                    index += 1
+            except ValueError:  # the test never draws this pair
+                continue
+            specs[(a, b)] = drawn
+    with tempfile.TemporaryDirectory() as tmp:
+        flat = [s for group in specs.values() for s in group]
+        results = {r.spec.index: r for r in check_all(flat, Path(tmp), jobs)}
+    failing = {}
+    for pair, group in specs.items():
+        bad = [results[s.index] for s in group if not results[s.index].passed]
+        if bad:
+            failing[pair] = bad[0]
+            print(f"{pair[0][0]}={pair[0][1]} + {pair[1][0]}={pair[1][1]}: "
+                  f"{len(group) - len(bad)}/{len(group)} pass; [{bad[0].spec.family}] "
+                  f"{bad[0].problem}: {bad[0].remark[:300]}", file=out)
+    print(f"pairs: {len(specs)} checked ({count} graphs each), {len(failing)} failing",
+          file=out)
+    return failing
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         description="Generated TTT layers in many ONNX spellings (see the docstring).")
     parser.add_argument("--survey", action="store_true",
                         help="every option of every category through today's ttt-opt")
+    parser.add_argument("--pairs", action="store_true",
+                        help="every pair of options the test draws, through ttt-opt")
     parser.add_argument("--check", action="store_true",
                         help="run the test's sample and list the graphs that fail")
     parser.add_argument("--show", type=int, default=None,
@@ -1402,6 +1475,9 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.survey:
         survey(args.count or 6, 1 if args.seed is None else args.seed, args.jobs)
+        return 0
+    if args.pairs:
+        pair_survey(args.count or 2, 1 if args.seed is None else args.seed, args.jobs)
         return 0
     seed = 2026 if args.seed is None else args.seed
     count = args.count or 320

@@ -145,8 +145,12 @@ def TTTNormalizeONNX : Pass<"ttt-normalize-onnx"> {
 def TTTRaiseONNX : Pass<"ttt-raise-onnx"> {
   let summary = "Find TTT-KVB layers in an imported ONNX graph and raise them to ttt.kvb_layer";
   let description = [{
-    Finds test-time-training layers from the graph's dataflow, in the forms
-    exporters write them: a chunk loop unrolled into copies that thread the
+    Finds test-time-training layers from the dataflow of a normalized copy of
+    the graph (`ttt-normalize-onnx`: one spelling for chunks, contractions,
+    transposed weights and chunk assembly), which replaces the graph only when
+    a layer is rewritten. The chunks' time axis is the one before the
+    features: `[B, H, T, D]`, or `[B*H, T, D]` with the heads folded into the
+    batch (raised as one sample of B*H heads). The forms exporters write: a chunk loop unrolled into copies that thread the
     fast weights from one chunk to the next (traced export; chunks cut by
     Slice or Split), an ONNX `Loop` carrying the fast weights (scripted
     export), and a full-batch step whose weights the keys and values move
