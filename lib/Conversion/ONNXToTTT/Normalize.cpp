@@ -21,6 +21,12 @@ using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::raise;
 
+std::optional<int64_t> raise::intAttr(onnx::NodeOp node, StringRef name) {
+  if (auto attr = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr(name)))
+    return attr.getInt();
+  return std::nullopt;
+}
+
 std::optional<SmallVector<int64_t>>
 raise::transposePerm(onnx::NodeOp transpose) {
   if (auto perm =

@@ -77,6 +77,9 @@ private:
   std::string opType;
 };
 
+/// The integer attribute `name` of `node`, if it has one.
+std::optional<int64_t> intAttr(onnx::NodeOp node, StringRef name);
+
 /// The permutation of a Transpose node (reversed axes when it has none).
 std::optional<SmallVector<int64_t>> transposePerm(onnx::NodeOp transpose);
 

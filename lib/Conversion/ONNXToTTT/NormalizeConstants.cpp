@@ -133,12 +133,6 @@ elementwise(ArrayRef<IntTensor> in,
   return out;
 }
 
-static int64_t intAttrOr(onnx::NodeOp node, StringRef name, int64_t dflt) {
-  if (auto attr = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr(name)))
-    return attr.getInt();
-  return dflt;
-}
-
 /// Evaluates `node` on its integer inputs.
 static std::optional<IntTensor> evaluate(onnx::NodeOp node,
                                          ArrayRef<IntTensor> in) {
@@ -195,7 +189,7 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
       !in.empty()) {
     IntTensor out = in[0];
     if (type == "Reshape") {
-      if (in.size() != 2 || intAttrOr(node, "allowzero", 0))
+      if (in.size() != 2 || intAttr(node, "allowzero").value_or(0))
         return std::nullopt;
       SmallVector<int64_t> shape;
       int64_t known = 1, unknown = -1;
@@ -255,7 +249,7 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
   }
   if (type == "Concat" && !in.empty()) {
     int64_t rank = in[0].shape.size();
-    int64_t axis = intAttrOr(node, "axis", 0);
+    int64_t axis = intAttr(node, "axis").value_or(0);
     if (axis < 0)
       axis += rank;
     if (axis < 0 || axis >= rank)

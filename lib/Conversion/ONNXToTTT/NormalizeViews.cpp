@@ -29,12 +29,6 @@ static Value createSlice(PatternRewriter &rewriter, Location loc, Value x,
   return b.node("Slice", {x, starts, ends, axes}, type);
 }
 
-static std::optional<int64_t> intAttr(onnx::NodeOp node, StringRef name) {
-  if (auto attr = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr(name)))
-    return attr.getInt();
-  return std::nullopt;
-}
-
 namespace {
 /// Split(x) -> one Slice per piece.
 struct SplitToSlices : NodePattern {
