@@ -146,7 +146,13 @@ raise::checkLoopWalksChunks(onnx::NodeOp loop, const SliceChain &window,
 
   ShapeArithmetic arithmetic(sequences, body.getArgument(0));
   int64_t c = chunkSize;
-  for (int64_t length : {int64_t(1), c - 1, c, c + 1, 2 * c, 3 * c + 5}) {
+  // A model exported for one sequence length is checked at that length; a
+  // symbolic one at lengths around every chunk boundary case.
+  SmallVector<int64_t> lengths = {1, c - 1, c, c + 1, 2 * c, 3 * c + 5};
+  if (std::optional<int64_t> fixed =
+          sequences.empty() ? std::nullopt : staticTimeLength(sequences[0]))
+    lengths = {*fixed};
+  for (int64_t length : lengths) {
     if (length < 1)
       continue;
     std::optional<int64_t> trips =

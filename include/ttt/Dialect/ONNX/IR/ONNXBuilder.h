@@ -13,11 +13,17 @@
 #ifndef TTT_DIALECT_ONNX_IR_ONNXBUILDER_H
 #define TTT_DIALECT_ONNX_IR_ONNXBUILDER_H
 
+#include "ttt/Dialect/ONNX/IR/ONNXAttrs.h"
+#include "ttt/Dialect/ONNX/IR/ONNXDialect.h"
 #include "ttt/Dialect/ONNX/IR/ONNXOps.h"
+
+#include "mlir/IR/BuiltinOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/Sequence.h"
+
+#include <limits>
 
 namespace mlir::ttt::onnx {
 
@@ -91,8 +97,34 @@ public:
     ArrayRef<int64_t> dims = type.getShape().slice(start, end - start);
     if (!ShapedType::isDynamicShape(dims))
       return i64s(dims);
-    return node("Shape", {x}, ints(end - start),
-                {attr("start", start), attr("end", end)});
+    if (defaultOpset() >= 15)
+      return node("Shape", {x}, ints(end - start),
+                  {attr("start", start), attr("end", end)});
+    // Shape takes start and end from opset 15 on; before, slice the shape.
+    Value whole = node("Shape", {x}, ints(type.getRank()));
+    Value from = i64s({start});
+    Value to = i64s({end});
+    Value axes = i64s({0});
+    return node("Slice", {whole, from, to, axes}, ints(end - start));
+  }
+
+  /// The default-domain opset the enclosing model imports (the newest this
+  /// builder writes when it does not say).
+  int64_t defaultOpset() const {
+    Operation *op =
+        b.getInsertionBlock() ? b.getInsertionBlock()->getParentOp() : nullptr;
+    auto module = op ? (isa<ModuleOp>(op) ? cast<ModuleOp>(op)
+                                          : op->getParentOfType<ModuleOp>())
+                     : ModuleOp();
+    auto imports =
+        module ? module->getAttrOfType<ArrayAttr>(ONNXDialect::kOpsetImport)
+               : nullptr;
+    if (imports)
+      for (Attribute attr : imports)
+        if (auto opset = dyn_cast<OpsetAttr>(attr))
+          if (opset.getDomain().empty() || opset.getDomain() == "ai.onnx")
+            return opset.getVersion();
+    return std::numeric_limits<int64_t>::max();
   }
   Value dim(Value x, int64_t d) { return shape(x, d, d + 1); }
 
