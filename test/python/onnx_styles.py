@@ -45,14 +45,21 @@ Loop). Not every combination exists; `invalid()` names the ones that are re-draw
 
 SUPPORTED lists, per category, the options that today's recognizer must find and (for
 linear-attention families) rewrite exactly; REFUSED the others, with the reason the
-survey found. test_onnx_styles.py draws only from SUPPORTED. Run
+survey found; LOOP_REFUSED the supported options that fail inside a Loop so far, and
+REFUSED_PAIRS pairs of supported options that fail together. test_onnx_styles.py draws
+only what these tables allow (`drawn_by_test`). Loop forms other than loop_static give
+the graph inputs a symbolic batch and length, as the scripted exporter does (the
+generated graph still computes with the sizes of its spec).
 
-    python3 test/python/onnx_styles.py --survey --count 8 --seed 1
+    python3 test/python/onnx_styles.py --survey --count 12 --seed 1
 
-to see, for every option of every category (each varied alone from the canonical
-spelling, then random mixes), how many graphs today's `ttt-opt` finds, rewrites as
-expected (raised for linear attention, left as it was otherwise) and keeps exact, with
-the first failing remark.
+shows, for every option of every category (varied alone from the canonical spelling,
+unrolled and in a Loop; then random mixes), how many graphs today's `ttt-opt` finds in
+the form they were written, rewrites as expected (raised for linear attention, left as
+it was with the expected reason otherwise) and keeps exact, with the first failing
+remark. `--pairs` checks every pair of options the test may draw together, `--check`
+runs the test's sample (`--seed`, `--count`) and lists the failing graphs, `--show I`
+prints graph I of that sample.
 """
 
 from __future__ import annotations
@@ -171,7 +178,7 @@ CATEGORIES = {
 CANONICAL = {category: options[0] for category, options in CATEGORIES.items()}
 
 # The options today's recognizer finds and rewrites exactly, from the survey (ttt-opt
-# built 2026-12-01 14:10 UTC). The other engineer moves options from REFUSED to SUPPORTED
+# built 2026-12-01 14:29 UTC). The other engineer moves options from REFUSED to SUPPORTED
 # (and out of LOOP_REFUSED) as support lands; rerun the survey to see which.
 SUPPORTED = {
     "weight_source": ["initializer", "input", "input_per_sample", "expand", "lowrank"],
@@ -182,8 +189,8 @@ SUPPORTED = {
     "subtraction": ["neg_inner", "sub", "neg", "mul_minus_one", "neg_lr"],
     "scaling": ["mul", "mul_swapped", "div_reciprocal", "mean_as_mul", "folded"],
     "noise": ["none", "identity", "cast", "identity_cast"],
-    "opset": ["17", "15", "16", "18", "max"],
-    "form": ["unrolled", "loop_sequence", "loop_tail"],
+    "opset": ["17", "13", "14", "15", "16", "18", "max"],
+    "form": ["unrolled", "loop_sequence", "loop_tail", "loop_static"],
 }
 # The options it refuses, with the survey's first failing remark (shortened).
 REFUSED = {
@@ -195,9 +202,10 @@ REFUSED = {
                                  "unrolled); in a Loop: no TTT layer found",
     },
     "orientation": {
-        "w_xt": "MSE families: the update (W k^T - v^T) k is not seen as additive, so the "
-                "layer is found as a 'full-batch step' and left (dot families pass); in a "
-                "Loop: 'its output is not a product with the trained weight'",
+        "w_xt": "MSE (and some momentum) layers: the update (W k^T - v^T) k is not seen as "
+                "additive, so the layer is found as a 'full-batch step' and left (dot "
+                "families pass); in a Loop: 'its output is not a product with the trained "
+                "weight'",
         "x_wt": "momentum families: 'the trained weight is not updated by adding a term to "
                 "it' or found as a 'full-batch step' (the others pass); in a Loop: 'its "
                 "output is not a product with the trained weight'",
@@ -207,18 +215,10 @@ REFUSED = {
     "subtraction": {},
     "scaling": {},
     "noise": {},
-    "opset": {
-        "13": "raised, but the written parallel form has Shape nodes with the 'end' "
-              "attribute (opset 15): the ONNX checker rejects it and ttt-opt exits 1",
-        "14": "as for 13: 'Unrecognized attribute: end for operator Shape'",
-    },
+    "opset": {},
     "form": {
         "loop_scan": "no TTT layer found: the Loop's chunk output is a scan output, not "
                      "appended to a carried sequence",
-        "loop_static": "'its Loop's trip count is not the number of chunks the raise can "
-                       "read off the sequence length': with static shapes the length "
-                       "Gather(Shape(q), 2) is a constant (the same Loop with a symbolic T, "
-                       "form=loop_sequence, is rewritten)",
     },
 }
 # Options of SUPPORTED that work unrolled but not yet in a scripted Loop: the test draws
