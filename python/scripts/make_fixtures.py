@@ -276,7 +276,11 @@ RESEARCH_DISTS = {
     "momentum": ["uniform", 0.0, 1.0],
 }
 # The twins re-exported at torch's default opset (<family>.traced_opset<N>).
-OPSET_TWINS = ("linear_dot", "lact_v2")
+# Every traced family but lact_v4, whose module takes its momentum through the
+# fixture's input spec in build() (build_opset_twin calls it without).
+OPSET_TWINS = ("block_lact", "lact_llm", "lact_nvs", "lact_v1", "lact_v2", "lact_v3",
+               "lact_v5", "lact_v6", "linear_dot", "linear_mse", "ttt_linear", "ttt_mlp",
+               "vit3_dwconv", "vit3_dwconv_shift", "vit3_glu")
 SPELLINGS = {
     "a": "preallocated output buffer, in-place chunk writes o[:, :, s:e] = o_c",
     "b": "fast weights passed as forward arguments (graph inputs), not parameters",

@@ -286,7 +286,10 @@ def test_research_outcome(name, optimized):
 
 
 def _normalized(layer_remark: str) -> str:
-    return re.sub(r"'[^']*'", "'...'", layer_remark)
+    """The remark without value names, and without the op type of the node it names as
+    the culprit: opset 20 has a Gelu node where opset 17 spells it with Tanh."""
+    text = re.sub(r"'[^']*'", "'...'", layer_remark)
+    return re.sub(r"through \w+ node", "through a node", text)
 
 
 @pytest.mark.parametrize("name", OPSET_TWINS)
@@ -298,12 +301,18 @@ def test_opset_reexport_like_its_twin(name, optimized):
     out, stderr = optimized[name]
     _, twin_stderr = optimized[f"twin:{meta['twin_fixture']}"]
     layers, twin_layers = LAYER_REMARK.findall(stderr), LAYER_REMARK.findall(twin_stderr)
-    assert len(twin_layers) == 1 and REWRITTEN in twin_layers[0], (
-        f"the opset-17 twin {meta['twin_fixture']} is not rewritten: {twin_stderr}")
+    assert len(twin_layers) == 1, f"the opset-17 twin {meta['twin_fixture']}: {twin_stderr}"
     assert len(layers) == 1, f"{name}: {stderr}"
     assert _normalized(layers[0]) == _normalized(twin_layers[0]), (
         f"{name}: {layers[0]}\n  vs opset 17: {twin_layers[0]}")
-    _check_rewritten(name, out)
+    if REWRITTEN in twin_layers[0]:
+        _check_rewritten(name, out)
+        return
+    # Left as it was, like its twin: the written model computes what torch did.
+    onnx.checker.check_model(str(out), full_check=True)
+    feeds, want = _example(name)
+    for g, w in zip(_run(out, feeds), want):
+        assert _relative_error(g, w) <= RTOL, f"{name}: written model vs torch"
 
 
 def _survey() -> int:
