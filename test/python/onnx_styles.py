@@ -228,9 +228,7 @@ LOOP_REFUSED = {
     "layout": {
         "bthd_transposed": "'its ttt.kvb_layer form does not verify'",
     },
-    "orientation": {
-        "einsum": "'its output is not a product with the trained weight'",
-    },
+    "orientation": {},
     "chunking": {
         "split": "SplitToSequence + SequenceAt(i): no TTT layer found",
         "gather": "Gather(Reshape(x), i): no TTT layer found",

@@ -191,8 +191,13 @@ private:
   static Value arrange(PatternRewriter &rewriter, Location loc, Value x,
                        StringRef from, StringRef to) {
     std::optional<int64_t> rank = rankOf(x);
-    if (!rank || *rank != static_cast<int64_t>(from.size()) ||
-        from.size() != to.size())
+    if (from.size() != to.size())
+      return nullptr;
+    // A Loop body's carried values often have no rank; the equation gives
+    // it, and an operand already in order needs no transpose.
+    if (!rank && from == to)
+      return x;
+    if (!rank || *rank != static_cast<int64_t>(from.size()))
       return nullptr;
     return createTranspose(rewriter, loc, x, positions(from, to));
   }
