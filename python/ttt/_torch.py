@@ -76,8 +76,19 @@ def default_dynamic_axes(names: list[str], args: tuple) -> dict[str, dict[int, s
 def _export(torch, module, args, names, axes, exporter: str) -> bytes:
     buffer = io.BytesIO()
     if exporter == "dynamo":
-        # The current default exporter (torch.export): dynamic sizes as Dims.
-        dims = {n: {i: torch.export.Dim.AUTO for i in a} for n, a in axes.items()}
+        # The current default exporter (torch.export): dynamic sizes as Dims. Axes
+        # that share a name and a size in the example share one Dim, so that the
+        # exported graph knows the queries, keys and values are equally long.
+        sizes: dict = {}
+        for n, a in axes.items():
+            arg = args[names.index(n)] if n in names else None
+            for i, dim_name in a.items():
+                size = arg.shape[i] if arg is not None and i < len(arg.shape) else None
+                sizes.setdefault(dim_name, set()).add(size)
+        shared = {d: torch.export.Dim(d) for d, s in sizes.items()
+                  if len(s) == 1 and None not in s and next(iter(s)) > 1}
+        dims = {n: {i: shared.get(d, torch.export.Dim.AUTO) for i, d in a.items()}
+                for n, a in axes.items()}
         program = torch.onnx.export(module, args, dynamo=True, input_names=names,
                                     dynamic_shapes=dims)
         return program.model_proto.SerializeToString()
