@@ -67,6 +67,7 @@ from ttt.models import (  # noqa: E402
     TTTMLP,
     ViT3DWConv,
     ViT3GLU,
+    adapt,
     export_scripted,
     export_traced,
     lact_llm,
@@ -276,10 +277,9 @@ RESEARCH_DISTS = {
     "momentum": ["uniform", 0.0, 1.0],
 }
 # The twins re-exported at torch's default opset (<family>.traced_opset<N>).
-# Every traced family but lact_v4, whose module takes its momentum through the
-# fixture's input spec in build() (build_opset_twin calls it without).
+# Every traced family.
 OPSET_TWINS = ("block_lact", "lact_llm", "lact_nvs", "lact_v1", "lact_v2", "lact_v3",
-               "lact_v5", "lact_v6", "linear_dot", "linear_mse", "ttt_linear", "ttt_mlp",
+               "lact_v4", "lact_v5", "lact_v6", "linear_dot", "linear_mse", "ttt_linear", "ttt_mlp",
                "vit3_dwconv", "vit3_dwconv_shift", "vit3_glu")
 SPELLINGS = {
     "a": "preallocated output buffer, in-place chunk writes o[:, :, s:e] = o_c",
@@ -464,7 +464,9 @@ def build_opset_twin(fx: Fixture, opset: int, out: Path = RESEARCH_DIR) -> Dict[
     out.mkdir(parents=True, exist_ok=True)
     export_traced(module, [x[n] for n in names], path, opset, input_names=names)
     with torch.no_grad():
-        o = module(*[x[n] for n in names])
+        # The exporters call the module through adapt(), which maps the inputs by name
+        # (lact_v4 takes momentum but no lr, which forward lists first).
+        o = adapt(module)(*[x[n] for n in names])
     side, arrays, weight_keys, array_keys = _spec(module)
     oracle_inputs = side.pop("oracle_inputs", {n: n for n in names})
     import onnx
