@@ -277,6 +277,11 @@ RESEARCH_DISTS = {
     "momentum": ["uniform", 0.0, 1.0],
 }
 # The twins re-exported at torch's default opset (<family>.traced_opset<N>).
+# The scripted exports (an ONNX Loop over chunks) re-exported at the default opset.
+SCRIPTED_OPSET_TWINS = ("block_lact", "lact_llm", "lact_nvs", "lact_v1", "lact_v2",
+                        "lact_v3", "lact_v4", "lact_v5", "lact_v6", "linear_dot",
+                        "linear_mse", "ttt_linear", "ttt_mlp", "vit3_dwconv_shift",
+                        "vit3_glu")
 # Every traced family.
 OPSET_TWINS = ("block_lact", "lact_llm", "lact_nvs", "lact_v1", "lact_v2", "lact_v3",
                "lact_v4", "lact_v5", "lact_v6", "linear_dot", "linear_mse", "ttt_linear", "ttt_mlp",
@@ -445,10 +450,13 @@ def build_research(out: Path = RESEARCH_DIR) -> List[Dict[str, Any]]:
             results.append({"name": stem, "bytes": _check_size(path)})
     for family in OPSET_TWINS:
         results.append(build_opset_twin(_fixture(family), dflt, out))
+    for family in SCRIPTED_OPSET_TWINS:
+        results.append(build_opset_twin(_fixture(family), dflt, out, "scripted"))
     return results
 
 
-def build_opset_twin(fx: Fixture, opset: int, out: Path = RESEARCH_DIR) -> Dict[str, Any]:
+def build_opset_twin(fx: Fixture, opset: int, out: Path = RESEARCH_DIR,
+                     export: str = "traced") -> Dict[str, Any]:
     """``<family>.traced_opset<N>``: the traced fixture exported again at `opset`, with
     the same module, inputs and sidecar as build() writes (so that test_fixtures.py could
     check it against the oracle too; its float64 oracle arrays are in the .npz), plus
@@ -459,10 +467,14 @@ def build_opset_twin(fx: Fixture, opset: int, out: Path = RESEARCH_DIR) -> Dict[
     names = list(module.input_names)
     shapes = _input_shapes(module, fx.dims)
     x = _random_inputs(names, shapes, DISTS)
-    stem = f"{fx.family}.traced_opset{opset}"
+    stem = f"{fx.family}.{export}_opset{opset}"
     path = out / f"{stem}.onnx"
     out.mkdir(parents=True, exist_ok=True)
-    export_traced(module, [x[n] for n in names], path, opset, input_names=names)
+    if export == "traced":
+        export_traced(module, [x[n] for n in names], path, opset, input_names=names)
+    else:
+        export_scripted(module, [x[n] for n in names], path, opset, input_names=names,
+                        dynamic_axes={n: fx.axes[n] for n in names})
     with torch.no_grad():
         # The exporters call the module through adapt(), which maps the inputs by name
         # (lact_v4 takes momentum but no lr, which forward lists first).
@@ -471,9 +483,9 @@ def build_opset_twin(fx: Fixture, opset: int, out: Path = RESEARCH_DIR) -> Dict[
     oracle_inputs = side.pop("oracle_inputs", {n: n for n in names})
     import onnx
     meta = {
-        "name": stem, "family": fx.family, "export": "traced", "exporter": "torchscript",
+        "name": stem, "family": fx.family, "export": export, "exporter": "torchscript",
         "constant_folding": True, "description": fx.note, "opset": opset,
-        "ir_version": onnx.load(str(path)).ir_version, "twin_fixture": f"{fx.family}.traced",
+        "ir_version": onnx.load(str(path)).ir_version, "twin_fixture": f"{fx.family}.{export}",
         **side, "weights": weight_keys, "arrays": array_keys,
         "inputs": [{"name": n, "shape": shapes[n], "oracle": oracle_inputs.get(n, n),
                     "dist": DISTS[n]} for n in names],

@@ -259,7 +259,10 @@ def test_fixture_matches_torch(name):
     assert name.endswith(f"_opset{meta['opset']}")
     assert [i.name for i in model.graph.input] == [s["name"] for s in meta["inputs"]]
     assert [o.name for o in model.graph.output] == meta["outputs"]
-    assert "Loop" not in {n.op_type for n in model.graph.node}  # traced: unrolled
+    # A traced export unrolls the chunk loop; a scripted one keeps it as an ONNX Loop
+    # (full-batch layers have none).
+    if meta.get("export") != "scripted":
+        assert "Loop" not in {n.op_type for n in model.graph.node}
     feeds, want = _example(name)
     got = _run(path, feeds)
     for g, w in zip(got, want):
