@@ -38,9 +38,9 @@ Torch on a CPU-only machine that reaches PyPI but not download.pytorch.org (Debi
 Python 3.11; the PyPI wheel is the CUDA one, and its nvidia-* dependencies are needed
 even on the CPU because libtorch links libcufile/libcusparseLt/libnvshmem; ~5 GB):
 
-    python3 -m venv /work/torchenv --system-site-packages   # sees numpy, onnx, onnxruntime
-    /work/torchenv/bin/pip install torch onnxscript          # torch 2.15.0, onnxscript 0.7.2
-    /work/torchenv/bin/python python/scripts/make_fixtures.py --research
+    python3 -m venv build/torchenv --system-site-packages   # sees numpy, onnx, onnxruntime
+    build/torchenv/bin/pip install torch onnxscript          # torch 2.15.0, onnxscript 0.7.2
+    build/torchenv/bin/python python/scripts/make_fixtures.py --research
 
 (``pip install --no-deps torch`` plus its pure-Python dependencies installs, but
 ``import torch`` then fails with "libcufile.so.0: cannot open shared object file".

@@ -92,21 +92,6 @@ static void eraseComputation(onnx::GraphOp graph, ArrayRef<Operation *> roots) {
 /// nodes, which exist from opset 13 on.
 static constexpr int64_t kMinExportOpset = 13;
 
-/// The default-domain opset `graph`'s model imports, if it says.
-static std::optional<int64_t> defaultOpset(onnx::GraphOp graph) {
-  auto module = graph->getParentOfType<ModuleOp>();
-  auto imports =
-      module ? module->getAttrOfType<ArrayAttr>(onnx::ONNXDialect::kOpsetImport)
-             : nullptr;
-  if (!imports)
-    return std::nullopt;
-  for (Attribute attr : imports)
-    if (auto opset = dyn_cast<onnx::OpsetAttr>(attr))
-      if (opset.getDomain().empty() || opset.getDomain() == "ai.onnx")
-        return opset.getVersion();
-  return std::nullopt;
-}
-
 /// The layer's replacement as seen by the rest of the graph: an Identity
 /// node that keeps the ONNX name of the layer's output and says in its
 /// doc_string what it is, so that a later run does not take the parallel
@@ -147,7 +132,7 @@ struct TTTRaiseONNXPass
     int64_t nodes = 0;
     graph.walk([&](onnx::NodeOp) { ++nodes; });
     // The copy is outside the module, so it is asked nothing about it.
-    modelOpset = defaultOpset(graph);
+    modelOpset = onnx::getDefaultOpset(graph);
     auto copy = cast<onnx::GraphOp>(graph->clone());
     normalizeGraph(copy);
     if (!raiseIn(copy, nodes)) {

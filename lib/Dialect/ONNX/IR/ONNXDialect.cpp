@@ -170,3 +170,19 @@ LogicalResult ONNXDialect::verifyRegionResultAttribute(Operation *op,
   return verifyValueAttr(op, graph.getResultTypes()[resultIndex], attr,
                          "output", resultIndex);
 }
+
+std::optional<int64_t> mlir::ttt::onnx::getDefaultOpset(Operation *op) {
+  auto module = dyn_cast<ModuleOp>(op);
+  if (!module)
+    module = op->getParentOfType<ModuleOp>();
+  if (!module)
+    return std::nullopt;
+  auto imports = module->getAttrOfType<ArrayAttr>(ONNXDialect::kOpsetImport);
+  if (!imports)
+    return std::nullopt;
+  for (Attribute attr : imports)
+    if (auto opset = dyn_cast<OpsetAttr>(attr))
+      if (opset.getDomain().empty() || opset.getDomain() == "ai.onnx")
+        return opset.getVersion();
+  return std::nullopt;
+}

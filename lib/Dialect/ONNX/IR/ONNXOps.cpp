@@ -232,22 +232,6 @@ LogicalResult NodeOp::verifyRegions() {
   return success();
 }
 
-/// The default-domain opset version imported by the module around `op`, or
-/// std::nullopt when none is recorded.
-static std::optional<int64_t> getDefaultOpset(Operation *op) {
-  auto module = op->getParentOfType<ModuleOp>();
-  if (!module)
-    return std::nullopt;
-  auto imports = module->getAttrOfType<ArrayAttr>(ONNXDialect::kOpsetImport);
-  if (!imports)
-    return std::nullopt;
-  for (Attribute attr : imports)
-    if (auto opset = dyn_cast<OpsetAttr>(attr))
-      if (opset.getDomain().empty() || opset.getDomain() == "ai.onnx")
-        return opset.getVersion();
-  return std::nullopt;
-}
-
 /// The number of values the terminator of `region` yields, or std::nullopt
 /// when it has none (reported elsewhere).
 static std::optional<size_t> getNumYielded(Region &region) {

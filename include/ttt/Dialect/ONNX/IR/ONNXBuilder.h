@@ -13,11 +13,8 @@
 #ifndef TTT_DIALECT_ONNX_IR_ONNXBUILDER_H
 #define TTT_DIALECT_ONNX_IR_ONNXBUILDER_H
 
-#include "ttt/Dialect/ONNX/IR/ONNXAttrs.h"
 #include "ttt/Dialect/ONNX/IR/ONNXDialect.h"
 #include "ttt/Dialect/ONNX/IR/ONNXOps.h"
-
-#include "mlir/IR/BuiltinOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -111,20 +108,10 @@ public:
   /// The default-domain opset the enclosing model imports (the newest this
   /// builder writes when it does not say).
   int64_t defaultOpset() const {
-    Operation *op =
-        b.getInsertionBlock() ? b.getInsertionBlock()->getParentOp() : nullptr;
-    auto module = op ? (isa<ModuleOp>(op) ? cast<ModuleOp>(op)
-                                          : op->getParentOfType<ModuleOp>())
-                     : ModuleOp();
-    auto imports =
-        module ? module->getAttrOfType<ArrayAttr>(ONNXDialect::kOpsetImport)
-               : nullptr;
-    if (imports)
-      for (Attribute attr : imports)
-        if (auto opset = dyn_cast<OpsetAttr>(attr))
-          if (opset.getDomain().empty() || opset.getDomain() == "ai.onnx")
-            return opset.getVersion();
-    return std::numeric_limits<int64_t>::max();
+    Block *block = b.getInsertionBlock();
+    std::optional<int64_t> opset =
+        block ? getDefaultOpset(block->getParentOp()) : std::nullopt;
+    return opset.value_or(std::numeric_limits<int64_t>::max());
   }
   Value dim(Value x, int64_t d) { return shape(x, d, d + 1); }
 
