@@ -58,13 +58,19 @@ void mergeEqualNodes(onnx::GraphOp graph);
 /// A pattern on the default-domain nodes of one op type.
 class NodePattern : public OpRewritePattern<onnx::NodeOp> {
 public:
-  NodePattern(MLIRContext *context, StringRef opType)
-      : OpRewritePattern(context), opType(opType.str()) {}
+  /// A pattern on `opType` nodes with one result (or, with `manyResults`,
+  /// at least one) and at least one input: hand-written IR that no ONNX
+  /// checker saw may have fewer, and such a node is left alone.
+  NodePattern(MLIRContext *context, StringRef opType, bool manyResults = false)
+      : OpRewritePattern(context), opType(opType.str()),
+        manyResults(manyResults) {}
 
   LogicalResult matchAndRewrite(onnx::NodeOp node,
                                 PatternRewriter &rewriter) const final {
     if (!node.isDefaultDomain() || node.getOpType() != opType ||
-        node->getNumRegions() != 0)
+        node->getNumRegions() != 0 || node.getInputs().empty() ||
+        node->getNumResults() == 0 ||
+        (!manyResults && node->getNumResults() != 1))
       return failure();
     return matchNode(node, rewriter);
   }
@@ -75,6 +81,7 @@ protected:
 
 private:
   std::string opType;
+  bool manyResults;
 };
 
 /// The integer attribute `name` of `node`, if it has one.

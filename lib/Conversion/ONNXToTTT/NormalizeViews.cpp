@@ -33,7 +33,7 @@ namespace {
 /// Split(x) -> one Slice per piece.
 struct SplitToSlices : NodePattern {
   explicit SplitToSlices(MLIRContext *context)
-      : NodePattern(context, "Split") {}
+      : NodePattern(context, "Split", /*manyResults=*/true) {}
 
   LogicalResult matchNode(onnx::NodeOp split,
                           PatternRewriter &rewriter) const override {
@@ -198,7 +198,7 @@ struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
                                 PatternRewriter &rewriter) const override {
     StringRef type = node.getOpType();
     if (!node.isDefaultDomain() || (type != "Reshape" && type != "Expand") ||
-        node.getInputs().size() != 2)
+        node.getInputs().size() != 2 || node->getNumResults() != 1)
       return failure();
     Value x = node.getInputs()[0];
     auto source = dyn_cast<RankedTensorType>(x.getType());

@@ -140,3 +140,27 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %i, %wt, %y : tensor<2x3xi64>, tensor<2x2xf32>, tensor<2x3xf32>
   }
 }
+
+// -----
+
+// Hand-written nodes with fewer inputs or results than ONNX allows are left
+// alone, not crashed on (a node nothing reads, like the Transpose without a
+// result, is dropped as dead).
+
+// CHECK-LABEL: onnx.graph @malformed(
+// CHECK: onnx.node "Split"() {outputs = ["a"]}
+// CHECK: onnx.node "Transpose"() {outputs = ["t"]}
+// CHECK: onnx.node "Reshape"() {outputs = ["r"]}
+// CHECK: onnx.node "Einsum"() attrs {equation = "ij,jk->ik"} {outputs = ["e"]}
+// CHECK-NOT: onnx.node "Transpose"(%x)
+// CHECK: onnx.yield
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @malformed(%x: tensor<2x3xf32> {onnx.name = "x"}) -> (tensor<2x3xf32> {onnx.name = "a"}, tensor<3x2xf32> {onnx.name = "t"}, tensor<2x3xf32> {onnx.name = "r"}, tensor<2x2xf32> {onnx.name = "e"}) {
+    %a = onnx.node "Split"() {outputs = ["a"]} : () -> tensor<2x3xf32>
+    %t = onnx.node "Transpose"() {outputs = ["t"]} : () -> tensor<3x2xf32>
+    %r = onnx.node "Reshape"() {outputs = ["r"]} : () -> tensor<2x3xf32>
+    %e = onnx.node "Einsum"() attrs {equation = "ij,jk->ik"} {outputs = ["e"]} : () -> tensor<2x2xf32>
+    onnx.node "Transpose"(%x) {outputs = []} : (tensor<2x3xf32>) -> ()
+    onnx.yield %a, %t, %r, %e : tensor<2x3xf32>, tensor<3x2xf32>, tensor<2x3xf32>, tensor<2x2xf32>
+  }
+}
