@@ -321,7 +321,14 @@ ExplainResult explain(const std::string &input, const std::string &inputFormat,
     auto found = foundInONNX.find(report.location);
     if (found == foundInONNX.end())
       continue;
-    report.explanation = found->second + "; " + report.explanation;
+    // A raised layer that is not rewritable already carries its analysis
+    // in the finding; it is said once.
+    std::string finding = found->second;
+    StringRef raised = ": raised to ttt.kvb_layer";
+    size_t at = finding.find(raised.str() + ";");
+    if (at != std::string::npos)
+      finding.resize(at + raised.size());
+    report.explanation = finding + "; " + report.explanation;
     foundInONNX.erase(found);
   }
   for (const auto &[location, finding] : foundInONNX) {

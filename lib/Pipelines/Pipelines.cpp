@@ -225,6 +225,27 @@ void buildTTTONNXOptimizePipeline(OpPassManager &pm, bool explain) {
   pm.addPass(createLinAttnToONNX());
 }
 
+LogicalResult buildTTTONNXOptimizePipeline(OpPassManager &pm, bool explain,
+                                           StringRef layerPasses) {
+  if (layerPasses.empty()) {
+    buildTTTONNXOptimizePipeline(pm, explain);
+    return success();
+  }
+  TTTRaiseONNXOptions raise;
+  raise.raiseAll = true;
+  raise.keepOriginal = true;
+  raise.reportCandidates = explain;
+  pm.addPass(createTTTRaiseONNX(raise));
+  if (failed(parsePassPipeline(layerPasses, pm)))
+    return failure();
+  if (explain)
+    pm.addPass(createTTTExplain());
+  pm.addPass(createTTTToLinAttn());
+  pm.addPass(createTTTResolveRaised());
+  pm.addPass(createLinAttnToONNX());
+  return success();
+}
+
 void registerTTTPipelines() {
   // Registering a name twice is a fatal error, and both ttt-opt and the
   // plug-in may call this in one process.

@@ -109,8 +109,17 @@ def test_explain_onnx_lists_the_layer():
 
 def test_explain_onnx_layer_left_alone_has_a_reason():
     (r,) = ttt.explain(FIXTURES / "lact_llm.scripted.onnx")
+    assert r.op == "ttt.kvb_layer" and not r.rewritable
+    assert any("W0 (gate), W2 (up) are trained" in b for b in r.blockers), r.blockers
+    assert any("weight normalization" in b for b in r.blockers), r.blockers
+    assert "ONNX Loop over chunks" in r.explanation
+    assert r.explanation.count("exact lowering:") == 1, r.explanation
+
+
+def test_explain_onnx_layer_without_a_kvb_form_has_the_finders_reason():
+    (r,) = ttt.explain(FIXTURES / "ttt_linear.scripted.onnx")
     assert r.op == "onnx" and not r.rewritable
-    assert r.blockers and "depends non-linearly on the trained fast weights" in r.blockers[0]
+    assert r.blockers and "left as it was" not in r.blockers[0]
     assert "ONNX Loop over chunks" in r.explanation
 
 

@@ -211,13 +211,48 @@ static LogicalResult writeMLIR(ModuleOp module, StringRef path,
 }
 
 /// True if `pm` is exactly `--ttt-explain` (with no options).
-static bool isExplainOnly(PassManager &pm) {
+/// The passes named on the command line, if they only explain or simplify
+/// layers: such passes are added to the main job on an ONNX model instead of
+/// replacing it.
+struct LayerPasses {
+  bool explain = false;
+  /// The ttt-simplify passes, as a textual pipeline.
+  std::string simplify;
+};
+
+static std::optional<LayerPasses> layerPassesOnly(PassManager &pm) {
   std::string text;
   llvm::raw_string_ostream os(text);
   pm.printAsTextualPipeline(os);
-  return StringRef(text).contains("ttt-explain") &&
-         (text == "builtin.module(ttt-explain)" || text == "ttt-explain" ||
-          text == "any(ttt-explain)");
+  StringRef list = text;
+  for (StringRef anchor : {"builtin.module(", "any("})
+    if (list.consume_front(anchor)) {
+      if (!list.consume_back(")"))
+        return std::nullopt;
+      break;
+    }
+  LayerPasses passes;
+  // Passes are separated by commas outside their option braces.
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= list.size(); ++i) {
+    if (i < list.size() && list[i] == '{')
+      ++depth;
+    else if (i < list.size() && list[i] == '}')
+      --depth;
+    if (i < list.size() && (list[i] != ',' || depth != 0))
+      continue;
+    StringRef pass = list.slice(start, i).trim();
+    start = i + 1;
+    if (pass == "ttt-explain") {
+      passes.explain = true;
+    } else if (pass.starts_with("ttt-simplify")) {
+      passes.simplify += (passes.simplify.empty() ? "" : ",") + pass.str();
+    } else {
+      return std::nullopt;
+    }
+  }
+  return passes;
 }
 
 LogicalResult
@@ -294,17 +329,25 @@ mlir::ttt::runONNXOptMain(int argc, char **argv, StringRef inputFilename,
   // the layers it explains) instead of replacing it.
   bool writesONNX = isONNX(emitFormat, outputFilename);
   bool named = pm.size() != 0;
-  if (readsONNX && !roundTrip && (!named || isExplainOnly(pm))) {
-    bool explain = named;
+  std::optional<LayerPasses> layerPasses =
+      named ? layerPassesOnly(pm) : LayerPasses();
+  if (readsONNX && !roundTrip && layerPasses) {
+    bool explain = layerPasses->explain;
     pm.clear();
     if (writesONNX) {
-      buildTTTONNXOptimizePipeline(pm, explain);
-    } else if (explain) {
-      // MLIR out: the analysis of every layer the raise can read.
+      if (failed(buildTTTONNXOptimizePipeline(pm, explain,
+                                              layerPasses->simplify)))
+        return failure();
+    } else if (named) {
+      // MLIR out: every layer the raise can read, as the passes leave it.
       TTTRaiseONNXOptions options;
       options.raiseAll = true;
       pm.addPass(createTTTRaiseONNX(options));
-      pm.addPass(createTTTExplain());
+      if (!layerPasses->simplify.empty() &&
+          failed(parsePassPipeline(layerPasses->simplify, pm)))
+        return failure();
+      if (explain)
+        pm.addPass(createTTTExplain());
     }
   }
   // Naming passes changes what runs on a model: say what did.

@@ -194,6 +194,10 @@ def TTTRaiseONNX : Pass<"ttt-raise-onnx"> {
   let options = [
     Option<"raiseAll", "raise-all", "bool", /*default=*/"false",
            "Also raise layers that ttt-to-linattn cannot rewrite">,
+    Option<"keepOriginal", "keep-original", "bool", /*default=*/"false",
+           "With raise-all, a layer that is not rewritable keeps its nodes: "
+           "its output becomes `ttt.raised %layer from %nodes`, which "
+           "ttt-resolve-raised settles after the passes that transform it">,
     Option<"reportCandidates", "report-candidates", "bool",
            /*default=*/"false",
            "Name each node that carries state like a TTT layer but is an "

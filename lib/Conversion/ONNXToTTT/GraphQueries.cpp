@@ -292,6 +292,20 @@ std::optional<SliceChain> raise::sliceChain(Value value, bool timeLast) {
   return chain;
 }
 
+/// True if two cuts take the same tokens: equal constant bounds, or bounds
+/// computed by the same nodes.
+bool raise::sameWindow(const SliceChain &a, const SliceChain &b) {
+  if (a.start && a.end && b.start && b.end)
+    return *a.start == *b.start && *a.end == *b.end;
+  onnx::NodeOp x = a.timeSlice, y = b.timeSlice;
+  if (!x || !y || x.getOpType() != y.getOpType())
+    return false;
+  if (x.getOpType() != "Slice")
+    return x == y && a.start == b.start && a.end == b.end;
+  return skipLayout(x.getInputs()[1]) == skipLayout(y.getInputs()[1]) &&
+         skipLayout(x.getInputs()[2]) == skipLayout(y.getInputs()[2]);
+}
+
 const llvm::DenseSet<Value> &DependenceCache::cone(Value value) {
   auto it = cones.find(value);
   if (it != cones.end())

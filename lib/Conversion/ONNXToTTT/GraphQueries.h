@@ -87,6 +87,10 @@ struct SliceChain {
 /// (per-token momentum, [B, H, T] or [B*H, T]) and there is no column.
 std::optional<SliceChain> sliceChain(Value value, bool timeLast = false);
 
+/// True if two cuts take the same tokens: equal constant bounds, or bounds
+/// computed by the same nodes.
+bool sameWindow(const SliceChain &a, const SliceChain &b);
+
 /// The values a value is computed from, transitively (operands of defining
 /// ops, and values of enclosing graphs that nested subgraphs read). A Shape
 /// or Size node reads no numbers, so what it reads does not count.

@@ -6,6 +6,7 @@
 
 #include "LayerMatcher.h"
 #include "LoopBounds.h"
+#include "SwiGLUForms.h"
 
 #include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
 
@@ -21,7 +22,15 @@ bool UpdateRule::operator==(const UpdateRule &other) const {
          lrColumn == other.lrColumn && loss == other.loss &&
          reduction == other.reduction && sign == other.sign &&
          lrScale == other.lrScale && nsCoeffs == other.nsCoeffs &&
-         nsEps == other.nsEps && nsTransposed == other.nsTransposed;
+         nsEps == other.nsEps && nsTransposed == other.nsTransposed &&
+         weightNorm == other.weightNorm && wnEps == other.wnEps;
+}
+
+bool UpdateRule::sharedBy(const UpdateRule &other) const {
+  UpdateRule same = other;
+  same.lrColumn = lrColumn;
+  same.nsTransposed = nsTransposed;
+  return *this == same;
 }
 namespace {
 
@@ -38,6 +47,8 @@ struct Update {
   FeatureMap keys;
   UpdateRule rule;
   Value momentumPrev, momentumNext;
+  /// What a weight norm restores the columns to (the initial norms).
+  Value normTarget;
   /// The chunk of values the update reads (its start: `keyStart`).
   SliceChain valueChunk;
   std::optional<int64_t> keyStart;
@@ -58,20 +69,6 @@ bool isConstantWeight(Value value) {
   return base.getDefiningOp<onnx::InitializerOp>() ||
          (isa<BlockArgument>(base) &&
           isa<onnx::GraphOp>(base.getParentRegion()->getParentOp()));
-}
-
-/// True if two cuts take the same tokens: equal constant bounds, or bounds
-/// computed by the same nodes.
-bool sameWindow(const SliceChain &a, const SliceChain &b) {
-  if (a.start && a.end && b.start && b.end)
-    return *a.start == *b.start && *a.end == *b.end;
-  onnx::NodeOp x = a.timeSlice, y = b.timeSlice;
-  if (!x || !y || x.getOpType() != y.getOpType())
-    return false;
-  if (x.getOpType() != "Slice")
-    return x == y && a.start == b.start && a.end == b.end;
-  return skipLayout(x.getInputs()[1]) == skipLayout(y.getInputs()[1]) &&
-         skipLayout(x.getInputs()[2]) == skipLayout(y.getInputs()[2]);
 }
 
 /// True if `value` is the number of tokens `chunk` cuts: the constant
@@ -126,15 +123,16 @@ public:
     return z;
   }
 
-  /// `x W` with a constant W: returns (x, W).
-  std::optional<std::pair<Value, Value>> matchConstantProjection(Value value) {
+  /// `x W`: returns (x, W).
+  std::optional<std::pair<Value, Value>> matchProjection(Value value) {
     onnx::NodeOp matmul = nodeOf(value, "MatMul");
-    if (!matmul || !isConstantWeight(matmul.getInputs()[1]))
+    if (!matmul)
       return std::nullopt;
     return std::make_pair(matmul.getInputs()[0], matmul.getInputs()[1]);
   }
 
-  /// A chunk of a tensor (linear model) or `silu(x W0) * (x W2)` of one.
+  /// A chunk of a tensor (linear model) or `silu(x W0) * (x W2)` of one (W0
+  /// and W2 constant, or the chunk's fast weights).
   std::optional<FeatureMap> matchFeatures(Value value) {
     FeatureMap map;
     if (std::optional<SliceChain> chain = sliceChain(value);
@@ -146,8 +144,8 @@ public:
       Value gate = matchSilu(a);
       if (!gate)
         return false;
-      auto gateProj = matchConstantProjection(gate);
-      auto upProj = matchConstantProjection(b);
+      auto gateProj = matchProjection(gate);
+      auto upProj = matchProjection(b);
       if (!gateProj || !upProj || gateProj->first != upProj->first)
         return false;
       std::optional<SliceChain> chain = sliceChain(gateProj->first);
@@ -250,6 +248,10 @@ public:
   }
 
   std::string &why;
+  /// While reading a SwiGLU layer whose inner weights train: the weights
+  /// the chunk's gradients are taken at, and which of them the update moves.
+  const SwiGLUWeights *at = nullptr;
+  unsigned role = 1;
 
 private:
   bool fail(const Twine &reason) {
@@ -366,6 +368,25 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
       return true;
     return fail("the update divides by a value that is not the chunk length");
   };
+  if (at && role != 1) {
+    std::optional<InnerGradient> inner =
+        matchInnerGradient(value, role, *at, why);
+    if (!inner)
+      return false;
+    update.factor *= inner->factor;
+    update.keys.model = ModelKind::swiglu;
+    update.keys.input = inner->keys;
+    update.keys.w0 = (*at)[0];
+    update.keys.w2 = (*at)[2];
+    update.rule.v = inner->values.root;
+    update.valueChunk = inner->values;
+    update.keyStart = inner->values.start;
+    if (inner->lr) {
+      update.rule.lr = inner->lr->root;
+      update.rule.lrColumn = inner->lr->column;
+    }
+    return checkDivisor(inner->values);
+  }
   onnx::NodeOp outer = nodeOf(value, "MatMul");
   if (!outer)
     return fail("the update is not a product of keys and values");
@@ -428,7 +449,7 @@ bool Matcher::matchDelta(Value delta, Update &update, Value weight) {
 /// `m_c = mean(momentum_c) m_{c-1} + g_c`: fills the momentum fields and
 /// returns g_c.
 bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
-  return matchCommutative(value, "Add", [&](Value decayed, Value g) {
+  auto matchDecayed = [&](Value decayed, Value g) {
     return matchCommutative(decayed, "Mul", [&](Value mu, Value state) {
       onnx::NodeOp mean = nodeOf(skipLayout(mu), "ReduceMean");
       if (!mean)
@@ -446,13 +467,26 @@ bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
       gradient = g;
       return true;
     });
-  });
+  };
+  if (matchCommutative(value, "Add", matchDecayed))
+    return true;
+  // `mu m - g`: the state carries the negated term.
+  onnx::NodeOp sub = nodeOf(value, "Sub");
+  if (!sub || !matchDecayed(sub.getInputs()[0], sub.getInputs()[1]))
+    return false;
+  update.factor = -update.factor;
+  return true;
 }
 
 FailureOr<Update> Matcher::matchUpdate(Value next, Value prev,
                                        Value weightForMSE) {
   Update update;
   bool found = false;
+  // A weight norm renormalizes the columns after the step.
+  double wnEps = 0.0;
+  Value normTarget;
+  if (Value stepped = matchWeightNorm(skipLayout(next), wnEps, normTarget))
+    next = stepped;
   for (StringRef op : {"Add", "Sub"}) {
     onnx::NodeOp node = nodeOf(skipLayout(next), op);
     if (!node || node.getInputs().size() != 2)
@@ -466,6 +500,9 @@ FailureOr<Update> Matcher::matchUpdate(Value next, Value prev,
         continue;
       Update candidate;
       candidate.prev = before;
+      candidate.rule.weightNorm = static_cast<bool>(normTarget);
+      candidate.rule.wnEps = wnEps;
+      candidate.normTarget = normTarget;
       if (op == "Sub")
         candidate.rule.sign = Sign::ascent;
       std::string saved = why;
@@ -517,6 +554,35 @@ private:
   /// weight before the first chunk.
   LogicalResult readUnrolled(Value &initial);
   LogicalResult readLoop(Value state, Value &initial);
+  /// Chunk i's queries start at i * C, and the last chunk reaches the end.
+  LogicalResult checkChunkOrder();
+  /// An unrolled layer's momentum starts from zero and is carried from
+  /// chunk to chunk.
+  LogicalResult checkMomentumChain(ArrayRef<Update> updates);
+  /// The learning-rate column a rule reads belongs to weight `index` of
+  /// `numWeights`.
+  LogicalResult checkRateColumn(const UpdateRule &rule, int64_t index,
+                                int64_t numWeights);
+  /// ttt.kvb_layer's Newton-Schulz works on the wide orientation: it
+  /// transposes exactly the updates with more rows than columns.
+  LogicalResult checkOrientation(const UpdateRule &rule, Value initial);
+
+  /// True if some chunk's gate or up projection is not a constant weight.
+  bool trainsInnerWeights();
+  /// A SwiGLU layer whose gate or up projection trains as well (LaCT).
+  FailureOr<LayerConfig> readTrainedSwiGLU();
+  /// The three weights a chunk's output applies.
+  FailureOr<SwiGLUWeights> readChunkWeights(const ChunkStep &step);
+  /// Reads the trained weights' updates of the two forms into `updates`
+  /// (per weight, in chunk order) and sets `initial`.
+  LogicalResult readTrainedUnrolled(std::array<std::vector<Update>, 3> &updates,
+                                    SwiGLUWeights &initial);
+  LogicalResult readTrainedLoop(std::array<std::vector<Update>, 3> &updates,
+                                SwiGLUWeights &initial);
+  /// Matches the update of weight `role` from `prev` to `next`, with
+  /// gradients taken at `at`.
+  FailureOr<Update> matchTrainedUpdate(Value next, Value prev, unsigned role,
+                                       const SwiGLUWeights &at);
 
   const FoundLayer &layer;
   std::string &why;
@@ -535,7 +601,9 @@ FailureOr<Value> LayerReader::readOutput(const ChunkStep &step) {
   if (!apply)
     return fail("its output is not a product with the trained weight");
   std::optional<FeatureMap> map = matcher.matchFeatures(apply.getInputs()[0]);
-  if (!map || map->input.root != step.query)
+  if (!map || map->input.root != step.query ||
+      (map->model == ModelKind::swiglu &&
+       (!isConstantWeight(map->w0) || !isConstantWeight(map->w2))))
     return fail("its query features are neither the queries nor "
                 "silu(q W0) * (q W2) with constant W0, W2");
   if (features && (map->model != features->model || map->w0 != features->w0 ||
@@ -610,17 +678,8 @@ LogicalResult LayerReader::readUnrolled(Value &initial) {
       return failure();
     updates.push_back(*update);
   }
-  // Chunk i's queries start at i * C.
-  for (auto [index, step] : llvm::enumerate(steps)) {
-    const SliceChain &slice = step.querySlices.front();
-    if (!slice.start ||
-        *slice.start != static_cast<int64_t>(index) * layer.chunkSize)
-      return fail("its chunk outputs are not concatenated in sequence order");
-  }
-  const SliceChain &last = steps.back().querySlices.front();
-  std::optional<int64_t> length = staticTimeLength(last.root);
-  if (last.end && length && *last.end < *length)
-    return fail("its chunks stop before the end of the sequence");
+  if (failed(checkChunkOrder()))
+    return failure();
   // The first update reads chunk 0 (apply then update) or chunk 1 (update
   // then apply, whose chunk 0 was updated from the initial weight).
   std::optional<int64_t> keyStart = updates.front().keyStart;
@@ -637,7 +696,26 @@ LogicalResult LayerReader::readUnrolled(Value &initial) {
   } else {
     return fail("its updates do not read the chunks in sequence order");
   }
-  if (!firstUpdate->rule.momentum)
+  return checkMomentumChain(updates);
+}
+
+LogicalResult LayerReader::checkChunkOrder() {
+  const SmallVector<ChunkStep> &steps = layer.steps;
+  for (auto [index, step] : llvm::enumerate(steps)) {
+    const SliceChain &slice = step.querySlices.front();
+    if (!slice.start ||
+        *slice.start != static_cast<int64_t>(index) * layer.chunkSize)
+      return fail("its chunk outputs are not concatenated in sequence order");
+  }
+  const SliceChain &last = steps.back().querySlices.front();
+  std::optional<int64_t> length = staticTimeLength(last.root);
+  if (last.end && length && *last.end < *length)
+    return fail("its chunks stop before the end of the sequence");
+  return success();
+}
+
+LogicalResult LayerReader::checkMomentumChain(ArrayRef<Update> updates) {
+  if (updates.empty() || !updates.front().rule.momentum)
     return success();
   if (!isZeroConstant(updates.front().momentumPrev))
     return fail("its momentum does not start from zero");
@@ -704,19 +782,244 @@ LogicalResult LayerReader::readLoop(Value state, Value &initial) {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// SwiGLU layers whose inner weights train (LaCT)
+//===----------------------------------------------------------------------===//
+
+bool LayerReader::trainsInnerWeights() {
+  return llvm::any_of(layer.steps, [&](const ChunkStep &step) {
+    onnx::NodeOp apply = nodeOf(skipLayout(step.output), "MatMul");
+    std::optional<FeatureMap> map =
+        apply ? matcher.matchFeatures(apply.getInputs()[0]) : std::nullopt;
+    return map && map->model == ModelKind::swiglu &&
+           (!isConstantWeight(map->w0) || !isConstantWeight(map->w2));
+  });
+}
+
+FailureOr<SwiGLUWeights> LayerReader::readChunkWeights(const ChunkStep &step) {
+  onnx::NodeOp apply = nodeOf(skipLayout(step.output), "MatMul");
+  std::optional<FeatureMap> map =
+      apply ? matcher.matchFeatures(apply.getInputs()[0]) : std::nullopt;
+  if (!map || map->model != ModelKind::swiglu ||
+      map->input.root != step.query)
+    return fail("its chunk output is not (silu(q W0) * (q W2)) W1 of the "
+                "query chunk");
+  return SwiGLUWeights{map->w0, apply.getInputs()[1], map->w2};
+}
+
+static StringRef swigluWeightName(unsigned role) {
+  static constexpr StringLiteral names[] = {"W0", "W1", "W2"};
+  return names[role];
+}
+
+FailureOr<Update> LayerReader::matchTrainedUpdate(Value next, Value prev,
+                                                  unsigned role,
+                                                  const SwiGLUWeights &at) {
+  matcher.at = &at;
+  matcher.role = role;
+  FailureOr<Update> update = matcher.matchUpdate(next, prev, prev);
+  matcher.at = nullptr;
+  if (failed(update)) {
+    why = ("its update of " + swigluWeightName(role) + ": " + why).str();
+    return failure();
+  }
+  // Every gradient of a chunk is taken at the chunk's weights.
+  if (!same(update->keys.w0, at[0]) || !same(update->keys.w2, at[2]))
+    return fail("its update of " + swigluWeightName(role) +
+                " reads other weights than the chunk applies");
+  factors.push_back({update->factor, chunkLength(update->valueChunk)});
+  return update;
+}
+
+LogicalResult
+LayerReader::readTrainedUnrolled(std::array<std::vector<Update>, 3> &updates,
+                                 SwiGLUWeights &initial) {
+  SmallVector<SwiGLUWeights> at;
+  for (const ChunkStep &step : layer.steps) {
+    FailureOr<SwiGLUWeights> weights = readChunkWeights(step);
+    if (failed(weights))
+      return failure();
+    at.push_back(*weights);
+  }
+  initial = at.front();
+  for (size_t i = 0; i + 1 < at.size(); ++i) {
+    for (unsigned role = 0; role < 3; ++role) {
+      if (same(at[i + 1][role], at[i][role]))
+        continue;
+      FailureOr<Update> update =
+          matchTrainedUpdate(at[i + 1][role], at[i][role], role, at[i]);
+      if (failed(update))
+        return failure();
+      updates[role].push_back(*update);
+    }
+  }
+  if (failed(checkChunkOrder()))
+    return failure();
+  for (unsigned role = 0; role < 3; ++role) {
+    if (updates[role].empty())
+      continue;
+    // A weight that trains moves after every chunk but the last.
+    if (updates[role].size() + 1 != at.size())
+      return fail("its " + swigluWeightName(role) +
+                  " is not updated after every chunk");
+    if (updates[role].front().keyStart !=
+        layer.steps.front().querySlices.front().start)
+      return fail("its updates do not read the chunk the output was just "
+                  "applied to (the raise reads apply-then-update layers "
+                  "that train inner weights)");
+    if (failed(checkMomentumChain(updates[role])))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult
+LayerReader::readTrainedLoop(std::array<std::vector<Update>, 3> &updates,
+                             SwiGLUWeights &initial) {
+  onnx::NodeOp loop = layer.loop;
+  Block &body = loop->getRegion(0).front();
+  auto yield = cast<onnx::YieldOp>(body.getTerminator());
+  auto carriedOut = [&](unsigned arg) { return yield.getOperand(arg - 1); };
+  FailureOr<SwiGLUWeights> at = readChunkWeights(layer.steps.front());
+  if (failed(at))
+    return failure();
+  initial = *at;
+  std::array<std::optional<unsigned>, 3> args;
+  for (unsigned role = 0; role < 3; ++role) {
+    for (unsigned arg = 2; arg < body.getNumArguments(); ++arg) {
+      if (same((*at)[role], body.getArgument(arg)))
+        args[role] = arg;
+      else if (same((*at)[role], carriedOut(arg)))
+        return fail("its chunks update " + swigluWeightName(role) +
+                    " before applying it (the raise reads apply-then-update "
+                    "layers that train inner weights)");
+    }
+    if (!args[role]) {
+      if (!isConstantWeight((*at)[role]))
+        return fail("its " + swigluWeightName(role) +
+                    " is neither a loop-carried nor a constant weight");
+      continue;
+    }
+    unsigned arg = *args[role];
+    FailureOr<Update> update = matchTrainedUpdate(
+        carriedOut(arg), body.getArgument(arg), role, *at);
+    if (failed(update))
+      return failure();
+    const Update &u = *update;
+    if (u.rule.momentum) {
+      auto state = dyn_cast<BlockArgument>(skipLayout(u.momentumPrev));
+      if (!state || state.getOwner() != &body || state.getArgNumber() < 2 ||
+          !same(carriedOut(state.getArgNumber()), u.momentumNext))
+        return fail("its momentum is not carried by the loop");
+      if (!isZeroConstant(loop.getInputs()[state.getArgNumber()]))
+        return fail("its momentum does not start from zero");
+    }
+    initial[role] = loop.getInputs()[arg];
+    updates[role].push_back(u);
+  }
+  const Update *any = nullptr;
+  for (auto &list : updates)
+    if (!list.empty())
+      any = &list.front();
+  if (!any)
+    return fail("it never updates its weights");
+  const SliceChain &window = layer.steps.front().querySlices.front();
+  if (!sameWindow(any->valueChunk, window))
+    return fail("its update reads other tokens than its output");
+  const SliceChain *tail =
+      layer.steps.size() > 1 ? &layer.steps[1].querySlices.front() : nullptr;
+  SmallVector<Value> sequences = {layer.steps.front().query,
+                                  any->keys.input.root, any->rule.v};
+  for (Value optional : {any->rule.lr, any->rule.momentum})
+    if (optional)
+      sequences.push_back(optional);
+  std::string bounds;
+  if (failed(checkLoopWalksChunks(loop, window, tail, layer.chunkSize,
+                                  sequences, bounds)))
+    return fail(bounds);
+  // The chunk after the loop applies the loop's final weights.
+  if (layer.steps.size() > 1) {
+    FailureOr<SwiGLUWeights> last = readChunkWeights(layer.steps[1]);
+    if (failed(last))
+      return failure();
+    for (unsigned role = 0; role < 3; ++role) {
+      Value expected =
+          args[role] ? loop->getResult(*args[role] - 2) : (*at)[role];
+      if (!same((*last)[role], expected))
+        return fail("its last chunk does not apply the loop's final "
+                    "weights");
+    }
+  }
+  return success();
+}
+
+FailureOr<LayerConfig> LayerReader::readTrainedSwiGLU() {
+  std::array<std::vector<Update>, 3> updates;
+  SwiGLUWeights initial;
+  if (failed(layer.form == LayerForm::Unrolled
+                 ? readTrainedUnrolled(updates, initial)
+                 : readTrainedLoop(updates, initial)))
+    return failure();
+  const Update *first = nullptr;
+  for (unsigned role = 0; role < 3; ++role) {
+    if (updates[role].empty()) {
+      if (!isConstantWeight(initial[role]))
+        return fail("its " + swigluWeightName(role) +
+                    " is neither trained nor a constant weight");
+      continue;
+    }
+    config.trained.push_back(role);
+    for (const Update &update : updates[role]) {
+      if (update.rule != updates[role].front().rule ||
+          update.keys.input.root != updates[role].front().keys.input.root)
+        return fail("its chunks update " + swigluWeightName(role) +
+                    " differently");
+    }
+    const Update &u = updates[role].front();
+    if (!first) {
+      first = &u;
+    } else if (!u.rule.sharedBy(first->rule) ||
+               u.keys.input.root != first->keys.input.root) {
+      return fail("its weights are updated by different rules (one step "
+                  "size, momentum, orthogonalization and weight norm for "
+                  "every trained weight)");
+    }
+    if (failed(checkRateColumn(u.rule, role, 3)) ||
+        failed(checkOrientation(u.rule, initial[role])))
+      return failure();
+    if (u.rule.weightNorm && !isColumnNormOf(u.normTarget, initial[role]))
+      return fail("its weight norm does not restore the columns of " +
+                  swigluWeightName(role) + " to their initial norms");
+  }
+  if (!first)
+    return fail("it never updates its weights");
+  config.model = ModelKind::swiglu;
+  config.weights.assign(initial.begin(), initial.end());
+  config.q = layer.steps.front().query;
+  config.k = first->keys.input.root;
+  config.rule = first->rule;
+  config.order = UpdateOrder::apply_then_update;
+  config.chunkSize = layer.chunkSize;
+  if (failed(settleScale(config.rule)))
+    return failure();
+  return config;
+}
+
 FailureOr<LayerConfig> LayerReader::read() {
   if (layer.form == LayerForm::FullBatch)
     return fail("a full-batch layer already is one parallel step (one "
                 "reduction over the keys, one application to the queries); "
                 "the raise reads chunked layers");
+  if (layer.chunkSize <= 0)
+    return fail("its chunk length is not a constant");
+  if (trainsInnerWeights())
+    return readTrainedSwiGLU();
   unsigned numTrained = llvm::count(layer.trained, true);
   if (numTrained != 1)
     return fail("it trains " + Twine(numTrained) +
                 " weights; the raise reads layers that train one output "
-                "weight");
+                "weight or SwiGLU weights");
   slot = llvm::find(layer.trained, true) - layer.trained.begin();
-  if (layer.chunkSize <= 0)
-    return fail("its chunk length is not a constant");
 
   FailureOr<Value> state = readOutput(layer.steps.front());
   if (failed(state))
@@ -742,33 +1045,48 @@ FailureOr<LayerConfig> LayerReader::read() {
   config.rule = u.rule;
   if (failed(settleScale(config.rule)))
     return failure();
-  if (Value lr = config.rule.lr) {
-    std::optional<int64_t> columns = numColumns(lr);
-    int64_t expected = static_cast<int64_t>(config.weights.size());
-    std::optional<int64_t> column = config.rule.lrColumn;
-    bool perWeight = columns == expected && column == config.trained[0];
-    bool shared = columns == 1 && column.value_or(0) == 0;
-    if (!perWeight && !shared)
-      return fail("its learning-rate column does not belong to the trained "
-                  "weight");
-  }
-  // ttt.kvb_layer's Newton-Schulz works on the wide orientation: it
-  // transposes exactly the updates with more rows than columns.
-  if (!config.rule.nsCoeffs.empty()) {
-    auto type = dyn_cast<ShapedType>(initial.getType());
-    if (!type || !type.hasRank() || type.getRank() < 2 ||
-        type.isDynamicDim(type.getRank() - 1) ||
-        type.isDynamicDim(type.getRank() - 2))
-      return fail("the trained weight's shape is not static, so the "
-                  "orientation of its Newton-Schulz step cannot be checked");
-    bool tall = type.getDimSize(type.getRank() - 2) >
-                type.getDimSize(type.getRank() - 1);
-    if (tall != config.rule.nsTransposed)
-      return fail("its Newton-Schulz step transposes differently from Muon "
-                  "(which works on the wide orientation)");
-  }
+  if (failed(checkRateColumn(config.rule, config.trained[0],
+                             config.weights.size())) ||
+      failed(checkOrientation(config.rule, initial)))
+    return failure();
+  if (config.rule.weightNorm &&
+      !isColumnNormOf(u.normTarget, initial))
+    return fail("its weight norm does not restore the columns to the norms "
+                "of the initial weight");
   config.chunkSize = layer.chunkSize;
   return config;
+}
+
+LogicalResult LayerReader::checkRateColumn(const UpdateRule &rule,
+                                           int64_t index, int64_t numWeights) {
+  if (!rule.lr)
+    return success();
+  std::optional<int64_t> columns = numColumns(rule.lr);
+  std::optional<int64_t> column = rule.lrColumn;
+  bool perWeight = columns == numWeights && column == index;
+  bool shared = columns == 1 && column.value_or(0) == 0;
+  if (!perWeight && !shared)
+    return fail("its learning-rate column does not belong to the trained "
+                "weight");
+  return success();
+}
+
+LogicalResult LayerReader::checkOrientation(const UpdateRule &rule,
+                                            Value initial) {
+  if (rule.nsCoeffs.empty())
+    return success();
+  auto type = dyn_cast<ShapedType>(initial.getType());
+  if (!type || !type.hasRank() || type.getRank() < 2 ||
+      type.isDynamicDim(type.getRank() - 1) ||
+      type.isDynamicDim(type.getRank() - 2))
+    return fail("the trained weight's shape is not static, so the "
+                "orientation of its Newton-Schulz step cannot be checked");
+  bool tall =
+      type.getDimSize(type.getRank() - 2) > type.getDimSize(type.getRank() - 1);
+  if (tall != rule.nsTransposed)
+    return fail("its Newton-Schulz step transposes differently from Muon "
+                "(which works on the wide orientation)");
+  return success();
 }
 
 FailureOr<LayerConfig> raise::matchLayer(const FoundLayer &layer,
@@ -885,7 +1203,11 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
         APFloat(config.rule.nsEps));
   auto update =
       UpdateAttr::get(context, config.rule.sign, APFloat(config.rule.lrScale),
-                      ClipKind::none, ns, WeightNormKind::none, APFloat(1e-5));
+                      ClipKind::none, ns,
+                      config.rule.weightNorm ? WeightNormKind::output_channels
+                                             : WeightNormKind::none,
+                      APFloat(config.rule.weightNorm ? config.rule.wnEps
+                                                     : 1e-5));
   auto schedule = ScheduleAttr::get(context, ScheduleKind::chunked,
                                     config.chunkSize, config.order, 1);
   OperandRanks ranks(builder, loc, config.q, created);

@@ -7,9 +7,11 @@
 // Reads the attributes of a `ttt.kvb_layer` off a found layer's chunk steps:
 // the fast-weight model of the query path, the update of the trained weight
 // (gradient of the dot or MSE loss, per-token learning rate column, mean
-// over the chunk, momentum, Newton-Schulz, step size) and the update/apply
-// order. Commutative operands, layout nodes and constant folding by the
-// exporter do not matter; every chunk must compute the same update.
+// over the chunk, momentum, Newton-Schulz, step size, weight norm) and the
+// update/apply order. A SwiGLU layer may train any of its weights (LaCT's
+// W0, W1 and W2), each by the gradient of the same loss. Commutative
+// operands, layout nodes and constant folding by the exporter do not
+// matter; every chunk must compute the same update.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,9 +39,17 @@ struct UpdateRule {
   double nsEps = 0.0;
   /// Whether the Newton-Schulz step works on the transposed update.
   bool nsTransposed = false;
+  /// Whether the columns are renormalized to their initial norms after the
+  /// step, and the epsilon of the division.
+  bool weightNorm = false;
+  double wnEps = 0.0;
 
   bool operator==(const UpdateRule &other) const;
   bool operator!=(const UpdateRule &other) const { return !(*this == other); }
+  /// True if two weights of one layer follow the same rule: everything but
+  /// the learning-rate column and the Newton-Schulz orientation, which
+  /// belong to each weight, is equal.
+  bool sharedBy(const UpdateRule &other) const;
 };
 
 /// The operands and attributes of the `ttt.kvb_layer` a layer computes.

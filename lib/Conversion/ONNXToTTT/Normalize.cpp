@@ -92,6 +92,7 @@ void raise::normalizeGraph(onnx::GraphOp graph) {
   populateViewNormalizations(patterns);
   populateContractionNormalizations(patterns);
   populateAssemblyNormalizations(patterns);
+  populateArithmeticNormalizations(patterns);
   // Each rewrite moves a view or transpose one node towards the inputs, so
   // a few per node suffice; the bound keeps a pathological graph from
   // growing without end.

@@ -42,6 +42,7 @@ void populateConstantNormalizations(RewritePatternSet &patterns);
 void populateViewNormalizations(RewritePatternSet &patterns);
 void populateContractionNormalizations(RewritePatternSet &patterns);
 void populateAssemblyNormalizations(RewritePatternSet &patterns);
+void populateArithmeticNormalizations(RewritePatternSet &patterns);
 
 /// Rewrites every idiom of `graph` (and of its subgraphs) into the canonical
 /// spelling, then merges equal nodes.

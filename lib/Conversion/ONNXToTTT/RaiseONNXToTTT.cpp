@@ -185,12 +185,16 @@ struct TTTRaiseONNXPass
       remark = head + ": left as it was: " + why.str();
       return false;
     };
-    if (!layer.blocker.empty())
+    // A layer that cannot be linear attention is still raised on request
+    // (for the analysis, and for the simplifications that make it one).
+    if (!layer.blocker.empty() && !raiseAll)
       return leave(layer.blocker);
     std::string why;
     FailureOr<LayerConfig> config = matchLayer(layer, why);
     if (failed(config))
-      return leave("no ttt.kvb_layer form: " + why);
+      return leave(layer.blocker.empty()
+                       ? "no ttt.kvb_layer form: " + why
+                       : layer.blocker + "; no ttt.kvb_layer form: " + why);
 
     OpBuilder builder(layer.assembly);
     SmallVector<Operation *> created;
@@ -231,7 +235,18 @@ struct TTTRaiseONNXPass
       return leave(blocker);
     }
     Value output = layer.output;
-    output.replaceAllUsesWith(markReplacement(builder, layer, replacement));
+    Value marked = markReplacement(builder, layer, replacement);
+    if (!blocker.empty() && keepOriginal) {
+      // The nodes stay next to the layer op until ttt-resolve-raised
+      // picks one of them.
+      builder.setInsertionPointAfter(layer.assembly);
+      auto raised =
+          RaisedOp::create(builder, layer.assembly->getLoc(),
+                           output.getType(), marked, output);
+      output.replaceAllUsesExcept(raised.getResult(), raised);
+    } else {
+      output.replaceAllUsesWith(marked);
+    }
     remark = head + ": raised to ttt.kvb_layer" +
              (blocker.empty()
                   ? " (linear attention, " +

@@ -142,4 +142,28 @@ def TTT_DWConvLayerOp : TTT_Op<"dwconv_layer", [Pure]> {
   }];
 }
 
+def TTT_RaisedOp : TTT_Op<"raised", [Pure,
+    AllTypesMatch<["raised", "original", "result"]>]> {
+  let summary = "A layer raised from a model's nodes, with the nodes kept";
+  let description = [{
+    `ttt-raise-onnx{keep-original}` replaces the output of a layer it raises
+    but cannot rewrite by `ttt.raised %layer from %nodes`: `%layer` is the
+    `ttt.kvb_layer` form, `%nodes` the model's own computation of the same
+    tensor. Passes in between transform the `ttt.kvb_layer` (for instance
+    `ttt-simplify`'s variants, which make it linear attention);
+    `ttt-resolve-raised` then keeps `%layer` if no ttt layer op is left in
+    it, and `%nodes` otherwise, so that a layer no pass could rewrite leaves
+    the model as it was. The result is `%layer`.
+
+    ```mlir
+    %o = ttt.raised %layer from %concat : tensor<1x2x64x8xf32>
+    ```
+  }];
+  let arguments = (ins AnyTensor:$raised, AnyTensor:$original);
+  let results = (outs AnyTensor:$result);
+  let assemblyFormat = [{
+    $raised `from` $original attr-dict `:` type($result)
+  }];
+}
+
 #endif // TTT_DIALECT_TTT_IR_TTTOPS_TD

@@ -64,4 +64,21 @@ def TTTSimplify : Pass<"ttt-simplify"> {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def TTTResolveRaised : Pass<"ttt-resolve-raised"> {
+  let summary = "Keep a raised layer's rewrite, or its original nodes";
+  let description = [{
+    Replaces every `ttt.raised %layer from %nodes` by `%layer` when no ttt
+    layer op is left in its computation (a pass rewrote the layer), and by
+    `%nodes` otherwise, with a remark on the layer that says why it was kept
+    as it was. What the chosen operand no longer needs is erased. The
+    `ttt-onnx-optimize` pipeline runs it after `ttt-to-linattn` when
+    `ttt-simplify` options are given for an ONNX model:
+
+    ```
+    ttt-opt model.onnx -o v2.onnx \
+        --ttt-simplify="freeze-inner drop-weight-norm"
+    ```
+  }];
+}
+
 #endif // TTT_DIALECT_TTT_TRANSFORMS_PASSES_TD

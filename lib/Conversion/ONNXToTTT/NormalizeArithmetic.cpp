@@ -1,0 +1,66 @@
+//===- NormalizeArithmetic.cpp - one spelling of a difference -------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A difference is written `Sub(a, b)` whatever the exporter wrote: TorchScript
+// spells `1 - s` as `Add(Neg(s), 1)`, hand-written graphs as `Add(a,
+// Mul(b, -1))`. Both broadcast exactly like the Sub they become.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphQueries.h"
+#include "Normalize.h"
+
+#include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::raise;
+
+/// If `value` is `-x` (a Neg, or a product with the constant -1) of a
+/// tensor of its own shape, x.
+static Value negated(Value value) {
+  if (onnx::NodeOp neg = nodeOf(value, "Neg"))
+    return neg.getInputs()[0];
+  onnx::NodeOp mul = nodeOf(value, "Mul");
+  if (!mul)
+    return nullptr;
+  for (int i = 0; i < 2; ++i) {
+    Value x = mul.getInputs()[1 - i];
+    // Broadcasting against the constant must not change the shape.
+    if (scalarConstant(mul.getInputs()[i]) == -1.0 &&
+        x.getType() == value.getType())
+      return x;
+  }
+  return nullptr;
+}
+
+namespace {
+/// Add(a, -b) and Add(-b, a) -> Sub(a, b).
+struct AddOfNegation : NodePattern {
+  explicit AddOfNegation(MLIRContext *context) : NodePattern(context, "Add") {}
+
+  LogicalResult matchNode(onnx::NodeOp add,
+                          PatternRewriter &rewriter) const override {
+    if (add.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(add, "not a binary Add");
+    for (int i = 0; i < 2; ++i) {
+      Value subtrahend = negated(add.getInputs()[i]);
+      if (!subtrahend)
+        continue;
+      Value minuend = add.getInputs()[1 - i];
+      Type type = add->getResult(0).getType();
+      onnx::OnnxBuilder builder(rewriter, add.getLoc(), elementTypeOf(type));
+      rewriter.replaceOp(add, builder.node("Sub", {minuend, subtrahend}, type));
+      return success();
+    }
+    return rewriter.notifyMatchFailure(add, "no negated operand");
+  }
+};
+} // namespace
+
+void raise::populateArithmeticNormalizations(RewritePatternSet &patterns) {
+  patterns.add<AddOfNegation>(patterns.getContext());
+}

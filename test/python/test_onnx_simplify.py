@@ -1,0 +1,176 @@
+"""The paper's simplifications on ONNX models, and the raise of layers that are not linear
+attention (LaCT's base layer: W0, W1, W2 trained, weight norm, momentum, Muon).
+
+- The raised `ttt.kvb_layer` of the LaCT base fixture computes what the model computes:
+  the op, cut out of the raise's output, runs through `ttt-run` against onnxruntime on the
+  original model.
+- `ttt-opt base.onnx -o v2.onnx --ttt-simplify="freeze-inner drop-weight-norm"` (the
+  paper's V2) writes a checker-valid model with the two "model changed" remarks, whose
+  outputs are the NumPy oracle's for V2 (the base layer's settings and weights, with only
+  W1 trained and no weight norm); without the flags the model is left as it was.
+- A simplification that does not make a layer linear attention keeps the layer's nodes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+from onnx import numpy_helper  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compiler import run_function, tool  # noqa: E402
+from oracle import kvb_layer  # noqa: E402
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "onnx"
+BASE = ["lact_llm.traced", "lact_llm.scripted", "lact_llm.traced_opset20",
+        "lact_llm.scripted_opset20"]
+V2 = "freeze-inner drop-weight-norm"
+RTOL = 1e-5
+
+
+def _path(name):
+    return (FIXTURES / "research" / f"{name}.onnx" if "opset20" in name
+            else FIXTURES / f"{name}.onnx")
+
+
+def _meta(name):
+    stem = name.replace("_opset20", "")
+    return json.loads((FIXTURES / f"{stem}.json").read_text())
+
+
+def _opt(*args):
+    return subprocess.run([str(tool("ttt-opt")), *map(str, args)], capture_output=True,
+                          text=True, timeout=300)
+
+
+def _inputs(meta, B, T, seed):
+    rng = np.random.default_rng(seed)
+    dims = {"B": B, "T": T, "Tq": T}
+    out = {}
+    for spec in meta["inputs"]:
+        shape = [dims[d] if isinstance(d, str) else d for d in spec["shape"]]
+        kind, a, b = spec["dist"]
+        x = rng.normal(a, b, shape) if kind == "normal" else rng.uniform(a, b, shape)
+        out[spec["name"]] = x.astype(np.float32)
+    return out
+
+
+def _run(path, x):
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    sess = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    names = [i.name for i in sess.get_inputs()]
+    return sess.run(None, {n: x[n] for n in names})[0]
+
+
+def _rel(got, want):
+    return np.abs(got.astype(np.float64) - want).max() / np.abs(want).max()
+
+
+def _v2_oracle(meta, x):
+    """The NumPy oracle of the base layer with the paper's V2 applied: only W1 trains, no
+    weight norm; every other setting (lr columns, momentum, Muon, chunks) as the base."""
+    kwargs = dict(meta["oracle_kwargs"], trained=[1], weight_norm="none")
+    arrays = np.load(FIXTURES / f"{meta['name'].replace('_opset20', '')}.npz")
+    weights = [arrays[n] for n in meta["weights"]]
+    ins = {spec["oracle"]: x[spec["name"]].astype(np.float64) for spec in meta["inputs"]}
+    q, k, v = ins.pop("q"), ins.pop("k"), ins.pop("v")
+    o, _ = kvb_layer(q, k, v, weights, **ins, **kwargs)
+    return o
+
+
+@pytest.mark.parametrize("name", BASE)
+def test_v2_on_the_lact_base_model_is_the_v2_layer(name, tmp_path):
+    out = tmp_path / "v2.onnx"
+    proc = _opt(_path(name), "-o", out, f"--ttt-simplify={V2}")
+    assert proc.returncode == 0, proc.stderr
+    changed = [line for line in proc.stderr.splitlines() if "model changed" in line]
+    assert len(changed) == 2, proc.stderr
+    assert any("Variant 1" in line for line in changed)
+    assert any("Variant 2" in line for line in changed)
+    model = onnx.load(str(out))
+    onnx.checker.check_model(model, full_check=True)
+    # The chunk-sequential form (a Loop or one update per chunk) is gone: the fast weights'
+    # Newton-Schulz iterations are batched over the chunks, not repeated per chunk.
+    assert all(n.op_type != "ConcatFromSequence" for n in model.graph.node)
+    meta = dict(_meta(name), name=name)
+    sizes = [(1, 64)] if "traced" in name else [(1, 64), (2, 37), (1, 16)]
+    for B, T in sizes:
+        x = _inputs(meta, B, T, zlib.crc32(f"{name}{B}{T}".encode()))
+        err = _rel(_run(out, x), _v2_oracle(meta, x))
+        assert err <= RTOL, f"{name} B={B} T={T}: relative error {err:.2e}"
+
+
+@pytest.mark.parametrize("name", BASE[:2])
+def test_without_the_flags_the_base_model_is_left_as_it_was(name, tmp_path):
+    out = tmp_path / "same.onnx"
+    proc = _opt(_path(name), "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "model changed" not in proc.stderr
+    before, after = onnx.load(str(_path(name))), onnx.load(str(out))
+    assert [(n.op_type, n.name, list(n.input), list(n.output)) for n in before.graph.node] == \
+        [(n.op_type, n.name, list(n.input), list(n.output)) for n in after.graph.node]
+
+
+def test_a_simplification_that_stays_non_linear_keeps_the_nodes(tmp_path):
+    """Dropping only the weight norm leaves W0 and W2 trained (a dynamic kernel): the layer
+    keeps its nodes, says why, and computes what it computed."""
+    name = "lact_llm.traced"
+    out = tmp_path / "kept.onnx"
+    proc = _opt(_path(name), "-o", out, "--ttt-simplify=drop-weight-norm")
+    assert proc.returncode == 0, proc.stderr
+    kept = [line for line in proc.stderr.splitlines() if "kept its original nodes" in line]
+    assert len(kept) == 1 and "dynamic kernel" in kept[0], proc.stderr
+    onnx.checker.check_model(onnx.load(str(out)), full_check=True)
+    x = _inputs(_meta(name), 1, 64, 7)
+    assert _rel(_run(out, x), _run(_path(name), x)) <= 1e-6
+
+
+def _raised_op(text):
+    """The ttt.kvb_layer line of a raise's output, as a function of its operands."""
+    (line,) = [ln.strip() for ln in text.splitlines() if "ttt.kvb_layer" in ln]
+    tensor = r"tensor<[^>]*>"
+    head = re.search(rf"ttt\.kvb_layer (%\S+), (%\S+), (%\S+) : ({tensor}), ({tensor}), "
+                     rf"({tensor})", line)
+    names, types = list(head.group(1, 2, 3)), list(head.group(4, 5, 6))
+    for group in ("weights", "lr", "momentum"):
+        m = re.search(rf"{group}\(([^:]+) : ([^)]+)\)", line)
+        if m:
+            names += [n.strip() for n in m.group(1).split(",")]
+            types += re.findall(tensor, m.group(2))
+    result = re.search(rf"-> ({tensor})$", line).group(1)
+    body = line.split(" = ", 1)[1]
+    args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(types))
+    for i, n in sorted(enumerate(names), key=lambda p: -len(p[1])):
+        body = re.sub(re.escape(n) + r"(?![\w.])", f"%a{i}", body)
+    func = (f"func.func @layer({args}) -> {result} {{\n  %o = {body}\n"
+            f"  return %o : {result}\n}}\n")
+    return func, names
+
+
+def test_the_raised_lact_base_layer_computes_the_model(tmp_path):
+    """The raise's ttt.kvb_layer (three trained weights, per-weight lr columns, momentum,
+    Muon, weight norm) run by ttt-run's recurrent lowering against onnxruntime."""
+    name = "lact_llm.traced"
+    raised = tmp_path / "raised.mlir"
+    proc = _opt(_path(name), "--ttt-raise-onnx=raise-all", "-o", raised)
+    assert proc.returncode == 0, proc.stderr
+    func, names = _raised_op(raised.read_text())
+    assert "trained = [0, 1, 2]" in func and "weight_norm = output_channels" in func
+    model = onnx.load(str(_path(name)))
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    x = _inputs(_meta(name), 1, 64, 11)
+    args = [x[n[1:]] if n[1:] in x else inits[n[1:]] for n in names]
+    (got,) = run_function(func, args, tmp_path, entry="layer")
+    want = _run(_path(name), x).astype(np.float64)
+    assert _rel(got, want) <= RTOL
