@@ -210,14 +210,6 @@ optimize(const std::string &input, const std::string &inputFormat,
   }
 
   bool onnxInput = inputFormat == "onnx";
-  if (onnxInput && !simplify.empty()) {
-    result.status = fail(
-        ErrorKind::Invalid,
-        name + ": simplifications change what a model computes and apply to "
-               "MLIR input with ttt layers; on ONNX models ttt rewrites only "
-               "the layers whose rewrite is exact");
-    return result;
-  }
 
   auto context = makeContext();
   Collector collector(context.get(), name, onRemark);
@@ -234,8 +226,22 @@ optimize(const std::string &input, const std::string &inputFormat,
   if (!onnxInput) {
     pm.addPass(mlir::ttt::createTTTSimplify(simplifyOptions));
     pm.addPass(mlir::ttt::createTTTToLinAttn());
-  } else if (emit == "onnx") {
+  } else if (emit == "onnx" && simplify.empty()) {
     mlir::ttt::buildTTTONNXOptimizePipeline(pm);
+  } else if (emit == "onnx") {
+    // The simplifications run on every layer the raise reads; a layer they
+    // do not make linear attention keeps its nodes.
+    (void)mlir::ttt::buildTTTONNXOptimizePipeline(
+        pm, /*explain=*/false, [&](mlir::OpPassManager &nested) {
+          nested.addPass(mlir::ttt::createTTTSimplify(simplifyOptions));
+          return mlir::success();
+        });
+  } else if (!simplify.empty()) {
+    mlir::ttt::TTTRaiseONNXOptions raise;
+    raise.raiseAll = true;
+    pm.addPass(mlir::ttt::createTTTRaiseONNX(raise));
+    pm.addPass(mlir::ttt::createTTTSimplify(simplifyOptions));
+    pm.addPass(mlir::ttt::createTTTToLinAttn());
   } else {
     mlir::ttt::addTTTONNXRewritePasses(pm);
   }

@@ -225,18 +225,15 @@ void buildTTTONNXOptimizePipeline(OpPassManager &pm, bool explain) {
   pm.addPass(createLinAttnToONNX());
 }
 
-LogicalResult buildTTTONNXOptimizePipeline(OpPassManager &pm, bool explain,
-                                           StringRef layerPasses) {
-  if (layerPasses.empty()) {
-    buildTTTONNXOptimizePipeline(pm, explain);
-    return success();
-  }
+LogicalResult buildTTTONNXOptimizePipeline(
+    OpPassManager &pm, bool explain,
+    function_ref<LogicalResult(OpPassManager &)> addLayerPasses) {
   TTTRaiseONNXOptions raise;
   raise.raiseAll = true;
   raise.keepOriginal = true;
   raise.reportCandidates = explain;
   pm.addPass(createTTTRaiseONNX(raise));
-  if (failed(parsePassPipeline(layerPasses, pm)))
+  if (failed(addLayerPasses(pm)))
     return failure();
   if (explain)
     pm.addPass(createTTTExplain());

@@ -148,7 +148,9 @@ def optimize(model: Model, example_inputs: Any = None, *, simplify: Sequence[str
     the layers that are exactly linear attention are rewritten into their
     parallel form in standard ONNX ops, and every other node stays as it was.
     Each layer found gets one remark saying what happened and why.
-    ``simplify`` applies to MLIR input only (it changes the model).
+    With ``simplify`` (which changes the model, and says so in a remark), the
+    named variants apply to every layer the raise reads, rewritable or not; a
+    layer they do not make linear attention keeps its nodes.
 
     Example::
 

@@ -98,6 +98,7 @@ def test_v2_on_the_lact_base_model_is_the_v2_layer(name, tmp_path):
     assert len(changed) == 2, proc.stderr
     assert any("Variant 1" in line for line in changed)
     assert any("Variant 2" in line for line in changed)
+    assert "rewritten: after the passes the layer is linear attention" in proc.stderr
     model = onnx.load(str(out))
     onnx.checker.check_model(model, full_check=True)
     # The chunk-sequential form (a Loop or one update per chunk) is gone: the fast weights'

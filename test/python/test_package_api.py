@@ -226,9 +226,18 @@ def test_optimize_onnx_and_verify(name):
     assert reports[0].rewritable == (_family(name) in REWRITTEN_FAMILIES)
 
 
-def test_optimize_onnx_refuses_simplifications():
-    with pytest.raises(ttt.InvalidInputError, match="apply to MLIR input"):
-        ttt.optimize(FIXTURES / "lact_llm.traced.onnx", simplify=["freeze-inner"])
+def test_optimize_onnx_applies_simplifications_with_remarks():
+    """V2 on the LaCT base ONNX model: rewritten, and the remarks say the model changed
+    (the numbers are checked against the V2 oracle in test_onnx_simplify.py)."""
+    onnx = pytest.importorskip("onnx")
+    model, remarks = ttt.optimize(FIXTURES / "lact_llm.traced.onnx",
+                                  simplify=["freeze-inner", "drop-weight-norm"],
+                                  return_remarks=True)
+    assert isinstance(model, onnx.ModelProto)
+    assert sum("model changed" in r for r in remarks) == 2, remarks
+    text = ttt.optimize(FIXTURES / "lact_llm.traced.onnx", simplify=["freeze-inner",
+                        "drop-weight-norm"], emit="mlir")
+    assert "linattn." in text and "ttt.kvb_layer" not in text
 
 
 def test_optimize_accepts_modelproto_and_bytes():

@@ -334,9 +334,13 @@ mlir::ttt::runONNXOptMain(int argc, char **argv, StringRef inputFilename,
   if (readsONNX && !roundTrip && layerPasses) {
     bool explain = layerPasses->explain;
     pm.clear();
-    if (writesONNX) {
-      if (failed(buildTTTONNXOptimizePipeline(pm, explain,
-                                              layerPasses->simplify)))
+    if (writesONNX && layerPasses->simplify.empty()) {
+      buildTTTONNXOptimizePipeline(pm, explain);
+    } else if (writesONNX) {
+      auto addSimplify = [&](OpPassManager &nested) {
+        return parsePassPipeline(layerPasses->simplify, nested);
+      };
+      if (failed(buildTTTONNXOptimizePipeline(pm, explain, addSimplify)))
         return failure();
     } else if (named) {
       // MLIR out: every layer the raise can read, as the passes leave it.

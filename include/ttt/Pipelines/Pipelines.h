@@ -169,13 +169,14 @@ void addTTTONNXRewritePasses(OpPassManager &pm, bool explain = false);
 /// exactly stay as they were (each gets a remark). `explain` as above.
 void buildTTTONNXOptimizePipeline(OpPassManager &pm, bool explain = false);
 
-/// The same with `layerPasses`, a textual pipeline of passes on ttt layer
-/// ops (ttt-simplify with the paper's variants), run on every layer the raise
+/// The same with passes on ttt layer ops (ttt-simplify with the paper's
+/// variants), which `addLayerPasses` adds, run on every layer the raise
 /// reads, rewritable or not, before the rewrite. A layer that is still not
 /// linear attention afterwards keeps its original nodes (ttt.raised,
-/// ttt-resolve-raised). Fails if `layerPasses` does not parse.
-LogicalResult buildTTTONNXOptimizePipeline(OpPassManager &pm, bool explain,
-                                           StringRef layerPasses);
+/// ttt-resolve-raised). Fails if `addLayerPasses` does.
+LogicalResult buildTTTONNXOptimizePipeline(
+    OpPassManager &pm, bool explain,
+    function_ref<LogicalResult(OpPassManager &)> addLayerPasses);
 
 /// Registers the pipelines with the global pass registry (`ttt-to-cpu`,
 /// `ttt-to-gpu`, `ttt-onnx-optimize`) and the GPU pipeline's own steps

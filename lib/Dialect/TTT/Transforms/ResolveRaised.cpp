@@ -74,6 +74,9 @@ struct TTTResolveRaisedPass
             << why << ")";
         kept = nodes;
         dropped = layer;
+      } else {
+        op.emitRemark("rewritten: after the passes the layer is linear "
+                      "attention, which replaces its original nodes");
       }
       op.getResult().replaceAllUsesWith(kept);
       op->erase();
