@@ -248,7 +248,7 @@ def test_named_passes_on_onnx_say_which_ran(tmp_path):
     proc = opt(MODEL, "--ttt-raise-onnx=raise-all", "--ttt-explain")
     assert proc.returncode == 0, proc.stderr
     notes = [l for l in proc.stderr.decode().splitlines() if l.startswith("note:")]
-    assert len(notes) == 1 and "ran 'builtin.module(ttt-raise-onnx{raise-all=true" in notes[0] \
+    assert len(notes) == 1 and "ran 'builtin.module(ttt-raise-onnx{" in notes[0] and "raise-all=true" in notes[0] \
         and "},ttt-explain)" in notes[0], notes
 
 

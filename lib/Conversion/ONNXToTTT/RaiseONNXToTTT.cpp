@@ -185,10 +185,9 @@ struct TTTRaiseONNXPass
       remark = head + ": left as it was: " + why.str();
       return false;
     };
-    // A layer that cannot be linear attention is still raised on request
-    // (for the analysis, and for the simplifications that make it one).
-    if (!layer.blocker.empty() && !raiseAll)
-      return leave(layer.blocker);
+    // A layer that cannot be linear attention is read too: its analysis says
+    // what is proven, and on request it is raised (for the simplifications
+    // that make it linear attention).
     std::string why;
     FailureOr<LayerConfig> config = matchLayer(layer, why);
     if (failed(config))
@@ -221,6 +220,8 @@ struct TTTRaiseONNXPass
     std::string blocker;
     if (!facts.rewritable)
       blocker = explainLayer(facts);
+    else if (!layer.blocker.empty())
+      blocker = layer.blocker; // the dataflow's finding stands
     else if (hasEmptySequence(op))
       blocker = kEmptySequence;
     else
@@ -232,7 +233,11 @@ struct TTTRaiseONNXPass
                 std::to_string(kMinExportOpset) + " or later";
     if (!blocker.empty() && !raiseAll) {
       undo();
-      return leave(blocker);
+      // The dataflow names the node that breaks a theorem's condition; the
+      // analysis adds what is proven and which lowering is exact.
+      if (layer.blocker.empty() || blocker == layer.blocker)
+        return leave(blocker);
+      return leave(layer.blocker + "; as a ttt.kvb_layer: " + blocker);
     }
     Value output = layer.output;
     Value marked = markReplacement(builder, layer, replacement);
