@@ -203,8 +203,22 @@ private:
   }
 };
 
-/// (A B)^T -> B^T A^T, when one factor is a transpose (which cancels). A
-/// product that something else reads as it is stays for that reader too.
+/// True if `value` is a Transpose whose own inner swap leaves a layout
+/// transpose (one that keeps the feature axis last): `x^T`, or `W x^T` style
+/// `[B, T, H, D] -> [B, H, D, T]`.
+static bool isFlippedFactor(Value value) {
+  onnx::NodeOp node = nodeOf(value, "Transpose");
+  std::optional<SmallVector<int64_t>> perm =
+      node ? transposePerm(node) : std::nullopt;
+  int64_t rank = perm ? perm->size() : 0;
+  return rank >= 2 && (*perm)[rank - 2] == rank - 1;
+}
+
+/// (A B)^T -> B^T A^T, when one factor is a transpose (which cancels). The
+/// transpose may also change the layout: `perm = L . swap` with L keeping the
+/// last axis (`W x^T` in `[B, H, D, T]` read back as `[B, T, H, D]`) becomes
+/// L of `B^T A^T`. A product that something else reads as it is stays for
+/// that reader too.
 struct TransposeOfMatMul : NodePattern {
   explicit TransposeOfMatMul(MLIRContext *context)
       : NodePattern(context, "Transpose") {}
@@ -213,10 +227,18 @@ struct TransposeOfMatMul : NodePattern {
                           PatternRewriter &rewriter) const override {
     std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
     onnx::NodeOp matmul = nodeOf(transpose.getInputs()[0], "MatMul");
-    if (!perm || !swapsInner(*perm) || !matmul)
+    int64_t rank = perm ? perm->size() : 0;
+    if (!matmul || rank < 2)
       return rewriter.notifyMatchFailure(transpose,
                                          "not the transpose of a product");
-    if (!llvm::any_of(matmul.getInputs(), isInnerTranspose))
+    SmallVector<int64_t> swap = swapInnerPerm(rank), layout(rank);
+    for (int64_t i = 0; i < rank; ++i)
+      layout[i] = swap[(*perm)[i]];
+    if (layout[rank - 1] != rank - 1)
+      return rewriter.notifyMatchFailure(transpose,
+                                         "it does not swap the product's "
+                                         "rows and columns");
+    if (!llvm::any_of(matmul.getInputs(), isFlippedFactor))
       return rewriter.notifyMatchFailure(transpose, "no factor is a transpose");
     Value a = matmul.getInputs()[0], b = matmul.getInputs()[1];
     std::optional<int64_t> rankA = rankOf(a), rankB = rankOf(b);
@@ -225,9 +247,10 @@ struct TransposeOfMatMul : NodePattern {
     Location loc = transpose.getLoc();
     Value bt = createTranspose(rewriter, loc, b, swapInnerPerm(*rankB));
     Value at = createTranspose(rewriter, loc, a, swapInnerPerm(*rankA));
-    Type type = transpose->getResult(0).getType();
+    Type type = permutedType(matmul->getResult(0).getType(), swap);
     onnx::OnnxBuilder builder(rewriter, loc, elementTypeOf(type));
-    rewriter.replaceOp(transpose, builder.node("MatMul", {bt, at}, type));
+    Value product = builder.node("MatMul", {bt, at}, type);
+    rewriter.replaceOp(transpose, createTranspose(rewriter, loc, product, layout));
     return success();
   }
 };

@@ -90,3 +90,25 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %y : tensor<4x3xf32>
   }
 }
+
+// -----
+
+// `W h^T` in [B, H, D, T] read back as [B, T, H, D] (research code's
+// `bmm(w1, hidden.transpose(1, 2))` on [B, T, H, E] tensors): the product is
+// turned round to h W^T in [B, H, T, D], and only the layout change stays.
+
+// CHECK-LABEL: onnx.graph @flipped_product(
+// CHECK-SAME: %[[H:[^:]+]]: tensor<2x8x3x4xf32> {{.*}}, %[[W:[^:]+]]: tensor<2x3x5x4xf32>
+// CHECK-DAG: %[[WT:.+]] = onnx.node "Transpose"(%[[W]]) attrs {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x3x5x4xf32>) -> tensor<2x3x4x5xf32>
+// CHECK-DAG: %[[HT:.+]] = onnx.node "Transpose"(%[[H]]) attrs {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x8x3x4xf32>) -> tensor<2x3x8x4xf32>
+// CHECK: %[[P:.+]] = onnx.node "MatMul"(%[[HT]], %[[WT]]) : (tensor<2x3x8x4xf32>, tensor<2x3x4x5xf32>) -> tensor<2x3x8x5xf32>
+// CHECK: %[[O:.+]] = onnx.node "Transpose"(%[[P]]) attrs {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x3x8x5xf32>) -> tensor<2x8x3x5xf32>
+// CHECK: onnx.yield %[[O]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @flipped_product(%h: tensor<2x8x3x4xf32> {onnx.name = "h"}, %w: tensor<2x3x5x4xf32> {onnx.name = "w"}) -> (tensor<2x8x3x5xf32> {onnx.name = "o"}) {
+    %ht = onnx.node "Transpose"(%h) attrs {perm = array<i64: 0, 2, 3, 1>} {outputs = ["ht"]} : (tensor<2x8x3x4xf32>) -> tensor<2x3x4x8xf32>
+    %p = onnx.node "MatMul"(%w, %ht) {outputs = ["p"]} : (tensor<2x3x5x4xf32>, tensor<2x3x4x8xf32>) -> tensor<2x3x5x8xf32>
+    %o = onnx.node "Transpose"(%p) attrs {perm = array<i64: 0, 3, 1, 2>} {outputs = ["o"]} : (tensor<2x3x5x8xf32>) -> tensor<2x8x3x5xf32>
+    onnx.yield %o : tensor<2x8x3x5xf32>
+  }
+}
