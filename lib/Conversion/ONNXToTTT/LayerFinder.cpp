@@ -348,6 +348,11 @@ static bool joinsTime(onnx::NodeOp node) {
 /// and a non-linearity, a selective scan scales it by a decay computed from
 /// the data before adding, a KV cache concatenates.
 static bool isAdditiveUpdate(Value next, Value prev, DependenceCache &deps) {
+  // A weight applied transposed (`x W^T`, W stored output x input) is
+  // updated as it is stored.
+  Value prevStored = transposedInput(prev), nextStored = transposedInput(next);
+  if (prevStored && nextStored)
+    return isAdditiveUpdate(nextStored, prevStored, deps);
   Value base = skipLayout(prev);
   SmallVector<Value> stack{next};
   llvm::DenseSet<Value> seen;

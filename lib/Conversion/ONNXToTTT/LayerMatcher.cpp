@@ -23,7 +23,9 @@ bool UpdateRule::operator==(const UpdateRule &other) const {
          reduction == other.reduction && sign == other.sign &&
          lrScale == other.lrScale && nsCoeffs == other.nsCoeffs &&
          nsEps == other.nsEps && nsTransposed == other.nsTransposed &&
-         weightNorm == other.weightNorm && wnEps == other.wnEps;
+         weightNorm == other.weightNorm && wnEps == other.wnEps &&
+         momentumTimeBeforeLast == other.momentumTimeBeforeLast &&
+         transposedWeight == other.transposedWeight;
 }
 
 bool UpdateRule::sharedBy(const UpdateRule &other) const {
@@ -66,7 +68,7 @@ bool same(Value value, Value expected) {
 /// A weight that no chunk computes: an initializer or a graph input.
 bool isConstantWeight(Value value) {
   Value base = skipLayout(value);
-  return base.getDefiningOp<onnx::InitializerOp>() ||
+  return base.getDefiningOp<onnx::InitializerOp>() || nodeOf(base, "Constant") ||
          (isa<BlockArgument>(base) &&
           isa<onnx::GraphOp>(base.getParentRegion()->getParentOp()));
 }
@@ -252,6 +254,8 @@ public:
   /// the chunk's gradients are taken at, and which of them the update moves.
   const SwiGLUWeights *at = nullptr;
   unsigned role = 1;
+  /// While reading the update of a weight the model stores transposed.
+  bool transposedWeight = false;
 
 private:
   bool fail(const Twine &reason) {
@@ -390,6 +394,21 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
   onnx::NodeOp outer = nodeOf(value, "MatMul");
   if (!outer)
     return fail("the update is not a product of keys and values");
+  if (transposedWeight) {
+    // v_c^T phi(k_c): the dot loss's update of a weight stored transposed.
+    std::optional<SliceChain> values =
+        sliceChain(transposedInput(outer.getInputs()[0]));
+    if (!values || !values->timeSlice ||
+        !matchKeySide(outer.getInputs()[1], update))
+      return fail("the update of the transposed weight is not v^T phi(k) of "
+                  "the chunk");
+    update.rule.v = values->root;
+    update.valueChunk = *values;
+    update.keyStart = values->start;
+    if (!sameWindow(update.keys.input, *values))
+      return fail("the update's keys and values come from different chunks");
+    return checkDivisor(*values);
+  }
   Value keys = transposedInput(outer.getInputs()[0]);
   if (!keys || !matchKeySide(keys, update))
     return fail("the update's left factor is not the transposed keys of the "
@@ -455,13 +474,21 @@ bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
       if (!mean)
         return false;
       std::optional<SmallVector<int64_t>> axes = reduceAxes(mean);
-      std::optional<SliceChain> chain =
-          sliceChain(mean.getInputs()[0], /*timeLast=*/true);
       std::optional<int64_t> rank = rankOf(mean.getInputs()[0]);
-      if (!axes || axes->size() != 1 || !chain || !chain->timeSlice ||
-          ((*axes)[0] != -1 && (!rank || (*axes)[0] != *rank - 1)))
+      if (!axes || axes->size() != 1)
+        return false;
+      int64_t axis = (*axes)[0];
+      bool last = axis == -1 || (rank && axis == *rank - 1);
+      // Research code averages `momentum[:, s:e]` of a [B, T, H] tensor
+      // over its time axis, the second-to-last.
+      bool beforeLast = !last && rank && *rank == 3 &&
+                        (axis == -2 || axis == *rank - 2);
+      std::optional<SliceChain> chain =
+          sliceChain(mean.getInputs()[0], /*timeLast=*/last);
+      if (!chain || !chain->timeSlice || (!last && !beforeLast))
         return false;
       update.rule.momentum = chain->root;
+      update.rule.momentumTimeBeforeLast = beforeLast;
       update.momentumPrev = state;
       update.momentumNext = value;
       gradient = g;
@@ -480,6 +507,18 @@ bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
 
 FailureOr<Update> Matcher::matchUpdate(Value next, Value prev,
                                        Value weightForMSE) {
+  // A weight applied transposed is updated as the model stores it:
+  // W^T_next = (W + U)^T, with U = v^T phi(k) for the dot loss.
+  Value storedNext = transposedInput(skipLayout(next));
+  Value storedPrev = prev ? transposedInput(skipLayout(prev)) : Value();
+  if (storedNext && storedPrev && !transposedWeight && !at) {
+    transposedWeight = true;
+    FailureOr<Update> update = matchUpdate(storedNext, storedPrev, nullptr);
+    transposedWeight = false;
+    if (succeeded(update))
+      update->rule.transposedWeight = true;
+    return update;
+  }
   Update update;
   bool found = false;
   // A weight norm renormalizes the columns after the step.
@@ -1049,6 +1088,9 @@ FailureOr<LayerConfig> LayerReader::read() {
                              config.weights.size())) ||
       failed(checkOrientation(config.rule, initial)))
     return failure();
+  if (config.rule.weightNorm && config.rule.transposedWeight)
+    return fail("its weight norm normalizes the rows of the weight it "
+                "applies, which ttt.kvb_layer's weight norm does not");
   if (config.rule.weightNorm &&
       !isColumnNormOf(u.normTarget, initial))
     return fail("its weight norm does not restore the columns to the norms "
@@ -1075,7 +1117,11 @@ LogicalResult LayerReader::checkOrientation(const UpdateRule &rule,
                                             Value initial) {
   if (rule.nsCoeffs.empty())
     return success();
-  auto type = dyn_cast<ShapedType>(initial.getType());
+  // Muon is equivariant under transposition; its orientation is that of the
+  // matrix the model updates.
+  if (rule.transposedWeight)
+    initial = transposedInput(skipLayout(initial));
+  auto type = initial ? dyn_cast<ShapedType>(initial.getType()) : nullptr;
   if (!type || !type.hasRank() || type.getRank() < 2 ||
       type.isDynamicDim(type.getRank() - 1) ||
       type.isDynamicDim(type.getRank() - 2))
@@ -1114,6 +1160,34 @@ public:
     llvm::append_range(shape, type.getShape());
     return unsqueezed(value,
                       RankedTensorType::get(shape, type.getElementType()));
+  }
+
+  /// Per-token momentum `[X, T, Y]` with its time axis second-to-last as
+  /// `[X, T]` (Y = 1: heads folded into X) or `[X, Y, T]` (Y = heads); null
+  /// if its shape says neither.
+  Value timeLast(Value momentum) {
+    auto type = dyn_cast<RankedTensorType>(momentum.getType());
+    if (!type || type.getRank() != 3 || type.isDynamicDim(2))
+      return nullptr;
+    onnx::OnnxBuilder b(builder, loc, type.getElementType());
+    SmallVector<int64_t> shape(type.getShape());
+    if (shape[2] == 1) {
+      Value axes = b.i64s({2});
+      created.push_back(axes.getDefiningOp());
+      Value squeezed = b.node(
+          "Squeeze", {momentum, axes},
+          RankedTensorType::get({shape[0], shape[1]}, type.getElementType()));
+      created.push_back(squeezed.getDefiningOp());
+      return squeezed;
+    }
+    Value transposed = b.node(
+        "Transpose", {momentum},
+        RankedTensorType::get({shape[0], shape[2], shape[1]},
+                              type.getElementType()),
+        {builder.getNamedAttr("perm",
+                              builder.getDenseI64ArrayAttr({0, 2, 1}))});
+    created.push_back(transposed.getDefiningOp());
+    return transposed;
   }
 
   /// A weight as [H, r, c] or [B, H, r, c]; null if it cannot be.
@@ -1215,7 +1289,13 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
   Value k = ranks.sequence(config.k);
   Value v = ranks.sequence(config.rule.v);
   Value lr = ranks.sequence(config.rule.lr);
-  Value momentum = ranks.sequence(config.rule.momentum);
+  Value momentum = config.rule.momentum;
+  if (momentum && config.rule.momentumTimeBeforeLast) {
+    momentum = ranks.timeLast(momentum);
+    if (!momentum)
+      return nullptr;
+  }
+  momentum = ranks.sequence(momentum);
   SmallVector<Value> weights;
   for (Value weight : config.weights) {
     Value shaped = ranks.weight(weight);

@@ -30,6 +30,12 @@ struct UpdateRule {
   Value v, lr, momentum;
   /// The learning-rate column the update reads, if it slices one.
   std::optional<int64_t> lrColumn;
+  /// Whether the momentum's time axis is its second-to-last one
+  /// (`[B, T, H]`, or `[B*H, T, 1]`) rather than its last.
+  bool momentumTimeBeforeLast = false;
+  /// Whether the model stores the weight transposed (output x input) and
+  /// applies its transpose; the update is read as the model stores it.
+  bool transposedWeight = false;
   LossKind loss = LossKind::dot;
   Reduction reduction = Reduction::sum;
   Sign sign = Sign::descent;

@@ -302,9 +302,85 @@ struct TransposeOfElementwise : NodePattern {
     return success();
   }
 };
+
+/// True if `node` computes elementwise (with broadcasting), so that a
+/// permutation of its result is the same permutation of its operands.
+static bool isElementwise(onnx::NodeOp node) {
+  if (!node || !node.isDefaultDomain() || node->getNumRegions() != 0 ||
+      node->getNumResults() != 1)
+    return false;
+  return llvm::is_contained({"Add", "Sub", "Mul", "Div", "Neg", "Sigmoid",
+                             "Tanh", "Exp", "Relu", "Sqrt", "Reciprocal",
+                             "Abs", "Identity"},
+                            node.getOpType());
+}
+
+/// True if permuting `value` by a layout perm costs no new computation: it
+/// is a scalar, a constant (folded), a graph input or Slice (the cut moves
+/// behind the transpose), another Transpose (they merge), or an elementwise
+/// node whose operands are such values.
+static bool permutesForFree(Value value, int64_t rank, int depth = 0) {
+  if (isSingleElement(value))
+    return true;
+  if (rankOf(value) != rank)
+    return false;
+  if (isa<BlockArgument>(value) || value.getDefiningOp<onnx::InitializerOp>())
+    return true;
+  auto node = value.getDefiningOp<onnx::NodeOp>();
+  if (!node || !node.isDefaultDomain())
+    return false;
+  StringRef type = node.getOpType();
+  if (type == "Transpose" || type == "Constant" || type == "Slice")
+    return true;
+  if (depth > 8 || !isElementwise(node))
+    return false;
+  return llvm::all_of(node.getInputs(), [&](Value operand) {
+    return permutesForFree(operand, rank, depth + 1);
+  });
+}
+
+/// A layout transpose (one that keeps the feature axis last) of an
+/// elementwise node moves onto its operands when they permute for free:
+/// research code computes `silu(x W0) * (x W2)` on `[B, T, H, D]` views of
+/// `[B, H, T, D]` products, which then reads as the features of one layout.
+struct LayoutTransposeOfElementwise : NodePattern {
+  explicit LayoutTransposeOfElementwise(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    auto node = transpose.getInputs()[0].getDefiningOp<onnx::NodeOp>();
+    int64_t rank = perm ? perm->size() : 0;
+    if (rank < 2 || perm->back() != rank - 1 || !isElementwise(node))
+      return rewriter.notifyMatchFailure(transpose,
+                                         "not a layout transpose of an "
+                                         "elementwise node");
+    if (!llvm::all_of(node.getInputs(), [&](Value operand) {
+          return permutesForFree(operand, rank);
+        }))
+      return rewriter.notifyMatchFailure(transpose,
+                                         "its operands do not permute for "
+                                         "free");
+    SmallVector<Value> operands;
+    Location loc = transpose.getLoc();
+    for (Value operand : node.getInputs())
+      operands.push_back(isSingleElement(operand)
+                             ? operand
+                             : createTranspose(rewriter, loc, operand, *perm));
+    Type type = transpose->getResult(0).getType();
+    onnx::OnnxBuilder builder(rewriter, loc, elementTypeOf(type));
+    SmallVector<NamedAttribute> attrs;
+    if (DictionaryAttr dict = node.getAttrsAttr())
+      llvm::append_range(attrs, dict.getValue());
+    rewriter.replaceOp(transpose,
+                       builder.node(node.getOpType(), operands, type, attrs));
+    return success();
+  }
+};
 } // namespace
 
 void raise::populateContractionNormalizations(RewritePatternSet &patterns) {
-  patterns.add<EinsumToMatMul, TransposeOfMatMul, TransposeOfElementwise>(
-      patterns.getContext());
+  patterns.add<EinsumToMatMul, TransposeOfMatMul, TransposeOfElementwise,
+               LayoutTransposeOfElementwise>(patterns.getContext());
 }
