@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LayerFinder.h"
+#include "SwiGLUForms.h"
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/STLExtras.h"
@@ -353,6 +354,14 @@ static bool isAdditiveUpdate(Value next, Value prev, DependenceCache &deps) {
   Value prevStored = transposedInput(prev), nextStored = transposedInput(next);
   if (prevStored && nextStored)
     return isAdditiveUpdate(nextStored, prevStored, deps);
+  // The first chunk's weight may be a constant the exporter folded from the
+  // transpose of the stored one.
+  if (nextStored)
+    if (auto node = skipLayout(nextStored).getDefiningOp<onnx::NodeOp>())
+      if ((node.getOpType() == "Add" || node.getOpType() == "Sub") &&
+          llvm::any_of(node.getInputs(),
+                       [&](Value stored) { return isTransposeOf(prev, stored); }))
+        return true;
   Value base = skipLayout(prev);
   SmallVector<Value> stack{next};
   llvm::DenseSet<Value> seen;

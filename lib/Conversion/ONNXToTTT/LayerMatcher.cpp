@@ -264,13 +264,22 @@ private:
     return false;
   }
 
+  /// `||x||_F` over the two innermost axes: ReduceL2, Sqrt of
+  /// ReduceSumSquare, or Sqrt of ReduceSum of `x * x` or `x ^ 2`.
   static bool isFrobeniusNorm(Value norm, Value x) {
+    if (onnx::NodeOp l2 = nodeOf(norm, "ReduceL2"))
+      return reducesInnerMatrix(l2) && l2.getInputs()[0] == x;
     onnx::NodeOp sqrt = nodeOf(norm, "Sqrt");
     if (!sqrt)
       return false;
-    onnx::NodeOp sum = nodeOf(sqrt.getInputs()[0], "ReduceSum");
+    Value sumOf = sqrt.getInputs()[0];
+    if (onnx::NodeOp squares = nodeOf(sumOf, "ReduceSumSquare"))
+      return reducesInnerMatrix(squares) && squares.getInputs()[0] == x;
+    onnx::NodeOp sum = nodeOf(sumOf, "ReduceSum");
     if (!sum || !reducesInnerMatrix(sum))
       return false;
+    if (onnx::NodeOp pow = nodeOf(sum.getInputs()[0], "Pow"))
+      return pow.getInputs()[0] == x && scalarConstant(pow.getInputs()[1]) == 2.0;
     onnx::NodeOp square = nodeOf(sum.getInputs()[0], "Mul");
     return square && square.getInputs()[0] == x && square.getInputs()[1] == x;
   }
@@ -511,6 +520,13 @@ FailureOr<Update> Matcher::matchUpdate(Value next, Value prev,
   // W^T_next = (W + U)^T, with U = v^T phi(k) for the dot loss.
   Value storedNext = transposedInput(skipLayout(next));
   Value storedPrev = prev ? transposedInput(skipLayout(prev)) : Value();
+  // The first chunk may apply a constant the exporter folded from the
+  // transpose of the stored weight.
+  if (storedNext && prev && !storedPrev && isConstantWeight(prev))
+    if (auto node = skipLayout(storedNext).getDefiningOp<onnx::NodeOp>())
+      for (Value operand : node.getInputs())
+        if (isTransposeOf(prev, operand))
+          storedPrev = operand;
   if (storedNext && storedPrev && !transposedWeight && !at) {
     transposedWeight = true;
     FailureOr<Update> update = matchUpdate(storedNext, storedPrev, nullptr);
@@ -1117,18 +1133,19 @@ LogicalResult LayerReader::checkOrientation(const UpdateRule &rule,
                                             Value initial) {
   if (rule.nsCoeffs.empty())
     return success();
-  // Muon is equivariant under transposition; its orientation is that of the
-  // matrix the model updates.
-  if (rule.transposedWeight)
-    initial = transposedInput(skipLayout(initial));
-  auto type = initial ? dyn_cast<ShapedType>(initial.getType()) : nullptr;
+  auto type = dyn_cast<ShapedType>(initial.getType());
   if (!type || !type.hasRank() || type.getRank() < 2 ||
       type.isDynamicDim(type.getRank() - 1) ||
       type.isDynamicDim(type.getRank() - 2))
     return fail("the trained weight's shape is not static, so the "
                 "orientation of its Newton-Schulz step cannot be checked");
-  bool tall =
-      type.getDimSize(type.getRank() - 2) > type.getDimSize(type.getRank() - 1);
+  int64_t rows = type.getDimSize(type.getRank() - 2),
+          cols = type.getDimSize(type.getRank() - 1);
+  // Muon is equivariant under transposition; its orientation is that of the
+  // matrix the model updates.
+  if (rule.transposedWeight)
+    std::swap(rows, cols);
+  bool tall = rows > cols;
   if (tall != rule.nsTransposed)
     return fail("its Newton-Schulz step transposes differently from Muon "
                 "(which works on the wide orientation)");
