@@ -68,6 +68,12 @@ bool same(Value value, Value expected) {
 /// A weight that no chunk computes: an initializer or a graph input.
 bool isConstantWeight(Value value) {
   Value base = skipLayout(value);
+  // The transpose of a constant weight (applied output x input) is one too,
+  // and so is its repetition over the batch (`w.repeat(B, 1, 1)`).
+  if (Value stored = transposedInput(base))
+    base = skipLayout(stored);
+  if (onnx::NodeOp tile = nodeOf(base, "Tile"))
+    base = skipLayout(tile.getInputs()[0]);
   return base.getDefiningOp<onnx::InitializerOp>() || nodeOf(base, "Constant") ||
          (isa<BlockArgument>(base) &&
           isa<onnx::GraphOp>(base.getParentRegion()->getParentOp()));
@@ -284,7 +290,8 @@ private:
     return square && square.getInputs()[0] == x && square.getInputs()[1] == x;
   }
 
-  /// `a X + (b A + c A A) X` with `A = X X^T`.
+  /// `a X + (b A + c A A) X` with `A = X X^T`; the scalars may sit
+  /// anywhere in their products (`(c A) A` is `c A A`).
   bool matchNSStep(Value linear, Value poly,
                    std::optional<std::array<double, 3>> &coeffs,
                    Value &previous) {
@@ -298,30 +305,52 @@ private:
     onnx::NodeOp apply = nodeOf(poly, "MatMul");
     if (!a || !apply || apply.getInputs()[1] != x)
       return false;
-    std::optional<double> b, c;
-    matchCommutative(
-        apply.getInputs()[0], "Add", [&](Value bTerm, Value cTerm) {
-          Value gramB, gramC;
-          matchCommutative(bTerm, "Mul", [&](Value s, Value g) {
-            b = scalarConstant(s);
-            gramB = g;
-            return b.has_value();
-          });
-          matchCommutative(cTerm, "Mul", [&](Value s, Value g) {
-            c = scalarConstant(s);
-            gramC = g;
-            return c.has_value();
-          });
-          onnx::NodeOp square = gramC ? nodeOf(gramC, "MatMul") : nullptr;
-          return b && c && isGram(gramB, x) && square &&
-                 square.getInputs()[0] == gramB &&
-                 square.getInputs()[1] == gramB;
-        });
-    if (!b || !c)
+    onnx::NodeOp sum = nodeOf(apply.getInputs()[0], "Add");
+    if (!sum)
       return false;
-    coeffs = {*a, *b, *c};
+    auto first = gramTerm(sum.getInputs()[0], x);
+    auto second = gramTerm(sum.getInputs()[1], x);
+    if (!first || !second || first->second == second->second)
+      return false;
+    if (first->second == 2)
+      std::swap(first, second);
+    coeffs = {*a, first->first, second->first};
     previous = x;
     return true;
+  }
+
+  /// Strips constant factors off a product: returns what is left and
+  /// multiplies them into `factor`.
+  static Value withoutScalars(Value value, double &factor) {
+    while (true) {
+      std::optional<double> s;
+      Value rest;
+      matchCommutative(value, "Mul", [&](Value c, Value v) {
+        s = scalarConstant(c);
+        rest = v;
+        return s.has_value();
+      });
+      if (!s)
+        return value;
+      factor *= *s;
+      value = rest;
+    }
+  }
+
+  /// `s A` (power 1) or `s A A` (power 2) with `A = X X^T`: (s, power).
+  static std::optional<std::pair<double, int>> gramTerm(Value term, Value x) {
+    double factor = 1.0;
+    Value rest = withoutScalars(term, factor);
+    if (isGram(rest, x))
+      return std::make_pair(factor, 1);
+    onnx::NodeOp square = nodeOf(rest, "MatMul");
+    if (!square)
+      return std::nullopt;
+    Value left = withoutScalars(square.getInputs()[0], factor);
+    Value right = withoutScalars(square.getInputs()[1], factor);
+    if (!isGram(left, x) || !isGram(right, x))
+      return std::nullopt;
+    return std::make_pair(factor, 2);
   }
 
   /// A ReduceSum over exactly the two innermost axes.

@@ -104,6 +104,11 @@ Type permutedType(Type type, ArrayRef<int64_t> perm);
 /// which the normalization does not make).
 Type elementTypeOf(Type type);
 
+/// True if the transpose of `matmul`'s innermost axes (by `pushed`) can be
+/// moved onto its factors for free: one is a transpose, or all of one's
+/// inputs take it for free.
+bool productTurnsRound(onnx::NodeOp matmul, Operation *pushed);
+
 /// The perm that swaps the two innermost of `rank` axes.
 SmallVector<int64_t> swapInnerPerm(int64_t rank);
 

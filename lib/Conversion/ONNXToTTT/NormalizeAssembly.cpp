@@ -65,8 +65,13 @@ struct ConcatOfTransposes : NodePattern {
     if (static_cast<int64_t>(perm->size()) != *rank)
       return rewriter.notifyMatchFailure(concat, "rank mismatch");
     // Chunks transposed in their innermost axes are products read the other
-    // way round (TransposeOfMatMul); only layout changes move out.
-    if (perm->back() != *rank - 1)
+    // way round (TransposeOfMatMul); only layout changes move out, or any
+    // change that a transpose of the joined value then undoes (dynamo's
+    // `out[:, :, s:e] = o_c` on a [B, D, T] buffer, written on [T, D, B]).
+    bool undone = concat->hasOneUse() &&
+                  nodeOf(*concat->getUsers().begin()->getResults().begin(),
+                         "Transpose");
+    if (perm->back() != *rank - 1 && !undone)
       return rewriter.notifyMatchFailure(concat, "moves the feature axis");
     // The joined value before the transpose: its dim perm[i] is dim i.
     SmallVector<int64_t> inverse(*rank);
@@ -77,6 +82,44 @@ struct ConcatOfTransposes : NodePattern {
     Value joined = createConcat(rewriter, loc, inner, (*perm)[*axis],
                                 permutedType(type, inverse));
     rewriter.replaceOp(concat, createTranspose(rewriter, loc, joined, *perm));
+    return success();
+  }
+};
+
+/// Transpose(Concat(o_i)) of the innermost axes -> Concat(o_i^T): chunk
+/// outputs computed feature-major (`W1 h^T`, `[B, D, T]` chunks of a buffer
+/// that is transposed at the end) are read as the products they transpose
+/// to (TransposeOfMatMul).
+struct TransposeOfConcat : NodePattern {
+  explicit TransposeOfConcat(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp concat = nodeOf(transpose.getInputs()[0], "Concat");
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    std::optional<int64_t> rank =
+        concat ? rankOf(concat->getResult(0)) : std::nullopt;
+    std::optional<int64_t> axis = rank ? axisAttr(concat, *rank) : std::nullopt;
+    if (!axis || !perm || *rank < 2 ||
+        !llvm::equal(*perm, swapInnerPerm(*rank)))
+      return rewriter.notifyMatchFailure(transpose,
+                                         "not x^T of a Concat");
+    // Only products move the transpose on (they read the other way round).
+    if (!llvm::all_of(concat.getInputs(), [&](Value part) {
+          onnx::NodeOp matmul = nodeOf(part, "MatMul");
+          return matmul && productTurnsRound(matmul, transpose);
+        }))
+      return rewriter.notifyMatchFailure(transpose, "a part is no product "
+                                                    "that turns round");
+    Location loc = transpose.getLoc();
+    SmallVector<Value> parts;
+    for (Value part : concat.getInputs())
+      parts.push_back(createTranspose(rewriter, loc, part, *perm));
+    int64_t moved = (*perm)[*axis];
+    rewriter.replaceOp(transpose,
+                       createConcat(rewriter, loc, parts, moved,
+                                    transpose->getResult(0).getType()));
     return success();
   }
 };
@@ -235,6 +278,7 @@ private:
 } // namespace
 
 void raise::populateAssemblyNormalizations(RewritePatternSet &patterns) {
-  patterns.add<ConcatOfTransposes, StackToConcat, ScatterToConcat>(
+  patterns.add<ConcatOfTransposes, TransposeOfConcat, StackToConcat,
+               ScatterToConcat>(
       patterns.getContext());
 }

@@ -57,12 +57,12 @@ static bool transposesForFree(Value value, Operation *pushed, int depth = 0) {
     return value.getDefiningOp<onnx::InitializerOp>() != nullptr;
   if (node.isDefaultDomain() && node.getOpType() == "Constant")
     return true;
-  // A product of tensors keeps its transposes (keys scaled per token).
+  // A product of tensors is free only when its factors are: `(k * lr)^T` of
+  // a key chunk stays however else the product is read.
   StringRef opType = node.getOpType();
-  if ((opType == "Mul" || opType == "Div") &&
-      !llvm::any_of(node.getInputs(), isSingleElement))
-    return false;
-  if (llvm::any_of(value.getUsers(), [&](Operation *user) {
+  bool tensorProduct = (opType == "Mul" || opType == "Div") &&
+                       !llvm::any_of(node.getInputs(), isSingleElement);
+  if (!tensorProduct && llvm::any_of(value.getUsers(), [&](Operation *user) {
         auto transpose = dyn_cast<onnx::NodeOp>(user);
         return transpose && user != pushed &&
                isInnerTranspose(transpose->getResult(0));
@@ -73,13 +73,35 @@ static bool transposesForFree(Value value, Operation *pushed, int depth = 0) {
   StringRef type = node.getOpType();
   if (type == "MatMul" && node.getInputs().size() == 2)
     return llvm::any_of(node.getInputs(), isInnerTranspose);
-  bool scaling = type == "Mul" || type == "Div";
-  if (scaling && !llvm::any_of(node.getInputs(), isSingleElement))
-    return false;
-  if (!scaling && type != "Add" && type != "Sub" && type != "Neg")
+  // A product of tensors moves its transpose only where every factor takes
+  // it for free: `(k * lr)^T` of a key chunk stays (how an update reads keys
+  // scaled per token), `(silu(W0 x^T) * (W2 x^T))^T` of feature-major code
+  // turns round.
+  if (!llvm::is_contained({"Add", "Sub", "Neg", "Mul", "Div", "Sigmoid",
+                           "Tanh", "Exp"},
+                          type))
     return false;
   return llvm::all_of(node.getInputs(), [&](Value operand) {
     return transposesForFree(operand, pushed, depth + 1);
+  });
+}
+
+/// True if `value` is a Transpose whose own inner swap leaves a layout
+/// transpose (one that keeps the feature axis last): `x^T`, or `W x^T` style
+/// `[B, T, H, D] -> [B, H, D, T]`.
+static bool isFlippedFactor(Value value) {
+  onnx::NodeOp node = nodeOf(value, "Transpose");
+  std::optional<SmallVector<int64_t>> perm =
+      node ? transposePerm(node) : std::nullopt;
+  int64_t rank = perm ? perm->size() : 0;
+  return rank >= 2 && (*perm)[rank - 2] == rank - 1;
+}
+
+bool raise::productTurnsRound(onnx::NodeOp matmul, Operation *pushed) {
+  return llvm::any_of(matmul.getInputs(), [&](Value factor) {
+    return isFlippedFactor(factor) ||
+           (!isSingleElement(factor) && factor.getDefiningOp<onnx::NodeOp>() &&
+            transposesForFree(factor, pushed));
   });
 }
 
@@ -203,16 +225,6 @@ private:
   }
 };
 
-/// True if `value` is a Transpose whose own inner swap leaves a layout
-/// transpose (one that keeps the feature axis last): `x^T`, or `W x^T` style
-/// `[B, T, H, D] -> [B, H, D, T]`.
-static bool isFlippedFactor(Value value) {
-  onnx::NodeOp node = nodeOf(value, "Transpose");
-  std::optional<SmallVector<int64_t>> perm =
-      node ? transposePerm(node) : std::nullopt;
-  int64_t rank = perm ? perm->size() : 0;
-  return rank >= 2 && (*perm)[rank - 2] == rank - 1;
-}
 
 /// (A B)^T -> B^T A^T, when one factor is a transpose (which cancels). The
 /// transpose may also change the layout: `perm = L . swap` with L keeping the
@@ -238,7 +250,9 @@ struct TransposeOfMatMul : NodePattern {
       return rewriter.notifyMatchFailure(transpose,
                                          "it does not swap the product's "
                                          "rows and columns");
-    if (!llvm::any_of(matmul.getInputs(), isFlippedFactor))
+    bool pureSwap = llvm::equal(layout, llvm::seq<int64_t>(0, rank));
+    if (!llvm::any_of(matmul.getInputs(), isFlippedFactor) &&
+        !(pureSwap && productTurnsRound(matmul, transpose)))
       return rewriter.notifyMatchFailure(transpose, "no factor is a transpose");
     Value a = matmul.getInputs()[0], b = matmul.getInputs()[1];
     std::optional<int64_t> rankA = rankOf(a), rankB = rankOf(b);
@@ -268,9 +282,14 @@ struct TransposeOfElementwise : NodePattern {
     std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
     auto node = transpose.getInputs()[0].getDefiningOp<onnx::NodeOp>();
     if (!perm || !swapsInner(*perm) || !node || !node.isDefaultDomain() ||
-        !llvm::is_contained({"Add", "Sub", "Mul", "Div", "Neg"},
+        !llvm::is_contained({"Add", "Sub", "Mul", "Div", "Neg", "Sigmoid",
+                             "Tanh", "Exp"},
                             node.getOpType()) ||
-        node.getInputs().size() != (node.getOpType() == "Neg" ? 1u : 2u))
+        node.getInputs().size() !=
+            (llvm::is_contained({"Neg", "Sigmoid", "Tanh", "Exp"},
+                                node.getOpType())
+                 ? 1u
+                 : 2u))
       return rewriter.notifyMatchFailure(transpose, "not the transpose of an "
                                                     "elementwise op");
     if (!transposesForFree(node->getResult(0), transpose))

@@ -171,6 +171,55 @@ struct TransposeOfSlice : NodePattern {
   }
 };
 
+/// Slice(x^T) on the last axis -> (Slice(x) on the one before)^T: research
+/// code that works feature-major (`q.transpose(1, 2)[:, :, s:e]`, LaCT's
+/// reference function) takes the chunks of the transposed sequence, which
+/// are the transposes of the sequence's chunks.
+struct SliceOfInnerTranspose : NodePattern {
+  explicit SliceOfInnerTranspose(MLIRContext *context)
+      : NodePattern(context, "Slice") {}
+
+  LogicalResult matchNode(onnx::NodeOp slice,
+                          PatternRewriter &rewriter) const override {
+    auto inputs = slice.getInputs();
+    onnx::NodeOp transpose = nodeOf(inputs[0], "Transpose");
+    std::optional<SmallVector<int64_t>> perm =
+        transpose ? transposePerm(transpose) : std::nullopt;
+    int64_t n = perm ? perm->size() : 0;
+    if (n < 2 || !llvm::equal(*perm, swapInnerPerm(n)) || inputs.size() < 4)
+      return rewriter.notifyMatchFailure(slice, "not a Slice of x^T");
+    // Only chunks that products read feature-major turn round; a chunk of
+    // transposed per-token coefficients stays a cut of its own time axis.
+    if (slice->use_empty() ||
+        !llvm::all_of(slice->getUsers(), [](Operation *user) {
+          auto node = dyn_cast<onnx::NodeOp>(user);
+          return node && node.getOpType() == "MatMul";
+        }))
+      return rewriter.notifyMatchFailure(slice, "not read by products");
+    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+    if (!axes || axes->size() != 1 ||
+        ((*axes)[0] != -1 && (*axes)[0] != n - 1))
+      return rewriter.notifyMatchFailure(slice, "not a cut of the last axis");
+    if (inputs.size() > 4) {
+      std::optional<SmallVector<int64_t>> steps = intConstant(inputs[4]);
+      if (!steps || steps->size() != 1 || (*steps)[0] != 1)
+        return rewriter.notifyMatchFailure(slice, "a strided Slice");
+    }
+    Location loc = slice.getLoc();
+    Type type = slice->getResult(0).getType();
+    if (!isa<RankedTensorType>(type))
+      return rewriter.notifyMatchFailure(slice, "an unranked result");
+    onnx::OnnxBuilder b(rewriter, loc, elementTypeOf(type));
+    Value newAxes = b.i64s({n - 2});
+    Value cut = b.node("Slice",
+                       {transpose.getInputs()[0], inputs[1], inputs[2], newAxes},
+                       permutedType(type, swapInnerPerm(n)));
+    rewriter.replaceOp(
+        slice, b.node("Transpose", {cut}, type, {b.attr("perm", *perm)}));
+    return success();
+  }
+};
+
 /// Transpose(Transpose(x)) -> one Transpose, or x.
 struct TransposeOfTranspose : NodePattern {
   explicit TransposeOfTranspose(MLIRContext *context)
@@ -191,6 +240,28 @@ struct TransposeOfTranspose : NodePattern {
   }
 };
 /// Reshape or Expand of a static tensor to its own shape -> the tensor.
+/// The integers of a shape operand: a constant, or a Concat of constants
+/// and of pieces that are empty by their type (torch's `[*dims, *rest]`
+/// with an empty rest taken from a Shape).
+static std::optional<SmallVector<int64_t>> shapeConstant(Value value) {
+  if (std::optional<SmallVector<int64_t>> dims = intConstant(value))
+    return dims;
+  onnx::NodeOp concat = nodeOf(value, "Concat");
+  if (!concat)
+    return std::nullopt;
+  SmallVector<int64_t> dims;
+  for (Value part : concat.getInputs()) {
+    auto type = dyn_cast<RankedTensorType>(part.getType());
+    if (type && type.hasStaticShape() && type.getNumElements() == 0)
+      continue;
+    std::optional<SmallVector<int64_t>> piece = intConstant(part);
+    if (!piece)
+      return std::nullopt;
+    llvm::append_range(dims, *piece);
+  }
+  return dims;
+}
+
 struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -202,8 +273,13 @@ struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
       return failure();
     Value x = node.getInputs()[0];
     auto source = dyn_cast<RankedTensorType>(x.getType());
-    std::optional<SmallVector<int64_t>> shape =
-        intConstant(node.getInputs()[1]);
+    // A result typed as the source's static shape is the source.
+    if (source && source.hasStaticShape() &&
+        node->getResult(0).getType() == source) {
+      rewriter.replaceOp(node, x);
+      return success();
+    }
+    std::optional<SmallVector<int64_t>> shape = shapeConstant(node.getInputs()[1]);
     if (!source || !source.hasStaticShape() || !shape)
       return rewriter.notifyMatchFailure(node, "not static");
     ArrayRef<int64_t> dims = source.getShape();
@@ -234,6 +310,6 @@ struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
 } // namespace
 
 void raise::populateViewNormalizations(RewritePatternSet &patterns) {
-  patterns.add<SplitToSlices, GatherOfReshapeToSlice, TransposeOfSlice,
+  patterns.add<SliceOfInnerTranspose, SplitToSlices, GatherOfReshapeToSlice, TransposeOfSlice,
                TransposeOfTranspose, NoOpReshape>(patterns.getContext());
 }
