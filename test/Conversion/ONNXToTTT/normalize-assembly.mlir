@@ -77,3 +77,41 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %y : tensor<1x6x4xf32>
   }
 }
+
+// -----
+
+// Chunk outputs computed feature-major, `W x_c^T` written into a [B, E, T]
+// buffer that is transposed at the end, are the products `x_c W^T` joined on
+// the time axis; the dynamo exporter writes the same buffer as a Concat of
+// [T, E, B] transposes, which the final transpose undoes.
+
+// CHECK-LABEL: onnx.graph @feature_major_outputs(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x8x4xf32> {{.*}}, %[[W:[^:]+]]: tensor<2x3x4xf32>
+// CHECK-DAG: %[[WT:.+]] = onnx.node "Transpose"(%[[W]]) attrs {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
+// CHECK-DAG: %[[X0:.+]] = onnx.node "Slice"(%[[X]], %{{[^,]+}}, %[[MID:[^,]+]], %{{[^,]+}}) : {{.*}} -> tensor<2x4x4xf32>
+// CHECK-DAG: %[[X1:.+]] = onnx.node "Slice"(%[[X]], %[[MID]], %{{[^,]+}}, %{{[^,]+}}) : {{.*}} -> tensor<2x4x4xf32>
+// CHECK-DAG: %[[O0:.+]] = onnx.node "MatMul"(%[[X0]], %[[WT]]) : (tensor<2x4x4xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+// CHECK-DAG: %[[O1:.+]] = onnx.node "MatMul"(%[[X1]], %[[WT]]) : (tensor<2x4x4xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+// CHECK: %[[O:.+]] = onnx.node "Concat"(%[[O0]], %[[O1]]) attrs {axis = 1 : i64} : (tensor<2x4x3xf32>, tensor<2x4x3xf32>) -> tensor<2x8x3xf32>
+// CHECK: onnx.yield %[[O]], %[[O]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @feature_major_outputs(%x: tensor<2x8x4xf32> {onnx.name = "x"}, %w: tensor<2x3x4xf32> {onnx.name = "w"}) -> (tensor<2x8x3xf32> {onnx.name = "o"}, tensor<2x8x3xf32> {onnx.name = "d"}) {
+    %ax = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["ax"]} : () -> tensor<1xi64>
+    %s0 = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["s0"]} : () -> tensor<1xi64>
+    %s1 = onnx.node "Constant"() attrs {value = dense<4> : tensor<1xi64>} {outputs = ["s1"]} : () -> tensor<1xi64>
+    %s2 = onnx.node "Constant"() attrs {value = dense<8> : tensor<1xi64>} {outputs = ["s2"]} : () -> tensor<1xi64>
+    %x0 = onnx.node "Slice"(%x, %s0, %s1, %ax) {outputs = ["x0"]} : (tensor<2x8x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x4x4xf32>
+    %x1 = onnx.node "Slice"(%x, %s1, %s2, %ax) {outputs = ["x1"]} : (tensor<2x8x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x4x4xf32>
+    %x0t = onnx.node "Transpose"(%x0) attrs {perm = array<i64: 0, 2, 1>} {outputs = ["x0t"]} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+    %x1t = onnx.node "Transpose"(%x1) attrs {perm = array<i64: 0, 2, 1>} {outputs = ["x1t"]} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+    %o0 = onnx.node "MatMul"(%w, %x0t) {outputs = ["o0"]} : (tensor<2x3x4xf32>, tensor<2x4x4xf32>) -> tensor<2x3x4xf32>
+    %o1 = onnx.node "MatMul"(%w, %x1t) {outputs = ["o1"]} : (tensor<2x3x4xf32>, tensor<2x4x4xf32>) -> tensor<2x3x4xf32>
+    %buf = onnx.node "Concat"(%o0, %o1) attrs {axis = 2 : i64} {outputs = ["buf"]} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x8xf32>
+    %o = onnx.node "Transpose"(%buf) attrs {perm = array<i64: 0, 2, 1>} {outputs = ["o"]} : (tensor<2x3x8xf32>) -> tensor<2x8x3xf32>
+    %r0 = onnx.node "Transpose"(%o0) attrs {perm = array<i64: 2, 1, 0>} {outputs = ["r0"]} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+    %r1 = onnx.node "Transpose"(%o1) attrs {perm = array<i64: 2, 1, 0>} {outputs = ["r1"]} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+    %rbuf = onnx.node "Concat"(%r0, %r1) attrs {axis = 0 : i64} {outputs = ["rbuf"]} : (tensor<4x3x2xf32>, tensor<4x3x2xf32>) -> tensor<8x3x2xf32>
+    %d = onnx.node "Transpose"(%rbuf) attrs {perm = array<i64: 2, 0, 1>} {outputs = ["d"]} : (tensor<8x3x2xf32>) -> tensor<2x8x3xf32>
+    onnx.yield %o, %d : tensor<2x8x3xf32>, tensor<2x8x3xf32>
+  }
+}

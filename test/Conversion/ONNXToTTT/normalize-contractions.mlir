@@ -112,3 +112,25 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %o : tensor<2x8x3x5xf32>
   }
 }
+
+// -----
+
+// A layout transpose of an elementwise computation on transposed values
+// (research code's `silu(x W0)` on [B, T, H, E] views) moves onto its
+// operands, where it cancels.
+
+// CHECK-LABEL: onnx.graph @layout_through_elementwise(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<2x3x4x5xf32>
+// CHECK: %[[S:.+]] = onnx.node "Sigmoid"(%[[A]]) : (tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32>
+// CHECK: %[[M:.+]] = onnx.node "Mul"(%[[A]], %[[S]]) : (tensor<2x3x4x5xf32>, tensor<2x3x4x5xf32>) -> tensor<2x3x4x5xf32>
+// CHECK-NOT: "Transpose"
+// CHECK: onnx.yield %[[M]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @layout_through_elementwise(%a: tensor<2x3x4x5xf32> {onnx.name = "a"}) -> (tensor<2x3x4x5xf32> {onnx.name = "o"}) {
+    %at = onnx.node "Transpose"(%a) attrs {perm = array<i64: 0, 2, 1, 3>} {outputs = ["at"]} : (tensor<2x3x4x5xf32>) -> tensor<2x4x3x5xf32>
+    %s = onnx.node "Sigmoid"(%at) {outputs = ["s"]} : (tensor<2x4x3x5xf32>) -> tensor<2x4x3x5xf32>
+    %m = onnx.node "Mul"(%at, %s) {outputs = ["m"]} : (tensor<2x4x3x5xf32>, tensor<2x4x3x5xf32>) -> tensor<2x4x3x5xf32>
+    %o = onnx.node "Transpose"(%m) attrs {perm = array<i64: 0, 2, 1, 3>} {outputs = ["o"]} : (tensor<2x4x3x5xf32>) -> tensor<2x3x4x5xf32>
+    onnx.yield %o : tensor<2x3x4x5xf32>
+  }
+}

@@ -164,3 +164,55 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %a, %t, %r, %e : tensor<2x3xf32>, tensor<3x2xf32>, tensor<2x3xf32>, tensor<2x2xf32>
   }
 }
+
+// -----
+
+// Feature-major chunks (research code's `q.transpose(1, 2)[:, :, s:e]`) that
+// a product reads are the transposes of the sequence's chunks; a chunk that
+// no product reads (per-token coefficients) stays as it is.
+
+// CHECK-LABEL: onnx.graph @feature_major_chunk(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<2x8x4xf32> {{.*}}, %[[W:[^:]+]]: tensor<2x3x4xf32> {{.*}}, %[[M:[^:]+]]: tensor<2x8x1xf32>
+// CHECK: %[[C:.+]] = onnx.node "Slice"(%[[Q]], %{{.+}}, %{{.+}}, %[[AX:.+]]) : (tensor<2x8x4xf32>, {{.*}}) -> tensor<2x4x4xf32>
+// CHECK: %[[CT:.+]] = onnx.node "Transpose"(%[[C]]) attrs {perm = array<i64: 0, 2, 1>} : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+// CHECK: onnx.node "MatMul"(%[[W]], %[[CT]])
+// CHECK: %[[MT:.+]] = onnx.node "Transpose"(%[[M]])
+// CHECK: onnx.node "Slice"(%[[MT]],
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @feature_major_chunk(%q: tensor<2x8x4xf32> {onnx.name = "q"}, %w: tensor<2x3x4xf32> {onnx.name = "w"}, %m: tensor<2x8x1xf32> {onnx.name = "m"}) -> (tensor<2x3x4xf32> {onnx.name = "o"}, tensor<2x1x4xf32> {onnx.name = "mc"}) {
+    %qt = onnx.node "Transpose"(%q) attrs {perm = array<i64: 0, 2, 1>} {outputs = ["qt"]} : (tensor<2x8x4xf32>) -> tensor<2x4x8xf32>
+    %s = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["s"]} : () -> tensor<1xi64>
+    %e = onnx.node "Constant"() attrs {value = dense<4> : tensor<1xi64>} {outputs = ["e"]} : () -> tensor<1xi64>
+    %ax = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>} {outputs = ["ax"]} : () -> tensor<1xi64>
+    %qc = onnx.node "Slice"(%qt, %s, %e, %ax) {outputs = ["qc"]} : (tensor<2x4x8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x4x4xf32>
+    %o = onnx.node "MatMul"(%w, %qc) {outputs = ["o"]} : (tensor<2x3x4xf32>, tensor<2x4x4xf32>) -> tensor<2x3x4xf32>
+    %mt = onnx.node "Transpose"(%m) attrs {perm = array<i64: 0, 2, 1>} {outputs = ["mt"]} : (tensor<2x8x1xf32>) -> tensor<2x1x8xf32>
+    %mc = onnx.node "Slice"(%mt, %s, %e, %ax) {outputs = ["mc"]} : (tensor<2x1x8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x1x4xf32>
+    onnx.yield %o, %mc : tensor<2x3x4xf32>, tensor<2x1x4xf32>
+  }
+}
+
+// -----
+
+// A Reshape or Expand typed as its input's static shape is its input; a
+// target shape spelled as a Concat of constants and an empty piece is read.
+
+// CHECK-LABEL: onnx.graph @typed_noop(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x3xf32>
+// CHECK-NOT: "Reshape"
+// CHECK-NOT: "Expand"
+// CHECK: onnx.yield %[[X]], %[[X]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @typed_noop(%x: tensor<2x3xf32> {onnx.name = "x"}, %y: tensor<2x3x5xf32> {onnx.name = "y"}) -> (tensor<2x3xf32> {onnx.name = "a"}, tensor<?x?xf32> {onnx.name = "b"}) {
+    %shape = onnx.node "Shape"(%x) {outputs = ["shape"]} : (tensor<2x3xf32>) -> tensor<2xi64>
+    %a = onnx.node "Expand"(%x, %shape) {outputs = ["a"]} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
+    %dims = onnx.node "Constant"() attrs {value = dense<[2, 3]> : tensor<2xi64>} {outputs = ["dims"]} : () -> tensor<2xi64>
+    %full = onnx.node "Shape"(%y) {outputs = ["full"]} : (tensor<2x3x5xf32>) -> tensor<3xi64>
+    %start = onnx.node "Constant"() attrs {value = dense<3> : tensor<1xi64>} {outputs = ["start"]} : () -> tensor<1xi64>
+    %end = onnx.node "Constant"() attrs {value = dense<9223372036854775807> : tensor<1xi64>} {outputs = ["end"]} : () -> tensor<1xi64>
+    %rest = onnx.node "Slice"(%full, %start, %end) {outputs = ["rest"]} : (tensor<3xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<0xi64>
+    %target = onnx.node "Concat"(%dims, %rest) attrs {axis = 0 : i64} {outputs = ["target"]} : (tensor<2xi64>, tensor<0xi64>) -> tensor<2xi64>
+    %b = onnx.node "Reshape"(%a, %target) {outputs = ["b"]} : (tensor<2x3xf32>, tensor<2xi64>) -> tensor<?x?xf32>
+    onnx.yield %a, %b : tensor<2x3xf32>, tensor<?x?xf32>
+  }
+}
