@@ -88,8 +88,8 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
 // CHECK-LABEL: onnx.graph @feature_major_outputs(
 // CHECK-SAME: %[[X:[^:]+]]: tensor<2x8x4xf32> {{.*}}, %[[W:[^:]+]]: tensor<2x3x4xf32>
 // CHECK-DAG: %[[WT:.+]] = onnx.node "Transpose"(%[[W]]) attrs {perm = array<i64: 0, 2, 1>} : (tensor<2x3x4xf32>) -> tensor<2x4x3xf32>
-// CHECK-DAG: %[[X0:.+]] = onnx.node "Slice"(%[[X]], %{{[^,]+}}, %[[MID:[^,]+]], %{{[^,]+}}) : {{.*}} -> tensor<2x4x4xf32>
-// CHECK-DAG: %[[X1:.+]] = onnx.node "Slice"(%[[X]], %[[MID]], %{{[^,]+}}, %{{[^,]+}}) : {{.*}} -> tensor<2x4x4xf32>
+// CHECK-DAG: %[[X0:.+]] = onnx.node "Slice"(%[[X]], %{{[^,]+}}, %[[MID:[^,]+]], %{{[^,]+}}) {{.*}}-> tensor<2x4x4xf32>
+// CHECK-DAG: %[[X1:.+]] = onnx.node "Slice"(%[[X]], %[[MID]], %{{[^,]+}}, %{{[^,]+}}) {{.*}}-> tensor<2x4x4xf32>
 // CHECK-DAG: %[[O0:.+]] = onnx.node "MatMul"(%[[X0]], %[[WT]]) : (tensor<2x4x4xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
 // CHECK-DAG: %[[O1:.+]] = onnx.node "MatMul"(%[[X1]], %[[WT]]) : (tensor<2x4x4xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
 // CHECK: %[[O:.+]] = onnx.node "Concat"(%[[O0]], %[[O1]]) attrs {axis = 1 : i64} : (tensor<2x4x3xf32>, tensor<2x4x3xf32>) -> tensor<2x8x3xf32>
