@@ -122,16 +122,27 @@ def TTTNormalizeONNX : Pass<"ttt-normalize-onnx"> {
     - views: a Split becomes one Slice per piece; a Gather of one index on
       a Reshape that splits an axis into [N, C] becomes a Slice of C
       elements; a Transpose of a Slice becomes a Slice of the Transpose;
-      two Transposes become one (or none);
+      a Slice of `x^T` on its last axis that products read (feature-major
+      chunks) becomes the transpose of a Slice of x; two Transposes become
+      one (or none); a Reshape or Expand to the input's own shape (by its
+      type, a constant, or a Concat of constants and static Shape pieces)
+      is dropped;
     - contractions: an Einsum with one contracted index becomes a MatMul
       between Transposes; the transpose of a product, `(A B)^T`, becomes
-      `B^T A^T`; the transpose of a sum, difference, negation or scaling
-      becomes the same of the transposes (so that weights stored
-      output x input, applied as `W x^T`, read like `x W^T`);
+      `B^T A^T` (also when it changes the layout as well, and when a factor
+      takes the transpose for free); the transpose of a sum, difference,
+      negation, product or sigmoid becomes the same of the transposes when
+      its operands take them for free (so that weights stored
+      output x input, applied as `W x^T`, read like `x W^T`); a layout
+      transpose of an elementwise computation moves onto its operands;
+    - arithmetic: `a + (-b)` in any spelling becomes `a - b`;
     - assembly: a Concat of equally transposed chunks becomes the Transpose
-      of a Concat; a stack (`Unsqueeze` each chunk, `Concat`, `Reshape`)
-      becomes a Concat; `ScatterND` writes of windows into a zero buffer
-      that tile one axis exactly become a Concat of the windows.
+      of a Concat (for any transpose that a transpose of the result undoes);
+      the innermost transpose of a Concat of products becomes a Concat of
+      the transposed products; a stack (`Unsqueeze` each chunk, `Concat`,
+      `Reshape`) becomes a Concat; `ScatterND` writes of windows into a zero
+      buffer (in any layout) that tile one axis exactly become a Concat of
+      the windows.
     Equal nodes the rewrites create are merged afterwards.
 
     `ttt-raise-onnx` normalizes a copy of each graph before it looks for
@@ -166,11 +177,16 @@ def TTTRaiseONNX : Pass<"ttt-raise-onnx"> {
       affine in them (Theorems 5.1-5.3, `docs/Theory.md` section 2.1, read
       off the dataflow by a degree analysis that names the node that breaks
       it);
-    - its operations read as a `ttt.kvb_layer`: linear or static-SwiGLU
-      features; the dot or MSE gradient with an optional per-token
-      learning-rate column and a mean over the chunk (divided by the chunk's
-      length); momentum (decay = mean of the chunk's momentum, from zero);
-      Newton-Schulz (coefficients, eps, Muon's orientation); a step size;
+    - its operations read as a `ttt.kvb_layer`: linear or SwiGLU features
+      (W0 and W2 constant, or trained by the dot loss's gradients
+      backpropagated through `silu(k W0) * (k W2)`, read as products of
+      factors in any order); the dot or MSE gradient with an optional
+      per-token learning-rate column (one per weight) and a mean over the
+      chunk (divided by the chunk's length); a weight stored output x input
+      and applied transposed, updated as stored; momentum (decay = mean of
+      the chunk's momentum over its time axis, from zero); Newton-Schulz
+      (coefficients, eps, Muon's orientation; any Frobenius-norm spelling);
+      a step size; a weight norm back to the initial column norms;
       apply-then-update or update-then-apply - the same in every chunk;
     - a scripted Loop walks the sequence chunk by chunk: its trip count,
       each iteration's token window and the chunk after the loop are
@@ -183,9 +199,12 @@ def TTTRaiseONNX : Pass<"ttt-raise-onnx"> {
     RNN, a selective scan with a data-dependent decay, a KV cache) is an
     ordinary recurrence, not a TTT layer. A graph without a TTT layer gets
     one remark, "no TTT layer found (N nodes read)".
-    Everything else stays exactly as it was. With `raise-all`, every layer
-    whose `ttt.kvb_layer` form is read is raised (for `--ttt-explain`),
-    rewritable or not. With `raise-all` or `report-candidates` (what
+    Everything else stays exactly as it was. A layer that is not linear
+    attention is still read: its remark adds what the analysis of its
+    `ttt.kvb_layer` form proves. With `raise-all`, every layer whose
+    `ttt.kvb_layer` form is read is raised (for `--ttt-explain` and
+    `--ttt-simplify`), rewritable or not; with `keep-original` as well, such
+    a layer's nodes stay, paired with the layer op by `ttt.raised`. With `raise-all` or `report-candidates` (what
     `ttt-opt model.onnx --ttt-explain` sets), each rejected candidate gets a
     remark with the reason.
 

@@ -212,6 +212,9 @@ struct ScatterToConcat : NodePattern {
       while (onnx::NodeOp copy = nodeOf(buffer, "Identity"))
         buffer = copy.getInputs()[0];
     }
+    // Zeros in any layout are zeros (dynamo writes the buffer transposed).
+    while (onnx::NodeOp transpose = nodeOf(buffer, "Transpose"))
+      buffer = transpose.getInputs()[0];
     if (windows.size() < 2 || !isZeroConstant(buffer))
       return rewriter.notifyMatchFailure(scatter, "not writes into zeros");
     llvm::sort(windows, [](const Window &a, const Window &b) {

@@ -371,10 +371,23 @@ struct LayoutTransposeOfElementwise : NodePattern {
     std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
     auto node = transpose.getInputs()[0].getDefiningOp<onnx::NodeOp>();
     int64_t rank = perm ? perm->size() : 0;
-    if (rank < 2 || perm->back() != rank - 1 || !isElementwise(node))
+    if (rank < 2 || !isElementwise(node))
       return rewriter.notifyMatchFailure(transpose,
-                                         "not a layout transpose of an "
-                                         "elementwise node");
+                                         "not a transpose of an elementwise "
+                                         "node");
+    // perm = L . swap (BTHD -> BHDT: `(k * lr)^T` of [B, T, H, D] chunks):
+    // the layout part L moves on, the swap stays outside.
+    SmallVector<int64_t> layout = *perm;
+    bool swapped = perm->back() != rank - 1;
+    if (swapped) {
+      SmallVector<int64_t> swap = swapInnerPerm(rank);
+      for (int64_t i = 0; i < rank; ++i)
+        layout[i] = (*perm)[swap[i]];
+    }
+    if (layout.back() != rank - 1 ||
+        llvm::equal(layout, llvm::seq<int64_t>(0, rank)))
+      return rewriter.notifyMatchFailure(transpose,
+                                         "no layout change to move");
     if (!llvm::all_of(node.getInputs(), [&](Value operand) {
           return permutesForFree(operand, rank);
         }))
@@ -386,14 +399,17 @@ struct LayoutTransposeOfElementwise : NodePattern {
     for (Value operand : node.getInputs())
       operands.push_back(isSingleElement(operand)
                              ? operand
-                             : createTranspose(rewriter, loc, operand, *perm));
+                             : createTranspose(rewriter, loc, operand, layout));
     Type type = transpose->getResult(0).getType();
+    Type moved = swapped ? permutedType(type, swapInnerPerm(rank)) : type;
     onnx::OnnxBuilder builder(rewriter, loc, elementTypeOf(type));
     SmallVector<NamedAttribute> attrs;
     if (DictionaryAttr dict = node.getAttrsAttr())
       llvm::append_range(attrs, dict.getValue());
-    rewriter.replaceOp(transpose,
-                       builder.node(node.getOpType(), operands, type, attrs));
+    Value result = builder.node(node.getOpType(), operands, moved, attrs);
+    if (swapped)
+      result = createTranspose(rewriter, loc, result, swapInnerPerm(rank));
+    rewriter.replaceOp(transpose, result);
     return success();
   }
 };

@@ -240,9 +240,45 @@ struct TransposeOfTranspose : NodePattern {
   }
 };
 /// Reshape or Expand of a static tensor to its own shape -> the tensor.
-/// The integers of a shape operand: a constant, or a Concat of constants
-/// and of pieces that are empty by their type (torch's `[*dims, *rest]`
-/// with an empty rest taken from a Shape).
+/// The dims `Shape(x)[start:end]` reads when x has a static type.
+static std::optional<SmallVector<int64_t>> staticShapeDims(Value value) {
+  onnx::NodeOp slice = nodeOf(value, "Slice");
+  onnx::NodeOp shape = nodeOf(slice ? slice.getInputs()[0] : value, "Shape");
+  if (!shape || shape.getInputs().size() != 1 ||
+      (shape.getAttrsAttr() && !shape.getAttrsAttr().empty()))
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(shape.getInputs()[0].getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  SmallVector<int64_t> dims(type.getShape());
+  if (!slice)
+    return dims;
+  auto inputs = slice.getInputs();
+  std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
+  std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
+  if (!starts || !ends || starts->size() != 1 || ends->size() != 1 ||
+      inputs.size() > 4)
+    return std::nullopt;
+  if (inputs.size() == 4) {
+    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+    if (!axes || axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))
+      return std::nullopt;
+  }
+  int64_t rank = dims.size();
+  auto clamp = [&](int64_t i) {
+    if (i < 0)
+      i += rank;
+    return std::clamp<int64_t>(i, 0, rank);
+  };
+  int64_t start = clamp((*starts)[0]), end = clamp((*ends)[0]);
+  if (start >= end)
+    return SmallVector<int64_t>();
+  return SmallVector<int64_t>(dims.begin() + start, dims.begin() + end);
+}
+
+/// The integers of a shape operand: a constant, or a Concat of constants,
+/// of pieces that are empty by their type, and of dims a Shape of a
+/// statically typed tensor reads (torch's `[*dims, *x.shape[2:]]`).
 static std::optional<SmallVector<int64_t>> shapeConstant(Value value) {
   if (std::optional<SmallVector<int64_t>> dims = intConstant(value))
     return dims;
@@ -255,6 +291,8 @@ static std::optional<SmallVector<int64_t>> shapeConstant(Value value) {
     if (type && type.hasStaticShape() && type.getNumElements() == 0)
       continue;
     std::optional<SmallVector<int64_t>> piece = intConstant(part);
+    if (!piece)
+      piece = staticShapeDims(part);
     if (!piece)
       return std::nullopt;
     llvm::append_range(dims, *piece);

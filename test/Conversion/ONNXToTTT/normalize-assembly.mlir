@@ -115,3 +115,26 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %o, %d : tensor<2x8x3xf32>, tensor<2x8x3xf32>
   }
 }
+
+// -----
+
+// The dynamo exporter writes `out[:, s:e] = o_c` into the transpose of a
+// zero buffer (time first); zeros in any layout are zeros.
+
+// CHECK-LABEL: onnx.graph @scatter_into_transposed_zeros(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<2x1x4xf32> {{.*}}, %[[B:[^:]+]]: tensor<2x1x4xf32>
+// CHECK: %[[Y:.+]] = onnx.node "Concat"(%[[A]], %[[B]]) attrs {axis = 0 : i64} : {{.*}} -> tensor<4x1x4xf32>
+// CHECK-NOT: "ScatterND"
+// CHECK: onnx.yield %[[Y]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @scatter_into_transposed_zeros(%a: tensor<2x1x4xf32> {onnx.name = "a"}, %b: tensor<2x1x4xf32> {onnx.name = "b"}) -> (tensor<4x1x4xf32> {onnx.name = "y"}) {
+    %shape = onnx.node "Constant"() attrs {value = dense<[1, 4, 4]> : tensor<3xi64>} {outputs = ["shape"]} : () -> tensor<3xi64>
+    %zeros = onnx.node "ConstantOfShape"(%shape) {outputs = ["zeros"]} : (tensor<3xi64>) -> tensor<1x4x4xf32>
+    %zt = onnx.node "Transpose"(%zeros) attrs {perm = array<i64: 1, 0, 2>} {outputs = ["zt"]} : (tensor<1x4x4xf32>) -> tensor<4x1x4xf32>
+    %ia = onnx.node "Constant"() attrs {value = dense<[[0], [1]]> : tensor<2x1xi64>} {outputs = ["ia"]} : () -> tensor<2x1xi64>
+    %ib = onnx.node "Constant"() attrs {value = dense<[[2], [3]]> : tensor<2x1xi64>} {outputs = ["ib"]} : () -> tensor<2x1xi64>
+    %s1 = onnx.node "ScatterND"(%zt, %ia, %a) {outputs = ["s1"]} : (tensor<4x1x4xf32>, tensor<2x1xi64>, tensor<2x1x4xf32>) -> tensor<4x1x4xf32>
+    %y = onnx.node "ScatterND"(%s1, %ib, %b) {outputs = ["y"]} : (tensor<4x1x4xf32>, tensor<2x1xi64>, tensor<2x1x4xf32>) -> tensor<4x1x4xf32>
+    onnx.yield %y : tensor<4x1x4xf32>
+  }
+}
