@@ -196,19 +196,19 @@ SUPPORTED = {
 REFUSED = {
     "weight_source": {},
     "layout": {
-        "bthd_chunk_transposed": "with momentum (the [B, C, H] momentum chunk transposed "
-                                 "to [B, H, C]): 'no ttt.kvb_layer form: the update is not "
-                                 "a product of keys and values' (the other families pass "
-                                 "unrolled); in a Loop: no TTT layer found",
+        "bthd_chunk_transposed": "each family passes unrolled on its own, but mixed with "
+                                 "momentum and other spellings (x_wt, gather, stack) 'no "
+                                 "ttt.kvb_layer form: the update is not a product of keys "
+                                 "and values'; in a Loop: no TTT layer found",
     },
     "orientation": {
-        "w_xt": "MSE (and some momentum) layers: the update (W k^T - v^T) k is not seen as "
-                "additive, so the layer is found as a 'full-batch step' and left (dot "
-                "families pass); in a Loop: 'its output is not a product with the trained "
-                "weight'",
-        "x_wt": "momentum families: 'the trained weight is not updated by adding a term to "
-                "it' or found as a 'full-batch step' (the others pass); in a Loop: 'its "
-                "output is not a product with the trained weight'",
+        "w_xt": "some per-token-lr dot layers: 'the trained weight is not updated by "
+                "adding a term to it' (the other families pass unrolled); in a Loop: 'its "
+                "output does not read a loop-carried weight'",
+        "x_wt": "every family passes unrolled on its own, but an MSE layer mixed with other "
+                "spellings (folded heads, split, scatter) reads 'the update of the "
+                "transposed weight is not v^T phi(k) of the chunk'; in a Loop: 'its output "
+                "does not read a loop-carried weight'",
     },
     "chunking": {},
     "assembly": {},

@@ -638,6 +638,11 @@ private:
   /// weight before the first chunk.
   LogicalResult readUnrolled(Value &initial);
   LogicalResult readLoop(Value state, Value &initial);
+  /// A Loop's update reads its output's tokens, and the loop walks the
+  /// sequences it cuts chunk by chunk.
+  LogicalResult checkLoopWalk(const Update &update);
+  /// A Loop's momentum is loop-carried and starts from zero.
+  LogicalResult checkLoopMomentum(const Update &update);
   /// Chunk i's queries start at i * C, and the last chunk reaches the end.
   LogicalResult checkChunkOrder();
   /// An unrolled layer's momentum starts from zero and is carried from
@@ -809,6 +814,39 @@ LogicalResult LayerReader::checkMomentumChain(ArrayRef<Update> updates) {
   return success();
 }
 
+LogicalResult LayerReader::checkLoopWalk(const Update &update) {
+  const SliceChain &window = layer.steps.front().querySlices.front();
+  if (!sameWindow(update.valueChunk, window))
+    return fail("its update reads other tokens than its output");
+  const SliceChain *tail =
+      layer.steps.size() > 1 ? &layer.steps[1].querySlices.front() : nullptr;
+  SmallVector<Value> sequences = {layer.steps.front().query,
+                                  update.keys.input.root, update.rule.v};
+  for (Value optional : {update.rule.lr, update.rule.momentum})
+    if (optional)
+      sequences.push_back(optional);
+  std::string bounds;
+  if (failed(checkLoopWalksChunks(layer.loop, window, tail, layer.chunkSize,
+                                  sequences, bounds)))
+    return fail(bounds);
+  return success();
+}
+
+LogicalResult LayerReader::checkLoopMomentum(const Update &update) {
+  if (!update.rule.momentum)
+    return success();
+  onnx::NodeOp loop = layer.loop;
+  Block &body = loop->getRegion(0).front();
+  auto yield = cast<onnx::YieldOp>(body.getTerminator());
+  auto arg = dyn_cast<BlockArgument>(skipLayout(update.momentumPrev));
+  if (!arg || arg.getOwner() != &body || arg.getArgNumber() < 2 ||
+      !same(yield.getOperand(arg.getArgNumber() - 1), update.momentumNext))
+    return fail("its momentum is not carried by the loop");
+  if (!isZeroConstant(loop.getInputs()[arg.getArgNumber()]))
+    return fail("its momentum does not start from zero");
+  return success();
+}
+
 LogicalResult LayerReader::readLoop(Value state, Value &initial) {
   onnx::NodeOp loop = layer.loop;
   Block &body = loop->getRegion(0).front();
@@ -831,28 +869,8 @@ LogicalResult LayerReader::readLoop(Value state, Value &initial) {
       matcher.matchUpdate(carriedOut(*weightArg), prev, prev);
   if (failed(update) || failed(addUpdate(*update)))
     return failure();
-  const SliceChain &window = layer.steps.front().querySlices.front();
-  if (!sameWindow(update->valueChunk, window))
-    return fail("its update reads other tokens than its output");
-  const SliceChain *tail =
-      layer.steps.size() > 1 ? &layer.steps[1].querySlices.front() : nullptr;
-  SmallVector<Value> sequences = {layer.steps.front().query,
-                                  update->keys.input.root, update->rule.v};
-  for (Value optional : {update->rule.lr, update->rule.momentum})
-    if (optional)
-      sequences.push_back(optional);
-  std::string bounds;
-  if (failed(checkLoopWalksChunks(loop, window, tail, layer.chunkSize,
-                                  sequences, bounds)))
-    return fail(bounds);
-  if (update->rule.momentum) {
-    auto arg = dyn_cast<BlockArgument>(skipLayout(update->momentumPrev));
-    if (!arg || arg.getOwner() != &body || arg.getArgNumber() < 2 ||
-        !same(carriedOut(arg.getArgNumber()), update->momentumNext))
-      return fail("its momentum is not carried by the loop");
-    if (!isZeroConstant(loop.getInputs()[arg.getArgNumber()]))
-      return fail("its momentum does not start from zero");
-  }
+  if (failed(checkLoopWalk(*update)) || failed(checkLoopMomentum(*update)))
+    return failure();
   // The chunk after the loop reads the loop's final weight.
   if (layer.steps.size() > 1) {
     FailureOr<Value> tailState = readOutput(layer.steps[1]);
@@ -989,17 +1007,10 @@ LayerReader::readTrainedLoop(std::array<std::vector<Update>, 3> &updates,
         carriedOut(arg), body.getArgument(arg), role, *at);
     if (failed(update))
       return failure();
-    const Update &u = *update;
-    if (u.rule.momentum) {
-      auto state = dyn_cast<BlockArgument>(skipLayout(u.momentumPrev));
-      if (!state || state.getOwner() != &body || state.getArgNumber() < 2 ||
-          !same(carriedOut(state.getArgNumber()), u.momentumNext))
-        return fail("its momentum is not carried by the loop");
-      if (!isZeroConstant(loop.getInputs()[state.getArgNumber()]))
-        return fail("its momentum does not start from zero");
-    }
+    if (failed(checkLoopMomentum(*update)))
+      return failure();
     initial[role] = loop.getInputs()[arg];
-    updates[role].push_back(u);
+    updates[role].push_back(*update);
   }
   const Update *any = nullptr;
   for (auto &list : updates)
@@ -1007,20 +1018,8 @@ LayerReader::readTrainedLoop(std::array<std::vector<Update>, 3> &updates,
       any = &list.front();
   if (!any)
     return fail("it never updates its weights");
-  const SliceChain &window = layer.steps.front().querySlices.front();
-  if (!sameWindow(any->valueChunk, window))
-    return fail("its update reads other tokens than its output");
-  const SliceChain *tail =
-      layer.steps.size() > 1 ? &layer.steps[1].querySlices.front() : nullptr;
-  SmallVector<Value> sequences = {layer.steps.front().query,
-                                  any->keys.input.root, any->rule.v};
-  for (Value optional : {any->rule.lr, any->rule.momentum})
-    if (optional)
-      sequences.push_back(optional);
-  std::string bounds;
-  if (failed(checkLoopWalksChunks(loop, window, tail, layer.chunkSize,
-                                  sequences, bounds)))
-    return fail(bounds);
+  if (failed(checkLoopWalk(*any)))
+    return failure();
   // The chunk after the loop applies the loop's final weights.
   if (layer.steps.size() > 1) {
     FailureOr<SwiGLUWeights> last = readChunkWeights(layer.steps[1]);

@@ -269,10 +269,10 @@ struct TransposeOfMatMul : NodePattern {
   }
 };
 
-/// (A + B)^T -> A^T + B^T, and likewise for Sub, Neg, and Mul or Div by a
-/// scalar, when every operand transposes for free. A product with a tensor
-/// keeps its transpose: `(k * lr)^T` is how an update reads keys scaled per
-/// token.
+/// (A + B)^T -> A^T + B^T, and likewise for Sub, Neg, Mul, Div and the
+/// unary sigmoid, tanh and exp, when every operand transposes for free
+/// (transposesForFree). A product of key chunks and rates keeps its
+/// transpose: `(k * lr)^T` is how an update reads keys scaled per token.
 struct TransposeOfElementwise : NodePattern {
   explicit TransposeOfElementwise(MLIRContext *context)
       : NodePattern(context, "Transpose") {}
@@ -362,6 +362,8 @@ static bool permutesForFree(Value value, int64_t rank, int depth = 0) {
 /// elementwise node moves onto its operands when they permute for free:
 /// research code computes `silu(x W0) * (x W2)` on `[B, T, H, D]` views of
 /// `[B, H, T, D]` products, which then reads as the features of one layout.
+/// Of a transpose that also swaps the innermost axes (`[B, T, H, D]` ->
+/// `[B, H, D, T]`), the layout part moves and the swap stays outside.
 struct LayoutTransposeOfElementwise : NodePattern {
   explicit LayoutTransposeOfElementwise(MLIRContext *context)
       : NodePattern(context, "Transpose") {}
