@@ -205,10 +205,10 @@ REFUSED = {
         "w_xt": "some per-token-lr dot layers: 'the trained weight is not updated by "
                 "adding a term to it' (the other families pass unrolled); in a Loop: 'its "
                 "output does not read a loop-carried weight'",
-        "x_wt": "every family passes unrolled on its own, but an MSE layer mixed with other "
-                "spellings (folded heads, split, scatter) reads 'the update of the "
-                "transposed weight is not v^T phi(k) of the chunk'; in a Loop: 'its output "
-                "does not read a loop-carried weight'",
+        "x_wt": "every family passes unrolled on its own (MSE and update-then-apply too), "
+                "but momentum MSE layers mixed with other spellings (folded heads, "
+                "constant weights) read 'the update is not a product of keys and values'; "
+                "in a Loop: 'its output does not read a loop-carried weight'",
     },
     "chunking": {},
     "assembly": {},

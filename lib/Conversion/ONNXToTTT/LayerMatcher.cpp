@@ -218,6 +218,9 @@ public:
   }
 
   FailureOr<Update> matchUpdate(Value next, Value prev, Value weightForMSE);
+  /// matchUpdate without looking through a transposed weight.
+  FailureOr<Update> matchUpdateAsApplied(Value next, Value prev,
+                                         Value weightForMSE);
 
   /// Strips the constant factors off `value` however they are spelled (a
   /// Mul by a constant, a Div by one, a Neg) and multiplies them into
@@ -374,6 +377,48 @@ private:
   }
 
   bool matchDelta(Value delta, Update &update, Value weight);
+  /// `(k W_s^T - v)^T` or `W_s k^T - v^T` (either order) for a weight W_s
+  /// stored transposed: sets the key and value chunks, and whether the
+  /// prediction comes first (the MSE gradient's sign).
+  static void readTransposedResidual(Value lhs, Value stored,
+                                     std::optional<SliceChain> &keys,
+                                     std::optional<SliceChain> &values,
+                                     bool &predictedFirst) {
+    auto read = [&](Value predicted, Value target, bool outer) {
+      onnx::NodeOp predict = nodeOf(predicted, "MatMul");
+      if (!predict)
+        return false;
+      Value x = predict.getInputs()[0], w = predict.getInputs()[1];
+      // outer: (k W_s^T - v)^T; inner: W_s k^T - v^T.
+      std::optional<SliceChain> k =
+          outer ? (same(transposedInput(w), stored) ? sliceChain(x)
+                                                    : std::nullopt)
+                : (same(x, stored) ? sliceChain(transposedInput(w))
+                                   : std::nullopt);
+      std::optional<SliceChain> v =
+          sliceChain(outer ? target : transposedInput(target));
+      if (!k || !k->timeSlice || !v || !v->timeSlice)
+        return false;
+      keys = k;
+      values = v;
+      return true;
+    };
+    for (bool outer : {true, false}) {
+      Value diff = outer ? transposedInput(lhs) : lhs;
+      onnx::NodeOp sub = diff ? nodeOf(diff, "Sub") : nullptr;
+      if (!sub)
+        continue;
+      Value a = sub.getInputs()[0], b = sub.getInputs()[1];
+      if (read(a, b, outer)) {
+        predictedFirst = true;
+        return;
+      }
+      if (read(b, a, outer)) {
+        predictedFirst = false;
+        return;
+      }
+    }
+  }
   bool matchGradient(Value value, Value weight, Update &update);
   bool matchKeySide(Value value, Update &update);
   bool matchMomentum(Value value, Update &update, Value &gradient);
@@ -433,18 +478,35 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
   if (!outer)
     return fail("the update is not a product of keys and values");
   if (transposedWeight) {
-    // v_c^T phi(k_c): the dot loss's update of a weight stored transposed.
-    std::optional<SliceChain> values =
-        sliceChain(transposedInput(outer.getInputs()[0]));
+    // v_c^T phi(k_c) (dot loss) or (k_c W - v_c)^T k_c (MSE): the update of
+    // a weight stored transposed.
+    Value lhs = outer.getInputs()[0];
+    std::optional<SliceChain> values = sliceChain(transposedInput(lhs));
+    std::optional<SliceChain> keysRaw;
+    bool predictedFirst = false;
+    if (!values || !values->timeSlice) {
+      values.reset();
+      readTransposedResidual(lhs, weight, keysRaw, values, predictedFirst);
+    }
     if (!values || !values->timeSlice ||
         !matchKeySide(outer.getInputs()[1], update))
-      return fail("the update of the transposed weight is not v^T phi(k) of "
-                  "the chunk");
+      return fail("the update of the transposed weight is not v^T phi(k) or "
+                  "(k W - v)^T k of the chunk");
     update.rule.v = values->root;
     update.valueChunk = *values;
     update.keyStart = values->start;
     if (!sameWindow(update.keys.input, *values))
       return fail("the update's keys and values come from different chunks");
+    if (keysRaw) {
+      if (keysRaw->root != update.keys.input.root ||
+          update.keys.model != ModelKind::linear ||
+          !sameWindow(*keysRaw, *values))
+        return fail("the update's residual is not k W - v of the chunk");
+      update.rule.loss = LossKind::mse;
+      if (predictedFirst)
+        update.rule.sign =
+            update.rule.sign == Sign::descent ? Sign::ascent : Sign::descent;
+    }
     return checkDivisor(*values);
   }
   Value keys = transposedInput(outer.getInputs()[0]);
@@ -556,14 +618,31 @@ FailureOr<Update> Matcher::matchUpdate(Value next, Value prev,
       for (Value operand : node.getInputs())
         if (isTransposeOf(prev, operand))
           storedPrev = operand;
-  if (storedNext && storedPrev && !transposedWeight && !at) {
+  auto matchStored = [&]() {
     transposedWeight = true;
     FailureOr<Update> update = matchUpdate(storedNext, storedPrev, nullptr);
     transposedWeight = false;
     if (succeeded(update))
       update->rule.transposedWeight = true;
     return update;
+  };
+  if (storedNext && storedPrev && !transposedWeight && !at)
+    return matchStored();
+  // Before the first chunk (update then apply) there is no previous weight
+  // to compare with: the weight is read as applied, else as stored.
+  if (storedNext && !prev && !transposedWeight && !at) {
+    std::string saved = why;
+    FailureOr<Update> applied = matchUpdateAsApplied(next, prev, weightForMSE);
+    if (succeeded(applied))
+      return applied;
+    why = saved;
+    return matchStored();
   }
+  return matchUpdateAsApplied(next, prev, weightForMSE);
+}
+
+FailureOr<Update> Matcher::matchUpdateAsApplied(Value next, Value prev,
+                                                Value weightForMSE) {
   Update update;
   bool found = false;
   // A weight norm renormalizes the columns after the step.
@@ -587,8 +666,11 @@ FailureOr<Update> Matcher::matchUpdate(Value next, Value prev,
       candidate.rule.weightNorm = static_cast<bool>(normTarget);
       candidate.rule.wnEps = wnEps;
       candidate.normTarget = normTarget;
+      // W - U is W + (-1) U: the sign joins the constant factors, so that
+      // chunks spelled W - U and W + (-1) U (a step size that is -1 for a
+      // short chunk) read alike.
       if (op == "Sub")
-        candidate.rule.sign = Sign::ascent;
+        candidate.factor = -candidate.factor;
       std::string saved = why;
       why.clear();
       if (matchDelta(delta, candidate, weightForMSE ? weightForMSE : before)) {
@@ -781,6 +863,7 @@ LogicalResult LayerReader::readUnrolled(Value &initial) {
     if (failed(update) || failed(addUpdate(*update)))
       return failure();
     initial = update->prev;
+    config.transposeInitial = update->rule.transposedWeight;
     updates.insert(updates.begin(), *update);
   } else {
     return fail("its updates do not read the chunks in sequence order");
@@ -1235,6 +1318,23 @@ public:
     return transposed;
   }
 
+  /// `w` with its two innermost axes swapped.
+  Value transposed(Value w) {
+    auto type = cast<RankedTensorType>(w.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    int64_t rank = shape.size();
+    std::swap(shape[rank - 1], shape[rank - 2]);
+    SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    std::swap(perm[rank - 1], perm[rank - 2]);
+    onnx::OnnxBuilder b(builder, loc, type.getElementType());
+    Value result =
+        b.node("Transpose", {w},
+               RankedTensorType::get(shape, type.getElementType()),
+               {builder.getNamedAttr("perm", builder.getDenseI64ArrayAttr(perm))});
+    created.push_back(result.getDefiningOp());
+    return result;
+  }
+
   /// A weight as [H, r, c] or [B, H, r, c]; null if it cannot be.
   Value weight(Value value) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
@@ -1342,7 +1442,11 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
   }
   momentum = ranks.sequence(momentum);
   SmallVector<Value> weights;
-  for (Value weight : config.weights) {
+  for (auto [index, initial] : llvm::enumerate(config.weights)) {
+    Value weight = initial;
+    if (config.transposeInitial &&
+        llvm::is_contained(config.trained, static_cast<int64_t>(index)))
+      weight = ranks.transposed(weight);
     Value shaped = ranks.weight(weight);
     if (!shaped)
       return nullptr;

@@ -68,6 +68,10 @@ struct LayerConfig {
   UpdateRule rule;
   UpdateOrder order = UpdateOrder::apply_then_update;
   int64_t chunkSize = 0;
+  /// Whether the trained weight's initial value is the stored one of a
+  /// weight applied transposed (update then apply), which the layer op
+  /// takes transposed.
+  bool transposeInitial = false;
 };
 
 /// The kvb_layer form of `layer`, or the reason there is none.
