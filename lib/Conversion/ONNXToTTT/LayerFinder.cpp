@@ -359,8 +359,9 @@ static bool isAdditiveUpdate(Value next, Value prev, DependenceCache &deps) {
   if (nextStored)
     if (auto node = skipLayout(nextStored).getDefiningOp<onnx::NodeOp>())
       if ((node.getOpType() == "Add" || node.getOpType() == "Sub") &&
-          llvm::any_of(node.getInputs(),
-                       [&](Value stored) { return isTransposeOf(prev, stored); }))
+          llvm::any_of(node.getInputs(), [&](Value stored) {
+            return isTransposeOf(prev, stored);
+          }))
         return true;
   Value base = skipLayout(prev);
   SmallVector<Value> stack{next};

@@ -74,7 +74,8 @@ bool isConstantWeight(Value value) {
     base = skipLayout(stored);
   if (onnx::NodeOp tile = nodeOf(base, "Tile"))
     base = skipLayout(tile.getInputs()[0]);
-  return base.getDefiningOp<onnx::InitializerOp>() || nodeOf(base, "Constant") ||
+  return base.getDefiningOp<onnx::InitializerOp>() ||
+         nodeOf(base, "Constant") ||
          (isa<BlockArgument>(base) &&
           isa<onnx::GraphOp>(base.getParentRegion()->getParentOp()));
 }
@@ -288,7 +289,8 @@ private:
     if (!sum || !reducesInnerMatrix(sum))
       return false;
     if (onnx::NodeOp pow = nodeOf(sum.getInputs()[0], "Pow"))
-      return pow.getInputs()[0] == x && scalarConstant(pow.getInputs()[1]) == 2.0;
+      return pow.getInputs()[0] == x &&
+             scalarConstant(pow.getInputs()[1]) == 2.0;
     onnx::NodeOp square = nodeOf(sum.getInputs()[0], "Mul");
     return square && square.getInputs()[0] == x && square.getInputs()[1] == x;
   }
@@ -581,8 +583,8 @@ bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
       bool last = axis == -1 || (rank && axis == *rank - 1);
       // Research code averages `momentum[:, s:e]` of a [B, T, H] tensor
       // over its time axis, the second-to-last.
-      bool beforeLast = !last && rank && *rank == 3 &&
-                        (axis == -2 || axis == *rank - 2);
+      bool beforeLast =
+          !last && rank && *rank == 3 && (axis == -2 || axis == *rank - 2);
       std::optional<SliceChain> chain =
           sliceChain(mean.getInputs()[0], /*timeLast=*/last);
       if (!chain || !chain->timeSlice || (!last && !beforeLast))
@@ -985,8 +987,7 @@ FailureOr<SwiGLUWeights> LayerReader::readChunkWeights(const ChunkStep &step) {
   onnx::NodeOp apply = nodeOf(skipLayout(step.output), "MatMul");
   std::optional<FeatureMap> map =
       apply ? matcher.matchFeatures(apply.getInputs()[0]) : std::nullopt;
-  if (!map || map->model != ModelKind::swiglu ||
-      map->input.root != step.query)
+  if (!map || map->model != ModelKind::swiglu || map->input.root != step.query)
     return fail("its chunk output is not (silu(q W0) * (q W2)) W1 of the "
                 "query chunk");
   return SwiGLUWeights{map->w0, apply.getInputs()[1], map->w2};
@@ -1086,8 +1087,8 @@ LayerReader::readTrainedLoop(std::array<std::vector<Update>, 3> &updates,
       continue;
     }
     unsigned arg = *args[role];
-    FailureOr<Update> update = matchTrainedUpdate(
-        carriedOut(arg), body.getArgument(arg), role, *at);
+    FailureOr<Update> update =
+        matchTrainedUpdate(carriedOut(arg), body.getArgument(arg), role, *at);
     if (failed(update))
       return failure();
     if (failed(checkLoopMomentum(*update)))
@@ -1218,8 +1219,7 @@ FailureOr<LayerConfig> LayerReader::read() {
   if (config.rule.weightNorm && config.rule.transposedWeight)
     return fail("its weight norm normalizes the rows of the weight it "
                 "applies, which ttt.kvb_layer's weight norm does not");
-  if (config.rule.weightNorm &&
-      !isColumnNormOf(u.normTarget, initial))
+  if (config.rule.weightNorm && !isColumnNormOf(u.normTarget, initial))
     return fail("its weight norm does not restore the columns to the norms "
                 "of the initial weight");
   config.chunkSize = layer.chunkSize;
@@ -1308,12 +1308,12 @@ public:
       created.push_back(squeezed.getDefiningOp());
       return squeezed;
     }
-    Value transposed = b.node(
-        "Transpose", {momentum},
-        RankedTensorType::get({shape[0], shape[2], shape[1]},
-                              type.getElementType()),
-        {builder.getNamedAttr("perm",
-                              builder.getDenseI64ArrayAttr({0, 2, 1}))});
+    Value transposed =
+        b.node("Transpose", {momentum},
+               RankedTensorType::get({shape[0], shape[2], shape[1]},
+                                     type.getElementType()),
+               {builder.getNamedAttr("perm",
+                                     builder.getDenseI64ArrayAttr({0, 2, 1}))});
     created.push_back(transposed.getDefiningOp());
     return transposed;
   }
@@ -1327,10 +1327,9 @@ public:
     SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
     std::swap(perm[rank - 1], perm[rank - 2]);
     onnx::OnnxBuilder b(builder, loc, type.getElementType());
-    Value result =
-        b.node("Transpose", {w},
-               RankedTensorType::get(shape, type.getElementType()),
-               {builder.getNamedAttr("perm", builder.getDenseI64ArrayAttr(perm))});
+    Value result = b.node(
+        "Transpose", {w}, RankedTensorType::get(shape, type.getElementType()),
+        {builder.getNamedAttr("perm", builder.getDenseI64ArrayAttr(perm))});
     created.push_back(result.getDefiningOp());
     return result;
   }
@@ -1420,13 +1419,12 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
         context, config.rule.nsCoeffs.size() / 3,
         DenseF64ArrayAttr::get(context, config.rule.nsCoeffs),
         APFloat(config.rule.nsEps));
-  auto update =
-      UpdateAttr::get(context, config.rule.sign, APFloat(config.rule.lrScale),
-                      ClipKind::none, ns,
-                      config.rule.weightNorm ? WeightNormKind::output_channels
-                                             : WeightNormKind::none,
-                      APFloat(config.rule.weightNorm ? config.rule.wnEps
-                                                     : 1e-5));
+  auto update = UpdateAttr::get(
+      context, config.rule.sign, APFloat(config.rule.lrScale), ClipKind::none,
+      ns,
+      config.rule.weightNorm ? WeightNormKind::output_channels
+                             : WeightNormKind::none,
+      APFloat(config.rule.weightNorm ? config.rule.wnEps : 1e-5));
   auto schedule = ScheduleAttr::get(context, ScheduleKind::chunked,
                                     config.chunkSize, config.order, 1);
   OperandRanks ranks(builder, loc, config.q, created);

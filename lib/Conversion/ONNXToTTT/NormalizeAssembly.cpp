@@ -68,9 +68,9 @@ struct ConcatOfTransposes : NodePattern {
     // way round (TransposeOfMatMul); only layout changes move out, or any
     // change that a transpose of the joined value then undoes (dynamo's
     // `out[:, :, s:e] = o_c` on a [B, D, T] buffer, written on [T, D, B]).
-    bool undone = concat->hasOneUse() &&
-                  nodeOf(*concat->getUsers().begin()->getResults().begin(),
-                         "Transpose");
+    bool undone =
+        concat->hasOneUse() &&
+        nodeOf(*concat->getUsers().begin()->getResults().begin(), "Transpose");
     if (perm->back() != *rank - 1 && !undone)
       return rewriter.notifyMatchFailure(concat, "moves the feature axis");
     // The joined value before the transpose: its dim perm[i] is dim i.
@@ -103,8 +103,7 @@ struct TransposeOfConcat : NodePattern {
     std::optional<int64_t> axis = rank ? axisAttr(concat, *rank) : std::nullopt;
     if (!axis || !perm || *rank < 2 ||
         !llvm::equal(*perm, swapInnerPerm(*rank)))
-      return rewriter.notifyMatchFailure(transpose,
-                                         "not x^T of a Concat");
+      return rewriter.notifyMatchFailure(transpose, "not x^T of a Concat");
     // Only products move the transpose on (they read the other way round).
     if (!llvm::all_of(concat.getInputs(), [&](Value part) {
           onnx::NodeOp matmul = nodeOf(part, "MatMul");
@@ -282,6 +281,5 @@ private:
 
 void raise::populateAssemblyNormalizations(RewritePatternSet &patterns) {
   patterns.add<ConcatOfTransposes, TransposeOfConcat, StackToConcat,
-               ScatterToConcat>(
-      patterns.getContext());
+               ScatterToConcat>(patterns.getContext());
 }

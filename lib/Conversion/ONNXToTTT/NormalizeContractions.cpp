@@ -77,9 +77,8 @@ static bool transposesForFree(Value value, Operation *pushed, int depth = 0) {
   // it for free: `(k * lr)^T` of a key chunk stays (how an update reads keys
   // scaled per token), `(silu(W0 x^T) * (W2 x^T))^T` of feature-major code
   // turns round.
-  if (!llvm::is_contained({"Add", "Sub", "Neg", "Mul", "Div", "Sigmoid",
-                           "Tanh", "Exp"},
-                          type))
+  if (!llvm::is_contained(
+          {"Add", "Sub", "Neg", "Mul", "Div", "Sigmoid", "Tanh", "Exp"}, type))
     return false;
   return llvm::all_of(node.getInputs(), [&](Value operand) {
     return transposesForFree(operand, pushed, depth + 1);
@@ -225,7 +224,6 @@ private:
   }
 };
 
-
 /// (A B)^T -> B^T A^T, when one factor is a transpose (which cancels). The
 /// transpose may also change the layout: `perm = L . swap` with L keeping the
 /// last axis (`W x^T` in `[B, H, D, T]` read back as `[B, T, H, D]`) becomes
@@ -264,7 +262,8 @@ struct TransposeOfMatMul : NodePattern {
     Type type = permutedType(matmul->getResult(0).getType(), swap);
     onnx::OnnxBuilder builder(rewriter, loc, elementTypeOf(type));
     Value product = builder.node("MatMul", {bt, at}, type);
-    rewriter.replaceOp(transpose, createTranspose(rewriter, loc, product, layout));
+    rewriter.replaceOp(transpose,
+                       createTranspose(rewriter, loc, product, layout));
     return success();
   }
 };
@@ -282,9 +281,9 @@ struct TransposeOfElementwise : NodePattern {
     std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
     auto node = transpose.getInputs()[0].getDefiningOp<onnx::NodeOp>();
     if (!perm || !swapsInner(*perm) || !node || !node.isDefaultDomain() ||
-        !llvm::is_contained({"Add", "Sub", "Mul", "Div", "Neg", "Sigmoid",
-                             "Tanh", "Exp"},
-                            node.getOpType()) ||
+        !llvm::is_contained(
+            {"Add", "Sub", "Mul", "Div", "Neg", "Sigmoid", "Tanh", "Exp"},
+            node.getOpType()) ||
         node.getInputs().size() !=
             (llvm::is_contained({"Neg", "Sigmoid", "Tanh", "Exp"},
                                 node.getOpType())
@@ -329,8 +328,8 @@ static bool isElementwise(onnx::NodeOp node) {
       node->getNumResults() != 1)
     return false;
   return llvm::is_contained({"Add", "Sub", "Mul", "Div", "Neg", "Sigmoid",
-                             "Tanh", "Exp", "Relu", "Sqrt", "Reciprocal",
-                             "Abs", "Identity"},
+                             "Tanh", "Exp", "Relu", "Sqrt", "Reciprocal", "Abs",
+                             "Identity"},
                             node.getOpType());
 }
 
@@ -388,8 +387,7 @@ struct LayoutTransposeOfElementwise : NodePattern {
     }
     if (layout.back() != rank - 1 ||
         llvm::equal(layout, llvm::seq<int64_t>(0, rank)))
-      return rewriter.notifyMatchFailure(transpose,
-                                         "no layout change to move");
+      return rewriter.notifyMatchFailure(transpose, "no layout change to move");
     if (!llvm::all_of(node.getInputs(), [&](Value operand) {
           return permutesForFree(operand, rank);
         }))

@@ -197,8 +197,7 @@ struct SliceOfInnerTranspose : NodePattern {
         }))
       return rewriter.notifyMatchFailure(slice, "not read by products");
     std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
-    if (!axes || axes->size() != 1 ||
-        ((*axes)[0] != -1 && (*axes)[0] != n - 1))
+    if (!axes || axes->size() != 1 || ((*axes)[0] != -1 && (*axes)[0] != n - 1))
       return rewriter.notifyMatchFailure(slice, "not a cut of the last axis");
     if (inputs.size() > 4) {
       std::optional<SmallVector<int64_t>> steps = intConstant(inputs[4]);
@@ -211,9 +210,9 @@ struct SliceOfInnerTranspose : NodePattern {
       return rewriter.notifyMatchFailure(slice, "an unranked result");
     onnx::OnnxBuilder b(rewriter, loc, elementTypeOf(type));
     Value newAxes = b.i64s({n - 2});
-    Value cut = b.node("Slice",
-                       {transpose.getInputs()[0], inputs[1], inputs[2], newAxes},
-                       permutedType(type, swapInnerPerm(n)));
+    Value cut = b.node(
+        "Slice", {transpose.getInputs()[0], inputs[1], inputs[2], newAxes},
+        permutedType(type, swapInnerPerm(n)));
     rewriter.replaceOp(
         slice, b.node("Transpose", {cut}, type, {b.attr("perm", *perm)}));
     return success();
@@ -317,7 +316,8 @@ struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
       rewriter.replaceOp(node, x);
       return success();
     }
-    std::optional<SmallVector<int64_t>> shape = shapeConstant(node.getInputs()[1]);
+    std::optional<SmallVector<int64_t>> shape =
+        shapeConstant(node.getInputs()[1]);
     if (!source || !source.hasStaticShape() || !shape)
       return rewriter.notifyMatchFailure(node, "not static");
     ArrayRef<int64_t> dims = source.getShape();
@@ -348,6 +348,7 @@ struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
 } // namespace
 
 void raise::populateViewNormalizations(RewritePatternSet &patterns) {
-  patterns.add<SliceOfInnerTranspose, SplitToSlices, GatherOfReshapeToSlice, TransposeOfSlice,
-               TransposeOfTranspose, NoOpReshape>(patterns.getContext());
+  patterns.add<SliceOfInnerTranspose, SplitToSlices, GatherOfReshapeToSlice,
+               TransposeOfSlice, TransposeOfTranspose, NoOpReshape>(
+      patterns.getContext());
 }

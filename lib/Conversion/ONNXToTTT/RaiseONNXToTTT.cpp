@@ -245,9 +245,8 @@ struct TTTRaiseONNXPass
       // The nodes stay next to the layer op until ttt-resolve-raised
       // picks one of them.
       builder.setInsertionPointAfter(layer.assembly);
-      auto raised =
-          RaisedOp::create(builder, layer.assembly->getLoc(),
-                           output.getType(), marked, output);
+      auto raised = RaisedOp::create(builder, layer.assembly->getLoc(),
+                                     output.getType(), marked, output);
       output.replaceAllUsesExcept(raised.getResult(), raised);
     } else {
       output.replaceAllUsesWith(marked);

@@ -28,13 +28,15 @@ bool raise::sameNumbers(Value a, Value b) {
 bool raise::isTransposeOf(Value value, Value weight) {
   if (Value inner = transposedInput(value))
     return skipLayout(inner) == skipLayout(weight);
-  auto x = constantBytes(skipLayout(value)), w = constantBytes(skipLayout(weight));
+  auto x = constantBytes(skipLayout(value)),
+       w = constantBytes(skipLayout(weight));
   if (!x || !w || x->first.getElementType() != w->first.getElementType() ||
       !x->first.hasStaticShape() || !w->first.hasStaticShape())
     return false;
   ArrayRef<int64_t> xs = x->first.getShape(), ws = w->first.getShape();
   size_t rank = ws.size();
-  if (rank < 2 || xs.size() != rank || !xs.drop_back(2).equals(ws.drop_back(2)) ||
+  if (rank < 2 || xs.size() != rank ||
+      !xs.drop_back(2).equals(ws.drop_back(2)) ||
       xs[rank - 2] != ws[rank - 1] || xs[rank - 1] != ws[rank - 2])
     return false;
   unsigned bits = w->first.getElementTypeBitWidth();
@@ -42,9 +44,11 @@ bool raise::isTransposeOf(Value value, Value weight) {
     return false;
   size_t width = bits / 8;
   int64_t rows = ws[rank - 2], cols = ws[rank - 1];
-  int64_t matrices = w->first.getNumElements() / std::max<int64_t>(rows * cols, 1);
+  int64_t matrices =
+      w->first.getNumElements() / std::max<int64_t>(rows * cols, 1);
   if (x->second.size() != w->second.size() ||
-      w->second.size() != static_cast<size_t>(w->first.getNumElements()) * width)
+      w->second.size() !=
+          static_cast<size_t>(w->first.getNumElements()) * width)
     return false;
   const char *from = w->second.data(), *to = x->second.data();
   for (int64_t m = 0; m < matrices; ++m)
@@ -136,7 +140,8 @@ bool raise::isColumnNormOf(Value norms, Value weight) {
     return false;
   ArrayRef<int64_t> shape = w->first.getShape();
   int64_t rows = shape[shape.size() - 2], cols = shape.back();
-  int64_t matrices = w->first.getNumElements() / std::max<int64_t>(rows * cols, 1);
+  int64_t matrices =
+      w->first.getNumElements() / std::max<int64_t>(rows * cols, 1);
   if (static_cast<int64_t>(target->second.size()) != matrices * cols)
     return false;
   for (int64_t m = 0; m < matrices; ++m)
@@ -160,16 +165,17 @@ Value raise::matchWeightNorm(Value value, double &eps, Value &target) {
     if (!div)
       return false;
     Value x = div.getInputs()[0];
-    return matchCommutative(div.getInputs()[1], "Add", [&](Value norm, Value e) {
-      std::optional<double> constant = scalarConstant(e);
-      Value normed = columnNormOf(norm);
-      if (!constant || !normed || skipLayout(normed) != skipLayout(x))
-        return false;
-      eps = *constant;
-      target = r;
-      weight = x;
-      return true;
-    });
+    return matchCommutative(
+        div.getInputs()[1], "Add", [&](Value norm, Value e) {
+          std::optional<double> constant = scalarConstant(e);
+          Value normed = columnNormOf(norm);
+          if (!constant || !normed || skipLayout(normed) != skipLayout(x))
+            return false;
+          eps = *constant;
+          target = r;
+          weight = x;
+          return true;
+        });
   });
   return weight;
 }
@@ -318,8 +324,9 @@ private:
 };
 } // namespace
 
-std::optional<InnerGradient>
-raise::matchInnerGradient(Value value, unsigned role, const SwiGLUWeights &at,
-                          std::string &why) {
+std::optional<InnerGradient> raise::matchInnerGradient(Value value,
+                                                       unsigned role,
+                                                       const SwiGLUWeights &at,
+                                                       std::string &why) {
   return InnerGradientReader(at, why).read(value, role);
 }

@@ -1,4 +1,4 @@
-//===- SwiGLUForms.h - what a trained SwiGLU layer's nodes compute -*- C++ -*-===//
+//===- SwiGLUForms.h - what trained SwiGLU layers compute -----*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
