@@ -21,7 +21,7 @@ using namespace mlir::ttt::raise;
 /// never matched. Binary ops must have exactly two.
 static std::pair<unsigned, bool> inputsRead(StringRef opType) {
   return llvm::StringSwitch<std::pair<unsigned, bool>>(opType)
-      .Cases({"Add", "Sub", "Mul", "Div", "MatMul"}, {2, true})
+      .Cases({"Add", "Sub", "Mul", "Div", "MatMul", "Pow"}, {2, true})
       .Cases({"SequenceInsert", "Expand", "Reshape", "Unsqueeze"}, {2, false})
       .Case("Slice", {3, false})
       .Case("Loop", {2, false})

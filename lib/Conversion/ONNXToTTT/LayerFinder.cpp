@@ -356,13 +356,8 @@ static bool isAdditiveUpdate(Value next, Value prev, DependenceCache &deps) {
     return isAdditiveUpdate(nextStored, prevStored, deps);
   // The first chunk's weight may be a constant the exporter folded from the
   // transpose of the stored one.
-  if (nextStored)
-    if (auto node = skipLayout(nextStored).getDefiningOp<onnx::NodeOp>())
-      if ((node.getOpType() == "Add" || node.getOpType() == "Sub") &&
-          llvm::any_of(node.getInputs(), [&](Value stored) {
-            return isTransposeOf(prev, stored);
-          }))
-        return true;
+  if (nextStored && storedOperandOf(prev, nextStored))
+    return true;
   Value base = skipLayout(prev);
   SmallVector<Value> stack{next};
   llvm::DenseSet<Value> seen;

@@ -324,35 +324,17 @@ private:
     return true;
   }
 
-  /// Strips constant factors off a product: returns what is left and
-  /// multiplies them into `factor`.
-  static Value withoutScalars(Value value, double &factor) {
-    while (true) {
-      std::optional<double> s;
-      Value rest;
-      matchCommutative(value, "Mul", [&](Value c, Value v) {
-        s = scalarConstant(c);
-        rest = v;
-        return s.has_value();
-      });
-      if (!s)
-        return value;
-      factor *= *s;
-      value = rest;
-    }
-  }
-
   /// `s A` (power 1) or `s A A` (power 2) with `A = X X^T`: (s, power).
   static std::optional<std::pair<double, int>> gramTerm(Value term, Value x) {
     double factor = 1.0;
-    Value rest = withoutScalars(term, factor);
+    Value rest = peelScalars(term, factor, /*divisor=*/nullptr);
     if (isGram(rest, x))
       return std::make_pair(factor, 1);
     onnx::NodeOp square = nodeOf(rest, "MatMul");
     if (!square)
       return std::nullopt;
-    Value left = withoutScalars(square.getInputs()[0], factor);
-    Value right = withoutScalars(square.getInputs()[1], factor);
+    Value left = peelScalars(square.getInputs()[0], factor, nullptr);
+    Value right = peelScalars(square.getInputs()[1], factor, nullptr);
     if (!isGram(left, x) || !isGram(right, x))
       return std::nullopt;
     return std::make_pair(factor, 2);
@@ -616,10 +598,7 @@ FailureOr<Update> Matcher::matchUpdate(Value next, Value prev,
   // The first chunk may apply a constant the exporter folded from the
   // transpose of the stored weight.
   if (storedNext && prev && !storedPrev && isConstantWeight(prev))
-    if (auto node = skipLayout(storedNext).getDefiningOp<onnx::NodeOp>())
-      for (Value operand : node.getInputs())
-        if (isTransposeOf(prev, operand))
-          storedPrev = operand;
+    storedPrev = storedOperandOf(prev, storedNext);
   auto matchStored = [&]() {
     transposedWeight = true;
     FailureOr<Update> update = matchUpdate(storedNext, storedPrev, nullptr);

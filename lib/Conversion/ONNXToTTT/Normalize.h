@@ -52,6 +52,12 @@ void normalizeGraph(onnx::GraphOp graph);
 /// dense or a resource blob); nullopt for a splat or an unreadable one.
 std::optional<std::pair<ShapedType, ArrayRef<char>>> constantBytes(Value value);
 
+/// The elements `bytes` of a static tensor of `type`, laid out as its
+/// transpose by `perm` (result dim i is dim perm[i]); nullopt if the sizes do
+/// not fit.
+std::optional<std::vector<char>>
+permutedBytes(ShapedType type, ArrayRef<char> bytes, ArrayRef<int64_t> perm);
+
 /// Replaces every pure node by the first node of its block that computes the
 /// same value (the same op, attributes and operands; names aside).
 void mergeEqualNodes(onnx::GraphOp graph);

@@ -384,6 +384,36 @@ raise::constantBytes(Value value) {
   return std::nullopt;
 }
 
+std::optional<std::vector<char>> raise::permutedBytes(ShapedType type,
+                                                      ArrayRef<char> bytes,
+                                                      ArrayRef<int64_t> perm) {
+  if (!type.hasStaticShape() || type.getElementTypeBitWidth() % 8 != 0 ||
+      type.getRank() != static_cast<int64_t>(perm.size()))
+    return std::nullopt;
+  ArrayRef<int64_t> from = type.getShape();
+  int64_t rank = from.size(), count = type.getNumElements();
+  size_t width = type.getElementTypeBitWidth() / 8;
+  if (bytes.size() != count * width)
+    return std::nullopt;
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 1; d > 0; --d)
+    strides[d - 1] = strides[d] * from[d];
+  std::vector<char> data(count * width);
+  SmallVector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t flat = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      flat += index[d] * strides[perm[d]];
+    std::memcpy(&data[i * width], &bytes[flat * width], width);
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < from[perm[d]])
+        break;
+      index[d] = 0;
+    }
+  }
+  return data;
+}
+
 namespace {
 /// Transpose of a constant tensor -> the transposed constant.
 struct FoldTransposeOfConstant : NodePattern {
@@ -409,28 +439,11 @@ struct FoldTransposeOfConstant : NodePattern {
     if (dense && dense.isSplat()) {
       result = dense.reshape(type);
     } else if (bytes) {
-      ArrayRef<int64_t> from = sourceType.getShape();
-      int64_t rank = from.size(), count = sourceType.getNumElements();
-      size_t width = sourceType.getElementTypeBitWidth() / 8;
-      if (bytes->second.size() != count * width)
+      std::optional<std::vector<char>> data =
+          permutedBytes(sourceType, bytes->second, *perm);
+      if (!data)
         return rewriter.notifyMatchFailure(transpose, "unexpected data size");
-      SmallVector<int64_t> strides(rank, 1);
-      for (int64_t d = rank - 1; d > 0; --d)
-        strides[d - 1] = strides[d] * from[d];
-      std::vector<char> data(count * width);
-      SmallVector<int64_t> index(rank, 0);
-      for (int64_t i = 0; i < count; ++i) {
-        int64_t flat = 0;
-        for (int64_t d = 0; d < rank; ++d)
-          flat += index[d] * strides[(*perm)[d]];
-        std::memcpy(&data[i * width], &bytes->second[flat * width], width);
-        for (int64_t d = rank - 1; d >= 0; --d) {
-          if (++index[d] < type.getDimSize(d))
-            break;
-          index[d] = 0;
-        }
-      }
-      result = DenseElementsAttr::getFromRawBuffer(type, data);
+      result = DenseElementsAttr::getFromRawBuffer(type, *data);
     } else {
       return rewriter.notifyMatchFailure(transpose, "unreadable constant");
     }

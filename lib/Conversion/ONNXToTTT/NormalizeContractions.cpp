@@ -42,6 +42,20 @@ static bool isInnerTranspose(Value value) {
   return perm && swapsInner(*perm);
 }
 
+/// True if an inner transpose of `node`'s result is the same op on its
+/// operands' transposes: a sum, difference, product or quotient of two
+/// operands, or a negation, sigmoid, tanh or exp of one.
+static bool carriesInnerTranspose(onnx::NodeOp node) {
+  if (!node || !node.isDefaultDomain())
+    return false;
+  StringRef type = node.getOpType();
+  unsigned inputs = node.getInputs().size();
+  if (llvm::is_contained({"Add", "Sub", "Mul", "Div"}, type))
+    return inputs == 2;
+  return llvm::is_contained({"Neg", "Sigmoid", "Tanh", "Exp"}, type) &&
+         inputs == 1;
+}
+
 /// True if moving a transpose of the innermost axes (`pushed`) onto `value`
 /// costs nothing: it undoes a transpose, lands on a constant or a graph
 /// input, merges with another transpose of `value`, or moves on
@@ -77,8 +91,7 @@ static bool transposesForFree(Value value, Operation *pushed, int depth = 0) {
   // it for free: `(k * lr)^T` of a key chunk stays (how an update reads keys
   // scaled per token), `(silu(W0 x^T) * (W2 x^T))^T` of feature-major code
   // turns round.
-  if (!llvm::is_contained(
-          {"Add", "Sub", "Neg", "Mul", "Div", "Sigmoid", "Tanh", "Exp"}, type))
+  if (!carriesInnerTranspose(node))
     return false;
   return llvm::all_of(node.getInputs(), [&](Value operand) {
     return transposesForFree(operand, pushed, depth + 1);
@@ -280,15 +293,7 @@ struct TransposeOfElementwise : NodePattern {
                           PatternRewriter &rewriter) const override {
     std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
     auto node = transpose.getInputs()[0].getDefiningOp<onnx::NodeOp>();
-    if (!perm || !swapsInner(*perm) || !node || !node.isDefaultDomain() ||
-        !llvm::is_contained(
-            {"Add", "Sub", "Mul", "Div", "Neg", "Sigmoid", "Tanh", "Exp"},
-            node.getOpType()) ||
-        node.getInputs().size() !=
-            (llvm::is_contained({"Neg", "Sigmoid", "Tanh", "Exp"},
-                                node.getOpType())
-                 ? 1u
-                 : 2u))
+    if (!perm || !swapsInner(*perm) || !node || !carriesInnerTranspose(node))
       return rewriter.notifyMatchFailure(transpose, "not the transpose of an "
                                                     "elementwise op");
     if (!transposesForFree(node->getResult(0), transpose))

@@ -31,35 +31,26 @@ bool raise::isTransposeOf(Value value, Value weight) {
   auto x = constantBytes(skipLayout(value)),
        w = constantBytes(skipLayout(weight));
   if (!x || !w || x->first.getElementType() != w->first.getElementType() ||
-      !x->first.hasStaticShape() || !w->first.hasStaticShape())
+      !x->first.hasRank() || !w->first.hasRank() ||
+      x->first.getRank() != w->first.getRank() || w->first.getRank() < 2)
     return false;
-  ArrayRef<int64_t> xs = x->first.getShape(), ws = w->first.getShape();
-  size_t rank = ws.size();
-  if (rank < 2 || xs.size() != rank ||
-      !xs.drop_back(2).equals(ws.drop_back(2)) ||
-      xs[rank - 2] != ws[rank - 1] || xs[rank - 1] != ws[rank - 2])
+  SmallVector<int64_t> swap = swapInnerPerm(w->first.getRank());
+  if (x->first.getShape() !=
+      cast<ShapedType>(permutedType(w->first, swap)).getShape())
     return false;
-  unsigned bits = w->first.getElementTypeBitWidth();
-  if (bits % 8 != 0)
-    return false;
-  size_t width = bits / 8;
-  int64_t rows = ws[rank - 2], cols = ws[rank - 1];
-  int64_t matrices =
-      w->first.getNumElements() / std::max<int64_t>(rows * cols, 1);
-  if (x->second.size() != w->second.size() ||
-      w->second.size() !=
-          static_cast<size_t>(w->first.getNumElements()) * width)
-    return false;
-  const char *from = w->second.data(), *to = x->second.data();
-  for (int64_t m = 0; m < matrices; ++m)
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) {
-        size_t src = ((m * rows + r) * cols + c) * width;
-        size_t dst = ((m * cols + c) * rows + r) * width;
-        if (std::memcmp(from + src, to + dst, width) != 0)
-          return false;
-      }
-  return true;
+  std::optional<std::vector<char>> transposed =
+      permutedBytes(w->first, w->second, swap);
+  return transposed && ArrayRef<char>(*transposed) == x->second;
+}
+
+Value raise::storedOperandOf(Value applied, Value stored) {
+  auto node = skipLayout(stored).getDefiningOp<onnx::NodeOp>();
+  if (!node || (node.getOpType() != "Add" && node.getOpType() != "Sub"))
+    return nullptr;
+  for (Value operand : node.getInputs())
+    if (isTransposeOf(applied, operand))
+      return operand;
+  return nullptr;
 }
 
 /// True if `reduce` reduces exactly the second-to-last axis of its input and

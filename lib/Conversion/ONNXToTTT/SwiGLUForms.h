@@ -37,6 +37,12 @@ bool sameNumbers(Value a, Value b);
 /// constant `weight` (an exporter that folded `W.T` of a parameter).
 bool isTransposeOf(Value value, Value weight);
 
+/// The operand of the update `stored = W + U` (or `W - U`) whose transpose
+/// `applied` holds: the first chunk of a weight applied transposed may read
+/// a constant the exporter folded from the stored weight's transpose. Null
+/// if there is none.
+Value storedOperandOf(Value applied, Value stored);
+
 /// If `norm` is the L2 norm of `x` over its second-to-last axis, kept as an
 /// axis of one (one norm per output column of an [.., in, out] weight), in
 /// any spelling: Sqrt(ReduceSum(x * x)), Sqrt(ReduceSum(Pow(x, 2))),

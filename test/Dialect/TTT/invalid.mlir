@@ -813,3 +813,12 @@ func.func @conv_final_kernel(%q: tensor<2x8x5x5xf32>, %k: tensor<2x8x5x5xf32>, %
       loss = #ttt.loss<kind = dot> -> tensor<2x8x5x5xf32>, tensor<2x8x5x3xf32>
   return
 }
+
+// -----
+
+// A raised layer and the nodes it was raised from compute one tensor.
+func.func @raised_types_differ(%layer: tensor<1x2x8x4xf32>, %nodes: tensor<1x2x8x5xf32>) -> tensor<1x2x8x4xf32> {
+  // expected-error @+1 {{'ttt.raised' op failed to verify that all of {raised, original, result} have same type}}
+  %r = "ttt.raised"(%layer, %nodes) : (tensor<1x2x8x4xf32>, tensor<1x2x8x5xf32>) -> tensor<1x2x8x4xf32>
+  return %r : tensor<1x2x8x4xf32>
+}
