@@ -9,6 +9,7 @@
 #include "ttt/Execution/CrashGuard.h"
 #include "ttt/Execution/RunError.h"
 #include "ttt/Execution/StderrCapture.h"
+#include "ttt/Runtime/BlasRuntime.h"
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -128,6 +129,17 @@ JitFunction::create(mlir::ModuleOp lowered, const EntrySignature &signature,
                                     std::move(*machine));
   Expected<void (*)(void **)> packed = nullptr;
   if (engine) {
+    (*engine)->registerSymbols([](llvm::orc::MangleAndInterner interner) {
+      llvm::orc::SymbolMap symbols;
+      unsigned count = 0;
+      const ::ttt::runtime::RuntimeSymbol *runtime =
+          ::ttt::runtime::getCPURuntimeSymbols(count);
+      for (unsigned i = 0; i < count; ++i)
+        symbols[interner(runtime[i].name)] = {
+            llvm::orc::ExecutorAddr::fromPtr(runtime[i].address),
+            llvm::JITSymbolFlags::Exported};
+      return symbols;
+    });
     (*engine)->initialize();
     packed = (*engine)->lookupPacked(signature.name);
   }

@@ -86,9 +86,14 @@ void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options) {
   // their own; as linalg.generic ops they do.
   pm.addPass(createConvertElementwiseToLinalgPass());
   if (options.fuseElementwise) {
-    pm.addPass(createLinalgElementwiseOpFusionPass());
+    pm.addPass(createTTTFuseElementwise());
     pm.addPass(createCanonicalizerPass());
   }
+  bool blas = options.contractions == CPUContractions::blas;
+  // linalg.matmul and friends as the generic contractions the BLAS rewrite
+  // reads.
+  if (blas)
+    pm.addPass(createLinalgGeneralizeNamedOpsPass());
   // On tensors, before bufferization, where the checks can still see which
   // sizes the ops expect of their operands.
   if (options.runtimeVerification)
@@ -98,11 +103,15 @@ void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options) {
   // The per-stream scf.forall loops of the ttt lowerings become scf.parallel,
   // which runs sequentially or on OpenMP threads below.
   pm.addPass(createForallToParallelLoopPass());
+  if (blas)
+    pm.addPass(createTTTContractionsToBLAS());
 
   if (options.openmp) {
-    // Only scf.parallel loops become OpenMP regions; reduction dimensions
-    // stay sequential inside them.
+    // One OpenMP region per outermost parallel loop (a stream loop, a batch
+    // of GEMMs, an elementwise op); everything inside runs sequentially on
+    // its thread.
     pm.addPass(createConvertLinalgToParallelLoopsPass());
+    pm.addPass(createTTTSerializeNestedParallel());
     ConvertSCFToOpenMPPassOptions openmp;
     openmp.numThreads = options.numThreads;
     pm.addPass(createConvertSCFToOpenMPPass(openmp));

@@ -188,8 +188,19 @@ static cl::opt<unsigned> numThreads(
 static cl::opt<bool> fuseElementwise(
     "fuse-elementwise",
     cl::desc("Fuse chains of elementwise linalg ops before bufferization "
-             "(pipeline option fuse-elementwise)"),
-    cl::init(false), cl::cat(runCategory));
+             "(pipeline option fuse-elementwise; default on)"),
+    cl::init(true), cl::cat(runCategory));
+
+static cl::opt<mlir::ttt::CPUContractions> contractions(
+    "contractions",
+    cl::desc("How fp32 contractions run (pipeline option contractions)"),
+    cl::init(mlir::ttt::CPUContractions::blas),
+    cl::values(clEnumValN(mlir::ttt::CPUContractions::blas, "blas",
+                          "BLAS GEMM calls (OpenBLAS, or $TTT_BLAS_LIBRARY; "
+                          "the generated loops where none loads)"),
+               clEnumValN(mlir::ttt::CPUContractions::loops, "loops",
+                          "the generated loops only")),
+    cl::cat(runCategory));
 
 static cl::opt<bool> runtimeChecks(
     "runtime-checks",
@@ -261,7 +272,8 @@ static bool usesCudaRuntime() {
 static Error checkOptions() {
   if (device == Device::cuda) {
     for (cl::Option *flag : std::initializer_list<cl::Option *>{
-             &openmp, &numThreads, &fuseElementwise, &runtimeChecks})
+             &openmp, &numThreads, &fuseElementwise, &contractions,
+             &runtimeChecks})
       if (flag->getNumOccurrences())
         return makeRunError("--" + flag->ArgStr,
                             "only applies with --device=cpu");
@@ -378,6 +390,7 @@ static Error lower(mlir::ModuleOp module) {
     options.openmp = openmp;
     options.numThreads = numThreads;
     options.fuseElementwise = fuseElementwise;
+    options.contractions = contractions;
     options.runtimeVerification = runtimeChecks;
     mlir::ttt::buildTTTToCPUPipeline(pm, options);
   }

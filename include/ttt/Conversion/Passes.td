@@ -84,6 +84,78 @@ def LinAttnToLinalg : Pass<"linattn-to-linalg"> {
   ];
 }
 
+def TTTFuseElementwise : Pass<"ttt-fuse-elementwise"> {
+  let summary = "Fuse chains of elementwise linalg ops, never into a contraction";
+  let description = [{
+    Upstream's elementwise fusion (`linalg-fuse-elementwise-ops`) restricted
+    to consumers without reduction loops, and to producers with one user:
+    each chain of maps becomes one loop nest with no temporaries between
+    its ops, while every contraction keeps its plain `acc + a * b` body and
+    stays a GEMM for `ttt-contractions-to-blas`. Fusion reorders no
+    arithmetic, so results do not change.
+
+    Example: `ttt-opt f.mlir --convert-elementwise-to-linalg
+    --ttt-fuse-elementwise`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def TTTContractionsToBLAS : Pass<"ttt-contractions-to-blas", "::mlir::ModuleOp"> {
+  let summary = "Call a BLAS GEMM for every fp32 contraction on buffers";
+  let description = [{
+    Rewrites each `linalg.generic` on f32 memrefs that computes
+    `C += A * B` (one reduction loop k, body `acc + a * b`, C indexed by
+    every other loop) into calls of `ttt_sgemm`, one per point of the batch
+    loops (the loops that are neither a row of A, a column of B, nor k),
+    which run as an `scf.parallel`. The calls sit in an `scf.if` on
+    `ttt_blas_available()`; the other branch keeps the original op, so a
+    program runs its own loops on a machine without a BLAS library.
+    Operands are passed as addresses, offsets and strides; the runtime
+    (`libttt_cpu_runtime`, linked into ttt-run and the Python package) calls
+    `cblas_sgemm` for row- or column-major views and loops otherwise. It
+    loads Debian's OpenBLAS on first use, or `$TTT_BLAS_LIBRARY` (empty:
+    none).
+
+    Named contractions (`linalg.matmul`, `linalg.batch_matmul`) are matched
+    once generalized (`linalg-generalize-named-ops`).
+
+    Example:
+    ```mlir
+    linalg.generic {indexing_maps = [(i, k, j) -> (i, k), (i, k, j) -> (k, j),
+                                     (i, k, j) -> (i, j)], ...}
+        ins(%a, %b : memref<64x32xf32>, memref<32x16xf32>)
+        outs(%c : memref<64x16xf32>) { acc + a * b }
+    // becomes
+    %ok = func.call @ttt_blas_available() : () -> i32
+    scf.if (%ok != 0) {
+      func.call @ttt_sgemm(%c64, %c16, %c32, %a_ptr, %a_offset, %c32, %c1,
+                           ...) : (index, ...) -> ()
+    } else {
+      linalg.generic ... (as before)
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def TTTSerializeNestedParallel : Pass<"ttt-serialize-nested-parallel"> {
+  let summary = "Turn every scf.parallel nested in another into scf.for loops";
+  let description = [{
+    Keeps one level of parallelism: the outermost `scf.parallel` loops
+    (per stream, per batch of GEMMs, per elementwise op) stay parallel,
+    and the parallel loops inside them become sequential `scf.for` nests.
+    Run before `convert-scf-to-openmp`, so that no OpenMP region opens
+    inside another (which would cost one region per outer iteration).
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
+}
+
 def TTTToLinAttn : Pass<"ttt-to-linattn"> {
   let summary = "Rewrite TTT layers that are exactly linear attention into linattn";
   let description = [{

@@ -22,6 +22,9 @@ class OpPassManager;
 namespace mlir::ttt {
 
 /// Options of the `ttt-to-cpu` pipeline.
+/// How `ttt-to-cpu` runs GEMM-shaped (contraction) linalg ops.
+enum class CPUContractions { blas, loops };
+
 struct TTTToCPUOptions : public PassPipelineOptions<TTTToCPUOptions> {
   PassOptions::Option<bool> openmp{
       *this, "openmp",
@@ -36,8 +39,19 @@ struct TTTToCPUOptions : public PassPipelineOptions<TTTToCPUOptions> {
   PassOptions::Option<bool> fuseElementwise{
       *this, "fuse-elementwise",
       llvm::cl::desc("Fuse producer-consumer chains of elementwise linalg "
-                     "ops before bufferization, saving temporaries"),
-      llvm::cl::init(false)};
+                     "ops before bufferization, saving temporaries "
+                     "(never into a contraction; results do not change)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<CPUContractions> contractions{
+      *this, "contractions",
+      llvm::cl::desc("How fp32 contractions run (default blas)"),
+      llvm::cl::init(CPUContractions::blas),
+      llvm::cl::values(
+          clEnumValN(CPUContractions::blas, "blas",
+                     "calls of a BLAS GEMM loaded at run time, with the "
+                     "generated loops where none loads"),
+          clEnumValN(CPUContractions::loops, "loops",
+                     "the generated loops only"))};
   PassOptions::Option<bool> runtimeVerification{
       *this, "runtime-verification",
       llvm::cl::desc("Insert run-time checks of op preconditions (such as "

@@ -1,0 +1,51 @@
+//===- BlasRuntime.h - GEMM calls of the ttt-to-cpu code --------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// `ttt-linalg-to-blas` rewrites each fp32 contraction into a call of
+// `ttt_sgemm`, guarded by `ttt_blas_available`: the code runs its own loops
+// when no BLAS library can be loaded. Both functions take plain integers
+// (pointers as addresses, offsets and strides in elements), so the calling
+// convention does not depend on MLIR's memref descriptors.
+//
+// The library is loaded on first use: $TTT_BLAS_LIBRARY when set (an empty
+// value disables BLAS), else Debian's OpenBLAS. It runs single-threaded; the
+// compiled code parallelizes over (batch, head, chunk) itself.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_RUNTIME_BLASRUNTIME_H
+#define TTT_RUNTIME_BLASRUNTIME_H
+
+#include <cstdint>
+
+extern "C" {
+/// 1 when a BLAS library with `cblas_sgemm` is loaded, else 0.
+int32_t ttt_blas_available();
+
+/// C += A * B for A: m x k, B: k x n, C: m x n. Each matrix is given by the
+/// address of its buffer's first element, the offset of its (0, 0) element
+/// and its row and column strides, all in elements; any strides work (BLAS
+/// is called when each matrix is row- or column-major, else a loop runs).
+void ttt_sgemm(int64_t m, int64_t n, int64_t k, int64_t a, int64_t aOffset,
+               int64_t aRowStride, int64_t aColStride, int64_t b,
+               int64_t bOffset, int64_t bRowStride, int64_t bColStride,
+               int64_t c, int64_t cOffset, int64_t cRowStride,
+               int64_t cColStride);
+}
+
+namespace ttt::runtime {
+/// The name and address of each function above, for a JIT's symbol table.
+struct RuntimeSymbol {
+  const char *name;
+  void *address;
+};
+/// The runtime functions the ttt-to-cpu code may call.
+const RuntimeSymbol *getCPURuntimeSymbols(unsigned &count);
+/// The BLAS library loaded (empty when none), for diagnostics.
+const char *getLoadedBlasLibrary();
+} // namespace ttt::runtime
+
+#endif // TTT_RUNTIME_BLASRUNTIME_H
