@@ -43,6 +43,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <thread>
 
 using namespace llvm;
 
@@ -486,6 +487,9 @@ RunResult run(const std::string &mlirText, const std::vector<Buffer> &inputs,
 
   mlir::PassManager pm(context.get());
   mlir::ttt::TTTToCPUOptions options;
+  // As ttt-run: threads over streams where the machine has cores to spare
+  // (the results do not depend on it).
+  options.openmp = std::thread::hardware_concurrency() > 1;
   mlir::ttt::buildTTTToCPUPipeline(pm, options);
   if (mlir::failed(pm.run(*module))) {
     result.status = fail(ErrorKind::Compile,
@@ -503,6 +507,8 @@ RunResult run(const std::string &mlirText, const std::vector<Buffer> &inputs,
   ::ttt::run::JitOptions jitOptions;
   jitOptions.sharedLibs = {TTT_LLVM_LIBRARY_DIR "/libmlir_c_runner_utils.so",
                            TTT_LLVM_LIBRARY_DIR "/libmlir_runner_utils.so"};
+  if (options.openmp)
+    jitOptions.sharedLibs.push_back(TTT_LLVM_LIBRARY_DIR "/libomp.so");
   jitOptions.freeResult = std::free;
   auto function =
       ::ttt::run::JitFunction::create(*module, *signature, jitOptions, name);

@@ -78,6 +78,12 @@ static void addLLVMConversionPasses(OpPassManager &pm,
 }
 
 void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options) {
+  if (options.form != LayerForm::recurrent) {
+    TTTToLinAttnOptions toLinAttn;
+    toLinAttn.form = options.form == LayerForm::parallel ? "parallel" : "auto";
+    toLinAttn.cores = options.cores;
+    pm.addPass(createTTTToLinAttn(toLinAttn));
+  }
   addTTTToUpstreamPasses(pm);
 
   pm.addPass(createCanonicalizerPass());
@@ -106,17 +112,17 @@ void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options) {
   if (blas)
     pm.addPass(createTTTContractionsToBLAS());
 
+  // linalg ops become sequential loops, which LLVM vectorizes; inside an
+  // OpenMP region's outlined body it mostly cannot, so threads share out
+  // only the coarse loops: streams, batches of GEMMs.
+  pm.addPass(createConvertLinalgToLoopsPass());
   if (options.openmp) {
-    // One OpenMP region per outermost parallel loop (a stream loop, a batch
-    // of GEMMs, an elementwise op); everything inside runs sequentially on
-    // its thread.
-    pm.addPass(createConvertLinalgToParallelLoopsPass());
+    // One OpenMP region per outermost parallel loop; everything inside runs
+    // sequentially on its thread.
     pm.addPass(createTTTSerializeNestedParallel());
     ConvertSCFToOpenMPPassOptions openmp;
     openmp.numThreads = options.numThreads;
     pm.addPass(createConvertSCFToOpenMPPass(openmp));
-  } else {
-    pm.addPass(createConvertLinalgToLoopsPass());
   }
   // Vector ops (from user code) become loops over memrefs, then intrinsics.
   pm.addPass(createConvertVectorToSCFPass());

@@ -16,6 +16,7 @@
 // CHECK: llvm.func @malloc
 // CHECK: llvm.func @main(%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64,
 // CHECK-SAME: -> !llvm.struct<(struct<(ptr, ptr, i64, array<2 x i64>, array<2 x i64>)>, struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)>)>
+// With openmp, the batch loop of the GEMM calls is an OpenMP region.
 // OMP: omp.parallel
 
 // The run-time checks print a message and abort.
@@ -32,10 +33,16 @@ func.func @main(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>)
   %m = tensor.dim %a, %c0 : tensor<?x?xf32>
   %n = tensor.dim %b, %c1 : tensor<?x?xf32>
   %zero = arith.constant 0.0 : f32
-  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
-  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
-  %mm = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>)
-                      outs(%acc : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %k = tensor.dim %a, %c1 : tensor<?x?xf32>
+  %a3 = tensor.expand_shape %a [[0, 1], [2]] output_shape [1, %m, %k]
+      : tensor<?x?xf32> into tensor<1x?x?xf32>
+  %b3 = tensor.expand_shape %b [[0, 1], [2]] output_shape [1, %k, %n]
+      : tensor<?x?xf32> into tensor<1x?x?xf32>
+  %e = tensor.empty(%m, %n) : tensor<1x?x?xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<1x?x?xf32>) -> tensor<1x?x?xf32>
+  %mm3 = linalg.batch_matmul ins(%a3, %b3 : tensor<1x?x?xf32>, tensor<1x?x?xf32>)
+                             outs(%acc : tensor<1x?x?xf32>) -> tensor<1x?x?xf32>
+  %mm = tensor.collapse_shape %mm3 [[0, 1], [2]] : tensor<1x?x?xf32> into tensor<?x?xf32>
   %t = math.tanh %mm : tensor<?x?xf32>
   %x = math.erf %t : tensor<?x?xf32>
   %re = tensor.empty(%m) : tensor<?xf32>

@@ -54,6 +54,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 #include <unistd.h>
 
 using namespace llvm;
@@ -175,9 +176,11 @@ static cl::opt<std::string> cudaRuntime(
 
 static cl::opt<bool> openmp(
     "openmp",
-    cl::desc("Run parallel loops on OpenMP threads (pipeline option openmp; "
-             "loads libomp; OMP_NUM_THREADS applies)"),
-    cl::init(false), cl::cat(runCategory));
+    cl::desc("Run the coarse parallel loops (streams, batches of GEMMs) on "
+             "OpenMP threads (pipeline option openmp; loads libomp; "
+             "OMP_NUM_THREADS applies). Default: on when this machine has "
+             "more than one core; results are the same either way"),
+    cl::init(std::thread::hardware_concurrency() > 1), cl::cat(runCategory));
 
 static cl::opt<unsigned> numThreads(
     "num-threads",
@@ -190,6 +193,20 @@ static cl::opt<bool> fuseElementwise(
     cl::desc("Fuse chains of elementwise linalg ops before bufferization "
              "(pipeline option fuse-elementwise; default on)"),
     cl::init(true), cl::cat(runCategory));
+
+static cl::opt<mlir::ttt::LayerForm> layerForm(
+    "ttt-form",
+    cl::desc("The form each ttt layer runs in (pipeline option form)"),
+    cl::init(mlir::ttt::LayerForm::automatic),
+    cl::values(clEnumValN(mlir::ttt::LayerForm::automatic, "auto",
+                          "per layer, the form a CPU cost model expects to "
+                          "be faster on this machine (the default)"),
+               clEnumValN(mlir::ttt::LayerForm::parallel, "parallel",
+                          "the chunk-parallel linear-attention form wherever "
+                          "it is exact"),
+               clEnumValN(mlir::ttt::LayerForm::recurrent, "recurrent",
+                          "the exact sequential reference")),
+    cl::cat(runCategory));
 
 static cl::opt<mlir::ttt::CPUContractions> contractions(
     "contractions",
@@ -272,7 +289,7 @@ static bool usesCudaRuntime() {
 static Error checkOptions() {
   if (device == Device::cuda) {
     for (cl::Option *flag : std::initializer_list<cl::Option *>{
-             &openmp, &numThreads, &fuseElementwise, &contractions,
+             &openmp, &numThreads, &fuseElementwise, &layerForm, &contractions,
              &runtimeChecks})
       if (flag->getNumOccurrences())
         return makeRunError("--" + flag->ArgStr,
@@ -391,6 +408,7 @@ static Error lower(mlir::ModuleOp module) {
     options.numThreads = numThreads;
     options.fuseElementwise = fuseElementwise;
     options.contractions = contractions;
+    options.form = layerForm;
     options.runtimeVerification = runtimeChecks;
     mlir::ttt::buildTTTToCPUPipeline(pm, options);
   }

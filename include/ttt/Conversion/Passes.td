@@ -176,7 +176,23 @@ def TTTToLinAttn : Pass<"ttt-to-linattn"> {
 
     The rewrite is exact (only floating-point order changes). Every layer it
     leaves alone gets a remark naming what blocked it.
+
+    `form` says which layers to rewrite: `parallel` (the default) every one
+    that can be, `recurrent` none (each keeps its exact sequential form, as
+    `ttt-lower-recurrent` runs it), `auto` those a cost model expects to run
+    faster in parallel on a CPU with `cores` cores (0: this machine's): the
+    parallel form adds a chunk-state scan and keeps every chunk state in
+    memory, so it is chosen only when B*H streams leave cores idle that its
+    chunks could fill. With `form=auto` or `recurrent`, every layer gets a
+    remark with the form chosen and why.
   }];
+  let options = [
+    Option<"form", "form", "std::string", /*default=*/"\"parallel\"",
+           "Which layers to rewrite: parallel (all that can be), recurrent "
+           "(none), or auto (per layer, by a CPU cost model)">,
+    Option<"cores", "cores", "unsigned", /*default=*/"0",
+           "With form=auto: the cores of the target CPU (0: this machine's)">,
+  ];
   let dependentDialects = [
     "::mlir::linattn::LinAttnDialect",
     "::mlir::linalg::LinalgDialect",

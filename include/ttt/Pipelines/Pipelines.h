@@ -25,7 +25,29 @@ namespace mlir::ttt {
 /// How `ttt-to-cpu` runs GEMM-shaped (contraction) linalg ops.
 enum class CPUContractions { blas, loops };
 
+/// Which exact form `ttt-to-cpu` gives the ttt layers it finds.
+enum class LayerForm { automatic, parallel, recurrent };
+
 struct TTTToCPUOptions : public PassPipelineOptions<TTTToCPUOptions> {
+  PassOptions::Option<LayerForm> form{
+      *this, "form",
+      llvm::cl::desc("The form of each ttt layer that has both (default "
+                     "auto); linattn ops always run in parallel"),
+      llvm::cl::init(LayerForm::automatic),
+      llvm::cl::values(
+          clEnumValN(LayerForm::automatic, "auto",
+                     "per layer, by ttt-to-linattn's CPU cost model for "
+                     "`cores` cores"),
+          clEnumValN(LayerForm::parallel, "parallel",
+                     "the chunk-parallel linear-attention form wherever "
+                     "ttt-to-linattn can rewrite the layer"),
+          clEnumValN(LayerForm::recurrent, "recurrent",
+                     "the exact sequential reference"))};
+  PassOptions::Option<unsigned> cores{
+      *this, "cores",
+      llvm::cl::desc("With form=auto: the cores of the target CPU (0: this "
+                     "machine's)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> openmp{
       *this, "openmp",
       llvm::cl::desc("Run the parallel loops of linalg ops as OpenMP "

@@ -140,6 +140,8 @@ FailureOr<GemmLoops> matchGemm(linalg::GenericOp op, RewriterBase &rewriter) {
       loops.batch.push_back(dim);
     }
   }
+  // Outer loops first, as the op nests them.
+  llvm::sort(loops.batch);
   return loops;
 }
 
@@ -152,25 +154,29 @@ func::FuncOp declare(ModuleOp module, StringRef name, FunctionType type) {
   return fn;
 }
 
-/// One operand's view of the GEMM at a point of the batch loops.
+/// One operand's view of the GEMM at a point of the batch loops: its
+/// buffer's address and, in elements, the offset of its (0, 0) element and
+/// its row and column strides.
 struct View {
   Value address, offset, rowStride, colStride;
 };
 
 class GemmEmitter {
 public:
-  GemmEmitter(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+  GemmEmitter(OpBuilder &b, Location loc)
+      : b(b), loc(loc), zero(arith::ConstantIndexOp::create(b, loc, 0)) {}
 
-  /// The (offset, row stride, column stride) of `buffer` read through `map`
-  /// at loop values `point` (zero for m, n and k), with rows and columns
-  /// the loops `row` and `col` (a zero stride for an absent one).
+  Value getZero() const { return zero; }
+
+  /// The view of `buffer`, read through `map` at the batch point `point`
+  /// (zero for m, n and k), with rows and columns the loops `row` and `col`
+  /// (stride zero for an absent one).
   View view(Value buffer, AffineMap map, ArrayRef<Value> point,
             std::optional<unsigned> row, std::optional<unsigned> col) {
     auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, buffer);
     View v;
     v.address = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
     v.offset = metadata.getOffset();
-    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     v.rowStride = zero;
     v.colStride = zero;
     auto isLoop = [&](AffineExpr expr, std::optional<unsigned> loop) {
@@ -178,18 +184,24 @@ public:
     };
     for (auto [pos, expr] : llvm::enumerate(map.getResults())) {
       Value stride = metadata.getStrides()[pos];
-      if (isLoop(expr, row))
+      if (isLoop(expr, row)) {
         v.rowStride = stride;
-      else if (isLoop(expr, col))
-        v.colStride = stride;
-      else {
-        // m, n and k only appear as bare dimensions: this result is a
-        // function of the batch loops alone.
-        Value index = affine::AffineApplyOp::create(
-            b, loc, AffineMap::get(map.getNumDims(), 0, expr), point);
-        Value step = arith::MulIOp::create(b, loc, index, stride);
-        v.offset = arith::AddIOp::create(b, loc, v.offset, step);
+        continue;
       }
+      if (isLoop(expr, col)) {
+        v.colStride = stride;
+        continue;
+      }
+      // m, n and k only appear as bare dimensions: this result is a
+      // function of the batch loops alone.
+      Value index;
+      if (auto dim = dyn_cast<AffineDimExpr>(expr))
+        index = point[dim.getPosition()];
+      else
+        index = affine::AffineApplyOp::create(
+            b, loc, AffineMap::get(map.getNumDims(), 0, expr), point);
+      Value step = arith::MulIOp::create(b, loc, index, stride);
+      v.offset = arith::AddIOp::create(b, loc, v.offset, step);
     }
     return v;
   }
@@ -197,6 +209,7 @@ public:
 private:
   OpBuilder &b;
   Location loc;
+  Value zero;
 };
 
 void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
@@ -207,8 +220,8 @@ void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
   Value flag =
       func::CallOp::create(rewriter, loc, available, ValueRange{}).getResult(0);
   Value zeroI32 = arith::ConstantIntOp::create(rewriter, loc, 0, 32);
-  Value haveBlas = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne,
-                                         flag, zeroI32);
+  Value haveBlas = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::ne, flag, zeroI32);
   auto branch = scf::IfOp::create(rewriter, loc, haveBlas,
                                   /*withElseRegion=*/true);
 
@@ -235,18 +248,17 @@ void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
   }
 
   auto emitCall = [&](OpBuilder &b, Location nestedLoc, ValueRange ivs) {
-    Value zero = arith::ConstantIndexOp::create(b, nestedLoc, 0);
-    SmallVector<Value> point(op.getNumLoops(), zero);
+    GemmEmitter emitter(b, nestedLoc);
+    SmallVector<Value> point(op.getNumLoops(), emitter.getZero());
     for (auto [dim, iv] : llvm::zip_equal(loops.batch, ivs))
       point[dim] = iv;
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-    GemmEmitter emitter(b, nestedLoc);
-    View a = emitter.view(op.getDpsInputs()[0], maps[0], point, loops.m,
-                          loops.k);
-    View bv = emitter.view(op.getDpsInputs()[1], maps[1], point, loops.k,
-                           loops.n);
-    View c = emitter.view(op.getDpsInits()[0], maps[2], point, loops.m,
-                          loops.n);
+    View a =
+        emitter.view(op.getDpsInputs()[0], maps[0], point, loops.m, loops.k);
+    View bv =
+        emitter.view(op.getDpsInputs()[1], maps[1], point, loops.k, loops.n);
+    View c =
+        emitter.view(op.getDpsInits()[0], maps[2], point, loops.m, loops.n);
     func::CallOp::create(b, nestedLoc, sgemm,
                          ValueRange{m, n, k, a.address, a.offset, a.rowStride,
                                     a.colStride, bv.address, bv.offset,
@@ -256,9 +268,11 @@ void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
   if (loops.batch.empty()) {
     emitCall(rewriter, loc, {});
   } else {
-    scf::ParallelOp::create(rewriter, loc, lower, upper, steps,
-                            [&](OpBuilder &b, Location nestedLoc,
-                                ValueRange ivs) { emitCall(b, nestedLoc, ivs); });
+    scf::ParallelOp::create(
+        rewriter, loc, lower, upper, steps,
+        [&](OpBuilder &b, Location nestedLoc, ValueRange ivs) {
+          emitCall(b, nestedLoc, ivs);
+        });
   }
   rewriter.eraseOp(op);
 }
@@ -278,10 +292,12 @@ struct TTTContractionsToBLASPass
     if (gemms.empty())
       return;
     Type index = IndexType::get(ctx);
-    auto available = declare(module, kAvailable,
-                             FunctionType::get(ctx, {}, {IntegerType::get(ctx, 32)}));
-    auto sgemm = declare(module, kSgemm,
-                         FunctionType::get(ctx, SmallVector<Type>(15, index), {}));
+    auto available =
+        declare(module, kAvailable,
+                FunctionType::get(ctx, {}, {IntegerType::get(ctx, 32)}));
+    auto sgemm =
+        declare(module, kSgemm,
+                FunctionType::get(ctx, SmallVector<Type>(15, index), {}));
     for (auto &[op, loops] : gemms)
       rewriteToCall(op, loops, available, sgemm, rewriter);
   }

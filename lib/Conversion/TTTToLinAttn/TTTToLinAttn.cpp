@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FormChoice.h"
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Conversion/Utils/TensorMath.h"
 #include "ttt/Dialect/LinAttn/IR/LinAttnOps.h"
@@ -314,22 +315,47 @@ struct RewriteLinearAttentionLayer : OpRewritePattern<KVBLayerOp> {
 };
 
 struct TTTToLinAttnPass : ttt::impl::TTTToLinAttnBase<TTTToLinAttnPass> {
+  using TTTToLinAttnBase::TTTToLinAttnBase;
   void runOnOperation() override {
-    // Remarks first, while every layer is still in place.
-    getOperation()->walk([](KVBLayerOp op) {
+    if (form != "parallel" && form != "recurrent" && form != "auto") {
+      emitError(getOperation()->getLoc())
+          << "ttt-to-linattn: unknown form '" << form
+          << "' (expected parallel, recurrent or auto)";
+      return signalPassFailure();
+    }
+    unsigned targetCores = cores ? unsigned(cores) : getHostCores();
+    // Remarks first, while every layer is still in place; the layers that
+    // keep their recurrent form by choice are marked for the pattern.
+    SmallVector<Operation *> layers;
+    getOperation()->walk([&](KVBLayerOp op) {
       LayerFacts facts = analyzeLayer(op);
-      if (!facts.rewritable)
+      if (!facts.rewritable) {
         op.emitRemark("ttt-to-linattn: left unchanged; ")
             << explainLayer(facts);
-      else if (hasEmptySequence(op))
+        return;
+      }
+      if (hasEmptySequence(op)) {
         op.emitRemark("ttt-to-linattn: left unchanged; ") << kEmptySequence;
+        return;
+      }
+      if (form == "recurrent") {
+        op.emitRemark("ttt-to-linattn: recurrent form kept (form=recurrent)");
+        return;
+      }
+      if (form == "auto") {
+        FormChoice choice = chooseForm(op, targetCores);
+        op.emitRemark("ttt-to-linattn: ")
+            << (choice.parallel ? "parallel" : "recurrent")
+            << " form chosen (form=auto): " << choice.reason;
+        if (!choice.parallel)
+          return;
+      }
+      layers.push_back(op);
     });
     RewritePatternSet patterns(&getContext());
     patterns.add<RewriteLinearAttentionLayer>(&getContext());
     // Only the layers and what their rewrite creates: the rest of the program
     // (an imported ONNX graph, say) stays exactly as it is, dead ops included.
-    SmallVector<Operation *> layers;
-    getOperation()->walk([&](KVBLayerOp op) { layers.push_back(op); });
     GreedyRewriteConfig config;
     config.enableFolding(false);
     config.setStrictness(GreedyRewriteStrictness::ExistingAndNewOps);

@@ -114,9 +114,7 @@ bool fitsInt(int64_t value) { return value >= 0 && value <= 0x7fffffff; }
 
 } // namespace
 
-extern "C" int32_t ttt_blas_available() {
-  return getBlas().sgemm != nullptr;
-}
+extern "C" int32_t ttt_blas_available() { return getBlas().sgemm != nullptr; }
 
 extern "C" void ttt_sgemm(int64_t m, int64_t n, int64_t k, int64_t a,
                           int64_t aOffset, int64_t aRowStride,

@@ -1,0 +1,72 @@
+//===- FormChoice.cpp - recurrent or parallel, per layer ------------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "FormChoice.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <cmath>
+#include <thread>
+
+using namespace mlir;
+using namespace mlir::ttt;
+
+namespace {
+/// The parallel form's single-thread time over the recurrent form's, from
+/// bench/results/cpu_bench.md (V2/V6/MSE, BLAS contractions): its states
+/// and scan rounds are full-size temporaries the recurrent loop never
+/// writes.
+constexpr double kParallelOverhead = 2.0;
+} // namespace
+
+unsigned mlir::ttt::getHostCores() {
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+FormChoice mlir::ttt::chooseForm(KVBLayerOp op, unsigned cores) {
+  auto q = cast<RankedTensorType>(op.getQ().getType());
+  FormChoice choice;
+  int64_t batch = q.getDimSize(0), heads = q.getDimSize(1);
+  int64_t tokens = q.getDimSize(2);
+  if (ShapedType::isDynamic(batch) || ShapedType::isDynamic(heads)) {
+    choice.reason = "the number of streams (B*H) is only known at run time, "
+                    "and the recurrent form uses every core once B*H reaches "
+                    "the core count without the parallel form's chunk-state "
+                    "scan";
+    return choice;
+  }
+  int64_t streams = batch * heads;
+  if (streams >= int64_t(cores)) {
+    choice.reason =
+        llvm::formatv("its {0} streams (B*H) already keep the {1} cores busy, "
+                      "so the parallel form's chunk-state scan would only add "
+                      "work",
+                      streams, cores);
+    return choice;
+  }
+  int64_t chunk = op.getSchedule().getSize();
+  if (ShapedType::isDynamic(tokens) || chunk <= 0) {
+    choice.reason = llvm::formatv(
+        "{0} streams use {0} of {1} cores, but the number of chunks is only "
+        "known at run time",
+        streams, cores);
+    return choice;
+  }
+  int64_t chunks = (tokens + chunk - 1) / chunk;
+  double usable = double(std::min<int64_t>(streams * chunks, cores));
+  double speedup = usable / double(streams);
+  double scanRounds = std::ceil(std::log2(double(std::max<int64_t>(chunks, 1))));
+  // Each Hillis-Steele round adds every state once more, on top of the
+  // products both forms share (about one state update per chunk).
+  double cost = kParallelOverhead * (1.0 + scanRounds / double(chunk));
+  choice.parallel = speedup > cost;
+  choice.reason = llvm::formatv(
+      "{0} streams on {1} cores: the parallel form's {2} chunks could run "
+      "{3:F1}x wider, at {4:F1}x the work and memory traffic",
+      streams, cores, chunks, speedup, cost);
+  return choice;
+}
