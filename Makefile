@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 CXX_COMPILER ?= $(shell command -v clang++ 2>/dev/null || command -v g++)
 C_COMPILER ?= $(shell command -v clang 2>/dev/null || command -v gcc)
 
-.PHONY: all setup configure build demo test check-lit check-python check-format format check-gcc lint docs clean fuzz fixtures python check-package
+.PHONY: all setup configure build demo test check-lit check-python check-format format check-gcc lint docs clean fuzz fixtures python check-package bench
 
 all: build
 
@@ -52,6 +52,15 @@ check-package: configure
 
 check-lit: build
 	ninja -C $(BUILD_DIR) check-ttt
+
+# The CPU benchmark, side by side in one run: ttt-run's recurrent, parallel and
+# auto forms, PyTorch eager and onnxruntime (where torch imports: it is not
+# installed here, see python/requirements-models.txt), the same-run GEMM peak;
+# writes bench/results/cpu_compare.md and its PNG plots. Not a test.
+bench: build
+	@$(PYTHON) -c "import matplotlib" >/dev/null 2>&1 || $(PYTHON) -m pip install -q matplotlib
+	TTT_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) bench/cpu_compare.py \
+	  --output bench/results/cpu_compare.md --plots bench/results
 
 # Python tests first so that the output ends with the lit summary.
 test: check-format build check-python check-lit

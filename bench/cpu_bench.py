@@ -83,10 +83,11 @@ def parallel_flops(cfg, B, H, T, D, C):
 
 
 def time_run(path, shapes, repeat, openmp):
+    # The recurrent file's layers stay recurrent (ttt-run would otherwise
+    # choose their form); the parallel file has no layer ops left.
     cmd = [str(tool("ttt-run")), str(path), "--random-inputs=1", f"--shapes={shapes}",
-           f"--repeat={repeat}", "--print-results=false", "--opt-level=3"]
-    if openmp:
-        cmd.append("--openmp")
+           f"--repeat={repeat}", "--print-results=false", "--opt-level=3",
+           "--ttt-form=recurrent", f"--openmp={'true' if openmp else 'false'}"]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip())

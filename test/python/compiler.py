@@ -28,10 +28,10 @@ def tool(name: str) -> Path:
 def run_function(mlir_text: str, arrays, workdir: Path, *, entry: str | None = None,
                  extra_args=(), timeout=600, form="recurrent"):
     """JIT-runs a function through `ttt-run` (ttt-to-cpu pipeline) on `arrays`
-    (a list of ndarrays, in argument order) and returns its results. ttt
-    layers run in `form` (ttt-run --ttt-form): by default their recurrent
-    reference, the oracle most tests compare with; linattn ops always run in
-    parallel."""
+    (a list of ndarrays, in argument order) and returns its results. On the
+    CPU, ttt layers run in `form` (ttt-run --ttt-form): by default their
+    recurrent reference, the oracle most tests compare with; linattn ops
+    always run in parallel."""
     workdir = Path(workdir)
     src = workdir / "module.mlir"
     src.write_text(mlir_text)
@@ -39,7 +39,9 @@ def run_function(mlir_text: str, arrays, workdir: Path, *, entry: str | None = N
     np.savez(inputs, **{f"arg{i}": a for i, a in enumerate(arrays)})
     outputs = workdir / "outputs.npz"
     cmd = [str(tool("ttt-run")), str(src), f"--inputs={inputs}", f"--outputs={outputs}",
-           "--print-results=false", f"--ttt-form={form}", *extra_args]
+           "--print-results=false", *extra_args]
+    if "--device=cuda" not in extra_args:
+        cmd.append(f"--ttt-form={form}")
     if entry:
         cmd.append(f"--entry={entry}")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)

@@ -249,7 +249,7 @@ def test_named_passes_on_onnx_say_which_ran(tmp_path):
     assert proc.returncode == 0, proc.stderr
     notes = [l for l in proc.stderr.decode().splitlines() if l.startswith("note:")]
     assert len(notes) == 1 and "ran 'builtin.module(ttt-raise-onnx{" in notes[0] and "raise-all=true" in notes[0] \
-        and "},ttt-explain)" in notes[0], notes
+        and "},ttt-explain{cores=0})" in notes[0], notes
 
 
 def test_help_shows_the_project_first():

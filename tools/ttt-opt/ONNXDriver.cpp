@@ -210,7 +210,6 @@ static LogicalResult writeMLIR(ModuleOp module, StringRef path,
   return written;
 }
 
-/// True if `pm` is exactly `--ttt-explain` (with no options).
 /// The passes named on the command line, if they only explain or simplify
 /// layers: such passes are added to the main job on an ONNX model instead of
 /// replacing it.
@@ -244,7 +243,8 @@ static std::optional<LayerPasses> layerPassesOnly(PassManager &pm) {
       continue;
     StringRef pass = list.slice(start, i).trim();
     start = i + 1;
-    if (pass == "ttt-explain") {
+    // printAsTextualPipeline spells out every option, at its default too.
+    if (pass == "ttt-explain" || pass == "ttt-explain{cores=0}") {
       passes.explain = true;
     } else if (pass.starts_with("ttt-simplify")) {
       passes.simplify += (passes.simplify.empty() ? "" : ",") + pass.str();

@@ -17,7 +17,9 @@ def TTTExplain : Pass<"ttt-explain"> {
     chunk-to-chunk state update is additive, affine or non-affine in the
     state, which lowering is exact (prefix sum, affine scan, single
     full-batch step, chunk-sequential loop), what blocks a better one, and
-    whether `ttt-to-linattn` rewrites it. The IR is not changed.
+    whether `ttt-to-linattn` rewrites it, and, for a layer it rewrites,
+    which form `ttt-to-cpu` (`form=auto`) runs it in on a CPU with `cores`
+    cores and why. The IR is not changed.
 
     ```
     remark: ttt-explain: exact lowering: chunk-sequential loop; proven: output
@@ -26,6 +28,11 @@ def TTTExplain : Pass<"ttt-explain"> {
     kernel); row weight normalization after each update ...
     ```
   }];
+  let options = [
+    Option<"cores", "cores", "unsigned", /*default=*/"0",
+           "The cores of the CPU whose form choice is explained (0: this "
+           "machine's)">,
+  ];
 }
 
 def TTTSimplify : Pass<"ttt-simplify"> {

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TTT_CONVERSION_TTTTOLINATTN_FORMCHOICE_H
-#define TTT_CONVERSION_TTTTOLINATTN_FORMCHOICE_H
+#ifndef TTT_DIALECT_TTT_ANALYSIS_FORMCHOICE_H
+#define TTT_DIALECT_TTT_ANALYSIS_FORMCHOICE_H
 
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
@@ -20,7 +20,7 @@ struct FormChoice {
   std::string reason;
 };
 
-/// The cost model of ttt-to-linattn's form=auto. Both forms do the same
+/// The cost model of ttt-to-linattn's form=auto (and ttt-to-cpu's). Both forms do the same
 /// products; the parallel form adds a log-depth scan over the N chunk states
 /// and keeps all N states in memory, which in our CPU benchmark costs about
 /// twice the recurrent form's single-thread time. It pays only where it can
@@ -32,4 +32,4 @@ unsigned getHostCores();
 
 } // namespace mlir::ttt
 
-#endif // TTT_CONVERSION_TTTTOLINATTN_FORMCHOICE_H
+#endif // TTT_DIALECT_TTT_ANALYSIS_FORMCHOICE_H

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FormChoice.h"
+#include "ttt/Dialect/TTT/Analysis/FormChoice.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

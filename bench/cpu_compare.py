@@ -1,0 +1,364 @@
+#!/usr/bin/env python3
+"""CPU benchmark: ttt against PyTorch eager and onnxruntime on the same layers.
+
+For every layer and shape, side by side in one run:
+
+- `ttt-run` (the ttt-to-cpu pipeline, this machine's defaults: BLAS contractions,
+  OpenMP threads) on the layer as `ttt.kvb_layer`, in each form: `--ttt-form=recurrent`,
+  `parallel` (where the layer is linear attention) and `auto` (the default);
+- PyTorch eager on the reference module of `python/ttt/models` (when torch imports),
+  with the same weights and inputs; the table also gives ttt's largest relative
+  difference from it;
+- onnxruntime on the module's scripted ONNX export and on `ttt-opt`'s rewrite of it
+  (needs torch for the export);
+- the fp32 GEMM peak of NumPy's BLAS (2048^3) measured in the same run, and each
+  ttt time as achieved GFLOP/s (the layer's useful FLOPs, the same for every form)
+  and as a share of that peak.
+
+    python3 bench/cpu_compare.py                       # the issue's grid, ~10 minutes
+    python3 bench/cpu_compare.py --quick               # two layers, one shape
+    python3 bench/cpu_compare.py --plots bench/results # also time vs T and vs chunk
+
+Writes a Markdown table (`--output`). Speed is measured here, never in tests: the
+machine is shared and noisy, so compare numbers taken in the same run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(REPO / "test" / "python"))
+
+import ttt_mlir  # noqa: E402
+
+BUILD = Path(os.environ.get("TTT_BUILD_DIR", REPO / "build"))
+SHAPES = [  # (H, D, T, C)
+    (4, 128, 8192, 512),
+    (2, 64, 16384, 16),
+    (2, 64, 16384, 64),
+]
+LAYERS = ("V2", "V5", "V6", "base", "MSE")
+
+
+def have_torch() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def make_layer(name: str, H: int, D: int, C: int):
+    from ttt.models import lact_variant
+    from ttt.models.layers import PlainLinear
+
+    if name == "MSE":
+        return PlainLinear(H, D, D, loss="mse", chunk=C, lr_scale=0.01).eval()
+    n = {"V2": 2, "V5": 5, "V6": 6, "base": 0}[name]
+    return lact_variant(n, heads=H, d=D, d_hidden=D, chunk=C).eval()
+
+
+def layer_flops(name: str, H: int, D: int, T: int, C: int) -> float:
+    """Useful FLOPs of one layer call (B = 1): its products, counted once."""
+    gemm = 2.0 * T * D * D            # one [T, D] x [D, D] product over all tokens
+    chunks = -(-T // C)
+    ns = chunks * 5 * 6.0 * D ** 3    # Newton-Schulz: 5 steps of 3 D^3 products
+    per_head = {
+        # q: W0, W2, W1; k: W0, W2; the W1 gradient; Muon on it
+        "V2": 6 * gemm + ns,
+        # q: W0, W2, W1; k: W0, W2, W1; the gradients of all three; Muon on each
+        "base": 10 * gemm + 3 * ns,
+        # x W on q; k^T v; Muon
+        "V5": 2 * gemm + ns,
+        "V6": 2 * gemm,
+        # x W on q and on k; k^T (k W - v)
+        "MSE": 3 * gemm,
+    }[name]
+    return H * per_head
+
+
+def random_inputs(layer, T: int, rng) -> dict:
+    shapes = layer.input_shapes(1, T)
+    feeds = {}
+    for name in layer.input_names:
+        if name in ("lr", "momentum"):
+            feeds[name] = rng.uniform(0.0, 0.1 if name == "lr" else 0.9,
+                                      shapes[name]).astype(np.float32)
+        else:
+            feeds[name] = (rng.standard_normal(shapes[name]) / 4).astype(np.float32)
+    return feeds
+
+
+def mlir_function(layer, feeds):
+    """The layer as a `ttt.kvb_layer` function with its weights as arguments."""
+    spec = layer.oracle_spec()
+    cfg = dict(spec["kwargs"])
+    weights = [np.asarray(w, np.float32) for w in spec["weights"].values()]
+    named = {spec["inputs"][k]: v for k, v in feeds.items()}
+    ops = ttt_mlir.kvb_operands(cfg, named["q"], named["k"], named["v"], weights,
+                                lr=named.get("lr"), momentum=named.get("momentum"))
+    return ttt_mlir.kvb_layer_function(cfg, ops, dynamic=False, return_weights=False), ops
+
+
+def ttt_run(src: Path, inputs: Path, form: str, repeat: int, outputs: Path | None = None):
+    cmd = [str(BUILD / "bin" / "ttt-run"), str(src), f"--inputs={inputs}",
+           f"--ttt-form={form}", "--print-results=false", f"--repeat={repeat}"]
+    if outputs:
+        cmd.append(f"--outputs={outputs}")
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip())
+    return float(re.search(r"median of \d+ runs: ([0-9.]+) ms", proc.stderr).group(1)) / 1e3
+
+
+def median_time(fn, repeat: int) -> float:
+    fn()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def torch_time(layer, feeds, repeat):
+    import torch
+
+    args = [torch.from_numpy(feeds[k]) for k in layer.input_names]
+    with torch.no_grad():
+        out = layer(*args)
+        return median_time(lambda: layer(*args), repeat), out.numpy()
+
+
+def ort_times(layer, feeds, tmp: Path, repeat: int, threads: int):
+    """(original, rewritten, whether ttt-opt rewrote it) onnxruntime times."""
+    import onnxruntime as ort
+    import torch
+    from ttt.models.export import export_scripted
+
+    rng = np.random.default_rng(1)
+    example = random_inputs(layer, 2 * layer.chunk + 1, rng)
+    src, fast = tmp / "layer.onnx", tmp / "layer.fast.onnx"
+    axes = {name: {0: "B", 2: "T"} for name in layer.input_names}
+    with torch.no_grad():
+        export_scripted(layer, [torch.from_numpy(example[k]) for k in layer.input_names],
+                        src, input_names=layer.input_names, dynamic_axes=axes)
+    proc = subprocess.run([str(BUILD / "bin" / "ttt-opt"), str(src), "-o", str(fast)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr.strip())
+    rewritten = "raised to ttt.kvb_layer" in proc.stderr
+
+    def session(path):
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.log_severity_level = 3
+        return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+    before, after = session(src), session(fast)
+    t0 = median_time(lambda: before.run(None, feeds), repeat)
+    t1 = median_time(lambda: after.run(None, feeds), repeat)
+    return t0, t1, rewritten
+
+
+def gemm_peak(n=2048, repeat=5) -> float:
+    a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
+    return 2 * n ** 3 / median_time(lambda: a @ a, repeat) / 1e9
+
+
+def numpy_blas() -> str:
+    try:
+        deps = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        return f"{deps.get('name', '?')} {deps.get('version', '')}".strip()
+    except Exception:  # older NumPy
+        return "unknown"
+
+
+def rel_diff(a, e) -> float:
+    e = np.asarray(e, np.float64)
+    return float(np.max(np.abs(np.asarray(a, np.float64) - e)) / max(np.max(np.abs(e)), 1e-30))
+
+
+def fmt(seconds):
+    return "–" if seconds is None else f"{seconds * 1e3:.1f}"
+
+
+def bench_row(name, shape, args, tmp: Path, torch_ok: bool, peak: float):
+    H, D, T, C = shape
+    rng = np.random.default_rng(0)
+    layer = make_layer(name, H, D, C)
+    feeds = random_inputs(layer, T, rng)
+    text, ops = mlir_function(layer, feeds)
+    src, inputs, outputs = tmp / "layer.mlir", tmp / "inputs.npz", tmp / "outputs.npz"
+    src.write_text(text)
+    np.savez(inputs, **{f"arg{i}": a for i, (_, a) in enumerate(ops)})
+    linear = name != "base"
+    times = {"recurrent": ttt_run(src, inputs, "recurrent", args.repeat),
+             "parallel": ttt_run(src, inputs, "parallel", args.repeat) if linear else None,
+             "auto": ttt_run(src, inputs, "auto", args.repeat, outputs)}
+    with np.load(outputs) as data:
+        ours = data["result0"]
+    row = dict(layer=name, H=H, D=D, T=T, C=C, **times, torch=None, err=None,
+               ort=None, ort_fast=None, rewritten=None)
+    if torch_ok:
+        row["torch"], reference = torch_time(layer, feeds, args.repeat)
+        row["err"] = rel_diff(ours, reference)
+        if not args.no_onnx:
+            row["ort"], row["ort_fast"], row["rewritten"] = ort_times(
+                layer, feeds, tmp, args.repeat, os.cpu_count() or 1)
+    flops = layer_flops(name, H, D, T, C)
+    row["gflops"] = flops / times["auto"] / 1e9
+    row["peak_share"] = row["gflops"] / peak
+    return row
+
+
+def table(rows, peak, torch_ok) -> list[str]:
+    lines = ["| layer | H | D | T | C | ttt recurrent | ttt parallel | ttt auto | PyTorch eager | "
+             "auto vs PyTorch | ORT original | ORT after ttt-opt | auto GFLOP/s | % of peak | "
+             "max rel. diff vs PyTorch |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        speedup = f"{r['torch'] / r['auto']:.2f}x" if r["torch"] else "–"
+        fast = fmt(r["ort_fast"]) + ("" if r["rewritten"] in (None, True) else " (not rewritten)")
+        err = f"{r['err']:.1e}" if r["err"] is not None else "–"
+        lines.append(f"| {r['layer']} | {r['H']} | {r['D']} | {r['T']} | {r['C']} | "
+                     f"{fmt(r['recurrent'])} | {fmt(r['parallel'])} | {fmt(r['auto'])} | "
+                     f"{fmt(r['torch'])} | {speedup} | {fmt(r['ort'])} | {fast} | "
+                     f"{r['gflops']:.1f} | {100 * r['peak_share']:.0f}% | {err} |")
+    return lines
+
+
+def openmp_scaling(args, tmp: Path):
+    """ttt-run auto with --openmp against one thread, V2 at the large shape."""
+    H, D, T, C = SHAPES[0]
+    layer = make_layer("V2", H, D, C)
+    feeds = random_inputs(layer, T, np.random.default_rng(0))
+    text, ops = mlir_function(layer, feeds)
+    src, inputs = tmp / "omp.mlir", tmp / "omp.npz"
+    src.write_text(text)
+    np.savez(inputs, **{f"arg{i}": a for i, (_, a) in enumerate(ops)})
+    out = {}
+    for flag in ("--openmp=false", "--openmp"):
+        cmd = [str(BUILD / "bin" / "ttt-run"), str(src), f"--inputs={inputs}", flag,
+               "--print-results=false", f"--repeat={args.repeat}"]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+        out[flag] = float(re.search(r"median of \d+ runs: ([0-9.]+) ms", proc.stderr).group(1))
+    return out["--openmp=false"], out["--openmp"]
+
+
+def plots(args, directory: Path, tmp: Path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no plots", file=sys.stderr)
+        return []
+    torch_ok = have_torch()
+    written = []
+    for sweep, values, fixed in (("T", [2048, 4096, 8192, 16384], 64),
+                                 ("C", [16, 32, 64, 128, 256], 16384)):
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for name in ("V2", "V6"):
+            series = {"ttt auto": [], "ttt parallel": [], "PyTorch eager": []}
+            for v in values:
+                T, C = (v, fixed) if sweep == "T" else (fixed, v)
+                layer = make_layer(name, 2, 64, C)
+                feeds = random_inputs(layer, T, np.random.default_rng(0))
+                text, ops = mlir_function(layer, feeds)
+                src, inputs = tmp / "plot.mlir", tmp / "plot.npz"
+                src.write_text(text)
+                np.savez(inputs, **{f"arg{i}": a for i, (_, a) in enumerate(ops)})
+                series["ttt auto"].append(ttt_run(src, inputs, "auto", args.repeat) * 1e3)
+                series["ttt parallel"].append(ttt_run(src, inputs, "parallel", args.repeat) * 1e3)
+                if torch_ok:
+                    series["PyTorch eager"].append(torch_time(layer, feeds, args.repeat)[0] * 1e3)
+            for label, ys in series.items():
+                if ys:
+                    ax.plot(values, ys, marker="o", label=f"{name} {label}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("sequence length T (chunk 64)" if sweep == "T" else "chunk size C (T = 16384)")
+        ax.set_ylabel("ms (median)")
+        ax.set_title(f"H=2, D=64, {os.cpu_count()} cores")
+        ax.legend(fontsize=7)
+        fig.tight_layout()
+        path = directory / f"cpu_time_vs_{sweep}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        written.append(path)
+    return written
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--layers", default=",".join(LAYERS))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="V2 and V6 at the large shape")
+    parser.add_argument("--no-onnx", action="store_true", help="skip the onnxruntime columns")
+    parser.add_argument("--output", help="write the Markdown report to this file")
+    parser.add_argument("--plots", help="also write time-vs-T and time-vs-chunk PNGs here")
+    args = parser.parse_args()
+    layers = ["V2", "V6"] if args.quick else args.layers.split(",")
+    shapes = SHAPES[:1] if args.quick else SHAPES
+    torch_ok = have_torch()
+    if torch_ok:
+        import torch
+        torch.set_num_threads(os.cpu_count() or 1)
+
+    peak = gemm_peak()
+    blas = subprocess.run([str(BUILD / "bin" / "ttt-run"), "--version"], capture_output=True,
+                          text=True).stdout.strip().splitlines()
+    head = [f"# ttt on the CPU against PyTorch eager and onnxruntime",
+            "",
+            f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
+            f"B = 1, fp32; median of {args.repeat} calls each; "
+            f"{time.strftime('%Y-%m-%d')}.",
+            f"fp32 GEMM peak of NumPy's BLAS ({numpy_blas()}), 2048^3, same run: "
+            f"**{peak:.1f} GFLOP/s**.",
+            f"ttt-run: this machine's defaults (BLAS contractions, OpenMP threads); "
+            f"{' '.join(blas[:1])}.",
+            f"PyTorch: {'torch ' + __import__('torch').__version__ + ', ' if torch_ok else ''}"
+            f"{'eager, no_grad, ' + str(os.cpu_count()) + ' threads' if torch_ok else 'not installed'}; "
+            f"ORT: onnxruntime {__import__('onnxruntime').__version__} on the scripted export.",
+            "Times in ms; GFLOP/s are the layer's useful FLOPs (`layer_flops`) over the auto time.",
+            ""]
+    print("\n".join(head), flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for shape in shapes:
+            for name in layers:
+                row = bench_row(name, shape, args, tmp, torch_ok, peak)
+                rows.append(row)
+                print(table([row], peak, torch_ok)[-1], flush=True)
+        one, many = openmp_scaling(args, tmp)
+        written = plots(args, Path(args.plots), tmp) if args.plots else []
+    lines = head + table(rows, peak, torch_ok) + [
+        "",
+        f"OpenMP: V2 at H=4, D=128, T=8192, C=512, auto form: {one:.1f} ms on one thread, "
+        f"{many:.1f} ms with --openmp ({one / many:.2f}x).",
+    ] + [f"![{p.stem}]({p.name})" for p in written]
+    if args.output:
+        Path(args.output).write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[len(head):]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
