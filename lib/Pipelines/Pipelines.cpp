@@ -44,6 +44,10 @@ static void addBufferizationPasses(OpPassManager &pm) {
   // The reference loops carry fast weights that each chunk recomputes into a
   // fresh tensor; the deallocation pipeline below frees the old ones.
   bufferize.allowReturnAllocsFromLoops = true;
+  // A value computed into a fresh tensor and then inserted into a bigger one
+  // (a chunk's output into the stream's, a stream's into the layer's) is
+  // computed in place in the bigger one's buffer instead of copied there.
+  pm.addPass(bufferization::createEmptyTensorEliminationPass());
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
   bufferization::buildBufferDeallocationPipeline(pm);
   pm.addPass(createConvertBufferizationToMemRefPass());
@@ -96,15 +100,12 @@ void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options) {
     pm.addPass(createCanonicalizerPass());
   }
   bool blas = options.contractions == CPUContractions::blas;
-  // linalg.matmul and friends as the generic contractions the BLAS rewrite
-  // reads.
-  if (blas)
-    pm.addPass(createLinalgGeneralizeNamedOpsPass());
   // On tensors, before bufferization, where the checks can still see which
   // sizes the ops expect of their operands.
   if (options.runtimeVerification)
     pm.addPass(createGenerateRuntimeVerificationPass());
 
+  pm.addPass(createTTTDuplicateFills());
   addBufferizationPasses(pm);
   // The per-stream scf.forall loops of the ttt lowerings become scf.parallel,
   // which runs sequentially or on OpenMP threads below.

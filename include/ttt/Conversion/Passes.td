@@ -100,6 +100,22 @@ def TTTFuseElementwise : Pass<"ttt-fuse-elementwise"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def TTTDuplicateFills : Pass<"ttt-duplicate-fills"> {
+  let summary = "Give every user of a filled empty tensor a fill of its own";
+  let description = [{
+    CSE merges equal `linalg.fill`s of `tensor.empty` (the zero
+    accumulators of contractions, say) into one value with many users;
+    bufferization then copies one shared buffer of zeros into each user's.
+    This pass clones the fill (and its empty tensor) for every user but the
+    first, so every init is written in place, and a GEMM call can replace
+    its fill (`ttt-contractions-to-blas`). Run right before bufferization.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def TTTContractionsToBLAS : Pass<"ttt-contractions-to-blas", "::mlir::ModuleOp"> {
   let summary = "Call a BLAS GEMM for every fp32 contraction on buffers";
   let description = [{
@@ -116,8 +132,10 @@ def TTTContractionsToBLAS : Pass<"ttt-contractions-to-blas", "::mlir::ModuleOp">
     loads Debian's OpenBLAS on first use, or `$TTT_BLAS_LIBRARY` (empty:
     none).
 
-    Named contractions (`linalg.matmul`, `linalg.batch_matmul`) are matched
-    once generalized (`linalg-generalize-named-ops`).
+    Named contractions (`linalg.matmul`, `linalg.batch_matmul`, ...) are
+    generalized first. A `linalg.fill` of C with zero right before the op
+    (only pure ops in between) moves into the fallback branch, and the GEMM
+    overwrites C instead of adding to it.
 
     Example:
     ```mlir

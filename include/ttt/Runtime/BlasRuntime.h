@@ -25,15 +25,16 @@ extern "C" {
 /// 1 when a BLAS library with `cblas_sgemm` is loaded, else 0.
 int32_t ttt_blas_available();
 
-/// C += A * B for A: m x k, B: k x n, C: m x n. Each matrix is given by the
-/// address of its buffer's first element, the offset of its (0, 0) element
-/// and its row and column strides, all in elements; any strides work (BLAS
-/// is called when each matrix is row- or column-major, else a loop runs).
+/// C += A * B (C = A * B when `accumulate` is 0) for A: m x k, B: k x n,
+/// C: m x n. Each matrix is given by the address of its buffer's first
+/// element, the offset of its (0, 0) element and its row and column strides,
+/// all in elements; any strides work (BLAS is called when each matrix is
+/// row- or column-major, else a loop runs).
 void ttt_sgemm(int64_t m, int64_t n, int64_t k, int64_t a, int64_t aOffset,
                int64_t aRowStride, int64_t aColStride, int64_t b,
                int64_t bOffset, int64_t bRowStride, int64_t bColStride,
                int64_t c, int64_t cOffset, int64_t cRowStride,
-               int64_t cColStride);
+               int64_t cColStride, int64_t accumulate);
 }
 
 namespace ttt::runtime {

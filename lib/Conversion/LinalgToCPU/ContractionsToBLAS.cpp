@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -145,6 +146,25 @@ FailureOr<GemmLoops> matchGemm(linalg::GenericOp op, RewriterBase &rewriter) {
   return loops;
 }
 
+/// The linalg.fill with 0 that writes C just before `op` (with only pure
+/// ops in between), if any: the GEMM can then overwrite C (beta = 0)
+/// instead of adding to it.
+linalg::FillOp findZeroFillOfC(linalg::GenericOp op) {
+  Value c = op.getDpsInits()[0];
+  for (Operation *prev = op->getPrevNode(); prev; prev = prev->getPrevNode()) {
+    if (auto fill = dyn_cast<linalg::FillOp>(prev)) {
+      if (fill.getDpsInits()[0] != c)
+        return {};
+      auto value = fill.getDpsInputs()[0].getDefiningOp<arith::ConstantOp>();
+      auto zero = value ? dyn_cast<FloatAttr>(value.getValue()) : FloatAttr();
+      return zero && zero.getValue().isPosZero() ? fill : linalg::FillOp();
+    }
+    if (!isPure(prev))
+      return {};
+  }
+  return {};
+}
+
 func::FuncOp declare(ModuleOp module, StringRef name, FunctionType type) {
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
@@ -216,7 +236,10 @@ void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
                    func::FuncOp available, func::FuncOp sgemm,
                    RewriterBase &rewriter) {
   Location loc = op.getLoc();
+  linalg::FillOp zeroFill = findZeroFillOfC(op);
   rewriter.setInsertionPoint(op);
+  Value accumulate =
+      arith::ConstantIndexOp::create(rewriter, loc, zeroFill ? 0 : 1);
   Value flag =
       func::CallOp::create(rewriter, loc, available, ValueRange{}).getResult(0);
   Value zeroI32 = arith::ConstantIntOp::create(rewriter, loc, 0, 32);
@@ -225,8 +248,12 @@ void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
   auto branch = scf::IfOp::create(rewriter, loc, haveBlas,
                                   /*withElseRegion=*/true);
 
-  // Without BLAS: the op itself, which later passes turn into loops.
+  // Without BLAS: the op itself, which later passes turn into loops; a zero
+  // fill of C before it moves along, and BLAS overwrites C instead.
   rewriter.setInsertionPointToStart(branch.elseBlock());
+  if (zeroFill)
+    rewriter.moveOpBefore(zeroFill, branch.elseBlock(),
+                          branch.elseBlock()->begin());
   rewriter.clone(*op);
 
   rewriter.setInsertionPointToStart(branch.thenBlock());
@@ -263,7 +290,8 @@ void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
                          ValueRange{m, n, k, a.address, a.offset, a.rowStride,
                                     a.colStride, bv.address, bv.offset,
                                     bv.rowStride, bv.colStride, c.address,
-                                    c.offset, c.rowStride, c.colStride});
+                                    c.offset, c.rowStride, c.colStride,
+                                    accumulate});
   };
   if (loops.batch.empty()) {
     emitCall(rewriter, loc, {});
@@ -282,8 +310,20 @@ struct TTTContractionsToBLASPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     MLIRContext *ctx = module.getContext();
-    SmallVector<std::pair<linalg::GenericOp, GemmLoops>> gemms;
     IRRewriter rewriter(ctx);
+    // Named contractions (linalg.matmul, linalg.batch_matmul, ...) as the
+    // generics read below; fills and other named ops stay as they are.
+    SmallVector<linalg::LinalgOp> named;
+    module.walk([&](linalg::LinalgOp op) {
+      if (!isa<linalg::GenericOp>(op) && op.hasPureBufferSemantics() &&
+          linalg::isaContractionOpInterface(op))
+        named.push_back(op);
+    });
+    for (linalg::LinalgOp op : named) {
+      rewriter.setInsertionPoint(op);
+      (void)linalg::generalizeNamedOp(rewriter, op);
+    }
+    SmallVector<std::pair<linalg::GenericOp, GemmLoops>> gemms;
     module.walk([&](linalg::GenericOp op) {
       FailureOr<GemmLoops> loops = matchGemm(op, rewriter);
       if (succeeded(loops))
@@ -297,7 +337,7 @@ struct TTTContractionsToBLASPass
                 FunctionType::get(ctx, {}, {IntegerType::get(ctx, 32)}));
     auto sgemm =
         declare(module, kSgemm,
-                FunctionType::get(ctx, SmallVector<Type>(15, index), {}));
+                FunctionType::get(ctx, SmallVector<Type>(16, index), {}));
     for (auto &[op, loops] : gemms)
       rewriteToCall(op, loops, available, sgemm, rewriter);
   }

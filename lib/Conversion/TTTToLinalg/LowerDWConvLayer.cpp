@@ -176,7 +176,8 @@ struct LowerDWConvLayer : OpRewritePattern<DWConvLayerOp> {
           b, loc, {batch, channels, b.getIndexAttr(kh), b.getIndexAttr(kw)},
           elementType));
     SmallVector<Value> results = buildStreamLoop(
-        b, loc, {batch, channels}, outputs, [&](Value bIv, Value cIv) {
+        b, loc, {batch, channels}, outputs,
+        [&](Value bIv, Value cIv, ValueRange) {
           auto plane = [&](Value t) {
             return tm.convert(tm.slice(t, {bIv, cIv, zero, zero},
                                        {unit, unit, tm.dim(t, 2), tm.dim(t, 3)},

@@ -35,6 +35,9 @@ struct Stream {
   Value tokenEta;    // [C], or null
   Value gamma, beta; // [Dout], or null
   SmallVector<Value> weights;
+  /// The stream's slice of the layer's output, [Tq, Dout], to compute the
+  /// output into (in place); null when it has another element type.
+  Value out;
 };
 
 /// The tokens one update trains on: a chunk, or every key of a full batch.
@@ -79,6 +82,9 @@ private:
   Value normalize(Value w, Value initialNorm);
 
   // Schedules.
+  /// The [Tq, Dout] output the chunk loop writes its rows into: the
+  /// stream's slice of the layer's output where it has one.
+  Value outputInit(const Stream &stream);
   std::pair<Value, SmallVector<Value>> lowerChunked(const Stream &stream);
   std::pair<Value, SmallVector<Value>> lowerCausal(const Stream &stream);
   std::pair<Value, SmallVector<Value>> lowerFullBatch(const Stream &stream);
@@ -375,6 +381,14 @@ static std::pair<Value, Value> chunkExtent(OpBuilder &b, Location loc,
   return {start, arith::MinUIOp::create(b, loc, chunkSize, left)};
 }
 
+Value KVBLowering::outputInit(const Stream &stream) {
+  // The chunk loop writes every query row (chunked schedules have as many
+  // queries as keys), so the stream's slice needs no zeros first.
+  if (stream.out)
+    return stream.out;
+  return tm.zeros({tm.dim(stream.q, 0), tm.dim(stream.v, 1)});
+}
+
 std::pair<Value, SmallVector<Value>>
 KVBLowering::lowerChunked(const Stream &stream) {
   OpBuilder &b = tm.builder();
@@ -394,7 +408,7 @@ KVBLowering::lowerChunked(const Stream &stream) {
   }
   Value tokens = tm.indexValue(tm.dim(stream.k, 0));
   auto [chunkSize, chunks] = chunkLoopBounds(tm, tokens, schedule.getSize());
-  Value out = tm.zeros({tm.dim(stream.q, 0), tm.dim(stream.v, 1)});
+  Value out = outputInit(stream);
 
   SmallVector<Value> carried = flatten(init);
   carried.push_back(out);
@@ -437,7 +451,7 @@ KVBLowering::lowerCausal(const Stream &stream) {
   ScalarMath &s = tm.s();
   Value tokens = tm.indexValue(tm.dim(stream.k, 0));
   auto [chunkSize, chunks] = chunkLoopBounds(tm, tokens, schedule.getSize());
-  Value out = tm.zeros({tm.dim(stream.q, 0), tm.dim(stream.v, 1)});
+  Value out = outputInit(stream);
 
   SmallVector<Value> carried(stream.weights.begin(), stream.weights.end());
   carried.push_back(out);
@@ -575,7 +589,8 @@ struct LowerKVBLayer : OpRewritePattern<KVBLayerOp> {
             b, loc, {batch, heads, rows, cols}, elementType));
 
     SmallVector<Value> results = buildStreamLoop(
-        b, loc, {batch, heads}, outputs, [&](Value bIv, Value hIv) {
+        b, loc, {batch, heads}, outputs,
+        [&](Value bIv, Value hIv, ValueRange slices) {
           OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1);
           auto streamOf = [&](Value t, int64_t keep) -> Value {
             // [B, H, ...] -> the (b, h) slice with `keep` trailing dims.
@@ -621,6 +636,8 @@ struct LowerKVBLayer : OpRewritePattern<KVBLayerOp> {
                 tm.convert(tm.slice(w, offsets, sizes, 2), computeType));
           }
 
+          if (elementType == computeType)
+            stream.out = slices[0];
           KVBLowering lowering(tm, op);
           auto [o, finals] = lowering.lowerStream(stream);
           SmallVector<Value> pieces{tm.convert(o, elementType)};

@@ -24,12 +24,16 @@ namespace mlir::ttt {
 FloatType getComputeType(FloatType elementType, Builder &builder);
 
 /// Builds `scf.forall (i, j) in (outer[0], outer[1]) shared_outs(outputs)`.
-/// `body(i, j)` (built inside the loop) returns one rank-2 piece per output,
-/// which is inserted at [i, j, 0, 0]. Returns the loop's results.
-SmallVector<Value>
-buildStreamLoop(OpBuilder &builder, Location loc, ArrayRef<OpFoldResult> outer,
-                ValueRange outputs,
-                function_ref<SmallVector<Value>(Value i, Value j)> body);
+/// `body(i, j, slices)` (built inside the loop) gets the stream's rank-2
+/// slices of the shared outputs and returns one rank-2 piece per output,
+/// which is inserted at [i, j, 0, 0]. A piece computed into its slice (the
+/// slice as the init of the ops that write it) bufferizes in place, without
+/// a copy. Returns the loop's results.
+SmallVector<Value> buildStreamLoop(
+    OpBuilder &builder, Location loc, ArrayRef<OpFoldResult> outer,
+    ValueRange outputs,
+    function_ref<SmallVector<Value>(Value i, Value j, ValueRange slices)>
+        body);
 
 } // namespace mlir::ttt
 

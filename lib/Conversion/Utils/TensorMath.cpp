@@ -76,8 +76,11 @@ Value TensorMath::indexValue(OpFoldResult size) {
 }
 
 Value TensorMath::full(ArrayRef<OpFoldResult> sizes, Value value) {
-  Value empty = tensor::EmptyOp::create(b, loc, sizes, type);
-  return linalg::FillOp::create(b, loc, ValueRange{value}, ValueRange{empty})
+  return fill(tensor::EmptyOp::create(b, loc, sizes, type), value);
+}
+
+Value TensorMath::fill(Value dest, Value value) {
+  return linalg::FillOp::create(b, loc, ValueRange{value}, ValueRange{dest})
       .getResult(0);
 }
 

@@ -110,6 +110,12 @@ bool asBlasOperand(const Matrix &x, int64_t rows, int64_t cols,
   return false;
 }
 
+void setZero(const Matrix &x, int64_t rows, int64_t cols) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      x.at(i, j) = 0.0f;
+}
+
 bool fitsInt(int64_t value) { return value >= 0 && value <= 0x7fffffff; }
 
 } // namespace
@@ -121,12 +127,17 @@ extern "C" void ttt_sgemm(int64_t m, int64_t n, int64_t k, int64_t a,
                           int64_t aColStride, int64_t b, int64_t bOffset,
                           int64_t bRowStride, int64_t bColStride, int64_t c,
                           int64_t cOffset, int64_t cRowStride,
-                          int64_t cColStride) {
-  if (m <= 0 || n <= 0 || k <= 0)
+                          int64_t cColStride, int64_t accumulate) {
+  if (m <= 0 || n <= 0)
     return;
   Matrix ma{reinterpret_cast<float *>(a) + aOffset, aRowStride, aColStride};
   Matrix mb{reinterpret_cast<float *>(b) + bOffset, bRowStride, bColStride};
   Matrix mc{reinterpret_cast<float *>(c) + cOffset, cRowStride, cColStride};
+  if (k <= 0) {
+    if (!accumulate)
+      setZero(mc, m, n);
+    return;
+  }
   // A column-major C is the row-major C^T = B^T A^T.
   bool cRowMajor = n == 1 ? true : cColStride == 1;
   if (!cRowMajor && (m == 1 || cRowStride == 1)) {
@@ -147,13 +158,15 @@ extern "C" void ttt_sgemm(int64_t m, int64_t n, int64_t k, int64_t a,
         fitsInt(k) && fitsInt(lda) && fitsInt(ldb) && fitsInt(ldc)) {
       blas.sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
                  transB ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
-                 1.0f, ma.data, int(lda), mb.data, int(ldb), 1.0f, mc.data,
-                 int(ldc));
+                 1.0f, ma.data, int(lda), mb.data, int(ldb),
+                 accumulate ? 1.0f : 0.0f, mc.data, int(ldc));
       return;
     }
   }
   // Strides BLAS cannot take (broadcasts, interleaved views): the same sum
   // in the generated loops' (i, k, j) order.
+  if (!accumulate)
+    setZero(mc, m, n);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t p = 0; p < k; ++p) {
       float x = ma.at(i, p);

@@ -7,9 +7,11 @@
 #kn = affine_map<(i, k, j) -> (k, j)>
 #mn = affine_map<(i, k, j) -> (i, j)>
 
-// A plain matmul: one call with the row and column strides of each view.
+// A plain matmul: one call with the row and column strides of each view,
+// adding to C (accumulate = 1).
 // CHECK-LABEL: func.func @matmul
 // CHECK-SAME: (%[[A:.+]]: memref<64x32xf32>, %[[B:.+]]: memref<32x16xf32>, %[[C:.+]]: memref<64x16xf32>)
+// CHECK: %[[ACC1:.+]] = arith.constant 1 : index
 // CHECK: %[[FLAG:.+]] = call @ttt_blas_available() : () -> i32
 // CHECK: %[[HAVE:.+]] = arith.cmpi ne, %[[FLAG]], %{{.+}} : i32
 // CHECK: scf.if %[[HAVE]] {
@@ -20,12 +22,12 @@
 // CHECK: %[[APTR:.+]] = memref.extract_aligned_pointer_as_index %[[A]]
 // CHECK: %[[BPTR:.+]] = memref.extract_aligned_pointer_as_index %[[B]]
 // CHECK: %[[CPTR:.+]] = memref.extract_aligned_pointer_as_index %[[C]]
-// CHECK: call @ttt_sgemm(%[[M]], %[[N]], %[[K]], %[[APTR]], %[[AOFF]], %[[ASTR]]#0, %[[ASTR]]#1, %[[BPTR]], {{.*}}, %[[CPTR]],
+// CHECK: call @ttt_sgemm(%[[M]], %[[N]], %[[K]], %[[APTR]], %[[AOFF]], %[[ASTR]]#0, %[[ASTR]]#1, %[[BPTR]], {{.*}}, %[[CPTR]], %{{.+}}, %{{.+}}, %{{.+}}, %[[ACC1]])
 // CHECK: } else {
 // CHECK: linalg.generic {{.*}} ins(%[[A]], %[[B]] : memref<64x32xf32>, memref<32x16xf32>) outs(%[[C]] : memref<64x16xf32>)
 // CHECK: }
 // CHECK: func.func private @ttt_blas_available() -> i32
-// CHECK: func.func private @ttt_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
+// CHECK: func.func private @ttt_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 func.func @matmul(%a: memref<64x32xf32>, %b: memref<32x16xf32>, %c: memref<64x16xf32>) {
   linalg.generic {indexing_maps = [#mk, #kn, #mn], iterator_types = ["parallel", "reduction", "parallel"]}
       ins(%a, %b : memref<64x32xf32>, memref<32x16xf32>) outs(%c : memref<64x16xf32>) {
@@ -143,4 +145,24 @@ func.func @not_gemms(%a: memref<8x8xf32>, %c: memref<8x8xf32>, %s: memref<f32>,
     linalg.yield %q : f32
   } -> tensor<8x8xf32>
   return %r : tensor<8x8xf32>
+}
+
+// -----
+
+// A named matmul whose C is zero-filled just before: the fill moves to the
+// fallback branch and the GEMM overwrites C (accumulate = 0).
+// CHECK-LABEL: func.func @named_overwrite
+// CHECK-SAME: %[[C:[a-z0-9]+]]: memref<8x4xf32>
+// CHECK: %[[ACC0:.+]] = arith.constant 0 : index
+// CHECK: scf.if
+// CHECK-NOT: linalg.fill
+// CHECK: call @ttt_sgemm({{.*}}, %[[ACC0]])
+// CHECK: } else {
+// CHECK-NEXT: linalg.fill ins(%{{.+}} : f32) outs(%[[C]] : memref<8x4xf32>)
+// CHECK-NEXT: linalg.generic
+func.func @named_overwrite(%a: memref<8x16xf32>, %b: memref<16x4xf32>, %c: memref<8x4xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<8x4xf32>)
+  linalg.matmul ins(%a, %b : memref<8x16xf32>, memref<16x4xf32>) outs(%c : memref<8x4xf32>)
+  return
 }

@@ -80,6 +80,8 @@ public:
   /// A tensor of `sizes` filled with `value` (a scalar Value).
   Value full(ArrayRef<OpFoldResult> sizes, Value value);
   Value zeros(ArrayRef<OpFoldResult> sizes);
+  /// `dest` (a tensor of this float type) with every element `value`.
+  Value fill(Value dest, Value value);
   Value zerosLike(Value tensor) { return zeros(sizes(tensor)); }
 
   // --- Slices ------------------------------------------------------------
