@@ -25,7 +25,7 @@ echo
 echo "== 4. A small V2 layer: recurrent reference vs. linear-attention form, same random inputs =="
 shapes="1x2x1000x32,1x2x1000x32,1x2x1000x32,*,*,*,1x2x1000x3,1x2x1000"
 $OPT examples/lact_v2_small.mlir --ttt-to-linattn -o "$tmp/rewritten.mlir"
-$RUN examples/lact_v2_small.mlir --random-inputs=7 --shapes="$shapes" \
+$RUN examples/lact_v2_small.mlir --ttt-form=recurrent --random-inputs=7 --shapes="$shapes" \
     --save-inputs="$tmp/inputs.npz" --outputs="$tmp/recurrent.npz" --print-results=false --repeat=3
 $RUN "$tmp/rewritten.mlir" --inputs="$tmp/inputs.npz" --outputs="$tmp/parallel.npz" \
     --print-results=false --repeat=3

@@ -409,7 +409,11 @@ def verify(original: Model, optimized: Model, inputs: Mapping[str, Any] | None =
 def run(model_or_mlir: Model, inputs: Union[Sequence[Any], Mapping[str, Any], np.ndarray],
         *, device: str = "cpu", entry: str = "") -> list[np.ndarray]:
     """Compiles an MLIR module with ``ttt-to-cpu`` and runs one function
-    natively (``ttt-run``'s compiler and JIT), returning NumPy arrays.
+    natively (``ttt-run``'s compiler and JIT), returning NumPy arrays. As in
+    ``ttt-run``, each ttt layer runs in the form the cost model picks for
+    this machine, contractions call a BLAS GEMM where one loads, and OpenMP
+    threads share out the streams when the machine has more than one core
+    (the results do not depend on the thread count).
 
     ``model_or_mlir`` is a ``.mlir`` path or MLIR text; ``inputs`` is a
     sequence of arrays (one per argument), a dict ``{"arg0": ..., ...}``, or a

@@ -286,12 +286,11 @@ void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
         emitter.view(op.getDpsInputs()[1], maps[1], point, loops.k, loops.n);
     View c =
         emitter.view(op.getDpsInits()[0], maps[2], point, loops.m, loops.n);
-    func::CallOp::create(b, nestedLoc, sgemm,
-                         ValueRange{m, n, k, a.address, a.offset, a.rowStride,
-                                    a.colStride, bv.address, bv.offset,
-                                    bv.rowStride, bv.colStride, c.address,
-                                    c.offset, c.rowStride, c.colStride,
-                                    accumulate});
+    func::CallOp::create(
+        b, nestedLoc, sgemm,
+        ValueRange{m, n, k, a.address, a.offset, a.rowStride, a.colStride,
+                   bv.address, bv.offset, bv.rowStride, bv.colStride, c.address,
+                   c.offset, c.rowStride, c.colStride, accumulate});
   };
   if (loops.batch.empty()) {
     emitCall(rewriter, loc, {});

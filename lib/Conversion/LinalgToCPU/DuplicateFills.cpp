@@ -6,11 +6,11 @@
 //
 // CSE merges the equal `linalg.fill`s of empty tensors (every contraction's
 // zero accumulator, say) into one value with many users, also replacing a
-// fill inside a loop by an equal one before it. Each user writes its init, so bufferization then gives each
-// (in each iteration) a copy of one buffer of zeros. With a fill of its own
-// right before each user, every init bufferizes in place: the fill writes
-// the user's buffer directly, and a GEMM call can skip it
-// (ttt-contractions-to-blas overwrites C).
+// fill inside a loop by an equal one before it. Each user writes its init, so
+// bufferization then gives each (in each iteration) a copy of one buffer of
+// zeros. With a fill of its own right before each user, every init bufferizes
+// in place: the fill writes the user's buffer directly, and a GEMM call can
+// skip it (ttt-contractions-to-blas overwrites C).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,9 +38,9 @@ struct TTTDuplicateFillsPass
           !fill.getDpsInits()[0].getDefiningOp<tensor::EmptyOp>())
         return;
       Value filled = fill->getResult(0);
-      bool alone = filled.hasOneUse() &&
-                   filled.getUses().begin()->getOwner()->getBlock() ==
-                       fill->getBlock();
+      bool alone =
+          filled.hasOneUse() &&
+          filled.getUses().begin()->getOwner()->getBlock() == fill->getBlock();
       if (!filled.use_empty() && !alone)
         shared.push_back(fill);
     });

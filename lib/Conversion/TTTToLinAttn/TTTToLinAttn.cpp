@@ -25,8 +25,8 @@
 
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Conversion/Utils/TensorMath.h"
-#include "ttt/Dialect/TTT/Analysis/FormChoice.h"
 #include "ttt/Dialect/LinAttn/IR/LinAttnOps.h"
+#include "ttt/Dialect/TTT/Analysis/FormChoice.h"
 #include "ttt/Dialect/TTT/Analysis/LayerAnalysis.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 

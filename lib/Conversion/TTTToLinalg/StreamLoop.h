@@ -32,8 +32,7 @@ FloatType getComputeType(FloatType elementType, Builder &builder);
 SmallVector<Value> buildStreamLoop(
     OpBuilder &builder, Location loc, ArrayRef<OpFoldResult> outer,
     ValueRange outputs,
-    function_ref<SmallVector<Value>(Value i, Value j, ValueRange slices)>
-        body);
+    function_ref<SmallVector<Value>(Value i, Value j, ValueRange slices)> body);
 
 } // namespace mlir::ttt
 

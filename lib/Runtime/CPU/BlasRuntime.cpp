@@ -38,9 +38,13 @@ Blas loadBlas() {
       return blas;
     chosen = env;
   }
-  // Debian's OpenBLAS builds (the OpenMP one first), then whatever the
-  // loader finds under the usual name.
+  // Debian's OpenBLAS builds, then whatever the loader finds under the
+  // usual name. The serial build first: it has no thread pool of its own
+  // and is re-entrant, which is what calls from several of our threads at
+  // once need; the threaded builds are limited to one thread below.
   const char *candidates[] = {
+      "/usr/lib/x86_64-linux-gnu/openblas-serial/libopenblas.so.0",
+      "/usr/lib/aarch64-linux-gnu/openblas-serial/libopenblas.so.0",
       "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0",
       "/usr/lib/aarch64-linux-gnu/openblas-openmp/libopenblas.so.0",
       "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0",

@@ -59,7 +59,8 @@ FormChoice mlir::ttt::chooseForm(KVBLayerOp op, unsigned cores) {
   int64_t chunks = (tokens + chunk - 1) / chunk;
   double usable = double(std::min<int64_t>(streams * chunks, cores));
   double speedup = usable / double(streams);
-  double scanRounds = std::ceil(std::log2(double(std::max<int64_t>(chunks, 1))));
+  double scanRounds =
+      std::ceil(std::log2(double(std::max<int64_t>(chunks, 1))));
   // Each Hillis-Steele round adds every state once more, on top of the
   // products both forms share (about one state update per chunk).
   double cost = kParallelOverhead * (1.0 + scanRounds / double(chunk));
