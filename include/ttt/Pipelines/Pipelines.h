@@ -166,7 +166,9 @@ struct TTTToGPUOptions : public PassPipelineOptions<TTTToGPUOptions> {
 
 /// Lowers the project's own dialects (ttt, linattn) to upstream
 /// func/tensor/linalg/scf/arith/math ops. The first step of every pipeline.
-void addTTTToUpstreamPasses(OpPassManager &pm);
+/// `scan` is linattn-to-linalg's chunk-state scan: "parallel" (log-depth,
+/// for the GPU) or "sequential" (one pass over the states, for the CPU).
+void addTTTToUpstreamPasses(OpPassManager &pm, StringRef scan = "parallel");
 
 /// Builds `ttt-to-cpu`: from a module of func/tensor/linalg/scf/arith/math
 /// ops on (possibly dynamically shaped) tensors, or of ttt ops, down to the

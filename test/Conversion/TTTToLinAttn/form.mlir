@@ -19,7 +19,7 @@
 // PAR: linattn.scan
 // BAD: ttt-to-linattn: unknown form 'fast' (expected parallel, recurrent or auto)
 func.func @one_stream(%q: tensor<1x1x512x8xf32>, %w: tensor<1x8x8xf32>) -> tensor<1x1x512x8xf32> {
-  // expected-remark @below {{recurrent form chosen (form=auto): 1 streams on 2 cores: the parallel form's 64 chunks could run 2.0x wider, at 3.5x the work and memory traffic}}
+  // expected-remark @below {{recurrent form chosen (form=auto): 1 streams on 2 cores: the parallel form's 64 chunks could run 2.0x wider, at 5.0x the work and memory traffic}}
   %o = ttt.kvb_layer %q, %q, %q : tensor<1x1x512x8xf32>, tensor<1x1x512x8xf32>, tensor<1x1x512x8xf32>
       weights(%w : tensor<1x8x8xf32>)
       model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot>

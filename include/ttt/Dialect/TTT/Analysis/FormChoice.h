@@ -20,11 +20,12 @@ struct FormChoice {
   std::string reason;
 };
 
-/// The cost model of ttt-to-linattn's form=auto (and ttt-to-cpu's). Both forms
-/// do the same products; the parallel form adds a log-depth scan over the N
-/// chunk states and keeps all N states in memory, which in our CPU benchmark
-/// costs about twice the recurrent form's single-thread time. It pays only
-/// where it can run on more cores than the recurrent form's B*H streams occupy.
+/// The cost model of ttt-to-linattn's form=auto (and ttt-to-cpu's). Both
+/// forms do the same products; the parallel form also writes every chunk
+/// state and scans them, which in our CPU benchmark costs about five times
+/// the recurrent form's single-thread time. It pays only where its chunks
+/// can run on that many times more cores than the recurrent form's B*H
+/// streams occupy.
 FormChoice chooseForm(KVBLayerOp op, unsigned cores);
 
 /// The cores of this machine (at least 1).
