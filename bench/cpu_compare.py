@@ -43,6 +43,7 @@ sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(REPO / "test" / "python"))
 
 import ttt_mlir  # noqa: E402
+from onnx_bench import random_feeds, rel_error  # noqa: E402
 
 BUILD = Path(os.environ.get("TTT_BUILD_DIR", REPO / "build"))
 SHAPES = [  # (H, D, T, C)
@@ -91,15 +92,7 @@ def layer_flops(name: str, H: int, D: int, T: int, C: int) -> float:
 
 
 def random_inputs(layer, T: int, rng) -> dict:
-    shapes = layer.input_shapes(1, T)
-    feeds = {}
-    for name in layer.input_names:
-        if name in ("lr", "momentum"):
-            feeds[name] = rng.uniform(0.0, 0.1 if name == "lr" else 0.9,
-                                      shapes[name]).astype(np.float32)
-        else:
-            feeds[name] = (rng.standard_normal(shapes[name]) / 4).astype(np.float32)
-    return feeds
+    return random_feeds(layer, 1, T, rng)
 
 
 def mlir_function(layer, feeds):
@@ -188,11 +181,6 @@ def numpy_blas() -> str:
         return "unknown"
 
 
-def rel_diff(a, e) -> float:
-    e = np.asarray(e, np.float64)
-    return float(np.max(np.abs(np.asarray(a, np.float64) - e)) / max(np.max(np.abs(e)), 1e-30))
-
-
 def fmt(seconds):
     return "–" if seconds is None else f"{seconds * 1e3:.1f}"
 
@@ -216,7 +204,7 @@ def bench_row(name, shape, args, tmp: Path, torch_ok: bool, peak: float):
                ort=None, ort_fast=None, rewritten=None)
     if torch_ok:
         row["torch"], reference = torch_time(layer, feeds, args.repeat)
-        row["err"] = rel_diff(ours, reference)
+        row["err"] = rel_error(ours, reference)
         if not args.no_onnx:
             row["ort"], row["ort_fast"], row["rewritten"] = ort_times(
                 layer, feeds, tmp, args.repeat, os.cpu_count() or 1)

@@ -56,7 +56,8 @@ def _median_time(session, feeds, repeat: int) -> float:
     return statistics.median(times)
 
 
-def _feeds(layer, B, T, rng):
+def random_feeds(layer, B, T, rng):
+    """Random inputs of `layer` (python/ttt/models) for batch B and length T."""
     shapes = layer.input_shapes(B, T)
     feeds = {}
     for name in layer.input_names:
@@ -68,7 +69,7 @@ def _feeds(layer, B, T, rng):
     return feeds
 
 
-def _rel(a, e):
+def rel_error(a, e):
     e = np.asarray(e, np.float64)
     return float(np.max(np.abs(np.asarray(a, np.float64) - e)) / max(np.max(np.abs(e)), 1e-30))
 
@@ -104,7 +105,7 @@ def main() -> int:
             forms = [("scripted", None)] + [("traced", T) for T in tokens
                                             if T <= args.traced_max]
             for form, traced_T in forms:
-                example = _feeds(layer, 1, traced_T or 2 * args.chunk + 1, rng)
+                example = random_feeds(layer, 1, traced_T or 2 * args.chunk + 1, rng)
                 tensors = [torch.from_numpy(example[k]) for k in layer.input_names]
                 src = tmp / f"v{n}_{form}_{traced_T}.onnx"
                 fast = tmp / f"v{n}_{form}_{traced_T}.fast.onnx"
@@ -123,8 +124,8 @@ def main() -> int:
                 rewritten = "raised to ttt.kvb_layer" in proc.stderr
                 before, after = _session(src, args.threads), _session(fast, args.threads)
                 for T in ([traced_T] if traced_T else tokens):
-                    feeds = _feeds(layer, 1, T, rng)
-                    err = _rel(after.run(None, feeds)[0], before.run(None, feeds)[0])
+                    feeds = random_feeds(layer, 1, T, rng)
+                    err = rel_error(after.run(None, feeds)[0], before.run(None, feeds)[0])
                     t0 = _median_time(before, feeds, args.repeat)
                     t1 = _median_time(after, feeds, args.repeat)
                     rows.append((f"V{n}", form, T, rewritten, t0, t1, err))
