@@ -9,7 +9,7 @@ APT_PACKAGES=(
   llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools
   libprotobuf-dev protobuf-compiler zlib1g-dev libzip-dev
   ninja-build cmake g++ make
-  libomp-22-dev libopenblas0-serial
+  libomp-22-dev libopenblas0-pthread
   clang libclang-rt-14-dev clang-format-14 clang-tidy-14
 )
 PY_PACKAGES=(onnx onnxruntime numpy pytest nanobind scikit-build-core)

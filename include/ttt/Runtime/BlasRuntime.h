@@ -11,9 +11,10 @@
 // convention does not depend on MLIR's memref descriptors.
 //
 // The library is loaded on first use: $TTT_BLAS_LIBRARY when set (an empty
-// value disables BLAS), else Debian's OpenBLAS (the serial build first). It
-// runs single-threaded; the compiled code parallelizes over (batch, head,
-// chunk) itself and calls it from several threads at once.
+// value disables BLAS), else Debian's threaded OpenBLAS (pthread, then
+// OpenMP build), limited to one thread: the compiled code parallelizes over
+// (batch, head, chunk) itself and calls it from several threads at once,
+// which the threaded builds lock for and the serial build does not.
 //
 //===----------------------------------------------------------------------===//
 

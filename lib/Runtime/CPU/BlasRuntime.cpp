@@ -24,6 +24,7 @@ using SgemmFn = void (*)(int layout, int transA, int transB, int m, int n,
                          const float *b, int ldb, float beta, float *c,
                          int ldc);
 using SetThreadsFn = void (*)(int);
+using GetParallelFn = int (*)();
 
 struct Blas {
   SgemmFn sgemm = nullptr;
@@ -38,24 +39,27 @@ Blas loadBlas() {
       return blas;
     chosen = env;
   }
-  // Debian's OpenBLAS builds, then whatever the loader finds under the
-  // usual name. The serial build first: it has no thread pool of its own
-  // and is re-entrant, which is what calls from several of our threads at
-  // once need; the threaded builds are limited to one thread below.
+  // Debian's threaded OpenBLAS builds, then whatever the loader finds under
+  // the usual name. Several of our threads call sgemm at once: the threaded
+  // builds lock their buffers for that (pthread first, whose locks do not
+  // depend on the OpenMP runtime); the serial build does not, and is
+  // refused below wherever it comes from.
   const char *candidates[] = {
-      "/usr/lib/x86_64-linux-gnu/openblas-serial/libopenblas.so.0",
-      "/usr/lib/aarch64-linux-gnu/openblas-serial/libopenblas.so.0",
-      "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0",
-      "/usr/lib/aarch64-linux-gnu/openblas-openmp/libopenblas.so.0",
       "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0",
       "/usr/lib/aarch64-linux-gnu/openblas-pthread/libopenblas.so.0",
+      "/usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0",
+      "/usr/lib/aarch64-linux-gnu/openblas-openmp/libopenblas.so.0",
       "libopenblas.so.0"};
   auto tryLoad = [&](const std::string &path) {
     void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle)
       return false;
     auto sgemm = reinterpret_cast<SgemmFn>(dlsym(handle, "cblas_sgemm"));
-    if (!sgemm) {
+    // A sequential OpenBLAS (openblas_get_parallel() == 0) shares its
+    // buffers between callers unlocked: concurrent calls corrupt results.
+    auto parallel =
+        reinterpret_cast<GetParallelFn>(dlsym(handle, "openblas_get_parallel"));
+    if (!sgemm || (parallel && parallel() == 0)) {
       dlclose(handle);
       return false;
     }
