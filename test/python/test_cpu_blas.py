@@ -1,0 +1,121 @@
+"""The CPU GEMM runtime (libttt_cpu_runtime.so) and the BLAS rewrite's two branches.
+
+- `ttt_sgemm` against NumPy on fresh random matrices: row- and column-major views,
+  offsets, views BLAS cannot take (a broadcast row, interleaved strides), C = A B and
+  C += A B, empty sizes — through BLAS where one loads and through its own loop with
+  `TTT_BLAS_LIBRARY=""` (none).
+- A layer run by `ttt-run` with BLAS and without (the generated loops of the
+  `scf.if`'s other branch) both match the float64 NumPy oracle.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from compiler import build_dir, run_function
+from oracle import ttt_oracle
+import ttt_mlir
+
+RUNTIME = build_dir() / "lib" / "libttt_cpu_runtime.so"
+
+# One check per case, run in a child process so that TTT_BLAS_LIBRARY is read
+# fresh (the runtime loads BLAS once per process).
+CHILD = r"""
+import ctypes, sys
+import numpy as np
+lib = ctypes.CDLL(sys.argv[1])
+lib.ttt_sgemm.argtypes = [ctypes.c_int64] * 16
+lib.ttt_sgemm.restype = None
+rng = np.random.default_rng(int(sys.argv[2]))
+f32 = np.float32
+def view(rows, cols, layout):
+    # A rows x cols view of a bigger buffer, returned with its buffer, offset and strides.
+    if layout == "row":
+        buf = rng.standard_normal((rows + 2) * (cols + 3)).astype(f32)
+        return buf, 5, cols + 3, 1
+    if layout == "col":
+        buf = rng.standard_normal((rows + 4) * (cols + 1)).astype(f32)
+        return buf, 3, 1, rows + 4
+    if layout == "broadcast":   # every row the same: row stride 0
+        buf = rng.standard_normal(cols + 2).astype(f32)
+        return buf, 1, 0, 1
+    buf = rng.standard_normal(2 * rows * cols + 8).astype(f32)   # interleaved
+    return buf, 2, 2 * cols, 2
+def dense(buf, off, rs, cs, rows, cols):
+    return np.array([[buf[off + i * rs + j * cs] for j in range(cols)] for i in range(rows)],
+                    np.float64).reshape(rows, cols)
+worst = 0.0
+for m, n, k in [(7, 5, 3), (33, 17, 9), (1, 8, 4), (6, 1, 5), (0, 4, 3), (4, 3, 0)]:
+    for la in ("row", "col", "broadcast", "interleaved"):
+        for lb in ("row", "col", "interleaved"):
+            for lc in ("row", "col", "interleaved"):
+                for acc in (0, 1):
+                    a, ao, ars, acs = view(m, k, la)
+                    b, bo, brs, bcs = view(k, n, lb)
+                    c, co, crs, ccs = view(m, n, lc)
+                    want = dense(a, ao, ars, acs, m, k) @ dense(b, bo, brs, bcs, k, n)
+                    if acc:
+                        want += dense(c, co, crs, ccs, m, n)
+                    lib.ttt_sgemm(m, n, k, a.ctypes.data, ao, ars, acs, b.ctypes.data, bo, brs,
+                                  bcs, c.ctypes.data, co, crs, ccs, acc)
+                    got = dense(c, co, crs, ccs, m, n)
+                    scale = max(1.0, float(np.abs(want).max()) if want.size else 1.0)
+                    err = float(np.abs(got - want).max()) / scale if want.size else 0.0
+                    worst = max(worst, err)
+                    if err > 1e-5:
+                        sys.exit(f"m={m} n={n} k={k} A={la} B={lb} C={lc} acc={acc}: {err}")
+print(worst)
+"""
+
+
+def _run_child(seed: int, blas: str | None):
+    env = dict(os.environ)
+    if blas is not None:
+        env["TTT_BLAS_LIBRARY"] = blas
+    return subprocess.run([sys.executable, "-c", CHILD, str(RUNTIME), str(seed)],
+                          capture_output=True, text=True, env=env, timeout=300)
+
+
+@pytest.mark.parametrize("blas", [None, ""], ids=["blas", "own-loop"])
+def test_sgemm_matches_numpy(blas):
+    proc = _run_child(seed=np.random.SeedSequence().entropy % 2**31, blas=blas)
+    assert proc.returncode == 0, proc.stderr or proc.stdout
+
+
+def test_sgemm_reports_blas():
+    code = ("import ctypes, sys; lib = ctypes.CDLL(sys.argv[1]); "
+            "print(lib.ttt_blas_available())")
+    env = dict(os.environ, TTT_BLAS_LIBRARY="")
+    off = subprocess.run([sys.executable, "-c", code, str(RUNTIME)], capture_output=True,
+                         text=True, env=env, check=True)
+    assert off.stdout.strip() == "0"
+    env["TTT_BLAS_LIBRARY"] = str(build_dir() / "no-such-blas.so")
+    missing = subprocess.run([sys.executable, "-c", code, str(RUNTIME)], capture_output=True,
+                             text=True, env=env, check=True)
+    assert missing.stdout.strip() == "0"
+
+
+@pytest.mark.parametrize("blas", [None, ""], ids=["blas", "generated-loops"])
+def test_layer_with_and_without_blas(blas, tmp_path, monkeypatch):
+    if blas is not None:
+        monkeypatch.setenv("TTT_BLAS_LIBRARY", blas)
+    rng = np.random.default_rng()
+    B, H, T, D = 2, 3, 70, 16
+    cfg = dict(model="swiglu", trained=[1], loss="dot", chunk=16, order="apply_then_update",
+               ns_steps=3, ns_coeffs=[[3.4445, -4.775, 2.0315]] * 3)
+    f32 = np.float32
+    q, k, v = (rng.standard_normal((B, H, T, D)).astype(f32) / 2 for _ in range(3))
+    weights = [(rng.standard_normal((H, D, D)) / np.sqrt(D)).astype(f32) for _ in range(3)]
+    lr = rng.uniform(0.01, 0.2, (B, H, T, 3)).astype(f32)
+    ops = ttt_mlir.kvb_operands(cfg, q, k, v, weights, lr=lr)
+    text = ttt_mlir.kvb_layer_function(cfg, ops, return_weights=False)
+    want, _ = ttt_oracle.kvb_layer(q, k, v, weights, lr=lr, **cfg)
+    for form in ("recurrent", "parallel"):
+        (got,) = run_function(text, [a for _, a in ops], tmp_path, form=form)
+        assert ttt_mlir.relative_error(got, want) <= 1e-5, form
