@@ -106,6 +106,18 @@ def mlir_function(layer, feeds):
     return ttt_mlir.kvb_layer_function(cfg, ops, dynamic=False, return_weights=False), ops
 
 
+def write_layer(layer, T: int, tmp: Path, stem: str):
+    """The layer's MLIR function and fresh random inputs, written to `tmp`.
+
+    Returns (source path, inputs .npz path, the inputs by graph-input name)."""
+    feeds = random_inputs(layer, T, np.random.default_rng(0))
+    text, ops = mlir_function(layer, feeds)
+    src, inputs = tmp / f"{stem}.mlir", tmp / f"{stem}.npz"
+    src.write_text(text)
+    np.savez(inputs, **{f"arg{i}": a for i, (_, a) in enumerate(ops)})
+    return src, inputs, feeds
+
+
 def ttt_run(src: Path, inputs: Path, form: str, repeat: int, outputs: Path | None = None):
     cmd = [str(BUILD / "bin" / "ttt-run"), str(src), f"--inputs={inputs}",
            f"--ttt-form={form}", "--print-results=false", f"--repeat={repeat}"]
@@ -187,13 +199,9 @@ def fmt(seconds):
 
 def bench_row(name, shape, args, tmp: Path, torch_ok: bool, peak: float):
     H, D, T, C = shape
-    rng = np.random.default_rng(0)
     layer = make_layer(name, H, D, C)
-    feeds = random_inputs(layer, T, rng)
-    text, ops = mlir_function(layer, feeds)
-    src, inputs, outputs = tmp / "layer.mlir", tmp / "inputs.npz", tmp / "outputs.npz"
-    src.write_text(text)
-    np.savez(inputs, **{f"arg{i}": a for i, (_, a) in enumerate(ops)})
+    src, inputs, feeds = write_layer(layer, T, tmp, "layer")
+    outputs = tmp / "outputs.npz"
     linear = name != "base"
     times = {"recurrent": ttt_run(src, inputs, "recurrent", args.repeat),
              "parallel": ttt_run(src, inputs, "parallel", args.repeat) if linear else None,
@@ -233,12 +241,7 @@ def table(rows, peak, torch_ok) -> list[str]:
 def openmp_scaling(args, tmp: Path):
     """ttt-run auto with --openmp against one thread, V2 at the large shape."""
     H, D, T, C = SHAPES[0]
-    layer = make_layer("V2", H, D, C)
-    feeds = random_inputs(layer, T, np.random.default_rng(0))
-    text, ops = mlir_function(layer, feeds)
-    src, inputs = tmp / "omp.mlir", tmp / "omp.npz"
-    src.write_text(text)
-    np.savez(inputs, **{f"arg{i}": a for i, (_, a) in enumerate(ops)})
+    src, inputs, _ = write_layer(make_layer("V2", H, D, C), T, tmp, "omp")
     out = {}
     for flag in ("--openmp=false", "--openmp"):
         cmd = [str(BUILD / "bin" / "ttt-run"), str(src), f"--inputs={inputs}", flag,
@@ -266,11 +269,7 @@ def plots(args, directory: Path, tmp: Path):
             for v in values:
                 T, C = (v, fixed) if sweep == "T" else (fixed, v)
                 layer = make_layer(name, 2, 64, C)
-                feeds = random_inputs(layer, T, np.random.default_rng(0))
-                text, ops = mlir_function(layer, feeds)
-                src, inputs = tmp / "plot.mlir", tmp / "plot.npz"
-                src.write_text(text)
-                np.savez(inputs, **{f"arg{i}": a for i, (_, a) in enumerate(ops)})
+                src, inputs, feeds = write_layer(layer, T, tmp, "plot")
                 series["ttt auto"].append(ttt_run(src, inputs, "auto", args.repeat) * 1e3)
                 series["ttt parallel"].append(ttt_run(src, inputs, "parallel", args.repeat) * 1e3)
                 if torch_ok:
@@ -312,7 +311,7 @@ def main() -> int:
     peak = gemm_peak()
     blas = subprocess.run([str(BUILD / "bin" / "ttt-run"), "--version"], capture_output=True,
                           text=True).stdout.strip().splitlines()
-    head = [f"# ttt on the CPU against PyTorch eager and onnxruntime",
+    head = ["# ttt on the CPU against PyTorch eager and onnxruntime",
             "",
             f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores; "
             f"B = 1, fp32; median of {args.repeat} calls each; "

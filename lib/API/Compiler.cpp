@@ -43,7 +43,6 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <thread>
 
 using namespace llvm;
 
@@ -489,7 +488,7 @@ RunResult run(const std::string &mlirText, const std::vector<Buffer> &inputs,
   mlir::ttt::TTTToCPUOptions options;
   // As ttt-run: threads over streams where the machine has cores to spare
   // (the results do not depend on it).
-  options.openmp = std::thread::hardware_concurrency() > 1;
+  options.openmp = mlir::ttt::isOpenMPDefaultOnHost();
   mlir::ttt::buildTTTToCPUPipeline(pm, options);
   if (mlir::failed(pm.run(*module))) {
     result.status = fail(ErrorKind::Compile,

@@ -7,6 +7,7 @@
 #include "ttt/Pipelines/Pipelines.h"
 #include "GPUPasses.h"
 #include "ttt/Conversion/Passes.h"
+#include "ttt/Dialect/TTT/Analysis/FormChoice.h"
 #include "ttt/Dialect/TTT/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -23,6 +24,8 @@
 #include "mlir/Transforms/Passes.h"
 
 namespace mlir::ttt {
+
+bool isOpenMPDefaultOnHost() { return getHostCores() > 1; }
 
 void addTTTToUpstreamPasses(OpPassManager &pm, StringRef scan) {
   // Every ttt layer that is still a layer op runs as its exact reference;

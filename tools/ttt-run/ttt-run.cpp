@@ -54,7 +54,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <thread>
 #include <unistd.h>
 
 using namespace llvm;
@@ -180,7 +179,7 @@ static cl::opt<bool> openmp(
              "OpenMP threads (pipeline option openmp; loads libomp; "
              "OMP_NUM_THREADS applies). Default: on when this machine has "
              "more than one core; results are the same either way"),
-    cl::init(std::thread::hardware_concurrency() > 1), cl::cat(runCategory));
+    cl::init(mlir::ttt::isOpenMPDefaultOnHost()), cl::cat(runCategory));
 
 static cl::opt<unsigned> numThreads(
     "num-threads",

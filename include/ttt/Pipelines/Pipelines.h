@@ -164,6 +164,11 @@ struct TTTToGPUOptions : public PassPipelineOptions<TTTToGPUOptions> {
       llvm::cl::init("")};
 };
 
+/// The openmp default of programs JIT-run on this machine (ttt-run, the
+/// Python package): on when it has more than one core. ttt-opt keeps the
+/// option's own default, so that its output does not depend on the machine.
+bool isOpenMPDefaultOnHost();
+
 /// Lowers the project's own dialects (ttt, linattn) to upstream
 /// func/tensor/linalg/scf/arith/math ops. The first step of every pipeline.
 /// `scan` is linattn-to-linalg's chunk-state scan: "parallel" (log-depth,

@@ -22,12 +22,14 @@ using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::raise;
 
-static std::optional<int64_t> axisAttr(onnx::NodeOp node, int64_t rank) {
+/// The `axis` attribute of `node`, in [0, rank) of its result.
+static std::optional<int64_t> axisOf(onnx::NodeOp node) {
+  std::optional<int64_t> rank = rankOf(node->getResult(0));
   auto attr = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr("axis"));
-  if (!attr)
+  if (!rank || !attr)
     return std::nullopt;
-  int64_t axis = attr.getInt() < 0 ? attr.getInt() + rank : attr.getInt();
-  if (axis < 0 || axis >= rank)
+  int64_t axis = attr.getInt() < 0 ? attr.getInt() + *rank : attr.getInt();
+  if (axis < 0 || axis >= *rank)
     return std::nullopt;
   return axis;
 }
@@ -46,10 +48,10 @@ struct ConcatOfTransposes : NodePattern {
 
   LogicalResult matchNode(onnx::NodeOp concat,
                           PatternRewriter &rewriter) const override {
-    std::optional<int64_t> rank = rankOf(concat->getResult(0));
-    std::optional<int64_t> axis = rank ? axisAttr(concat, *rank) : std::nullopt;
+    std::optional<int64_t> axis = axisOf(concat);
     if (!axis || concat.getInputs().size() < 2)
       return rewriter.notifyMatchFailure(concat, "no axis");
+    std::optional<int64_t> rank = rankOf(concat->getResult(0));
     std::optional<SmallVector<int64_t>> perm;
     SmallVector<Value> inner;
     for (Value part : concat.getInputs()) {
@@ -98,11 +100,9 @@ struct TransposeOfConcat : NodePattern {
                           PatternRewriter &rewriter) const override {
     onnx::NodeOp concat = nodeOf(transpose.getInputs()[0], "Concat");
     std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
-    std::optional<int64_t> rank =
-        concat ? rankOf(concat->getResult(0)) : std::nullopt;
-    std::optional<int64_t> axis = rank ? axisAttr(concat, *rank) : std::nullopt;
-    if (!axis || !perm || *rank < 2 ||
-        !llvm::equal(*perm, swapInnerPerm(*rank)))
+    std::optional<int64_t> axis = concat ? axisOf(concat) : std::nullopt;
+    if (!axis || !perm || perm->size() < 2 ||
+        !llvm::equal(*perm, swapInnerPerm(perm->size())))
       return rewriter.notifyMatchFailure(transpose, "not x^T of a Concat");
     // Only products move the transpose on (they read the other way round).
     if (!llvm::all_of(concat.getInputs(), [&](Value part) {
@@ -135,8 +135,8 @@ struct StackToConcat : NodePattern {
     auto type = dyn_cast<RankedTensorType>(reshape->getResult(0).getType());
     if (!concat || !type || !type.hasStaticShape())
       return rewriter.notifyMatchFailure(reshape, "not a static Concat");
+    std::optional<int64_t> axis = axisOf(concat);
     std::optional<int64_t> rank = rankOf(concat->getResult(0));
-    std::optional<int64_t> axis = rank ? axisAttr(concat, *rank) : std::nullopt;
     if (!axis || *rank != type.getRank() + 1)
       return rewriter.notifyMatchFailure(reshape, "not a flattened stack");
     SmallVector<Value> chunks;
