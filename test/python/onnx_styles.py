@@ -190,7 +190,7 @@ SUPPORTED = {
     "scaling": ["mul", "mul_swapped", "div_reciprocal", "mean_as_mul", "folded"],
     "noise": ["none", "identity", "cast", "identity_cast"],
     "opset": ["17", "13", "14", "15", "16", "18", "max"],
-    "form": ["unrolled", "loop_sequence", "loop_tail", "loop_static"],
+    "form": ["unrolled", "loop_sequence", "loop_tail", "loop_scan", "loop_static"],
 }
 # The options it refuses, with the survey's first failing remark (shortened).
 REFUSED = {
@@ -216,35 +216,20 @@ REFUSED = {
     "scaling": {},
     "noise": {},
     "opset": {},
-    "form": {
-        "loop_scan": "no TTT layer found: the Loop's chunk output is a scan output, not "
-                     "appended to a carried sequence",
-    },
+    "form": {},
 }
 # Options of SUPPORTED that work unrolled but not yet in a scripted Loop: the test draws
 # them only with form=unrolled.
 LOOP_REFUSED = {
     "weight_source": {},
-    "layout": {
-        "bthd_transposed": "'its ttt.kvb_layer form does not verify'",
-    },
+    "layout": {},
     "orientation": {},
-    "chunking": {
-        "split": "SplitToSequence + SequenceAt(i): no TTT layer found",
-        "gather": "Gather(Reshape(x), i): no TTT layer found",
-    },
+    "chunking": {},
     "assembly": {
-        "stack": "ConcatFromSequence(new_axis=1) + Reshape: 'its ttt.kvb_layer form does "
-                 "not verify'",
         "scatter": "a ScatterND buffer carried by the Loop: no TTT layer found",
     },
     "subtraction": {},
-    "scaling": {
-        "mean_as_mul": "Mul(G, 1 / n_c) with n_c computed in the Loop: 'the update is not "
-                       "a product of keys and values'",
-        "folded": "Mul(G, s / n_c) with n_c computed in the Loop: 'the update is not a "
-                  "product of keys and values'",
-    },
+    "scaling": {},
     "noise": {},
     "opset": {},
     "form": {},
@@ -895,12 +880,29 @@ class _Writer:
             axis -= self.rank_of(name)
         return axis
 
+    @property
+    def symbolic(self):
+        """True if the graph inputs have a symbolic batch and length (Loop forms but
+        loop_static): reshapes then copy the leading dims (0) and infer the chunk
+        count (-1), as a scripted export of `x.view(b, h, -1, C, d)` does."""
+        return self.sp["form"] not in ("unrolled", "loop_static")
+
     def reshaped(self, x, name):
         """x reshaped to [.., n, C, ..] (gather chunking)."""
         shape = self.shape_of(name)
         n = self.s.T // self.s.C
-        shape = shape[:self.axis] + [n, self.s.C] + shape[self.axis + 1:]
+        if self.symbolic:
+            shape = [0] * self.axis + [-1, self.s.C] + shape[self.axis + 1:]
+        else:
+            shape = shape[:self.axis] + [n, self.s.C] + shape[self.axis + 1:]
         return self.main.op("Reshape", [x, self.main.ints(shape)])
+
+    def merged_shape(self):
+        """The Reshape target that merges the stacked chunks back into the sequence."""
+        shape = self.assembly_shape()
+        if self.symbolic:
+            return [0] * self.axis + [-1] + shape[self.axis + 1:]
+        return shape
 
     def unrolled_chunks(self, x, name):
         """The chunks of `x` (unrolled), in stream form."""
@@ -1148,7 +1150,7 @@ class _Writer:
             # [n, ..] -> move n next to the chunk's time axis, then merge them.
             perm = list(range(1, self.axis + 1)) + [0] + list(range(self.axis + 1, rank + 1))
             moved = g.op("Transpose", [acc], perm=perm)
-            return g.op("Reshape", [moved, g.ints(self.assembly_shape())])
+            return g.op("Reshape", [moved, g.ints(self.merged_shape())])
         assembly = sp["assembly"]
         if assembly == "scatter":
             return acc
@@ -1157,7 +1159,7 @@ class _Writer:
         if assembly == "concat_negative_axis":
             return g.op("ConcatFromSequence", [acc], axis=self.axis - rank)
         stacked = g.op("ConcatFromSequence", [acc], axis=self.axis, new_axis=1)
-        return g.op("Reshape", [stacked, g.ints(self.assembly_shape())])
+        return g.op("Reshape", [stacked, g.ints(self.merged_shape())])
 
     # -- the model ----------------------------------------------------------------------------
 

@@ -261,6 +261,12 @@ std::optional<SliceChain> raise::sliceChain(Value value, bool timeLast) {
   for (; slice; slice = nodeOf(slice.getInputs()[0], "Slice")) {
     auto inputs = slice.getInputs();
     chain.root = inputs[0];
+    // A strided cut is no chunk of consecutive tokens.
+    if (inputs.size() > 4) {
+      std::optional<SmallVector<int64_t>> steps = intConstant(inputs[4]);
+      if (!steps || llvm::any_of(*steps, [](int64_t s) { return s != 1; }))
+        return std::nullopt;
+    }
     if (inputs.size() < 4)
       continue; // no axes: a slice of the leading axes, not the time axis
     std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);

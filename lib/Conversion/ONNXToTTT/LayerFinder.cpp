@@ -536,7 +536,16 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
     layer.steps.push_back(std::move(*tail));
     user = dyn_cast<onnx::NodeOp>(*user->getResult(0).getUsers().begin());
   }
-  if (!user || user.getOpType() != "ConcatFromSequence" || !joinsTime(user))
+  if (!user || user.getOpType() != "ConcatFromSequence" ||
+      (isa_and_nonnull<IntegerAttr>(user.getONNXAttr("new_axis")) &&
+       cast<IntegerAttr>(user.getONNXAttr("new_axis")).getInt() != 0))
+    return std::nullopt;
+  // The joined value may be untyped; its elements have the queries' rank.
+  std::optional<int64_t> axis = axisOf(user);
+  std::optional<int64_t> rank = rankOf(user->getResult(0));
+  if (!rank)
+    rank = rankOf(layer.steps[0].query);
+  if (!axis || !isTimeAxis(*axis, rank))
     return std::nullopt;
   layer.assembly = user;
   layer.output = user->getResult(0);

@@ -54,6 +54,9 @@ struct Update {
   /// The chunk of values the update reads (its start: `keyStart`).
   SliceChain valueChunk;
   std::optional<int64_t> keyStart;
+  /// A mean's divisor computed in a Loop body (`end - start` of its own
+  /// kind), which the Loop-bounds check proves to be the chunk length.
+  Value lengthDivisor;
   /// The product of the constant factors around the gradient (step size,
   /// signs, constant divisors); the reader turns it into the rule's sign,
   /// step size and reduction once it has seen every chunk.
@@ -244,6 +247,28 @@ public:
       });
       if (scaled)
         continue;
+      // `x * (c / n)` and `x * Reciprocal(n)`: the mean's division by a
+      // length computed at run time, written as a product.
+      bool divided =
+          divisor && !*divisor &&
+          matchCommutative(value, "Mul", [&](Value inverse, Value x) {
+            if (onnx::NodeOp reciprocal = nodeOf(inverse, "Reciprocal")) {
+              *divisor = reciprocal.getInputs()[0];
+              value = x;
+              return true;
+            }
+            onnx::NodeOp div = nodeOf(inverse, "Div");
+            std::optional<double> c =
+                div ? scalarConstant(div.getInputs()[0]) : std::nullopt;
+            if (!c || scalarConstant(div.getInputs()[1]))
+              return false;
+            factor *= *c;
+            *divisor = div.getInputs()[1];
+            value = x;
+            return true;
+          });
+      if (divided)
+        continue;
       onnx::NodeOp div = nodeOf(value, "Div");
       if (!div)
         return value;
@@ -266,6 +291,9 @@ public:
   unsigned role = 1;
   /// While reading the update of a weight the model stores transposed.
   bool transposedWeight = false;
+  /// The scripted form's Loop, whose bounds check proves a mean's divisor
+  /// computed in its body.
+  onnx::NodeOp loop;
 
 private:
   bool fail(const Twine &reason) {
@@ -437,6 +465,12 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
   auto checkDivisor = [&](const SliceChain &chunk) {
     if (!divisor || isChunkLength(divisor, chunk))
       return true;
+    onnx::NodeOp cut = chunk.timeSlice;
+    if (loop && cut && loop->isProperAncestor(cut) &&
+        !scalarConstant(divisor)) {
+      update.lengthDivisor = divisor;
+      return true;
+    }
     return fail("the update divides by a value that is not the chunk length");
   };
   if (at && role != 1) {
@@ -680,7 +714,9 @@ namespace {
 class LayerReader {
 public:
   LayerReader(const FoundLayer &layer, std::string &why)
-      : layer(layer), why(why), matcher(why) {}
+      : layer(layer), why(why), matcher(why) {
+    matcher.loop = layer.loop;
+  }
 
   FailureOr<LayerConfig> read();
 
@@ -891,7 +927,7 @@ LogicalResult LayerReader::checkLoopWalk(const Update &update) {
       sequences.push_back(optional);
   std::string bounds;
   if (failed(checkLoopWalksChunks(layer.loop, window, tail, layer.chunkSize,
-                                  sequences, bounds)))
+                                  sequences, update.lengthDivisor, bounds)))
     return fail(bounds);
   return success();
 }
@@ -1075,14 +1111,11 @@ LayerReader::readTrainedLoop(std::array<std::vector<Update>, 3> &updates,
     initial[role] = loop.getInputs()[arg];
     updates[role].push_back(*update);
   }
-  const Update *any = nullptr;
-  for (auto &list : updates)
-    if (!list.empty())
-      any = &list.front();
-  if (!any)
+  if (llvm::all_of(updates, [](auto &list) { return list.empty(); }))
     return fail("it never updates its weights");
-  if (failed(checkLoopWalk(*any)))
-    return failure();
+  for (auto &list : updates)
+    if (!list.empty() && failed(checkLoopWalk(list.front())))
+      return failure();
   // The chunk after the loop applies the loop's final weights.
   if (layer.steps.size() > 1) {
     FailureOr<SwiGLUWeights> last = readChunkWeights(layer.steps[1]);
@@ -1430,6 +1463,10 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
     weights.push_back(shaped);
   }
   Type type = layer.output.getType();
+  // A scripted export may not type its Loop's joined outputs; the layer's
+  // output has the values' shape.
+  if (!isa<RankedTensorType>(type))
+    type = config.rule.v.getType();
   auto op = KVBLayerOp::create(builder, loc, ranks.output(type), TypeRange(), q,
                                k, v, weights, lr, Value(), momentum, Value(),
                                Value(), model, loss, update, schedule);

@@ -6,90 +6,295 @@
 
 #include "LoopBounds.h"
 
+#include "mlir/Analysis/Presburger/IntegerRelation.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "llvm/ADT/StringSwitch.h"
-
-#include <algorithm>
-#include <limits>
 
 using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::raise;
+using presburger::IntegerPolyhedron;
+using presburger::PresburgerSpace;
+using presburger::VarKind;
 
 namespace {
-/// Evaluates scalar integer arithmetic on shapes for one sequence length
-/// and one iteration number.
+/// Variables 0 and 1 of every system: the sequence length T and the
+/// iteration number i. Every node read adds one variable for its value.
+constexpr unsigned kLength = 0, kIteration = 1;
+
+/// One piece of an integer function: where it holds (the constraints of
+/// `set`), the function is variable `var` of the set.
+struct Piece {
+  IntegerPolyhedron set;
+  unsigned var;
+};
+using Pieces = SmallVector<Piece, 2>;
+
+struct Term {
+  unsigned var;
+  int64_t coefficient;
+};
+
+/// Adds `sum(terms) + constant == 0` (`equal`) or `>= 0` to `set`.
+void constrain(IntegerPolyhedron &set, ArrayRef<Term> terms, int64_t constant,
+               bool equal) {
+  SmallVector<int64_t> row(set.getNumCols(), 0);
+  for (const Term &term : terms)
+    row[term.var] += term.coefficient;
+  row.back() = constant;
+  if (equal)
+    set.addEquality(row);
+  else
+    set.addInequality(row);
+}
+
+std::optional<int64_t> integerAttr(onnx::NodeOp node, StringRef name) {
+  if (auto attr = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr(name)))
+    return attr.getInt();
+  return std::nullopt;
+}
+
+unsigned freshVar(IntegerPolyhedron &set) {
+  return set.appendVar(VarKind::SetDim);
+}
+
+/// A new variable equal to `sum(terms) + constant`.
+unsigned linear(IntegerPolyhedron &set, ArrayRef<Term> terms,
+                int64_t constant) {
+  unsigned y = freshVar(set);
+  SmallVector<Term> all(terms);
+  all.push_back({y, -1});
+  constrain(set, all, constant, /*equal=*/true);
+  return y;
+}
+
+/// A new variable equal to floor(`x` / `divisor`), divisor > 0.
+unsigned floorDiv(IntegerPolyhedron &set, unsigned x, int64_t divisor) {
+  unsigned q = freshVar(set);
+  // divisor q <= x <= divisor q + divisor - 1
+  constrain(set, {{x, 1}, {q, -divisor}}, 0, false);
+  constrain(set, {{q, divisor}, {x, -1}}, divisor - 1, false);
+  return q;
+}
+
+/// The pieces of min(a, b) (or max) over `set`; empty pieces dropped.
+Pieces minOrMax(const IntegerPolyhedron &set, unsigned a, unsigned b,
+                bool max) {
+  Pieces pieces;
+  for (int first = 0; first < 2; ++first) {
+    Piece piece{set, 0};
+    unsigned chosen = first == 0 ? a : b, other = first == 0 ? b : a;
+    piece.var = linear(piece.set, {{chosen, 1}}, 0);
+    // Ties go to the first piece: `other - chosen >= 0` (min) there,
+    // `other - chosen >= 1` in the second.
+    int64_t sign = max ? -1 : 1;
+    constrain(piece.set, {{other, sign}, {chosen, -sign}}, first == 0 ? 0 : -1,
+              false);
+    if (!piece.set.isIntegerEmpty())
+      pieces.push_back(std::move(piece));
+  }
+  return pieces;
+}
+
+/// True if `sum(terms) + constant >= 0` on every integer point of `set`.
+bool alwaysNonNegative(const IntegerPolyhedron &set, ArrayRef<Term> terms,
+                       int64_t constant) {
+  IntegerPolyhedron violated = set;
+  SmallVector<Term> negated;
+  for (const Term &term : terms)
+    negated.push_back({term.var, -term.coefficient});
+  // sum + constant <= -1  <=>  -sum - constant - 1 >= 0
+  constrain(violated, negated, -constant - 1, false);
+  return violated.isIntegerEmpty();
+}
+
+/// Builds the pieces of an expected function on (a copy of) a set.
+using Expected = function_ref<Pieces(const IntegerPolyhedron &)>;
+
+/// True if every piece of `actual` equals `expected` wherever both hold.
+bool alwaysEqual(const Pieces &actual, Expected expected) {
+  return llvm::all_of(actual, [&](const Piece &a) {
+    return llvm::all_of(expected(a.set), [&](const Piece &e) {
+      return alwaysNonNegative(e.set, {{a.var, 1}, {e.var, -1}}, 0) &&
+             alwaysNonNegative(e.set, {{e.var, 1}, {a.var, -1}}, 0);
+    });
+  });
+}
+
+/// Integer arithmetic on shapes as pieces of a quasi-affine function of the
+/// sequence length and the iteration number.
 class ShapeArithmetic {
 public:
   ShapeArithmetic(ArrayRef<Value> sequences, Value iteration)
       : sequences(sequences), iteration(iteration) {}
 
-  std::optional<int64_t> eval(Value value, int64_t length, int64_t step) {
-    this->length = length;
-    this->step = step;
-    return evaluate(value, /*depth=*/0);
+  /// The pieces of `value` over `domain`; nullopt if it is not read.
+  std::optional<Pieces> eval(Value value, const IntegerPolyhedron &domain) {
+    return evaluate(value, domain, /*depth=*/0);
   }
 
 private:
-  std::optional<int64_t> evaluate(Value value, int depth) {
+  std::optional<Pieces> single(IntegerPolyhedron set, unsigned var) {
+    Pieces pieces;
+    pieces.push_back({std::move(set), var});
+    return pieces;
+  }
+
+  std::optional<Pieces> evaluate(Value value, const IntegerPolyhedron &set,
+                                 int depth) {
     // Shape arithmetic is short; a deep chain is not what this reads.
     if (depth > 64)
       return std::nullopt;
     if (iteration && value == iteration)
-      return step;
-    if (std::optional<SmallVector<int64_t>> ints = intConstant(value))
-      return ints->size() == 1 ? std::optional<int64_t>((*ints)[0])
-                               : std::nullopt;
+      return single(set, kIteration);
+    if (std::optional<int64_t> c = scalarInt(value)) {
+      IntegerPolyhedron copy = set;
+      unsigned y = linear(copy, {}, *c);
+      return single(std::move(copy), y);
+    }
     auto node = value.getDefiningOp<onnx::NodeOp>();
-    if (!node || !node.isDefaultDomain() || node.getInputs().empty())
+    if (!node || !node.isDefaultDomain() || node.getInputs().empty() ||
+        node->getNumResults() != 1)
       return std::nullopt;
     StringRef type = node.getOpType();
+    auto inputs = node.getInputs();
     if (llvm::is_contained(
             {"Identity", "Cast", "Unsqueeze", "Squeeze", "Reshape"}, type))
-      return evaluate(node.getInputs()[0], depth + 1);
-    if (type == "Gather")
-      return dimension(node);
-    if (node.getInputs().size() != 2)
-      return std::nullopt;
-    std::optional<int64_t> a = evaluate(node.getInputs()[0], depth + 1);
-    std::optional<int64_t> b = evaluate(node.getInputs()[1], depth + 1);
-    if (!a || !b)
-      return std::nullopt;
-    if (type == "Add")
-      return *a + *b;
-    if (type == "Sub")
-      return *a - *b;
-    if (type == "Mul")
-      return *a * *b;
-    if (type == "Div" && *b != 0)
-      return *a / *b; // ONNX integer Div truncates, as C++ does
-    if (type == "Min")
-      return std::min(*a, *b);
-    if (type == "Max")
-      return std::max(*a, *b);
+      return evaluate(inputs[0], set, depth + 1);
+    if (type == "Gather" || type == "Slice" || type == "Shape") {
+      std::optional<std::optional<int64_t>> dim = dimension(node);
+      if (!dim)
+        return std::nullopt;
+      if (!*dim)
+        return single(set, kLength);
+      IntegerPolyhedron copy = set;
+      unsigned y = linear(copy, {}, **dim);
+      return single(std::move(copy), y);
+    }
+    if (type == "Neg" && inputs.size() == 1)
+      return map(inputs[0], set, depth, [](IntegerPolyhedron &s, unsigned a) {
+        return linear(s, {{a, -1}}, 0);
+      });
+    // Products, quotients and remainders by a constant stay quasi-affine.
+    if (llvm::is_contained({"Mul", "Div", "Mod"}, type) && inputs.size() == 2) {
+      std::optional<int64_t> rhs = scalarInt(inputs[1]);
+      std::optional<int64_t> lhs = scalarInt(inputs[0]);
+      if (type == "Mul" && (lhs || rhs)) {
+        int64_t c = rhs ? *rhs : *lhs;
+        return map(rhs ? inputs[0] : inputs[1], set, depth,
+                   [&](IntegerPolyhedron &s, unsigned a) {
+                     return linear(s, {{a, c}}, 0);
+                   });
+      }
+      // ONNX integer Div truncates and Mod takes the divisor's sign: both
+      // are floor division for a positive divisor and a dividend >= 0.
+      if (!rhs || *rhs <= 0 ||
+          (type == "Mod" && integerAttr(node, "fmod") == 1))
+        return std::nullopt;
+      std::optional<Pieces> dividend = evaluate(inputs[0], set, depth + 1);
+      if (!dividend)
+        return std::nullopt;
+      Pieces result;
+      for (Piece &piece : *dividend) {
+        if (type == "Div" && !alwaysNonNegative(piece.set, {{piece.var, 1}}, 0))
+          return std::nullopt;
+        unsigned q = floorDiv(piece.set, piece.var, *rhs);
+        unsigned y = type == "Div"
+                         ? q
+                         : linear(piece.set, {{piece.var, 1}, {q, -*rhs}}, 0);
+        result.push_back({std::move(piece.set), y});
+      }
+      return result;
+    }
+    bool minOrMaxNode = type == "Min" || type == "Max";
+    if ((type == "Add" || type == "Sub" || minOrMaxNode) &&
+        (inputs.size() == 2 || (minOrMaxNode && inputs.size() > 2))) {
+      std::optional<Pieces> acc = evaluate(inputs[0], set, depth + 1);
+      for (Value operand : inputs.drop_front()) {
+        if (!acc)
+          return std::nullopt;
+        Pieces next;
+        for (Piece &a : *acc) {
+          std::optional<Pieces> bs = evaluate(operand, a.set, depth + 1);
+          if (!bs)
+            return std::nullopt;
+          for (Piece &b : *bs) {
+            if (minOrMaxNode) {
+              for (Piece &p : minOrMax(b.set, a.var, b.var, type == "Max"))
+                next.push_back(std::move(p));
+              continue;
+            }
+            unsigned y =
+                linear(b.set, {{a.var, 1}, {b.var, type == "Add" ? 1 : -1}}, 0);
+            next.push_back({std::move(b.set), y});
+          }
+        }
+        acc = std::move(next);
+      }
+      return acc;
+    }
     return std::nullopt;
   }
 
-  /// `Gather(Shape(x), d)`: the sequence length for the time axis of a
-  /// sequence tensor, or a static size.
-  std::optional<int64_t> dimension(onnx::NodeOp gather) {
-    onnx::NodeOp shape = nodeOf(gather.getInputs()[0], "Shape");
-    if (!shape || gather.getInputs().size() != 2 || shape.getAttrs())
+  std::optional<Pieces>
+  map(Value operand, const IntegerPolyhedron &set, int depth,
+      function_ref<unsigned(IntegerPolyhedron &, unsigned)> apply) {
+    std::optional<Pieces> pieces = evaluate(operand, set, depth + 1);
+    if (!pieces)
       return std::nullopt;
-    std::optional<SmallVector<int64_t>> index =
-        intConstant(gather.getInputs()[1]);
-    if (!index || index->size() != 1)
+    for (Piece &piece : *pieces)
+      piece.var = apply(piece.set, piece.var);
+    return pieces;
+  }
+
+  static std::optional<int64_t> scalarInt(Value value) {
+    std::optional<SmallVector<int64_t>> ints = intConstant(value);
+    if (!ints || ints->size() != 1)
+      return std::nullopt;
+    return (*ints)[0];
+  }
+
+  /// One dim of a tensor's shape: `Gather(Shape(x), d)`, `Slice(Shape(x),
+  /// [d], [d + 1])` or `Shape(x, start = d, end = d + 1)`. Returns nullopt
+  /// inside for the time axis of a sequence tensor (T), a size for a static
+  /// dim; nullopt if neither.
+  std::optional<std::optional<int64_t>> dimension(onnx::NodeOp node) {
+    onnx::NodeOp shape;
+    std::optional<int64_t> index;
+    StringRef type = node.getOpType();
+    if (type == "Shape") {
+      shape = node;
+      std::optional<int64_t> start = integerAttr(node, "start");
+      std::optional<int64_t> end = integerAttr(node, "end");
+      if (start && end && *end == *start + 1)
+        index = start;
+    } else if (type == "Gather" && node.getInputs().size() == 2) {
+      shape = nodeOf(node.getInputs()[0], "Shape");
+      index = scalarInt(node.getInputs()[1]);
+    } else if (type == "Slice" && node.getInputs().size() >= 3 &&
+               node.getInputs().size() <= 4) {
+      shape = nodeOf(node.getInputs()[0], "Shape");
+      std::optional<int64_t> start = scalarInt(node.getInputs()[1]);
+      std::optional<int64_t> end = scalarInt(node.getInputs()[2]);
+      std::optional<int64_t> axis =
+          node.getInputs().size() == 4 ? scalarInt(node.getInputs()[3]) : 0;
+      if (start && end && axis == 0 && *start >= 0 && *end == *start + 1)
+        index = start;
+    }
+    if (!shape || !index || (shape != node && shape.getAttrs()))
       return std::nullopt;
     Value source = shape.getInputs()[0];
-    int64_t dim = (*index)[0];
-    bool time = isTimeAxis(dim, rankOf(source)) || dim == lastAxisTime(source);
+    int64_t dim = *index;
+    std::optional<int64_t> rank = rankOf(source);
+    if (dim < 0 && rank)
+      dim += *rank;
+    bool time = isTimeAxis(dim, rank) || dim == lastAxisTime(source);
     if (time && llvm::is_contained(sequences, source))
-      return length;
-    auto type = dyn_cast<ShapedType>(source.getType());
-    if (!type || !type.hasRank() || dim < 0 || dim >= type.getRank() ||
-        type.isDynamicDim(dim) || time)
+      return std::optional<int64_t>();
+    auto shaped = dyn_cast<ShapedType>(source.getType());
+    if (!shaped || !shaped.hasRank() || dim < 0 || dim >= shaped.getRank() ||
+        shaped.isDynamicDim(dim) || time)
       return std::nullopt;
-    return type.getDimSize(dim);
+    return std::optional<int64_t>(shaped.getDimSize(dim));
   }
 
   /// The last axis of a sequence one rank below the queries (momentum,
@@ -105,30 +310,24 @@ private:
 
   ArrayRef<Value> sequences;
   Value iteration;
-  int64_t length = 0, step = 0;
 };
 } // namespace
 
-/// [start, end) of a Slice cut on the time axis, the end clamped to `length`.
-static std::optional<std::pair<int64_t, int64_t>>
-windowOf(const SliceChain &cut, ShapeArithmetic &arithmetic, int64_t length,
-         int64_t step) {
+/// The start and end operands of a cut on the time axis: a Slice of one
+/// axis, stepping by one.
+static std::optional<std::pair<Value, Value>> boundsOf(const SliceChain &cut) {
   onnx::NodeOp slice = cut.timeSlice;
   if (!slice || slice.getOpType() != "Slice" || slice.getInputs().size() < 3)
     return std::nullopt;
-  std::optional<int64_t> start =
-      arithmetic.eval(slice.getInputs()[1], length, step);
-  std::optional<int64_t> end =
-      arithmetic.eval(slice.getInputs()[2], length, step);
-  if (!start || !end || *start < 0)
-    return std::nullopt;
-  return std::make_pair(*start, std::min(*end, length));
+  return std::make_pair(slice.getInputs()[1], slice.getInputs()[2]);
 }
 
-LogicalResult
-raise::checkLoopWalksChunks(onnx::NodeOp loop, const SliceChain &window,
-                            const SliceChain *tail, int64_t chunkSize,
-                            ArrayRef<Value> sequences, std::string &why) {
+LogicalResult raise::checkLoopWalksChunks(onnx::NodeOp loop,
+                                          const SliceChain &window,
+                                          const SliceChain *tail,
+                                          int64_t chunkSize,
+                                          ArrayRef<Value> sequences,
+                                          Value chunkLength, std::string &why) {
   Block &body = loop->getRegion(0).front();
   auto fail = [&](StringRef reason) {
     why = reason.str();
@@ -143,39 +342,108 @@ raise::checkLoopWalksChunks(onnx::NodeOp loop, const SliceChain &window,
       initialCond == 1.0;
   if (!alwaysTrue)
     return fail("its Loop may stop before its trip count");
+  const int64_t c = chunkSize;
+  if (c <= 0)
+    return fail("its Loop's chunk length is not a constant");
 
   ShapeArithmetic arithmetic(sequences, body.getArgument(0));
-  int64_t c = chunkSize;
-  // A model exported for one sequence length is checked at that length; a
-  // symbolic one at lengths around every chunk boundary case.
-  SmallVector<int64_t> lengths = {1, c - 1, c, c + 1, 2 * c, 3 * c + 5};
+  // Every sequence length 1 <= T <= 2^62 (the one length of a model
+  // exported for one), and every iteration 0 <= i < trips(T) of it.
+  // (Bounding T keeps an end written as INT64_MAX, "to the end", equal to
+  // T after the clamp.)
+  IntegerPolyhedron lengths(PresburgerSpace::getSetSpace(2));
+  constrain(lengths, {{kLength, 1}}, -1, false);
+  constrain(lengths, {{kLength, -1}}, int64_t(1) << 62, false);
   if (std::optional<int64_t> fixed =
           sequences.empty() ? std::nullopt : staticTimeLength(sequences[0]))
-    lengths = {*fixed};
-  for (int64_t length : lengths) {
-    if (length < 1)
-      continue;
-    std::optional<int64_t> trips =
-        arithmetic.eval(loop.getInputs()[0], length, 0);
-    int64_t expected = tail ? (length - 1) / c : (length + c - 1) / c;
-    if (!trips || *trips != expected)
-      return fail("its Loop's trip count is not the number of chunks the "
-                  "raise can read off the sequence length");
-    for (int64_t i : {int64_t(0), *trips - 1}) {
-      if (i < 0)
-        continue;
-      auto cut = windowOf(window, arithmetic, length, i);
-      if (!cut || cut->first != i * c ||
-          cut->second != std::min(i * c + c, length))
-        return fail("its Loop's iterations do not cut the sequence into "
-                    "consecutive chunks");
+    constrain(lengths, {{kLength, 1}}, -*fixed, true);
+  IntegerPolyhedron iterations = lengths;
+  constrain(iterations, {{kIteration, 1}}, 0, false);
+  // i C < T, or (i + 1) C < T when the last chunk follows the loop.
+  constrain(iterations, {{kLength, 1}, {kIteration, -c}}, tail ? -1 - c : -1,
+            false);
+
+  auto chunks = [&](const IntegerPolyhedron &set) {
+    Piece piece{set, 0};
+    unsigned shifted = linear(piece.set, {{kLength, 1}}, tail ? -1 : c - 1);
+    piece.var = floorDiv(piece.set, shifted, c);
+    return Pieces{std::move(piece)};
+  };
+  std::optional<Pieces> trips = arithmetic.eval(loop.getInputs()[0], lengths);
+  if (!trips || !alwaysEqual(*trips, chunks))
+    return fail("its Loop's trip count is not the number of chunks the "
+                "raise can read off the sequence length");
+
+  // Slice clamps its end to [0, T]: an end >= 0 cuts min(end, T).
+  auto clampedEnd = [&](Value end,
+                        const IntegerPolyhedron &set) -> std::optional<Pieces> {
+    std::optional<Pieces> ends = arithmetic.eval(end, set);
+    if (!ends)
+      return std::nullopt;
+    Pieces clamped;
+    for (Piece &piece : *ends) {
+      if (!alwaysNonNegative(piece.set, {{piece.var, 1}}, 0))
+        return std::nullopt;
+      for (Piece &p : minOrMax(piece.set, piece.var, kLength, false))
+        clamped.push_back(std::move(p));
     }
-    if (tail) {
-      auto cut = windowOf(*tail, arithmetic, length, 0);
-      if (!cut || cut->first != *trips * c || cut->second != length)
-        return fail("the chunk after its Loop is not the rest of the "
-                    "sequence");
-    }
+    return clamped;
+  };
+  auto chunkStart = [&](const IntegerPolyhedron &set) {
+    Piece piece{set, 0};
+    piece.var = linear(piece.set, {{kIteration, c}}, 0);
+    return Pieces{std::move(piece)};
+  };
+  auto chunkEnd = [&](const IntegerPolyhedron &set) {
+    IntegerPolyhedron copy = set;
+    unsigned end = linear(copy, {{kIteration, c}}, c);
+    return minOrMax(copy, end, kLength, false);
+  };
+  std::optional<std::pair<Value, Value>> bounds = boundsOf(window);
+  std::optional<Pieces> starts =
+      bounds ? arithmetic.eval(bounds->first, iterations) : std::nullopt;
+  std::optional<Pieces> ends =
+      bounds ? clampedEnd(bounds->second, iterations) : std::nullopt;
+  if (!starts || !ends || !alwaysEqual(*starts, chunkStart) ||
+      !alwaysEqual(*ends, chunkEnd))
+    return fail("its Loop's iterations do not cut the sequence into "
+                "consecutive chunks");
+
+  if (chunkLength) {
+    auto tokens = [&](const IntegerPolyhedron &set) {
+      Pieces pieces = chunkEnd(set);
+      for (Piece &piece : pieces)
+        piece.var = linear(piece.set, {{piece.var, 1}, {kIteration, -c}}, 0);
+      return pieces;
+    };
+    std::optional<Pieces> lengthsRead =
+        arithmetic.eval(chunkLength, iterations);
+    if (!lengthsRead || !alwaysEqual(*lengthsRead, tokens))
+      return fail("the update divides by a value that is not the chunk "
+                  "length");
+  }
+
+  if (tail) {
+    // The rest: from C floor((T - 1) / C) to the end.
+    auto restStart = [&](const IntegerPolyhedron &set) {
+      Piece piece{set, 0};
+      unsigned shifted = linear(piece.set, {{kLength, 1}}, -1);
+      unsigned q = floorDiv(piece.set, shifted, c);
+      piece.var = linear(piece.set, {{q, c}}, 0);
+      return Pieces{std::move(piece)};
+    };
+    auto toEnd = [&](const IntegerPolyhedron &set) {
+      return Pieces{Piece{set, kLength}};
+    };
+    std::optional<std::pair<Value, Value>> rest = boundsOf(*tail);
+    std::optional<Pieces> restStarts =
+        rest ? arithmetic.eval(rest->first, lengths) : std::nullopt;
+    std::optional<Pieces> restEnds =
+        rest ? clampedEnd(rest->second, lengths) : std::nullopt;
+    if (!restStarts || !restEnds || !alwaysEqual(*restStarts, restStart) ||
+        !alwaysEqual(*restEnds, toEnd))
+      return fail("the chunk after its Loop is not the rest of the "
+                  "sequence");
   }
   return success();
 }

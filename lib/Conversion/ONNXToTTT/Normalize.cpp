@@ -93,6 +93,7 @@ void raise::normalizeGraph(onnx::GraphOp graph) {
   populateContractionNormalizations(patterns);
   populateAssemblyNormalizations(patterns);
   populateArithmeticNormalizations(patterns);
+  populateLoopNormalizations(patterns);
   // Each rewrite moves a view or transpose one node towards the inputs, so
   // a few per node suffice; the bound keeps a pathological graph from
   // growing without end.

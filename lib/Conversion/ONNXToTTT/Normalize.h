@@ -22,7 +22,10 @@
 //  assembly      Concat of equally transposed chunks -> Transpose of a
 //                Concat; Reshape(Concat(Unsqueeze(o_i))) (a stack) ->
 //                Concat; ScatterND of windows into zeros that tile an axis
-//                -> Concat
+//                -> Concat; Reshape(ConcatFromSequence(new_axis 1)) -> a
+//                ConcatFromSequence on the stacked axis
+//  loops         scan outputs -> carried sequences; SequenceAt(SplitToSequence)
+//                and Gather(Reshape, i) at the iteration counter -> Slice
 //
 // Equal nodes the patterns create are merged afterwards, so that a value
 // written in two ways becomes one value.
@@ -43,6 +46,7 @@ void populateViewNormalizations(RewritePatternSet &patterns);
 void populateContractionNormalizations(RewritePatternSet &patterns);
 void populateAssemblyNormalizations(RewritePatternSet &patterns);
 void populateArithmeticNormalizations(RewritePatternSet &patterns);
+void populateLoopNormalizations(RewritePatternSet &patterns);
 
 /// Rewrites every idiom of `graph` (and of its subgraphs) into the canonical
 /// spelling, then merges equal nodes.

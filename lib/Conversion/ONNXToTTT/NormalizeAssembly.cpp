@@ -277,9 +277,89 @@ private:
     return window;
   }
 };
+/// Reshape(ConcatFromSequence(s, axis a, new_axis 1), t) -> Reshape(
+/// ConcatFromSequence(s, axis a), t): stacking the chunks at a and joining
+/// them along a lay out the same elements in the same order, so any reshape
+/// that does not copy a dim at or after a (a 0 in t) reads them the same.
+/// The elements must have more than a dims (a ConcatFromSequence along a
+/// needs it); where their type does not say, the raise, which keeps a
+/// normalized graph only when it replaces the join by a layer whose chunks
+/// it read with a time axis a, does.
+struct StackedSequenceToConcat : NodePattern {
+  explicit StackedSequenceToConcat(MLIRContext *context)
+      : NodePattern(context, "Reshape") {}
+
+  LogicalResult matchNode(onnx::NodeOp reshape,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp stack = nodeOf(reshape.getInputs()[0], "ConcatFromSequence");
+    if (!stack || intAttr(stack, "new_axis").value_or(0) != 1 ||
+        !stack->getResult(0).hasOneUse() || reshape.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(reshape, "not a reshaped stack");
+    std::optional<int64_t> axis = intAttr(stack, "axis");
+    auto sequence =
+        dyn_cast<onnx::SequenceType>(stack.getInputs()[0].getType());
+    auto element = sequence
+                       ? dyn_cast<RankedTensorType>(sequence.getElementType())
+                       : RankedTensorType();
+    if (!axis || *axis < 0 || (element && *axis >= element.getRank()))
+      return rewriter.notifyMatchFailure(reshape, "not stacked inside the "
+                                                  "elements");
+    std::optional<SmallVector<int64_t>> target =
+        intConstant(reshape.getInputs()[1]);
+    if (!target)
+      return rewriter.notifyMatchFailure(reshape, "target not constant");
+    bool zeroCopies = !reshape.getONNXAttr("allowzero");
+    for (auto [d, size] : llvm::enumerate(*target))
+      if (size == 0 && zeroCopies && static_cast<int64_t>(d) >= *axis)
+        return rewriter.notifyMatchFailure(reshape, "copies a dim the stack "
+                                                    "moved");
+    onnx::OnnxBuilder b(rewriter, stack.getLoc(),
+                        elementTypeOf(stack->getResult(0).getType()));
+    Value joined =
+        b.node("ConcatFromSequence", stack.getInputs(),
+               stack->getResult(0).getType(), {b.attr("axis", *axis)});
+    rewriter.modifyOpInPlace(reshape, [&] { reshape->setOperand(0, joined); });
+    rewriter.eraseOp(stack);
+    return success();
+  }
+};
+
+/// Transpose(ConcatFromSequence(s, axis 0, new_axis 1), perm) where perm
+/// moves axis 0 to a and keeps the others in order -> ConcatFromSequence(s,
+/// axis a, new_axis 1): the stack of the elements at a. (A Loop's scan
+/// output is their stack at 0.)
+struct TransposeOfStackedSequence : NodePattern {
+  explicit TransposeOfStackedSequence(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp stack = nodeOf(transpose.getInputs()[0], "ConcatFromSequence");
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    if (!stack || !perm || intAttr(stack, "new_axis").value_or(0) != 1 ||
+        intAttr(stack, "axis").value_or(-1) != 0 ||
+        !transpose.getONNXAttr("perm"))
+      return rewriter.notifyMatchFailure(transpose, "not a moved stack");
+    // perm = [1, .., a, 0, a + 1, ..]: result dim a is the stacked one.
+    auto at = llvm::find(*perm, 0);
+    int64_t a = at - perm->begin();
+    SmallVector<int64_t> rest(perm->begin(), at);
+    rest.append(at + 1, perm->end());
+    if (!llvm::equal(rest, llvm::seq<int64_t>(1, perm->size())))
+      return rewriter.notifyMatchFailure(transpose, "reorders the elements");
+    onnx::OnnxBuilder b(rewriter, transpose.getLoc(),
+                        elementTypeOf(transpose->getResult(0).getType()));
+    rewriter.replaceOp(transpose,
+                       b.node("ConcatFromSequence", stack.getInputs(),
+                              transpose->getResult(0).getType(),
+                              {b.attr("axis", a), b.attr("new_axis", 1)}));
+    return success();
+  }
+};
 } // namespace
 
 void raise::populateAssemblyNormalizations(RewritePatternSet &patterns) {
   patterns.add<ConcatOfTransposes, TransposeOfConcat, StackToConcat,
-               ScatterToConcat>(patterns.getContext());
+               ScatterToConcat, StackedSequenceToConcat,
+               TransposeOfStackedSequence>(patterns.getContext());
 }

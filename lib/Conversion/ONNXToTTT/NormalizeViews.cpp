@@ -29,6 +29,25 @@ static Value createSlice(PatternRewriter &rewriter, Location loc, Value x,
   return b.node("Slice", {x, starts, ends, axes}, type);
 }
 
+/// `Slice(x, [i * size], [i * size + size], [axis])` for a 0-D integer
+/// `index` computed at run time.
+static Value createSliceAt(PatternRewriter &rewriter, Location loc, Value x,
+                           Value index, int64_t size, int64_t axis, Type type) {
+  onnx::OnnxBuilder b(rewriter, loc, elementTypeOf(type));
+  auto scalar = cast<ShapedType>(index.getType());
+  if (!scalar.getElementType().isInteger(64))
+    index = b.node("Cast", {index}, scalar.clone(rewriter.getI64Type()),
+                   {b.attr("to", int64_t(7))});
+  Value step = b.i64Scalar(size);
+  Value start = b.node("Mul", {index, step}, index.getType());
+  Value end = b.node("Add", {start, step}, index.getType());
+  Value one = b.i64s({1});
+  Value starts = b.node("Reshape", {start, one}, b.ints(1));
+  Value ends = b.node("Reshape", {end, one}, b.ints(1));
+  Value axes = b.i64s({axis});
+  return b.node("Slice", {x, starts, ends, axes}, type);
+}
+
 namespace {
 /// Split(x) -> one Slice per piece.
 struct SplitToSlices : NodePattern {
@@ -65,56 +84,6 @@ struct SplitToSlices : NodePattern {
       start += size;
     }
     rewriter.replaceOp(split, slices);
-    return success();
-  }
-};
-
-/// Gather(Reshape(x -> [.., N, C, ..]), i) on the N axis -> the i-th Slice of
-/// C elements of x.
-struct GatherOfReshapeToSlice : NodePattern {
-  explicit GatherOfReshapeToSlice(MLIRContext *context)
-      : NodePattern(context, "Gather") {}
-
-  LogicalResult matchNode(onnx::NodeOp gather,
-                          PatternRewriter &rewriter) const override {
-    if (gather.getInputs().size() != 2)
-      return rewriter.notifyMatchFailure(gather, "not two inputs");
-    onnx::NodeOp reshape = nodeOf(gather.getInputs()[0], "Reshape");
-    auto index = dyn_cast<ShapedType>(gather.getInputs()[1].getType());
-    std::optional<SmallVector<int64_t>> value =
-        intConstant(gather.getInputs()[1]);
-    if (!reshape || !index || !index.hasRank() || index.getRank() != 0 ||
-        !value)
-      return rewriter.notifyMatchFailure(gather,
-                                         "not one constant index of a reshape");
-    Value x = reshape.getInputs()[0];
-    auto source = dyn_cast<RankedTensorType>(x.getType());
-    auto split = dyn_cast<RankedTensorType>(reshape->getResult(0).getType());
-    if (!source || !split || !source.hasStaticShape() ||
-        !split.hasStaticShape() || split.getRank() != source.getRank() + 1)
-      return rewriter.notifyMatchFailure(gather, "shapes are not static");
-    int64_t axis = intAttr(gather, "axis").value_or(0);
-    if (axis < 0)
-      axis += split.getRank();
-    if (axis < 0 || axis + 1 >= split.getRank())
-      return rewriter.notifyMatchFailure(gather, "not an outer split axis");
-    ArrayRef<int64_t> from = source.getShape(), to = split.getShape();
-    for (int64_t d = 0; d < source.getRank(); ++d) {
-      bool same = d < axis   ? to[d] == from[d]
-                  : d > axis ? to[d + 1] == from[d]
-                             : to[d] * to[d + 1] == from[d];
-      if (!same)
-        return rewriter.notifyMatchFailure(gather,
-                                           "the reshape does more than split "
-                                           "one axis");
-    }
-    int64_t count = to[axis], size = to[axis + 1];
-    int64_t i = (*value)[0] < 0 ? (*value)[0] + count : (*value)[0];
-    if (i < 0 || i >= count)
-      return rewriter.notifyMatchFailure(gather, "index out of range");
-    rewriter.replaceOp(gather, createSlice(rewriter, gather.getLoc(), x,
-                                           i * size, (i + 1) * size, axis,
-                                           gather->getResult(0).getType()));
     return success();
   }
 };
@@ -299,6 +268,137 @@ static std::optional<SmallVector<int64_t>> shapeConstant(Value value) {
   return dims;
 }
 
+/// Gather(Reshape(x -> [.., N, C, ..]), i) on the N axis -> the i-th Slice of
+/// C elements of x. A constant i gives a constant window; the iteration
+/// counter of a Loop (or any integer) gives the window [i * C, i * C + C),
+/// which the Loop-bounds check then reads.
+struct GatherOfReshapeToSlice : NodePattern {
+  explicit GatherOfReshapeToSlice(MLIRContext *context)
+      : NodePattern(context, "Gather") {}
+
+  LogicalResult matchNode(onnx::NodeOp gather,
+                          PatternRewriter &rewriter) const override {
+    if (gather.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(gather, "not two inputs");
+    onnx::NodeOp reshape = nodeOf(gather.getInputs()[0], "Reshape");
+    Value indexValue = gather.getInputs()[1];
+    auto index = dyn_cast<ShapedType>(indexValue.getType());
+    if (!reshape || !index || !index.hasRank() || index.getRank() != 0 ||
+        !index.getElementType().isInteger())
+      return rewriter.notifyMatchFailure(gather, "not one index of a reshape");
+    Value x = reshape.getInputs()[0];
+    int64_t axis = intAttr(gather, "axis").value_or(0);
+    std::optional<int64_t> splitRank = rankOf(reshape->getResult(0));
+    if (std::optional<SmallVector<int64_t>> target =
+            shapeConstant(reshape.getInputs()[1]))
+      splitRank = target->size();
+    if (splitRank && axis < 0)
+      axis += *splitRank;
+    std::optional<std::pair<int64_t, int64_t>> split =
+        splitRank ? splitOfAxis(reshape, axis) : std::nullopt;
+    if (!split)
+      return rewriter.notifyMatchFailure(gather,
+                                         "the reshape does more than split "
+                                         "one axis");
+    auto [count, size] = *split;
+    Type type = gather->getResult(0).getType();
+    Location loc = gather.getLoc();
+    if (std::optional<SmallVector<int64_t>> value = intConstant(indexValue)) {
+      int64_t i =
+          (*value)[0] < 0 && count > 0 ? (*value)[0] + count : (*value)[0];
+      if (i < 0 || (count > 0 && i >= count))
+        return rewriter.notifyMatchFailure(gather, "index out of range");
+      rewriter.replaceOp(gather, createSlice(rewriter, loc, x, i * size,
+                                             (i + 1) * size, axis, type));
+      return success();
+    }
+    rewriter.replaceOp(
+        gather, createSliceAt(rewriter, loc, x, indexValue, size, axis, type));
+    return success();
+  }
+
+private:
+  /// (N, C) if `reshape` only splits axis `axis` of its source into
+  /// [N, C] (N is 0 when it is not static): by static shapes, or by a
+  /// constant target that copies the leading dims (0), infers N (-1) and
+  /// names the trailing ones.
+  static std::optional<std::pair<int64_t, int64_t>>
+  splitOfAxis(onnx::NodeOp reshape, int64_t axis) {
+    auto source = dyn_cast<RankedTensorType>(reshape.getInputs()[0].getType());
+    if (!source)
+      return std::nullopt;
+    int64_t rank = source.getRank();
+    std::optional<SmallVector<int64_t>> to =
+        shapeConstant(reshape.getInputs()[1]);
+    bool zeroCopies = !reshape.getONNXAttr("allowzero");
+    if (!to) {
+      auto split = dyn_cast<RankedTensorType>(reshape->getResult(0).getType());
+      if (!split || !split.hasStaticShape())
+        return std::nullopt;
+      to = SmallVector<int64_t>(split.getShape());
+      zeroCopies = false;
+    }
+    if (static_cast<int64_t>(to->size()) != rank + 1 || axis < 0 ||
+        axis >= rank)
+      return std::nullopt;
+    ArrayRef<int64_t> from = source.getShape();
+    auto isStatic = [&](int64_t d) { return !source.isDynamicDim(d); };
+    int64_t count = (*to)[axis], size = (*to)[axis + 1];
+    if (size <= 0)
+      return std::nullopt;
+    for (int64_t d = 0; d < rank; ++d) {
+      bool same;
+      if (d < axis)
+        same = ((*to)[d] == 0 && zeroCopies) ||
+               (isStatic(d) && (*to)[d] == from[d]);
+      else if (d > axis)
+        same = isStatic(d) && (*to)[d + 1] == from[d];
+      else
+        same = count == -1 || (isStatic(d) && count * size == from[d]);
+      if (!same)
+        return std::nullopt;
+    }
+    if (count == -1)
+      count = isStatic(axis) && from[axis] % size == 0 ? from[axis] / size : 0;
+    return std::make_pair(count, size);
+  }
+};
+
+/// SequenceAt(SplitToSequence(x, C, axis), i), the pieces of C elements
+/// (the last one shorter) -> Slice(x, [i * C], [i * C + C], [axis]).
+struct SequenceAtOfSplit : NodePattern {
+  explicit SequenceAtOfSplit(MLIRContext *context)
+      : NodePattern(context, "SequenceAt") {}
+
+  LogicalResult matchNode(onnx::NodeOp at,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp split = nodeOf(at.getInputs()[0], "SplitToSequence");
+    if (!split || at.getInputs().size() != 2 || split.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(at, "not a piece of a split");
+    // One size for every piece: a scalar split (a 1-D one lists the sizes).
+    auto sizeType = dyn_cast<ShapedType>(split.getInputs()[1].getType());
+    std::optional<SmallVector<int64_t>> size =
+        intConstant(split.getInputs()[1]);
+    if (!sizeType || !sizeType.hasRank() || sizeType.getRank() != 0 || !size ||
+        (*size)[0] <= 0)
+      return rewriter.notifyMatchFailure(at, "not pieces of one size");
+    Value index = at.getInputs()[1];
+    auto indexType = dyn_cast<ShapedType>(index.getType());
+    if (!indexType || !indexType.hasRank() || indexType.getRank() != 0)
+      return rewriter.notifyMatchFailure(at, "not one index");
+    // A negative constant counts from the end, which only a static length
+    // fixes; a computed index is read by the Loop-bounds check.
+    std::optional<SmallVector<int64_t>> constant = intConstant(index);
+    if (constant && (*constant)[0] < 0)
+      return rewriter.notifyMatchFailure(at, "counts from the end");
+    int64_t axis = intAttr(split, "axis").value_or(0);
+    rewriter.replaceOp(
+        at, createSliceAt(rewriter, at.getLoc(), split.getInputs()[0], index,
+                          (*size)[0], axis, at->getResult(0).getType()));
+    return success();
+  }
+};
+
 struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -349,6 +449,6 @@ struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
 
 void raise::populateViewNormalizations(RewritePatternSet &patterns) {
   patterns.add<SliceOfInnerTranspose, SplitToSlices, GatherOfReshapeToSlice,
-               TransposeOfSlice, TransposeOfTranspose, NoOpReshape>(
-      patterns.getContext());
+               SequenceAtOfSplit, TransposeOfSlice, TransposeOfTranspose,
+               NoOpReshape>(patterns.getContext());
 }
