@@ -178,7 +178,7 @@ CATEGORIES = {
 CANONICAL = {category: options[0] for category, options in CATEGORIES.items()}
 
 # The options today's recognizer finds and rewrites exactly, from the survey (ttt-opt
-# built 2026-12-01 14:29 UTC). The other engineer moves options from REFUSED to SUPPORTED
+# built 2026-12-01 22:20 UTC). The other engineer moves options from REFUSED to SUPPORTED
 # (and out of LOOP_REFUSED) as support lands; rerun the survey to see which.
 SUPPORTED = {
     "weight_source": ["initializer", "input", "input_per_sample", "expand", "lowrank"],
@@ -199,16 +199,16 @@ REFUSED = {
         "bthd_chunk_transposed": "each family passes unrolled on its own, but mixed with "
                                  "momentum and other spellings (x_wt, gather, stack) 'no "
                                  "ttt.kvb_layer form: the update is not a product of keys "
-                                 "and values'; in a Loop: no TTT layer found",
+                                 "and values'; in a Loop: no TTT layer found (each chunk "
+                                 "is transposed to [B, H, C, D] in the body)",
     },
     "orientation": {
-        "w_xt": "some per-token-lr dot layers: 'the trained weight is not updated by "
-                "adding a term to it' (the other families pass unrolled); in a Loop: 'its "
-                "output does not read a loop-carried weight'",
-        "x_wt": "every family passes unrolled on its own (MSE and update-then-apply too), "
-                "but momentum MSE layers mixed with other spellings (folded heads, "
-                "constant weights) read 'the update is not a product of keys and values'; "
-                "in a Loop: 'its output does not read a loop-carried weight'",
+        "w_xt": "in a Loop every family passes (the product read as written: the carried "
+                "weight changes rank); unrolled, some per-token-lr dot layers with many "
+                "chunks read 'the trained weight is not updated by adding a term to it'",
+        "x_wt": "every family passes on its own, unrolled and in a Loop, but momentum MSE "
+                "layers mixed with other spellings (folded heads, constant weights) read "
+                "'the update is not a product of keys and values'",
     },
     "chunking": {},
     "assembly": {},

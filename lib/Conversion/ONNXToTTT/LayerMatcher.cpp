@@ -775,6 +775,9 @@ private:
   const FoundLayer &layer;
   std::string &why;
   Matcher matcher;
+  /// Set by readOutput: the weight it returned is the stored one, applied
+  /// transposed.
+  bool outputReadsStored = false;
   LayerConfig config;
   std::optional<FeatureMap> features;
   std::optional<Update> firstUpdate;
@@ -785,10 +788,28 @@ private:
 } // namespace
 
 FailureOr<Value> LayerReader::readOutput(const ChunkStep &step) {
-  onnx::NodeOp apply = nodeOf(skipLayout(step.output), "MatMul");
+  Value output = skipLayout(step.output);
+  onnx::NodeOp apply = nodeOf(output, "MatMul");
+  Value inputs = apply ? apply.getInputs()[0] : Value();
+  Value state = apply ? apply.getInputs()[1] : Value();
+  // `(W phi(q)^T)^T` with W stored output x input: in a Loop whose carried
+  // W changes rank (it broadcasts over the batch once updated) no Transpose
+  // can move inside, so the product is read as written, as phi(q) W^T.
+  outputReadsStored = false;
+  if (Value inner = !apply && layer.form == LayerForm::Loop
+                        ? transposedInput(output)
+                        : Value()) {
+    onnx::NodeOp product = nodeOf(skipLayout(inner), "MatMul");
+    inputs = product ? transposedInput(product.getInputs()[1]) : Value();
+    if (inputs) {
+      apply = product;
+      state = product.getInputs()[0];
+      outputReadsStored = true;
+    }
+  }
   if (!apply)
     return fail("its output is not a product with the trained weight");
-  std::optional<FeatureMap> map = matcher.matchFeatures(apply.getInputs()[0]);
+  std::optional<FeatureMap> map = matcher.matchFeatures(inputs);
   if (!map || map->input.root != step.query ||
       (map->model == ModelKind::swiglu &&
        (!isConstantWeight(map->w0) || !isConstantWeight(map->w2))))
@@ -798,7 +819,7 @@ FailureOr<Value> LayerReader::readOutput(const ChunkStep &step) {
                    map->w2 != features->w2))
     return fail("its chunks use different feature maps");
   features = map;
-  return apply.getInputs()[1];
+  return state;
 }
 
 LogicalResult LayerReader::addUpdate(const Update &update) {
@@ -953,20 +974,37 @@ LogicalResult LayerReader::readLoop(Value state, Value &initial) {
   auto yield = cast<onnx::YieldOp>(body.getTerminator());
   auto carriedOut = [&](unsigned arg) { return yield.getOperand(arg - 1); };
   std::optional<unsigned> weightArg;
+  // A weight stored output x input is carried as stored and applied
+  // transposed (`x W^T`); the update then moves it as stored.
+  Value stored =
+      outputReadsStored ? state : transposedInput(skipLayout(state));
+  Value applied = outputReadsStored ? Value() : state;
+  bool transposed = false;
   for (unsigned arg = 2; arg < body.getNumArguments(); ++arg) {
-    if (same(state, body.getArgument(arg))) {
-      config.order = UpdateOrder::apply_then_update;
-      weightArg = arg;
-    } else if (same(state, carriedOut(arg))) {
-      config.order = UpdateOrder::update_then_apply;
-      weightArg = arg;
+    for (Value read : {applied, stored}) {
+      if (!read || weightArg)
+        continue;
+      if (same(read, body.getArgument(arg))) {
+        config.order = UpdateOrder::apply_then_update;
+        weightArg = arg;
+      } else if (same(read, carriedOut(arg))) {
+        config.order = UpdateOrder::update_then_apply;
+        weightArg = arg;
+      }
+      transposed = weightArg && read == stored;
     }
   }
   if (!weightArg)
     return fail("its output does not read a loop-carried weight");
   Value prev = body.getArgument(*weightArg);
-  FailureOr<Update> update =
-      matcher.matchUpdate(carriedOut(*weightArg), prev, prev);
+  matcher.transposedWeight = transposed;
+  FailureOr<Update> update = matcher.matchUpdate(carriedOut(*weightArg), prev,
+                                                 transposed ? Value() : prev);
+  matcher.transposedWeight = false;
+  if (succeeded(update) && transposed) {
+    update->rule.transposedWeight = true;
+    config.transposeInitial = true;
+  }
   if (failed(update) || failed(addUpdate(*update)))
     return failure();
   if (failed(checkLoopWalk(*update)) || failed(checkLoopMomentum(*update)))
@@ -974,7 +1012,11 @@ LogicalResult LayerReader::readLoop(Value state, Value &initial) {
   // The chunk after the loop reads the loop's final weight.
   if (layer.steps.size() > 1) {
     FailureOr<Value> tailState = readOutput(layer.steps[1]);
-    if (failed(tailState) || !same(*tailState, loop->getResult(*weightArg - 2)))
+    Value tailWeight = failed(tailState) ? Value()
+                       : !transposed || outputReadsStored
+                           ? *tailState
+                           : transposedInput(skipLayout(*tailState));
+    if (!same(tailWeight, loop->getResult(*weightArg - 2)))
       return fail("its last chunk does not read the loop's final weight");
     if (config.order != UpdateOrder::apply_then_update)
       return fail("its last chunk is applied after the loop, which only "
