@@ -150,9 +150,11 @@ SAME_NODE_TYPES = {("weight_source", "input"), ("weight_source", "input_per_samp
     {("opset", option) for option in styles.CATEGORIES["opset"]}
 
 
-def _pair(category, option, family="token_lr_mse"):
+def _pair(category, option, family=None):
     """The canonical spelling and the one with `option`, same family and shape: full
-    chunks, apply_then_update, the mean, a subtracting update (every option applies)."""
+    chunks, apply_then_update, the mean, a subtracting update (every option applies;
+    a norm spelling needs Muon)."""
+    family = family or ("momentum_muon_dot" if category == "norm" else "token_lr_mse")
     rng = np.random.default_rng(SEED + 1)
     base = styles.draw_spec(rng, 0, SEED, fixed=styles.CANONICAL, family=family,
                             order="apply_then_update", partial=False)
@@ -186,11 +188,16 @@ def test_every_spelling_computes_the_layer(category, option):
     for family in styles.FAMILIES:
         for form in forms:
             fixed = styles.canonical_spelling(**{"form": form, category: option})
-            spec = styles.draw_spec(rng, checked, SEED + checked, fixed=fixed, family=family)
+            try:
+                spec = styles.draw_spec(rng, checked, SEED + checked, fixed=fixed,
+                                        family=family)
+            except ValueError:  # the option does not exist for the family (invalid())
+                continue
             case = styles.Case(spec)
             onnx.checker.check_model(case.model, full_check=True)
             feeds, expected = case.draw(np.random.default_rng(checked))
             err = styles.rel_err(styles.run_onnx(case.model, feeds), expected)
             assert err <= RTOL, (spec.describe(), err)
             checked += 1
-    assert checked >= len(styles.FAMILIES)
+    # Every option exists for some families in every form (a norm for the Muon ones).
+    assert checked >= min(len(forms), 2) * 2

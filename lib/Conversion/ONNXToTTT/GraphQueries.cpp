@@ -173,6 +173,65 @@ Value raise::transposedInput(Value value) {
   return node.getInputs()[0];
 }
 
+/// True if the two innermost dims of `value` are static ones (or it is a
+/// scalar): swapping them changes nothing.
+static bool isTransposeInvariant(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return false;
+  ArrayRef<int64_t> shape = type.getShape();
+  return llvm::all_of(shape.take_back(std::min<size_t>(2, shape.size())),
+                      [](int64_t d) { return d == 1; });
+}
+
+static bool computesTransposeOf(Value y, Value x, int depth) {
+  if (depth > 32 || !y || !x)
+    return false;
+  if (transposedInput(y) == x || transposedInput(x) == y)
+    return true;
+  // Zeros transposed are zeros (a folded transpose of a zero momentum).
+  auto xType = dyn_cast<RankedTensorType>(x.getType());
+  auto yType = dyn_cast<RankedTensorType>(y.getType());
+  if (xType && yType && xType.getRank() >= 2 && isZeroConstant(x) &&
+      isZeroConstant(y)) {
+    SmallVector<int64_t> swapped(xType.getShape());
+    std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+    return ArrayRef<int64_t>(swapped) == yType.getShape();
+  }
+  auto yNode = y.getDefiningOp<onnx::NodeOp>();
+  auto xNode = x.getDefiningOp<onnx::NodeOp>();
+  if (!yNode || !xNode || yNode.getOpType() != xNode.getOpType() ||
+      !yNode.isDefaultDomain() ||
+      yNode.getInputs().size() != xNode.getInputs().size() ||
+      yNode.getAttrs() != xNode.getAttrs())
+    return false;
+  // Elementwise functions of one value commute with the transpose.
+  if (yNode.getInputs().size() == 1)
+    return llvm::is_contained({"Neg", "Identity", "Cast", "Abs", "Exp", "Sqrt",
+                               "Reciprocal", "Sigmoid", "Tanh", "Relu"},
+                              yNode.getOpType()) &&
+           computesTransposeOf(yNode.getInputs()[0], xNode.getInputs()[0],
+                               depth + 1);
+  if (yNode.getInputs().size() != 2)
+    return false;
+  Value y0 = yNode.getInputs()[0], y1 = yNode.getInputs()[1];
+  Value x0 = xNode.getInputs()[0], x1 = xNode.getInputs()[1];
+  if (yNode.getOpType() == "MatMul")
+    return computesTransposeOf(y0, x1, depth + 1) &&
+           computesTransposeOf(y1, x0, depth + 1);
+  if (!llvm::is_contained({"Add", "Sub", "Mul", "Div"}, yNode.getOpType()))
+    return false;
+  auto operandOf = [&](Value a, Value b) {
+    return (a == b && isTransposeInvariant(a)) ||
+           computesTransposeOf(a, b, depth + 1);
+  };
+  return operandOf(y0, x0) && operandOf(y1, x1);
+}
+
+bool raise::computesTransposeOf(Value y, Value x) {
+  return ::computesTransposeOf(y, x, 0);
+}
+
 bool raise::matchCommutative(Value value, StringRef opType,
                              llvm::function_ref<bool(Value, Value)> match) {
   onnx::NodeOp node = nodeOf(value, opType);

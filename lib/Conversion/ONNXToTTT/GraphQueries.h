@@ -53,6 +53,13 @@ bool isZeroConstant(Value value);
 /// If `value` is a permutation that swaps the two innermost axes, its input.
 Value transposedInput(Value value);
 
+/// True if `y` computes `x^T` (its two innermost axes swapped): a Transpose
+/// of it, or the same products, sums and scalings of operands that are the
+/// transposes of `x`'s, products in the other order (the normalization
+/// moves transposes so). An operand whose two innermost dims are 1 (a norm
+/// kept with keepdims) is its own transpose.
+bool computesTransposeOf(Value y, Value x);
+
 /// Matches `value = lhs <opType> rhs` for a commutative op in either order:
 /// calls `match(a, b)` with the operands as given, then swapped.
 bool matchCommutative(Value value, StringRef opType,

@@ -21,9 +21,10 @@ bool UpdateRule::operator==(const UpdateRule &other) const {
   return v == other.v && lr == other.lr && momentum == other.momentum &&
          lrColumn == other.lrColumn && loss == other.loss &&
          reduction == other.reduction && sign == other.sign &&
-         lrScale == other.lrScale && nsCoeffs == other.nsCoeffs &&
-         nsEps == other.nsEps && nsTransposed == other.nsTransposed &&
-         weightNorm == other.weightNorm && wnEps == other.wnEps &&
+         lrScale == other.lrScale && lossScale == other.lossScale &&
+         nsCoeffs == other.nsCoeffs && nsEps == other.nsEps &&
+         nsTransposed == other.nsTransposed && weightNorm == other.weightNorm &&
+         wnEps == other.wnEps &&
          momentumTimeBeforeLast == other.momentumTimeBeforeLast &&
          transposedWeight == other.transposedWeight;
 }
@@ -61,6 +62,10 @@ struct Update {
   /// signs, constant divisors); the reader turns it into the rule's sign,
   /// step size and reduction once it has seen every chunk.
   double factor = 1.0;
+  /// With Newton-Schulz: the magnitude of the constant factors inside it
+  /// (their sign joins `factor`), which the normalization does not cancel
+  /// exactly: they become the loss scale and the reduction.
+  double innerFactor = 1.0;
 };
 
 /// True if `value` is the same tensor as `expected` up to layout nodes.
@@ -175,8 +180,13 @@ public:
   }
 
   /// Muon's Newton-Schulz iteration ending in `value`; fills the
-  /// coefficients and epsilon and returns its input.
-  Value matchNewtonSchulz(Value value, Update &update) {
+  /// coefficients and epsilon and returns its input. A tall input is
+  /// orthogonalized transposed; `turned` is set when what the graph
+  /// transposes is no Transpose node any more (the normalization read
+  /// `(k^T v)^T` as `v^T k`): the value returned is then the transpose of
+  /// the input.
+  Value matchNewtonSchulz(Value value, Update &update, bool &turned) {
+    turned = false;
     bool transposed = false;
     if (Value inner = transposedInput(value)) {
       value = inner;
@@ -197,22 +207,35 @@ public:
     }
     if (steps.empty())
       return nullptr;
-    // x = X0 / (|X0|_F + eps)
-    onnx::NodeOp div = nodeOf(x, "Div");
-    if (!div)
+    // x = X0 / (|X0|_F + eps), or X0 * Reciprocal(|X0|_F + eps)
+    Value x0, size;
+    if (onnx::NodeOp div = nodeOf(x, "Div")) {
+      x0 = div.getInputs()[0];
+      size = div.getInputs()[1];
+    } else {
+      matchCommutative(x, "Mul", [&](Value a, Value inverse) {
+        onnx::NodeOp reciprocal = nodeOf(inverse, "Reciprocal");
+        if (!reciprocal)
+          return false;
+        x0 = a;
+        size = reciprocal.getInputs()[0];
+        return true;
+      });
+    }
+    if (!x0)
       return nullptr;
-    Value x0 = div.getInputs()[0];
     std::optional<double> eps;
-    matchCommutative(div.getInputs()[1], "Add", [&](Value norm, Value e) {
+    matchCommutative(size, "Add", [&](Value norm, Value e) {
       eps = scalarConstant(e);
       return eps && isFrobeniusNorm(norm, x0);
     });
     if (!eps)
       return nullptr;
     if (transposed) {
-      x0 = transposedInput(x0);
-      if (!x0)
-        return nullptr;
+      if (Value input = transposedInput(x0))
+        x0 = input;
+      else
+        turned = true;
     }
     for (auto it = steps.rbegin(); it != steps.rend(); ++it)
       update.rule.nsCoeffs.append(it->begin(), it->end());
@@ -372,8 +395,11 @@ private:
   static bool reducesInnerMatrix(onnx::NodeOp sum) {
     std::optional<SmallVector<int64_t>> axes = reduceAxes(sum);
     std::optional<int64_t> rank = rankOf(sum.getInputs()[0]);
-    if (!axes || axes->size() != 2 || !rank)
+    if (!axes || axes->size() != 2)
       return false;
+    // Negative axes name the innermost ones whatever the (untyped) rank.
+    if (!rank)
+      return llvm::is_contained(*axes, -1) && llvm::is_contained(*axes, -2);
     SmallVector<int64_t> sorted = *axes;
     for (int64_t &axis : sorted)
       if (axis < 0)
@@ -385,7 +411,7 @@ private:
   static bool isGram(Value gram, Value x) {
     onnx::NodeOp matmul = gram ? nodeOf(gram, "MatMul") : nullptr;
     return matmul && matmul.getInputs()[0] == x &&
-           transposedInput(matmul.getInputs()[1]) == x;
+           computesTransposeOf(matmul.getInputs()[1], x);
   }
 
   bool matchDelta(Value delta, Update &update, Value weight);
@@ -575,12 +601,34 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
 /// `lr_scale * NS(m)` etc.: the term added to the trained weight.
 bool Matcher::matchDelta(Value delta, Update &update, Value weight) {
   delta = peelScalars(delta, update.factor, /*divisor=*/nullptr);
-  if (Value orthogonalized = matchNewtonSchulz(delta, update))
+  bool turned = false;
+  Value orthogonalized = matchNewtonSchulz(delta, update, turned);
+  double outside = update.factor;
+  if (orthogonalized) {
     delta = orthogonalized;
+    update.factor = 1.0;
+  }
   Value gradient = delta;
   if (!matchMomentum(delta, update, gradient))
     gradient = delta;
-  return matchGradient(gradient, weight, update);
+  bool matched;
+  if (!turned) {
+    matched = matchGradient(gradient, weight, update);
+  } else {
+    // The transposed term: v^T phi(k), as a weight stored transposed is
+    // updated (the dot loss only: an MSE term reads the weight).
+    transposedWeight = !transposedWeight;
+    matched = matchGradient(gradient, weight, update);
+    transposedWeight = !transposedWeight;
+    if (matched && update.rule.loss != LossKind::dot)
+      return fail("its orthogonalized MSE term is transposed");
+  }
+  if (orthogonalized) {
+    // NS(c G) = sign(c) NS(|c| G): the sign leaves, |c| stays inside.
+    update.innerFactor = std::abs(update.factor);
+    update.factor = update.factor < 0 ? -outside : outside;
+  }
+  return matched;
 }
 
 /// `m_c = mean(momentum_c) m_{c-1} + g_c`: fills the momentum fields and
@@ -783,6 +831,8 @@ private:
   std::optional<Update> firstUpdate;
   /// Every update's constant factor and the length of the chunk it reads.
   SmallVector<std::pair<double, std::optional<int64_t>>> factors;
+  /// The same for the factors inside a Newton-Schulz step.
+  SmallVector<std::pair<double, std::optional<int64_t>>> innerFactors;
   unsigned slot = 0;
 };
 } // namespace
@@ -827,6 +877,7 @@ LogicalResult LayerReader::addUpdate(const Update &update) {
       update.keys.w2 != features->w2)
     return fail("its keys and queries go through different feature maps");
   factors.push_back({update.factor, chunkLength(update.valueChunk)});
+  innerFactors.push_back({update.innerFactor, chunkLength(update.valueChunk)});
   if (!firstUpdate) {
     firstUpdate = update;
     return success();
@@ -841,21 +892,49 @@ LogicalResult LayerReader::addUpdate(const Update &update) {
 /// mean the graph computes itself); factors that are one number over each
 /// chunk's length are the step size of a mean (an exporter that folded the
 /// division by each chunk's own length into constants).
+/// The one factor of `entries` (one per chunk), or, when they are one
+/// number over each chunk's length, that number (a mean); nullopt if
+/// neither.
+static std::optional<double>
+commonFactor(ArrayRef<std::pair<double, std::optional<int64_t>>> entries,
+             bool &perLength) {
+  double factor = entries.front().first;
+  perLength = false;
+  if (llvm::all_of(entries, [&](auto &entry) {
+        return nearlyEqual(entry.first, factor);
+      }))
+    return factor;
+  std::optional<int64_t> length = entries.front().second;
+  if (!length || *length <= 0 || !llvm::all_of(entries, [&](auto &entry) {
+        return entry.second &&
+               nearlyEqual(entry.first * *entry.second, factor * *length);
+      }))
+    return std::nullopt;
+  perLength = true;
+  return factor * static_cast<double>(*length);
+}
+
 LogicalResult LayerReader::settleScale(UpdateRule &rule) {
-  double factor = factors.front().first;
-  bool uniform = llvm::all_of(
-      factors, [&](auto &entry) { return nearlyEqual(entry.first, factor); });
-  if (!uniform) {
-    std::optional<int64_t> length = factors.front().second;
-    bool perLength =
-        rule.reduction == Reduction::sum && length && *length > 0 &&
-        llvm::all_of(factors, [&](auto &entry) {
-          return entry.second &&
-                 nearlyEqual(entry.first * *entry.second, factor * *length);
-        });
-    if (!perLength)
-      return fail("its chunks scale their updates by different constants");
-    factor *= static_cast<double>(*length);
+  bool perLength = false;
+  std::optional<double> common = commonFactor(factors, perLength);
+  if (!common || (perLength && rule.reduction != Reduction::sum))
+    return fail("its chunks scale their updates by different constants");
+  double factor = *common;
+  // Muon normalizes what it orthogonalizes: a mean (or any factor) inside
+  // it is the loss's, the one outside the step size.
+  if (!rule.nsCoeffs.empty()) {
+    if (perLength)
+      return fail("its chunks scale their orthogonalized updates by "
+                  "different constants");
+    bool innerPerLength = false;
+    std::optional<double> inner = commonFactor(innerFactors, innerPerLength);
+    if (!inner || (innerPerLength && rule.reduction != Reduction::sum))
+      return fail("its chunks scale the terms they orthogonalize by "
+                  "different constants");
+    if (innerPerLength)
+      rule.reduction = Reduction::mean;
+    rule.lossScale = *inner;
+  } else if (perLength) {
     rule.reduction = Reduction::mean;
   }
   if (factor == 0.0)
@@ -976,8 +1055,7 @@ LogicalResult LayerReader::readLoop(Value state, Value &initial) {
   std::optional<unsigned> weightArg;
   // A weight stored output x input is carried as stored and applied
   // transposed (`x W^T`); the update then moves it as stored.
-  Value stored =
-      outputReadsStored ? state : transposedInput(skipLayout(state));
+  Value stored = outputReadsStored ? state : transposedInput(skipLayout(state));
   Value applied = outputReadsStored ? Value() : state;
   bool transposed = false;
   for (unsigned arg = 2; arg < body.getNumArguments(); ++arg) {
@@ -1071,6 +1149,8 @@ FailureOr<Update> LayerReader::matchTrainedUpdate(Value next, Value prev,
     return fail("its update of " + swigluWeightName(role) +
                 " reads other weights than the chunk applies");
   factors.push_back({update->factor, chunkLength(update->valueChunk)});
+  innerFactors.push_back(
+      {update->innerFactor, chunkLength(update->valueChunk)});
   return update;
 }
 
@@ -1465,8 +1545,9 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
   Location loc = layer.assembly->getLoc();
   auto model = FastWeightModelAttr::get(context, config.model, config.trained,
                                         /*bias=*/false, Activation::silu);
-  auto loss = LossAttr::get(context, config.rule.loss, APFloat(1.0),
-                            config.rule.reduction, APFloat(1e-6));
+  auto loss =
+      LossAttr::get(context, config.rule.loss, APFloat(config.rule.lossScale),
+                    config.rule.reduction, APFloat(1e-6));
   NewtonSchulzAttr ns;
   if (!config.rule.nsCoeffs.empty())
     ns = NewtonSchulzAttr::get(

@@ -40,6 +40,9 @@ struct UpdateRule {
   Reduction reduction = Reduction::sum;
   Sign sign = Sign::descent;
   double lrScale = 1.0;
+  /// The loss scale: a constant factor of the term a Newton-Schulz step
+  /// orthogonalizes (outside, a factor is the step size).
+  double lossScale = 1.0;
   /// Newton-Schulz coefficients, (a, b, c) per step, and epsilon.
   SmallVector<double> nsCoeffs;
   double nsEps = 0.0;

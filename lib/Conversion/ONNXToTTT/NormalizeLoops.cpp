@@ -124,10 +124,9 @@ struct ScanOutputsToSequences : OpRewritePattern<onnx::NodeOp> {
     rewriter.modifyOpInPlace(yield, [&] { yield->setOperands(yielded); });
 
     NamedAttrList attrs(loop.getAttrsAttr());
-    attrs.set("body", onnx::GraphAttr::get(
-                          context, 0, graph.getName(),
-                          rewriter.getArrayAttr(bodyInputs),
-                          rewriter.getArrayAttr(bodyOutputs)));
+    attrs.set("body", onnx::GraphAttr::get(context, 0, graph.getName(),
+                                           rewriter.getArrayAttr(bodyInputs),
+                                           rewriter.getArrayAttr(bodyOutputs)));
     rewriter.setInsertionPoint(loop);
     auto rewritten = onnx::NodeOp::create(
         rewriter, loc, resultTypes, loop.getOpType(), loop.getDomain(),
@@ -140,10 +139,10 @@ struct ScanOutputsToSequences : OpRewritePattern<onnx::NodeOp> {
         rewritten->getResults().take_front(carried));
     for (unsigned j = 0; j < scans; ++j) {
       onnx::OnnxBuilder b(rewriter, loc, rewriter.getF32Type());
-      replacements.push_back(b.node(
-          "ConcatFromSequence", {rewritten->getResult(carried + j)},
-          loop->getResult(carried + j).getType(),
-          {b.attr("axis", int64_t(0)), b.attr("new_axis", int64_t(1))}));
+      replacements.push_back(
+          b.node("ConcatFromSequence", {rewritten->getResult(carried + j)},
+                 loop->getResult(carried + j).getType(),
+                 {b.attr("axis", int64_t(0)), b.attr("new_axis", int64_t(1))}));
     }
     rewriter.replaceOp(loop, replacements);
     return success();

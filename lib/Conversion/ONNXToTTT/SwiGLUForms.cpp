@@ -26,8 +26,10 @@ bool raise::sameNumbers(Value a, Value b) {
 }
 
 bool raise::isTransposeOf(Value value, Value weight) {
-  if (Value inner = transposedInput(value))
-    return skipLayout(inner) == skipLayout(weight);
+  if (computesTransposeOf(skipLayout(value), skipLayout(weight)))
+    return true;
+  if (transposedInput(value))
+    return false;
   auto x = constantBytes(skipLayout(value)),
        w = constantBytes(skipLayout(weight));
   if (!x || !w || x->first.getElementType() != w->first.getElementType() ||
