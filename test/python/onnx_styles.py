@@ -17,8 +17,12 @@ possibly shorter; every chunk updates):
     linear_dot     Delta_c = sign * s * k_c^T v_c            (/ n_c with the mean)
     linear_mse     Delta_c = -s * k_c^T (k_c W_c - v_c)       (/ n_c with the mean)
     token_lr_*     k_c scaled row-wise by lr_c ([B, H, T, 1]) before the transpose
-    momentum_*     m_c = mean_t(mom_c) m_{c-1} + g_c, W_{c+1} = W_c + s m_c, m_0 = 0
-                   (g_c the term above without s; mom an input [B, H, T])
+    momentum_*     m_c = mu_c m_{c-1} + g_c, W_{c+1} = W_c + s m_c, m_0 = 0 (g_c the
+                   term above without s; mu_c the mean of an input mom [B, H, T] over
+                   the chunk, or entry c of an input mom [B, H, N])
+    *muon*         the step is s NS(m_c) (or s NS(g_c)): LaCT's five quintic
+                   Newton-Schulz steps on the wide orientation of the term divided by
+                   its Frobenius norm + 1e-7
     swiglu_dot     phi(x) = silu(x W0) * (x W2) with constant W0, W2 (LaCT V2 with
                    frozen inner layers, no Muon) and the dot loss
 
@@ -29,7 +33,7 @@ for each family whether it is linear attention that the default pipeline rewrite
 
 Spellings (CATEGORIES): weight source, tensor layout, weight orientation, chunking,
 output assembly, how a subtraction is written, how the step size and the mean are
-written, no-op noise nodes, opset, and the form (an unrolled traced export or an ONNX
+written, no-op noise nodes, the momentum's granularity, Muon's norm, opset, and the form (an unrolled traced export or an ONNX
 Loop). Not every combination exists; `invalid()` names the ones that are re-drawn:
 
 * `chunking=gather`, `assembly=stack` and `form=loop_scan` reshape the sequence into
@@ -189,6 +193,10 @@ CATEGORIES = {
     # none; Identity nodes around the fast weight and the chunk outputs; a no-op Cast
     # (float to float) there; Identity on the weights and Cast on the outputs.
     "noise": ["none", "identity", "cast", "identity_cast"],
+    # The momentum: one value per token [B, H, T], averaged over each chunk
+    # (ReduceMean); one value per chunk [B, H, N], chunk c reading Gather(mom, c) (in a
+    # Loop: Gather(mom, i)).
+    "momentum": ["per_token", "per_chunk"],
     # Muon's Frobenius norm: ReduceL2 (torch's .norm(dim=(-2, -1))); Sqrt of
     # ReduceSumSquare; Sqrt of ReduceSum of Pow(X, 2); Sqrt of ReduceSum of X * X;
     # the division written as X * Reciprocal(norm + eps).
@@ -206,7 +214,7 @@ CATEGORIES = {
 CANONICAL = {category: options[0] for category, options in CATEGORIES.items()}
 
 # The options today's recognizer finds and rewrites exactly, from the survey (ttt-opt
-# built 2026-12-01 22:20 UTC). The other engineer moves options from REFUSED to SUPPORTED
+# built 2026-12-01 22:50 UTC). The other engineer moves options from REFUSED to SUPPORTED
 # (and out of LOOP_REFUSED) as support lands; rerun the survey to see which.
 SUPPORTED = {
     "weight_source": ["initializer", "input", "input_per_sample", "expand", "lowrank"],
@@ -217,6 +225,7 @@ SUPPORTED = {
     "subtraction": ["neg_inner", "sub", "neg", "mul_minus_one", "neg_lr"],
     "scaling": ["mul", "mul_swapped", "div_reciprocal", "mean_as_mul", "folded"],
     "noise": ["none", "identity", "cast", "identity_cast"],
+    "momentum": ["per_token", "per_chunk"],
     "norm": ["reduce_l2", "sum_square_sqrt", "pow_sum_sqrt", "mul_sum_sqrt",
              "reciprocal"],
     "opset": ["17", "13", "14", "15", "16", "18", "max"],
@@ -233,18 +242,21 @@ REFUSED = {
                                  "is transposed to [B, H, C, D] in the body)",
     },
     "orientation": {
-        "w_xt": "in a Loop every family passes (the product read as written: the carried "
-                "weight changes rank); unrolled, some per-token-lr dot layers with many "
-                "chunks read 'the trained weight is not updated by adding a term to it'",
-        "x_wt": "every family passes on its own, unrolled and in a Loop, but momentum MSE "
-                "layers mixed with other spellings (folded heads, constant weights) read "
-                "'the update is not a product of keys and values'",
+        "w_xt": "most layers pass, unrolled and in a Loop (the product read as written "
+                "when the carried weight changes rank), but some with many chunks, "
+                "momentum or Muon read 'the trained weight is not updated by adding a "
+                "term to it' (survey 2026-12-01 22:50: 5/6 unrolled, 4/6 in a Loop)",
+        "x_wt": "most layers pass, unrolled and in a Loop, but some momentum layers "
+                "(and momentum MSE mixed with folded heads or constant weights) read "
+                "'the trained weight is not updated by adding a term to it' or 'the "
+                "update is not a product of keys and values' (survey: 4/6, 5/6)",
     },
     "chunking": {},
     "assembly": {},
     "subtraction": {},
     "scaling": {},
     "noise": {},
+    "momentum": {},
     "norm": {},
     "opset": {},
     "form": {},
@@ -262,6 +274,7 @@ LOOP_REFUSED = {
     "subtraction": {},
     "scaling": {},
     "noise": {},
+    "momentum": {},
     "norm": {},
     "opset": {},
     "form": {},
@@ -363,6 +376,10 @@ def invalid(spec: Spec):
         return "the update adds: no subtraction to spell"
     if s["scaling"] in ("mean_as_mul", "folded") and spec.reduction != "mean":
         return "no mean to spell"
+    if s["momentum"] != CANONICAL["momentum"] and not spec.fam.momentum:
+        return "no momentum to spell"
+    if s["momentum"] == "per_chunk" and s["layout"] == "bthd_chunk_transposed":
+        return "a per-chunk momentum has no token axis to transpose with each chunk"
     if s["norm"] != CANONICAL["norm"] and not spec.fam.muon:
         return "no Muon: no norm to spell"
     if s["scaling"] == "folded" and spec.fam.muon:
@@ -560,7 +577,8 @@ class Case:
         if s.fam.lr:
             x["lr"] = rng.uniform(0, 1, (B, H, T, 1))
         if s.fam.momentum:
-            x["mom"] = rng.uniform(0, 1, (B, H, T))
+            per_chunk = s.spelling["momentum"] == "per_chunk"
+            x["mom"] = rng.uniform(0, 1, (B, H, len(s.chunks) if per_chunk else T))
         w = self.w
         source = s.spelling["weight_source"]
         if w is None:
@@ -628,7 +646,11 @@ class Case:
             if s.reduction == "mean":
                 g = g / (end - start)
             if fam.momentum:
-                mu = x["mom"][:, :, start:end].astype(np.float64).mean(-1)[..., None, None]
+                if s.spelling["momentum"] == "per_chunk":
+                    mu = x["mom"][:, :, start // s.C].astype(np.float64)[..., None, None]
+                else:
+                    mu = x["mom"][:, :, start:end].astype(np.float64).mean(-1)[..., None,
+                                                                                None]
                 M = mu * M + g
                 g = M
             if fam.muon:
@@ -842,6 +864,10 @@ class _Writer:
 
     def momentum_mean(self, momc):
         g = self.g
+        if self.sp["momentum"] == "per_chunk":
+            # The chunk's value [B, H] as a factor of the [B, H, D, E] state.
+            rank = self.rank - 2
+            return self.unsqueeze(momc, [rank, rank + 1])
         if self.case.opset >= 18:
             mean = g.op("ReduceMean", [momc, g.ints([-1])], keepdims=1)
         else:
@@ -917,12 +943,24 @@ class _Writer:
         if fam.lr:
             x["lr"] = self.add_input("lr", self.graph_shape(1))
         if fam.momentum:
-            x["mom"] = self.add_input("mom", self.graph_shape(None))
+            shape = self.graph_shape(None)
+            if self.sp["momentum"] == "per_chunk":
+                time = 1 if self.sp["layout"] in ("folded", "bthd_transposed") else 2
+                shape[time] = "N" if isinstance(shape[time], str) else len(s.chunks)
+            x["mom"] = self.add_input("mom", shape)
         if layout == "bthd_transposed":
             for name in x:
                 perm = [0, 2, 1] if name == "mom" else [0, 2, 1, 3]
                 x[name] = self.main.op("Transpose", [x[name]], perm=perm)
         return x
+
+    def cut_inputs(self, x):
+        """The inputs cut into chunks of tokens (not a per-chunk momentum)."""
+        return [n for n in x if not (n == "mom" and self.per_chunk_momentum)]
+
+    @property
+    def per_chunk_momentum(self):
+        return self.s.fam.momentum and self.sp["momentum"] == "per_chunk"
 
     def rank_of(self, name):
         return self.rank - 1 if name == "mom" else self.rank
@@ -1051,7 +1089,11 @@ class _Writer:
 
     def unrolled(self, x, w, wrank):
         s = self.s
-        chunks = {name: self.unrolled_chunks(x[name], name) for name in x}
+        chunks = {name: self.unrolled_chunks(x[name], name) for name in self.cut_inputs(x)}
+        if self.per_chunk_momentum:
+            chunks["mom"] = [self.main.op("Gather", [x["mom"], self.main.ints(i, True)],
+                                          axis=self.rank - 2)
+                             for i in range(len(s.chunks))]
         m = self.zero_momentum(wrank) if s.fam.momentum else None
         outs = []
         n = len(s.chunks)
@@ -1094,7 +1136,7 @@ class _Writer:
         trips = main.op("Cast", [trips], to=TensorProto.INT64)
         # Sequences or reshaped tensors the body cuts (split / gather chunking).
         source = {}
-        for name in x:
+        for name in self.cut_inputs(x):
             if chunking == "split":
                 source[name] = main.op("SplitToSequence", [x[name], main.ints(C, True)],
                                        axis=self.axis)
@@ -1133,7 +1175,9 @@ class _Writer:
                 piece = body.op("Slice", inputs)
             return self.to_stream(piece, name)
 
-        parts = {name: cut(name, start, end, it) for name in x}
+        parts = {name: cut(name, start, end, it) for name in self.cut_inputs(x)}
+        if self.per_chunk_momentum:
+            parts["mom"] = body.op("Gather", [x["mom"], it], axis=self.rank - 2)
         qf = self.features(parts["q"])
         wn = self.weight_noise(w_in)
         upd = dict(kc=parts["k"], vc=parts["v"], lrc=parts.get("lr"), momc=parts.get("mom"))

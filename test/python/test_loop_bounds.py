@@ -1,4 +1,5 @@
-"""A scripted layer's Loop bounds are proven for every sequence length, or refused.
+"""A scripted layer's Loop bounds are proven for every sequence length, or refused; a
+per-chunk momentum is read at each chunk's own index, or refused.
 
 The raise claims a chunked ttt.kvb_layer for an ONNX Loop only when the Loop's integer
 arithmetic (trip count, each iteration's token window, a mean's divisor) provably cuts
@@ -176,3 +177,42 @@ def test_a_static_length_makes_a_fixed_divisor_exact(tmp_path):
     feeds = _feeds(case, 4 * C, 9)
     assert styles.rel_err(styles.run_onnx(written, feeds),
                           styles.run_onnx(model, feeds)) <= styles.RTOL
+
+
+def _momentum_layer(form):
+    spelling = styles.canonical_spelling(form=form, momentum="per_chunk")
+    spec = styles.Spec(index=0, seed=6, family="momentum_dot", order="apply_then_update",
+                       reduction="sum", sign=1, lr_scale=0.5, B=1, H=2, T=3 * C + 5, C=C,
+                       D=4, E=4, F=8, spelling=spelling)
+    return styles.Case(spec)
+
+
+@pytest.mark.parametrize("form", ["unrolled", "loop_sequence"])
+def test_per_chunk_momentum_at_another_index_is_refused(form, tmp_path):
+    """A momentum of one value per chunk ([B, H, N]) is read by chunk c at index c (a
+    constant, or the Loop's counter). Every chunk reading index 0 is a valid model with
+    other numbers: refused, and left as it was."""
+    case = _momentum_layer(form)
+    model = case.model
+    graph = model.graph if form == "unrolled" else _body(model)[1]
+    gathers = [n for n in graph.node if n.op_type == "Gather" and n.input[0] == "mom"]
+    assert gathers
+    _constant(graph, "first", 0)
+    for node in gathers:
+        node.input[1] = "first"
+    onnx.checker.check_model(model, full_check=True)
+    proc, written = _opt(model, tmp_path)
+    assert "its per-chunk momentum is not read at the chunk's own index" in proc.stderr, \
+        proc.stderr
+    assert [n.op_type for n in written.graph.node] == [n.op_type for n in model.graph.node]
+
+
+@pytest.mark.parametrize("form", ["unrolled", "loop_sequence"])
+def test_per_chunk_momentum_is_expanded_to_tokens(form, tmp_path):
+    """The rewritten layer repeats chunk c's momentum over its tokens: the rewritten
+    model matches the original on fresh inputs."""
+    case = _momentum_layer(form)
+    proc, written = _opt(case.model, tmp_path)
+    assert "raised to ttt.kvb_layer (linear attention" in proc.stderr, proc.stderr
+    feeds, expected = case.draw(np.random.default_rng(3))
+    assert styles.rel_err(styles.run_onnx(written, feeds), expected) <= styles.RTOL

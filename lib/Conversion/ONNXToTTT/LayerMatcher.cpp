@@ -26,6 +26,7 @@ bool UpdateRule::operator==(const UpdateRule &other) const {
          nsTransposed == other.nsTransposed && weightNorm == other.weightNorm &&
          wnEps == other.wnEps &&
          momentumTimeBeforeLast == other.momentumTimeBeforeLast &&
+         momentumPerChunk == other.momentumPerChunk &&
          transposedWeight == other.transposedWeight;
 }
 
@@ -55,6 +56,9 @@ struct Update {
   /// The chunk of values the update reads (its start: `keyStart`).
   SliceChain valueChunk;
   std::optional<int64_t> keyStart;
+  /// The index a per-chunk momentum is read at (a constant, or a Loop's
+  /// iteration counter).
+  Value momentumIndex;
   /// A mean's divisor computed in a Loop body (`end - start` of its own
   /// kind), which the Loop-bounds check proves to be the chunk length.
   Value lengthDivisor;
@@ -634,8 +638,31 @@ bool Matcher::matchDelta(Value delta, Update &update, Value weight) {
 /// `m_c = mean(momentum_c) m_{c-1} + g_c`: fills the momentum fields and
 /// returns g_c.
 bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
+  // One value per chunk: Gather(M, c) on M's last axis.
+  auto matchPerChunk = [&](Value mu, Value state, Value g) {
+    onnx::NodeOp gather = nodeOf(skipLayout(mu), "Gather");
+    if (!gather || gather.getInputs().size() != 2)
+      return false;
+    Value rates = gather.getInputs()[0], index = gather.getInputs()[1];
+    std::optional<int64_t> rank = rankOf(rates);
+    auto attr = dyn_cast_or_null<IntegerAttr>(gather.getONNXAttr("axis"));
+    int64_t axis = attr ? attr.getInt() : 0;
+    auto indexType = dyn_cast<ShapedType>(index.getType());
+    if (!rank || *rank < 2 || (axis != -1 && axis != *rank - 1) || !indexType ||
+        !indexType.hasRank() || indexType.getRank() != 0)
+      return false;
+    update.rule.momentum = rates;
+    update.rule.momentumPerChunk = true;
+    update.momentumIndex = index;
+    update.momentumPrev = state;
+    update.momentumNext = value;
+    gradient = g;
+    return true;
+  };
   auto matchDecayed = [&](Value decayed, Value g) {
     return matchCommutative(decayed, "Mul", [&](Value mu, Value state) {
+      if (matchPerChunk(mu, state, g))
+        return true;
       onnx::NodeOp mean = nodeOf(skipLayout(mu), "ReduceMean");
       if (!mean)
         return false;
@@ -873,6 +900,19 @@ FailureOr<Value> LayerReader::readOutput(const ChunkStep &step) {
 }
 
 LogicalResult LayerReader::addUpdate(const Update &update) {
+  if (update.rule.momentumPerChunk) {
+    // Chunk c must read the momentum of chunk c.
+    std::optional<SmallVector<int64_t>> index =
+        intConstant(update.momentumIndex);
+    onnx::NodeOp loop = layer.loop;
+    bool own = index ? index->size() == 1 && update.keyStart &&
+                           (*index)[0] * layer.chunkSize == *update.keyStart
+                     : loop && skipLayout(update.momentumIndex) ==
+                                   loop->getRegion(0).front().getArgument(0);
+    if (!own)
+      return fail("its per-chunk momentum is not read at the chunk's own "
+                  "index");
+  }
   if (update.keys.model != features->model || update.keys.w0 != features->w0 ||
       update.keys.w2 != features->w2)
     return fail("its keys and queries go through different feature maps");
@@ -1022,7 +1062,10 @@ LogicalResult LayerReader::checkLoopWalk(const Update &update) {
       layer.steps.size() > 1 ? &layer.steps[1].querySlices.front() : nullptr;
   SmallVector<Value> sequences = {layer.steps.front().query,
                                   update.keys.input.root, update.rule.v};
-  for (Value optional : {update.rule.lr, update.rule.momentum})
+  // (A per-chunk momentum's last axis counts chunks, not tokens.)
+  Value tokenMomentum =
+      update.rule.momentumPerChunk ? Value() : update.rule.momentum;
+  for (Value optional : {update.rule.lr, tokenMomentum})
     if (optional)
       sequences.push_back(optional);
   std::string bounds;
@@ -1452,6 +1495,52 @@ public:
     return transposed;
   }
 
+  /// A per-chunk momentum `[X, N]` as the per-token one `[X, T]` the layer
+  /// op takes: each chunk's value repeated over its `chunk` tokens, cut to
+  /// the length of `q` (whose time axis is its second-to-last).
+  Value perToken(Value momentum, int64_t chunk, Value q) {
+    auto type = dyn_cast<RankedTensorType>(momentum.getType());
+    auto queries = dyn_cast<RankedTensorType>(q.getType());
+    if (!type || !queries || type.getRank() < 2 || queries.getRank() < 3)
+      return nullptr;
+    int64_t rank = type.getRank();
+    onnx::OnnxBuilder b(builder, loc, type.getElementType());
+    auto make = [&](Value value) {
+      created.push_back(value.getDefiningOp());
+      return value;
+    };
+    SmallVector<int64_t> shape(type.getShape());
+    shape.push_back(1);
+    Value column = make(b.node("Unsqueeze", {momentum, make(b.i64s({rank}))},
+                               RankedTensorType::get(shape, b.elementType())));
+    SmallVector<int64_t> ones(rank + 1, 1);
+    ones.back() = chunk;
+    shape.back() = chunk;
+    Value repeated =
+        make(b.node("Expand", {column, make(b.i64s(ones))},
+                    RankedTensorType::get(shape, b.elementType())));
+    SmallVector<int64_t> flat(rank - 1, 0);
+    flat.push_back(-1);
+    SmallVector<int64_t> tokens(type.getShape().drop_back());
+    tokens.push_back(ShapedType::kDynamic);
+    Value perToken =
+        make(b.node("Reshape", {repeated, make(b.i64s(flat))},
+                    RankedTensorType::get(tokens, b.elementType())));
+    int64_t time = queries.getRank() - 2;
+    tokens.back() = queries.getDimSize(time);
+    // The length as a Slice of the whole Shape: valid in every opset (Shape
+    // takes start and end from opset 15 on).
+    Value shapeOfQ = make(b.node("Shape", {q}, b.ints(queries.getRank())));
+    Value length = make(b.node("Slice",
+                               {shapeOfQ, make(b.i64s({time})),
+                                make(b.i64s({time + 1})), make(b.i64s({0}))},
+                               b.ints(1)));
+    return make(
+        b.node("Slice",
+               {perToken, make(b.i64s({0})), length, make(b.i64s({rank - 1}))},
+               RankedTensorType::get(tokens, b.elementType())));
+  }
+
   /// `w` with its two innermost axes swapped.
   Value transposed(Value w) {
     auto type = cast<RankedTensorType>(w.getType());
@@ -1568,6 +1657,11 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
   Value v = ranks.sequence(config.rule.v);
   Value lr = ranks.sequence(config.rule.lr);
   Value momentum = config.rule.momentum;
+  if (momentum && config.rule.momentumPerChunk) {
+    momentum = ranks.perToken(momentum, config.chunkSize, config.q);
+    if (!momentum)
+      return nullptr;
+  }
   if (momentum && config.rule.momentumTimeBeforeLast) {
     momentum = ranks.timeLast(momentum);
     if (!momentum)

@@ -33,6 +33,9 @@ struct UpdateRule {
   /// Whether the momentum's time axis is its second-to-last one
   /// (`[B, T, H]`, or `[B*H, T, 1]`) rather than its last.
   bool momentumTimeBeforeLast = false;
+  /// Whether the momentum holds one value per chunk (`[B, H, N]`, chunk c
+  /// reading index c of its last axis) rather than one per token.
+  bool momentumPerChunk = false;
   /// Whether the model stores the weight transposed (output x input) and
   /// applies its transpose; the update is read as the model stores it.
   bool transposedWeight = false;
