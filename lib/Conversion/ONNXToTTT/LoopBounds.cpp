@@ -399,13 +399,18 @@ LogicalResult raise::checkLoopWalksChunks(onnx::NodeOp loop,
     unsigned end = linear(copy, {{kIteration, c}}, c);
     return minOrMax(copy, end, kLength, false);
   };
-  std::optional<std::pair<Value, Value>> bounds = boundsOf(window);
-  std::optional<Pieces> starts =
-      bounds ? arithmetic.eval(bounds->first, iterations) : std::nullopt;
-  std::optional<Pieces> ends =
-      bounds ? clampedEnd(bounds->second, iterations) : std::nullopt;
-  if (!starts || !ends || !alwaysEqual(*starts, chunkStart) ||
-      !alwaysEqual(*ends, chunkEnd))
+  // A cut takes [start, min(end, T)) for the expected start and end.
+  auto cutsAs = [&](const SliceChain &cut, const IntegerPolyhedron &domain,
+                    Expected start, Expected end) {
+    std::optional<std::pair<Value, Value>> bounds = boundsOf(cut);
+    std::optional<Pieces> starts =
+        bounds ? arithmetic.eval(bounds->first, domain) : std::nullopt;
+    std::optional<Pieces> ends =
+        bounds ? clampedEnd(bounds->second, domain) : std::nullopt;
+    return starts && ends && alwaysEqual(*starts, start) &&
+           alwaysEqual(*ends, end);
+  };
+  if (!cutsAs(window, iterations, chunkStart, chunkEnd))
     return fail("its Loop's iterations do not cut the sequence into "
                 "consecutive chunks");
 
@@ -435,13 +440,7 @@ LogicalResult raise::checkLoopWalksChunks(onnx::NodeOp loop,
     auto toEnd = [&](const IntegerPolyhedron &set) {
       return Pieces{Piece{set, kLength}};
     };
-    std::optional<std::pair<Value, Value>> rest = boundsOf(*tail);
-    std::optional<Pieces> restStarts =
-        rest ? arithmetic.eval(rest->first, lengths) : std::nullopt;
-    std::optional<Pieces> restEnds =
-        rest ? clampedEnd(rest->second, lengths) : std::nullopt;
-    if (!restStarts || !restEnds || !alwaysEqual(*restStarts, restStart) ||
-        !alwaysEqual(*restEnds, toEnd))
+    if (!cutsAs(*tail, lengths, restStart, toEnd))
       return fail("the chunk after its Loop is not the rest of the "
                   "sequence");
   }
