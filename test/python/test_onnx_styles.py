@@ -153,8 +153,9 @@ SAME_NODE_TYPES = {("weight_source", "input"), ("weight_source", "input_per_samp
 def _pair(category, option, family=None):
     """The canonical spelling and the one with `option`, same family and shape: full
     chunks, apply_then_update, the mean, a subtracting update (every option applies;
-    a norm spelling needs Muon)."""
-    family = family or ("momentum_muon_dot" if category == "norm" else "token_lr_mse")
+    a norm spelling needs Muon, a momentum spelling momentum)."""
+    family = family or {"norm": "momentum_muon_dot",
+                        "momentum": "momentum_mse"}.get(category, "token_lr_mse")
     rng = np.random.default_rng(SEED + 1)
     base = styles.draw_spec(rng, 0, SEED, fixed=styles.CANONICAL, family=family,
                             order="apply_then_update", partial=False)
