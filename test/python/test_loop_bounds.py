@@ -179,8 +179,8 @@ def test_a_static_length_makes_a_fixed_divisor_exact(tmp_path):
                           styles.run_onnx(model, feeds)) <= styles.RTOL
 
 
-def _momentum_layer(form):
-    spelling = styles.canonical_spelling(form=form, momentum="per_chunk")
+def _momentum_layer(form, momentum="per_chunk"):
+    spelling = styles.canonical_spelling(form=form, momentum=momentum)
     spec = styles.Spec(index=0, seed=6, family="momentum_dot", order="apply_then_update",
                        reduction="sum", sign=1, lr_scale=0.5, B=1, H=2, T=3 * C + 5, C=C,
                        D=4, E=4, F=8, spelling=spelling)
@@ -188,18 +188,26 @@ def _momentum_layer(form):
 
 
 @pytest.mark.parametrize("form", ["unrolled", "loop_sequence"])
-def test_per_chunk_momentum_at_another_index_is_refused(form, tmp_path):
+@pytest.mark.parametrize("momentum", ["per_chunk", "per_chunk_slice"])
+def test_per_chunk_momentum_at_another_index_is_refused(form, momentum, tmp_path):
     """A momentum of one value per chunk ([B, H, N]) is read by chunk c at index c (a
-    constant, or the Loop's counter). Every chunk reading index 0 is a valid model with
-    other numbers: refused, and left as it was."""
-    case = _momentum_layer(form)
+    constant, or the Loop's counter; by Gather or by a Slice [c, c + 1)). Every chunk
+    reading index 0 is a valid model with other numbers: refused, and left as it
+    was."""
+    case = _momentum_layer(form, momentum)
     model = case.model
     graph = model.graph if form == "unrolled" else _body(model)[1]
-    gathers = [n for n in graph.node if n.op_type == "Gather" and n.input[0] == "mom"]
-    assert gathers
+    reads = [n for n in graph.node if n.op_type in ("Gather", "Slice") and
+             n.input[0] == "mom"]
+    assert reads
     _constant(graph, "first", 0)
-    for node in gathers:
-        node.input[1] = "first"
+    _constant(graph, "first_start", [0])
+    _constant(graph, "first_end", [1])
+    for node in reads:
+        if node.op_type == "Gather":
+            node.input[1] = "first"
+        else:
+            node.input[1], node.input[2] = "first_start", "first_end"
     onnx.checker.check_model(model, full_check=True)
     proc, written = _opt(model, tmp_path)
     assert "its per-chunk momentum is not read at the chunk's own index" in proc.stderr, \
@@ -208,10 +216,11 @@ def test_per_chunk_momentum_at_another_index_is_refused(form, tmp_path):
 
 
 @pytest.mark.parametrize("form", ["unrolled", "loop_sequence"])
-def test_per_chunk_momentum_is_expanded_to_tokens(form, tmp_path):
+@pytest.mark.parametrize("momentum", ["per_chunk", "per_chunk_slice"])
+def test_per_chunk_momentum_is_expanded_to_tokens(form, momentum, tmp_path):
     """The rewritten layer repeats chunk c's momentum over its tokens: the rewritten
     model matches the original on fresh inputs."""
-    case = _momentum_layer(form)
+    case = _momentum_layer(form, momentum)
     proc, written = _opt(case.model, tmp_path)
     assert "raised to ttt.kvb_layer (linear attention" in proc.stderr, proc.stderr
     feeds, expected = case.draw(np.random.default_rng(3))

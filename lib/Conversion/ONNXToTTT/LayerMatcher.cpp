@@ -639,17 +639,54 @@ bool Matcher::matchDelta(Value delta, Update &update, Value weight) {
 /// returns g_c.
 bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
   // One value per chunk: Gather(M, c) on M's last axis.
-  auto matchPerChunk = [&](Value mu, Value state, Value g) {
-    onnx::NodeOp gather = nodeOf(skipLayout(mu), "Gather");
-    if (!gather || gather.getInputs().size() != 2)
-      return false;
-    Value rates = gather.getInputs()[0], index = gather.getInputs()[1];
+  // One value per chunk: Gather(M, c) on M's last axis, or Slice(M, [c],
+  // [c + 1]) on it (c a constant or a Loop's counter).
+  auto chunkIndex = [&](Value mu, Value &rates) -> Value {
+    if (onnx::NodeOp gather = nodeOf(skipLayout(mu), "Gather")) {
+      if (gather.getInputs().size() != 2)
+        return nullptr;
+      rates = gather.getInputs()[0];
+      Value index = gather.getInputs()[1];
+      std::optional<int64_t> rank = rankOf(rates);
+      auto attr = dyn_cast_or_null<IntegerAttr>(gather.getONNXAttr("axis"));
+      int64_t axis = attr ? attr.getInt() : 0;
+      auto indexType = dyn_cast<ShapedType>(index.getType());
+      if (!rank || *rank < 2 || (axis != -1 && axis != *rank - 1) ||
+          !indexType || !indexType.hasRank() || indexType.getRank() != 0)
+        return nullptr;
+      return index;
+    }
+    onnx::NodeOp slice = nodeOf(skipLayout(mu), "Slice");
+    if (!slice || slice.getInputs().size() < 4 || slice.getInputs().size() > 5)
+      return nullptr;
+    rates = slice.getInputs()[0];
     std::optional<int64_t> rank = rankOf(rates);
-    auto attr = dyn_cast_or_null<IntegerAttr>(gather.getONNXAttr("axis"));
-    int64_t axis = attr ? attr.getInt() : 0;
-    auto indexType = dyn_cast<ShapedType>(index.getType());
-    if (!rank || *rank < 2 || (axis != -1 && axis != *rank - 1) || !indexType ||
-        !indexType.hasRank() || indexType.getRank() != 0)
+    std::optional<SmallVector<int64_t>> axes =
+        intConstant(slice.getInputs()[3]);
+    if (!rank || *rank < 2 || !axes || axes->size() != 1 ||
+        ((*axes)[0] != -1 && (*axes)[0] != *rank - 1))
+      return nullptr;
+    if (slice.getInputs().size() == 5 &&
+        intConstant(slice.getInputs()[4]) != SmallVector<int64_t>{1})
+      return nullptr;
+    Value start = slice.getInputs()[1], end = slice.getInputs()[2];
+    std::optional<SmallVector<int64_t>> from = intConstant(start);
+    std::optional<SmallVector<int64_t>> to = intConstant(end);
+    if (from && to)
+      return from->size() == 1 && to->size() == 1 && (*to)[0] == (*from)[0] + 1
+                 ? start
+                 : nullptr;
+    // In a Loop: [i, i + 1).
+    bool nextOne =
+        matchCommutative(skipLayout(end), "Add", [&](Value a, Value b) {
+          return skipLayout(a) == skipLayout(start) && scalarConstant(b) == 1.0;
+        });
+    return nextOne ? start : nullptr;
+  };
+  auto matchPerChunk = [&](Value mu, Value state, Value g) {
+    Value rates;
+    Value index = chunkIndex(mu, rates);
+    if (!index)
       return false;
     update.rule.momentum = rates;
     update.rule.momentumPerChunk = true;
