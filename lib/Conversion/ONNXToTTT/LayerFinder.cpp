@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LayerFinder.h"
+#include "Normalize.h"
 #include "SwiGLUForms.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -537,8 +538,7 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
     user = dyn_cast<onnx::NodeOp>(*user->getResult(0).getUsers().begin());
   }
   if (!user || user.getOpType() != "ConcatFromSequence" ||
-      (isa_and_nonnull<IntegerAttr>(user.getONNXAttr("new_axis")) &&
-       cast<IntegerAttr>(user.getONNXAttr("new_axis")).getInt() != 0))
+      intAttr(user, "new_axis").value_or(0) != 0)
     return std::nullopt;
   // The joined value may be untyped; its elements have the queries' rank.
   std::optional<int64_t> axis = axisOf(user);

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoopBounds.h"
+#include "Normalize.h"
 
 #include "mlir/Analysis/Presburger/IntegerRelation.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -45,12 +46,6 @@ void constrain(IntegerPolyhedron &set, ArrayRef<Term> terms, int64_t constant,
     set.addEquality(row);
   else
     set.addInequality(row);
-}
-
-std::optional<int64_t> integerAttr(onnx::NodeOp node, StringRef name) {
-  if (auto attr = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr(name)))
-    return attr.getInt();
-  return std::nullopt;
 }
 
 unsigned freshVar(IntegerPolyhedron &set) {
@@ -187,8 +182,7 @@ private:
       }
       // ONNX integer Div truncates and Mod takes the divisor's sign: both
       // are floor division for a positive divisor and a dividend >= 0.
-      if (!rhs || *rhs <= 0 ||
-          (type == "Mod" && integerAttr(node, "fmod") == 1))
+      if (!rhs || *rhs <= 0 || (type == "Mod" && intAttr(node, "fmod") == 1))
         return std::nullopt;
       std::optional<Pieces> dividend = evaluate(inputs[0], set, depth + 1);
       if (!dividend)
@@ -263,8 +257,8 @@ private:
     StringRef type = node.getOpType();
     if (type == "Shape") {
       shape = node;
-      std::optional<int64_t> start = integerAttr(node, "start");
-      std::optional<int64_t> end = integerAttr(node, "end");
+      std::optional<int64_t> start = intAttr(node, "start");
+      std::optional<int64_t> end = intAttr(node, "end");
       if (start && end && *end == *start + 1)
         index = start;
     } else if (type == "Gather" && node.getInputs().size() == 2) {
