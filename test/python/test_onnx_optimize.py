@@ -167,3 +167,60 @@ def test_optimizing_twice_changes_nothing(name, optimized, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "TTT layer:" not in proc.stderr
     assert _op_types(onnx.load(str(again))) == _op_types(onnx.load(str(out)))
+
+
+FAST_WEIGHTS = re.compile(r"fast weights ((?:'[^']*'(?:, )?)+)(?: and (\d+) more)?")
+
+
+def _values_from_sequences(model, sequences):
+    """Names of the values computed from the sequence inputs (a subgraph's node
+    counts as reading every name its subgraphs mention)."""
+    tainted = set(sequences)
+
+    def mentioned(node):
+        names = set(node.input)
+        for attr in node.attribute:
+            for graph in ([attr.g] if attr.HasField("g") else []) + list(attr.graphs):
+                for inner in graph.node:
+                    names |= mentioned(inner)
+        return names
+
+    for node in model.graph.node:
+        if mentioned(node) & tainted:
+            tainted.update(node.output)
+    return tainted
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_explain_reads_every_layer(name, tmp_path):
+    """`--ttt-explain` prints one remark per layer that says what was proven (a
+    rewritten layer) or what blocks the parallel form, and names as fast weights as
+    many values as the reference model trains, none of them computed from the
+    queries, keys, values or learning rates (TTT-Linear's dual form reads its own
+    chunk's keys; those are data of the step, not weights)."""
+    proc = subprocess.run([str(tool("ttt-opt")), str(FIXTURE_DIR / f"{name}.onnx"),
+                           "--ttt-explain", "-o", str(tmp_path / "out.onnx")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "not a TTT layer" not in proc.stderr, proc.stderr
+    layers = LAYER_REMARK.findall(proc.stderr)
+    assert len(layers) == 1, proc.stderr
+    meta = _meta(name)
+    if meta["family"] in REWRITTEN:
+        explained = re.findall(r"ttt-explain: exact lowering: [^;]+; proven: (.+)$",
+                               proc.stderr, re.M)
+        assert len(explained) == 1 and len(explained[0]) > 20, proc.stderr
+    else:
+        assert len(layers[0].split("left as it was: ", 1)[-1]) > 20, layers[0]
+    match = FAST_WEIGHTS.search(layers[0])
+    assert match, layers[0]
+    named = re.findall(r"'([^']*)'", match.group(1))
+    trained = meta.get("oracle_kwargs", {}).get("trained")
+    if trained is not None:
+        assert len(named) + int(match.group(2) or 0) == len(trained), layers[0]
+    if "full-batch step" in layers[0]:
+        return  # a full-batch layer's trained weights are computed from k and v
+    model = onnx.load(str(FIXTURE_DIR / f"{name}.onnx"))
+    sequences = {spec["name"] for spec in meta["inputs"]}
+    from_data = _values_from_sequences(model, sequences)
+    assert not [n for n in named if n in from_data], layers[0]

@@ -75,6 +75,29 @@ static SmallVector<Value> sliceHeads(Value output) {
   return heads;
 }
 
+/// True if every input that `value` is computed from is one of `allowed`
+/// (constants and initializers aside).
+static bool readsOnly(Value value, ArrayRef<Value> allowed) {
+  SmallVector<Value> stack{value};
+  llvm::DenseSet<Value> seen;
+  while (!stack.empty()) {
+    Value next = stack.pop_back_val();
+    if (!seen.insert(next).second || llvm::is_contained(allowed, next) ||
+        nodeOf(next, "Shape") || nodeOf(next, "Size"))
+      continue;
+    if (isa<BlockArgument>(next))
+      return false;
+    Operation *op = next.getDefiningOp();
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (inner == op ||
+            !op->isAncestor(operand.getParentRegion()->getParentOp()))
+          stack.push_back(operand);
+    });
+  }
+  return true;
+}
+
 namespace {
 /// Builds the query path of one chunk output.
 class StepBuilder {
@@ -87,7 +110,8 @@ public:
   /// (nullopt) without such a slice, or when the query slices cut different
   /// tensors.
   std::optional<ChunkStep> chunked(Value output, ArrayRef<Value> others,
-                                   Value query = nullptr) {
+                                   Value query = nullptr,
+                                   bool dualForm = false) {
     ChunkStep step;
     step.output = output;
     SmallVector<Value> sources;
@@ -107,8 +131,23 @@ public:
     }
     if (sources.empty())
       return std::nullopt;
-    collectWeights(step, sources);
+    if (dualForm)
+      step.chunkData = chunkDataOf(output, step);
+    collectWeights(step, sources, step.chunkData);
     return step;
+  }
+
+  /// True if the query path of `step` reads a value computed from the
+  /// chunk's own keys, values and learning rates alone. A weight never is:
+  /// the step is a dual-form one (TTT-Linear's tril(Q K^T), its learning
+  /// rates eta), to be read in terms of the chunk-start state. Only a step
+  /// whose start weights are not constants tells (the first chunk's
+  /// update folds into constants and data).
+  bool readsChunkData(const ChunkStep &step) {
+    SmallVector<Value> chunkData = chunkDataOf(step.output, step);
+    return llvm::any_of(step.weightsRead, [&](Value read) {
+      return computedFromChunkData(read, chunkData);
+    });
   }
 
   /// The step of a full-batch layer that reads all of `query`.
@@ -116,27 +155,67 @@ public:
     ChunkStep step;
     step.output = output;
     step.query = query;
-    collectWeights(step, {query});
+    collectWeights(step, {query}, {});
     return step;
   }
 
 private:
+  /// The other time slices of the output's cone that cut the query's
+  /// window: the keys, values and learning rates of this chunk.
+  SmallVector<Value> chunkDataOf(Value output, const ChunkStep &step) {
+    SmallVector<Value> data;
+    for (Value head : sliceHeads(output)) {
+      std::optional<SliceChain> chain = sliceChain(head);
+      if (!chain || !chain->timeSlice ||
+          llvm::any_of(step.querySlices, [&](const SliceChain &query) {
+            return query.timeSlice == chain->timeSlice;
+          }))
+        continue;
+      if (sameWindow(*chain, step.querySlices.front()))
+        data.push_back(head);
+    }
+    return data;
+  }
+
+  /// True if `value` reads `chunkData` and nothing else that a graph or
+  /// loop input feeds (constants and initializers may enter).
+  bool computedFromChunkData(Value value, ArrayRef<Value> chunkData) {
+    return llvm::any_of(
+               chunkData,
+               [&](Value data) { return deps.dependsOn(value, data); }) &&
+           readsOnly(value, chunkData);
+  }
+
   bool onQueryPath(Value value, ArrayRef<Value> sources) {
     return llvm::any_of(sources,
                         [&](Value s) { return deps.dependsOn(value, s); });
   }
 
-  void collectWeights(ChunkStep &step, ArrayRef<Value> sources) {
+  /// A one-element value computed from constants (`1 / 16`): a factor,
+  /// not a weight.
+  static bool isConstantScalar(Value value) {
+    auto type = dyn_cast<ShapedType>(value.getType());
+    return type && type.hasStaticShape() && type.getNumElements() == 1 &&
+           readsOnly(value, {});
+  }
+
+  /// Collects the weights the query path reads; with `chunkData`, looks
+  /// through the values computed from this chunk's data to the weights they
+  /// read in turn.
+  void collectWeights(ChunkStep &step, ArrayRef<Value> sources,
+                      ArrayRef<Value> chunkData) {
     llvm::DenseSet<Value> seen;
     SmallVector<Value> stack{step.output};
     // Depth first in operand order, so that chunks computed alike list
     // their weights alike.
     while (!stack.empty()) {
       Value value = stack.pop_back_val();
-      if (!seen.insert(value).second || llvm::is_contained(sources, value))
+      if (!seen.insert(value).second || llvm::is_contained(sources, value) ||
+          llvm::is_contained(chunkData, value))
         continue;
-      if (!onQueryPath(value, sources)) {
+      if (!onQueryPath(value, sources) && !onQueryPath(value, chunkData)) {
         if (isFloatTensor(value) && !scalarConstant(value) &&
+            !isConstantScalar(value) &&
             !llvm::is_contained(step.weightsRead, value))
           step.weightsRead.push_back(value);
         continue;
@@ -317,10 +396,26 @@ static std::string listNames(ArrayRef<Value> values) {
   return text;
 }
 
+/// True if slot `index` of a layer's weights holds an earlier slot's weight
+/// transposed (a backward pass reads W^T; the exporter folds the first
+/// chunk's transpose into a constant of its own name).
+static bool transposeOfOtherSlot(const FoundLayer &layer, size_t index) {
+  ArrayRef<Value> initial = layer.initialWeights;
+  return llvm::any_of(llvm::seq(index), [&](size_t other) {
+    if (isTransposeOf(initial[index], initial[other]))
+      return true;
+    if (layer.steps.size() < 2)
+      return false;
+    ArrayRef<Value> reads = layer.steps[1].weightsRead;
+    return computesTransposeOf(reads[index], reads[other]);
+  });
+}
+
 std::string FoundLayer::describeWeights() const {
   SmallVector<Value> fast, fixed;
-  for (auto [weight, isTrained] : llvm::zip(initialWeights, trained))
-    (isTrained ? fast : fixed).push_back(weight);
+  for (auto [index, weight] : llvm::enumerate(initialWeights))
+    if (!transposeOfOtherSlot(*this, index))
+      (trained[index] ? fast : fixed).push_back(weight);
   return "fast weights " + listNames(fast) +
          (fixed.empty() ? "" : "; static weights " + listNames(fixed));
 }
@@ -380,6 +475,24 @@ static bool isAdditiveUpdate(Value next, Value prev, DependenceCache &deps) {
   return false;
 }
 
+/// If `weight` is a learned weight plus a term computed from the inputs
+/// (the first chunk of an update-then-apply layer reads W_0 + dW), W_0.
+static Value updateBase(Value weight) {
+  auto node = skipLayout(weight).getDefiningOp<onnx::NodeOp>();
+  if (!node || (node.getOpType() != "Add" && node.getOpType() != "Sub") ||
+      node.getInputs().size() != 2)
+    return nullptr;
+  auto learned = [](Value value) {
+    auto arg = dyn_cast<BlockArgument>(skipLayout(value));
+    return (arg && isa<onnx::GraphOp>(arg.getOwner()->getParentOp())) ||
+           readsOnly(value, {});
+  };
+  Value base = node.getInputs()[0], term = node.getInputs()[1];
+  if (node.getOpType() == "Add" && !learned(base))
+    std::swap(base, term);
+  return learned(base) && !learned(term) ? base : nullptr;
+}
+
 /// Why a candidate whose state changes from chunk to chunk is no TTT layer.
 static std::string ordinaryRecurrence(Value state) {
   return "its carried state " + describeValue(state) +
@@ -399,20 +512,33 @@ static std::optional<FoundLayer> findUnrolled(onnx::NodeOp concat,
   layer.output = concat->getResult(0);
   StepBuilder builder(deps);
   SmallVector<Value> outputs(concat.getInputs());
-  for (Value output : outputs) {
-    SmallVector<Value> others;
-    for (Value other : outputs)
-      if (other != output)
-        others.push_back(other);
-    Value query = layer.steps.empty() ? Value() : layer.steps[0].query;
-    std::optional<ChunkStep> step = builder.chunked(output, others, query);
-    if (!step ||
-        (!layer.steps.empty() &&
-         (step->query != layer.steps[0].query ||
-          step->weightsRead.size() != layer.steps[0].weightsRead.size())))
-      return std::nullopt;
-    layer.steps.push_back(std::move(*step));
-  }
+  auto readSteps = [&](bool dualForm) {
+    layer.steps.clear();
+    for (Value output : outputs) {
+      SmallVector<Value> others;
+      for (Value other : outputs)
+        if (other != output)
+          others.push_back(other);
+      Value query = layer.steps.empty() ? Value() : layer.steps[0].query;
+      std::optional<ChunkStep> step =
+          builder.chunked(output, others, query, dualForm);
+      if (!step ||
+          (!layer.steps.empty() &&
+           (step->query != layer.steps[0].query ||
+            step->weightsRead.size() != layer.steps[0].weightsRead.size())))
+        return false;
+      layer.steps.push_back(std::move(*step));
+    }
+    return true;
+  };
+  if (!readSteps(/*dualForm=*/false))
+    return std::nullopt;
+  if (llvm::any_of(ArrayRef(layer.steps).drop_front(),
+                   [&](const ChunkStep &step) {
+                     return builder.readsChunkData(step);
+                   }) &&
+      !readSteps(/*dualForm=*/true))
+    return std::nullopt;
   const ChunkStep &first = layer.steps[0], &second = layer.steps[1];
   for (auto [a, b] : llvm::zip(first.weightsRead, second.weightsRead)) {
     layer.initialWeights.push_back(a);
@@ -420,12 +546,17 @@ static std::optional<FoundLayer> findUnrolled(onnx::NodeOp concat,
   }
   if (!llvm::is_contained(layer.trained, true))
     return std::nullopt;
-  for (auto [index, isTrained] : llvm::enumerate(layer.trained))
-    if (isTrained && !isAdditiveUpdate(second.weightsRead[index],
-                                       first.weightsRead[index], deps)) {
+  for (auto [index, isTrained] : llvm::enumerate(layer.trained)) {
+    if (!isTrained)
+      continue;
+    if (!isAdditiveUpdate(second.weightsRead[index], first.weightsRead[index],
+                          deps)) {
       rejection = ordinaryRecurrence(first.weightsRead[index]);
       return std::nullopt;
     }
+    if (Value base = updateBase(first.weightsRead[index]))
+      layer.initialWeights[index] = base;
+  }
   const SliceChain &slice = first.querySlices.front();
   if (slice.start && slice.end && *slice.start == 0)
     layer.chunkSize = *slice.end - *slice.start;
@@ -487,6 +618,9 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
   std::optional<ChunkStep> step = builder.chunked(chunkOutput, carriedOut);
   if (!step)
     return std::nullopt;
+  bool dualForm = builder.readsChunkData(*step);
+  if (dualForm)
+    step = builder.chunked(chunkOutput, carriedOut, nullptr, dualForm);
 
   FoundLayer layer;
   layer.form = LayerForm::Loop;
@@ -530,8 +664,8 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
   if (user && user.getOpType() == "SequenceInsert" &&
       user.getInputs().size() >= 2 && user->getNumResults() == 1 &&
       user->getResult(0).hasOneUse()) {
-    std::optional<ChunkStep> tail =
-        builder.chunked(user.getInputs()[1], {}, layer.steps[0].query);
+    std::optional<ChunkStep> tail = builder.chunked(
+        user.getInputs()[1], {}, layer.steps[0].query, dualForm);
     if (!tail)
       return std::nullopt;
     layer.steps.push_back(std::move(*tail));

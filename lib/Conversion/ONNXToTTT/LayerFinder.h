@@ -47,6 +47,10 @@ struct ChunkStep {
   Value query;
   /// Weights the query path reads, in a fixed visiting order.
   SmallVector<Value> weightsRead;
+  /// The keys, values and learning rates of this chunk, when the query path
+  /// reads them (a causal, dual-form step); the weights read then are the
+  /// chunk-start state.
+  SmallVector<Value> chunkData;
 };
 
 struct FoundLayer {

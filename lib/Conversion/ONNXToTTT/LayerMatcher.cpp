@@ -1393,6 +1393,14 @@ FailureOr<LayerConfig> LayerReader::read() {
                 "the raise reads chunked layers");
   if (layer.chunkSize <= 0)
     return fail("its chunk length is not a constant");
+  if (llvm::any_of(layer.steps, [](const ChunkStep &step) {
+        return !step.chunkData.empty();
+      }))
+    return fail("each chunk's output reads the chunk's own keys and the "
+                "gradients at the chunk-start weights (a causal, dual-form "
+                "step like TTT-Linear's: token i applies the weights after "
+                "the gradients of tokens 1..i), which the raise does not "
+                "read into ttt.kvb_layer");
   if (trainsInnerWeights())
     return readTrainedSwiGLU();
   unsigned numTrained = llvm::count(layer.trained, true);

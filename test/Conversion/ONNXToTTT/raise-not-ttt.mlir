@@ -66,7 +66,7 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     %kv1 = onnx.node "MatMul"(%kt1, %v1) {outputs = ["kv1"]} : (tensor<1x2x4x1xf32>, tensor<1x2x1x4xf32>) -> tensor<1x2x4x4xf32>
     %S2 = onnx.node "Add"(%S1, %kv1) {outputs = ["S2"]} : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
     %y1 = onnx.node "MatMul"(%q1, %S2) {outputs = ["y1"]} : (tensor<1x2x1x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x1x4xf32>
-    // expected-remark @+1 {{TTT layer: unrolled chunk loop (2 chunks of 1 tokens), fast weights 'S1': raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)}}
+    // expected-remark @+1 {{TTT layer: unrolled chunk loop (2 chunks of 1 tokens), fast weights 'S0': raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)}}
     %y = onnx.node "Concat"(%y0, %y1) attrs {axis = 2 : i64} {outputs = ["y"]} : (tensor<1x2x1x4xf32>, tensor<1x2x1x4xf32>) -> tensor<1x2x2x4xf32>
     onnx.yield %y : tensor<1x2x2x4xf32>
   }

@@ -1,0 +1,61 @@
+// A chunk output that reads its own chunk's keys (TTT-Linear's dual form) is
+// read in terms of the chunk-start weights: the fast weight is W, the
+// chunk's tril(Q K^T) and gradient are data of the step, not weights.
+// RUN: ttt-opt %s --ttt-raise-onnx -verify-diagnostics | FileCheck %s
+// RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/ttt_linear.traced.onnx --ttt-raise-onnx 2>&1 | FileCheck %s --check-prefix=LINEAR
+// RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/ttt_mlp.scripted.onnx --ttt-raise-onnx 2>&1 | FileCheck %s --check-prefix=MLP
+
+// The MSE loss 1/2 |k W - v|^2 in the dual form, two chunks of two tokens:
+// token i of chunk c reads W_c - sum_{j <= i} k_j^T g_j, written as
+// o_c = q_c W_c - tril(q_c k_c^T) g_c with g_c = k_c W_c - v_c, and
+// W_{c+1} = W_c - k_c^T g_c. Its output is linear in W and its update
+// affine, but the raise has no ttt.kvb_layer reading of the causal form, so
+// it says so and leaves the graph.
+
+// CHECK-LABEL: onnx.graph @dual_mse(
+// CHECK: %[[W1:.+]] = onnx.node "Sub"(%[[W0:.+]], %{{.+}}) {outputs = ["W1"]}
+// CHECK: onnx.node "Trilu"
+// CHECK: onnx.node "Concat"
+// CHECK-NOT: ttt.kvb_layer
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @dual_mse(%q: tensor<1x2x4x4xf32> {onnx.name = "q"}, %k: tensor<1x2x4x4xf32> {onnx.name = "k"}, %v: tensor<1x2x4x4xf32> {onnx.name = "v"}) -> (tensor<1x2x4x4xf32> {onnx.name = "y"}) {
+    %W0 = onnx.initializer "W0" dense<5.000000e-01> : tensor<2x4x4xf32>
+    %sizes = onnx.node "Constant"() attrs {value = dense<2> : tensor<2xi64>} {outputs = ["sizes"]} : () -> tensor<2xi64>
+    %q0, %q1 = onnx.node "Split"(%q, %sizes) attrs {axis = 2 : i64} {outputs = ["q0", "q1"]} : (tensor<1x2x4x4xf32>, tensor<2xi64>) -> (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>)
+    %k0, %k1 = onnx.node "Split"(%k, %sizes) attrs {axis = 2 : i64} {outputs = ["k0", "k1"]} : (tensor<1x2x4x4xf32>, tensor<2xi64>) -> (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>)
+    %v0, %v1 = onnx.node "Split"(%v, %sizes) attrs {axis = 2 : i64} {outputs = ["v0", "v1"]} : (tensor<1x2x4x4xf32>, tensor<2xi64>) -> (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>)
+    %z0 = onnx.node "MatMul"(%k0, %W0) {outputs = ["z0"]} : (tensor<1x2x2x4xf32>, tensor<2x4x4xf32>) -> tensor<1x2x2x4xf32>
+    %g0 = onnx.node "Sub"(%z0, %v0) {outputs = ["g0"]} : (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+    %kt0 = onnx.node "Transpose"(%k0) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["kt0"]} : (tensor<1x2x2x4xf32>) -> tensor<1x2x4x2xf32>
+    %a0 = onnx.node "MatMul"(%q0, %kt0) {outputs = ["a0"]} : (tensor<1x2x2x4xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x2x2xf32>
+    %m0 = onnx.node "Trilu"(%a0) attrs {upper = 0 : i64} {outputs = ["m0"]} : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+    %c0 = onnx.node "MatMul"(%m0, %g0) {outputs = ["c0"]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+    %p0 = onnx.node "MatMul"(%q0, %W0) {outputs = ["p0"]} : (tensor<1x2x2x4xf32>, tensor<2x4x4xf32>) -> tensor<1x2x2x4xf32>
+    %y0 = onnx.node "Sub"(%p0, %c0) {outputs = ["y0"]} : (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+    %u0 = onnx.node "MatMul"(%kt0, %g0) {outputs = ["u0"]} : (tensor<1x2x4x2xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x4x4xf32>
+    %W1 = onnx.node "Sub"(%W0, %u0) {outputs = ["W1"]} : (tensor<2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+    %z1 = onnx.node "MatMul"(%k1, %W1) {outputs = ["z1"]} : (tensor<1x2x2x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x2x4xf32>
+    %g1 = onnx.node "Sub"(%z1, %v1) {outputs = ["g1"]} : (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+    %kt1 = onnx.node "Transpose"(%k1) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["kt1"]} : (tensor<1x2x2x4xf32>) -> tensor<1x2x4x2xf32>
+    %a1 = onnx.node "MatMul"(%q1, %kt1) {outputs = ["a1"]} : (tensor<1x2x2x4xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x2x2xf32>
+    %m1 = onnx.node "Trilu"(%a1) attrs {upper = 0 : i64} {outputs = ["m1"]} : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+    %c1 = onnx.node "MatMul"(%m1, %g1) {outputs = ["c1"]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+    %p1 = onnx.node "MatMul"(%q1, %W1) {outputs = ["p1"]} : (tensor<1x2x2x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x2x4xf32>
+    %y1 = onnx.node "Sub"(%p1, %c1) {outputs = ["y1"]} : (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+    // expected-remark @+1 {{TTT layer: unrolled chunk loop (2 chunks of 2 tokens), fast weights 'W0': left as it was: no ttt.kvb_layer form: each chunk's output reads the chunk's own keys and the gradients at the chunk-start weights (a causal, dual-form step}}
+    %y = onnx.node "Concat"(%y0, %y1) attrs {axis = 2 : i64} {outputs = ["y"]} : (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x4x4xf32>
+    onnx.yield %y : tensor<1x2x4x4xf32>
+  }
+}
+
+// TTT-Linear (ttt-lm-pytorch's dual form, traced): the fast weights are W1
+// and b1, the LayerNorm's weights are static, and nothing the chunk computes
+// from its own keys is taken for a weight.
+// LINEAR: remark: {{.*}}ttt_linear.traced.onnx: node '/layer/Concat': TTT layer: unrolled chunk loop (5 chunks of 8 tokens), fast weights 'layer.W1', 'layer.b1'; static weights 'layer.ln_weight', '/layer/Slice_{{[0-9]+}}_output_0', 'layer.ln_bias': left as it was: its output depends non-linearly on the trained fast weights (through Sqrt node
+// LINEAR-SAME: no ttt.kvb_layer form: each chunk's output reads the chunk's own keys
+// LINEAR-NOT: not a TTT layer
+
+// TTT-MLP in an ONNX Loop: four carried weights (W1, b1, W2, b2).
+// MLP: remark: {{.*}}ttt_mlp.scripted.onnx: node '/layer/ConcatFromSequence': TTT layer: ONNX Loop over chunks (chunks of 8 tokens), fast weights 'onnx::Expand_{{[0-9]+}}', 'onnx::Expand_{{[0-9]+}}', 'onnx::Expand_{{[0-9]+}}' and 1 more; static weights
+// MLP-SAME: through Tanh node
+// MLP-SAME: no ttt.kvb_layer form: each chunk's output reads the chunk's own keys
