@@ -13,6 +13,12 @@ possibly shorter; every chunk updates):
 
     apply_then_update:  o_c = phi(q_c) W_c,      W_{c+1} = W_c + Delta_c
     update_then_apply:  W_{c+1} = W_c + Delta_c, o_c = phi(q_c) W_{c+1}
+    causal:             token i of chunk c reads W_c plus the steps of tokens 1..i
+                        (TTT-Linear's dual form: o_c = phi(q_c) W_c + s Trilu(q_c k_c^T)
+                        V_c, V_c = v_c (dot) or -(k_c W_c - v_c) (MSE)),
+                        W_{c+1} = W_c + Delta_c; families without momentum or Muon.
+                        Found and left as it was: the raise has no ttt.kvb_layer
+                        reading of the dual form yet
 
     linear_dot     Delta_c = sign * s * k_c^T v_c            (/ n_c with the mean)
     linear_mse     Delta_c = -s * k_c^T (k_c W_c - v_c)       (/ n_c with the mean)
@@ -125,6 +131,12 @@ class Family:
     # the term divided by its Frobenius norm (+ 1e-7), the wide orientation.
     muon: bool = False
 
+    @property
+    def orders(self):
+        """The update orders the family is written in: the causal (dual) form of
+        TTT-Linear has no momentum or orthogonalization."""
+        return ORDERS if not (self.momentum or self.muon) else ORDERS[:2]
+
 
 PREFIX_SUM = "(linear attention, prefix sum over chunk states)"
 AFFINE_SCAN = "(linear attention, affine scan over chunk states)"
@@ -163,7 +175,21 @@ FAMILIES = {f.name: f for f in [
            PREFIX_SUM),
 ]}
 
-ORDERS = ("apply_then_update", "update_then_apply")
+# causal: TTT-Linear's dual form. Token i of a chunk reads the chunk-start weight plus the
+# steps of tokens 1..i, written as o = q W + s * Trilu(q k^T) V (dot) or
+# o = q W - s * Trilu(q k^T) (k W - v) (MSE); the weight moves by the whole chunk's step.
+ORDERS = ("apply_then_update", "update_then_apply", "causal")
+# What the remark says of a causal layer: found, read in terms of the chunk-start weight,
+# and left as it was (the raise has no ttt.kvb_layer reading of the dual form).
+CAUSAL_REMARK = "a causal, dual-form step"
+
+
+def expects_rewrite(spec) -> bool:
+    return spec.fam.linear_attention and spec.order != "causal"
+
+
+def expected_remark(spec) -> str:
+    return CAUSAL_REMARK if spec.order == "causal" else spec.fam.remark
 
 CATEGORIES = {
     # W_0: an initializer [H, Din, Dout]; a graph input [H, Din, Dout] or [B, H, Din,
@@ -389,6 +415,10 @@ def invalid(spec: Spec):
         return "a per-chunk momentum has no token axis to transpose with each chunk"
     if s["norm"] != CANONICAL["norm"] and not spec.fam.muon:
         return "no Muon: no norm to spell"
+    if spec.order not in spec.fam.orders:
+        return "the causal (dual) form has no momentum or Muon"
+    if spec.order == "causal" and s["opset"] == "13":
+        return "the causal form's Trilu needs opset 14"
     if s["scaling"] == "folded" and spec.fam.muon:
         return "Muon's step follows the orthogonalization: no one constant s / n"
     return None
@@ -411,7 +441,7 @@ def draw_spec(rng: np.random.Generator, index: int, seed: int, options=None, fix
         else:
             T = C * int(rng.integers(2, 40 // C + 1))
         spec = Spec(index=index, seed=seed, family=fam.name,
-                    order=order or str(rng.choice(ORDERS)),
+                    order=order or str(rng.choice(fam.orders)),
                     reduction=str(rng.choice(["sum", "mean"])),
                     sign=-1 if fam.loss == "mse" else int(rng.choice([1, -1])),
                     lr_scale=float(rng.choice([0.5, 0.25, 2.0])),
@@ -646,6 +676,16 @@ class Case:
             if s.order == "apply_then_update":
                 out[:, :, start:end] = fq @ W
             ke = fk * x["lr"][:, :, start:end] if fam.lr else fk
+            if s.order == "causal":
+                # Token i applies W + s * (sum over j <= i of token j's step) / n.
+                vals = s.sign * vc if fam.loss == "dot" else -(fk @ W - vc)
+                steps = np.cumsum(np.einsum("bhtd,bhte->bhtde", ke, vals), axis=2)
+                if s.reduction == "mean":
+                    steps = steps / (end - start)
+                Wt = W[:, :, None] + s.lr_scale * steps
+                out[:, :, start:end] = np.einsum("bhtd,bhtde->bhte", fq, Wt)
+                W = Wt[:, :, -1]
+                continue
             if fam.loss == "dot":
                 g = s.sign * np.swapaxes(ke, -1, -2) @ vc
             else:
@@ -808,6 +848,34 @@ class _Writer:
         if orientation == "x_wt":
             return g.op("MatMul", [qf, self.transpose(w, wrank)])
         return g.op("Einsum", [qf, w], equation=self.einsum_apply(wrank))
+
+    def causal_apply(self, qf, w, wrank, kc, vc, lrc, length):
+        """The dual form: q W + s * Trilu(q ke^T) V (dot) or q W - s * Trilu(q ke^T)
+        (k W - v) (MSE), over the chunk's own tokens."""
+        g, s = self.g, self.s
+        b = self.batch
+        kf = self.features(kc)
+        ke = g.op("Mul", [kf, lrc]) if lrc else kf
+        einsum = self.sp["orientation"] == "einsum"
+        if einsum:
+            scores = g.op("Einsum", [qf, ke], equation=f"{b}td,{b}sd->{b}ts")
+        else:
+            scores = g.op("MatMul", [qf, self.transpose(ke, self.rank)])
+        mask = g.op("Trilu", [scores], upper=0)
+        if s.fam.loss == "dot":
+            vals, factor = vc, s.sign * s.lr_scale
+        else:
+            vals = g.op("Sub", [self.apply(kc if s.fam.model == "linear" else kf, w, wrank),
+                                vc])
+            factor = -s.lr_scale
+        if einsum:
+            term = g.op("Einsum", [mask, vals], equation=f"{b}ts,{b}se->{b}te")
+        else:
+            term = g.op("MatMul", [mask, vals])
+        if s.reduction == "mean":
+            term = g.op("Div", [term, g.f32(float(length)) if isinstance(length, int)
+                                else length])
+        return g.op("Add", [self.apply(qf, w, wrank), g.op("Mul", [term, g.f32(factor)])])
 
     def gradient(self, kf, ke, vc, w, wrank):
         """The positive gradient term: k^T v (dot) or k^T (k W - v) (MSE), oriented."""
@@ -1121,8 +1189,10 @@ class _Writer:
                          lrc=chunks["lr"][i] if "lr" in chunks else None,
                          momc=chunks["mom"][i] if "mom" in chunks else None)
             wn = self.weight_noise(w)
-            if s.order == "apply_then_update":
-                o = self.apply(qf, wn, wrank)
+            if s.order != "update_then_apply":
+                o = (self.apply(qf, wn, wrank) if s.order == "apply_then_update" else
+                     self.causal_apply(qf, wn, wrank, parts["kc"], parts["vc"],
+                                       parts["lrc"], end - start))
                 if i + 1 < n:
                     w, m = self.update(wn, wrank, m=m, length=end - start, **parts)
                     wrank = self.rank
@@ -1201,6 +1271,9 @@ class _Writer:
         upd = dict(kc=parts["k"], vc=parts["v"], lrc=parts.get("lr"), momc=parts.get("mom"))
         if s.order == "apply_then_update":
             o = self.apply(qf, wn, wrank)
+            w_out, m_out = self.update(wn, wrank, m=m_in, length=chunk_len, **upd)
+        elif s.order == "causal":
+            o = self.causal_apply(qf, wn, wrank, upd["kc"], upd["vc"], upd["lrc"], chunk_len)
             w_out, m_out = self.update(wn, wrank, m=m_in, length=chunk_len, **upd)
         else:
             w_out, m_out = self.update(wn, wrank, m=m_in, length=chunk_len, **upd)
@@ -1436,10 +1509,11 @@ def check_case(spec: Spec, workdir: Path) -> Result:
     if not result.found:
         result.problem = f"not found as '{spec.form_remark()}'"
         return result
-    if spec.fam.linear_attention:
+    if expects_rewrite(spec):
         result.rewritten = "raised to ttt.kvb_layer " + spec.fam.remark in remarks[0]
     else:
-        result.rewritten = "left as it was" in remarks[0] and spec.fam.remark in remarks[0]
+        result.rewritten = ("left as it was" in remarks[0] and
+                            expected_remark(spec) in remarks[0])
     try:
         written = onnx.load(str(out))
         onnx.checker.check_model(written, full_check=True)
@@ -1461,8 +1535,8 @@ def check_case(spec: Spec, workdir: Path) -> Result:
         return result
     if not result.rewritten and not result.problem:
         result.problem = (f"not raised to ttt.kvb_layer {spec.fam.remark}"
-                          if spec.fam.linear_attention
-                          else f"not left as it was with '{spec.fam.remark}'")
+                          if expects_rewrite(spec)
+                          else f"not left as it was with '{expected_remark(spec)}'")
     return result
 
 
