@@ -175,3 +175,69 @@ def test_the_raised_lact_base_layer_computes_the_model(tmp_path):
     (got,) = run_function(func, args, tmp_path, entry="layer")
     want = _run(_path(name), x).astype(np.float64)
     assert _rel(got, want) <= RTOL
+
+
+def _weight_norm_as_lp_normalization(model):
+    """The base model with its weight norm `W / (colnorm(W) + eps)` written as
+    `LpNormalization(W, axis=-2, p=2)` (another exporter's spelling, without the eps):
+    every Div whose divisor adds a constant to Sqrt(ReduceSum(.., axes=[-2])) becomes one;
+    the nodes left unread go."""
+    graph = model.graph
+    producer = {o: n for n in graph.node for o in n.output}
+    constants = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
+    constants.update({n.output[0]: numpy_helper.to_array(n.attribute[0].t)
+                      for n in graph.node
+                      if n.op_type == "Constant" and n.attribute[0].name == "value"})
+
+    def column_norm(name):
+        sqrt = producer.get(name)
+        if sqrt is None or sqrt.op_type != "Sqrt":
+            return False
+        total = producer.get(sqrt.input[0])
+        return (total is not None and total.op_type == "ReduceSum" and
+                len(total.input) > 1 and list(constants[total.input[1]]) == [-2])
+
+    nodes = []
+    for node in graph.node:
+        divisor = producer.get(node.input[1]) if node.op_type == "Div" else None
+        if divisor is not None and divisor.op_type == "Add" and \
+                any(column_norm(i) for i in divisor.input):
+            node = onnx.helper.make_node("LpNormalization", [node.input[0]],
+                                         list(node.output), name=node.name, axis=-2, p=2)
+        nodes.append(node)
+    while True:
+        read = {i for n in nodes for i in n.input} | {o.name for o in graph.output}
+        kept = [n for n in nodes if any(o in read for o in n.output)]
+        if len(kept) == len(nodes):
+            break
+        nodes = kept
+    del graph.node[:]
+    graph.node.extend(nodes)
+    onnx.checker.check_model(model, full_check=True)
+    return sum(n.op_type == "LpNormalization" for n in nodes)
+
+
+def test_v2_on_a_base_model_whose_weight_norm_is_lp_normalization(tmp_path):
+    """The weight norm spelled LpNormalization is read as the weight norm: without flags
+    the layer is found, named blocked by it and left node for node; the paper's V2 drops
+    it and rewrites the layer into the V2 oracle."""
+    name = "lact_llm.traced"
+    model = onnx.load(str(_path(name)))
+    assert _weight_norm_as_lp_normalization(model) > 0
+    spelled = tmp_path / "lp.onnx"
+    onnx.save(model, str(spelled))
+    same = tmp_path / "same.onnx"
+    proc = _opt(spelled, "-o", same)
+    assert proc.returncode == 0, proc.stderr
+    assert "weight normalization after each update" in proc.stderr, proc.stderr
+    assert [n.op_type for n in onnx.load(str(same)).graph.node] == \
+        [n.op_type for n in model.graph.node]
+    out = tmp_path / "v2.onnx"
+    proc = _opt(spelled, "-o", out, f"--ttt-simplify={V2}")
+    assert proc.returncode == 0, proc.stderr
+    assert "weight normalization removed (the paper's Variant 2)" in proc.stderr
+    assert "rewritten: after the passes the layer is linear attention" in proc.stderr
+    onnx.checker.check_model(onnx.load(str(out)), full_check=True)
+    meta = dict(_meta(name), name=name)
+    x = _inputs(meta, 1, 64, 5)
+    assert _rel(_run(out, x), _v2_oracle(meta, x)) <= RTOL

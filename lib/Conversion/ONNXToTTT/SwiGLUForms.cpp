@@ -151,9 +151,29 @@ bool raise::isColumnNormOf(Value norms, Value weight) {
   return true;
 }
 
+/// If `node` is `LpNormalization(x)` with p = 2 over the second-to-last
+/// axis (each column divided by its L2 norm, no epsilon), x.
+static Value columnNormalized(onnx::NodeOp node) {
+  if (!node || node.getInputs().size() != 1 ||
+      intAttr(node, "p").value_or(2) != 2)
+    return nullptr;
+  Value x = node.getInputs()[0];
+  int64_t axis = intAttr(node, "axis").value_or(-1);
+  std::optional<int64_t> rank = rankOf(x);
+  if (axis == -2 || (rank && *rank >= 2 && axis == *rank - 2))
+    return x;
+  return nullptr;
+}
+
 Value raise::matchWeightNorm(Value value, double &eps, Value &target) {
   Value weight;
   matchCommutative(value, "Mul", [&](Value normalized, Value r) {
+    if (Value x = columnNormalized(nodeOf(normalized, "LpNormalization"))) {
+      eps = 0.0;
+      target = r;
+      weight = x;
+      return true;
+    }
     onnx::NodeOp div = nodeOf(normalized, "Div");
     if (!div)
       return false;

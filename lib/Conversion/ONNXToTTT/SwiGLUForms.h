@@ -54,8 +54,9 @@ Value columnNormOf(Value norm);
 /// that holds them (to float rounding).
 bool isColumnNormOf(Value norms, Value weight);
 
-/// `x / (colnorm(x) + eps) * target` in either operand order: returns x and
-/// sets `eps` and `target`.
+/// `x / (colnorm(x) + eps) * target` in either operand order, or with
+/// `x / colnorm(x)` spelled `LpNormalization(x, axis = -2, p = 2)` (eps 0):
+/// returns x and sets `eps` and `target`.
 Value matchWeightNorm(Value value, double &eps, Value &target);
 
 /// The leaves of the Mul tree at `value` (what it multiplies elementwise),
