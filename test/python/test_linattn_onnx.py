@@ -176,10 +176,22 @@ def test_static_shapes(tmp_path):
     check(cfg, tmp_path, seed=8, lengths=(18,), dynamic=False)
 
 
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_causal_intra_chunk_term(reduction, tmp_path):
+    """The token-causal order (dot loss): the chunk states' prefix sum plus, inside each
+    chunk, the steps of tokens 1..t, sum over j <= t of eta_j (q_t . k_j) v_j (/ n_c with
+    the mean); short last chunks and a dynamic length."""
+    cfg = dict(model="linear", trained=[0], loss="dot", chunk=4, order="causal",
+               lr_scale=0.5, reduction=reduction)
+    model = check(cfg, tmp_path, seed=12, lengths=(18, 7, 4), lr_columns=1)
+    assert "Loop" not in op_types(model)
+    check(cfg, tmp_path, seed=13, lengths=(10,), dynamic=False, lr_columns=1)
+
+
 def test_unsupported_layer_fails_cleanly(tmp_path):
-    # causal order keeps the intra-chunk term: the pass must refuse, name the
-    # op and write nothing.
-    cfg = dict(model="linear", trained=[0], loss="dot", chunk=4, order="causal")
+    # A full-batch layer is one linattn.attention, which has no ONNX form yet:
+    # the pass must refuse, name the op and write nothing.
+    cfg = dict(model="linear", trained=[0], loss="dot", schedule="full_batch")
     q, k, v, weights, extra = make_case(cfg, seed=9, T=8)
     text = graph_text(cfg, ttt_mlir.kvb_operands(cfg, q, k, v, weights, **extra))
     src = tmp_path / "layer.mlir"

@@ -117,6 +117,8 @@ def test_linear_mse_affine_scan(order, tmp_path):
 @pytest.mark.parametrize("name,cfg,case", [
     ("causal_dot", dict(model="linear", trained=[0], loss="dot", chunk=8, order="causal",
                         lr_scale=0.3), dict(lr_columns=1)),
+    ("causal_mean", dict(model="linear", trained=[0], loss="dot", chunk=8, order="causal",
+                         reduction="mean", lr_scale=0.7), dict(lr_columns=1)),
     ("mlp_bias_feature", dict(model="mlp", bias=True, activation="gelu_tanh", trained=[2, 3],
                               loss="dot", chunk=8, order="update_then_apply"), dict()),
     ("ascent_mean", dict(model="linear", trained=[0], loss="dot", chunk=8, sign="ascent",

@@ -653,6 +653,45 @@ struct LowerStateTransform : OpRewritePattern<StateTransformOp> {
 
 struct LowerChunkApply : OpRewritePattern<ChunkApplyOp> {
   using OpRewritePattern::OpRewritePattern;
+
+  /// v_j * eta_j * factor (/ n_c, the length of token j's chunk, for the
+  /// mean): the values the intra-chunk term weighs.
+  static Value scaledIntraValues(Lowering &l, ChunkApplyOp op) {
+    TensorMath &tm = l.tm;
+    Value v = op.getIntraV();
+    double factor = op.getIntraFactor().convertToDouble();
+    bool mean = op.getIntraMean();
+    Value eta = op.getIntraScale();
+    if (!eta && !mean && factor == 1.0)
+      return v;
+    int64_t chunk = op.getChunkSize();
+    Maps m{v.getContext(), 4}; // b, h, t, e
+    SmallVector<Value> inputs{v};
+    SmallVector<AffineMap> maps{m.dims({0, 1, 2, 3})};
+    if (eta) {
+      inputs.push_back(eta);
+      maps.push_back(m.dims({0, 1, 2}));
+    }
+    maps.push_back(m.dims({0, 1, 2, 3}));
+    Value init =
+        tm.zeros({tm.dim(v, 0), tm.dim(v, 1), tm.dim(v, 2), tm.dim(v, 3)});
+    Value tokens = tm.indexValue(tm.dim(v, 2));
+    return tm.generic(
+        init.getType(), inputs, init, maps, iterators(4, 0),
+        [&](ScalarMath &s, ValueRange x) {
+          Value out = s.mul(x[0], s.constant(factor));
+          if (eta)
+            out = s.mul(out, x[1]);
+          if (!mean)
+            return out;
+          Value t = linalg::IndexOp::create(s.builder(), s.getLoc(), 2);
+          Value n = arith::DivUIOp::create(
+              s.builder(), s.getLoc(), t,
+              arith::ConstantIndexOp::create(s.builder(), s.getLoc(), chunk));
+          return s.div(out, s.fromIndex(l.chunkLength(s, n, tokens, chunk)));
+        });
+  }
+
   LogicalResult matchAndRewrite(ChunkApplyOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<FloatType>(op.getQ().getType().getElementType());
@@ -672,9 +711,9 @@ struct LowerChunkApply : OpRewritePattern<ChunkApplyOp> {
          m.dims({0, 1, 2, 4})},
         innerReduction(5), multiplyAdd);
     if (Value k = op.getIntraK()) {
-      // Inside each chunk: sum_{j <= i} (q_i . k_j) v_j.
+      // Inside each chunk: factor / n_c * sum_{j <= i} eta_j (q_i . k_j) v_j.
       Value qc = l.chunked(q, chunk), kc = l.chunked(k, chunk);
-      Value vc = l.chunked(op.getIntraV(), chunk);
+      Value vc = l.chunked(scaledIntraValues(l, op), chunk);
       Maps m6{ctx, 6}; // b, h, n, i, j, f
       Value scores = tm.zeros({tm.dim(qc, 0), tm.dim(qc, 1), tm.dim(qc, 2),
                                tm.dim(qc, 3), tm.dim(qc, 3)});
@@ -756,9 +795,10 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
         op.getDecay() ? ScanKind::decayed : ScanKind::additive,
         exclusive ? ScanMode::exclusive : ScanMode::inclusive);
     bool intra = causal && !op.getDecay();
-    rewriter.replaceOpWithNewOp<ChunkApplyOp>(op, op.getType(), q, states,
-                                              intra ? k : Value(),
-                                              intra ? v : Value(), chunk);
+    rewriter.replaceOpWithNewOp<ChunkApplyOp>(
+        op, op.getType(), q, states, intra ? k : Value(), intra ? v : Value(),
+        Value(), chunk, llvm::APFloat(1.0),
+        /*intra_mean=*/false);
     return success();
   }
 };

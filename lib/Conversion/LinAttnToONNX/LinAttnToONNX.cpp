@@ -198,14 +198,7 @@ bool mlir::ttt::canExportToONNX(Operation *op, std::string &why) {
         }
         return true;
       })
-      .Case([&](ChunkApplyOp apply) {
-        if (apply.getIntraK()) {
-          why = "the token-causal intra-chunk term (intra(k, v)) is not "
-                "supported";
-          return false;
-        }
-        return true;
-      })
+      .Case([&](ChunkApplyOp) { return true; })
       .Case([&](AttentionOp) {
         why = "linattn.attention is not supported; only its chunk ops "
               "(chunk_reduce, scan, chunk_apply) are";
@@ -545,10 +538,55 @@ struct StateTransformToONNX
 
 struct ChunkApplyToONNX : ToONNXPattern<ChunkApplyToONNX, ChunkApplyOp> {
   using ToONNXPattern::ToONNXPattern;
+
+  /// v_j * eta_j * factor (/ n_c, the length of token j's chunk, for the
+  /// mean).
+  static Value scaledIntraValues(OnnxBuilder &b, ChunkApplyOp op,
+                                 const Chunking &ch) {
+    Value v = op.getIntraV();
+    if (Value eta = op.getIntraScale())
+      v = b.mul(v, b.unsqueeze(eta, {3}));
+    double factor = op.getIntraFactor().convertToDouble();
+    if (factor != 1.0)
+      v = b.mul(v, factor);
+    if (!op.getIntraMean())
+      return v;
+    // Each token's chunk length: [N] repeated C times, cut to T, as [T, 1].
+    Value lengths = b.unsqueeze(chunkLengths(b, ch), {1});       // [N, 1]
+    Value repeated = b.expand(lengths, b.i64s({1, ch.size}), 2); // [N, C]
+    Value flat = b.reshape(repeated, b.i64s({-1, 1}), 2);
+    Value perToken = b.slice(flat, b.i64s({0}), ch.tokens, 0); // [T, 1]
+    return b.div(v, perToken);
+  }
+
+  /// sum over j <= t in chunk(t) of (q_t . k_j) v_j, per chunk: the scores
+  /// q k^T times a constant lower-triangular mask (the chunk size is static,
+  /// and a constant needs no Trilu, which opset 13 lacks), then the values.
+  /// The zero-padded tokens of a short last chunk add nothing.
+  static Value intraChunkTerm(OnnxBuilder &b, Value qc, Value k, Value v,
+                              const Chunking &ch) {
+    Value kc = chunked(b, k, ch), vc = chunked(b, v, ch);
+    Value scores = b.matmul(qc, b.transposeInner(kc)); // [B, H, N, C, C]
+    SmallVector<float> lower(ch.size * ch.size, 0.0f);
+    for (int64_t t = 0; t < ch.size; ++t)
+      for (int64_t j = 0; j <= t; ++j)
+        lower[t * ch.size + j] = 1.0f;
+    Type elem = cast<RankedTensorType>(qc.getType()).getElementType();
+    auto maskType = RankedTensorType::get({ch.size, ch.size}, elem);
+    Value mask = b.constant(DenseElementsAttr::get(
+        maskType, llvm::map_to_vector(lower, [&](float x) -> Attribute {
+          return FloatAttr::get(elem, x);
+        })));
+    return b.matmul(b.mul(scores, mask), vc);
+  }
+
   Value build(OnnxBuilder &b, ChunkApplyOp op) const {
     Value q = op.getQ(), states = op.getStates();
     Chunking ch = chunkingOf(b, q, op.getChunkSize());
-    Value o = b.matmul(chunked(b, q, ch), states); // [B, H, N, C, E]
+    Value qc = chunked(b, q, ch);
+    Value o = b.matmul(qc, states); // [B, H, N, C, E]
+    if (Value k = op.getIntraK())
+      o = b.add(o, intraChunkTerm(b, qc, k, scaledIntraValues(b, op, ch), ch));
     Value tokens = b.node("Mul", {ch.count, b.i64s({ch.size})}, b.ints(1));
     Value shape =
         b.concat({b.shape(o, 0, 2), tokens, b.shape(states, 4, 5)}, 0);

@@ -34,15 +34,11 @@ using namespace mlir::ttt;
 using namespace mlir::ttt::raise;
 
 /// Why the linear-attention form of `layer` cannot be exported to ONNX, or
-/// empty. The ONNX form covers the chunk-state scans; the intra-chunk
-/// (causal) term and full-mask attention are not expressed in ONNX ops.
+/// empty. The ONNX form covers the chunk ops (chunk-state scans, the causal
+/// intra-chunk term); full-mask attention is not expressed in ONNX ops.
 static std::string onnxExportBlocker(KVBLayerOp layer) {
-  ScheduleAttr schedule = layer.getSchedule();
-  if (schedule.getKind() != ScheduleKind::chunked)
+  if (layer.getSchedule().getKind() != ScheduleKind::chunked)
     return "its linear-attention form (full-mask attention) has no ONNX "
-           "export yet";
-  if (schedule.getOrder() == UpdateOrder::causal)
-    return "its linear-attention form (causal intra-chunk term) has no ONNX "
            "export yet";
   return "";
 }

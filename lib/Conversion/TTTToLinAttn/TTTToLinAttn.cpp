@@ -240,13 +240,12 @@ Value LayerRewriter::rewriteChunked() {
                   : linattn::ScanMode::exclusive;
   Value s = linattn::ScanOp::create(b, loc, states, g, initialState(), Value(),
                                     Value(), linattn::ScanKind::additive, mode);
-  Value intraK, intraV;
-  if (causal) {
-    intraK = kf;
-    intraV = scaledValues(eta, factor, /*mean=*/false);
-  }
-  return linattn::ChunkApplyOp::create(b, loc, op.getOutput().getType(), qf, s,
-                                       intraK, intraV, chunk);
+  // Token i of a causal chunk also reads the steps of tokens 1..i, scaled
+  // as the chunk's state contribution is.
+  return linattn::ChunkApplyOp::create(
+      b, loc, op.getOutput().getType(), qf, s, causal ? kf : Value(),
+      causal ? op.getV() : Value(), causal ? eta : Value(), chunk,
+      APFloat(causal ? factor : 1.0), causal && mean);
 }
 
 Value LayerRewriter::rewriteAffine() {
@@ -273,7 +272,8 @@ Value LayerRewriter::rewriteAffine() {
                                     transition,
                                     linattn::ScanKind::residual_affine, mode);
   return linattn::ChunkApplyOp::create(b, loc, op.getOutput().getType(), qf, s,
-                                       Value(), Value(), chunk);
+                                       Value(), Value(), Value(), chunk,
+                                       APFloat(1.0), /*intra_mean=*/false);
 }
 
 Value LayerRewriter::rewriteFullBatch() {

@@ -10,13 +10,6 @@ onnx.graph @attention(%q: tensor<?x2x?x4xf32> {onnx.name = "q"}, %v: tensor<?x2x
 
 // -----
 
-onnx.graph @intra(%q: tensor<?x2x?x4xf32> {onnx.name = "q"}, %s: tensor<?x2x?x4x3xf32> {onnx.name = "s"}, %v: tensor<?x2x?x3xf32> {onnx.name = "v"}) -> (tensor<?x2x?x3xf32> {onnx.name = "o"}) {
-  // expected-error @+1 {{cannot rewrite 'linattn.chunk_apply' into ONNX nodes: the token-causal intra-chunk term (intra(k, v)) is not supported}}
-  %o = linattn.chunk_apply %q, %s intra(%q, %v : tensor<?x2x?x4xf32>, tensor<?x2x?x3xf32>) chunk_size = 4 : tensor<?x2x?x4xf32>, tensor<?x2x?x4x3xf32> -> tensor<?x2x?x3xf32>
-  onnx.yield %o : tensor<?x2x?x3xf32>
-}
-
-// -----
 
 onnx.graph @other_op(%x: tensor<4xf32> {onnx.name = "x"}) -> (tensor<4xf32> {onnx.name = "y"}) {
   // expected-error @+1 {{cannot rewrite 'arith.addf' into ONNX nodes: it has no ONNX form}}

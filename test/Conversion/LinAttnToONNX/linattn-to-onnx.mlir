@@ -212,6 +212,32 @@ onnx.graph @chunk_apply(%q: tensor<?x2x?x4xf32> {onnx.name = "q"}, %s: tensor<?x
 
 // -----
 
+// The token-causal term inside each chunk: the values scaled by the per-token
+// rates and the factor, the scores Q_c K_c^T times a constant lower-triangular
+// mask, then the values, added to Q_c S_c.
+// CHECK-LABEL: onnx.graph @chunk_apply_intra
+// CHECK: %[[QC:.+]] = onnx.node "Reshape"
+// CHECK: %[[O:.+]] = onnx.node "MatMul"(%[[QC]], %s)
+// CHECK: %[[ETA:.+]] = onnx.node "Unsqueeze"(%eta, %{{.+}})
+// CHECK: %[[VE:.+]] = onnx.node "Mul"(%v, %[[ETA]])
+// CHECK: %[[HALF:.+]] = onnx.node "Constant"() attrs {value = dense<5.000000e-01> : tensor<f32>}
+// CHECK: %[[VS:.+]] = onnx.node "Mul"(%[[VE]], %[[HALF]])
+// CHECK: %[[KC:.+]] = onnx.node "Reshape"
+// CHECK: %[[VC:.+]] = onnx.node "Reshape"
+// CHECK: %[[KT:.+]] = onnx.node "Transpose"(%[[KC]]) attrs {perm = array<i64: 0, 1, 2, 4, 3>}
+// CHECK: %[[SC:.+]] = onnx.node "MatMul"(%[[QC]], %[[KT]])
+// CHECK: %[[MASK:.+]] = onnx.node "Constant"() attrs {value = dense<{{\[\[}}1.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00], [1.000000e+00, 1.000000e+00, 0.000000e+00, 0.000000e+00], [1.000000e+00, 1.000000e+00, 1.000000e+00, 0.000000e+00], [1.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00]]> : tensor<4x4xf32>}
+// CHECK: %[[MASKED:.+]] = onnx.node "Mul"(%[[SC]], %[[MASK]])
+// CHECK: %[[INTRA:.+]] = onnx.node "MatMul"(%[[MASKED]], %[[VC]])
+// CHECK: onnx.node "Add"(%[[O]], %[[INTRA]])
+// CHECK-NOT: linattn.
+onnx.graph @chunk_apply_intra(%q: tensor<?x2x?x4xf32> {onnx.name = "q"}, %k: tensor<?x2x?x4xf32> {onnx.name = "k"}, %s: tensor<?x2x?x4x3xf32> {onnx.name = "s"}, %v: tensor<?x2x?x3xf32> {onnx.name = "v"}, %eta: tensor<?x2x?xf32> {onnx.name = "eta"}) -> (tensor<?x2x?x3xf32> {onnx.name = "o"}) {
+  %o = linattn.chunk_apply %q, %s intra(%k, %v : tensor<?x2x?x4xf32>, tensor<?x2x?x3xf32>) intra_scale(%eta : tensor<?x2x?xf32>) chunk_size = 4 intra_factor = 5.000000e-01 : tensor<?x2x?x4xf32>, tensor<?x2x?x4x3xf32> -> tensor<?x2x?x3xf32>
+  onnx.yield %o : tensor<?x2x?x3xf32>
+}
+
+// -----
+
 // The learning-rate column that ttt-to-linattn slices out is a Gather with a
 // scalar index; the tensor.dim and arith.constant ops that fed it are gone.
 // CHECK-LABEL: onnx.graph @lr_column

@@ -70,15 +70,20 @@ func.func @mlp_bias_feature(%q: tensor<2x2x20x8xf32>, %w0: tensor<2x8x16xf32>, %
 // -----
 
 // The causal order of a dot-product layer: exclusive chunk states plus the
-// token-causal term inside each chunk, on values scaled by the step.
+// token-causal term inside each chunk, its values scaled as the chunk states
+// are (step, per-token rates, the mean over each chunk), all in linattn ops.
 // CHECK-LABEL: func.func @causal_dot
-// CHECK: %[[S:.+]] = linattn.scan %{{.+}} kind = additive mode = exclusive
-// CHECK: %[[VS:.+]] = linalg.generic
-// CHECK: linattn.chunk_apply %{{.+}}, %[[S]] intra(%{{.+}}, %[[VS]] : tensor<2x2x20x8xf32>, tensor<2x2x20x8xf32>) chunk_size = 8
-func.func @causal_dot(%q: tensor<2x2x20x8xf32>, %w: tensor<2x8x8xf32>) -> tensor<2x2x20x8xf32> {
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x2x20x8xf32>, %[[W:.+]]: tensor<2x8x8xf32>, %[[LR:.+]]: tensor<2x2x20x1xf32>)
+// CHECK: %[[ETA:.+]] = tensor.extract_slice %[[LR]]
+// CHECK: %[[G:.+]] = linattn.chunk_reduce %[[Q]], %[[Q]] scale(%[[ETA]] : tensor<2x2x20xf32>) chunk_size = 8 factor = 5.000000e-01 mean
+// CHECK: %[[S:.+]] = linattn.scan %[[G]] initial(%[[W]] : tensor<2x8x8xf32>) kind = additive mode = exclusive
+// CHECK: linattn.chunk_apply %[[Q]], %[[S]] intra(%[[Q]], %[[Q]] : tensor<2x2x20x8xf32>, tensor<2x2x20x8xf32>) intra_scale(%[[ETA]] : tensor<2x2x20xf32>) chunk_size = 8 intra_factor = 5.000000e-01 intra_mean
+// CHECK-NOT: linalg.
+func.func @causal_dot(%q: tensor<2x2x20x8xf32>, %w: tensor<2x8x8xf32>, %lr: tensor<2x2x20x1xf32>) -> tensor<2x2x20x8xf32> {
   %o = ttt.kvb_layer %q, %q, %q : tensor<2x2x20x8xf32>, tensor<2x2x20x8xf32>, tensor<2x2x20x8xf32>
-      weights(%w : tensor<2x8x8xf32>)
-      model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot>
+      weights(%w : tensor<2x8x8xf32>) lr(%lr : tensor<2x2x20x1xf32>)
+      model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot, reduction = mean>
+      update = #ttt.update<lr_scale = 0.5>
       schedule = #ttt.schedule<kind = chunked, size = 8, order = causal> -> tensor<2x2x20x8xf32>
   return %o : tensor<2x2x20x8xf32>
 }

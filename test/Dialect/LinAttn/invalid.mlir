@@ -459,7 +459,23 @@ func.func @ca_rank(%q: tensor<2x3x8x4xf32>, %s: tensor<2x3x8x4xf32>) {
 
 func.func @ca_half_intra(%q: tensor<2x3x8x4xf32>, %s: tensor<2x3x2x4x4xf32>) {
   // expected-error @+1 {{'intra' needs both k and v}}
-  %o = "linattn.chunk_apply"(%q, %s, %q) <{chunk_size = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0>}> : (tensor<2x3x8x4xf32>, tensor<2x3x2x4x4xf32>, tensor<2x3x8x4xf32>) -> tensor<2x3x8x4xf32>
+  %o = "linattn.chunk_apply"(%q, %s, %q) <{chunk_size = 4 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> : (tensor<2x3x8x4xf32>, tensor<2x3x2x4x4xf32>, tensor<2x3x8x4xf32>) -> tensor<2x3x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @ca_factor_without_intra(%q: tensor<2x3x8x4xf32>, %s: tensor<2x3x2x4x4xf32>) {
+  // expected-error @+1 {{'intra_scale', 'intra_factor' and 'intra_mean' scale the intra-chunk term: they need 'intra'}}
+  %o = linattn.chunk_apply %q, %s chunk_size = 4 intra_factor = 2.0 : tensor<2x3x8x4xf32>, tensor<2x3x2x4x4xf32> -> tensor<2x3x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @ca_intra_scale_length(%q: tensor<2x3x8x4xf32>, %s: tensor<2x3x2x4x4xf32>, %eta: tensor<2x3x7xf32>) {
+  // expected-error @+1 {{intra scale}}
+  %o = linattn.chunk_apply %q, %s intra(%q, %q : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>) intra_scale(%eta : tensor<2x3x7xf32>) chunk_size = 4 : tensor<2x3x8x4xf32>, tensor<2x3x2x4x4xf32> -> tensor<2x3x8x4xf32>
   return
 }
 

@@ -116,10 +116,6 @@ func.func @blockers(%q: tensor<1x2x16x8xf32>, %w: tensor<2x8x8xf32>, %b: tensor<
       weights(%w : tensor<2x8x8xf32>) momentum(%m : tensor<1x2x16xf32>)
       model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot>
       schedule = #ttt.schedule<kind = chunked, size = 4, inner_steps = 2> -> tensor<1x2x16x8xf32>
-  // expected-remark @+1 {{not rewritten: the mean reduction inside a causal chunk}}
-  %7 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
-      weights(%w : tensor<2x8x8xf32>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot, reduction = mean>
-      schedule = #ttt.schedule<kind = chunked, size = 4, order = causal> -> tensor<1x2x16x8xf32>
   // expected-remark @+1 {{not rewritten: the causal order of an affine (MSE) layer reads state-dependent values inside the chunk}}
   %8 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
       weights(%w : tensor<2x8x8xf32>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = mse>

@@ -367,6 +367,10 @@ LogicalResult ChunkApplyOp::verify() {
     return failure();
   if (static_cast<bool>(getIntraK()) != static_cast<bool>(getIntraV()))
     return emitOpError() << "'intra' needs both k and v";
+  if (!getIntraK() && (getIntraScale() || getIntraMean() ||
+                       !getIntraFactor().isExactlyValue(1.0)))
+    return emitOpError() << "'intra_scale', 'intra_factor' and 'intra_mean' "
+                            "scale the intra-chunk term: they need 'intra'";
   Type elementType = cast<RankedTensorType>(q.getType()).getElementType();
   SmallVector<Value> typed{s, out};
   if (getIntraK()) {
@@ -403,6 +407,14 @@ LogicalResult ChunkApplyOp::verify() {
         failed(check.dim(v, "intra v", 2, seq, "the sequence length of q")) ||
         failed(check.dim(k, "intra k", 3, dimOf(q, 3), "the feature size F")) ||
         failed(check.dim(v, "intra v", 3, dimOf(s, 4), "the value size Dv")))
+      return failure();
+  }
+  if (Value scale = getIntraScale()) {
+    if (failed(check.rank(scale, "intra scale", {3}, "[B, H, T]")) ||
+        failed(checkStreams(check, scale, "intra scale", batch, heads)) ||
+        failed(check.dim(scale, "intra scale", 2, seq,
+                         "the sequence length of q")) ||
+        failed(check.elementTypes(elementType, {scale}, "q")))
       return failure();
   }
   return success();

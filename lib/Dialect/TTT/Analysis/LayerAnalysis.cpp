@@ -164,8 +164,6 @@ LayerFacts mlir::ttt::analyzeLayer(KVBLayerOp op) {
     if (causal && op.getTokenEta())
       unsupported("per-position step sizes (token_eta) weight the intra-chunk "
                   "term per query");
-    if (causal && op.getLoss().getReduction() == Reduction::mean)
-      unsupported("the mean reduction inside a causal chunk");
   } else if (facts.lowering == ExactLowering::AffineScan) {
     if (causal)
       unsupported("the causal order of an affine (MSE) layer reads "

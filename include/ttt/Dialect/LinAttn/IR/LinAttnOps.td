@@ -255,11 +255,18 @@ def LinAttn_ChunkApplyOp : LinAttn_Op<"chunk_apply", [AttrSizedOperandSegments, 
   let description = [{
     `o_t = q_t S_{chunk(t)}` for queries `q : [B, H, T, F]` and states
     `[B, H, N, F, Dv]`; with `intra(k, v)` it also adds the token-causal term
-    inside the chunk, `sum over j <= t in chunk(t) of (q_t . k_j) v_j`.
-    Result `[B, H, T, Dv]`.
+    inside the chunk, `intra_factor / (n_c if intra_mean else 1) * sum over
+    j <= t in chunk(t) of eta_j (q_t . k_j) v_j`, with `eta` the optional
+    per-token scale `intra_scale : [B, H, T]` (1 when absent) and n_c the
+    chunk's length, as `chunk_reduce` scales the chunk states. Result
+    `[B, H, T, Dv]`.
 
     ```mlir
     %o = linattn.chunk_apply %q, %s chunk_size = 64
+        : tensor<?x4x?x128xf32>, tensor<?x4x?x128x64xf32> -> tensor<?x4x?x64xf32>
+    %c = linattn.chunk_apply %q, %s intra(%k, %v : tensor<?x4x?x128xf32>,
+        tensor<?x4x?x64xf32>) intra_scale(%eta : tensor<?x4x?xf32>)
+        chunk_size = 64 intra_factor = 0.5
         : tensor<?x4x?x128xf32>, tensor<?x4x?x128x64xf32> -> tensor<?x4x?x64xf32>
     ```
   }];
@@ -268,13 +275,18 @@ def LinAttn_ChunkApplyOp : LinAttn_Op<"chunk_apply", [AttrSizedOperandSegments, 
     LinAttn_FloatTensor:$states,
     Optional<LinAttn_FloatTensor>:$intra_k,
     Optional<LinAttn_FloatTensor>:$intra_v,
-    I64Attr:$chunk_size
+    Optional<LinAttn_FloatTensor>:$intra_scale,
+    I64Attr:$chunk_size,
+    DefaultValuedAttr<F64Attr, "1.0">:$intra_factor,
+    UnitAttr:$intra_mean
   );
   let results = (outs LinAttn_FloatTensor:$output);
   let assemblyFormat = [{
     $q `,` $states
     (`intra` `(` $intra_k^ `,` $intra_v `:` type($intra_k) `,` type($intra_v) `)`)?
+    (`intra_scale` `(` $intra_scale^ `:` type($intra_scale) `)`)?
     `chunk_size` `=` $chunk_size
+    (`intra_factor` `=` $intra_factor^)? (`intra_mean` $intra_mean^)?
     attr-dict `:` type($q) `,` type($states) `->` type($output)
   }];
   let hasVerifier = 1;
