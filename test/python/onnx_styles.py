@@ -17,8 +17,8 @@ possibly shorter; every chunk updates):
                         (TTT-Linear's dual form: o_c = phi(q_c) W_c + s Trilu(q_c k_c^T)
                         V_c, V_c = v_c (dot) or -(k_c W_c - v_c) (MSE)),
                         W_{c+1} = W_c + Delta_c; families without momentum or Muon.
-                        Found and left as it was: the raise has no ttt.kvb_layer
-                        reading of the dual form yet
+                        Raised to the causal order; the dot loss is rewritten (the
+                        intra-chunk term), the MSE layer left as it was
 
     linear_dot     Delta_c = sign * s * k_c^T v_c            (/ n_c with the mean)
     linear_mse     Delta_c = -s * k_c^T (k_c W_c - v_c)       (/ n_c with the mean)
@@ -179,17 +179,22 @@ FAMILIES = {f.name: f for f in [
 # steps of tokens 1..i, written as o = q W + s * Trilu(q k^T) V (dot) or
 # o = q W - s * Trilu(q k^T) (k W - v) (MSE); the weight moves by the whole chunk's step.
 ORDERS = ("apply_then_update", "update_then_apply", "causal")
-# What the remark says of a causal layer: found, read in terms of the chunk-start weight,
-# and left as it was (the raise has no ttt.kvb_layer reading of the dual form).
-CAUSAL_REMARK = "a causal, dual-form step"
+# What the remark says of a causal MSE layer: raised to the causal order and left as it
+# was (docs/Theory.md §4.1: the MSE gradient inside the chunk reads the state token by
+# token, which the affine scan of chunk states does not express). A causal dot-loss layer
+# is linear attention with the token-causal intra-chunk term: rewritten like its family.
+CAUSAL_MSE_REMARK = "the causal order of an affine (MSE) layer reads state-dependent values"
 
 
 def expects_rewrite(spec) -> bool:
-    return spec.fam.linear_attention and spec.order != "causal"
+    return spec.fam.linear_attention and not (spec.order == "causal" and
+                                              spec.fam.loss == "mse")
 
 
 def expected_remark(spec) -> str:
-    return CAUSAL_REMARK if spec.order == "causal" else spec.fam.remark
+    if spec.order == "causal" and spec.fam.loss == "mse":
+        return CAUSAL_MSE_REMARK
+    return spec.fam.remark
 
 CATEGORIES = {
     # W_0: an initializer [H, Din, Dout]; a graph input [H, Din, Dout] or [B, H, Din,

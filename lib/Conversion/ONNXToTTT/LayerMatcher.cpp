@@ -6,6 +6,7 @@
 
 #include "LayerMatcher.h"
 #include "LoopBounds.h"
+#include "Normalize.h"
 #include "SwiGLUForms.h"
 
 #include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
@@ -249,6 +250,11 @@ public:
   }
 
   FailureOr<Update> matchUpdate(Value next, Value prev, Value weightForMSE);
+  /// The causal (dual-form) term of a chunk's output, `factor * Trilu(phi(q)
+  /// phi(k)^T) G` with G what the gradient `phi(k)^T G` of the update reads
+  /// (the values, or the residual at `weight`): read as that gradient, with
+  /// the queries it scores set to `queries`.
+  FailureOr<Update> matchIntraTerm(Value term, Value weight, Value &queries);
   /// matchUpdate without looking through a transposed weight.
   FailureOr<Update> matchUpdateAsApplied(Value next, Value prev,
                                          Value weightForMSE);
@@ -462,6 +468,9 @@ private:
     }
   }
   bool matchGradient(Value value, Value weight, Update &update);
+  bool
+  matchValueSide(Value right, Value weight, Update &update,
+                 llvm::function_ref<bool(const SliceChain &)> checkDivisor);
   bool matchKeySide(Value value, Update &update);
   bool matchMomentum(Value value, Update &update, Value &gradient);
 };
@@ -561,7 +570,14 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
   if (!keys || !matchKeySide(keys, update))
     return fail("the update's left factor is not the transposed keys of the "
                 "chunk");
-  Value right = outer.getInputs()[1];
+  return matchValueSide(outer.getInputs()[1], weight, update, checkDivisor);
+}
+
+/// The right factor of a gradient: the chunk's values `v_c` (dot loss) or
+/// the residual `k_c W - v_c` (MSE), token by token.
+bool Matcher::matchValueSide(
+    Value right, Value weight, Update &update,
+    llvm::function_ref<bool(const SliceChain &)> checkDivisor) {
   if (std::optional<SliceChain> values = sliceChain(right);
       values && values->timeSlice) {
     update.rule.v = values->root;
@@ -600,6 +616,55 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
     update.rule.sign =
         update.rule.sign == Sign::descent ? Sign::ascent : Sign::descent;
   return true;
+}
+
+/// True if `mask` keeps the lower triangle (diagonal included) of `scores`:
+/// `Trilu(scores, upper = 0)`, the diagonal offset absent or zero.
+static Value lowerTriangleOf(Value mask) {
+  onnx::NodeOp trilu = nodeOf(mask, "Trilu");
+  if (!trilu || intAttr(trilu, "upper").value_or(1) != 0)
+    return nullptr;
+  if (trilu.getInputs().size() > 1 &&
+      !isa<NoneType>(trilu.getInputs()[1].getType())) {
+    std::optional<SmallVector<int64_t>> k = intConstant(trilu.getInputs()[1]);
+    if (!k || k->size() != 1 || (*k)[0] != 0)
+      return nullptr;
+  }
+  return trilu.getInputs()[0];
+}
+
+FailureOr<Update> Matcher::matchIntraTerm(Value term, Value weight,
+                                          Value &queries) {
+  Update update;
+  Value divisor;
+  term = peelScalars(term, update.factor, &divisor);
+  if (divisor)
+    update.rule.reduction = Reduction::mean;
+  onnx::NodeOp outer = nodeOf(term, "MatMul");
+  Value scores = outer ? lowerTriangleOf(outer.getInputs()[0]) : Value();
+  onnx::NodeOp product = scores ? nodeOf(scores, "MatMul") : nullptr;
+  Value keys = product ? transposedInput(product.getInputs()[1]) : Value();
+  if (!keys || !matchKeySide(keys, update)) {
+    fail("the chunk's causal term is not Trilu(phi(q) phi(k)^T) times the "
+         "values");
+    return failure();
+  }
+  queries = product.getInputs()[0];
+  auto checkDivisor = [&](const SliceChain &chunk) {
+    if (!divisor || isChunkLength(divisor, chunk))
+      return true;
+    onnx::NodeOp cut = chunk.timeSlice;
+    if (loop && cut && loop->isProperAncestor(cut) &&
+        !scalarConstant(divisor)) {
+      update.lengthDivisor = divisor;
+      return true;
+    }
+    return fail("the causal term divides by a value that is not the chunk "
+                "length");
+  };
+  if (!matchValueSide(outer.getInputs()[1], weight, update, checkDivisor))
+    return failure();
+  return update;
 }
 
 /// `lr_scale * NS(m)` etc.: the term added to the trained weight.
@@ -839,8 +904,14 @@ private:
     return failure();
   }
 
-  /// The output `o = phi(q_c) S` of `step`: returns S and fills the model.
+  /// The output `o = phi(q_c) S` of `step` (plus, in the dual form, the
+  /// causal term of the chunk's own tokens): returns S and fills the model.
   FailureOr<Value> readOutput(const ChunkStep &step);
+  /// `phi(q_c) S` as `output`.
+  FailureOr<Value> readApplied(Value output, const ChunkStep &step);
+  /// A dual-form layer's causal terms compute the update's gradient token
+  /// by token: the order is `causal`.
+  LogicalResult checkCausalTerms();
   /// Adds one chunk's update to the configuration.
   LogicalResult addUpdate(const Update &update);
   /// The step size, sign and reduction of the updates' constant factors.
@@ -897,12 +968,82 @@ private:
   SmallVector<std::pair<double, std::optional<int64_t>>> factors;
   /// The same for the factors inside a Newton-Schulz step.
   SmallVector<std::pair<double, std::optional<int64_t>>> innerFactors;
+  /// A dual-form layer's causal terms, one per chunk read, and their
+  /// factors.
+  std::vector<Update> intraTerms;
+  SmallVector<std::pair<double, std::optional<int64_t>>> intraFactors;
   unsigned slot = 0;
 };
 } // namespace
 
 FailureOr<Value> LayerReader::readOutput(const ChunkStep &step) {
-  Value output = skipLayout(step.output);
+  if (step.chunkData.empty())
+    return readApplied(step.output, step);
+  // The dual form: phi(q_c) W_c plus (or minus) the chunk's causal term.
+  onnx::NodeOp sum = nodeOf(skipLayout(step.output), "Add");
+  onnx::NodeOp difference =
+      sum ? nullptr : nodeOf(skipLayout(step.output), "Sub");
+  onnx::NodeOp node = sum ? sum : difference;
+  if (!node || node.getInputs().size() != 2)
+    return fail("each chunk's output reads the chunk's own keys but is not "
+                "phi(q) W plus a causal term of the chunk's tokens (the dual "
+                "form)");
+  std::string before = why;
+  for (int i = 0; i < (sum ? 2 : 1); ++i) {
+    why = before;
+    FailureOr<Value> state = readApplied(node.getInputs()[i], step);
+    if (failed(state))
+      continue;
+    Value queries;
+    FailureOr<Update> intra =
+        matcher.matchIntraTerm(node.getInputs()[1 - i], *state, queries);
+    if (failed(intra))
+      return failure();
+    if (difference)
+      intra->factor = -intra->factor;
+    std::optional<FeatureMap> scored = matcher.matchFeatures(queries);
+    const SliceChain &window = step.querySlices.front();
+    if (!scored || scored->input.root != step.query ||
+        !sameWindow(scored->input, window) ||
+        scored->model != features->model || scored->w0 != features->w0 ||
+        scored->w2 != features->w2 || !sameWindow(intra->keys.input, window))
+      return fail("the causal term does not score the chunk's own queries "
+                  "against its own keys through the output's feature map");
+    intraFactors.push_back({intra->factor, chunkLength(intra->valueChunk)});
+    intraTerms.push_back(*intra);
+    return state;
+  }
+  return failure();
+}
+
+LogicalResult LayerReader::checkCausalTerms() {
+  if (config.order != UpdateOrder::apply_then_update)
+    return fail("its causal terms read the chunk-start weights, but its "
+                "output applies the updated ones");
+  const UpdateRule &rule = firstUpdate->rule;
+  if (rule.momentum || !rule.nsCoeffs.empty() || rule.weightNorm)
+    return fail("a causal (dual-form) layer with momentum, Muon or weight "
+                "norm, which ttt.kvb_layer's causal order does not take");
+  // Their constant factors were settled with the updates' (read()): token i
+  // reads the steps of tokens 1..i, each scaled as its chunk's update. A
+  // Loop's mean divides by the value the Loop-bounds check proves to be the
+  // chunk length for the updates.
+  for (const Update &intra : intraTerms)
+    if (intra.keys.input.root != firstUpdate->keys.input.root ||
+        intra.keys.model != firstUpdate->keys.model ||
+        intra.rule.lr != rule.lr || intra.rule.lrColumn != rule.lrColumn ||
+        intra.rule.v != rule.v || intra.rule.loss != rule.loss ||
+        intra.rule.sign != rule.sign ||
+        intra.rule.reduction != rule.reduction ||
+        intra.lengthDivisor != firstUpdate->lengthDivisor)
+      return fail("its causal terms do not weigh the tokens as its updates "
+                  "do");
+  config.order = UpdateOrder::causal;
+  return success();
+}
+
+FailureOr<Value> LayerReader::readApplied(Value value, const ChunkStep &step) {
+  Value output = skipLayout(value);
   onnx::NodeOp apply = nodeOf(output, "MatMul");
   Value inputs = apply ? apply.getInputs()[0] : Value();
   Value state = apply ? apply.getInputs()[1] : Value();
@@ -1393,17 +1534,18 @@ FailureOr<LayerConfig> LayerReader::read() {
                 "the raise reads chunked layers");
   if (layer.chunkSize <= 0)
     return fail("its chunk length is not a constant");
-  if (llvm::any_of(layer.steps, [](const ChunkStep &step) {
-        return !step.chunkData.empty();
-      }))
+  unsigned numTrained = llvm::count(layer.trained, true);
+  bool dualForm = llvm::any_of(layer.steps, [](const ChunkStep &step) {
+    return !step.chunkData.empty();
+  });
+  if (dualForm && (numTrained != 1 || trainsInnerWeights()))
     return fail("each chunk's output reads the chunk's own keys and the "
                 "gradients at the chunk-start weights (a causal, dual-form "
                 "step like TTT-Linear's: token i applies the weights after "
-                "the gradients of tokens 1..i), which the raise does not "
-                "read into ttt.kvb_layer");
+                "the gradients of tokens 1..i); the raise reads such layers "
+                "when they train one output weight");
   if (trainsInnerWeights())
     return readTrainedSwiGLU();
-  unsigned numTrained = llvm::count(layer.trained, true);
   if (numTrained != 1)
     return fail("it trains " + Twine(numTrained) +
                 " weights; the raise reads layers that train one output "
@@ -1432,7 +1574,12 @@ FailureOr<LayerConfig> LayerReader::read() {
   config.q = layer.steps.front().query;
   config.k = u.keys.input.root;
   config.rule = u.rule;
+  // A causal term is scaled as its chunk's update (the last chunk's has no
+  // update): one scale for both.
+  llvm::append_range(factors, intraFactors);
   if (failed(settleScale(config.rule)))
+    return failure();
+  if (!intraTerms.empty() && failed(checkCausalTerms()))
     return failure();
   if (failed(checkRateColumn(config.rule, config.trained[0],
                              config.weights.size())) ||
