@@ -468,6 +468,8 @@ private:
     }
   }
   bool matchGradient(Value value, Value weight, Update &update);
+  bool readDivisor(Value divisor, const SliceChain &chunk, Update &update,
+                   StringRef what);
   bool
   matchValueSide(Value right, Value weight, Update &update,
                  llvm::function_ref<bool(const SliceChain &)> checkDivisor);
@@ -494,6 +496,21 @@ bool Matcher::matchKeySide(Value value, Update &update) {
   });
 }
 
+/// A mean's divisor is the length of `chunk`: a constant, or (in a Loop) a
+/// value the Loop-bounds check must prove so, kept as the update's
+/// `lengthDivisor`. No divisor is fine too.
+bool Matcher::readDivisor(Value divisor, const SliceChain &chunk,
+                          Update &update, StringRef what) {
+  if (!divisor || isChunkLength(divisor, chunk))
+    return true;
+  onnx::NodeOp cut = chunk.timeSlice;
+  if (loop && cut && loop->isProperAncestor(cut) && !scalarConstant(divisor)) {
+    update.lengthDivisor = divisor;
+    return true;
+  }
+  return fail(what + " divides by a value that is not the chunk length");
+}
+
 /// `phi(k)^T v` (dot loss) or `-phi(k)^T (k W - v)` (MSE), possibly divided
 /// by the chunk length and scaled.
 bool Matcher::matchGradient(Value value, Value weight, Update &update) {
@@ -502,15 +519,7 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
   if (divisor)
     update.rule.reduction = Reduction::mean;
   auto checkDivisor = [&](const SliceChain &chunk) {
-    if (!divisor || isChunkLength(divisor, chunk))
-      return true;
-    onnx::NodeOp cut = chunk.timeSlice;
-    if (loop && cut && loop->isProperAncestor(cut) &&
-        !scalarConstant(divisor)) {
-      update.lengthDivisor = divisor;
-      return true;
-    }
-    return fail("the update divides by a value that is not the chunk length");
+    return readDivisor(divisor, chunk, update, "the update");
   };
   if (at && role != 1) {
     std::optional<InnerGradient> inner =
@@ -651,16 +660,7 @@ FailureOr<Update> Matcher::matchIntraTerm(Value term, Value weight,
   }
   queries = product.getInputs()[0];
   auto checkDivisor = [&](const SliceChain &chunk) {
-    if (!divisor || isChunkLength(divisor, chunk))
-      return true;
-    onnx::NodeOp cut = chunk.timeSlice;
-    if (loop && cut && loop->isProperAncestor(cut) &&
-        !scalarConstant(divisor)) {
-      update.lengthDivisor = divisor;
-      return true;
-    }
-    return fail("the causal term divides by a value that is not the chunk "
-                "length");
+    return readDivisor(divisor, chunk, update, "the causal term");
   };
   if (!matchValueSide(outer.getInputs()[1], weight, update, checkDivisor))
     return failure();
