@@ -57,6 +57,9 @@ struct Update {
   /// The chunk of values the update reads (its start: `keyStart`).
   SliceChain valueChunk;
   std::optional<int64_t> keyStart;
+  /// The chunk of per-token learning rates the keys are scaled by, and the
+  /// chunk of per-token momentum coefficients averaged, if any.
+  std::optional<SliceChain> lrChunk, momentumChunk;
   /// The index a per-chunk momentum is read at (a constant, or a Loop's
   /// iteration counter).
   Value momentumIndex;
@@ -492,8 +495,14 @@ bool Matcher::matchKeySide(Value value, Update &update) {
     update.keys = *keys;
     update.rule.lr = lr->root;
     update.rule.lrColumn = lr->column;
+    update.lrChunk = *lr;
     return true;
   });
+}
+
+/// The keys' learning rates are the keys' own tokens'.
+static bool ratesMatchKeys(const Update &update) {
+  return !update.lrChunk || sameWindow(*update.lrChunk, update.keys.input);
 }
 
 /// A mean's divisor is the length of `chunk`: a constant, or (in a Loop) a
@@ -561,8 +570,9 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
     update.rule.v = values->root;
     update.valueChunk = *values;
     update.keyStart = values->start;
-    if (!sameWindow(update.keys.input, *values))
-      return fail("the update's keys and values come from different chunks");
+    if (!sameWindow(update.keys.input, *values) || !ratesMatchKeys(update))
+      return fail("the update's keys, values and learning rates come from "
+                  "different chunks");
     if (keysRaw) {
       if (keysRaw->root != update.keys.input.root ||
           update.keys.model != ModelKind::linear ||
@@ -587,6 +597,9 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
 bool Matcher::matchValueSide(
     Value right, Value weight, Update &update,
     llvm::function_ref<bool(const SliceChain &)> checkDivisor) {
+  if (!ratesMatchKeys(update))
+    return fail("the update's keys and learning rates come from different "
+                "chunks");
   if (std::optional<SliceChain> values = sliceChain(right);
       values && values->timeSlice) {
     update.rule.v = values->root;
@@ -784,6 +797,7 @@ bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
         return false;
       update.rule.momentum = chain->root;
       update.rule.momentumTimeBeforeLast = beforeLast;
+      update.momentumChunk = *chain;
       update.momentumPrev = state;
       update.momentumNext = value;
       gradient = g;
@@ -1031,9 +1045,10 @@ LogicalResult LayerReader::checkCausalTerms() {
   for (const Update &intra : intraTerms)
     if (intra.keys.input.root != firstUpdate->keys.input.root ||
         intra.keys.model != firstUpdate->keys.model ||
-        intra.rule.lr != rule.lr || intra.rule.lrColumn != rule.lrColumn ||
-        intra.rule.v != rule.v || intra.rule.loss != rule.loss ||
-        intra.rule.sign != rule.sign ||
+        intra.keys.w0 != firstUpdate->keys.w0 ||
+        intra.keys.w2 != firstUpdate->keys.w2 || intra.rule.lr != rule.lr ||
+        intra.rule.lrColumn != rule.lrColumn || intra.rule.v != rule.v ||
+        intra.rule.loss != rule.loss || intra.rule.sign != rule.sign ||
         intra.rule.reduction != rule.reduction ||
         intra.lengthDivisor != firstUpdate->lengthDivisor)
       return fail("its causal terms do not weigh the tokens as its updates "
@@ -1078,6 +1093,9 @@ FailureOr<Value> LayerReader::readApplied(Value value, const ChunkStep &step) {
 }
 
 LogicalResult LayerReader::addUpdate(const Update &update) {
+  if (update.momentumChunk &&
+      !sameWindow(*update.momentumChunk, update.keys.input))
+    return fail("its momentum averages other tokens than its update reads");
   if (update.rule.momentumPerChunk) {
     // Chunk c must read the momentum of chunk c.
     std::optional<SmallVector<int64_t>> index =
