@@ -237,6 +237,10 @@ CATEGORIES = {
     # the division written as X * Reciprocal(norm + eps).
     "norm": ["reduce_l2", "sum_square_sqrt", "pow_sum_sqrt", "mul_sum_sqrt",
              "reciprocal"],
+    # The causal term's per-token rates: on the keys, Trilu(q (k lr)^T); on the score
+    # matrix's columns after the mask, Trilu(q k^T) * lr^T (ttt-lm-pytorch's
+    # `eta * Attn`); before it, Trilu(q k^T * lr^T).
+    "causal_rates": ["keys", "scores", "masked_scores"],
     "opset": ["17", "13", "14", "15", "16", "18", "max"],
     # the unrolled chunk loop of a traced export; an ONNX Loop carrying W (and the
     # momentum) that appends each chunk's output to a sequence, with a dynamic batch
@@ -263,6 +267,7 @@ SUPPORTED = {
     "momentum": ["per_token", "per_chunk", "per_chunk_slice"],
     "norm": ["reduce_l2", "sum_square_sqrt", "pow_sum_sqrt", "mul_sum_sqrt",
              "reciprocal"],
+    "causal_rates": ["keys", "scores", "masked_scores"],
     "opset": ["17", "13", "14", "15", "16", "18", "max"],
     "form": ["unrolled", "loop_sequence", "loop_tail", "loop_scan", "loop_static"],
 }
@@ -293,6 +298,7 @@ REFUSED = {
     "noise": {},
     "momentum": {},
     "norm": {},
+    "causal_rates": {},
     "opset": {},
     "form": {},
 }
@@ -311,6 +317,7 @@ LOOP_REFUSED = {
     "noise": {},
     "momentum": {},
     "norm": {},
+    "causal_rates": {},
     "opset": {},
     "form": {},
 }
@@ -418,6 +425,9 @@ def invalid(spec: Spec):
         return "no momentum to spell"
     if s["momentum"].startswith("per_chunk") and s["layout"] == "bthd_chunk_transposed":
         return "a per-chunk momentum has no token axis to transpose with each chunk"
+    if s["causal_rates"] != CANONICAL["causal_rates"] and not (
+            spec.order == "causal" and spec.fam.lr):
+        return "no causal term with per-token rates to spell"
     if s["norm"] != CANONICAL["norm"] and not spec.fam.muon:
         return "no Muon: no norm to spell"
     if spec.order not in spec.fam.orders:
@@ -436,7 +446,7 @@ def draw_spec(rng: np.random.Generator, index: int, seed: int, options=None, fix
     given. Invalid combinations (and those `accept` refuses) are re-drawn."""
     options = options or CATEGORIES
     fixed = fixed or {}
-    for _ in range(1000):
+    for _ in range(20000):
         spelling = {c: fixed.get(c) or str(rng.choice(options[c])) for c in CATEGORIES}
         fam = FAMILIES[family or str(rng.choice(sorted(FAMILIES)))]
         C = int(rng.choice([4, 8, 16]))
@@ -860,13 +870,19 @@ class _Writer:
         g, s = self.g, self.s
         b = self.batch
         kf = self.features(kc)
-        ke = g.op("Mul", [kf, lrc]) if lrc else kf
+        on_keys = self.sp["causal_rates"] == "keys"
+        ke = g.op("Mul", [kf, lrc]) if lrc and on_keys else kf
         einsum = self.sp["orientation"] == "einsum"
         if einsum:
             scores = g.op("Einsum", [qf, ke], equation=f"{b}td,{b}sd->{b}ts")
         else:
             scores = g.op("MatMul", [qf, self.transpose(ke, self.rank)])
+        row = self.transpose(lrc, self.rank) if lrc and not on_keys else None
+        if row and self.sp["causal_rates"] == "masked_scores":
+            scores = g.op("Mul", [scores, row])
         mask = g.op("Trilu", [scores], upper=0)
+        if row and self.sp["causal_rates"] == "scores":
+            mask = g.op("Mul", [mask, row])
         if s.fam.loss == "dot":
             vals, factor = vc, s.sign * s.lr_scale
         else:

@@ -477,6 +477,8 @@ private:
   matchValueSide(Value right, Value weight, Update &update,
                  llvm::function_ref<bool(const SliceChain &)> checkDivisor);
   bool matchKeySide(Value value, Update &update);
+  bool matchScaledKeys(Value features, Value rate, Update &update);
+  bool matchTransposedKeySide(Value value, Update &update);
   bool matchMomentum(Value value, Update &update, Value &gradient);
 };
 } // namespace
@@ -488,15 +490,31 @@ bool Matcher::matchKeySide(Value value, Update &update) {
     return true;
   }
   return matchCommutative(value, "Mul", [&](Value features, Value rate) {
-    std::optional<FeatureMap> keys = matchFeatures(features);
-    std::optional<SliceChain> lr = sliceChain(rate);
-    if (!keys || !lr || !lr->timeSlice)
-      return false;
-    update.keys = *keys;
-    update.rule.lr = lr->root;
-    update.rule.lrColumn = lr->column;
-    update.lrChunk = *lr;
-    return true;
+    return matchScaledKeys(features, rate, update);
+  });
+}
+
+/// `phi(k_c) * lr_c`: the keys and their per-token rates.
+bool Matcher::matchScaledKeys(Value features, Value rate, Update &update) {
+  std::optional<FeatureMap> keys = matchFeatures(features);
+  std::optional<SliceChain> lr = sliceChain(rate);
+  if (!keys || !lr || !lr->timeSlice)
+    return false;
+  update.keys = *keys;
+  update.rule.lr = lr->root;
+  update.rule.lrColumn = lr->column;
+  update.lrChunk = *lr;
+  return true;
+}
+
+/// `phi(k_c)^T` with the keys' optional rates, also as the normalization may
+/// leave a transposed product: `phi(k)^T * lr^T`.
+bool Matcher::matchTransposedKeySide(Value value, Update &update) {
+  if (Value keys = transposedInput(value))
+    return matchKeySide(keys, update);
+  return matchCommutative(value, "Mul", [&](Value a, Value b) {
+    Value features = transposedInput(a), rate = transposedInput(b);
+    return features && rate && matchScaledKeys(features, rate, update);
   });
 }
 
@@ -585,8 +603,7 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
     }
     return checkDivisor(*values);
   }
-  Value keys = transposedInput(outer.getInputs()[0]);
-  if (!keys || !matchKeySide(keys, update))
+  if (!matchTransposedKeySide(outer.getInputs()[0], update))
     return fail("the update's left factor is not the transposed keys of the "
                 "chunk");
   return matchValueSide(outer.getInputs()[1], weight, update, checkDivisor);
@@ -663,13 +680,36 @@ FailureOr<Update> Matcher::matchIntraTerm(Value term, Value weight,
   if (divisor)
     update.rule.reduction = Reduction::mean;
   onnx::NodeOp outer = nodeOf(term, "MatMul");
-  Value scores = outer ? lowerTriangleOf(outer.getInputs()[0]) : Value();
+  // The per-token rates scale the keys, or (TTT-Linear's `eta * Attn`) the
+  // score matrix's columns, outside or inside the mask.
+  std::optional<SliceChain> columnRates;
+  auto peelRates = [&](Value scores) {
+    Value inner = scores;
+    matchCommutative(scores, "Mul", [&](Value s, Value row) {
+      std::optional<SliceChain> rates = sliceChain(transposedInput(row));
+      if (!rates || !rates->timeSlice)
+        return false;
+      columnRates = rates;
+      inner = s;
+      return true;
+    });
+    return inner;
+  };
+  Value scores = outer ? peelRates(outer.getInputs()[0]) : Value();
+  scores = scores ? lowerTriangleOf(scores) : Value();
+  if (scores && !columnRates)
+    scores = peelRates(scores);
   onnx::NodeOp product = scores ? nodeOf(scores, "MatMul") : nullptr;
-  Value keys = product ? transposedInput(product.getInputs()[1]) : Value();
-  if (!keys || !matchKeySide(keys, update)) {
+  if (!product || !matchTransposedKeySide(product.getInputs()[1], update) ||
+      (columnRates && update.rule.lr)) {
     fail("the chunk's causal term is not Trilu(phi(q) phi(k)^T) times the "
          "values");
     return failure();
+  }
+  if (columnRates) {
+    update.rule.lr = columnRates->root;
+    update.rule.lrColumn = columnRates->column;
+    update.lrChunk = *columnRates;
   }
   queries = product.getInputs()[0];
   auto checkDivisor = [&](const SliceChain &chunk) {

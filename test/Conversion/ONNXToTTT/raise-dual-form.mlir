@@ -150,6 +150,49 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
   }
 }
 
+// -----
+
+// ttt-lm-pytorch's spelling of the rates: `(eta * tril(Q K^T)) V`, the
+// rates eta_j = lr_j scaling the score matrix's columns instead of the keys;
+// the update scales the keys. The same layer: raised.
+// CHECK-LABEL: onnx.graph @eta_times_attn(
+// CHECK: ttt.kvb_layer %q, %k, %v
+// CHECK-SAME: lr(
+// CHECK-SAME: order = causal
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @eta_times_attn(%q: tensor<1x2x4x4xf32> {onnx.name = "q"}, %k: tensor<1x2x4x4xf32> {onnx.name = "k"}, %v: tensor<1x2x4x4xf32> {onnx.name = "v"}, %lr: tensor<1x2x4x1xf32> {onnx.name = "lr"}) -> (tensor<1x2x4x4xf32> {onnx.name = "y"}) {
+    %W0 = onnx.initializer "W0" dense<5.000000e-01> : tensor<2x4x4xf32>
+    %sizes = onnx.node "Constant"() attrs {value = dense<2> : tensor<2xi64>} {outputs = ["sizes"]} : () -> tensor<2xi64>
+    %q0, %q1 = onnx.node "Split"(%q, %sizes) attrs {axis = 2 : i64} {outputs = ["q0", "q1"]} : (tensor<1x2x4x4xf32>, tensor<2xi64>) -> (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>)
+    %k0, %k1 = onnx.node "Split"(%k, %sizes) attrs {axis = 2 : i64} {outputs = ["k0", "k1"]} : (tensor<1x2x4x4xf32>, tensor<2xi64>) -> (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>)
+    %v0, %v1 = onnx.node "Split"(%v, %sizes) attrs {axis = 2 : i64} {outputs = ["v0", "v1"]} : (tensor<1x2x4x4xf32>, tensor<2xi64>) -> (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>)
+    %lr0, %lr1 = onnx.node "Split"(%lr, %sizes) attrs {axis = 2 : i64} {outputs = ["lr0", "lr1"]} : (tensor<1x2x4x1xf32>, tensor<2xi64>) -> (tensor<1x2x2x1xf32>, tensor<1x2x2x1xf32>)
+    %kt0 = onnx.node "Transpose"(%k0) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["kt0"]} : (tensor<1x2x2x4xf32>) -> tensor<1x2x4x2xf32>
+    %a0 = onnx.node "MatMul"(%q0, %kt0) {outputs = ["a0"]} : (tensor<1x2x2x4xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x2x2xf32>
+    %m0 = onnx.node "Trilu"(%a0) attrs {upper = 0 : i64} {outputs = ["m0"]} : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+    %eta0 = onnx.node "Transpose"(%lr0) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["eta0"]} : (tensor<1x2x2x1xf32>) -> tensor<1x2x1x2xf32>
+    %e0 = onnx.node "Mul"(%eta0, %m0) {outputs = ["e0"]} : (tensor<1x2x1x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+    %c0 = onnx.node "MatMul"(%e0, %v0) {outputs = ["c0"]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+    %p0 = onnx.node "MatMul"(%q0, %W0) {outputs = ["p0"]} : (tensor<1x2x2x4xf32>, tensor<2x4x4xf32>) -> tensor<1x2x2x4xf32>
+    %y0 = onnx.node "Add"(%p0, %c0) {outputs = ["y0"]} : (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+    %ke0 = onnx.node "Mul"(%k0, %lr0) {outputs = ["ke0"]} : (tensor<1x2x2x4xf32>, tensor<1x2x2x1xf32>) -> tensor<1x2x2x4xf32>
+    %ket0 = onnx.node "Transpose"(%ke0) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["ket0"]} : (tensor<1x2x2x4xf32>) -> tensor<1x2x4x2xf32>
+    %u0 = onnx.node "MatMul"(%ket0, %v0) {outputs = ["u0"]} : (tensor<1x2x4x2xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x4x4xf32>
+    %W1 = onnx.node "Add"(%W0, %u0) {outputs = ["W1"]} : (tensor<2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+    %kt1 = onnx.node "Transpose"(%k1) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["kt1"]} : (tensor<1x2x2x4xf32>) -> tensor<1x2x4x2xf32>
+    %a1 = onnx.node "MatMul"(%q1, %kt1) {outputs = ["a1"]} : (tensor<1x2x2x4xf32>, tensor<1x2x4x2xf32>) -> tensor<1x2x2x2xf32>
+    %m1 = onnx.node "Trilu"(%a1) attrs {upper = 0 : i64} {outputs = ["m1"]} : (tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+    %eta1 = onnx.node "Transpose"(%lr1) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["eta1"]} : (tensor<1x2x2x1xf32>) -> tensor<1x2x1x2xf32>
+    %e1 = onnx.node "Mul"(%eta1, %m1) {outputs = ["e1"]} : (tensor<1x2x1x2xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x2x2xf32>
+    %c1 = onnx.node "MatMul"(%e1, %v1) {outputs = ["c1"]} : (tensor<1x2x2x2xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+    %p1 = onnx.node "MatMul"(%q1, %W1) {outputs = ["p1"]} : (tensor<1x2x2x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x2x4xf32>
+    %y1 = onnx.node "Add"(%p1, %c1) {outputs = ["y1"]} : (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x2x4xf32>
+    // expected-remark @+1 {{TTT layer: unrolled chunk loop (2 chunks of 2 tokens), fast weights 'W0': raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)}}
+    %y = onnx.node "Concat"(%y0, %y1) attrs {axis = 2 : i64} {outputs = ["y"]} : (tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32>) -> tensor<1x2x4x4xf32>
+    onnx.yield %y : tensor<1x2x4x4xf32>
+  }
+}
+
 // TTT-Linear (ttt-lm-pytorch's dual form, traced): the fast weights are W1
 // and b1, the LayerNorm's weights are static, and nothing the chunk computes
 // from its own keys is taken for a weight.
