@@ -39,8 +39,8 @@ for each family whether it is linear attention that the default pipeline rewrite
 
 Spellings (CATEGORIES): weight source, tensor layout, weight orientation, chunking,
 output assembly, how a subtraction is written, how the step size and the mean are
-written, no-op noise nodes, the momentum's granularity, Muon's norm, opset, and the form (an unrolled traced export or an ONNX
-Loop). Not every combination exists; `invalid()` names the ones that are re-drawn:
+written, no-op noise nodes, the momentum's granularity, Muon's norm, where the causal
+term's rates go, opset, and the form (an unrolled traced export or an ONNX Loop). Not every combination exists; `invalid()` names the ones that are re-drawn:
 
 * `chunking=gather`, `assembly=stack` and `form=loop_scan` reshape the sequence into
   [.., n, C, ..] and need T % C == 0;
