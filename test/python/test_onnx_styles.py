@@ -154,12 +154,14 @@ SAME_NODE_TYPES = {("weight_source", "input"), ("weight_source", "input_per_samp
 def _pair(category, option, family=None):
     """The canonical spelling and the one with `option`, same family and shape: full
     chunks, apply_then_update, the mean, a subtracting update (every option applies;
-    a norm spelling needs Muon, a momentum spelling momentum)."""
+    a norm spelling needs Muon, a momentum spelling momentum, a causal_rates spelling
+    the causal order)."""
     family = family or {"norm": "momentum_muon_dot",
                         "momentum": "momentum_mse"}.get(category, "token_lr_mse")
+    order = "causal" if category == "causal_rates" else "apply_then_update"
     rng = np.random.default_rng(SEED + 1)
     base = styles.draw_spec(rng, 0, SEED, fixed=styles.CANONICAL, family=family,
-                            order="apply_then_update", partial=False)
+                            order=order, partial=False)
     base.reduction = "mean"
     variant = styles.Spec(**{**base.__dict__,
                              "spelling": styles.canonical_spelling(**{category: option})})
