@@ -483,6 +483,14 @@ private:
 };
 } // namespace
 
+/// The per-token learning rates `rates` (a chunk of lr, maybe one column of
+/// it) scale the update's keys.
+static void readRates(const SliceChain &rates, Update &update) {
+  update.rule.lr = rates.root;
+  update.rule.lrColumn = rates.column;
+  update.lrChunk = rates;
+}
+
 /// The key side `phi(k_c)` of a gradient, with an optional per-token rate.
 bool Matcher::matchKeySide(Value value, Update &update) {
   if (std::optional<FeatureMap> keys = matchFeatures(value)) {
@@ -501,9 +509,7 @@ bool Matcher::matchScaledKeys(Value features, Value rate, Update &update) {
   if (!keys || !lr || !lr->timeSlice)
     return false;
   update.keys = *keys;
-  update.rule.lr = lr->root;
-  update.rule.lrColumn = lr->column;
-  update.lrChunk = *lr;
+  readRates(*lr, update);
   return true;
 }
 
@@ -561,10 +567,8 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
     update.rule.v = inner->values.root;
     update.valueChunk = inner->values;
     update.keyStart = inner->values.start;
-    if (inner->lr) {
-      update.rule.lr = inner->lr->root;
-      update.rule.lrColumn = inner->lr->column;
-    }
+    if (inner->lr)
+      readRates(*inner->lr, update);
     return checkDivisor(inner->values);
   }
   onnx::NodeOp outer = nodeOf(value, "MatMul");
@@ -706,11 +710,8 @@ FailureOr<Update> Matcher::matchIntraTerm(Value term, Value weight,
          "values");
     return failure();
   }
-  if (columnRates) {
-    update.rule.lr = columnRates->root;
-    update.rule.lrColumn = columnRates->column;
-    update.lrChunk = *columnRates;
-  }
+  if (columnRates)
+    readRates(*columnRates, update);
   queries = product.getInputs()[0];
   auto checkDivisor = [&](const SliceChain &chunk) {
     return readDivisor(divisor, chunk, update, "the causal term");
