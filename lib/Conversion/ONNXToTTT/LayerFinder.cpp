@@ -483,6 +483,9 @@ static Value updateBase(Value weight) {
       node.getInputs().size() != 2)
     return nullptr;
   auto learned = [](Value value) {
+    // A weight stored output x input is updated transposed (`x W^T`).
+    if (Value stored = transposedInput(value))
+      value = stored;
     auto arg = dyn_cast<BlockArgument>(skipLayout(value));
     return (arg && isa<onnx::GraphOp>(arg.getOwner()->getParentOp())) ||
            readsOnly(value, {});

@@ -24,8 +24,7 @@ bool UpdateRule::operator==(const UpdateRule &other) const {
          reduction == other.reduction && sign == other.sign &&
          lrScale == other.lrScale && lossScale == other.lossScale &&
          nsCoeffs == other.nsCoeffs && nsEps == other.nsEps &&
-         nsTransposed == other.nsTransposed && weightNorm == other.weightNorm &&
-         wnEps == other.wnEps &&
+         weightNorm == other.weightNorm && wnEps == other.wnEps &&
          momentumTimeBeforeLast == other.momentumTimeBeforeLast &&
          momentumPerChunk == other.momentumPerChunk &&
          transposedWeight == other.transposedWeight;
@@ -34,7 +33,6 @@ bool UpdateRule::operator==(const UpdateRule &other) const {
 bool UpdateRule::sharedBy(const UpdateRule &other) const {
   UpdateRule same = other;
   same.lrColumn = lrColumn;
-  same.nsTransposed = nsTransposed;
   return *this == same;
 }
 namespace {
@@ -188,11 +186,12 @@ public:
   }
 
   /// Muon's Newton-Schulz iteration ending in `value`; fills the
-  /// coefficients and epsilon and returns its input. A tall input is
-  /// orthogonalized transposed; `turned` is set when what the graph
-  /// transposes is no Transpose node any more (the normalization read
-  /// `(k^T v)^T` as `v^T k`): the value returned is then the transpose of
-  /// the input.
+  /// coefficients and epsilon and returns its input M, without the
+  /// transposes around the iteration (a model orthogonalizes a tall term
+  /// transposed). `turned` is set when `value` is NS(M)^T: one transpose
+  /// is left, at the input or the output (the normalization reads
+  /// `(k^T v)^T` as `v^T k`, and cancels the output's transpose against a
+  /// weight's).
   Value matchNewtonSchulz(Value value, Update &update, bool &turned) {
     turned = false;
     bool transposed = false;
@@ -239,15 +238,16 @@ public:
     });
     if (!eps)
       return nullptr;
-    if (transposed) {
-      if (Value input = transposedInput(x0))
-        x0 = input;
-      else
-        turned = true;
+    // NS(X^T) = NS(X)^T: a transpose at either end turns the term round,
+    // and two cancel.
+    if (Value input = transposedInput(x0)) {
+      x0 = input;
+      turned = !transposed;
+    } else {
+      turned = transposed;
     }
     for (auto it = steps.rbegin(); it != steps.rend(); ++it)
       update.rule.nsCoeffs.append(it->begin(), it->end());
-    update.rule.nsTransposed = transposed;
     update.rule.nsEps = *eps;
     return x0;
   }
@@ -327,6 +327,10 @@ public:
   unsigned role = 1;
   /// While reading the update of a weight the model stores transposed.
   bool transposedWeight = false;
+  /// While reading a causal term next to an output that applies the stored
+  /// weight as `(W_s phi(q)^T)^T` (readApplied): a residual predicts
+  /// `(W_s k^T)^T`.
+  bool appliedAsStored = false;
   /// The scripted form's Loop, whose bounds check proves a mean's divisor
   /// computed in its body.
   onnx::NodeOp loop;
@@ -636,14 +640,24 @@ bool Matcher::matchValueSide(
                 "residual");
   // k W - v is the MSE gradient direction; v - k W its negative.
   Value a = residual.getInputs()[0], b = residual.getInputs()[1];
-  bool predictedFirst = static_cast<bool>(nodeOf(a, "MatMul"));
+  // `k W`, or `(W_s k^T)^T` of a weight the output applies as stored.
+  auto prediction = [&](Value value) -> std::optional<SliceChain> {
+    if (onnx::NodeOp product = nodeOf(value, "MatMul"))
+      return same(product.getInputs()[1], weight)
+                 ? sliceChain(product.getInputs()[0])
+                 : std::nullopt;
+    Value inner = appliedAsStored ? transposedInput(value) : Value();
+    onnx::NodeOp product = inner ? nodeOf(inner, "MatMul") : nullptr;
+    Value keys = product ? transposedInput(product.getInputs()[1]) : Value();
+    if (!keys || !same(product.getInputs()[0], weight))
+      return std::nullopt;
+    return sliceChain(keys);
+  };
+  bool predictedFirst = prediction(a).has_value();
   Value predicted = predictedFirst ? a : b, target = predictedFirst ? b : a;
-  onnx::NodeOp predict = nodeOf(predicted, "MatMul");
   std::optional<SliceChain> values = sliceChain(target);
-  std::optional<SliceChain> keysRaw =
-      predict ? sliceChain(predict.getInputs()[0]) : std::nullopt;
-  if (!predict || !same(predict.getInputs()[1], weight) || !values ||
-      !values->timeSlice || !keysRaw || !keysRaw->timeSlice ||
+  std::optional<SliceChain> keysRaw = prediction(predicted);
+  if (!values || !values->timeSlice || !keysRaw || !keysRaw->timeSlice ||
       keysRaw->root != update.keys.input.root ||
       update.keys.model != ModelKind::linear)
     return fail("the update's residual is not k W - v of the chunk");
@@ -989,9 +1003,6 @@ private:
   /// `numWeights`.
   LogicalResult checkRateColumn(const UpdateRule &rule, int64_t index,
                                 int64_t numWeights);
-  /// ttt.kvb_layer's Newton-Schulz works on the wide orientation: it
-  /// transposes exactly the updates with more rows than columns.
-  LogicalResult checkOrientation(const UpdateRule &rule, Value initial);
 
   /// True if some chunk's gate or up projection is not a constant weight.
   bool trainsInnerWeights();
@@ -1050,8 +1061,10 @@ FailureOr<Value> LayerReader::readOutput(const ChunkStep &step) {
     if (failed(state))
       continue;
     Value queries;
+    matcher.appliedAsStored = outputReadsStored;
     FailureOr<Update> intra =
         matcher.matchIntraTerm(node.getInputs()[1 - i], *state, queries);
+    matcher.appliedAsStored = false;
     if (failed(intra))
       return failure();
     if (difference)
@@ -1565,8 +1578,7 @@ FailureOr<LayerConfig> LayerReader::readTrainedSwiGLU() {
                   "size, momentum, orthogonalization and weight norm for "
                   "every trained weight)");
     }
-    if (failed(checkRateColumn(u.rule, role, 3)) ||
-        failed(checkOrientation(u.rule, initial[role])))
+    if (failed(checkRateColumn(u.rule, role, 3)))
       return failure();
     if (u.rule.weightNorm && !isColumnNormOf(u.normTarget, initial[role]))
       return fail("its weight norm does not restore the columns of " +
@@ -1641,8 +1653,7 @@ FailureOr<LayerConfig> LayerReader::read() {
   if (!intraTerms.empty() && failed(checkCausalTerms()))
     return failure();
   if (failed(checkRateColumn(config.rule, config.trained[0],
-                             config.weights.size())) ||
-      failed(checkOrientation(config.rule, initial)))
+                             config.weights.size())))
     return failure();
   if (config.rule.weightNorm && config.rule.transposedWeight)
     return fail("its weight norm normalizes the rows of the weight it "
@@ -1665,29 +1676,6 @@ LogicalResult LayerReader::checkRateColumn(const UpdateRule &rule,
   if (!perWeight && !shared)
     return fail("its learning-rate column does not belong to the trained "
                 "weight");
-  return success();
-}
-
-LogicalResult LayerReader::checkOrientation(const UpdateRule &rule,
-                                            Value initial) {
-  if (rule.nsCoeffs.empty())
-    return success();
-  auto type = dyn_cast<ShapedType>(initial.getType());
-  if (!type || !type.hasRank() || type.getRank() < 2 ||
-      type.isDynamicDim(type.getRank() - 1) ||
-      type.isDynamicDim(type.getRank() - 2))
-    return fail("the trained weight's shape is not static, so the "
-                "orientation of its Newton-Schulz step cannot be checked");
-  int64_t rows = type.getDimSize(type.getRank() - 2),
-          cols = type.getDimSize(type.getRank() - 1);
-  // Muon is equivariant under transposition; its orientation is that of the
-  // matrix the model updates.
-  if (rule.transposedWeight)
-    std::swap(rows, cols);
-  bool tall = rows > cols;
-  if (tall != rule.nsTransposed)
-    return fail("its Newton-Schulz step transposes differently from Muon "
-                "(which works on the wide orientation)");
   return success();
 }
 

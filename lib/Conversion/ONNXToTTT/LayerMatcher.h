@@ -46,11 +46,11 @@ struct UpdateRule {
   /// The loss scale: a constant factor of the term a Newton-Schulz step
   /// orthogonalizes (outside, a factor is the step size).
   double lossScale = 1.0;
-  /// Newton-Schulz coefficients, (a, b, c) per step, and epsilon.
+  /// Newton-Schulz coefficients, (a, b, c) per step, and epsilon. The model
+  /// may orthogonalize the update or its transpose: each quintic step and the
+  /// Frobenius norm commute with transposition, so both are one function.
   SmallVector<double> nsCoeffs;
   double nsEps = 0.0;
-  /// Whether the Newton-Schulz step works on the transposed update.
-  bool nsTransposed = false;
   /// Whether the columns are renormalized to their initial norms after the
   /// step, and the epsilon of the division.
   bool weightNorm = false;

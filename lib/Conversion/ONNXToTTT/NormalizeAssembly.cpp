@@ -75,6 +75,18 @@ struct ConcatOfTransposes : NodePattern {
         nodeOf(*concat->getUsers().begin()->getResults().begin(), "Transpose");
     if (perm->back() != *rank - 1 && !undone)
       return rewriter.notifyMatchFailure(concat, "moves the feature axis");
+    // An innermost swap of products stays where it is: TransposeOfMatMul
+    // turns each product round, and the layout transpose after the join
+    // then reads a time-axis Concat of `x W^T` chunks.
+    bool innerSwap = llvm::equal(*perm, swapInnerPerm(*rank));
+    if (perm->back() != *rank - 1 && innerSwap &&
+        llvm::all_of(concat.getInputs(), [&](Value part) {
+          onnx::NodeOp transpose = nodeOf(part, "Transpose");
+          onnx::NodeOp matmul = nodeOf(transpose.getInputs()[0], "MatMul");
+          return matmul && productTurnsRound(matmul, transpose);
+        }))
+      return rewriter.notifyMatchFailure(concat, "the parts are products that "
+                                                 "turn round");
     // The joined value before the transpose: its dim perm[i] is dim i.
     SmallVector<int64_t> inverse(*rank);
     for (auto [i, p] : llvm::enumerate(*perm))

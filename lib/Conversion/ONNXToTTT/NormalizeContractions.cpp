@@ -56,13 +56,18 @@ static bool carriesInnerTranspose(onnx::NodeOp node) {
          inputs == 1;
 }
 
+/// Deeper than any unrolled layer's chain of chunk updates; bounds the
+/// recursion on adversarial graphs.
+static constexpr int kMaxTransposeDepth = 4096;
+
 /// True if moving a transpose of the innermost axes (`pushed`) onto `value`
 /// costs nothing: it undoes a transpose, lands on a constant or a graph
 /// input, merges with another transpose of `value`, or moves on
 /// through a product, sum or scaling where the same holds. Transposes move
 /// only where they cancel, so a computation that is not written in the
 /// other orientation (a Newton-Schulz iteration) keeps its form.
-static bool transposesForFree(Value value, Operation *pushed, int depth = 0) {
+static bool transposesForFree(Value value, Operation *pushed,
+                              llvm::DenseMap<Value, bool> &known, int depth) {
   if (isInnerTranspose(value) || isa<BlockArgument>(value) ||
       isSingleElement(value))
     return true;
@@ -82,20 +87,32 @@ static bool transposesForFree(Value value, Operation *pushed, int depth = 0) {
                isInnerTranspose(transpose->getResult(0));
       }))
     return true;
-  if (depth > 8 || !node.isDefaultDomain())
+  if (depth > kMaxTransposeDepth || !node.isDefaultDomain())
     return false;
+  // A chain of updates (one per chunk, and its momentum) is as deep as the
+  // layer has chunks; each value is decided once.
+  if (auto it = known.find(value); it != known.end())
+    return it->second;
+  bool free = false;
   StringRef type = node.getOpType();
-  if (type == "MatMul" && node.getInputs().size() == 2)
-    return llvm::any_of(node.getInputs(), isInnerTranspose);
-  // A product of tensors moves its transpose only where every factor takes
-  // it for free: `(k * lr)^T` of a key chunk stays (how an update reads keys
-  // scaled per token), `(silu(W0 x^T) * (W2 x^T))^T` of feature-major code
-  // turns round.
-  if (!carriesInnerTranspose(node))
-    return false;
-  return llvm::all_of(node.getInputs(), [&](Value operand) {
-    return transposesForFree(operand, pushed, depth + 1);
-  });
+  if (type == "MatMul" && node.getInputs().size() == 2) {
+    free = llvm::any_of(node.getInputs(), isInnerTranspose);
+  } else if (carriesInnerTranspose(node)) {
+    // A product of tensors moves its transpose only where every factor takes
+    // it for free: `(k * lr)^T` of a key chunk stays (how an update reads
+    // keys scaled per token), `(silu(W0 x^T) * (W2 x^T))^T` of feature-major
+    // code turns round.
+    free = llvm::all_of(node.getInputs(), [&](Value operand) {
+      return transposesForFree(operand, pushed, known, depth + 1);
+    });
+  }
+  known[value] = free;
+  return free;
+}
+
+static bool transposesForFree(Value value, Operation *pushed) {
+  llvm::DenseMap<Value, bool> known;
+  return transposesForFree(value, pushed, known, 0);
 }
 
 /// True if `value` is a Transpose whose own inner swap leaves a layout

@@ -109,7 +109,24 @@ struct TransposeOfSlice : NodePattern {
       std::swap(layout[n - 1], layout[n - 2]);
       inner = true;
     }
-    if (layout.back() != n - 1 || llvm::equal(layout, llvm::seq<int64_t>(0, n)))
+    // A chunk of per-token coefficients ([B, T, H] cut, then turned to
+    // [B, H, C]) that is only averaged (a momentum per token) has no
+    // feature axis to keep: the whole transpose moves, and the chunk is a
+    // cut of the turned tensor. (A row of rates that scales a score matrix
+    // stays `lr_c^T`.)
+    bool identity = llvm::equal(layout, llvm::seq<int64_t>(0, n));
+    if (inner && identity && !transpose->use_empty() &&
+        llvm::all_of(transpose->getUsers(), [](Operation *user) {
+          auto node = dyn_cast<onnx::NodeOp>(user);
+          return node && (node.getOpType() == "ReduceMean" ||
+                          node.getOpType() == "ReduceSum");
+        })) {
+      layout = *perm;
+      inner = identity = false;
+    }
+    if (layout.back() != n - 1 && inner)
+      return rewriter.notifyMatchFailure(transpose, "moves the feature axis");
+    if (identity)
       return rewriter.notifyMatchFailure(transpose, "moves the feature axis");
     auto inputs = slice.getInputs();
     std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
