@@ -282,13 +282,32 @@ private:
     if (dim < 0 && rank)
       dim += *rank;
     bool time = isTimeAxis(dim, rank) || dim == lastAxisTime(source);
-    if (time && llvm::is_contained(sequences, source))
+    if ((time && llvm::is_contained(sequences, source)) ||
+        isTurnedTimeAxis(source, dim))
       return std::optional<int64_t>();
     auto shaped = dyn_cast<ShapedType>(source.getType());
     if (!shaped || !shaped.hasRank() || dim < 0 || dim >= shaped.getRank() ||
         shaped.isDynamicDim(dim) || time)
       return std::nullopt;
     return std::optional<int64_t>(shaped.getDimSize(dim));
+  }
+
+  /// True if `dim` of `source` is the time axis of a sequence that is
+  /// `source` transposed (the length of `[B, T, H, D]` inputs cut as
+  /// `[B, H, T, D]`).
+  bool isTurnedTimeAxis(Value source, int64_t dim) {
+    return llvm::any_of(sequences, [&](Value sequence) {
+      onnx::NodeOp transpose = nodeOf(sequence, "Transpose");
+      if (!transpose || transpose.getInputs()[0] != source)
+        return false;
+      std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+      int64_t rank = perm ? perm->size() : 0;
+      for (int64_t axis = 0; axis < rank; ++axis)
+        if ((*perm)[axis] == dim &&
+            (isTimeAxis(axis, rank) || axis == lastAxisTime(sequence)))
+          return true;
+      return false;
+    });
   }
 
   /// The last axis of a sequence one rank below the queries (momentum,

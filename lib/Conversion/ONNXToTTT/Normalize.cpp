@@ -141,8 +141,11 @@ struct EqualNodes : llvm::DenseMapInfo<Operation *> {
 /// would keep both: ONNX names its outputs, so no two nodes' attributes
 /// are equal). The first one keeps its name.
 void raise::mergeEqualNodes(onnx::GraphOp graph) {
+  // Outer blocks first: a Loop body's nodes are equal only once the values
+  // they read from outside are merged.
   SmallVector<Block *> blocks;
-  graph->walk([&](Block *block) { blocks.push_back(block); });
+  graph->walk<WalkOrder::PreOrder>(
+      [&](Block *block) { blocks.push_back(block); });
   for (Block *block : blocks) {
     llvm::DenseSet<Operation *, EqualNodes> seen;
     // A constant that holds the same numbers as an earlier one is that one

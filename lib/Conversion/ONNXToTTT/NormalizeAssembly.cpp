@@ -368,10 +368,112 @@ struct TransposeOfStackedSequence : NodePattern {
     return success();
   }
 };
+
+/// ConcatFromSequence(s, axis a) whose every element is Transpose_p(o_i) ->
+/// Transpose_p(ConcatFromSequence(s', axis p[a])) with s' the o_i: chunk
+/// outputs turned back to [B, C, H, D] one by one (`o.transpose(1, 2)` in
+/// the chunk loop) are the turn of the joined outputs. The elements are
+/// appended after the loop, or inside a Loop to a sequence it carries from
+/// SequenceEmpty.
+struct SequenceOfTransposes : NodePattern {
+  explicit SequenceOfTransposes(MLIRContext *context)
+      : NodePattern(context, "ConcatFromSequence") {}
+
+  LogicalResult matchNode(onnx::NodeOp concat,
+                          PatternRewriter &rewriter) const override {
+    if (intAttr(concat, "new_axis").value_or(0) != 0)
+      return rewriter.notifyMatchFailure(concat, "a stack");
+    std::optional<int64_t> attrAxis = intAttr(concat, "axis");
+    SmallVector<onnx::NodeOp> inserts;
+    if (!attrAxis || failed(collectInserts(concat.getInputs()[0], inserts)) ||
+        inserts.empty())
+      return rewriter.notifyMatchFailure(concat, "not a sequence appended to "
+                                                 "from empty");
+    std::optional<SmallVector<int64_t>> perm;
+    for (onnx::NodeOp insert : inserts) {
+      onnx::NodeOp transpose = nodeOf(insert.getInputs()[1], "Transpose");
+      std::optional<SmallVector<int64_t>> p =
+          transpose && transpose->hasOneUse() ? transposePerm(transpose)
+                                              : std::nullopt;
+      if (!p || (perm && *p != *perm))
+        return rewriter.notifyMatchFailure(concat, "the elements are not "
+                                                   "equally transposed");
+      perm = p;
+    }
+    int64_t rank = perm->size();
+    int64_t axis = *attrAxis < 0 ? *attrAxis + rank : *attrAxis;
+    if (axis < 0 || axis >= rank)
+      return rewriter.notifyMatchFailure(concat, "axis out of range");
+    for (onnx::NodeOp insert : inserts) {
+      auto transpose = insert.getInputs()[1].getDefiningOp<onnx::NodeOp>();
+      rewriter.modifyOpInPlace(
+          insert, [&] { insert->setOperand(1, transpose.getInputs()[0]); });
+      rewriter.eraseOp(transpose);
+    }
+    SmallVector<int64_t> inverse(rank);
+    for (auto [i, d] : llvm::enumerate(*perm))
+      inverse[d] = i;
+    Type type = concat->getResult(0).getType();
+    onnx::OnnxBuilder b(rewriter, concat.getLoc(), elementTypeOf(type));
+    Value joined =
+        b.node("ConcatFromSequence", concat.getInputs(),
+               permutedType(type, inverse), {b.attr("axis", (*perm)[axis])});
+    rewriter.replaceOp(
+        concat, createTranspose(rewriter, concat.getLoc(), joined, *perm));
+    return success();
+  }
+
+private:
+  /// The SequenceInserts (two inputs, appending) that build `sequence`
+  /// from SequenceEmpty, outside and inside a Loop, each the only reader of
+  /// the sequence before it. The elements must be unranked in the sequence
+  /// type, which then holds for the untransposed ones too.
+  static LogicalResult collectInserts(Value sequence,
+                                      SmallVectorImpl<onnx::NodeOp> &inserts) {
+    while (true) {
+      auto type = dyn_cast<onnx::SequenceType>(sequence.getType());
+      if (!type || !isa<UnrankedTensorType>(type.getElementType()) ||
+          !sequence.hasOneUse())
+        return failure();
+      if (nodeOf(sequence, "SequenceEmpty"))
+        return success();
+      if (onnx::NodeOp insert = nodeOf(sequence, "SequenceInsert")) {
+        if (insert.getInputs().size() != 2)
+          return failure();
+        inserts.push_back(insert);
+        sequence = insert.getInputs()[0];
+        continue;
+      }
+      auto loop = sequence.getDefiningOp<onnx::NodeOp>();
+      if (!loop || !loop.isDefaultDomain() || loop.getOpType() != "Loop" ||
+          loop->getNumRegions() != 1 || loop->getRegion(0).empty())
+        return failure();
+      unsigned index = cast<OpResult>(sequence).getResultNumber();
+      Block &body = loop->getRegion(0).front();
+      auto yield = dyn_cast<onnx::YieldOp>(body.getTerminator());
+      unsigned carried = loop.getInputs().size() - 2;
+      if (index >= carried || !yield || yield.getNumOperands() <= index + 1 ||
+          body.getNumArguments() != carried + 2)
+        return failure();
+      BlockArgument in = body.getArgument(index + 2);
+      onnx::NodeOp insert =
+          nodeOf(yield.getOperand(index + 1), "SequenceInsert");
+      if (!insert || insert.getInputs().size() != 2 ||
+          insert.getInputs()[0] != in || !in.hasOneUse() ||
+          !insert->hasOneUse() ||
+          !nodeOf(loop.getInputs()[index + 2], "SequenceEmpty") ||
+          !loop.getInputs()[index + 2].hasOneUse())
+        return failure();
+      inserts.push_back(insert);
+      return success();
+    }
+  }
+};
 } // namespace
 
 void raise::populateAssemblyNormalizations(RewritePatternSet &patterns) {
   patterns.add<ConcatOfTransposes, TransposeOfConcat, StackToConcat,
                ScatterToConcat, StackedSequenceToConcat,
-               TransposeOfStackedSequence>(patterns.getContext());
+               TransposeOfStackedSequence, SequenceOfTransposes>(
+      patterns.getContext());
 }

@@ -142,7 +142,14 @@ struct TransposeOfSlice : NodePattern {
     int64_t axis = (*axes)[0] < 0 ? (*axes)[0] + *rank : (*axes)[0];
     int64_t moved = llvm::find(layout, axis) - layout.begin();
     Location loc = transpose.getLoc();
-    Value source = createTranspose(rewriter, loc, inputs[0], layout);
+    // The turned sequence sits next to the sequence, not in the Loop body
+    // that cuts it: the raise reads the sequence outside the loop.
+    Value source;
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointAfterValue(inputs[0]);
+      source = createTranspose(rewriter, loc, inputs[0], layout);
+    }
     Type type = transpose->getResult(0).getType();
     onnx::OnnxBuilder b(rewriter, loc, elementTypeOf(type));
     Value newAxes = b.i64s({moved});

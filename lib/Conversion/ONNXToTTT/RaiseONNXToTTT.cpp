@@ -208,6 +208,19 @@ struct TTTRaiseONNXPass
       return leave("its fast weight is shared by every head and its head "
                    "count is not static, so it has no ttt.kvb_layer shape");
     }
+    // Every operand must be visible where the layer op stands (not a value
+    // of a Loop body the replacement erases).
+    Region *at = op->getParentRegion();
+    auto visible = [&](Operation *user) {
+      return llvm::all_of(user->getOperands(), [&](Value operand) {
+        return operand.getParentRegion()->isAncestor(at);
+      });
+    };
+    if (!visible(op) || !llvm::all_of(created, visible)) {
+      undo();
+      return leave("its ttt.kvb_layer form reads a value computed inside "
+                   "its Loop");
+    }
     if (failed(mlir::verify(op, /*verifyRecursively=*/false))) {
       undo();
       return leave("its ttt.kvb_layer form does not verify");
