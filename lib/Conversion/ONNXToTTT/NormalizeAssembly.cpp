@@ -168,13 +168,28 @@ struct StackToConcat : NodePattern {
         return rewriter.notifyMatchFailure(reshape, "not stacked on its axis");
       Value chunk = unsqueeze.getInputs()[0];
       auto chunkType = dyn_cast<RankedTensorType>(chunk.getType());
-      if (!chunkType || !chunkType.hasStaticShape() ||
-          chunkType.getRank() != type.getRank())
-        return rewriter.notifyMatchFailure(reshape, "a chunk is not static");
-      for (int64_t d = 0; d < type.getRank(); ++d)
-        if (d != *axis && chunkType.getDimSize(d) != type.getDimSize(d))
+      if (!chunkType || chunkType.getRank() != type.getRank() ||
+          chunkType.isDynamicDim(*axis))
+        return rewriter.notifyMatchFailure(reshape, "a chunk's length is not "
+                                                    "static");
+      // The other dims are the target's. A dim the type leaves open is too
+      // when it is the only one (the reshape keeps the element count), or
+      // when every open one is 1 in the target.
+      SmallVector<int64_t> open;
+      for (int64_t d = 0; d < type.getRank(); ++d) {
+        if (d == *axis)
+          continue;
+        if (chunkType.isDynamicDim(d))
+          open.push_back(d);
+        else if (chunkType.getDimSize(d) != type.getDimSize(d))
           return rewriter.notifyMatchFailure(reshape, "the reshape does more "
                                                       "than merge two axes");
+      }
+      if (open.size() > 1 && llvm::any_of(open, [&](int64_t d) {
+            return type.getDimSize(d) != 1;
+          }))
+        return rewriter.notifyMatchFailure(reshape, "a chunk's dims are not "
+                                                    "known to be the target's");
       total += chunkType.getDimSize(*axis);
       chunks.push_back(chunk);
     }
@@ -402,14 +417,33 @@ struct SequenceOfTransposes : NodePattern {
     }
     int64_t rank = perm->size();
     int64_t axis = *attrAxis < 0 ? *attrAxis + rank : *attrAxis;
-    if (axis < 0 || axis >= rank)
+    if (axis < 0 || axis >= rank || rank < 2)
       return rewriter.notifyMatchFailure(concat, "axis out of range");
+    // Only the layout change moves out (it keeps the feature axis last); an
+    // element's swap of its innermost axes stays with it: `(W q^T)^T` is a
+    // product read as `q W^T`. perm = swap . layout, layout = swap . perm.
+    SmallVector<int64_t> swap = swapInnerPerm(rank);
+    bool turned = perm->back() != rank - 1;
+    if (turned) {
+      if (perm->back() != rank - 2)
+        return rewriter.notifyMatchFailure(concat, "moves the feature axis");
+      SmallVector<int64_t> layout(rank);
+      for (int64_t i = 0; i < rank; ++i)
+        layout[i] = swap[(*perm)[i]];
+      if (llvm::equal(layout, llvm::seq<int64_t>(0, rank)))
+        return rewriter.notifyMatchFailure(concat, "no layout change");
+      perm = layout;
+    }
     for (onnx::NodeOp insert : inserts) {
       auto transpose = insert.getInputs()[1].getDefiningOp<onnx::NodeOp>();
-      rewriter.modifyOpInPlace(
-          insert, [&] { insert->setOperand(1, transpose.getInputs()[0]); });
+      Value element = transpose.getInputs()[0];
+      rewriter.setInsertionPoint(transpose);
+      if (turned)
+        element = createTranspose(rewriter, transpose.getLoc(), element, swap);
+      rewriter.modifyOpInPlace(insert, [&] { insert->setOperand(1, element); });
       rewriter.eraseOp(transpose);
     }
+    rewriter.setInsertionPoint(concat);
     SmallVector<int64_t> inverse(rank);
     for (auto [i, d] : llvm::enumerate(*perm))
       inverse[d] = i;

@@ -33,6 +33,16 @@ static bool isSingleElement(Value value) {
   return type && type.hasStaticShape() && type.getNumElements() == 1;
 }
 
+/// True if the two innermost dims of `value` are 1: its inner transpose is
+/// itself (a momentum per chunk, `[B, H, 1, 1]`).
+static bool hasUnitInnerDims(Value value) {
+  auto type = dyn_cast<ShapedType>(value.getType());
+  if (!type || !type.hasRank() || type.getRank() < 2)
+    return false;
+  ArrayRef<int64_t> shape = type.getShape();
+  return shape[shape.size() - 1] == 1 && shape[shape.size() - 2] == 1;
+}
+
 /// True if `value` is a Transpose of its two innermost axes.
 static bool isInnerTranspose(Value value) {
   onnx::NodeOp node = nodeOf(value, "Transpose");
@@ -70,6 +80,12 @@ static bool transposesForFree(Value value, Operation *pushed,
                               llvm::DenseMap<Value, bool> &known, int depth) {
   if (isInnerTranspose(value) || isa<BlockArgument>(value) ||
       isSingleElement(value))
+    return true;
+  // A per-chunk factor `[.., 1, 1]` of an unrolled chain (a momentum per
+  // chunk) turns with it. In a Loop body the factor scales a carried value,
+  // whose orientation the loop keeps.
+  if (hasUnitInnerDims(value) &&
+      isa<onnx::GraphOp>(value.getParentRegion()->getParentOp()))
     return true;
   auto node = value.getDefiningOp<onnx::NodeOp>();
   if (!node)
@@ -321,7 +337,8 @@ struct TransposeOfElementwise : NodePattern {
     SmallVector<Value> operands;
     Location loc = transpose.getLoc();
     for (Value operand : node.getInputs()) {
-      if (isSingleElement(operand)) {
+      if (isSingleElement(operand) || (hasUnitInnerDims(operand) &&
+                                       transposesForFree(operand, transpose))) {
         operands.push_back(operand);
         continue;
       }

@@ -15,6 +15,8 @@
 
 #include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::raise;
@@ -471,8 +473,117 @@ struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
 };
 } // namespace
 
+namespace {
+/// A Slice of a static tensor whose bounds are constants (once folded:
+/// exporters write a chunk's bounds as `Unsqueeze(c)`, which ONNX's shape
+/// inference does not read) gets its static result type, so that the views
+/// and products after it are read with their shapes.
+struct RefineSliceType : NodePattern {
+  explicit RefineSliceType(MLIRContext *context)
+      : NodePattern(context, "Slice") {}
+
+  LogicalResult matchNode(onnx::NodeOp slice,
+                          PatternRewriter &rewriter) const override {
+    auto inputs = slice.getInputs();
+    auto source = dyn_cast<RankedTensorType>(inputs[0].getType());
+    auto result = dyn_cast<ShapedType>(slice->getResult(0).getType());
+    if (!source || !source.hasStaticShape() || !result ||
+        (result.hasRank() && result.hasStaticShape()) || inputs.size() < 3)
+      return rewriter.notifyMatchFailure(slice, "nothing to refine");
+    int64_t rank = source.getRank();
+    std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
+    std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
+    std::optional<SmallVector<int64_t>> axes;
+    if (inputs.size() > 3)
+      axes = intConstant(inputs[3]);
+    else
+      axes =
+          llvm::to_vector(llvm::seq<int64_t>(0, starts ? starts->size() : 0));
+    std::optional<SmallVector<int64_t>> steps =
+        inputs.size() > 4
+            ? intConstant(inputs[4])
+            : SmallVector<int64_t>(starts ? starts->size() : 0, 1);
+    if (!starts || !ends || !axes || !steps || starts->size() != ends->size() ||
+        starts->size() != axes->size() || starts->size() != steps->size())
+      return rewriter.notifyMatchFailure(slice, "bounds not constant");
+    SmallVector<int64_t> shape(source.getShape());
+    for (auto [start, end, axis, step] :
+         llvm::zip(*starts, *ends, *axes, *steps)) {
+      if (axis < 0)
+        axis += rank;
+      if (axis < 0 || axis >= rank || step <= 0)
+        return rewriter.notifyMatchFailure(slice, "an axis or step it does "
+                                                  "not read");
+      int64_t size = shape[axis];
+      int64_t from = start < 0 ? std::max<int64_t>(start + size, 0)
+                               : std::min(start, size);
+      int64_t to =
+          end < 0 ? std::max<int64_t>(end + size, 0) : std::min(end, size);
+      shape[axis] = to > from ? (to - from + step - 1) / step : 0;
+    }
+    auto refined = RankedTensorType::get(shape, source.getElementType());
+    if (result.hasRank() &&
+        failed(verifyCompatibleShape(result.getShape(), refined.getShape())))
+      return rewriter.notifyMatchFailure(slice, "contradicts its type");
+    rewriter.modifyOpInPlace(slice,
+                             [&] { slice->getResult(0).setType(refined); });
+    return success();
+  }
+};
+
+/// An Unsqueeze of a static tensor by constant axes gets its static type.
+struct RefineUnsqueezeType : NodePattern {
+  explicit RefineUnsqueezeType(MLIRContext *context)
+      : NodePattern(context, "Unsqueeze") {}
+
+  LogicalResult matchNode(onnx::NodeOp unsqueeze,
+                          PatternRewriter &rewriter) const override {
+    auto source =
+        dyn_cast<RankedTensorType>(unsqueeze.getInputs()[0].getType());
+    auto result = dyn_cast<ShapedType>(unsqueeze->getResult(0).getType());
+    if (!source || !source.hasStaticShape() || !result ||
+        (result.hasRank() && result.hasStaticShape()))
+      return rewriter.notifyMatchFailure(unsqueeze, "nothing to refine");
+    std::optional<SmallVector<int64_t>> axes;
+    if (unsqueeze.getInputs().size() > 1)
+      axes = intConstant(unsqueeze.getInputs()[1]);
+    else if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
+                 unsqueeze.getONNXAttr("axes")))
+      axes = SmallVector<int64_t>(attr.asArrayRef());
+    if (!axes)
+      return rewriter.notifyMatchFailure(unsqueeze, "axes not constant");
+    int64_t rank = source.getRank() + axes->size();
+    SmallVector<bool> inserted(rank, false);
+    for (int64_t axis : *axes) {
+      if (axis < 0)
+        axis += rank;
+      if (axis < 0 || axis >= rank || inserted[axis])
+        return rewriter.notifyMatchFailure(unsqueeze, "invalid axes");
+      inserted[axis] = true;
+    }
+    SmallVector<int64_t> shape;
+    ArrayRef<int64_t> dims = source.getShape();
+    for (int64_t d = 0; d < rank; ++d)
+      if (inserted[d]) {
+        shape.push_back(1);
+      } else {
+        shape.push_back(dims.front());
+        dims = dims.drop_front();
+      }
+    auto refined = RankedTensorType::get(shape, source.getElementType());
+    if (result.hasRank() &&
+        failed(verifyCompatibleShape(result.getShape(), refined.getShape())))
+      return rewriter.notifyMatchFailure(unsqueeze, "contradicts its type");
+    rewriter.modifyOpInPlace(unsqueeze,
+                             [&] { unsqueeze->getResult(0).setType(refined); });
+    return success();
+  }
+};
+} // namespace
+
 void raise::populateViewNormalizations(RewritePatternSet &patterns) {
   patterns.add<SliceOfInnerTranspose, SplitToSlices, GatherOfReshapeToSlice,
                SequenceAtOfSplit, TransposeOfSlice, TransposeOfTranspose,
-               NoOpReshape>(patterns.getContext());
+               NoOpReshape, RefineSliceType, RefineUnsqueezeType>(
+      patterns.getContext());
 }
