@@ -29,6 +29,8 @@ std::string raise::describeValue(Value value) {
     // The normalization reads weights stored output x input transposed.
     if (node.getOpType() == "Transpose" && node.getInputs().size() == 1)
       return describeValue(node.getInputs()[0]) + " (transposed)";
+    if (auto from = node->getAttrOfType<StringAttr>(kTurnedFromAttr))
+      return "'" + from.str() + "' (transposed)";
     return "the " + node.getOpType().str() + " result";
   }
   if (auto arg = dyn_cast<BlockArgument>(base)) {

@@ -95,8 +95,16 @@ private:
   bool manyResults;
 };
 
+/// On a Constant the normalization folded from the transpose of a named
+/// weight: that weight's name (the remarks say `'W' (transposed)`).
+inline constexpr llvm::StringLiteral kTurnedFromAttr = "ttt.turned_from";
+
 /// The integer attribute `name` of `node`, if it has one.
 std::optional<int64_t> intAttr(onnx::NodeOp node, StringRef name);
+
+/// The constant axes of an Unsqueeze: its second input (opset 13 on) or its
+/// `axes` attribute.
+std::optional<SmallVector<int64_t>> unsqueezeAxes(onnx::NodeOp unsqueeze);
 
 /// The permutation of a Transpose node (reversed axes when it has none).
 std::optional<SmallVector<int64_t>> transposePerm(onnx::NodeOp transpose);

@@ -157,12 +157,7 @@ struct StackToConcat : NodePattern {
       onnx::NodeOp unsqueeze = nodeOf(part, "Unsqueeze");
       if (!unsqueeze)
         return rewriter.notifyMatchFailure(reshape, "not a stack");
-      std::optional<SmallVector<int64_t>> axes;
-      if (unsqueeze.getInputs().size() > 1)
-        axes = intConstant(unsqueeze.getInputs()[1]);
-      else if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
-                   unsqueeze.getONNXAttr("axes")))
-        axes = SmallVector<int64_t>(attr.asArrayRef());
+      std::optional<SmallVector<int64_t>> axes = unsqueezeAxes(unsqueeze);
       if (!axes || axes->size() != 1 ||
           ((*axes)[0] < 0 ? (*axes)[0] + *rank : (*axes)[0]) != *axis)
         return rewriter.notifyMatchFailure(reshape, "not stacked on its axis");

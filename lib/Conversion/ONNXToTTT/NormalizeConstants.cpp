@@ -414,6 +414,15 @@ std::optional<std::vector<char>> raise::permutedBytes(ShapedType type,
   return data;
 }
 
+/// The ONNX name of `value`: an initializer's, or a node output's.
+static std::string describeName(Value value) {
+  if (auto init = value.getDefiningOp<onnx::InitializerOp>())
+    return init.getName().str();
+  if (auto node = value.getDefiningOp<onnx::NodeOp>())
+    return node.getOutputName(cast<OpResult>(value).getResultNumber()).str();
+  return "";
+}
+
 namespace {
 /// Transpose of a constant tensor -> the transposed constant.
 struct FoldTransposeOfConstant : NodePattern {
@@ -448,7 +457,12 @@ struct FoldTransposeOfConstant : NodePattern {
       return rewriter.notifyMatchFailure(transpose, "unreadable constant");
     }
     onnx::OnnxBuilder b(rewriter, transpose.getLoc(), type.getElementType());
-    rewriter.replaceOp(transpose, b.constant(result));
+    Value folded = b.constant(result);
+    // Remarks name the folded weight after the one it turns.
+    if (std::string name = describeName(input); !name.empty())
+      folded.getDefiningOp()->setAttr(kTurnedFromAttr,
+                                      rewriter.getStringAttr(name));
+    rewriter.replaceOp(transpose, folded);
     return success();
   }
 };

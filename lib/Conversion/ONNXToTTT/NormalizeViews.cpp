@@ -544,12 +544,7 @@ struct RefineUnsqueezeType : NodePattern {
     if (!source || !source.hasStaticShape() || !result ||
         (result.hasRank() && result.hasStaticShape()))
       return rewriter.notifyMatchFailure(unsqueeze, "nothing to refine");
-    std::optional<SmallVector<int64_t>> axes;
-    if (unsqueeze.getInputs().size() > 1)
-      axes = intConstant(unsqueeze.getInputs()[1]);
-    else if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
-                 unsqueeze.getONNXAttr("axes")))
-      axes = SmallVector<int64_t>(attr.asArrayRef());
+    std::optional<SmallVector<int64_t>> axes = unsqueezeAxes(unsqueeze);
     if (!axes)
       return rewriter.notifyMatchFailure(unsqueeze, "axes not constant");
     int64_t rank = source.getRank() + axes->size();

@@ -138,3 +138,111 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %y : tensor<4x1x4xf32>
   }
 }
+
+// -----
+
+// A stack whose chunks' leading dims the types leave open: the reshape keeps
+// the element count, so with every open dim 1 in the target the chunks are
+// the target's, and the stack is their Concat.
+
+// CHECK-LABEL: onnx.graph @stack_open_dims(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<?x?x3x4xf32> {{.*}}, %[[B:[^:]+]]: tensor<?x?x3x4xf32>
+// CHECK: %[[Y:.+]] = onnx.node "Concat"(%[[A]], %[[B]]) attrs {axis = 2 : i64} : {{.*}} -> tensor<1x1x6x4xf32>
+// CHECK-NOT: "Reshape"
+// CHECK: onnx.yield %[[Y]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @stack_open_dims(%a: tensor<?x?x3x4xf32> {onnx.name = "a"}, %b: tensor<?x?x3x4xf32> {onnx.name = "b"}) -> (tensor<1x1x6x4xf32> {onnx.name = "y"}) {
+    %ax = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>} {outputs = ["ax"]} : () -> tensor<1xi64>
+    %ua = onnx.node "Unsqueeze"(%a, %ax) {outputs = ["ua"]} : (tensor<?x?x3x4xf32>, tensor<1xi64>) -> tensor<?x?x1x3x4xf32>
+    %ub = onnx.node "Unsqueeze"(%b, %ax) {outputs = ["ub"]} : (tensor<?x?x3x4xf32>, tensor<1xi64>) -> tensor<?x?x1x3x4xf32>
+    %s = onnx.node "Concat"(%ua, %ub) attrs {axis = 2 : i64} {outputs = ["s"]} : (tensor<?x?x1x3x4xf32>, tensor<?x?x1x3x4xf32>) -> tensor<?x?x2x3x4xf32>
+    %shape = onnx.node "Constant"() attrs {value = dense<[1, 1, 6, 4]> : tensor<4xi64>} {outputs = ["shape"]} : () -> tensor<4xi64>
+    %y = onnx.node "Reshape"(%s, %shape) {outputs = ["y"]} : (tensor<?x?x2x3x4xf32>, tensor<4xi64>) -> tensor<1x1x6x4xf32>
+    onnx.yield %y : tensor<1x1x6x4xf32>
+  }
+}
+
+// -----
+
+// Two open dims that the target does not pin to 1 could split the batch
+// differently: the stack stays.
+
+// CHECK-LABEL: onnx.graph @stack_open_dims_unknown(
+// CHECK: onnx.node "Reshape"
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @stack_open_dims_unknown(%a: tensor<?x?x3x4xf32> {onnx.name = "a"}, %b: tensor<?x?x3x4xf32> {onnx.name = "b"}) -> (tensor<2x3x6x4xf32> {onnx.name = "y"}) {
+    %ax = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>} {outputs = ["ax"]} : () -> tensor<1xi64>
+    %ua = onnx.node "Unsqueeze"(%a, %ax) {outputs = ["ua"]} : (tensor<?x?x3x4xf32>, tensor<1xi64>) -> tensor<?x?x1x3x4xf32>
+    %ub = onnx.node "Unsqueeze"(%b, %ax) {outputs = ["ub"]} : (tensor<?x?x3x4xf32>, tensor<1xi64>) -> tensor<?x?x1x3x4xf32>
+    %s = onnx.node "Concat"(%ua, %ub) attrs {axis = 2 : i64} {outputs = ["s"]} : (tensor<?x?x1x3x4xf32>, tensor<?x?x1x3x4xf32>) -> tensor<?x?x2x3x4xf32>
+    %shape = onnx.node "Constant"() attrs {value = dense<[2, 3, 6, 4]> : tensor<4xi64>} {outputs = ["shape"]} : () -> tensor<4xi64>
+    %y = onnx.node "Reshape"(%s, %shape) {outputs = ["y"]} : (tensor<?x?x2x3x4xf32>, tensor<4xi64>) -> tensor<2x3x6x4xf32>
+    onnx.yield %y : tensor<2x3x6x4xf32>
+  }
+}
+
+// -----
+
+// Chunk outputs `(W q^T)^T` turned back to [B, T, H, E] one by one and joined
+// on T: the layout change moves out of the join, each chunk's swap of its
+// innermost axes stays with its product (read as q W^T).
+
+// CHECK-LABEL: onnx.graph @turned_products(
+// CHECK-SAME: %[[W:[^:]+]]: tensor<1x2x3x4xf32> {{.*}}, %[[Q0:[^:]+]]: tensor<1x2x5x4xf32> {{.*}}, %[[Q1:[^:]+]]: tensor<1x2x5x4xf32>
+// CHECK-DAG: %[[WT:.+]] = onnx.node "Transpose"(%[[W]]) attrs {perm = array<i64: 0, 1, 3, 2>}
+// CHECK-DAG: %[[P0:.+]] = onnx.node "MatMul"(%[[Q0]], %[[WT]])
+// CHECK-DAG: %[[P1:.+]] = onnx.node "MatMul"(%[[Q1]], %[[WT]])
+// CHECK: %[[C:.+]] = onnx.node "Concat"(%[[P0]], %[[P1]]) attrs {axis = 2 : i64} {{.*}} -> tensor<1x2x10x3xf32>
+// CHECK: %[[Y:.+]] = onnx.node "Transpose"(%[[C]]) attrs {perm = array<i64: 0, 2, 1, 3>}
+// CHECK: onnx.yield %[[Y]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @turned_products(%w: tensor<1x2x3x4xf32> {onnx.name = "w"}, %q0: tensor<1x2x5x4xf32> {onnx.name = "q0"}, %q1: tensor<1x2x5x4xf32> {onnx.name = "q1"}) -> (tensor<1x10x2x3xf32> {onnx.name = "y"}) {
+    %q0t = onnx.node "Transpose"(%q0) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["q0t"]} : (tensor<1x2x5x4xf32>) -> tensor<1x2x4x5xf32>
+    %q1t = onnx.node "Transpose"(%q1) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["q1t"]} : (tensor<1x2x5x4xf32>) -> tensor<1x2x4x5xf32>
+    %p0 = onnx.node "MatMul"(%w, %q0t) {outputs = ["p0"]} : (tensor<1x2x3x4xf32>, tensor<1x2x4x5xf32>) -> tensor<1x2x3x5xf32>
+    %p1 = onnx.node "MatMul"(%w, %q1t) {outputs = ["p1"]} : (tensor<1x2x3x4xf32>, tensor<1x2x4x5xf32>) -> tensor<1x2x3x5xf32>
+    %o0 = onnx.node "Transpose"(%p0) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["o0"]} : (tensor<1x2x3x5xf32>) -> tensor<1x2x5x3xf32>
+    %o1 = onnx.node "Transpose"(%p1) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["o1"]} : (tensor<1x2x3x5xf32>) -> tensor<1x2x5x3xf32>
+    %s = onnx.node "Concat"(%o0, %o1) attrs {axis = 2 : i64} {outputs = ["s"]} : (tensor<1x2x5x3xf32>, tensor<1x2x5x3xf32>) -> tensor<1x2x10x3xf32>
+    %y = onnx.node "Transpose"(%s) attrs {perm = array<i64: 0, 2, 1, 3>} {outputs = ["y"]} : (tensor<1x2x10x3xf32>) -> tensor<1x10x2x3xf32>
+    onnx.yield %y : tensor<1x10x2x3xf32>
+  }
+}
+
+// -----
+
+// A Loop that appends each chunk output turned back to [B, C, H, D]
+// (`outs.append(o.transpose(1, 2))`): the sequence holds the [B, H, C, D]
+// chunks, and their join is turned once after the loop.
+
+// CHECK-LABEL: onnx.graph @loop_turned_elements(
+// CHECK: onnx.node "Loop"
+// CHECK-NOT: "Transpose"
+// CHECK: %[[APPENDED:.+]] = onnx.node "SequenceInsert"(%{{.+}}, %[[O:.+]]) {{.*}}
+// CHECK: onnx.yield %{{.+}}, %[[APPENDED]]
+// CHECK: %[[C:.+]] = onnx.node "ConcatFromSequence"(%{{.+}}) attrs {axis = 2 : i64}
+// CHECK: %[[Y:.+]] = onnx.node "Transpose"(%[[C]]) attrs {perm = array<i64: 0, 2, 1, 3>}
+// CHECK: onnx.yield %[[Y]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @loop_turned_elements(%x: tensor<1x2x8x4xf32> {onnx.name = "x"}) -> (tensor<1x8x2x4xf32> {onnx.name = "y"}) {
+    %n = onnx.node "Constant"() attrs {value = dense<2> : tensor<i64>} {outputs = ["n"]} : () -> tensor<i64>
+    %t = onnx.node "Constant"() attrs {value = dense<true> : tensor<i1>} {outputs = ["t"]} : () -> tensor<i1>
+    %empty = onnx.node "SequenceEmpty"() attrs {dtype = 1 : i64} {outputs = ["empty"]} : () -> !onnx.seq<tensor<*xf32>>
+    %seq = onnx.node "Loop"(%n, %t, %empty) attrs {body = #onnx.graph<region = 0, name = "body", inputs = ["i", "c", "acc"], outputs = ["c_out", "acc_out"]>} {outputs = ["seq"]} : (tensor<i64>, tensor<i1>, !onnx.seq<tensor<*xf32>>) -> !onnx.seq<tensor<*xf32>> graphs {
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: !onnx.seq<tensor<*xf32>>):
+      %four = onnx.node "Constant"() attrs {value = dense<4> : tensor<i64>} {outputs = ["four"]} : () -> tensor<i64>
+      %one = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["one"]} : () -> tensor<1xi64>
+      %axis = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>} {outputs = ["axis"]} : () -> tensor<1xi64>
+      %s0 = onnx.node "Mul"(%i, %four) {outputs = ["s0"]} : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      %e0 = onnx.node "Add"(%s0, %four) {outputs = ["e0"]} : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      %s = onnx.node "Reshape"(%s0, %one) {outputs = ["s"]} : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+      %e = onnx.node "Reshape"(%e0, %one) {outputs = ["e"]} : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+      %o = onnx.node "Slice"(%x, %s, %e, %axis) {outputs = ["o"]} : (tensor<1x2x8x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x2x?x4xf32>
+      %ot = onnx.node "Transpose"(%o) attrs {perm = array<i64: 0, 2, 1, 3>} {outputs = ["ot"]} : (tensor<1x2x?x4xf32>) -> tensor<1x?x2x4xf32>
+      %acc2 = onnx.node "SequenceInsert"(%acc, %ot) {outputs = ["acc2"]} : (!onnx.seq<tensor<*xf32>>, tensor<1x?x2x4xf32>) -> !onnx.seq<tensor<*xf32>>
+      onnx.yield %c, %acc2 : tensor<i1>, !onnx.seq<tensor<*xf32>>
+    }
+    %y = onnx.node "ConcatFromSequence"(%seq) attrs {axis = 1 : i64} {outputs = ["y"]} : (!onnx.seq<tensor<*xf32>>) -> tensor<1x8x2x4xf32>
+    onnx.yield %y : tensor<1x8x2x4xf32>
+  }
+}

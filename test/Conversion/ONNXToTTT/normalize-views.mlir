@@ -216,3 +216,92 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %a, %b : tensor<2x3xf32>, tensor<?x?xf32>
   }
 }
+
+// -----
+
+// A chunk's bounds written as Unsqueeze(c) (ONNX's shape inference leaves
+// the cut untyped): once they fold, the Slice and the Unsqueeze after it
+// get their static types.
+
+// CHECK-LABEL: onnx.graph @refined_types(
+// CHECK: %[[CUT:.+]] = onnx.node "Slice"({{.*}}) {{.*}} -> tensor<4x1xf32>
+// CHECK: onnx.node "Unsqueeze"(%[[CUT]], {{.*}}) {{.*}} -> tensor<4x1x1xf32>
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @refined_types(%m: tensor<4x3xf32> {onnx.name = "m"}) -> (tensor<?x?x1xf32> {onnx.name = "y"}) {
+    %zero = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["zero"]} : () -> tensor<1xi64>
+    %c1 = onnx.node "Constant"() attrs {value = dense<1> : tensor<i64>} {outputs = ["c1"]} : () -> tensor<i64>
+    %c2 = onnx.node "Constant"() attrs {value = dense<2> : tensor<i64>} {outputs = ["c2"]} : () -> tensor<i64>
+    %start = onnx.node "Unsqueeze"(%c1, %zero) {outputs = ["start"]} : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+    %end = onnx.node "Unsqueeze"(%c2, %zero) {outputs = ["end"]} : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+    %axis = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["axis"]} : () -> tensor<1xi64>
+    %cut = onnx.node "Slice"(%m, %start, %end, %axis) {outputs = ["cut"]} : (tensor<4x3xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<?x?xf32>
+    %two = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>} {outputs = ["two"]} : () -> tensor<1xi64>
+    %y = onnx.node "Unsqueeze"(%cut, %two) {outputs = ["y"]} : (tensor<?x?xf32>, tensor<1xi64>) -> tensor<?x?x1xf32>
+    onnx.yield %y : tensor<?x?x1xf32>
+  }
+}
+
+// -----
+
+// A chunk of per-token coefficients cut from [B, T, H] and turned to
+// [B, H, C] that is only averaged (a momentum per token) is a cut of the
+// turned tensor; a chunk a product reads keeps its turn (k_c^T).
+
+// CHECK-LABEL: onnx.graph @turned_coefficients(
+// CHECK-SAME: %[[M:[^:]+]]: tensor<1x8x2xf32> {{.*}}, %[[K:[^:]+]]: tensor<1x8x4xf32>
+// CHECK-DAG: %[[MT:.+]] = onnx.node "Transpose"(%[[M]]) attrs {perm = array<i64: 0, 2, 1>}
+// CHECK-DAG: %[[MC:.+]] = onnx.node "Slice"(%[[MT]], %{{.+}}, %{{.+}}, %{{.+}}) {{.*}} -> tensor<1x2x4xf32>
+// CHECK-DAG: onnx.node "ReduceMean"(%[[MC]])
+// CHECK-DAG: %[[KC:.+]] = onnx.node "Slice"(%[[K]], {{.*}}) {{.*}} -> tensor<1x4x4xf32>
+// CHECK-DAG: onnx.node "Transpose"(%[[KC]]) attrs {perm = array<i64: 0, 2, 1>}
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @turned_coefficients(%m: tensor<1x8x2xf32> {onnx.name = "m"}, %k: tensor<1x8x4xf32> {onnx.name = "k"}) -> (tensor<1x2x1xf32> {onnx.name = "y"}, tensor<1x4x4xf32> {onnx.name = "g"}) {
+    %s = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["s"]} : () -> tensor<1xi64>
+    %e = onnx.node "Constant"() attrs {value = dense<4> : tensor<1xi64>} {outputs = ["e"]} : () -> tensor<1xi64>
+    %a = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["a"]} : () -> tensor<1xi64>
+    %mc = onnx.node "Slice"(%m, %s, %e, %a) {outputs = ["mc"]} : (tensor<1x8x2xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x4x2xf32>
+    %mt = onnx.node "Transpose"(%mc) attrs {perm = array<i64: 0, 2, 1>} {outputs = ["mt"]} : (tensor<1x4x2xf32>) -> tensor<1x2x4xf32>
+    %y = onnx.node "ReduceMean"(%mt) attrs {axes = array<i64: -1>, keepdims = 1 : i64} {outputs = ["y"]} : (tensor<1x2x4xf32>) -> tensor<1x2x1xf32>
+    %kc = onnx.node "Slice"(%k, %s, %e, %a) {outputs = ["kc"]} : (tensor<1x8x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x4x4xf32>
+    %kt = onnx.node "Transpose"(%kc) attrs {perm = array<i64: 0, 2, 1>} {outputs = ["kt"]} : (tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+    %g = onnx.node "MatMul"(%kt, %kc) {outputs = ["g"]} : (tensor<1x4x4xf32>, tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+    onnx.yield %y, %g : tensor<1x2x1xf32>, tensor<1x4x4xf32>
+  }
+}
+
+// -----
+
+// A Loop body that cuts [B, T, H, D] inputs and turns each chunk to
+// [B, H, C, D]: the turned input stands next to the input, outside the
+// body, and the body's cuts of it (here two of the same window) merge.
+
+// CHECK-LABEL: onnx.graph @turned_in_loop(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<1x8x2x4xf32>
+// CHECK-NEXT: %[[XT:.+]] = onnx.node "Transpose"(%[[X]]) attrs {perm = array<i64: 0, 2, 1, 3>}
+// CHECK: onnx.node "Loop"
+// CHECK: %[[CUT:.+]] = onnx.node "Slice"(%[[XT]], {{.*}})
+// CHECK-NOT: "Slice"
+// CHECK: onnx.node "Add"(%[[CUT]], %[[CUT]])
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @turned_in_loop(%x: tensor<1x8x2x4xf32> {onnx.name = "x"}) -> (!onnx.seq<tensor<*xf32>> {onnx.name = "y"}) {
+    %n = onnx.node "Constant"() attrs {value = dense<2> : tensor<i64>} {outputs = ["n"]} : () -> tensor<i64>
+    %t = onnx.node "Constant"() attrs {value = dense<true> : tensor<i1>} {outputs = ["t"]} : () -> tensor<i1>
+    %empty = onnx.node "SequenceEmpty"() attrs {dtype = 1 : i64} {outputs = ["empty"]} : () -> !onnx.seq<tensor<*xf32>>
+    %seq = onnx.node "Loop"(%n, %t, %empty) attrs {body = #onnx.graph<region = 0, name = "body", inputs = ["i", "c", "acc"], outputs = ["c_out", "acc_out"]>} {outputs = ["seq"]} : (tensor<i64>, tensor<i1>, !onnx.seq<tensor<*xf32>>) -> !onnx.seq<tensor<*xf32>> graphs {
+    ^bb0(%i: tensor<i64>, %c: tensor<i1>, %acc: !onnx.seq<tensor<*xf32>>):
+      %four = onnx.node "Constant"() attrs {value = dense<4> : tensor<i64>} {outputs = ["four"]} : () -> tensor<i64>
+      %one = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["one"]} : () -> tensor<1xi64>
+      %s0 = onnx.node "Mul"(%i, %four) {outputs = ["s0"]} : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      %e0 = onnx.node "Add"(%s0, %four) {outputs = ["e0"]} : (tensor<i64>, tensor<i64>) -> tensor<i64>
+      %s = onnx.node "Reshape"(%s0, %one) {outputs = ["s"]} : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+      %e = onnx.node "Reshape"(%e0, %one) {outputs = ["e"]} : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+      %cut = onnx.node "Slice"(%x, %s, %e, %one) {outputs = ["cut"]} : (tensor<1x8x2x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x?x2x4xf32>
+      %a = onnx.node "Transpose"(%cut) attrs {perm = array<i64: 0, 2, 1, 3>} {outputs = ["a"]} : (tensor<1x?x2x4xf32>) -> tensor<1x2x?x4xf32>
+      %b = onnx.node "Transpose"(%cut) attrs {perm = array<i64: 0, 2, 1, 3>} {outputs = ["b"]} : (tensor<1x?x2x4xf32>) -> tensor<1x2x?x4xf32>
+      %sum = onnx.node "Add"(%a, %b) {outputs = ["sum"]} : (tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>) -> tensor<1x2x?x4xf32>
+      %acc2 = onnx.node "SequenceInsert"(%acc, %sum) {outputs = ["acc2"]} : (!onnx.seq<tensor<*xf32>>, tensor<1x2x?x4xf32>) -> !onnx.seq<tensor<*xf32>>
+      onnx.yield %c, %acc2 : tensor<i1>, !onnx.seq<tensor<*xf32>>
+    }
+    onnx.yield %seq : !onnx.seq<tensor<*xf32>>
+  }
+}
