@@ -1590,14 +1590,21 @@ def survey_specs(count, seed):
         return out
 
     for category, options in CATEGORIES.items():
+        # The causal term's rates are spelled only in the causal order (which takes
+        # no tail chunk after the Loop).
+        causal = category == "causal_rates"
+        forms = [f for f in LOOP_FORMS if not (causal and f == "loop_tail")]
         for option in options:
-            unrolled = specs(count, fixed=canonical_spelling(**{category: option}))
+            unrolled = specs(count, fixed=canonical_spelling(**{category: option}),
+                             order="causal" if causal else None)
             loop = []
             if category != "form":
                 for _ in range(count):
-                    form = str(rng.choice(LOOP_FORMS))
+                    form = str(rng.choice(forms))
+                    order = ("causal" if causal else
+                             "apply_then_update" if form == "loop_tail" else None)
                     loop += specs(1, fixed=canonical_spelling(**{category: option, "form": form}),
-                                  order="apply_then_update" if form == "loop_tail" else None)
+                                  order=order)
             rows.append((category, option, unrolled, loop))
     rows.append(("random mix", "all options", specs(count * 4), []))
     rows.append(("random mix", "test draws", specs(count * 4, options=SUPPORTED,
