@@ -44,6 +44,7 @@ std::optional<SmallVector<int64_t>> intConstant(Value value);
 /// attribute (ReduceSum before opset 13, the other reductions before 18) or
 /// the second input (from then on). None if it reduces all axes or they are
 /// not constant.
+/// An Unsqueeze spells its axes the same way (attribute before opset 13).
 std::optional<SmallVector<int64_t>> reduceAxes(onnx::NodeOp reduce);
 
 /// True if `value` is a constant tensor whose elements are all zero

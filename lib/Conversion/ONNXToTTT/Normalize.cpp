@@ -5,7 +5,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "Normalize.h"
-#include "GraphQueries.h"
 
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
@@ -25,16 +24,6 @@ using namespace mlir::ttt::raise;
 std::optional<int64_t> raise::intAttr(onnx::NodeOp node, StringRef name) {
   if (auto attr = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr(name)))
     return attr.getInt();
-  return std::nullopt;
-}
-
-std::optional<SmallVector<int64_t>>
-raise::unsqueezeAxes(onnx::NodeOp unsqueeze) {
-  if (unsqueeze.getInputs().size() > 1)
-    return intConstant(unsqueeze.getInputs()[1]);
-  if (auto attr =
-          dyn_cast_or_null<DenseI64ArrayAttr>(unsqueeze.getONNXAttr("axes")))
-    return SmallVector<int64_t>(attr.asArrayRef());
   return std::nullopt;
 }
 

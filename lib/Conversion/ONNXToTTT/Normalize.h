@@ -102,10 +102,6 @@ inline constexpr llvm::StringLiteral kTurnedFromAttr = "ttt.turned_from";
 /// The integer attribute `name` of `node`, if it has one.
 std::optional<int64_t> intAttr(onnx::NodeOp node, StringRef name);
 
-/// The constant axes of an Unsqueeze: its second input (opset 13 on) or its
-/// `axes` attribute.
-std::optional<SmallVector<int64_t>> unsqueezeAxes(onnx::NodeOp unsqueeze);
-
 /// The permutation of a Transpose node (reversed axes when it has none).
 std::optional<SmallVector<int64_t>> transposePerm(onnx::NodeOp transpose);
 

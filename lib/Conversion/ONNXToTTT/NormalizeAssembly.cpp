@@ -157,7 +157,7 @@ struct StackToConcat : NodePattern {
       onnx::NodeOp unsqueeze = nodeOf(part, "Unsqueeze");
       if (!unsqueeze)
         return rewriter.notifyMatchFailure(reshape, "not a stack");
-      std::optional<SmallVector<int64_t>> axes = unsqueezeAxes(unsqueeze);
+      std::optional<SmallVector<int64_t>> axes = reduceAxes(unsqueeze);
       if (!axes || axes->size() != 1 ||
           ((*axes)[0] < 0 ? (*axes)[0] + *rank : (*axes)[0]) != *axis)
         return rewriter.notifyMatchFailure(reshape, "not stacked on its axis");

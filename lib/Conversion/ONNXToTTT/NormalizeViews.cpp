@@ -473,6 +473,19 @@ struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
 };
 } // namespace
 
+/// Gives `node`'s result the static type `refined` unless its type
+/// contradicts it.
+static LogicalResult refineResultType(onnx::NodeOp node,
+                                      RankedTensorType refined,
+                                      PatternRewriter &rewriter) {
+  auto result = cast<ShapedType>(node->getResult(0).getType());
+  if (result.hasRank() &&
+      failed(verifyCompatibleShape(result.getShape(), refined.getShape())))
+    return rewriter.notifyMatchFailure(node, "contradicts its type");
+  rewriter.modifyOpInPlace(node, [&] { node->getResult(0).setType(refined); });
+  return success();
+}
+
 namespace {
 /// A Slice of a static tensor whose bounds are constants (once folded:
 /// exporters write a chunk's bounds as `Unsqueeze(c)`, which ONNX's shape
@@ -521,13 +534,8 @@ struct RefineSliceType : NodePattern {
           end < 0 ? std::max<int64_t>(end + size, 0) : std::min(end, size);
       shape[axis] = to > from ? (to - from + step - 1) / step : 0;
     }
-    auto refined = RankedTensorType::get(shape, source.getElementType());
-    if (result.hasRank() &&
-        failed(verifyCompatibleShape(result.getShape(), refined.getShape())))
-      return rewriter.notifyMatchFailure(slice, "contradicts its type");
-    rewriter.modifyOpInPlace(slice,
-                             [&] { slice->getResult(0).setType(refined); });
-    return success();
+    return refineResultType(
+        slice, RankedTensorType::get(shape, source.getElementType()), rewriter);
   }
 };
 
@@ -544,7 +552,7 @@ struct RefineUnsqueezeType : NodePattern {
     if (!source || !source.hasStaticShape() || !result ||
         (result.hasRank() && result.hasStaticShape()))
       return rewriter.notifyMatchFailure(unsqueeze, "nothing to refine");
-    std::optional<SmallVector<int64_t>> axes = unsqueezeAxes(unsqueeze);
+    std::optional<SmallVector<int64_t>> axes = reduceAxes(unsqueeze);
     if (!axes)
       return rewriter.notifyMatchFailure(unsqueeze, "axes not constant");
     int64_t rank = source.getRank() + axes->size();
@@ -565,13 +573,9 @@ struct RefineUnsqueezeType : NodePattern {
         shape.push_back(dims.front());
         dims = dims.drop_front();
       }
-    auto refined = RankedTensorType::get(shape, source.getElementType());
-    if (result.hasRank() &&
-        failed(verifyCompatibleShape(result.getShape(), refined.getShape())))
-      return rewriter.notifyMatchFailure(unsqueeze, "contradicts its type");
-    rewriter.modifyOpInPlace(unsqueeze,
-                             [&] { unsqueeze->getResult(0).setType(refined); });
-    return success();
+    return refineResultType(
+        unsqueeze, RankedTensorType::get(shape, source.getElementType()),
+        rewriter);
   }
 };
 } // namespace
