@@ -274,7 +274,8 @@ RESEARCH_MAX_BYTES = 200 * 1024
 RESEARCH_DISTS = {
     "w": ["normal", 0.0, 0.25], "w0": ["normal", 0.0, 0.5], "w1": ["normal", 0.0, 0.25],
     "w2": ["normal", 0.0, 0.5], "lr1": ["uniform", 0.0, 0.1],
-    "momentum": ["uniform", 0.0, 1.0],
+    "momentum": ["uniform", 0.0, 1.0], "XQ": ["normal", 0.0, 1.0], "XK": ["normal", 0.0, 1.0],
+    "XV": ["normal", 0.0, 1.0], "ttt_lr": ["uniform", 0.0, 0.1],
 }
 # The twins re-exported at torch's default opset (<family>.traced_opset<N>).
 # The scripted exports (an ONNX Loop over chunks) re-exported at the default opset.
@@ -293,6 +294,8 @@ SPELLINGS = {
     "d": "torch.einsum / torch.bmm",
     "e": "heads folded into the batch ([B*H, T, D])",
     "f": "[B, T, H, D] layout",
+    "g": "ttt-lm-pytorch scan: mini-batches of a [N, B, H, C, D] reshape taken by index, "
+         "outputs written into a torch.empty buffer (out[i] = y)",
 }
 
 
@@ -370,7 +373,8 @@ def _check_size(path: Path) -> int:
     return size
 
 
-def build_research(out: Path = RESEARCH_DIR) -> List[Dict[str, Any]]:
+def build_research(out: Path = RESEARCH_DIR,
+                   only: Optional[List[str]] = None) -> List[Dict[str, Any]]:
     """Every module of ttt.models.research, traced: TorchScript exporter at opset 17
     and at the default opset (``traced_opset<N>``), dynamo exporter at the default
     opset and, where its conversion to 17 succeeds, at 17 (``dynamo_opset<N>``).
@@ -380,13 +384,19 @@ def build_research(out: Path = RESEARCH_DIR) -> List[Dict[str, Any]]:
     example inputs before it is exported. Sidecars: ``.npz`` with the inputs (by graph
     input name) and torch's output ``o``, float32 (what torch and onnxruntime see);
     ``.json`` with the spellings, the twin, the exporter, input shapes and
-    distributions for fresh random inputs."""
+    distributions for fresh random inputs. With `only`, just the research modules (names
+    of RESEARCH) and twins (family names) it lists."""
     from ttt.models.research import RESEARCH
+
+    def wanted(name: str) -> bool:
+        return not only or name in only
 
     out.mkdir(parents=True, exist_ok=True)
     results = []
     dflt = default_opset()
     for name, (family, spellings, make, to_inputs, to_twin) in RESEARCH.items():
+        if not wanted(name):
+            continue
         fx = _fixture(family)
         dims = {**fx.dims, "B": RESEARCH_B}
         torch.manual_seed(0)
@@ -448,9 +458,9 @@ def build_research(out: Path = RESEARCH_DIR) -> List[Dict[str, Any]]:
                     "ir_version": onnx.load(str(path)).ir_version}
             _write_sidecars(out, stem, meta, {}, values)
             results.append({"name": stem, "bytes": _check_size(path)})
-    for family in OPSET_TWINS:
+    for family in filter(wanted, OPSET_TWINS):
         results.append(build_opset_twin(_fixture(family), dflt, out))
-    for family in SCRIPTED_OPSET_TWINS:
+    for family in filter(wanted, SCRIPTED_OPSET_TWINS):
         results.append(build_opset_twin(_fixture(family), dflt, out, "scripted"))
     return results
 
@@ -501,7 +511,9 @@ def build_opset_twin(fx: Fixture, opset: int, out: Path = RESEARCH_DIR,
 def main(argv: Optional[List[str]] = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=ROOT / "test" / "fixtures" / "onnx")
-    ap.add_argument("--only", nargs="*", help="families to build (default: all)")
+    ap.add_argument("--only", nargs="*",
+                    help="families to build (default: all); with --research, research modules "
+                         "(e.g. ttt_linear_scan) and re-exported families")
     ap.add_argument("--list", action="store_true", help="list the fixtures and exit")
     ap.add_argument("--no-constant-folding", action="store_true",
                     help="export every fixture without constant folding")
@@ -512,7 +524,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     torch.set_num_threads(1)
     if args.research:
         out = args.out if "--out" in (argv if argv is not None else sys.argv) else RESEARCH_DIR
-        for r in build_research(out):
+        for r in build_research(out, args.only):
             print(f"{r['name']:56s} {r['bytes']:8d} bytes")
         return 0
     if args.list:

@@ -1,10 +1,10 @@
 """The research-spelling fixtures (test/fixtures/onnx/research/) through `ttt-opt`.
 
 ``research_<module>.<exporter>_opset<N>.onnx`` are exports of python/ttt/models/research.py:
-the linear_dot, linear_mse and lact_v2 layers of python/ttt/models/layers.py written the
-way research code writes them (preallocated outputs with in-place chunk writes, fast
-weights as forward arguments, out x in weights, einsum/bmm, heads folded into the batch,
-[B, T, H, D]), traced with torch's TorchScript exporter at opset 17 and at torch's default
+the linear_dot, linear_mse, lact_v2 and ttt_linear layers of python/ttt/models/layers.py
+written the way research code writes them (preallocated outputs with in-place chunk
+writes, fast weights as forward arguments, out x in weights, einsum/bmm, heads folded into
+the batch, [B, T, H, D], ttt-lm-pytorch's scan over mini-batches), traced with torch's TorchScript exporter at opset 17 and at torch's default
 opset and with the dynamo exporter. ``<family>.traced_opset<N>.onnx`` are the committed
 linear_dot / lact_v2 fixtures exported again at torch's default opset. Each comes with a
 ``.json`` (spellings, twin, exporter, input shapes and distributions) and a ``.npz`` (the
@@ -64,7 +64,9 @@ MAX_BYTES = 200 * 1024
 # What today's ttt-opt does with each research fixture that it finds: "rewritten" or
 # "found" (left as it was; the reason in the comment). Spellings (research.py):
 # a preallocated output + in-place chunk writes, b fast weights as forward arguments,
-# c out x in weights, d einsum / bmm, e heads folded into the batch, f [B, T, H, D].
+# c out x in weights, d einsum / bmm, e heads folded into the batch, f [B, T, H, D],
+# g ttt-lm-pytorch's scan (mini-batches by index of a [N, B, H, C, D] permutation,
+# written into torch.empty).
 EXPECTED = {
     'research_lact_v2_bthd_einsum.dynamo_opset20': 'rewritten',
     'research_lact_v2_bthd_einsum.traced_opset17': 'rewritten',
@@ -107,6 +109,10 @@ EXPECTED = {
     'research_linear_mse_xwt.dynamo_opset20': 'rewritten',
     'research_linear_mse_xwt.traced_opset17': 'rewritten',
     'research_linear_mse_xwt.traced_opset20': 'rewritten',
+    # TTT-Linear is found (LayerNorm-MSE: not linear attention) and left as it was.
+    'research_ttt_linear_scan.dynamo_opset20': 'found',
+    'research_ttt_linear_scan.traced_opset17': 'found',
+    'research_ttt_linear_scan.traced_opset20': 'found',
 }
 
 # Research fixtures today's ttt-opt does not find, with what it prints.
@@ -284,8 +290,32 @@ def test_research_outcome(name, optimized):
     assert outcome == EXPECTED[name], (
         f"{name}: expected {EXPECTED[name]}, ttt-opt says: {remark}"
         + (" -- update EXPECTED" if outcome == "rewritten" else ""))
+    _check_reading(name, LAYER_REMARK.findall(stderr)[0])
     if outcome == "rewritten":
         _check_rewritten(name, out)
+
+
+FAST_WEIGHTS = re.compile(r"fast weights ((?:(?:'[^']*'|the \w+ result)(?: \(transposed\))?"
+                          r"(?:, )?)+)(?: and (\d+) more)?")
+
+
+def _check_reading(name: str, layer: str) -> None:
+    """The layer is read as its twin is: a chunk loop with the chunk length of the twin
+    and as many fast weights as the twin trains (a misread layer is taken for a
+    full-batch step over dozens of per-chunk values)."""
+    meta = json.loads((RESEARCH_DIR / f"{name}.json").read_text())
+    twin = json.loads((FIXTURE_DIR / f"{meta['twin_fixture']}.json").read_text())
+    kwargs = twin.get("oracle_kwargs", {})
+    if kwargs.get("schedule", "chunked") == "chunked" and "chunk" in kwargs:
+        assert re.search(rf"chunk loop \(\d+ chunks of {kwargs['chunk']} tokens\)",
+                         layer), f"{name}: not read as a chunk loop: {layer}"
+    match = FAST_WEIGHTS.search(layer)
+    assert match, f"{name}: no fast weights named: {layer}"
+    named = re.findall(r"'[^']*'|the \w+ result", match.group(1))
+    if "trained" in kwargs:
+        count = len(named) + int(match.group(2) or 0)
+        assert count == len(kwargs["trained"]), (
+            f"{name}: {count} fast weights, the twin trains {len(kwargs['trained'])}: {layer}")
 
 
 def _normalized(layer_remark: str) -> str:

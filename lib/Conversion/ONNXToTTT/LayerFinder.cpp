@@ -163,11 +163,16 @@ public:
 
 private:
   /// The other time slices of the output's cone that cut the query's
-  /// window: the keys, values and learning rates of this chunk.
+  /// window: the keys, values and learning rates of this chunk (per-token
+  /// rates of a graph input may have the time axis last, `[B, H, T]`).
   SmallVector<Value> chunkDataOf(Value output, const ChunkStep &step) {
     SmallVector<Value> data;
     for (Value head : sliceHeads(output)) {
       std::optional<SliceChain> chain = sliceChain(head);
+      // Not a constant's cut (token_eta[:C] cuts the first chunk's window).
+      std::optional<int64_t> rank = rankOf(head);
+      if ((!chain || !chain->timeSlice) && rank == 3 && !readsOnly(head, {}))
+        chain = sliceChain(head, /*timeLast=*/true);
       if (!chain || !chain->timeSlice ||
           llvm::any_of(step.querySlices, [&](const SliceChain &query) {
             return query.timeSlice == chain->timeSlice;

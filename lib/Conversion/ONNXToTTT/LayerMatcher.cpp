@@ -772,8 +772,10 @@ bool Matcher::matchDelta(Value delta, Update &update, Value weight) {
 /// returns g_c.
 bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
   // One value per chunk: Gather(M, c) on M's last axis.
-  // One value per chunk: Gather(M, c) on M's last axis, or Slice(M, [c],
-  // [c + 1]) on it (c a constant or a Loop's counter).
+  // One value per chunk: Gather(M, c) on M's last axis (or on the middle
+  // one of a [B, N, H] tensor, once its layout transpose moved behind the
+  // cut), or Slice(M, [c], [c + 1]) on it (c a constant or a Loop's counter).
+  bool chunkBeforeLast = false;
   auto chunkIndex = [&](Value mu, Value &rates) -> Value {
     if (onnx::NodeOp gather = nodeOf(skipLayout(mu), "Gather")) {
       if (gather.getInputs().size() != 2)
@@ -784,11 +786,14 @@ bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
       auto attr = dyn_cast_or_null<IntegerAttr>(gather.getONNXAttr("axis"));
       int64_t axis = attr ? attr.getInt() : 0;
       auto indexType = dyn_cast<ShapedType>(index.getType());
-      if (!rank || *rank < 2 || (axis != -1 && axis != *rank - 1) ||
-          !indexType || !indexType.hasRank() || indexType.getRank() != 0)
+      chunkBeforeLast = rank && *rank == 3 && (axis == -2 || axis == *rank - 2);
+      if (!rank || *rank < 2 ||
+          (axis != -1 && axis != *rank - 1 && !chunkBeforeLast) || !indexType ||
+          !indexType.hasRank() || indexType.getRank() != 0)
         return nullptr;
       return index;
     }
+    chunkBeforeLast = false;
     onnx::NodeOp slice = nodeOf(skipLayout(mu), "Slice");
     if (!slice || slice.getInputs().size() < 4 || slice.getInputs().size() > 5)
       return nullptr;
@@ -823,6 +828,7 @@ bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
       return false;
     update.rule.momentum = rates;
     update.rule.momentumPerChunk = true;
+    update.rule.momentumTimeBeforeLast = chunkBeforeLast;
     update.momentumIndex = index;
     update.momentumPrev = state;
     update.momentumNext = value;
@@ -1708,14 +1714,15 @@ public:
 
   /// Per-token momentum `[X, T, Y]` with its time axis second-to-last as
   /// `[X, T]` (Y = 1: heads folded into X) or `[X, Y, T]` (Y = heads); null
-  /// if its shape says neither.
-  Value timeLast(Value momentum) {
+  /// if its shape says neither. Per-chunk momentum `[B, N, H]` always is
+  /// `[B, H, N]` (`perChunk`).
+  Value timeLast(Value momentum, bool perChunk) {
     auto type = dyn_cast<RankedTensorType>(momentum.getType());
     if (!type || type.getRank() != 3 || type.isDynamicDim(2))
       return nullptr;
     onnx::OnnxBuilder b(builder, loc, type.getElementType());
     SmallVector<int64_t> shape(type.getShape());
-    if (shape[2] == 1) {
+    if (shape[2] == 1 && !perChunk) {
       Value axes = b.i64s({2});
       created.push_back(axes.getDefiningOp());
       Value squeezed = b.node(
@@ -1896,13 +1903,13 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
   Value v = ranks.sequence(config.rule.v);
   Value lr = ranks.sequence(config.rule.lr);
   Value momentum = config.rule.momentum;
-  if (momentum && config.rule.momentumPerChunk) {
-    momentum = ranks.perToken(momentum, config.chunkSize, config.q);
+  if (momentum && config.rule.momentumTimeBeforeLast) {
+    momentum = ranks.timeLast(momentum, config.rule.momentumPerChunk);
     if (!momentum)
       return nullptr;
   }
-  if (momentum && config.rule.momentumTimeBeforeLast) {
-    momentum = ranks.timeLast(momentum);
+  if (momentum && config.rule.momentumPerChunk) {
+    momentum = ranks.perToken(momentum, config.chunkSize, config.q);
     if (!momentum)
       return nullptr;
   }

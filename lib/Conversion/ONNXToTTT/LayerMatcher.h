@@ -30,8 +30,9 @@ struct UpdateRule {
   Value v, lr, momentum;
   /// The learning-rate column the update reads, if it slices one.
   std::optional<int64_t> lrColumn;
-  /// Whether the momentum's time axis is its second-to-last one
-  /// (`[B, T, H]`, or `[B*H, T, 1]`) rather than its last.
+  /// Whether the momentum's time (or chunk) axis is its second-to-last one
+  /// (`[B, T, H]`, `[B*H, T, 1]`, per chunk `[B, N, H]`) rather than its
+  /// last.
   bool momentumTimeBeforeLast = false;
   /// Whether the momentum holds one value per chunk (`[B, H, N]`, chunk c
   /// reading index c of its last axis) rather than one per token.

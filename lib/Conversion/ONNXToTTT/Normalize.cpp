@@ -94,6 +94,7 @@ void raise::normalizeGraph(onnx::GraphOp graph) {
   populateAssemblyNormalizations(patterns);
   populateArithmeticNormalizations(patterns);
   populateLoopNormalizations(patterns);
+  populateTypeNormalizations(patterns);
   // Each rewrite moves a view or transpose one node towards the inputs, so
   // a few per node suffice; the bound keeps a pathological graph from
   // growing without end.

@@ -26,6 +26,8 @@
 //                ConcatFromSequence on the stacked axis
 //  loops         scan outputs -> carried sequences; SequenceAt(SplitToSequence)
 //                and Gather(Reshape, i) at the iteration counter -> Slice
+//  types         If on a constant -> the branch it takes; a node whose inputs
+//                fix its shape gets that static type
 //
 // Equal nodes the patterns create are merged afterwards, so that a value
 // written in two ways becomes one value.
@@ -47,6 +49,7 @@ void populateContractionNormalizations(RewritePatternSet &patterns);
 void populateAssemblyNormalizations(RewritePatternSet &patterns);
 void populateArithmeticNormalizations(RewritePatternSet &patterns);
 void populateLoopNormalizations(RewritePatternSet &patterns);
+void populateTypeNormalizations(RewritePatternSet &patterns);
 
 /// Rewrites every idiom of `graph` (and of its subgraphs) into the canonical
 /// spelling, then merges equal nodes.
@@ -98,6 +101,12 @@ private:
 /// On a Constant the normalization folded from the transpose of a named
 /// weight: that weight's name (the remarks say `'W' (transposed)`).
 inline constexpr llvm::StringLiteral kTurnedFromAttr = "ttt.turned_from";
+
+/// The integers of a shape operand: a constant, the dims a Shape (or a
+/// Slice of a Shape) of a statically typed tensor reads, or a Concat of
+/// such pieces and of pieces that are empty by their type (torch's
+/// `[*dims, *x.shape[2:]]`).
+std::optional<SmallVector<int64_t>> shapeConstant(Value value);
 
 /// The integer attribute `name` of `node`, if it has one.
 std::optional<int64_t> intAttr(onnx::NodeOp node, StringRef name);

@@ -40,6 +40,33 @@ static Value createConcat(PatternRewriter &rewriter, Location loc,
   return b.node("Concat", parts, type, {b.attr("axis", axis)});
 }
 
+/// The chunk `part` stacks along `axis`: o for Unsqueeze(o, axis), or for a
+/// Reshape of a static o that inserts a 1 there (torch's `out[i] = o`
+/// writes `o.reshape(1, ..)`); null otherwise.
+static Value stackedChunk(Value part, int64_t axis) {
+  if (onnx::NodeOp unsqueeze = nodeOf(part, "Unsqueeze")) {
+    std::optional<SmallVector<int64_t>> axes = reduceAxes(unsqueeze);
+    std::optional<int64_t> rank = rankOf(part);
+    if (!axes || axes->size() != 1 || !rank ||
+        ((*axes)[0] < 0 ? (*axes)[0] + *rank : (*axes)[0]) != axis)
+      return nullptr;
+    return unsqueeze.getInputs()[0];
+  }
+  onnx::NodeOp reshape = nodeOf(part, "Reshape");
+  if (!reshape)
+    return nullptr;
+  Value chunk = reshape.getInputs()[0];
+  auto from = dyn_cast<RankedTensorType>(chunk.getType());
+  auto to = dyn_cast<RankedTensorType>(part.getType());
+  if (!from || !to || !from.hasStaticShape() || !to.hasStaticShape() ||
+      to.getRank() != from.getRank() + 1 || axis > from.getRank() ||
+      to.getDimSize(axis) != 1)
+    return nullptr;
+  SmallVector<int64_t> inserted(from.getShape());
+  inserted.insert(inserted.begin() + axis, 1);
+  return ArrayRef<int64_t>(inserted) == to.getShape() ? chunk : Value();
+}
+
 namespace {
 /// Concat(Transpose_p(o_0), .., Transpose_p(o_n)) -> Transpose_p(Concat(o_i)).
 struct ConcatOfTransposes : NodePattern {
@@ -135,6 +162,23 @@ struct TransposeOfConcat : NodePattern {
   }
 };
 
+/// Success if `target` is a static chunk of `chunk`'s static shape stacked
+/// on `axis` and flattened with its dims after the axis reshaped (the dims
+/// before it kept, the element count after it kept).
+static LogicalResult mergesTrailingDims(RankedTensorType chunk,
+                                        RankedTensorType target, int64_t axis) {
+  if (!chunk.hasStaticShape() || !target.hasStaticShape() ||
+      axis >= chunk.getRank() || axis >= target.getRank() ||
+      chunk.getShape().take_front(axis) != target.getShape().take_front(axis))
+    return failure();
+  int64_t chunkRest = 1, targetRest = 1;
+  for (int64_t d : chunk.getShape().drop_front(axis + 1))
+    chunkRest *= d;
+  for (int64_t d : target.getShape().drop_front(axis + 1))
+    targetRest *= d;
+  return success(chunkRest == targetRest);
+}
+
 /// Reshape(Concat(Unsqueeze(o_i, a), a) -> [.., N * C, ..]) (a stack of the
 /// chunks, flattened) -> Concat(o_i, a).
 struct StackToConcat : NodePattern {
@@ -149,24 +193,31 @@ struct StackToConcat : NodePattern {
       return rewriter.notifyMatchFailure(reshape, "not a static Concat");
     std::optional<int64_t> axis = axisOf(concat);
     std::optional<int64_t> rank = rankOf(concat->getResult(0));
-    if (!axis || *rank != type.getRank() + 1)
+    if (!axis || !rank || *rank < type.getRank() + 1)
       return rewriter.notifyMatchFailure(reshape, "not a flattened stack");
     SmallVector<Value> chunks;
     int64_t total = 0;
+    bool reshapeChunks = false;
     for (Value part : concat.getInputs()) {
-      onnx::NodeOp unsqueeze = nodeOf(part, "Unsqueeze");
-      if (!unsqueeze)
+      Value chunk = stackedChunk(part, *axis);
+      if (!chunk)
         return rewriter.notifyMatchFailure(reshape, "not a stack");
-      std::optional<SmallVector<int64_t>> axes = reduceAxes(unsqueeze);
-      if (!axes || axes->size() != 1 ||
-          ((*axes)[0] < 0 ? (*axes)[0] + *rank : (*axes)[0]) != *axis)
-        return rewriter.notifyMatchFailure(reshape, "not stacked on its axis");
-      Value chunk = unsqueeze.getInputs()[0];
       auto chunkType = dyn_cast<RankedTensorType>(chunk.getType());
       if (!chunkType || chunkType.getRank() != type.getRank() ||
-          chunkType.isDynamicDim(*axis))
+          chunkType.isDynamicDim(*axis)) {
+        // The reshape may also merge the chunks' static trailing dims
+        // (`[B, N, C, H, D]` to `[B, T, H * D]`): the join is reshaped.
+        if (chunkType &&
+            succeeded(mergesTrailingDims(chunkType, type, *axis)) &&
+            (chunks.empty() || reshapeChunks)) {
+          reshapeChunks = true;
+          total += chunkType.getDimSize(*axis);
+          chunks.push_back(chunk);
+          continue;
+        }
         return rewriter.notifyMatchFailure(reshape, "a chunk's length is not "
                                                     "static");
+      }
       // The other dims are the target's. A dim the type leaves open is too
       // when it is the only one (the reshape keeps the element count), or
       // when every open one is 1 in the target.
@@ -191,8 +242,76 @@ struct StackToConcat : NodePattern {
     if (*axis >= type.getRank() || total != type.getDimSize(*axis))
       return rewriter.notifyMatchFailure(reshape, "the chunks do not fill the "
                                                   "merged axis");
-    rewriter.replaceOp(
-        reshape, createConcat(rewriter, reshape.getLoc(), chunks, *axis, type));
+    Location loc = reshape.getLoc();
+    if (reshapeChunks) {
+      // Join the chunks as they are, then reshape the join.
+      auto chunkType = cast<RankedTensorType>(chunks.front().getType());
+      for (Value chunk : chunks) {
+        auto other = cast<RankedTensorType>(chunk.getType());
+        for (int64_t d = 0; d < chunkType.getRank(); ++d)
+          if (d != *axis && other.getDimSize(d) != chunkType.getDimSize(d))
+            return rewriter.notifyMatchFailure(reshape,
+                                               "the chunks differ in shape");
+      }
+      SmallVector<int64_t> joined(chunkType.getShape());
+      joined[*axis] = total;
+      Value concat =
+          createConcat(rewriter, loc, chunks, *axis,
+                       RankedTensorType::get(joined, type.getElementType()));
+      onnx::OnnxBuilder b(rewriter, loc, type.getElementType());
+      Value target = b.i64s(type.getShape());
+      rewriter.replaceOp(reshape, b.node("Reshape", {concat, target}, type));
+      return success();
+    }
+    rewriter.replaceOp(reshape,
+                       createConcat(rewriter, loc, chunks, *axis, type));
+    return success();
+  }
+};
+
+/// Transpose(Concat(stack of o_i on a), p) -> a stack of Transpose(o_i) on
+/// the axis a moves to: chunk outputs stacked on a leading axis
+/// (`[N, B, H, C, D]`, ttt-lm-pytorch's scan) and permuted to
+/// `[B, N, C, H, D]` before the reshape that joins the chunks.
+struct TransposeOfStack : NodePattern {
+  explicit TransposeOfStack(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp concat = nodeOf(transpose.getInputs()[0], "Concat");
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    std::optional<int64_t> axis = concat ? axisOf(concat) : std::nullopt;
+    auto result = dyn_cast<RankedTensorType>(transpose->getResult(0).getType());
+    if (!axis || !perm || !result || !result.hasStaticShape() ||
+        concat.getInputs().size() < 2)
+      return rewriter.notifyMatchFailure(transpose, "not of a static Concat");
+    SmallVector<Value> chunks;
+    for (Value part : concat.getInputs()) {
+      Value chunk = stackedChunk(part, *axis);
+      if (!chunk)
+        return rewriter.notifyMatchFailure(transpose, "not a stack");
+      chunks.push_back(chunk);
+    }
+    int64_t moved = llvm::find(*perm, *axis) - perm->begin();
+    SmallVector<int64_t> rest;
+    for (int64_t a : *perm)
+      if (a != *axis)
+        rest.push_back(a > *axis ? a - 1 : a);
+    Location loc = transpose.getLoc();
+    onnx::OnnxBuilder b(rewriter, loc, result.getElementType());
+    SmallVector<int64_t> shape(result.getShape());
+    shape[moved] = 1;
+    Value target = b.i64s(shape);
+    SmallVector<Value> parts;
+    for (Value chunk : chunks) {
+      Value turned = createTranspose(rewriter, loc, chunk, rest);
+      parts.push_back(
+          b.node("Reshape", {turned, target},
+                 RankedTensorType::get(shape, result.getElementType())));
+    }
+    rewriter.replaceOp(transpose,
+                       createConcat(rewriter, loc, parts, moved, result));
     return success();
   }
 };
@@ -201,8 +320,8 @@ struct StackToConcat : NodePattern {
 /// axis `t` (all of every other axis), whose windows tile the axis -> a
 /// Concat of the windows in order.
 struct ScatterToConcat : NodePattern {
-  explicit ScatterToConcat(MLIRContext *context)
-      : NodePattern(context, "ScatterND") {}
+  ScatterToConcat(MLIRContext *context, StringRef opType)
+      : NodePattern(context, opType) {}
 
   struct Window {
     int64_t axis, start, size;
@@ -216,14 +335,19 @@ struct ScatterToConcat : NodePattern {
       return rewriter.notifyMatchFailure(scatter, "not static");
     SmallVector<Window> windows;
     Value buffer = scatter->getResult(0);
-    while (onnx::NodeOp write = nodeOf(buffer, "ScatterND")) {
+    auto writeOf = [](Value value) {
+      onnx::NodeOp write = nodeOf(value, "ScatterND");
+      return write ? write : nodeOf(value, "ScatterElements");
+    };
+    while (onnx::NodeOp write = writeOf(buffer)) {
       auto reduction =
           dyn_cast_or_null<StringAttr>(write.getONNXAttr("reduction"));
-      std::optional<Window> window =
-          write.getInputs().size() == 3 &&
-                  (!reduction || reduction.getValue() == "none")
-              ? windowOf(write, type)
-              : std::nullopt;
+      std::optional<Window> window;
+      if (write.getInputs().size() == 3 &&
+          (!reduction || reduction.getValue() == "none"))
+        window = write.getOpType() == "ScatterND"
+                     ? windowOf(write, type)
+                     : elementsWindowOf(write, type);
       if (!window || (!windows.empty() && window->axis != windows[0].axis))
         return rewriter.notifyMatchFailure(scatter, "a write is not a window "
                                                     "of one axis");
@@ -233,11 +357,10 @@ struct ScatterToConcat : NodePattern {
       while (onnx::NodeOp copy = nodeOf(buffer, "Identity"))
         buffer = copy.getInputs()[0];
     }
-    // Zeros in any layout are zeros (dynamo writes the buffer transposed).
-    while (onnx::NodeOp transpose = nodeOf(buffer, "Transpose"))
-      buffer = transpose.getInputs()[0];
-    if (windows.size() < 2 || !isZeroConstant(buffer))
-      return rewriter.notifyMatchFailure(scatter, "not writes into zeros");
+    // The windows must tile the axis: then the writes replace every element
+    // of the buffer, whatever it held (zeros, or torch.empty's garbage).
+    if (windows.size() < 2)
+      return rewriter.notifyMatchFailure(scatter, "not writes of chunks");
     llvm::sort(windows, [](const Window &a, const Window &b) {
       return a.start < b.start;
     });
@@ -259,6 +382,43 @@ struct ScatterToConcat : NodePattern {
   }
 
 private:
+  /// The window a ScatterElements write covers: an update that spans every
+  /// axis of the buffer but its `axis`, with the constant indices
+  /// `start + j` at its position j along that axis (torch's
+  /// `select_scatter` / `slice_scatter`).
+  static std::optional<Window> elementsWindowOf(onnx::NodeOp write,
+                                                RankedTensorType buffer) {
+    Value update = write.getInputs()[2];
+    auto updateType = dyn_cast<RankedTensorType>(update.getType());
+    auto indexType = dyn_cast<RankedTensorType>(write.getInputs()[1].getType());
+    std::optional<SmallVector<int64_t>> indices =
+        intConstant(write.getInputs()[1]);
+    int64_t rank = buffer.getRank();
+    int64_t axis = intAttr(write, "axis").value_or(0);
+    if (axis < 0)
+      axis += rank;
+    if (!updateType || !indexType || !indices || axis < 0 || axis >= rank ||
+        !updateType.hasStaticShape() ||
+        indexType.getShape() != updateType.getShape() ||
+        updateType.getRank() != rank)
+      return std::nullopt;
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis && updateType.getDimSize(d) != buffer.getDimSize(d))
+        return std::nullopt;
+    int64_t size = updateType.getDimSize(axis), inner = 1;
+    for (int64_t d = axis + 1; d < rank; ++d)
+      inner *= updateType.getDimSize(d);
+    if (indices->empty() || size == 0)
+      return std::nullopt;
+    int64_t start = (*indices)[0];
+    for (auto [flat, index] : llvm::enumerate(*indices))
+      if (index != start + static_cast<int64_t>(flat / inner) % size)
+        return std::nullopt;
+    if (start < 0 || start + size > buffer.getDimSize(axis))
+      return std::nullopt;
+    return Window{axis, start, size, update};
+  }
+
   /// The window a write covers: its indices enumerate a box of the buffer
   /// that spans every axis but one.
   static std::optional<Window> windowOf(onnx::NodeOp write,
@@ -501,8 +661,10 @@ private:
 } // namespace
 
 void raise::populateAssemblyNormalizations(RewritePatternSet &patterns) {
-  patterns.add<ConcatOfTransposes, TransposeOfConcat, StackToConcat,
-               ScatterToConcat, StackedSequenceToConcat,
+  patterns.add<ConcatOfTransposes, TransposeOfConcat, TransposeOfStack,
+               StackToConcat, StackedSequenceToConcat,
                TransposeOfStackedSequence, SequenceOfTransposes>(
       patterns.getContext());
+  for (StringRef opType : {"ScatterND", "ScatterElements"})
+    patterns.add<ScatterToConcat>(patterns.getContext(), opType);
 }

@@ -466,8 +466,81 @@ struct FoldTransposeOfConstant : NodePattern {
     return success();
   }
 };
+
+/// Gather of one constant index of a constant tensor -> the constant slab
+/// (the dynamo exporter folds `token_eta` broadcast over all mini-batches
+/// into one initializer, and each mini-batch takes its row: equal rows are
+/// then one constant).
+struct FoldGatherOfConstant : NodePattern {
+  explicit FoldGatherOfConstant(MLIRContext *context)
+      : NodePattern(context, "Gather") {}
+
+  LogicalResult matchNode(onnx::NodeOp gather,
+                          PatternRewriter &rewriter) const override {
+    if (gather.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(gather, "not two inputs");
+    Value input = gather.getInputs()[0];
+    std::optional<SmallVector<int64_t>> index =
+        intConstant(gather.getInputs()[1]);
+    auto indexType = dyn_cast<ShapedType>(gather.getInputs()[1].getType());
+    DenseElementsAttr dense = denseOf(input);
+    auto bytes = constantBytes(input);
+    auto sourceType = dense   ? cast<ShapedType>(dense.getType())
+                      : bytes ? bytes->first
+                              : ShapedType();
+    if (!index || index->size() != 1 || !indexType || !indexType.hasRank() ||
+        indexType.getRank() != 0 || !sourceType ||
+        !sourceType.hasStaticShape() || sourceType.getRank() == 0 ||
+        sourceType.getNumElements() > kMaxFoldedElements ||
+        sourceType.getElementTypeBitWidth() % 8 != 0)
+      return rewriter.notifyMatchFailure(gather, "not one index of a constant");
+    int64_t rank = sourceType.getRank();
+    int64_t axis = intAttr(gather, "axis").value_or(0);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank)
+      return rewriter.notifyMatchFailure(gather, "axis out of range");
+    int64_t count = sourceType.getDimSize(axis), i = (*index)[0];
+    if (i < 0)
+      i += count;
+    if (i < 0 || i >= count)
+      return rewriter.notifyMatchFailure(gather, "index out of range");
+    SmallVector<int64_t> shape(sourceType.getShape());
+    shape.erase(shape.begin() + axis);
+    auto type = RankedTensorType::get(shape, sourceType.getElementType());
+    DenseElementsAttr result;
+    if (dense && dense.isSplat()) {
+      result = dense.resizeSplat(type);
+    } else if (bytes) {
+      // Row-major: `outer` blocks of `count * inner` elements; row i of
+      // each block is kept.
+      int64_t width = sourceType.getElementTypeBitWidth() / 8, outer = 1,
+              inner = width;
+      for (int64_t d = 0; d < rank; ++d)
+        if (d < axis)
+          outer *= sourceType.getDimSize(d);
+        else if (d > axis)
+          inner *= sourceType.getDimSize(d);
+      if (static_cast<int64_t>(bytes->second.size()) != outer * count * inner)
+        return rewriter.notifyMatchFailure(gather, "unexpected data size");
+      std::vector<char> data;
+      data.reserve(outer * inner);
+      for (int64_t o = 0; o < outer; ++o) {
+        const char *row = bytes->second.data() + (o * count + i) * inner;
+        data.insert(data.end(), row, row + inner);
+      }
+      result = DenseElementsAttr::getFromRawBuffer(type, data);
+    } else {
+      return rewriter.notifyMatchFailure(gather, "unreadable constant");
+    }
+    onnx::OnnxBuilder b(rewriter, gather.getLoc(), type.getElementType());
+    rewriter.replaceOp(gather, b.constant(result));
+    return success();
+  }
+};
 } // namespace
 
 void raise::populateConstantNormalizations(RewritePatternSet &patterns) {
-  patterns.add<FoldIntegerNode, FoldTransposeOfConstant>(patterns.getContext());
+  patterns.add<FoldIntegerNode, FoldTransposeOfConstant, FoldGatherOfConstant>(
+      patterns.getContext());
 }

@@ -270,11 +270,11 @@ static std::optional<SmallVector<int64_t>> staticShapeDims(Value value) {
   return SmallVector<int64_t>(dims.begin() + start, dims.begin() + end);
 }
 
-/// The integers of a shape operand: a constant, or a Concat of constants,
-/// of pieces that are empty by their type, and of dims a Shape of a
-/// statically typed tensor reads (torch's `[*dims, *x.shape[2:]]`).
-static std::optional<SmallVector<int64_t>> shapeConstant(Value value) {
+/// raise::shapeConstant.
+std::optional<SmallVector<int64_t>> readShapeConstant(Value value) {
   if (std::optional<SmallVector<int64_t>> dims = intConstant(value))
+    return dims;
+  if (std::optional<SmallVector<int64_t>> dims = staticShapeDims(value))
     return dims;
   onnx::NodeOp concat = nodeOf(value, "Concat");
   if (!concat)
@@ -292,6 +292,92 @@ static std::optional<SmallVector<int64_t>> shapeConstant(Value value) {
     llvm::append_range(dims, *piece);
   }
   return dims;
+}
+
+/// The shape operand and type of the reshape of x that `reshape` (x ->
+/// `to`) splits axis `axis` of into [N, C] alone, when it also reshapes the
+/// static dims after that axis (keeping their element count): leading dims
+/// copied, the axis whole, then `to`'s trailing dims.
+static std::optional<std::pair<SmallVector<int64_t>, RankedTensorType>>
+splitTrailingDims(onnx::NodeOp reshape, int64_t axis) {
+  auto source = dyn_cast<RankedTensorType>(reshape.getInputs()[0].getType());
+  std::optional<SmallVector<int64_t>> to =
+      readShapeConstant(reshape.getInputs()[1]);
+  if (!source || !to || axis < 0 || axis >= source.getRank() ||
+      static_cast<int64_t>(to->size()) < axis + 2 ||
+      static_cast<int64_t>(to->size()) == source.getRank() + 1)
+    return std::nullopt;
+  int64_t fromElements = 1, toElements = 1;
+  for (int64_t d = axis + 1; d < source.getRank(); ++d) {
+    if (source.isDynamicDim(d))
+      return std::nullopt;
+    fromElements *= source.getDimSize(d);
+  }
+  for (int64_t d : ArrayRef<int64_t>(*to).drop_front(axis + 2)) {
+    if (d <= 0)
+      return std::nullopt;
+    toElements *= d;
+  }
+  if (fromElements != toElements)
+    return std::nullopt;
+  SmallVector<int64_t> mid(axis, 0);
+  SmallVector<int64_t> midShape(source.getShape().take_front(axis));
+  mid.push_back(source.isDynamicDim(axis) ? -1 : source.getDimSize(axis));
+  midShape.push_back(source.getDimSize(axis));
+  for (int64_t d : ArrayRef<int64_t>(*to).drop_front(axis + 2)) {
+    mid.push_back(d);
+    midShape.push_back(d);
+  }
+  return std::make_pair(
+      mid, RankedTensorType::get(midShape, source.getElementType()));
+}
+
+/// (N, C) if `reshape` only splits axis `axis` of its source into
+/// [N, C] (N is 0 when it is not static): by static shapes, or by a
+/// constant target that copies the leading dims (0), infers N (-1) and
+/// names the trailing ones.
+static std::optional<std::pair<int64_t, int64_t>>
+splitOfAxis(onnx::NodeOp reshape, int64_t axis,
+            RankedTensorType splitSource = {}) {
+  auto source =
+      splitSource
+          ? splitSource
+          : dyn_cast<RankedTensorType>(reshape.getInputs()[0].getType());
+  if (!source)
+    return std::nullopt;
+  int64_t rank = source.getRank();
+  std::optional<SmallVector<int64_t>> to =
+      readShapeConstant(reshape.getInputs()[1]);
+  bool zeroCopies = !reshape.getONNXAttr("allowzero");
+  if (!to) {
+    auto split = dyn_cast<RankedTensorType>(reshape->getResult(0).getType());
+    if (!split || !split.hasStaticShape())
+      return std::nullopt;
+    to = SmallVector<int64_t>(split.getShape());
+    zeroCopies = false;
+  }
+  if (static_cast<int64_t>(to->size()) != rank + 1 || axis < 0 || axis >= rank)
+    return std::nullopt;
+  ArrayRef<int64_t> from = source.getShape();
+  auto isStatic = [&](int64_t d) { return !source.isDynamicDim(d); };
+  int64_t count = (*to)[axis], size = (*to)[axis + 1];
+  if (size <= 0)
+    return std::nullopt;
+  for (int64_t d = 0; d < rank; ++d) {
+    bool same;
+    if (d < axis)
+      same =
+          ((*to)[d] == 0 && zeroCopies) || (isStatic(d) && (*to)[d] == from[d]);
+    else if (d > axis)
+      same = isStatic(d) && (*to)[d + 1] == from[d];
+    else
+      same = count == -1 || (isStatic(d) && count * size == from[d]);
+    if (!same)
+      return std::nullopt;
+  }
+  if (count == -1)
+    count = isStatic(axis) && from[axis] % size == 0 ? from[axis] / size : 0;
+  return std::make_pair(count, size);
 }
 
 /// Gather(Reshape(x -> [.., N, C, ..]), i) on the N axis -> the i-th Slice of
@@ -316,19 +402,32 @@ struct GatherOfReshapeToSlice : NodePattern {
     int64_t axis = intAttr(gather, "axis").value_or(0);
     std::optional<int64_t> splitRank = rankOf(reshape->getResult(0));
     if (std::optional<SmallVector<int64_t>> target =
-            shapeConstant(reshape.getInputs()[1]))
+            readShapeConstant(reshape.getInputs()[1]))
       splitRank = target->size();
     if (splitRank && axis < 0)
       axis += *splitRank;
     std::optional<std::pair<int64_t, int64_t>> split =
         splitRank ? splitOfAxis(reshape, axis) : std::nullopt;
+    Location loc = gather.getLoc();
+    // torch's `x.reshape(B, N, C, H, D)` of `[B, T, H * D]` also splits the
+    // features: the chunk is cut from `x.reshape(B, T, H, D)`.
+    std::optional<std::pair<SmallVector<int64_t>, RankedTensorType>> mid;
+    if (!split && splitRank) {
+      mid = splitTrailingDims(reshape, axis);
+      if (mid)
+        split = splitOfAxis(reshape, axis, mid->second);
+    }
     if (!split)
       return rewriter.notifyMatchFailure(gather,
                                          "the reshape does more than split "
                                          "one axis");
     auto [count, size] = *split;
     Type type = gather->getResult(0).getType();
-    Location loc = gather.getLoc();
+    if (mid) {
+      onnx::OnnxBuilder b(rewriter, loc, mid->second.getElementType());
+      Value shape = b.i64s(mid->first);
+      x = b.node("Reshape", {x, shape}, mid->second);
+    }
     if (std::optional<SmallVector<int64_t>> value = intConstant(indexValue)) {
       int64_t i =
           (*value)[0] < 0 && count > 0 ? (*value)[0] + count : (*value)[0];
@@ -342,51 +441,291 @@ struct GatherOfReshapeToSlice : NodePattern {
         gather, createSliceAt(rewriter, loc, x, indexValue, size, axis, type));
     return success();
   }
+};
+
+/// Gather(Transpose(x, p), i, axis a) of one index -> Transpose(Gather(x, i,
+/// axis p[a]), q), q the rest of p: the cut moves in front of the layout
+/// change, onto the tensor the chunks are views of (ttt-lm-pytorch takes
+/// mini-batch i of a `[N, B, H, C, D]` permutation).
+struct GatherOfTranspose : NodePattern {
+  explicit GatherOfTranspose(MLIRContext *context)
+      : NodePattern(context, "Gather") {}
+
+  LogicalResult matchNode(onnx::NodeOp gather,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp transpose = nodeOf(gather.getInputs()[0], "Transpose");
+    auto index = gather.getInputs().size() == 2
+                     ? dyn_cast<ShapedType>(gather.getInputs()[1].getType())
+                     : ShapedType();
+    if (!transpose || !index || !index.hasRank() || index.getRank() != 0)
+      return rewriter.notifyMatchFailure(gather,
+                                         "not one index of a Transpose");
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    int64_t rank = perm ? perm->size() : 0;
+    int64_t axis = intAttr(gather, "axis").value_or(0);
+    if (axis < 0)
+      axis += rank;
+    if (!perm || axis < 0 || axis >= rank)
+      return rewriter.notifyMatchFailure(gather, "no permutation");
+    int64_t cut = (*perm)[axis];
+    SmallVector<int64_t> rest;
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != axis)
+        rest.push_back((*perm)[i] > cut ? (*perm)[i] - 1 : (*perm)[i]);
+    Value x = transpose.getInputs()[0];
+    Type cutType = x.getType();
+    if (auto ranked = dyn_cast<RankedTensorType>(cutType)) {
+      SmallVector<int64_t> shape(ranked.getShape());
+      shape.erase(shape.begin() + cut);
+      cutType = RankedTensorType::get(shape, ranked.getElementType());
+    }
+    Location loc = gather.getLoc();
+    onnx::OnnxBuilder b(rewriter, loc, elementTypeOf(cutType));
+    Value chunk = b.node("Gather", {x, gather.getInputs()[1]}, cutType,
+                         {b.attr("axis", cut)});
+    rewriter.replaceOp(gather, createTranspose(rewriter, loc, chunk, rest));
+    return success();
+  }
+};
+
+/// One index `i` of axis `axis` of a broadcast operand `x` of a result of
+/// rank `rank`: x itself when it has no such axis, x without that axis when
+/// it is 1 there (the operand was broadcast), or Gather(x, i); null when x's
+/// shape is not known well enough.
+static Value gatherOperand(PatternRewriter &rewriter, Location loc, Value x,
+                           Value index, int64_t axis, int64_t rank) {
+  auto type = dyn_cast<RankedTensorType>(x.getType());
+  if (!type)
+    return nullptr;
+  int64_t at = axis - (rank - type.getRank());
+  if (at < 0)
+    return x;
+  SmallVector<int64_t> shape(type.getShape());
+  int64_t size = shape[at];
+  shape.erase(shape.begin() + at);
+  auto cut = RankedTensorType::get(shape, type.getElementType());
+  onnx::OnnxBuilder b(rewriter, loc, type.getElementType());
+  if (size == 1) {
+    if (!cut.hasStaticShape())
+      return nullptr;
+    Value target = b.i64s(shape);
+    return b.node("Reshape", {x, target}, cut);
+  }
+  if (ShapedType::isDynamic(size))
+    return nullptr;
+  return b.node("Gather", {x, index}, cut, {b.attr("axis", at)});
+}
+
+/// Gather(x op y, i, axis) of one index -> Gather(x, i) op Gather(y, i) for
+/// an elementwise op (an operand broadcast along the axis loses it), and
+/// Gather(Expand(x, s), i) -> Expand(Gather(x, i), s without the axis):
+/// ttt-lm-pytorch computes `eta = token_eta * lr` for all mini-batches
+/// `[B, H, N, C, C]` and takes mini-batch i of it.
+struct GatherOfElementwise : NodePattern {
+  GatherOfElementwise(MLIRContext *context, StringRef opType)
+      : NodePattern(context, "Gather"), opType(opType.str()) {}
+
+  LogicalResult matchNode(onnx::NodeOp gather,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp op = nodeOf(gather.getInputs()[0], opType);
+    auto index = gather.getInputs().size() == 2
+                     ? dyn_cast<ShapedType>(gather.getInputs()[1].getType())
+                     : ShapedType();
+    auto type = op ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
+                   : RankedTensorType();
+    if (!op || !index || !index.hasRank() || index.getRank() != 0 || !type ||
+        !isa<FloatType>(type.getElementType()) || op.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(gather,
+                                         "not one index of a float " + opType);
+    int64_t rank = type.getRank();
+    int64_t axis = intAttr(gather, "axis").value_or(0);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank)
+      return rewriter.notifyMatchFailure(gather, "axis out of range");
+    Value i = gather.getInputs()[1];
+    Location loc = gather.getLoc();
+    Type resultType = gather->getResult(0).getType();
+    onnx::OnnxBuilder b(rewriter, loc, type.getElementType());
+    if (opType == "Expand") {
+      std::optional<SmallVector<int64_t>> shape =
+          shapeConstant(op.getInputs()[1]);
+      auto source = dyn_cast<RankedTensorType>(op.getInputs()[0].getType());
+      if (!shape || static_cast<int64_t>(shape->size()) != rank || !source ||
+          source.getRank() > rank)
+        return rewriter.notifyMatchFailure(gather, "shape not constant");
+      Value x = gatherOperand(rewriter, loc, op.getInputs()[0], i, axis, rank);
+      if (!x)
+        return rewriter.notifyMatchFailure(gather, "operand shape unknown");
+      shape->erase(shape->begin() + axis);
+      Value target = b.i64s(*shape);
+      rewriter.replaceOp(gather, b.node("Expand", {x, target}, resultType));
+      return success();
+    }
+    for (Value operand : op.getInputs()) {
+      auto operandType = dyn_cast<RankedTensorType>(operand.getType());
+      if (!operandType || operandType.getRank() > rank)
+        return rewriter.notifyMatchFailure(gather, "operand shape unknown");
+      int64_t at = axis - (rank - operandType.getRank());
+      if (at >= 0 && operandType.isDynamicDim(at))
+        return rewriter.notifyMatchFailure(gather, "operand shape unknown");
+      if (at >= 0 && operandType.getDimSize(at) == 1 &&
+          !operandType.hasStaticShape())
+        return rewriter.notifyMatchFailure(gather, "operand shape unknown");
+    }
+    Value lhs = gatherOperand(rewriter, loc, op.getInputs()[0], i, axis, rank);
+    Value rhs = gatherOperand(rewriter, loc, op.getInputs()[1], i, axis, rank);
+    rewriter.replaceOp(gather, b.node(opType, {lhs, rhs}, resultType));
+    return success();
+  }
 
 private:
-  /// (N, C) if `reshape` only splits axis `axis` of its source into
-  /// [N, C] (N is 0 when it is not static): by static shapes, or by a
-  /// constant target that copies the leading dims (0), infers N (-1) and
-  /// names the trailing ones.
-  static std::optional<std::pair<int64_t, int64_t>>
-  splitOfAxis(onnx::NodeOp reshape, int64_t axis) {
-    auto source = dyn_cast<RankedTensorType>(reshape.getInputs()[0].getType());
-    if (!source)
-      return std::nullopt;
-    int64_t rank = source.getRank();
-    std::optional<SmallVector<int64_t>> to =
-        shapeConstant(reshape.getInputs()[1]);
-    bool zeroCopies = !reshape.getONNXAttr("allowzero");
-    if (!to) {
-      auto split = dyn_cast<RankedTensorType>(reshape->getResult(0).getType());
-      if (!split || !split.hasStaticShape())
-        return std::nullopt;
-      to = SmallVector<int64_t>(split.getShape());
-      zeroCopies = false;
-    }
-    if (static_cast<int64_t>(to->size()) != rank + 1 || axis < 0 ||
-        axis >= rank)
-      return std::nullopt;
-    ArrayRef<int64_t> from = source.getShape();
-    auto isStatic = [&](int64_t d) { return !source.isDynamicDim(d); };
-    int64_t count = (*to)[axis], size = (*to)[axis + 1];
-    if (size <= 0)
-      return std::nullopt;
-    for (int64_t d = 0; d < rank; ++d) {
-      bool same;
-      if (d < axis)
-        same = ((*to)[d] == 0 && zeroCopies) ||
-               (isStatic(d) && (*to)[d] == from[d]);
-      else if (d > axis)
-        same = isStatic(d) && (*to)[d + 1] == from[d];
-      else
-        same = count == -1 || (isStatic(d) && count * size == from[d]);
-      if (!same)
-        return std::nullopt;
-    }
-    if (count == -1)
-      count = isStatic(axis) && from[axis] % size == 0 ? from[axis] / size : 0;
-    return std::make_pair(count, size);
+  std::string opType;
+};
+
+/// Gather(Reshape(x), i, axis) where the reshape keeps every dim up to and
+/// including the axis -> Reshape(Gather(x, i, axis)).
+struct GatherOfTrailingReshape : NodePattern {
+  explicit GatherOfTrailingReshape(MLIRContext *context)
+      : NodePattern(context, "Gather") {}
+
+  LogicalResult matchNode(onnx::NodeOp gather,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp reshape = nodeOf(gather.getInputs()[0], "Reshape");
+    auto index = gather.getInputs().size() == 2
+                     ? dyn_cast<ShapedType>(gather.getInputs()[1].getType())
+                     : ShapedType();
+    auto from =
+        reshape ? dyn_cast<RankedTensorType>(reshape.getInputs()[0].getType())
+                : RankedTensorType();
+    auto to = reshape
+                  ? dyn_cast<RankedTensorType>(reshape->getResult(0).getType())
+                  : RankedTensorType();
+    auto result = dyn_cast<RankedTensorType>(gather->getResult(0).getType());
+    if (!reshape || !index || !index.hasRank() || index.getRank() != 0 ||
+        !from || !to || !from.hasStaticShape() || !to.hasStaticShape() ||
+        !result || !result.hasStaticShape())
+      return rewriter.notifyMatchFailure(gather, "not one index of a static "
+                                                 "reshape");
+    int64_t axis = intAttr(gather, "axis").value_or(0);
+    if (axis < 0)
+      axis += to.getRank();
+    if (axis < 0 || axis >= std::min(from.getRank(), to.getRank()) ||
+        from.getShape().take_front(axis + 1) !=
+            to.getShape().take_front(axis + 1) ||
+        from.getShape() == to.getShape())
+      return rewriter.notifyMatchFailure(gather, "the reshape changes the "
+                                                 "dims up to the axis");
+    SmallVector<int64_t> shape(from.getShape());
+    shape.erase(shape.begin() + axis);
+    Location loc = gather.getLoc();
+    onnx::OnnxBuilder b(rewriter, loc, from.getElementType());
+    Value chunk =
+        b.node("Gather", {reshape.getInputs()[0], gather.getInputs()[1]},
+               RankedTensorType::get(shape, from.getElementType()),
+               {b.attr("axis", axis)});
+    Value target = b.i64s(result.getShape());
+    rewriter.replaceOp(gather, b.node("Reshape", {chunk, target}, result));
+    return success();
+  }
+};
+
+/// The axis of x that `reshape` splits into two (and does nothing else),
+/// for a static reshape.
+static std::optional<int64_t> splitAxis(onnx::NodeOp reshape) {
+  auto from = dyn_cast<RankedTensorType>(reshape.getInputs()[0].getType());
+  auto to = dyn_cast<RankedTensorType>(reshape->getResult(0).getType());
+  if (!from || !to || !from.hasStaticShape() || !to.hasStaticShape() ||
+      to.getRank() != from.getRank() + 1)
+    return std::nullopt;
+  for (int64_t axis = 0; axis < from.getRank(); ++axis)
+    if (from.getShape().take_front(axis) == to.getShape().take_front(axis) &&
+        from.getShape().drop_front(axis + 1) ==
+            to.getShape().drop_front(axis + 2) &&
+        to.getDimSize(axis) * to.getDimSize(axis + 1) == from.getDimSize(axis))
+      return axis;
+  return std::nullopt;
+}
+
+/// Transpose(Reshape(x -> [.., N, C, ..]), p) that keeps N and C together
+/// and in order -> Reshape(Transpose(x, p'), ..): the layout change moves in
+/// front of the split, so that the chunks are cut from the permuted source
+/// (ttt-lm-pytorch permutes `lr.reshape(B, N, C, H)` to `[B, H, N, C]`).
+struct TransposeOfSplitReshape : NodePattern {
+  explicit TransposeOfSplitReshape(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp reshape = nodeOf(transpose.getInputs()[0], "Reshape");
+    std::optional<int64_t> split = reshape ? splitAxis(reshape) : std::nullopt;
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    auto result = dyn_cast<RankedTensorType>(transpose->getResult(0).getType());
+    if (!split || !perm || !result || !result.hasStaticShape())
+      return rewriter.notifyMatchFailure(transpose, "not of a split reshape");
+    auto at = llvm::find(*perm, *split);
+    if (at + 1 >= perm->end() || *(at + 1) != *split + 1)
+      return rewriter.notifyMatchFailure(transpose, "separates the split "
+                                                    "axes");
+    // The permutation of x's axes: the pair is one axis there.
+    SmallVector<int64_t> outer;
+    for (int64_t axis : *perm)
+      if (axis != *split + 1)
+        outer.push_back(axis > *split ? axis - 1 : axis);
+    Location loc = transpose.getLoc();
+    Value turned =
+        createTranspose(rewriter, loc, reshape.getInputs()[0], outer);
+    onnx::OnnxBuilder b(rewriter, loc, result.getElementType());
+    Value shape = b.i64s(result.getShape());
+    rewriter.replaceOp(transpose, b.node("Reshape", {turned, shape}, result));
+    return success();
+  }
+};
+
+/// Slice(Reshape(x -> [.., N, C, ..]), [i, i + 1]) on the N axis ->
+/// Reshape(Slice(x, [i * C, i * C + C])): one mini-batch of a reshape into
+/// mini-batches is a time window of the source.
+struct SliceOfSplitAxis : NodePattern {
+  explicit SliceOfSplitAxis(MLIRContext *context)
+      : NodePattern(context, "Slice") {}
+
+  LogicalResult matchNode(onnx::NodeOp slice,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp reshape = nodeOf(slice.getInputs()[0], "Reshape");
+    std::optional<int64_t> split = reshape ? splitAxis(reshape) : std::nullopt;
+    auto inputs = slice.getInputs();
+    auto result = dyn_cast<RankedTensorType>(slice->getResult(0).getType());
+    if (!split || inputs.size() < 4 || !result || !result.hasStaticShape())
+      return rewriter.notifyMatchFailure(slice, "not of a split reshape");
+    std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
+    std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
+    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+    std::optional<SmallVector<int64_t>> steps =
+        inputs.size() > 4 ? intConstant(inputs[4]) : SmallVector<int64_t>{1};
+    auto to = cast<RankedTensorType>(reshape->getResult(0).getType());
+    if (!starts || !ends || !axes || !steps || starts->size() != 1 ||
+        ends->size() != 1 || axes->size() != 1 || steps->size() != 1 ||
+        (*steps)[0] != 1)
+      return rewriter.notifyMatchFailure(slice, "not one constant window");
+    int64_t axis = (*axes)[0] < 0 ? (*axes)[0] + to.getRank() : (*axes)[0];
+    int64_t i = (*starts)[0], count = to.getDimSize(*split);
+    if (axis != *split || i < 0 || i >= count || result.getDimSize(axis) != 1)
+      return rewriter.notifyMatchFailure(slice, "not one chunk of the split");
+    int64_t size = to.getDimSize(*split + 1);
+    auto source = cast<RankedTensorType>(reshape.getInputs()[0].getType());
+    SmallVector<int64_t> window(source.getShape());
+    window[axis] = size;
+    Location loc = slice.getLoc();
+    onnx::OnnxBuilder b(rewriter, loc, source.getElementType());
+    Value from = b.i64s({i * size});
+    Value until = b.i64s({(i + 1) * size});
+    Value along = b.i64s({axis});
+    Value chunk =
+        b.node("Slice", {reshape.getInputs()[0], from, until, along},
+               RankedTensorType::get(window, source.getElementType()));
+    Value shape = b.i64s(result.getShape());
+    rewriter.replaceOp(slice, b.node("Reshape", {chunk, shape}, result));
+    return success();
   }
 };
 
@@ -443,7 +782,7 @@ struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
       return success();
     }
     std::optional<SmallVector<int64_t>> shape =
-        shapeConstant(node.getInputs()[1]);
+        readShapeConstant(node.getInputs()[1]);
     if (!source || !source.hasStaticShape() || !shape)
       return rewriter.notifyMatchFailure(node, "not static");
     ArrayRef<int64_t> dims = source.getShape();
@@ -580,9 +919,16 @@ struct RefineUnsqueezeType : NodePattern {
 };
 } // namespace
 
+std::optional<SmallVector<int64_t>> raise::shapeConstant(Value value) {
+  return readShapeConstant(value);
+}
+
 void raise::populateViewNormalizations(RewritePatternSet &patterns) {
   patterns.add<SliceOfInnerTranspose, SplitToSlices, GatherOfReshapeToSlice,
-               SequenceAtOfSplit, TransposeOfSlice, TransposeOfTranspose,
-               NoOpReshape, RefineSliceType, RefineUnsqueezeType>(
-      patterns.getContext());
+               GatherOfTranspose, GatherOfTrailingReshape,
+               TransposeOfSplitReshape, SliceOfSplitAxis, SequenceAtOfSplit,
+               TransposeOfSlice, TransposeOfTranspose, NoOpReshape,
+               RefineSliceType, RefineUnsqueezeType>(patterns.getContext());
+  for (StringRef opType : {"Add", "Sub", "Mul", "Div", "Expand"})
+    patterns.add<GatherOfElementwise>(patterns.getContext(), opType);
 }

@@ -14,7 +14,9 @@ kernels. Each module here computes *exactly* the function of one existing layer 
   update),
 * ``lact_v2``: `LaCTSwiGLU` as Table 2's V2 (SwiGLU, only W1 trained, per-token lr,
   momentum, Muon with the LaCT table, no weight norm, apply then update, the last chunk
-  only applied)
+  only applied),
+* ``ttt_linear``: `TTTLinear` (ttt-lm-pytorch's TTT-Linear, dual form: LayerNorm-MSE
+  loss, trained bias, ``token_eta x lr``, output ``q + LN(Z)``)
 
 -- in one or more of these spellings:
 
@@ -24,7 +26,11 @@ kernels. Each module here computes *exactly* the function of one existing layer 
       .transpose(-1, -2)`` or as ``x @ W.transpose(-1, -2)``;
   (d) ``torch.einsum`` / ``torch.bmm`` instead of ``@``;
   (e) heads folded into the batch (``[B*H, T, D]``, weights ``.repeat(B, 1, 1)``);
-  (f) the ``[B, T, H, D]`` layout.
+  (f) the ``[B, T, H, D]`` layout;
+  (g) ttt-lm-pytorch's scan: the sequence reshaped to mini-batches ``[N, B, H, C, D]``,
+      mini-batch ``i`` taken by index (``x[i]``), the state a dict carried through a
+      function, each output written into a preallocated ``torch.empty`` buffer
+      (``out[i] = y``), the result permuted and reshaped to ``[B, T, H * D]``.
 
 Every class docstring names its spellings. The constructors take the weights of the
 `layers.py` twin (``[H, in, out]``) and store them in their own layout, so that the two
@@ -56,6 +62,7 @@ __all__ = [
     "LinearMSEBTHDEinsumPrealloc",
     "LaCTV2Function",
     "LaCTV2FoldedParams",
+    "TTTLinearScan",
     "LaCTV2BTHDEinsum",
     "zeropower_via_newtonschulz5",
 ]
@@ -448,6 +455,130 @@ class LaCTV2BTHDEinsum(nn.Module):
         return torch.cat(outs, dim=1)
 
 
+# ------------------------------------------------------------------ ttt_linear
+# ttt-lm-pytorch (test-time-training/ttt-lm-pytorch, ttt.py): TTTLinear.ttt with its
+# scan() and compute_mini_batch, inputs already projected.
+
+
+def ln_fwd(x: Tensor, gamma: Tensor, beta: Tensor, eps: float = 1e-6) -> Tensor:
+    mu = x.mean(dim=-1, keepdim=True)
+    var = x.var(dim=-1, keepdim=True, unbiased=False)
+    std = torch.sqrt(var + eps)
+    x_hat = (x - mu) / std
+    return gamma * x_hat + beta
+
+
+def ln_fused_l2_bwd(x: Tensor, l2_target: Tensor, gamma: Tensor, beta: Tensor,
+                    eps: float = 1e-6) -> Tensor:
+    D = x.shape[-1]
+    mu = x.mean(dim=-1, keepdim=True)
+    var = x.var(dim=-1, keepdim=True, unbiased=False)
+    std = torch.sqrt(var + eps)
+    x_hat = (x - mu) / std
+    y = gamma * x_hat + beta
+    grad_output = y - l2_target
+    grad_x_hat = grad_output * gamma
+    z = (
+        (1.0 / D)
+        * (
+            D * grad_x_hat
+            - grad_x_hat.sum(dim=-1, keepdim=True)
+            - x_hat * (grad_x_hat * x_hat).sum(dim=-1, keepdim=True)
+        )
+        / std
+    )
+    return z
+
+
+def scan(f, init, xs, out):
+    """ttt-lm-pytorch's scan (without gradient checkpointing): mini-batch i of every
+    input by index, the carry threaded through, the output written in place."""
+    carry = init
+    num_items = len(next(iter(xs.values())))
+    for i in range(num_items):
+        x = {key: tensor[i] for key, tensor in xs.items()}
+        carry, y = f(carry, x)
+        out[i] = y
+    return carry, out
+
+
+class TTTLinearScan(nn.Module):
+    """ttt_linear. Spelling (g), with (f) on the way in and out: ``XQ, XK, XV [B, T, H*D]``
+    and ``lr [B, T, H]`` (``ttt_lr_eta``, already divided by the head dim) are reshaped to
+    mini-batches ``[B, H, N, C, D]`` and permuted to ``[N, B, H, C, D]``; ``eta =
+    token_eta [C, 1] * lr [1, C]`` per mini-batch; ``scan`` runs ``compute_mini_batch`` (the
+    dual form) over the mini-batches with the state ``{W1_states, b1_states}`` tiled over
+    the batch, writing each ``XQ + LN(Z1_bar)`` into ``torch.empty``; the result is permuted
+    back and reshaped to ``[B, T, H*D]``."""
+
+    input_names = ("XQ", "XK", "XV", "ttt_lr")
+
+    def __init__(self, twin):
+        super().__init__()
+        self.num_heads, self.head_dim = twin.W1.shape[0], twin.W1.shape[1]
+        self.mini_batch_size = twin.chunk
+        self.W1 = nn.Parameter(twin.W1.detach().clone())               # [H, f, f]
+        self.b1 = nn.Parameter(twin.b1.detach().clone())               # [H, 1, f]
+        self.ttt_norm_weight = nn.Parameter(twin.ln_weight.detach()[:, 0].clone())  # [H, f]
+        self.ttt_norm_bias = nn.Parameter(twin.ln_bias.detach()[:, 0].clone())
+        self.register_buffer("token_idx", twin.token_idx.detach().clone())
+        self.learnable_token_idx = nn.Parameter(twin.learnable_token_idx.detach().clone())
+
+    def get_eta(self, ttt_lr: Tensor) -> Tensor:
+        B, N, C = ttt_lr.shape[0], ttt_lr.shape[1] // self.mini_batch_size, self.mini_batch_size
+        ttt_lr_eta = ttt_lr.reshape(B, N, C, self.num_heads).permute(0, 3, 1, 2)
+        ttt_lr_eta = ttt_lr_eta.reshape(B, self.num_heads, N, 1, C)
+        token_idx = torch.clamp_min(self.token_idx + self.learnable_token_idx, 0.0)
+        token_eta = torch.broadcast_to(token_idx.reshape(1, 1, 1, C, 1),
+                                       (B, self.num_heads, N, C, 1))
+        return token_eta * ttt_lr_eta                                   # [B, H, N, C, C]
+
+    def forward(self, XQ: Tensor, XK: Tensor, XV: Tensor, ttt_lr: Tensor) -> Tensor:
+        B, L = XQ.shape[0], XQ.shape[1]
+        H, f, C = self.num_heads, self.head_dim, self.mini_batch_size
+        N = L // C
+
+        def mini_batches(x: Tensor) -> Tensor:
+            return x.reshape(B, N, C, H, f).permute(0, 3, 1, 2, 4)      # [B, H, N, C, f]
+
+        inputs = {"XQ": mini_batches(XQ), "XK": mini_batches(XK), "XV": mini_batches(XV),
+                  "eta": self.get_eta(ttt_lr)}
+
+        def compute_mini_batch(params_dict, inputs):
+            W1_init = params_dict["W1_states"]
+            b1_init = params_dict["b1_states"]
+            XQ_mini_batch = inputs["XQ"]
+            XV_mini_batch = inputs["XV"]
+            XK_mini_batch = inputs["XK"]
+            eta_mini_batch = inputs["eta"]
+            X1 = XK_mini_batch
+            Z1 = X1 @ W1_init + b1_init
+            reconstruction_target = XV_mini_batch - XK_mini_batch
+            ln_weight = self.ttt_norm_weight.reshape(H, 1, f)
+            ln_bias = self.ttt_norm_bias.reshape(H, 1, f)
+            grad_l_wrt_Z1 = ln_fused_l2_bwd(Z1, reconstruction_target, ln_weight, ln_bias)
+            Attn1 = torch.tril(XQ_mini_batch @ X1.transpose(-2, -1))
+            b1_bar = b1_init - torch.tril(eta_mini_batch) @ grad_l_wrt_Z1
+            Z1_bar = XQ_mini_batch @ W1_init - (eta_mini_batch * Attn1) @ grad_l_wrt_Z1 + b1_bar
+            last_eta_mini_batch = eta_mini_batch[:, :, -1, :, None]
+            W1_last = W1_init - (last_eta_mini_batch * X1).transpose(-1, -2) @ grad_l_wrt_Z1
+            b1_last = b1_init - torch.sum(last_eta_mini_batch * grad_l_wrt_Z1, dim=-2,
+                                          keepdim=True)
+            Z1_bar = ln_fwd(Z1_bar, ln_weight, ln_bias)
+            XQW_mini_batch = XQ_mini_batch + Z1_bar
+            return {"W1_states": W1_last, "b1_states": b1_last}, XQW_mini_batch
+
+        init_params_dict = {
+            "W1_states": torch.tile(self.W1.unsqueeze(0), dims=(B, 1, 1, 1)),
+            "b1_states": torch.tile(self.b1.unsqueeze(0), dims=(B, 1, 1, 1)),
+        }
+        inputs = {k: x.permute(2, 0, 1, 3, 4) for k, x in inputs.items()}  # [N, B, H, C, .]
+        XQW_batch = torch.empty((N, B, H, C, f), device=XQ.device, dtype=XQ.dtype)
+        _, XQW_batch = scan(compute_mini_batch, init_params_dict, inputs, XQW_batch)
+        XQW_batch = XQW_batch.permute(1, 0, 3, 2, 4)                    # [B, N, C, H, f]
+        return XQW_batch.reshape(B, L, H * f)
+
+
 # ------------------------------------------------------------------ fixture glue
 # How python/scripts/make_fixtures.py builds each research module from its twin in
 # layers.py and maps the twin's inputs ([B, H, T, D], lr [B, H, T, 1|3],
@@ -465,6 +596,18 @@ def _fold(x: Tensor) -> Tensor:
 
 def _per_sample(w: Tensor, B: int) -> Tensor:
     return w.unsqueeze(0).expand(B, *w.shape).contiguous()
+
+
+def _width(x: Tensor) -> Tensor:
+    """[B, H, T, D] -> [B, T, H*D]."""
+    B, H, T, D = x.shape
+    return x.transpose(1, 2).reshape(B, T, H * D)
+
+
+def _heads(o: Tensor, H: int) -> Tensor:
+    """[B, T, H*D] -> [B, H, T, D]."""
+    B, T, W = o.shape
+    return o.reshape(B, T, H, W // H).transpose(1, 2)
 
 
 def _linear_map(x: Dict[str, Tensor], layout: str) -> Dict[str, Tensor]:
@@ -515,4 +658,9 @@ RESEARCH: Dict[str, Tuple] = {
         lambda t, x: {"q": _bthd(x["q"]), "k": _bthd(x["k"]), "v": _bthd(x["v"]),
                       "lr": _bthd(x["lr"]), "momentum": x["momentum"].transpose(1, 2)},
         lambda t, o: _bthd(o)),
+    "ttt_linear_scan": (
+        "ttt_linear", "g,f", lambda t: TTTLinearScan(t),
+        lambda t, x: {"XQ": _width(x["q"]), "XK": _width(x["k"]), "XV": _width(x["v"]),
+                      "ttt_lr": x["lr"][..., 0].transpose(1, 2).contiguous()},
+        lambda t, o: _heads(o, t.W1.shape[0])),
 }

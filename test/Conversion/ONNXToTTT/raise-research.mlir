@@ -12,7 +12,7 @@
 // CHECK-LABEL: onnx.graph @main_graph(
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<2x64x2x8xf32> {onnx.name = "q"}, {{.*}} %[[M:[^:]+]]: tensor<2x64x2xf32> {onnx.name = "momentum"}
 // CHECK-DAG: %[[QT:.+]] = onnx.node "Transpose"(%[[Q]]) attrs {perm = array<i64: 0, 2, 1, 3>}
-// CHECK-DAG: %[[W1:.+]] = onnx.node "Transpose"(%[[TILE:.+]]) attrs {perm = array<i64: 0, 1, 3, 2>} : (tensor<?x2x8x16xf32>) -> tensor<?x2x16x8xf32>
+// CHECK-DAG: %[[W1:.+]] = onnx.node "Transpose"(%[[TILE:.+]]) attrs {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x2x8x16xf32>) -> tensor<2x2x16x8xf32>
 // CHECK-DAG: %[[MT:.+]] = onnx.node "Transpose"(%[[M]]) attrs {perm = array<i64: 0, 2, 1>} : (tensor<2x64x2xf32>) -> tensor<2x2x64xf32>
 // CHECK: %[[O:.+]] = ttt.kvb_layer %[[QT]], {{.*}} weights(%{{.+}}, %[[W1]], %{{.+}} : {{.*}}) lr({{.*}}) momentum(%[[MT]] : tensor<2x2x64xf32>) model = #ttt.model<kind = swiglu, trained = [1]> loss = #ttt.loss<kind = dot> update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = 5
 // CHECK: onnx.node "Transpose"(%{{.+}}) attrs {perm = array<i64: 0, 2, 1, 3>} {{.*}}tensor<2x2x64x8xf32>) -> tensor<2x64x2x8xf32>

@@ -1,0 +1,290 @@
+//===- NormalizeTypes.cpp - constant Ifs and the types shape inference lost -===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// TorchScript exports spell rank-dependent ops (`torch.tile` with more
+// repeats than dims, `x.var()`, ...) as an `If` on a constant condition.
+// ONNX's shape inference merges both branches, so everything after such an
+// If has an unknown shape, and the views and products of a layer cannot be
+// read. The normalization takes the branch the condition picks and gives
+// the nodes after it the static types their inputs determine.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphQueries.h"
+#include "Normalize.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::raise;
+
+namespace {
+/// If(c) with a constant c -> the nodes of the branch c picks, in place.
+struct FoldConstantIf : OpRewritePattern<onnx::NodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(onnx::NodeOp node,
+                                PatternRewriter &rewriter) const override {
+    if (!node.isDefaultDomain() || node.getOpType() != "If" ||
+        node.getInputs().size() != 1 || node->getNumRegions() != 2)
+      return failure();
+    std::optional<SmallVector<int64_t>> condition =
+        intConstant(node.getInputs()[0]);
+    if (!condition || condition->size() != 1)
+      return rewriter.notifyMatchFailure(node, "condition not a constant");
+    auto taken = dyn_cast_or_null<onnx::GraphAttr>(node.getONNXAttr(
+        (*condition)[0] != 0 ? "then_branch" : "else_branch"));
+    Region *branch = taken && taken.getRegion() < node->getNumRegions()
+                         ? &node->getRegion(taken.getRegion())
+                         : nullptr;
+    if (!branch || !branch->hasOneBlock() ||
+        branch->front().getNumArguments() != 0)
+      return rewriter.notifyMatchFailure(node, "no branch for the condition");
+    auto yield = dyn_cast<onnx::YieldOp>(branch->front().getTerminator());
+    if (!yield || yield.getValues().size() != node->getNumResults())
+      return rewriter.notifyMatchFailure(node, "branch yields another arity");
+    SmallVector<Value> results(yield.getValues());
+    rewriter.inlineBlockBefore(&branch->front(), node);
+    rewriter.eraseOp(yield);
+    rewriter.replaceOp(node, results);
+    return success();
+  }
+};
+
+/// The static shape of a value, if its type has one.
+std::optional<SmallVector<int64_t>> staticShape(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  return SmallVector<int64_t>(type.getShape());
+}
+
+/// NumPy broadcasting of two static shapes.
+std::optional<SmallVector<int64_t>> broadcast(ArrayRef<int64_t> a,
+                                              ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> shape(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t x = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    int64_t y = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (x != y && x != 1 && y != 1)
+      return std::nullopt;
+    shape[i] = x == 1 ? y : x;
+  }
+  return shape;
+}
+
+enum class Rule {
+  None,
+  SameAsFirst,
+  Broadcast,
+  MatMul,
+  Transpose,
+  Reduce,
+  Reshape,
+  Expand,
+  Tile,
+  Gather
+};
+
+Rule ruleOf(StringRef opType) {
+  return llvm::StringSwitch<Rule>(opType)
+      .Cases({"Identity", "Neg", "Sqrt", "Reciprocal", "Abs", "Exp", "Log",
+              "Tanh", "Sigmoid", "Relu", "Erf", "Softplus", "Clip", "Trilu",
+              "Softmax", "Gelu"},
+             Rule::SameAsFirst)
+      .Cases({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"},
+             Rule::Broadcast)
+      .Case("MatMul", Rule::MatMul)
+      .Case("Transpose", Rule::Transpose)
+      .Cases({"ReduceMean", "ReduceSum", "ReduceSumSquare", "ReduceL2",
+              "ReduceMax", "ReduceMin"},
+             Rule::Reduce)
+      .Case("Reshape", Rule::Reshape)
+      .Case("Expand", Rule::Expand)
+      .Case("Tile", Rule::Tile)
+      .Case("Gather", Rule::Gather)
+      .Default(Rule::None);
+}
+
+/// The result shape of `node` from its inputs' static shapes and constant
+/// operands, by ONNX's rule for its op.
+std::optional<SmallVector<int64_t>> inferShape(onnx::NodeOp node, Rule rule) {
+  ValueRange inputs = node.getInputs();
+  std::optional<SmallVector<int64_t>> x = staticShape(inputs[0]);
+  if (!x)
+    return std::nullopt;
+  switch (rule) {
+  case Rule::None:
+    return std::nullopt;
+  case Rule::SameAsFirst:
+    return x;
+  case Rule::Broadcast: {
+    if (inputs.size() != 2)
+      return std::nullopt;
+    std::optional<SmallVector<int64_t>> y = staticShape(inputs[1]);
+    return y ? broadcast(*x, *y) : std::nullopt;
+  }
+  case Rule::MatMul: {
+    std::optional<SmallVector<int64_t>> y = staticShape(inputs[1]);
+    if (!y || x->size() < 2 || y->size() < 2 ||
+        (*x)[x->size() - 1] != (*y)[y->size() - 2])
+      return std::nullopt;
+    std::optional<SmallVector<int64_t>> batch = broadcast(
+        ArrayRef<int64_t>(*x).drop_back(2), ArrayRef<int64_t>(*y).drop_back(2));
+    if (!batch)
+      return std::nullopt;
+    batch->push_back((*x)[x->size() - 2]);
+    batch->push_back(y->back());
+    return batch;
+  }
+  case Rule::Transpose: {
+    std::optional<SmallVector<int64_t>> perm = transposePerm(node);
+    if (!perm || perm->size() != x->size())
+      return std::nullopt;
+    SmallVector<int64_t> shape;
+    for (int64_t axis : *perm) {
+      if (axis < 0 || axis >= static_cast<int64_t>(x->size()))
+        return std::nullopt;
+      shape.push_back((*x)[axis]);
+    }
+    return shape;
+  }
+  case Rule::Reduce: {
+    std::optional<SmallVector<int64_t>> axes = reduceAxes(node);
+    int64_t rank = x->size();
+    if (!axes || (axes->empty() && intAttr(node, "noop_with_empty_axes")
+                                           .value_or(0) != 0))
+      return std::nullopt;
+    SmallVector<bool> reduced(rank, axes->empty());
+    for (int64_t axis : *axes) {
+      if (axis < -rank || axis >= rank)
+        return std::nullopt;
+      reduced[axis < 0 ? axis + rank : axis] = true;
+    }
+    bool keep = intAttr(node, "keepdims").value_or(1) != 0;
+    SmallVector<int64_t> shape;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!reduced[d])
+        shape.push_back((*x)[d]);
+      else if (keep)
+        shape.push_back(1);
+    return shape;
+  }
+  case Rule::Reshape: {
+    std::optional<SmallVector<int64_t>> target =
+        inputs.size() == 2 ? shapeConstant(inputs[1]) : std::nullopt;
+    if (!target)
+      return std::nullopt;
+    bool allowZero = intAttr(node, "allowzero").value_or(0) != 0;
+    int64_t elements = 1, known = 1;
+    for (int64_t d : *x)
+      elements *= d;
+    std::optional<size_t> open;
+    SmallVector<int64_t> shape(*target);
+    for (auto [i, d] : llvm::enumerate(shape)) {
+      if (d == 0 && !allowZero) {
+        if (i >= x->size())
+          return std::nullopt;
+        d = (*x)[i];
+      }
+      if (d == -1) {
+        if (open)
+          return std::nullopt;
+        open = i;
+        continue;
+      }
+      if (d < 0)
+        return std::nullopt;
+      known *= d;
+    }
+    if (open) {
+      if (known == 0 || elements % known != 0)
+        return std::nullopt;
+      shape[*open] = elements / known;
+    } else if (known != elements) {
+      return std::nullopt;
+    }
+    return shape;
+  }
+  case Rule::Expand: {
+    std::optional<SmallVector<int64_t>> target =
+        inputs.size() == 2 ? shapeConstant(inputs[1]) : std::nullopt;
+    return target ? broadcast(*x, *target) : std::nullopt;
+  }
+  case Rule::Tile: {
+    std::optional<SmallVector<int64_t>> repeats =
+        inputs.size() == 2 ? shapeConstant(inputs[1]) : std::nullopt;
+    if (!repeats || repeats->size() != x->size())
+      return std::nullopt;
+    SmallVector<int64_t> shape;
+    for (auto [d, r] : llvm::zip(*x, *repeats)) {
+      if (r < 0)
+        return std::nullopt;
+      shape.push_back(d * r);
+    }
+    return shape;
+  }
+  case Rule::Gather: {
+    auto indices = dyn_cast<RankedTensorType>(inputs[1].getType());
+    int64_t rank = x->size();
+    int64_t axis = intAttr(node, "axis").value_or(0);
+    if (!indices || !indices.hasStaticShape() || axis < -rank || axis >= rank)
+      return std::nullopt;
+    if (axis < 0)
+      axis += rank;
+    SmallVector<int64_t> shape(x->begin(), x->begin() + axis);
+    llvm::append_range(shape, indices.getShape());
+    shape.append(x->begin() + axis + 1, x->end());
+    return shape;
+  }
+  }
+  return std::nullopt;
+}
+
+/// A node whose result type does not have the static shape its inputs
+/// determine gets it. Values a graph yields keep their declared type.
+struct RefineInferredType : OpRewritePattern<onnx::NodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(onnx::NodeOp node,
+                                PatternRewriter &rewriter) const override {
+    Rule rule = ruleOf(node.getOpType());
+    if (rule == Rule::None || !node.isDefaultDomain() ||
+        node->getNumResults() != 1 || node->getNumRegions() != 0 ||
+        node.getInputs().empty())
+      return failure();
+    Value result = node->getResult(0);
+    auto type = dyn_cast<TensorType>(result.getType());
+    if (!type || (type.hasRank() && type.hasStaticShape()))
+      return rewriter.notifyMatchFailure(node, "nothing to refine");
+    if (llvm::any_of(result.getUsers(),
+                     [](Operation *user) { return isa<onnx::YieldOp>(user); }))
+      return rewriter.notifyMatchFailure(node, "a yielded value");
+    auto input = dyn_cast<TensorType>(node.getInputs()[0].getType());
+    if (!input || input.getElementType() != type.getElementType())
+      return rewriter.notifyMatchFailure(node, "another element type");
+    std::optional<SmallVector<int64_t>> shape = inferShape(node, rule);
+    if (!shape)
+      return rewriter.notifyMatchFailure(node, "inputs do not fix the shape");
+    if (type.hasRank() &&
+        failed(verifyCompatibleShape(type.getShape(), *shape)))
+      return rewriter.notifyMatchFailure(node, "contradicts its type");
+    rewriter.modifyOpInPlace(node, [&] {
+      result.setType(RankedTensorType::get(*shape, type.getElementType()));
+    });
+    // The readers' shapes may follow now: revisit them.
+    for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
+      rewriter.modifyOpInPlace(user, [] {});
+    return success();
+  }
+};
+} // namespace
+
+void raise::populateTypeNormalizations(RewritePatternSet &patterns) {
+  patterns.add<FoldConstantIf, RefineInferredType>(patterns.getContext());
+}

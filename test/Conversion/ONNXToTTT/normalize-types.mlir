@@ -1,0 +1,66 @@
+// The types ONNX's shape inference loses at a constant If come back.
+// RUN: ttt-opt %s --ttt-normalize-onnx --split-input-file | FileCheck %s
+
+// torch.tile exports an If on whether the repeats outnumber the dims; the
+// condition is a constant, so the branch it takes replaces the If, and the
+// nodes after it get the static types their inputs fix: the Tile, the
+// product and the broadcast Add; the Expand to the slot's own shape then
+// is the sum itself.
+
+// CHECK-LABEL: onnx.graph @constant_if(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x2x8x16xf32>
+// CHECK-NOT: "If"
+// CHECK: %[[T:.+]] = onnx.node "Tile"(%[[W:[^,]+]], %{{.+}}) {{.*}} : (tensor<1x2x16x16xf32>, tensor<4xi64>) -> tensor<2x2x16x16xf32>
+// CHECK: %[[P:.+]] = onnx.node "MatMul"(%[[X]], %[[T]]) {{.*}} -> tensor<2x2x8x16xf32>
+// CHECK: %[[S:.+]] = onnx.node "Add"(%[[P]], %{{.+}}) {{.*}} -> tensor<2x2x8x16xf32>
+// CHECK: %[[R:.+]] = onnx.node "ReduceMean"(%[[S]]) {{.*}} -> tensor<2x2x8x1xf32>
+// CHECK-NOT: "Expand"
+// A value the graph yields keeps its declared type.
+// CHECK: %[[N:.+]] = onnx.node "Neg"(%[[R]]) {{.*}} -> tensor<*xf32>
+// CHECK: onnx.yield %[[S]], %[[N]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @constant_if(%x: tensor<2x2x8x16xf32> {onnx.name = "x"}) -> (tensor<2x2x8x16xf32> {onnx.name = "y"}, tensor<*xf32> {onnx.name = "m"}) {
+    %w = onnx.initializer "w" dense<0.5> : tensor<1x2x16x16xf32>
+    %b = onnx.initializer "b" dense<0.25> : tensor<2x1x16xf32>
+    %cond = onnx.initializer "cond" dense<false> : tensor<1xi1>
+    %reps = onnx.node "Constant"() attrs {value = dense<[2, 1, 1, 1]> : tensor<4xi64>} {outputs = ["reps"]} : () -> tensor<4xi64>
+    %one = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["one"]} : () -> tensor<1xi64>
+    %picked = onnx.node "If"(%cond) attrs {else_branch = #onnx.graph<region = 1, name = "else", inputs = [], outputs = ["same"]>, then_branch = #onnx.graph<region = 0, name = "then", inputs = [], outputs = ["longer"]>} {outputs = ["picked"]} : (tensor<1xi1>) -> tensor<*xf32> graphs {
+      %longer = onnx.node "Unsqueeze"(%w, %one) {outputs = ["longer"]} : (tensor<1x2x16x16xf32>, tensor<1xi64>) -> tensor<1x1x2x16x16xf32>
+      onnx.yield %longer : tensor<1x1x2x16x16xf32>
+    }, {
+      %same = onnx.node "Identity"(%w) {outputs = ["same"]} : (tensor<1x2x16x16xf32>) -> tensor<1x2x16x16xf32>
+      onnx.yield %same : tensor<1x2x16x16xf32>
+    }
+    %tiled = onnx.node "Tile"(%picked, %reps) {outputs = ["tiled"]} : (tensor<*xf32>, tensor<4xi64>) -> tensor<*xf32>
+    %p = onnx.node "MatMul"(%x, %tiled) {outputs = ["p"]} : (tensor<2x2x8x16xf32>, tensor<*xf32>) -> tensor<*xf32>
+    %s = onnx.node "Add"(%p, %b) {outputs = ["s"]} : (tensor<*xf32>, tensor<2x1x16xf32>) -> tensor<*xf32>
+    %shape = onnx.node "Shape"(%x) {outputs = ["shape"]} : (tensor<2x2x8x16xf32>) -> tensor<4xi64>
+    %y = onnx.node "Expand"(%s, %shape) {outputs = ["y"]} : (tensor<*xf32>, tensor<4xi64>) -> tensor<*xf32>
+    %m = onnx.node "ReduceMean"(%s) attrs {axes = array<i64: -1>, keepdims = 1 : i64} {outputs = ["m"]} : (tensor<*xf32>) -> tensor<*xf32>
+    %n = onnx.node "Neg"(%m) {outputs = ["n"]} : (tensor<*xf32>) -> tensor<*xf32>
+    onnx.yield %y, %n : tensor<*xf32>, tensor<*xf32>
+  }
+}
+
+// -----
+
+// Nothing is refined against the inputs: a product whose inner dims do not
+// agree, and an If whose condition is a graph input, stay as they are.
+
+// CHECK-LABEL: onnx.graph @not_refined(
+// CHECK: onnx.node "If"
+// CHECK: onnx.node "MatMul"{{.*}} -> tensor<*xf32>
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @not_refined(%c: tensor<1xi1> {onnx.name = "c"}, %x: tensor<2x8xf32> {onnx.name = "x"}, %w: tensor<4x3xf32> {onnx.name = "w"}) -> (tensor<*xf32> {onnx.name = "y"}, tensor<*xf32> {onnx.name = "p"}) {
+    %y = onnx.node "If"(%c) attrs {else_branch = #onnx.graph<region = 1, name = "else", inputs = [], outputs = ["b"]>, then_branch = #onnx.graph<region = 0, name = "then", inputs = [], outputs = ["a"]>} {outputs = ["y"]} : (tensor<1xi1>) -> tensor<*xf32> graphs {
+      %a = onnx.node "Identity"(%x) {outputs = ["a"]} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+      onnx.yield %a : tensor<2x8xf32>
+    }, {
+      %b = onnx.node "Neg"(%x) {outputs = ["b"]} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+      onnx.yield %b : tensor<2x8xf32>
+    }
+    %p = onnx.node "MatMul"(%x, %w) {outputs = ["p"]} : (tensor<2x8xf32>, tensor<4x3xf32>) -> tensor<*xf32>
+    onnx.yield %y, %p : tensor<*xf32>, tensor<*xf32>
+  }
+}
