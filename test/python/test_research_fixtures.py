@@ -169,7 +169,7 @@ def _fresh(name: str, rng) -> dict:
     return feeds
 
 
-def _ttt_opt(src: Path, out: Path) -> str:
+def _ttt_opt(src: Path, out: Path, *flags: str) -> str:
     """stderr of `ttt-opt src -o out`; waits a while for a binary that is being rebuilt."""
     tool = build_dir() / "bin" / "ttt-opt"
     for _ in range(60):
@@ -178,8 +178,8 @@ def _ttt_opt(src: Path, out: Path) -> str:
         time.sleep(2)
     for attempt in range(3):
         try:
-            proc = subprocess.run([str(tool), str(src), "-o", str(out)], capture_output=True,
-                                  text=True, timeout=300)
+            proc = subprocess.run([str(tool), str(src), *flags, "-o", str(out)],
+                                  capture_output=True, text=True, timeout=300)
         except OSError:  # replaced while we started it (text file busy, vanished)
             if attempt == 2:
                 raise
@@ -316,6 +316,19 @@ def _check_reading(name: str, layer: str) -> None:
         count = len(named) + int(match.group(2) or 0)
         assert count == len(kwargs["trained"]), (
             f"{name}: {count} fast weights, the twin trains {len(kwargs['trained'])}: {layer}")
+
+
+@pytest.mark.parametrize("name", RESEARCH)
+def test_normalized_graph_computes_the_same(name, tmp_path):
+    """`--ttt-normalize-onnx` alone (every handler that rewrites an idiom into the
+    canonical spelling the raise reads) keeps what the graph computes: onnxruntime on
+    the normalized graph against the original on fresh random inputs."""
+    out = tmp_path / "normalized.onnx"
+    _ttt_opt(_path(name), out, "--ttt-normalize-onnx")
+    feeds = _fresh(name, np.random.default_rng(zlib.crc32(name.encode()) + 1))
+    for got, want in zip(_run(out, feeds), _run(_path(name), feeds)):
+        err = _relative_error(got, want)
+        assert err <= RTOL, f"{name}: normalized graph differs by {err:.3g}"
 
 
 def _normalized(layer_remark: str) -> str:

@@ -246,9 +246,18 @@ def TTTNormalizeONNX : Pass<"ttt-normalize-onnx"> {
       of a Concat (for any transpose that a transpose of the result undoes);
       the innermost transpose of a Concat of products becomes a Concat of
       the transposed products; a stack (`Unsqueeze` each chunk, `Concat`,
-      `Reshape`) becomes a Concat; `ScatterND` writes of windows into a zero
-      buffer (in any layout) that tile one axis exactly become a Concat of
-      the windows.
+      `Reshape`, also permuted first and with the features merged) becomes a
+      Concat; `ScatterND` or `ScatterElements` writes of windows that tile
+      one axis of a buffer exactly (zeros, or torch.empty's) become a Concat
+      of the windows;
+    - mini-batches by index: a Gather of one index moves in front of a
+      Transpose, of an elementwise op or Expand, and of a Reshape that keeps
+      the dims up to its axis; a Transpose of a reshape that splits one axis
+      moves in front of the split; one index of the split axis is a window
+      of the source (ttt-lm-pytorch's `x[i]` of a `[N, B, H, C, D]` view);
+    - types: an `If` on a constant becomes the branch it takes, and a node
+      whose inputs fix its shape gets that static type; a Gather of one
+      index of a constant is folded.
     Equal nodes the rewrites create are merged afterwards.
 
     `ttt-raise-onnx` normalizes a copy of each graph before it looks for

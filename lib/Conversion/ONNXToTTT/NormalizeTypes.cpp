@@ -1,4 +1,5 @@
-//===- NormalizeTypes.cpp - constant Ifs and the types shape inference lost -===//
+//===- NormalizeTypes.cpp - constant Ifs and the types shape inference lost
+//-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -36,8 +37,8 @@ struct FoldConstantIf : OpRewritePattern<onnx::NodeOp> {
         intConstant(node.getInputs()[0]);
     if (!condition || condition->size() != 1)
       return rewriter.notifyMatchFailure(node, "condition not a constant");
-    auto taken = dyn_cast_or_null<onnx::GraphAttr>(node.getONNXAttr(
-        (*condition)[0] != 0 ? "then_branch" : "else_branch"));
+    auto taken = dyn_cast_or_null<onnx::GraphAttr>(
+        node.getONNXAttr((*condition)[0] != 0 ? "then_branch" : "else_branch"));
     Region *branch = taken && taken.getRegion() < node->getNumRegions()
                          ? &node->getRegion(taken.getRegion())
                          : nullptr;
@@ -97,8 +98,7 @@ Rule ruleOf(StringRef opType) {
               "Tanh", "Sigmoid", "Relu", "Erf", "Softplus", "Clip", "Trilu",
               "Softmax", "Gelu"},
              Rule::SameAsFirst)
-      .Cases({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"},
-             Rule::Broadcast)
+      .Cases({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"}, Rule::Broadcast)
       .Case("MatMul", Rule::MatMul)
       .Case("Transpose", Rule::Transpose)
       .Cases({"ReduceMean", "ReduceSum", "ReduceSumSquare", "ReduceL2",
@@ -157,8 +157,8 @@ std::optional<SmallVector<int64_t>> inferShape(onnx::NodeOp node, Rule rule) {
   case Rule::Reduce: {
     std::optional<SmallVector<int64_t>> axes = reduceAxes(node);
     int64_t rank = x->size();
-    if (!axes || (axes->empty() && intAttr(node, "noop_with_empty_axes")
-                                           .value_or(0) != 0))
+    if (!axes || (axes->empty() &&
+                  intAttr(node, "noop_with_empty_axes").value_or(0) != 0))
       return std::nullopt;
     SmallVector<bool> reduced(rank, axes->empty());
     for (int64_t axis : *axes) {

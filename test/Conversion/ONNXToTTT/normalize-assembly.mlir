@@ -246,3 +246,56 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %y : tensor<1x8x2x4xf32>
   }
 }
+
+// -----
+
+// ttt-lm-pytorch's scan writes mini-batch i's output into row i of a
+// torch.empty buffer [N, B, H, C, D] (`out[i] = y`: ScatterND of
+// `y.reshape(1, ..)`, or the dynamo exporter's ScatterElements of
+// `y.unsqueeze(0)`), permutes it to [B, N, C, H, D] and flattens it to
+// [B, T, H * D]. The rows tile the buffer, so what it held does not matter;
+// the join becomes one Concat of the outputs on their time axis, then the
+// layout change.
+
+// CHECK-LABEL: onnx.graph @scan_buffer(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<2x3x4x5xf32> {{.*}}, %[[B:[^:]+]]: tensor<2x3x4x5xf32>
+// CHECK-NOT: "Scatter
+// CHECK: %[[J:.+]] = onnx.node "Concat"(%[[A]], %[[B]]) attrs {axis = 2 : i64} {{.*}} -> tensor<2x3x8x5xf32>
+// CHECK: %[[T:.+]] = onnx.node "Transpose"(%[[J]]) attrs {perm = array<i64: 0, 2, 1, 3>} {{.*}} -> tensor<2x8x3x5xf32>
+// CHECK: %[[Y:.+]] = onnx.node "Reshape"(%[[T]], %{{.+}}) {{.*}} -> tensor<2x8x15xf32>
+// CHECK: onnx.yield %[[Y]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @scan_buffer(%a: tensor<2x3x4x5xf32> {onnx.name = "a"}, %b: tensor<2x3x4x5xf32> {onnx.name = "b"}) -> (tensor<2x8x15xf32> {onnx.name = "y"}) {
+    %empty = onnx.initializer "empty" dense<7.000000e+00> : tensor<2x2x3x4x5xf32>
+    %row = onnx.node "Constant"() attrs {value = dense<[1, 2, 3, 4, 5]> : tensor<5xi64>} {outputs = ["row"]} : () -> tensor<5xi64>
+    %a1 = onnx.node "Reshape"(%a, %row) {outputs = ["a1"]} : (tensor<2x3x4x5xf32>, tensor<5xi64>) -> tensor<1x2x3x4x5xf32>
+    %i0 = onnx.node "Constant"() attrs {value = dense<0> : tensor<1x1xi64>} {outputs = ["i0"]} : () -> tensor<1x1xi64>
+    %s0 = onnx.node "ScatterND"(%empty, %i0, %a1) {outputs = ["s0"]} : (tensor<2x2x3x4x5xf32>, tensor<1x1xi64>, tensor<1x2x3x4x5xf32>) -> tensor<2x2x3x4x5xf32>
+    %zero = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["zero"]} : () -> tensor<1xi64>
+    %b1 = onnx.node "Unsqueeze"(%b, %zero) {outputs = ["b1"]} : (tensor<2x3x4x5xf32>, tensor<1xi64>) -> tensor<1x2x3x4x5xf32>
+    %i1 = onnx.node "Constant"() attrs {value = dense<1> : tensor<1x2x3x4x5xi64>} {outputs = ["i1"]} : () -> tensor<1x2x3x4x5xi64>
+    %s1 = onnx.node "ScatterElements"(%s0, %i1, %b1) attrs {axis = 0 : i64} {outputs = ["s1"]} : (tensor<2x2x3x4x5xf32>, tensor<1x2x3x4x5xi64>, tensor<1x2x3x4x5xf32>) -> tensor<2x2x3x4x5xf32>
+    %p = onnx.node "Transpose"(%s1) attrs {perm = array<i64: 1, 0, 3, 2, 4>} {outputs = ["p"]} : (tensor<2x2x3x4x5xf32>) -> tensor<2x2x4x3x5xf32>
+    %flat = onnx.node "Constant"() attrs {value = dense<[2, 8, 15]> : tensor<3xi64>} {outputs = ["flat"]} : () -> tensor<3xi64>
+    %y = onnx.node "Reshape"(%p, %flat) {outputs = ["y"]} : (tensor<2x2x4x3x5xf32>, tensor<3xi64>) -> tensor<2x8x15xf32>
+    onnx.yield %y : tensor<2x8x15xf32>
+  }
+}
+
+// -----
+
+// A ScatterElements whose indices are not one row per write (here row 1
+// writes the buffer's rows 0 and 1 alternately) is no window: left alone.
+
+// CHECK-LABEL: onnx.graph @scatter_elements_not_a_row(
+// CHECK: onnx.node "ScatterElements"
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @scatter_elements_not_a_row(%a: tensor<1x2xf32> {onnx.name = "a"}, %b: tensor<1x2xf32> {onnx.name = "b"}) -> (tensor<2x2xf32> {onnx.name = "y"}) {
+    %empty = onnx.initializer "empty" dense<0.000000e+00> : tensor<2x2xf32>
+    %i0 = onnx.node "Constant"() attrs {value = dense<0> : tensor<1x2xi64>} {outputs = ["i0"]} : () -> tensor<1x2xi64>
+    %s0 = onnx.node "ScatterElements"(%empty, %i0, %a) attrs {axis = 0 : i64} {outputs = ["s0"]} : (tensor<2x2xf32>, tensor<1x2xi64>, tensor<1x2xf32>) -> tensor<2x2xf32>
+    %i1 = onnx.node "Constant"() attrs {value = dense<[[1, 0]]> : tensor<1x2xi64>} {outputs = ["i1"]} : () -> tensor<1x2xi64>
+    %y = onnx.node "ScatterElements"(%s0, %i1, %b) attrs {axis = 0 : i64} {outputs = ["y"]} : (tensor<2x2xf32>, tensor<1x2xi64>, tensor<1x2xf32>) -> tensor<2x2xf32>
+    onnx.yield %y : tensor<2x2xf32>
+  }
+}

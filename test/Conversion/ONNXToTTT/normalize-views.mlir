@@ -305,3 +305,85 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %seq : !onnx.seq<tensor<*xf32>>
   }
 }
+
+// -----
+
+// ttt-lm-pytorch cuts mini-batch i out of `x.reshape(B, N, C, H, D)`
+// permuted to [N, B, H, C, D] (x is [B, T, H * D]): the Gather moves in front
+// of the permutation, and the reshape that also splits the features becomes
+// the split of `x.reshape(B, T, H, D)`, so the chunk is a time window of it.
+
+// CHECK-LABEL: onnx.graph @mini_batch_of_permutation(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x40x32xf32>
+// CHECK-NOT: "Gather"
+// CHECK: %[[R:.+]] = onnx.node "Reshape"(%[[X]], %{{.+}}) {{.*}} -> tensor<2x40x2x16xf32>
+// CHECK: %[[T:.+]] = onnx.node "Transpose"(%[[R]]) attrs {perm = array<i64: 0, 2, 1, 3>} {{.*}} -> tensor<2x2x40x16xf32>
+// CHECK: %[[C:.+]] = onnx.node "Slice"(%[[T]], %{{.+}}, %{{.+}}, %{{.+}}) {{.*}} -> tensor<2x2x8x16xf32>
+// CHECK: onnx.yield %[[C]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @mini_batch_of_permutation(%x: tensor<2x40x32xf32> {onnx.name = "x"}) -> (tensor<2x2x8x16xf32> {onnx.name = "c"}) {
+    %shape = onnx.node "Constant"() attrs {value = dense<[2, 5, 8, 2, 16]> : tensor<5xi64>} {outputs = ["shape"]} : () -> tensor<5xi64>
+    %r = onnx.node "Reshape"(%x, %shape) {outputs = ["r"]} : (tensor<2x40x32xf32>, tensor<5xi64>) -> tensor<2x5x8x2x16xf32>
+    %p = onnx.node "Transpose"(%r) attrs {perm = array<i64: 1, 0, 3, 2, 4>} {outputs = ["p"]} : (tensor<2x5x8x2x16xf32>) -> tensor<5x2x2x8x16xf32>
+    %i = onnx.node "Constant"() attrs {value = dense<2> : tensor<i64>} {outputs = ["i"]} : () -> tensor<i64>
+    %c = onnx.node "Gather"(%p, %i) attrs {axis = 0 : i64} {outputs = ["c"]} : (tensor<5x2x2x8x16xf32>, tensor<i64>) -> tensor<2x2x8x16xf32>
+    onnx.yield %c : tensor<2x2x8x16xf32>
+  }
+}
+
+// -----
+
+// Its learning rates: `eta = token_eta [1, 1, 1, C, 1] * lr` for all
+// mini-batches, lr being `ttt_lr [B, T, H]` reshaped to [B, N, C, H],
+// permuted to [B, H, N, C] and given a unit axis; mini-batch i of eta is the
+// product of token_eta and the window [i C, i C + C) of `ttt_lr` turned to
+// [B, H, T] (the Gather goes through the product, the broadcast, the unit
+// reshape and the permutation, which moves in front of the split).
+
+// CHECK-LABEL: onnx.graph @rates_of_mini_batch(
+// CHECK-SAME: %[[LR:[^:]+]]: tensor<2x40x2xf32>
+// CHECK-NOT: "Gather"
+// CHECK: %[[T:.+]] = onnx.node "Transpose"(%[[LR]]) attrs {perm = array<i64: 0, 2, 1>} {{.*}} -> tensor<2x2x40xf32>
+// CHECK-DAG: %[[FROM:.+]] = onnx.node "Constant"() attrs {value = dense<16> : tensor<1xi64>}
+// CHECK-DAG: %[[TO:.+]] = onnx.node "Constant"() attrs {value = dense<24> : tensor<1xi64>}
+// CHECK: %[[W:.+]] = onnx.node "Slice"(%[[T]], %[[FROM]], %[[TO]], %{{.+}}) {{.*}} -> tensor<2x2x8xf32>
+// CHECK: %[[RATES:.+]] = onnx.node "Reshape"(%[[W]], %{{.+}}) {{.*}} -> tensor<2x2x1x8xf32>
+// CHECK: %[[E:.+]] = onnx.node "Mul"(%{{.+}}, %[[RATES]]) {{.*}} -> tensor<2x2x8x8xf32>
+// CHECK: onnx.yield %[[E]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @rates_of_mini_batch(%lr: tensor<2x40x2xf32> {onnx.name = "ttt_lr"}) -> (tensor<2x2x8x8xf32> {onnx.name = "eta"}) {
+    %tok = onnx.initializer "token_eta" dense<0.5> : tensor<1x1x1x8x1xf32>
+    %split = onnx.node "Constant"() attrs {value = dense<[2, 5, 8, 2]> : tensor<4xi64>} {outputs = ["split"]} : () -> tensor<4xi64>
+    %r = onnx.node "Reshape"(%lr, %split) {outputs = ["r"]} : (tensor<2x40x2xf32>, tensor<4xi64>) -> tensor<2x5x8x2xf32>
+    %p = onnx.node "Transpose"(%r) attrs {perm = array<i64: 0, 3, 1, 2>} {outputs = ["p"]} : (tensor<2x5x8x2xf32>) -> tensor<2x2x5x8xf32>
+    %unit = onnx.node "Constant"() attrs {value = dense<[2, 2, 5, 1, 8]> : tensor<5xi64>} {outputs = ["unit"]} : () -> tensor<5xi64>
+    %u = onnx.node "Reshape"(%p, %unit) {outputs = ["u"]} : (tensor<2x2x5x8xf32>, tensor<5xi64>) -> tensor<2x2x5x1x8xf32>
+    %full = onnx.node "Constant"() attrs {value = dense<[2, 2, 5, 8, 1]> : tensor<5xi64>} {outputs = ["full"]} : () -> tensor<5xi64>
+    %te = onnx.node "Expand"(%tok, %full) {outputs = ["te"]} : (tensor<1x1x1x8x1xf32>, tensor<5xi64>) -> tensor<2x2x5x8x1xf32>
+    %eta = onnx.node "Mul"(%te, %u) {outputs = ["eta"]} : (tensor<2x2x5x8x1xf32>, tensor<2x2x5x1x8xf32>) -> tensor<2x2x5x8x8xf32>
+    %i = onnx.node "Constant"() attrs {value = dense<2> : tensor<i64>} {outputs = ["i"]} : () -> tensor<i64>
+    %c = onnx.node "Gather"(%eta, %i) attrs {axis = 2 : i64} {outputs = ["c"]} : (tensor<2x2x5x8x8xf32>, tensor<i64>) -> tensor<2x2x8x8xf32>
+    onnx.yield %c : tensor<2x2x8x8xf32>
+  }
+}
+
+// -----
+
+// A constant broadcast over all mini-batches (the dynamo exporter folds
+// `token_eta` expanded to [B, H, N, C, 1] into one initializer): each
+// mini-batch's row is a constant, and equal rows are one.
+
+// CHECK-LABEL: onnx.graph @rows_of_constant(
+// CHECK-NOT: "Gather"
+// CHECK: %[[ROW:.+]] = onnx.node "Constant"() attrs {value = dense<{{\[}}[1.000000e+00, 2.000000e+00]]> : tensor<1x2xf32>}
+// CHECK: onnx.yield %[[ROW]], %[[ROW]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @rows_of_constant() -> (tensor<1x2xf32> {onnx.name = "a"}, tensor<1x2xf32> {onnx.name = "b"}) {
+    %e = onnx.initializer "expand" dense<[[[1.0, 2.0]], [[1.0, 2.0]], [[1.0, 2.0]]]> : tensor<3x1x2xf32>
+    %i0 = onnx.node "Constant"() attrs {value = dense<0> : tensor<i64>} {outputs = ["i0"]} : () -> tensor<i64>
+    %i2 = onnx.node "Constant"() attrs {value = dense<-1> : tensor<i64>} {outputs = ["i2"]} : () -> tensor<i64>
+    %a = onnx.node "Gather"(%e, %i0) attrs {axis = 0 : i64} {outputs = ["a"]} : (tensor<3x1x2xf32>, tensor<i64>) -> tensor<1x2xf32>
+    %b = onnx.node "Gather"(%e, %i2) attrs {axis = 0 : i64} {outputs = ["b"]} : (tensor<3x1x2xf32>, tensor<i64>) -> tensor<1x2xf32>
+    onnx.yield %a, %b : tensor<1x2xf32>, tensor<1x2xf32>
+  }
+}
