@@ -28,7 +28,8 @@ reproduces the same arrays (the .onnx bytes may differ between torch versions).
 ``--research`` builds only the research-spelling fixtures instead (nothing above is
 rewritten): the modules of python/ttt/models/research.py (the linear_dot, linear_mse and
 lact_v2 math written with preallocated outputs, fast weights as arguments, out x in
-weights, einsum/bmm, heads folded into the batch, [B, T, H, D]), each checked in float64
+weights, einsum/bmm, heads folded into the batch, [B, T, H, D]; TTT-Linear/MLP in
+ttt-lm-pytorch's scan over mini-batches), each checked in float64
 against its layers.py twin and exported traced with the TorchScript exporter at opset 17
 and at torch's default opset and with the dynamo exporter, plus linear_dot and lact_v2
 re-exported at torch's default opset; into test/fixtures/onnx/research/ (see

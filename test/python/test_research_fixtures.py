@@ -1,7 +1,7 @@
 """The research-spelling fixtures (test/fixtures/onnx/research/) through `ttt-opt`.
 
 ``research_<module>.<exporter>_opset<N>.onnx`` are exports of python/ttt/models/research.py:
-the linear_dot, linear_mse, lact_v2 and ttt_linear layers of python/ttt/models/layers.py
+the linear_dot, linear_mse, lact_v2, ttt_linear and ttt_mlp layers of python/ttt/models/layers.py
 written the way research code writes them (preallocated outputs with in-place chunk
 writes, fast weights as forward arguments, out x in weights, einsum/bmm, heads folded into
 the batch, [B, T, H, D], ttt-lm-pytorch's scan over mini-batches), traced with torch's TorchScript exporter at opset 17 and at torch's default
@@ -109,10 +109,13 @@ EXPECTED = {
     'research_linear_mse_xwt.dynamo_opset20': 'rewritten',
     'research_linear_mse_xwt.traced_opset17': 'rewritten',
     'research_linear_mse_xwt.traced_opset20': 'rewritten',
-    # TTT-Linear is found (LayerNorm-MSE: not linear attention) and left as it was.
+    # TTT-Linear/MLP are found (LayerNorm-MSE: not linear attention) and left as they were.
     'research_ttt_linear_scan.dynamo_opset20': 'found',
     'research_ttt_linear_scan.traced_opset17': 'found',
     'research_ttt_linear_scan.traced_opset20': 'found',
+    'research_ttt_mlp_scan.dynamo_opset20': 'found',
+    'research_ttt_mlp_scan.traced_opset17': 'found',
+    'research_ttt_mlp_scan.traced_opset20': 'found',
 }
 
 # Research fixtures today's ttt-opt does not find, with what it prints.

@@ -198,12 +198,19 @@ private:
                         [&](Value s) { return deps.dependsOn(value, s); });
   }
 
-  /// A one-element value computed from constants (`1 / 16`): a factor,
-  /// not a weight.
+  /// A one-element value computed from constants (`1 / 16`), or an integer
+  /// made a float (a Loop's chunk length `Cast(e - s)`): a factor, not a
+  /// weight.
   static bool isConstantScalar(Value value) {
     auto type = dyn_cast<ShapedType>(value.getType());
-    return type && type.hasStaticShape() && type.getNumElements() == 1 &&
-           readsOnly(value, {});
+    if (!type || !type.hasStaticShape() || type.getNumElements() != 1)
+      return false;
+    if (onnx::NodeOp cast = nodeOf(value, "Cast")) {
+      auto from = dyn_cast<ShapedType>(cast.getInputs()[0].getType());
+      if (from && isa<IntegerType>(from.getElementType()))
+        return true;
+    }
+    return readsOnly(value, {});
   }
 
   /// Collects the weights the query path reads; with `chunkData`, looks

@@ -16,7 +16,8 @@ kernels. Each module here computes *exactly* the function of one existing layer 
   momentum, Muon with the LaCT table, no weight norm, apply then update, the last chunk
   only applied),
 * ``ttt_linear``: `TTTLinear` (ttt-lm-pytorch's TTT-Linear, dual form: LayerNorm-MSE
-  loss, trained bias, ``token_eta x lr``, output ``q + LN(Z)``)
+  loss, trained bias, ``token_eta x lr``, output ``q + LN(Z)``),
+* ``ttt_mlp``: `TTTMLP` (ttt-lm-pytorch's TTT-MLP, the same with a tanh-GELU MLP)
 
 -- in one or more of these spellings:
 
@@ -42,6 +43,7 @@ traced (TorchScript exporter, ``dynamo=False``) or exported with the dynamo expo
 scripted.
 """
 
+import math
 from typing import Dict, Tuple
 
 import torch
@@ -63,6 +65,7 @@ __all__ = [
     "LaCTV2Function",
     "LaCTV2FoldedParams",
     "TTTLinearScan",
+    "TTTMLPScan",
     "LaCTV2BTHDEinsum",
     "zeropower_via_newtonschulz5",
 ]
@@ -579,6 +582,96 @@ class TTTLinearScan(nn.Module):
         return XQW_batch.reshape(B, L, H * f)
 
 
+def gelu_bwd(x: Tensor) -> Tensor:
+    """ttt-lm-pytorch's derivative of the tanh-approximated GELU (it writes sqrt(2/pi)
+    as 0.79788456 and 3 * 0.044715 * sqrt(2/pi) as 0.1070322243; the exact constants
+    here keep the module equal to its twin in float64)."""
+    c = math.sqrt(2.0 / math.pi)
+    tanh_out = torch.tanh(c * x * (1 + 0.044715 * x * x))
+    ff = 0.5 * x * ((1 - tanh_out * tanh_out) * (c + 3 * 0.044715 * c * x * x)) + 0.5 * (
+        1 + tanh_out)
+    return ff
+
+
+class TTTMLPScan(TTTLinearScan):
+    """ttt_mlp. Spelling (g), with (f): ttt-lm-pytorch's TTT-MLP (``W1 [f, 4f], b1,
+    W2 [4f, f], b2``, tanh GELU, the dual form applied layer by layer) in the same scan
+    as `TTTLinearScan`."""
+
+    def __init__(self, twin):
+        nn.Module.__init__(self)
+        self.num_heads, self.head_dim = twin.W1.shape[0], twin.W1.shape[1]
+        self.mini_batch_size = twin.chunk
+        self.W1 = nn.Parameter(twin.W1.detach().clone())               # [H, f, 4f]
+        self.b1 = nn.Parameter(twin.b1.detach().clone())               # [H, 1, 4f]
+        self.W2 = nn.Parameter(twin.W2.detach().clone())               # [H, 4f, f]
+        self.b2 = nn.Parameter(twin.b2.detach().clone())               # [H, 1, f]
+        self.ttt_norm_weight = nn.Parameter(twin.ln_weight.detach()[:, 0].clone())
+        self.ttt_norm_bias = nn.Parameter(twin.ln_bias.detach()[:, 0].clone())
+        self.register_buffer("token_idx", twin.token_idx.detach().clone())
+        self.learnable_token_idx = nn.Parameter(twin.learnable_token_idx.detach().clone())
+
+    def forward(self, XQ: Tensor, XK: Tensor, XV: Tensor, ttt_lr: Tensor) -> Tensor:
+        B, L = XQ.shape[0], XQ.shape[1]
+        H, f, C = self.num_heads, self.head_dim, self.mini_batch_size
+        N = L // C
+
+        def mini_batches(x: Tensor) -> Tensor:
+            return x.reshape(B, N, C, H, f).permute(0, 3, 1, 2, 4)
+
+        inputs = {"XQ": mini_batches(XQ), "XK": mini_batches(XK), "XV": mini_batches(XV),
+                  "eta": self.get_eta(ttt_lr)}
+
+        def compute_mini_batch(params_dict, inputs):
+            W1_init = params_dict["W1_states"]
+            b1_init = params_dict["b1_states"]
+            W2_init = params_dict["W2_states"]
+            b2_init = params_dict["b2_states"]
+            XQ_mini_batch = inputs["XQ"]
+            XV_mini_batch = inputs["XV"]
+            XK_mini_batch = inputs["XK"]
+            eta_mini_batch = inputs["eta"]
+            X1 = XK_mini_batch
+            Z1 = X1 @ W1_init + b1_init
+            X2 = F.gelu(Z1, approximate="tanh")
+            Z2 = X2 @ W2_init + b2_init
+            reconstruction_target = XV_mini_batch - XK_mini_batch
+            ln_weight = self.ttt_norm_weight.reshape(H, 1, f)
+            ln_bias = self.ttt_norm_bias.reshape(H, 1, f)
+            grad_l_wrt_Z2 = ln_fused_l2_bwd(Z2, reconstruction_target, ln_weight, ln_bias)
+            grad_l_wrt_Z1 = grad_l_wrt_Z2 @ W2_init.transpose(-2, -1) * gelu_bwd(Z1)
+            Attn1 = torch.tril(XQ_mini_batch @ X1.transpose(-2, -1))
+            b1_bar = b1_init - torch.tril(eta_mini_batch) @ grad_l_wrt_Z1
+            Z1_bar = XQ_mini_batch @ W1_init - (eta_mini_batch * Attn1) @ grad_l_wrt_Z1 + b1_bar
+            X2_bar = F.gelu(Z1_bar, approximate="tanh")
+            Attn2 = torch.tril(X2_bar @ X2.transpose(-2, -1))
+            b2_bar = b2_init - torch.tril(eta_mini_batch) @ grad_l_wrt_Z2
+            Z2_bar = X2_bar @ W2_init - (eta_mini_batch * Attn2) @ grad_l_wrt_Z2 + b2_bar
+            last_eta_mini_batch = eta_mini_batch[:, :, -1, :, None]
+            W1_last = W1_init - (last_eta_mini_batch * X1).transpose(-1, -2) @ grad_l_wrt_Z1
+            b1_last = b1_init - torch.sum(last_eta_mini_batch * grad_l_wrt_Z1, dim=-2,
+                                          keepdim=True)
+            W2_last = W2_init - (last_eta_mini_batch * X2).transpose(-1, -2) @ grad_l_wrt_Z2
+            b2_last = b2_init - torch.sum(last_eta_mini_batch * grad_l_wrt_Z2, dim=-2,
+                                          keepdim=True)
+            Z2_bar = ln_fwd(Z2_bar, ln_weight, ln_bias)
+            XQW_mini_batch = XQ_mini_batch + Z2_bar
+            return {"W1_states": W1_last, "b1_states": b1_last, "W2_states": W2_last,
+                    "b2_states": b2_last}, XQW_mini_batch
+
+        init_params_dict = {
+            "W1_states": torch.tile(self.W1.unsqueeze(0), dims=(B, 1, 1, 1)),
+            "b1_states": torch.tile(self.b1.unsqueeze(0), dims=(B, 1, 1, 1)),
+            "W2_states": torch.tile(self.W2.unsqueeze(0), dims=(B, 1, 1, 1)),
+            "b2_states": torch.tile(self.b2.unsqueeze(0), dims=(B, 1, 1, 1)),
+        }
+        inputs = {k: x.permute(2, 0, 1, 3, 4) for k, x in inputs.items()}
+        XQW_batch = torch.empty((N, B, H, C, f), device=XQ.device, dtype=XQ.dtype)
+        _, XQW_batch = scan(compute_mini_batch, init_params_dict, inputs, XQW_batch)
+        XQW_batch = XQW_batch.permute(1, 0, 3, 2, 4)
+        return XQW_batch.reshape(B, L, H * f)
+
+
 # ------------------------------------------------------------------ fixture glue
 # How python/scripts/make_fixtures.py builds each research module from its twin in
 # layers.py and maps the twin's inputs ([B, H, T, D], lr [B, H, T, 1|3],
@@ -660,6 +753,11 @@ RESEARCH: Dict[str, Tuple] = {
         lambda t, o: _bthd(o)),
     "ttt_linear_scan": (
         "ttt_linear", "g,f", lambda t: TTTLinearScan(t),
+        lambda t, x: {"XQ": _width(x["q"]), "XK": _width(x["k"]), "XV": _width(x["v"]),
+                      "ttt_lr": x["lr"][..., 0].transpose(1, 2).contiguous()},
+        lambda t, o: _heads(o, t.W1.shape[0])),
+    "ttt_mlp_scan": (
+        "ttt_mlp", "g,f", lambda t: TTTMLPScan(t),
         lambda t, x: {"XQ": _width(x["q"]), "XK": _width(x["k"]), "XV": _width(x["v"]),
                       "ttt_lr": x["lr"][..., 0].transpose(1, 2).contiguous()},
         lambda t, o: _heads(o, t.W1.shape[0])),
