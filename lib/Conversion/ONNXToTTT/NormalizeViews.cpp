@@ -443,6 +443,14 @@ struct GatherOfReshapeToSlice : NodePattern {
   }
 };
 
+/// True if `gather` takes one index (a 0-D index tensor) of its data.
+static bool takesOneIndex(onnx::NodeOp gather) {
+  if (gather.getInputs().size() != 2)
+    return false;
+  auto index = dyn_cast<ShapedType>(gather.getInputs()[1].getType());
+  return index && index.hasRank() && index.getRank() == 0;
+}
+
 /// Gather(Transpose(x, p), i, axis a) of one index -> Transpose(Gather(x, i,
 /// axis p[a]), q), q the rest of p: the cut moves in front of the layout
 /// change, onto the tensor the chunks are views of (ttt-lm-pytorch takes
@@ -454,10 +462,7 @@ struct GatherOfTranspose : NodePattern {
   LogicalResult matchNode(onnx::NodeOp gather,
                           PatternRewriter &rewriter) const override {
     onnx::NodeOp transpose = nodeOf(gather.getInputs()[0], "Transpose");
-    auto index = gather.getInputs().size() == 2
-                     ? dyn_cast<ShapedType>(gather.getInputs()[1].getType())
-                     : ShapedType();
-    if (!transpose || !index || !index.hasRank() || index.getRank() != 0)
+    if (!transpose || !takesOneIndex(gather))
       return rewriter.notifyMatchFailure(gather,
                                          "not one index of a Transpose");
     std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
@@ -528,12 +533,9 @@ struct GatherOfElementwise : NodePattern {
   LogicalResult matchNode(onnx::NodeOp gather,
                           PatternRewriter &rewriter) const override {
     onnx::NodeOp op = nodeOf(gather.getInputs()[0], opType);
-    auto index = gather.getInputs().size() == 2
-                     ? dyn_cast<ShapedType>(gather.getInputs()[1].getType())
-                     : ShapedType();
     auto type = op ? dyn_cast<RankedTensorType>(op->getResult(0).getType())
                    : RankedTensorType();
-    if (!op || !index || !index.hasRank() || index.getRank() != 0 || !type ||
+    if (!op || !takesOneIndex(gather) || !type ||
         !isa<FloatType>(type.getElementType()) || op.getInputs().size() != 2)
       return rewriter.notifyMatchFailure(gather,
                                          "not one index of a float " + opType);
@@ -592,9 +594,6 @@ struct GatherOfTrailingReshape : NodePattern {
   LogicalResult matchNode(onnx::NodeOp gather,
                           PatternRewriter &rewriter) const override {
     onnx::NodeOp reshape = nodeOf(gather.getInputs()[0], "Reshape");
-    auto index = gather.getInputs().size() == 2
-                     ? dyn_cast<ShapedType>(gather.getInputs()[1].getType())
-                     : ShapedType();
     auto from =
         reshape ? dyn_cast<RankedTensorType>(reshape.getInputs()[0].getType())
                 : RankedTensorType();
@@ -602,9 +601,9 @@ struct GatherOfTrailingReshape : NodePattern {
                   ? dyn_cast<RankedTensorType>(reshape->getResult(0).getType())
                   : RankedTensorType();
     auto result = dyn_cast<RankedTensorType>(gather->getResult(0).getType());
-    if (!reshape || !index || !index.hasRank() || index.getRank() != 0 ||
-        !from || !to || !from.hasStaticShape() || !to.hasStaticShape() ||
-        !result || !result.hasStaticShape())
+    if (!reshape || !takesOneIndex(gather) || !from || !to ||
+        !from.hasStaticShape() || !to.hasStaticShape() || !result ||
+        !result.hasStaticShape())
       return rewriter.notifyMatchFailure(gather, "not one index of a static "
                                                  "reshape");
     int64_t axis = intAttr(gather, "axis").value_or(0);

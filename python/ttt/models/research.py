@@ -510,18 +510,19 @@ class TTTLinearScan(nn.Module):
     and ``lr [B, T, H]`` (``ttt_lr_eta``, already divided by the head dim) are reshaped to
     mini-batches ``[B, H, N, C, D]`` and permuted to ``[N, B, H, C, D]``; ``eta =
     token_eta [C, 1] * lr [1, C]`` per mini-batch; ``scan`` runs ``compute_mini_batch`` (the
-    dual form) over the mini-batches with the state ``{W1_states, b1_states}`` tiled over
-    the batch, writing each ``XQ + LN(Z1_bar)`` into ``torch.empty``; the result is permuted
-    back and reshaped to ``[B, T, H*D]``."""
+    dual form) over the mini-batches with the states (``W1_states``, ``b1_states``) tiled
+    over the batch, writing each ``XQ + LN(Z1_bar)`` into ``torch.empty``; the result is
+    permuted back and reshaped to ``[B, T, H*D]`` (ttt-lm-pytorch's ``TTTBase.ttt``)."""
 
     input_names = ("XQ", "XK", "XV", "ttt_lr")
+    states = ("W1", "b1")
 
     def __init__(self, twin):
         super().__init__()
         self.num_heads, self.head_dim = twin.W1.shape[0], twin.W1.shape[1]
         self.mini_batch_size = twin.chunk
-        self.W1 = nn.Parameter(twin.W1.detach().clone())               # [H, f, f]
-        self.b1 = nn.Parameter(twin.b1.detach().clone())               # [H, 1, f]
+        for name in self.states:  # W1 [H, f, f], b1 [H, 1, f] (TTT-MLP: W1, b1, W2, b2)
+            setattr(self, name, nn.Parameter(getattr(twin, name).detach().clone()))
         self.ttt_norm_weight = nn.Parameter(twin.ln_weight.detach()[:, 0].clone())  # [H, f]
         self.ttt_norm_bias = nn.Parameter(twin.ln_bias.detach()[:, 0].clone())
         self.register_buffer("token_idx", twin.token_idx.detach().clone())
@@ -536,6 +537,33 @@ class TTTLinearScan(nn.Module):
                                        (B, self.num_heads, N, C, 1))
         return token_eta * ttt_lr_eta                                   # [B, H, N, C, C]
 
+    def ln(self):
+        H, f = self.num_heads, self.head_dim
+        return self.ttt_norm_weight.reshape(H, 1, f), self.ttt_norm_bias.reshape(H, 1, f)
+
+    def compute_mini_batch(self, params_dict, inputs):
+        W1_init = params_dict["W1_states"]
+        b1_init = params_dict["b1_states"]
+        XQ_mini_batch = inputs["XQ"]
+        XV_mini_batch = inputs["XV"]
+        XK_mini_batch = inputs["XK"]
+        eta_mini_batch = inputs["eta"]
+        X1 = XK_mini_batch
+        Z1 = X1 @ W1_init + b1_init
+        reconstruction_target = XV_mini_batch - XK_mini_batch
+        ln_weight, ln_bias = self.ln()
+        grad_l_wrt_Z1 = ln_fused_l2_bwd(Z1, reconstruction_target, ln_weight, ln_bias)
+        Attn1 = torch.tril(XQ_mini_batch @ X1.transpose(-2, -1))
+        b1_bar = b1_init - torch.tril(eta_mini_batch) @ grad_l_wrt_Z1
+        Z1_bar = XQ_mini_batch @ W1_init - (eta_mini_batch * Attn1) @ grad_l_wrt_Z1 + b1_bar
+        last_eta_mini_batch = eta_mini_batch[:, :, -1, :, None]
+        W1_last = W1_init - (last_eta_mini_batch * X1).transpose(-1, -2) @ grad_l_wrt_Z1
+        b1_last = b1_init - torch.sum(last_eta_mini_batch * grad_l_wrt_Z1, dim=-2,
+                                      keepdim=True)
+        Z1_bar = ln_fwd(Z1_bar, ln_weight, ln_bias)
+        XQW_mini_batch = XQ_mini_batch + Z1_bar
+        return {"W1_states": W1_last, "b1_states": b1_last}, XQW_mini_batch
+
     def forward(self, XQ: Tensor, XK: Tensor, XV: Tensor, ttt_lr: Tensor) -> Tensor:
         B, L = XQ.shape[0], XQ.shape[1]
         H, f, C = self.num_heads, self.head_dim, self.mini_batch_size
@@ -546,38 +574,12 @@ class TTTLinearScan(nn.Module):
 
         inputs = {"XQ": mini_batches(XQ), "XK": mini_batches(XK), "XV": mini_batches(XV),
                   "eta": self.get_eta(ttt_lr)}
-
-        def compute_mini_batch(params_dict, inputs):
-            W1_init = params_dict["W1_states"]
-            b1_init = params_dict["b1_states"]
-            XQ_mini_batch = inputs["XQ"]
-            XV_mini_batch = inputs["XV"]
-            XK_mini_batch = inputs["XK"]
-            eta_mini_batch = inputs["eta"]
-            X1 = XK_mini_batch
-            Z1 = X1 @ W1_init + b1_init
-            reconstruction_target = XV_mini_batch - XK_mini_batch
-            ln_weight = self.ttt_norm_weight.reshape(H, 1, f)
-            ln_bias = self.ttt_norm_bias.reshape(H, 1, f)
-            grad_l_wrt_Z1 = ln_fused_l2_bwd(Z1, reconstruction_target, ln_weight, ln_bias)
-            Attn1 = torch.tril(XQ_mini_batch @ X1.transpose(-2, -1))
-            b1_bar = b1_init - torch.tril(eta_mini_batch) @ grad_l_wrt_Z1
-            Z1_bar = XQ_mini_batch @ W1_init - (eta_mini_batch * Attn1) @ grad_l_wrt_Z1 + b1_bar
-            last_eta_mini_batch = eta_mini_batch[:, :, -1, :, None]
-            W1_last = W1_init - (last_eta_mini_batch * X1).transpose(-1, -2) @ grad_l_wrt_Z1
-            b1_last = b1_init - torch.sum(last_eta_mini_batch * grad_l_wrt_Z1, dim=-2,
-                                          keepdim=True)
-            Z1_bar = ln_fwd(Z1_bar, ln_weight, ln_bias)
-            XQW_mini_batch = XQ_mini_batch + Z1_bar
-            return {"W1_states": W1_last, "b1_states": b1_last}, XQW_mini_batch
-
-        init_params_dict = {
-            "W1_states": torch.tile(self.W1.unsqueeze(0), dims=(B, 1, 1, 1)),
-            "b1_states": torch.tile(self.b1.unsqueeze(0), dims=(B, 1, 1, 1)),
-        }
+        init_params_dict = {f"{name}_states": torch.tile(getattr(self, name).unsqueeze(0),
+                                                          dims=(B, 1, 1, 1))
+                            for name in self.states}
         inputs = {k: x.permute(2, 0, 1, 3, 4) for k, x in inputs.items()}  # [N, B, H, C, .]
         XQW_batch = torch.empty((N, B, H, C, f), device=XQ.device, dtype=XQ.dtype)
-        _, XQW_batch = scan(compute_mini_batch, init_params_dict, inputs, XQW_batch)
+        _, XQW_batch = scan(self.compute_mini_batch, init_params_dict, inputs, XQW_batch)
         XQW_batch = XQW_batch.permute(1, 0, 3, 2, 4)                    # [B, N, C, H, f]
         return XQW_batch.reshape(B, L, H * f)
 
@@ -598,78 +600,43 @@ class TTTMLPScan(TTTLinearScan):
     W2 [4f, f], b2``, tanh GELU, the dual form applied layer by layer) in the same scan
     as `TTTLinearScan`."""
 
-    def __init__(self, twin):
-        nn.Module.__init__(self)
-        self.num_heads, self.head_dim = twin.W1.shape[0], twin.W1.shape[1]
-        self.mini_batch_size = twin.chunk
-        self.W1 = nn.Parameter(twin.W1.detach().clone())               # [H, f, 4f]
-        self.b1 = nn.Parameter(twin.b1.detach().clone())               # [H, 1, 4f]
-        self.W2 = nn.Parameter(twin.W2.detach().clone())               # [H, 4f, f]
-        self.b2 = nn.Parameter(twin.b2.detach().clone())               # [H, 1, f]
-        self.ttt_norm_weight = nn.Parameter(twin.ln_weight.detach()[:, 0].clone())
-        self.ttt_norm_bias = nn.Parameter(twin.ln_bias.detach()[:, 0].clone())
-        self.register_buffer("token_idx", twin.token_idx.detach().clone())
-        self.learnable_token_idx = nn.Parameter(twin.learnable_token_idx.detach().clone())
+    states = ("W1", "b1", "W2", "b2")
 
-    def forward(self, XQ: Tensor, XK: Tensor, XV: Tensor, ttt_lr: Tensor) -> Tensor:
-        B, L = XQ.shape[0], XQ.shape[1]
-        H, f, C = self.num_heads, self.head_dim, self.mini_batch_size
-        N = L // C
-
-        def mini_batches(x: Tensor) -> Tensor:
-            return x.reshape(B, N, C, H, f).permute(0, 3, 1, 2, 4)
-
-        inputs = {"XQ": mini_batches(XQ), "XK": mini_batches(XK), "XV": mini_batches(XV),
-                  "eta": self.get_eta(ttt_lr)}
-
-        def compute_mini_batch(params_dict, inputs):
-            W1_init = params_dict["W1_states"]
-            b1_init = params_dict["b1_states"]
-            W2_init = params_dict["W2_states"]
-            b2_init = params_dict["b2_states"]
-            XQ_mini_batch = inputs["XQ"]
-            XV_mini_batch = inputs["XV"]
-            XK_mini_batch = inputs["XK"]
-            eta_mini_batch = inputs["eta"]
-            X1 = XK_mini_batch
-            Z1 = X1 @ W1_init + b1_init
-            X2 = F.gelu(Z1, approximate="tanh")
-            Z2 = X2 @ W2_init + b2_init
-            reconstruction_target = XV_mini_batch - XK_mini_batch
-            ln_weight = self.ttt_norm_weight.reshape(H, 1, f)
-            ln_bias = self.ttt_norm_bias.reshape(H, 1, f)
-            grad_l_wrt_Z2 = ln_fused_l2_bwd(Z2, reconstruction_target, ln_weight, ln_bias)
-            grad_l_wrt_Z1 = grad_l_wrt_Z2 @ W2_init.transpose(-2, -1) * gelu_bwd(Z1)
-            Attn1 = torch.tril(XQ_mini_batch @ X1.transpose(-2, -1))
-            b1_bar = b1_init - torch.tril(eta_mini_batch) @ grad_l_wrt_Z1
-            Z1_bar = XQ_mini_batch @ W1_init - (eta_mini_batch * Attn1) @ grad_l_wrt_Z1 + b1_bar
-            X2_bar = F.gelu(Z1_bar, approximate="tanh")
-            Attn2 = torch.tril(X2_bar @ X2.transpose(-2, -1))
-            b2_bar = b2_init - torch.tril(eta_mini_batch) @ grad_l_wrt_Z2
-            Z2_bar = X2_bar @ W2_init - (eta_mini_batch * Attn2) @ grad_l_wrt_Z2 + b2_bar
-            last_eta_mini_batch = eta_mini_batch[:, :, -1, :, None]
-            W1_last = W1_init - (last_eta_mini_batch * X1).transpose(-1, -2) @ grad_l_wrt_Z1
-            b1_last = b1_init - torch.sum(last_eta_mini_batch * grad_l_wrt_Z1, dim=-2,
-                                          keepdim=True)
-            W2_last = W2_init - (last_eta_mini_batch * X2).transpose(-1, -2) @ grad_l_wrt_Z2
-            b2_last = b2_init - torch.sum(last_eta_mini_batch * grad_l_wrt_Z2, dim=-2,
-                                          keepdim=True)
-            Z2_bar = ln_fwd(Z2_bar, ln_weight, ln_bias)
-            XQW_mini_batch = XQ_mini_batch + Z2_bar
-            return {"W1_states": W1_last, "b1_states": b1_last, "W2_states": W2_last,
-                    "b2_states": b2_last}, XQW_mini_batch
-
-        init_params_dict = {
-            "W1_states": torch.tile(self.W1.unsqueeze(0), dims=(B, 1, 1, 1)),
-            "b1_states": torch.tile(self.b1.unsqueeze(0), dims=(B, 1, 1, 1)),
-            "W2_states": torch.tile(self.W2.unsqueeze(0), dims=(B, 1, 1, 1)),
-            "b2_states": torch.tile(self.b2.unsqueeze(0), dims=(B, 1, 1, 1)),
-        }
-        inputs = {k: x.permute(2, 0, 1, 3, 4) for k, x in inputs.items()}
-        XQW_batch = torch.empty((N, B, H, C, f), device=XQ.device, dtype=XQ.dtype)
-        _, XQW_batch = scan(compute_mini_batch, init_params_dict, inputs, XQW_batch)
-        XQW_batch = XQW_batch.permute(1, 0, 3, 2, 4)
-        return XQW_batch.reshape(B, L, H * f)
+    def compute_mini_batch(self, params_dict, inputs):
+        W1_init = params_dict["W1_states"]
+        b1_init = params_dict["b1_states"]
+        W2_init = params_dict["W2_states"]
+        b2_init = params_dict["b2_states"]
+        XQ_mini_batch = inputs["XQ"]
+        XV_mini_batch = inputs["XV"]
+        XK_mini_batch = inputs["XK"]
+        eta_mini_batch = inputs["eta"]
+        X1 = XK_mini_batch
+        Z1 = X1 @ W1_init + b1_init
+        X2 = F.gelu(Z1, approximate="tanh")
+        Z2 = X2 @ W2_init + b2_init
+        reconstruction_target = XV_mini_batch - XK_mini_batch
+        ln_weight, ln_bias = self.ln()
+        grad_l_wrt_Z2 = ln_fused_l2_bwd(Z2, reconstruction_target, ln_weight, ln_bias)
+        grad_l_wrt_Z1 = grad_l_wrt_Z2 @ W2_init.transpose(-2, -1) * gelu_bwd(Z1)
+        Attn1 = torch.tril(XQ_mini_batch @ X1.transpose(-2, -1))
+        b1_bar = b1_init - torch.tril(eta_mini_batch) @ grad_l_wrt_Z1
+        Z1_bar = XQ_mini_batch @ W1_init - (eta_mini_batch * Attn1) @ grad_l_wrt_Z1 + b1_bar
+        X2_bar = F.gelu(Z1_bar, approximate="tanh")
+        Attn2 = torch.tril(X2_bar @ X2.transpose(-2, -1))
+        b2_bar = b2_init - torch.tril(eta_mini_batch) @ grad_l_wrt_Z2
+        Z2_bar = X2_bar @ W2_init - (eta_mini_batch * Attn2) @ grad_l_wrt_Z2 + b2_bar
+        last_eta_mini_batch = eta_mini_batch[:, :, -1, :, None]
+        W1_last = W1_init - (last_eta_mini_batch * X1).transpose(-1, -2) @ grad_l_wrt_Z1
+        b1_last = b1_init - torch.sum(last_eta_mini_batch * grad_l_wrt_Z1, dim=-2,
+                                      keepdim=True)
+        W2_last = W2_init - (last_eta_mini_batch * X2).transpose(-1, -2) @ grad_l_wrt_Z2
+        b2_last = b2_init - torch.sum(last_eta_mini_batch * grad_l_wrt_Z2, dim=-2,
+                                      keepdim=True)
+        Z2_bar = ln_fwd(Z2_bar, ln_weight, ln_bias)
+        XQW_mini_batch = XQ_mini_batch + Z2_bar
+        return {"W1_states": W1_last, "b1_states": b1_last, "W2_states": W2_last,
+                "b2_states": b2_last}, XQW_mini_batch
 
 
 # ------------------------------------------------------------------ fixture glue
