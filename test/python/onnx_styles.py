@@ -42,8 +42,8 @@ output assembly, how a subtraction is written, how the step size and the mean ar
 written, no-op noise nodes, the momentum's granularity, Muon's norm, where the causal
 term's rates go, opset, and the form (an unrolled traced export or an ONNX Loop). Not every combination exists; `invalid()` names the ones that are re-drawn:
 
-* `chunking=gather`, `assembly=stack` and `form=loop_scan` reshape the sequence into
-  [.., n, C, ..] and need T % C == 0;
+* `chunking=gather` and `gather_permuted`, `assembly=stack` and `form=loop_scan` reshape
+  the sequence into [.., n, C, ..] and need T % C == 0;
 * `form=loop_tail` (a Loop over all chunks but the last, which is applied after the
   loop: LaCT's scripted export) exists only for apply_then_update, where the last
   chunk's update is never read;
@@ -211,13 +211,16 @@ CATEGORIES = {
     # Slice(starts, ends, axes, steps) as torch exports it; Slice without steps;
     # Slice with a negative axis; Split with a sizes input; Gather of a constant index
     # on a Reshape to [.., n, C, ..]. (In a Loop: dynamic starts i*C; SplitToSequence +
-    # SequenceAt(i); Gather(i).)
-    "chunking": ["slice", "slice_no_steps", "slice_negative_axis", "split", "gather"],
+    # SequenceAt(i); Gather(i).) gather_permuted: ttt-lm-pytorch's mini-batch i of the
+    # reshape permuted to [n, .., C, ..] (Gather on axis 0).
+    "chunking": ["slice", "slice_no_steps", "slice_negative_axis", "split", "gather",
+                 "gather_permuted"],
     # Concat on the time axis; Concat with a negative axis; Unsqueeze + Concat +
     # Reshape (stack); ScatterND of each chunk into a zero buffer. (In a Loop:
     # SequenceInsert + ConcatFromSequence, its negative axis, its new_axis, a carried
-    # ScatterND buffer.)
-    "assembly": ["concat", "concat_negative_axis", "stack", "scatter"],
+    # ScatterND buffer.) scan_buffer: ttt-lm-pytorch's `out[i] = o_i` into a torch.empty
+    # [n, .., C, ..] buffer (not zeros), permuted back and reshaped (unrolled only).
+    "assembly": ["concat", "concat_negative_axis", "stack", "scatter", "scan_buffer"],
     # How W - Delta is written: the exporter's Add(W, Mul(Div(Neg(G), n), s));
     # Sub(W, Delta); Add(W, Neg(Delta)); Add(W, Mul(Delta, -1)); Add(W, Mul(G', -s)).
     "subtraction": ["neg_inner", "sub", "neg", "mul_minus_one", "neg_lr"],
@@ -259,8 +262,9 @@ SUPPORTED = {
     "weight_source": ["initializer", "input", "input_per_sample", "expand", "lowrank"],
     "layout": ["bhtd", "folded", "bthd_transposed", "bthd_chunk_transposed"],
     "orientation": ["x_w", "w_xt", "x_wt", "einsum"],
-    "chunking": ["slice", "slice_no_steps", "slice_negative_axis", "split", "gather"],
-    "assembly": ["concat", "concat_negative_axis", "stack", "scatter"],
+    "chunking": ["slice", "slice_no_steps", "slice_negative_axis", "split", "gather",
+                 "gather_permuted"],
+    "assembly": ["concat", "concat_negative_axis", "stack", "scatter", "scan_buffer"],
     "subtraction": ["neg_inner", "sub", "neg", "mul_minus_one", "neg_lr"],
     "scaling": ["mul", "mul_swapped", "div_reciprocal", "mean_as_mul", "folded"],
     "noise": ["none", "identity", "cast", "identity_cast"],
@@ -396,15 +400,25 @@ class Spec:
                 f"{spelling}")
 
 
+# Options that exist only in the unrolled (traced) form: in a scripted Loop the same
+# code carries its buffer, which is the `scatter` assembly.
+UNROLLED_ONLY = {("assembly", "scan_buffer")}
+UNROLLED_ONLY_PAIRS = {("scan_buffer", form): "the scan buffer is the traced spelling; "
+                       "a Loop carries it as the scatter assembly"
+                       for form in ["loop_sequence", "loop_tail", "loop_scan", "loop_static"]}
+
+
 def invalid(spec: Spec):
     """Why this combination of family, shape and spelling does not exist (re-drawn),
     or None."""
     s = spec.spelling
     full = not spec.partial
-    if s["chunking"] == "gather" and not full:
+    if s["chunking"] in ("gather", "gather_permuted") and not full:
         return "Gather of a Reshape to [.., n, C, ..] needs T % C == 0"
-    if s["assembly"] == "stack" and not full:
+    if s["assembly"] in ("stack", "scan_buffer") and not full:
         return "a stack of chunks reshaped to [.., T, ..] needs T % C == 0"
+    if (s["assembly"], s["form"]) in UNROLLED_ONLY_PAIRS:
+        return UNROLLED_ONLY_PAIRS[(s["assembly"], s["form"])]
     if s["form"] == "loop_scan" and not full:
         return "a Loop's scan outputs need chunks of one length"
     if s["form"] == "loop_scan" and s["assembly"] != CANONICAL["assembly"]:
@@ -1103,15 +1117,26 @@ class _Writer:
         count (-1), as a scripted export of `x.view(b, h, -1, C, d)` does."""
         return self.sp["form"] not in ("unrolled", "loop_static")
 
+    @property
+    def gather_axis(self):
+        """The chunk axis the gather chunkings index: n of [.., n, C, ..], or 0 once
+        gather_permuted has moved it to the front."""
+        return 0 if self.sp["chunking"] == "gather_permuted" else self.axis
+
     def reshaped(self, x, name):
-        """x reshaped to [.., n, C, ..] (gather chunking)."""
+        """x reshaped to [.., n, C, ..] (gather chunking); with gather_permuted, n then
+        moved to the front (ttt-lm-pytorch's `[N, B, H, C, D]`)."""
         shape = self.shape_of(name)
         n = self.s.T // self.s.C
         if self.symbolic:
             shape = [0] * self.axis + [-1, self.s.C] + shape[self.axis + 1:]
         else:
             shape = shape[:self.axis] + [n, self.s.C] + shape[self.axis + 1:]
-        return self.main.op("Reshape", [x, self.main.ints(shape)])
+        xr = self.main.op("Reshape", [x, self.main.ints(shape)])
+        if self.sp["chunking"] != "gather_permuted":
+            return xr
+        perm = [self.axis] + [d for d in range(len(shape)) if d != self.axis]
+        return self.main.op("Transpose", [xr], perm=perm)
 
     def merged_shape(self):
         """The Reshape target that merges the stacked chunks back into the sequence."""
@@ -1128,9 +1153,9 @@ class _Writer:
             sizes = [e - b for b, e in bounds]
             pieces = g.op("Split", [x, g.ints(sizes)], outputs=len(sizes), axis=self.axis)
             pieces = pieces if isinstance(pieces, list) else [pieces]
-        elif chunking == "gather":
+        elif chunking in ("gather", "gather_permuted"):
             xr = self.reshaped(x, name)
-            pieces = [g.op("Gather", [xr, g.ints(i, scalar=True)], axis=self.axis)
+            pieces = [g.op("Gather", [xr, g.ints(i, scalar=True)], axis=self.gather_axis)
                       for i in range(len(bounds))]
         else:
             pieces = []
@@ -1169,6 +1194,18 @@ class _Writer:
             stacked = g.op("Concat", [self.unsqueeze(o, [self.axis]) for o in outs],
                            axis=self.axis)
             return g.op("Reshape", [stacked, g.ints(self.assembly_shape())])
+        if assembly == "scan_buffer":
+            # ttt-lm-pytorch: rows of [n, .., C, ..] (torch.empty: any values), then the
+            # chunk axis moved back next to C and merged.
+            shape, axis = self.assembly_shape(), self.axis
+            rows = [len(outs)] + shape[:axis] + [s.C] + shape[axis + 1:]
+            buffer = g.f32(7.0, rows)
+            for i, o in enumerate(outs):
+                row = g.op("Reshape", [o, g.ints([1] + rows[1:])])
+                buffer = g.op("ScatterND", [buffer, g.ints([[i]]), row])
+            perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, len(rows)))
+            moved = g.op("Transpose", [buffer], perm=perm)
+            return g.op("Reshape", [moved, g.ints(shape)])
         buffer = g.f32(0.0, self.assembly_shape())
         for (start, end), o in zip(s.chunks, outs):
             buffer = g.op("ScatterND", [buffer, g.ints(self.scatter_indices(start, end - start)),
@@ -1243,7 +1280,7 @@ class _Writer:
             if chunking == "split":
                 source[name] = main.op("SplitToSequence", [x[name], main.ints(C, True)],
                                        axis=self.axis)
-            elif chunking == "gather":
+            elif chunking in ("gather", "gather_permuted"):
                 source[name] = self.reshaped(x[name], name)
             else:
                 source[name] = x[name]
@@ -1268,8 +1305,8 @@ class _Writer:
         def cut(name, begin, stop, index):
             if chunking == "split":
                 piece = body.op("SequenceAt", [source[name], index])
-            elif chunking == "gather":
-                piece = body.op("Gather", [source[name], index], axis=self.axis)
+            elif chunking in ("gather", "gather_permuted"):
+                piece = body.op("Gather", [source[name], index], axis=self.gather_axis)
             else:
                 inputs = [source[name], self.unsqueeze(begin, [0]), self.unsqueeze(stop, [0]),
                           body.ints([self.axis_for(name)])]
@@ -1359,8 +1396,8 @@ class _Writer:
         g, chunking = self.main, self.sp["chunking"]
         if chunking == "split":
             piece = g.op("SequenceAt", [source["q"], index])
-        elif chunking == "gather":
-            piece = g.op("Gather", [source["q"], index], axis=self.axis)
+        elif chunking in ("gather", "gather_permuted"):
+            piece = g.op("Gather", [source["q"], index], axis=self.gather_axis)
         else:
             inputs = [source["q"], self.unsqueeze(begin, [0]), self.unsqueeze(stop, [0]),
                       g.ints([self.axis_for("q")])]
@@ -1598,7 +1635,7 @@ def survey_specs(count, seed):
             unrolled = specs(count, fixed=canonical_spelling(**{category: option}),
                              order="causal" if causal else None)
             loop = []
-            if category != "form":
+            if category != "form" and (category, option) not in UNROLLED_ONLY:
                 for _ in range(count):
                     form = str(rng.choice(forms))
                     order = ("causal" if causal else

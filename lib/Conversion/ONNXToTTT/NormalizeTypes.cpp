@@ -94,9 +94,11 @@ enum class Rule {
 
 Rule ruleOf(StringRef opType) {
   return llvm::StringSwitch<Rule>(opType)
-      .Cases({"Identity", "Neg", "Sqrt", "Reciprocal", "Abs", "Exp", "Log",
-              "Tanh", "Sigmoid", "Relu", "Erf", "Softplus", "Clip", "Trilu",
-              "Softmax", "Gelu"},
+      // A Cast only keeps the shape when it keeps the element type (the
+      // caller checks): exporters' no-op float casts.
+      .Cases({"Identity", "Cast", "Neg", "Sqrt", "Reciprocal", "Abs", "Exp",
+              "Log", "Tanh", "Sigmoid", "Relu", "Erf", "Softplus", "Clip",
+              "Trilu", "Softmax", "Gelu"},
              Rule::SameAsFirst)
       .Cases({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"}, Rule::Broadcast)
       .Case("MatMul", Rule::MatMul)

@@ -64,3 +64,21 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %y, %p : tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// An exporter's float-to-float Cast keeps the shape (and gets it); a Cast to
+// another element type is left as typed.
+
+// CHECK-LABEL: onnx.graph @casts(
+// CHECK: onnx.node "Cast"{{.*}} -> tensor<2x4xf32>
+// CHECK: onnx.node "Cast"{{.*}} -> tensor<?x4xf16>
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @casts(%x: tensor<2x4xf32> {onnx.name = "x"}) -> (tensor<*xf32> {onnx.name = "y"}, tensor<?x4xf16> {onnx.name = "h"}) {
+    %c = onnx.node "Cast"(%x) attrs {to = 1 : i64} {outputs = ["c"]} : (tensor<2x4xf32>) -> tensor<?x4xf32>
+    %h = onnx.node "Cast"(%x) attrs {to = 10 : i64} {outputs = ["h"]} : (tensor<2x4xf32>) -> tensor<?x4xf16>
+    %n = onnx.node "Neg"(%c) {outputs = ["n"]} : (tensor<?x4xf32>) -> tensor<*xf32>
+    %m = onnx.node "Neg"(%h) {outputs = ["m"]} : (tensor<?x4xf16>) -> tensor<?x4xf16>
+    onnx.yield %n, %m : tensor<*xf32>, tensor<?x4xf16>
+  }
+}
