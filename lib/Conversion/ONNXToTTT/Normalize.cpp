@@ -41,6 +41,16 @@ raise::transposePerm(onnx::NodeOp transpose) {
   return reversed;
 }
 
+bool raise::isPermutation(ArrayRef<int64_t> perm) {
+  SmallVector<bool> seen(perm.size(), false);
+  for (int64_t axis : perm) {
+    if (axis < 0 || axis >= static_cast<int64_t>(perm.size()) || seen[axis])
+      return false;
+    seen[axis] = true;
+  }
+  return true;
+}
+
 Type raise::permutedType(Type type, ArrayRef<int64_t> perm) {
   auto ranked = dyn_cast<RankedTensorType>(type);
   if (!ranked || ranked.getRank() != static_cast<int64_t>(perm.size()))

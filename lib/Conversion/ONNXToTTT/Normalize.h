@@ -119,6 +119,9 @@ std::optional<SmallVector<int64_t>> transposePerm(onnx::NodeOp transpose);
 Value createTranspose(PatternRewriter &rewriter, Location loc, Value x,
                       ArrayRef<int64_t> perm);
 
+/// True if `perm` lists 0 .. n-1 once each (hand-written IR that no checker
+/// saw may carry any perm).
+bool isPermutation(ArrayRef<int64_t> perm);
 /// `type` with its dims permuted (result dim i is dim perm[i]).
 Type permutedType(Type type, ArrayRef<int64_t> perm);
 

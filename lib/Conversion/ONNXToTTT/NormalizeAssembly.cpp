@@ -293,7 +293,11 @@ struct TransposeOfStack : NodePattern {
         return rewriter.notifyMatchFailure(transpose, "not a stack");
       chunks.push_back(chunk);
     }
-    int64_t moved = llvm::find(*perm, *axis) - perm->begin();
+    auto at = llvm::find(*perm, *axis);
+    if (!isPermutation(*perm) || at == perm->end() ||
+        perm->size() != static_cast<size_t>(result.getRank()))
+      return rewriter.notifyMatchFailure(transpose, "the perm loses the axis");
+    int64_t moved = at - perm->begin();
     SmallVector<int64_t> rest;
     for (int64_t a : *perm)
       if (a != *axis)

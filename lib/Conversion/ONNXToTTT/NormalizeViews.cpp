@@ -470,7 +470,7 @@ struct GatherOfTranspose : NodePattern {
     int64_t axis = intAttr(gather, "axis").value_or(0);
     if (axis < 0)
       axis += rank;
-    if (!perm || axis < 0 || axis >= rank)
+    if (!perm || axis < 0 || axis >= rank || !isPermutation(*perm))
       return rewriter.notifyMatchFailure(gather, "no permutation");
     int64_t cut = (*perm)[axis];
     SmallVector<int64_t> rest;
@@ -662,8 +662,11 @@ struct TransposeOfSplitReshape : NodePattern {
     auto result = dyn_cast<RankedTensorType>(transpose->getResult(0).getType());
     if (!split || !perm || !result || !result.hasStaticShape())
       return rewriter.notifyMatchFailure(transpose, "not of a split reshape");
+    if (!isPermutation(*perm) ||
+        perm->size() != static_cast<size_t>(result.getRank()))
+      return rewriter.notifyMatchFailure(transpose, "not a permutation");
     auto at = llvm::find(*perm, *split);
-    if (at + 1 >= perm->end() || *(at + 1) != *split + 1)
+    if (at == perm->end() || at + 1 == perm->end() || *(at + 1) != *split + 1)
       return rewriter.notifyMatchFailure(transpose, "separates the split "
                                                     "axes");
     // The permutation of x's axes: the pair is one axis there.
