@@ -317,21 +317,9 @@ LOOP_REFUSED = {
 REFUSED_PAIRS = {}
 
 
-# Layers the recognizer does not read yet in one orientation, with the reason: the
-# causal order of an MSE layer whose weight is stored output x input and applied as
-# (W x^T)^T, unrolled (--check at seed 2026, 2026-12-02): the normalization keeps the
-# weight chain in both orientations (the residual reads W k^T, the outputs q W^T), so the
-# chunks read ten "fast weights" and the layer is taken for a full-batch step.
-def refused_layer(spec) -> bool:
-    return (spec.spelling["orientation"] == "w_xt" and spec.order == "causal" and
-            spec.fam.loss == "mse" and spec.spelling["form"] == "unrolled")
-
-
 def drawn_by_test(spec) -> bool:
     """True if every option of `spec` is in SUPPORTED (in a Loop, not in LOOP_REFUSED),
-    no two of them are a pair of REFUSED_PAIRS, and the layer is not refused_layer."""
-    if refused_layer(spec):
-        return False
+    and no two of them are a pair of REFUSED_PAIRS."""
     spelling = spec.spelling
     loop = spelling["form"] != "unrolled"
     if not all(option in SUPPORTED[category] and

@@ -258,7 +258,10 @@ def TTTNormalizeONNX : Pass<"ttt-normalize-onnx"> {
     - types: an `If` on a constant becomes the branch it takes, and a node
       whose inputs fix its shape gets that static type; a Gather of one
       index of a constant is folded.
-    Equal nodes the rewrites create are merged afterwards.
+    Equal nodes the rewrites create are merged afterwards, and a Transpose
+    of a node that another node already computes turned (its factors
+    transposed and swapped, where a push went through) becomes that node;
+    the rewrites then run again on what that leaves.
 
     `ttt-raise-onnx` normalizes a copy of each graph before it looks for
     layers, and keeps that copy only when it rewrites a layer; this pass

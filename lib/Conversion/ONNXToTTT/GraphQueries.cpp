@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GraphQueries.h"
+#include "Normalize.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
@@ -184,9 +185,31 @@ static bool isTransposeInvariant(Value value) {
                       [](int64_t d) { return d == 1; });
 }
 
-static bool computesTransposeOf(Value y, Value x, int depth) {
-  if (depth > 32 || !y || !x)
-    return false;
+namespace {
+/// Decides `y == x^T` once per pair: a chain of updates (one per chunk)
+/// reads the pairs below it many times over.
+struct TransposeQuery {
+  llvm::DenseMap<std::pair<Value, Value>, bool> known;
+
+  bool operator()(Value y, Value x, int depth) {
+    if (depth > kMaxDepth || !y || !x)
+      return false;
+    auto [it, inserted] = known.try_emplace({y, x}, false);
+    if (!inserted)
+      return it->second;
+    bool result = compute(y, x, depth);
+    known[{y, x}] = result;
+    return result;
+  }
+
+  bool compute(Value y, Value x, int depth);
+
+  /// Deeper than the update chain of any unrolled layer.
+  static constexpr int kMaxDepth = 4096;
+};
+} // namespace
+
+bool TransposeQuery::compute(Value y, Value x, int depth) {
   if (transposedInput(y) == x || transposedInput(x) == y)
     return true;
   // Zeros transposed are zeros (a folded transpose of a zero momentum).
@@ -198,6 +221,20 @@ static bool computesTransposeOf(Value y, Value x, int depth) {
     std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
     return ArrayRef<int64_t>(swapped) == yType.getShape();
   }
+  // A constant next to the weight it was folded from (a stored W and the
+  // folded W^T the outputs read).
+  if (xType && yType && xType.getRank() >= 2 &&
+      xType.getElementType() == yType.getElementType())
+    if (auto xBytes = constantBytes(x))
+      if (auto yBytes = constantBytes(y)) {
+        SmallVector<int64_t> swap = swapInnerPerm(xType.getRank());
+        std::optional<std::vector<char>> turned =
+            permutedBytes(xBytes->first, xBytes->second, swap);
+        return turned &&
+               cast<ShapedType>(permutedType(xBytes->first, swap)).getShape() ==
+                   yBytes->first.getShape() &&
+               ArrayRef<char>(*turned) == yBytes->second;
+      }
   auto yNode = y.getDefiningOp<onnx::NodeOp>();
   auto xNode = x.getDefiningOp<onnx::NodeOp>();
   if (!yNode || !xNode || yNode.getOpType() != xNode.getOpType() ||
@@ -210,26 +247,23 @@ static bool computesTransposeOf(Value y, Value x, int depth) {
     return llvm::is_contained({"Neg", "Identity", "Cast", "Abs", "Exp", "Sqrt",
                                "Reciprocal", "Sigmoid", "Tanh", "Relu"},
                               yNode.getOpType()) &&
-           computesTransposeOf(yNode.getInputs()[0], xNode.getInputs()[0],
-                               depth + 1);
+           (*this)(yNode.getInputs()[0], xNode.getInputs()[0], depth + 1);
   if (yNode.getInputs().size() != 2)
     return false;
   Value y0 = yNode.getInputs()[0], y1 = yNode.getInputs()[1];
   Value x0 = xNode.getInputs()[0], x1 = xNode.getInputs()[1];
   if (yNode.getOpType() == "MatMul")
-    return computesTransposeOf(y0, x1, depth + 1) &&
-           computesTransposeOf(y1, x0, depth + 1);
+    return (*this)(y0, x1, depth + 1) && (*this)(y1, x0, depth + 1);
   if (!llvm::is_contained({"Add", "Sub", "Mul", "Div"}, yNode.getOpType()))
     return false;
   auto operandOf = [&](Value a, Value b) {
-    return (a == b && isTransposeInvariant(a)) ||
-           computesTransposeOf(a, b, depth + 1);
+    return (a == b && isTransposeInvariant(a)) || (*this)(a, b, depth + 1);
   };
   return operandOf(y0, x0) && operandOf(y1, x1);
 }
 
 bool raise::computesTransposeOf(Value y, Value x) {
-  return ::computesTransposeOf(y, x, 0);
+  return TransposeQuery()(y, x, 0);
 }
 
 bool raise::matchCommutative(Value value, StringRef opType,

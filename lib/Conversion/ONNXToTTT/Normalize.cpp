@@ -95,6 +95,10 @@ Value raise::createTranspose(PatternRewriter &rewriter, Location loc, Value x,
                 {b.attr("perm", ArrayRef<int64_t>(total))});
 }
 
+/// Rounds of merging turned values and normalizing again; each settles
+/// every pair that the one before left.
+static constexpr int kTurnedValueRounds = 4;
+
 void raise::normalizeGraph(onnx::GraphOp graph) {
   MLIRContext *context = graph.getContext();
   RewritePatternSet patterns(context);
@@ -114,7 +118,18 @@ void raise::normalizeGraph(onnx::GraphOp graph) {
   config.setMaxNumRewrites(8 * nodes + 1024);
   config.enableFolding(false);
   config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-  (void)applyPatternsGreedily(graph, std::move(patterns), config);
+  // Pushed transposes can leave one value spelled both turned and as a
+  // Transpose (MergeTurnedValues.cpp); once one, its readers merge and push
+  // on, which can leave the next such pair.
+  FrozenRewritePatternSet frozen(std::move(patterns));
+  mergeEqualNodes(graph);
+  (void)applyPatternsGreedily(graph, frozen, config);
+  for (int round = 0; round < kTurnedValueRounds; ++round) {
+    mergeEqualNodes(graph);
+    if (!mergeTurnedValues(graph))
+      break;
+    (void)applyPatternsGreedily(graph, frozen, config);
+  }
   mergeEqualNodes(graph);
 }
 

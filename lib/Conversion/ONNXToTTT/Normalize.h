@@ -69,6 +69,12 @@ permutedBytes(ShapedType type, ArrayRef<char> bytes, ArrayRef<int64_t> perm);
 /// same value (the same op, attributes and operands; names aside).
 void mergeEqualNodes(onnx::GraphOp graph);
 
+/// Replaces each Transpose of a node's innermost axes by a node that
+/// already computes the transposed value (its operands turned, as a pushed
+/// transpose leaves them); true if it replaced any. The transposes stay,
+/// unread, for the next merge or pattern run to drop.
+bool mergeTurnedValues(onnx::GraphOp graph);
+
 /// A pattern on the default-domain nodes of one op type.
 class NodePattern : public OpRewritePattern<onnx::NodeOp> {
 public:

@@ -47,11 +47,22 @@ struct AddOfNegation : NodePattern {
     if (add.getInputs().size() != 2)
       return rewriter.notifyMatchFailure(add, "not a binary Add");
     for (int i = 0; i < 2; ++i) {
-      Value subtrahend = negated(add.getInputs()[i]);
+      Value operand = add.getInputs()[i];
+      // `W^T + (-D)^T` of a weight stored output x input: the transpose
+      // moves onto D, so that the update reads as the stored one does.
+      onnx::NodeOp transpose = nodeOf(operand, "Transpose");
+      std::optional<SmallVector<int64_t>> perm =
+          transpose ? transposePerm(transpose) : std::nullopt;
+      if (transpose && !perm)
+        continue;
+      Value subtrahend =
+          negated(transpose ? transpose.getInputs()[0] : operand);
       if (!subtrahend)
         continue;
       Value minuend = add.getInputs()[1 - i];
       Type type = add->getResult(0).getType();
+      if (perm)
+        subtrahend = createTranspose(rewriter, add.getLoc(), subtrahend, *perm);
       onnx::OnnxBuilder builder(rewriter, add.getLoc(), elementTypeOf(type));
       rewriter.replaceOp(add, builder.node("Sub", {minuend, subtrahend}, type));
       return success();

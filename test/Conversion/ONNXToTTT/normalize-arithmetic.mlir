@@ -1,5 +1,5 @@
 // A difference is a Sub however it is spelled.
-// RUN: ttt-opt %s --ttt-normalize-onnx | FileCheck %s
+// RUN: ttt-opt %s --ttt-normalize-onnx --split-input-file | FileCheck %s
 
 // CHECK-LABEL: onnx.graph @differences(
 // CHECK-SAME: %[[A:[^:]+]]: tensor<2x4xf32> {{.*}}, %[[B:[^:]+]]: tensor<2x4xf32>
@@ -23,5 +23,25 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     %mc = onnx.node "Mul"(%minus2, %c) {outputs = ["mc"]} : (tensor<1x1xf32>, tensor<4xf32>) -> tensor<1x4xf32>
     %z = onnx.node "Add"(%a, %mc) {outputs = ["z"]} : (tensor<2x4xf32>, tensor<1x4xf32>) -> tensor<2x4xf32>
     onnx.yield %x, %y, %z : tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+  }
+}
+
+// -----
+
+// A transposed negation, `W^T + (-D)^T` (a weight stored output x input,
+// updated by adding a negated step), is `W^T - D^T`.
+
+// CHECK-LABEL: onnx.graph @transposed_negation(
+// CHECK-SAME: %[[W:[^:]+]]: tensor<4x2xf32> {{.*}}, %[[D:[^:]+]]: tensor<2x4xf32>
+// CHECK: %[[DT:.+]] = onnx.node "Transpose"(%[[D]]) attrs {perm = array<i64: 1, 0>}
+// CHECK: %[[R:.+]] = onnx.node "Sub"(%[[W]], %[[DT]]) : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+// CHECK-NOT: "Neg"
+// CHECK: onnx.yield %[[R]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @transposed_negation(%w: tensor<4x2xf32> {onnx.name = "w"}, %d: tensor<2x4xf32> {onnx.name = "d"}) -> (tensor<4x2xf32> {onnx.name = "r"}) {
+    %nd = onnx.node "Neg"(%d) {outputs = ["nd"]} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+    %ndt = onnx.node "Transpose"(%nd) attrs {perm = array<i64: 1, 0>} {outputs = ["ndt"]} : (tensor<2x4xf32>) -> tensor<4x2xf32>
+    %r = onnx.node "Add"(%w, %ndt) {outputs = ["r"]} : (tensor<4x2xf32>, tensor<4x2xf32>) -> tensor<4x2xf32>
+    onnx.yield %r : tensor<4x2xf32>
   }
 }
