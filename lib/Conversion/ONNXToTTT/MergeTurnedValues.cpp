@@ -61,9 +61,9 @@ private:
           permutedBytes(bytes->first, bytes->second, swap);
       if (!turned)
         return opaque();
-      return {llvm::hash_combine_range(bytes->second.begin(),
-                                       bytes->second.end()),
-              llvm::hash_combine_range(turned->begin(), turned->end())};
+      return {
+          llvm::hash_combine_range(bytes->second.begin(), bytes->second.end()),
+          llvm::hash_combine_range(turned->begin(), turned->end())};
     }
     auto node = value.getDefiningOp<onnx::NodeOp>();
     if (!node || !node.isDefaultDomain() || node->getNumResults() != 1 ||
