@@ -8,6 +8,7 @@
 #define TTT_INITALLPASSES_H
 
 #include "ttt/Conversion/Passes.h"
+#include "ttt/Dialect/LinAttn/Transforms/Passes.h"
 #include "ttt/Dialect/TTT/Transforms/Passes.h"
 
 namespace mlir::ttt {
@@ -16,6 +17,7 @@ namespace mlir::ttt {
 inline void registerAllTTTPasses() {
   registerTTTConversionPasses();
   registerTTTPasses();
+  linattn::registerLinAttnPasses();
 }
 
 } // namespace mlir::ttt

@@ -188,10 +188,25 @@ def test_causal_intra_chunk_term(reduction, tmp_path):
     check(cfg, tmp_path, seed=13, lengths=(10,), dynamic=False, lr_columns=1)
 
 
+@pytest.mark.parametrize("cfg, lr_columns", [
+    (dict(model="linear", trained=[0], loss="dot", schedule="full_batch", lr_scale=0.5,
+          reduction="mean"), 1),
+    (dict(model="swiglu", trained=[1], loss="dot", schedule="full_batch", lr_scale=0.3), 3),
+])
+def test_full_batch_layer(cfg, lr_columns, tmp_path):
+    """A full-batch step is one linattn.attention with the full mask; the export goes
+    through its decomposition (one chunk of every token) and reads the output weight's
+    learning-rate column. More queries than keys."""
+    model = check(cfg, tmp_path, seed=9, lengths=(20,), lr_columns=lr_columns, Tq=27)
+    assert "Loop" not in op_types(model)
+
+
 def test_unsupported_layer_fails_cleanly(tmp_path):
-    # A full-batch layer is one linattn.attention, which has no ONNX form yet:
-    # the pass must refuse, name the op and write nothing.
-    cfg = dict(model="linear", trained=[0], loss="dot", schedule="full_batch")
+    # A layer with weight normalization is not linear attention, so ttt-to-linattn
+    # leaves it: linattn-to-onnx must refuse the ttt op left in the graph, name it
+    # and write nothing.
+    cfg = dict(model="linear", trained=[0], loss="dot", chunk=4,
+               weight_norm="output_channels")
     q, k, v, weights, extra = make_case(cfg, seed=9, T=8)
     text = graph_text(cfg, ttt_mlir.kvb_operands(cfg, q, k, v, weights, **extra))
     src = tmp_path / "layer.mlir"
@@ -200,7 +215,7 @@ def test_unsupported_layer_fails_cleanly(tmp_path):
     proc = subprocess.run([str(tool("ttt-opt")), str(src), "--ttt-to-linattn", "--linattn-to-onnx",
                            "-o", str(out)], capture_output=True, text=True, timeout=120)
     assert proc.returncode != 0
-    assert "cannot rewrite" in proc.stderr
+    assert "cannot rewrite 'ttt.kvb_layer'" in proc.stderr
     assert not out.exists()
 
 

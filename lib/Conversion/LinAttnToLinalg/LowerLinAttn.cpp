@@ -16,6 +16,7 @@
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Conversion/Utils/TensorMath.h"
 #include "ttt/Dialect/LinAttn/IR/LinAttnOps.h"
+#include "ttt/Dialect/LinAttn/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -79,23 +80,30 @@ public:
 
   TensorMath tm;
 
-  /// [B, H, T, D...] -> [B, H, N, C, D...], zero-padded to N * C tokens.
-  Value chunked(Value x, int64_t chunk) {
+  /// [B, H, T, D...] -> [B, H, N, C, D...], zero-padded to N * C tokens;
+  /// without a chunk size, [B, H, 1, T, D...] (the whole sequence).
+  Value chunked(Value x, std::optional<int64_t> chunk) {
     auto type = cast<RankedTensorType>(x.getType());
     int64_t rank = type.getRank();
     SmallVector<OpFoldResult> sizes = tm.sizes(x);
-    Value tokens = tm.indexValue(sizes[2]);
-    Value c = arith::ConstantIndexOp::create(b, loc, chunk);
-    Value count = arith::CeilDivUIOp::create(b, loc, tokens, c);
-    SmallVector<OpFoldResult> padded(sizes);
-    padded[2] = arith::MulIOp::create(b, loc, count, c).getResult();
-    Value zeros = tm.zeros(padded);
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-    Value full = tm.insert(x, zeros, offsets, sizes);
-    SmallVector<OpFoldResult> shape{sizes[0], sizes[1], count,
-                                    b.getIndexAttr(chunk)};
-    SmallVector<int64_t> staticShape{type.getDimSize(0), type.getDimSize(1),
-                                     ShapedType::kDynamic, chunk};
+    Value full = x;
+    SmallVector<OpFoldResult> shape{sizes[0], sizes[1], b.getIndexAttr(1),
+                                    sizes[2]};
+    SmallVector<int64_t> staticShape{type.getDimSize(0), type.getDimSize(1), 1,
+                                     type.getDimSize(2)};
+    if (chunk) {
+      Value tokens = tm.indexValue(sizes[2]);
+      Value c = arith::ConstantIndexOp::create(b, loc, *chunk);
+      Value count = arith::CeilDivUIOp::create(b, loc, tokens, c);
+      SmallVector<OpFoldResult> padded(sizes);
+      padded[2] = arith::MulIOp::create(b, loc, count, c).getResult();
+      full = tm.insert(x, tm.zeros(padded), offsets, sizes);
+      shape[2] = count;
+      shape[3] = b.getIndexAttr(*chunk);
+      staticShape[2] = ShapedType::kDynamic;
+      staticShape[3] = *chunk;
+    }
     for (int64_t d = 3; d < rank; ++d) {
       shape.push_back(sizes[d]);
       staticShape.push_back(type.getDimSize(d));
@@ -108,6 +116,24 @@ public:
                                          shape);
   }
 
+  /// The per-token scale [B, H, T]: `scale` itself, or its column `column`
+  /// when it is [B, H, T, n].
+  Value tokenScale(Value scale, int64_t column) {
+    auto type = cast<RankedTensorType>(scale.getType());
+    if (type.getRank() == 3)
+      return scale;
+    auto resultType = RankedTensorType::get(
+        {type.getDimSize(0), type.getDimSize(1), type.getDimSize(2)},
+        type.getElementType());
+    return tensor::ExtractSliceOp::create(
+        b, loc, resultType, scale,
+        {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0),
+         b.getIndexAttr(column)},
+        {tm.dim(scale, 0), tm.dim(scale, 1), tm.dim(scale, 2),
+         b.getIndexAttr(1)},
+        SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
+  }
+
   /// Inverse of chunked() for [B, H, N, C, E]: back to [B, H, tokens, E].
   Value unchunked(Value x, OpFoldResult tokens) {
     auto collapsed = tensor::CollapseShapeOp::create(
@@ -118,11 +144,15 @@ public:
                     {tm.dim(x, 0), tm.dim(x, 1), tokens, tm.dim(x, 4)}, 4);
   }
 
-  /// Number of tokens in chunk n (index), min(C, T - n C).
-  Value chunkLength(ScalarMath &s, Value n, Value tokens, int64_t chunk) {
+  /// Number of tokens in chunk n (index), min(C, T - n C); T without a
+  /// chunk size.
+  Value chunkLength(ScalarMath &s, Value n, Value tokens,
+                    std::optional<int64_t> chunk) {
+    if (!chunk)
+      return tokens;
     OpBuilder &nb = s.builder();
     Location l = s.getLoc();
-    Value c = arith::ConstantIndexOp::create(nb, l, chunk);
+    Value c = arith::ConstantIndexOp::create(nb, l, *chunk);
     Value start = arith::MulIOp::create(nb, l, n, c);
     Value left = arith::SubIOp::create(nb, l, tokens, start);
     return arith::MinUIOp::create(nb, l, c, left);
@@ -257,7 +287,7 @@ struct LowerChunkReduce : OpRewritePattern<ChunkReduceOp> {
     auto type = cast<FloatType>(op.getK().getType().getElementType());
     Lowering l(rewriter, op.getLoc(), type);
     TensorMath &tm = l.tm;
-    int64_t chunk = op.getChunkSize();
+    std::optional<int64_t> chunk = op.getChunkSize();
     Value kc = l.chunked(op.getK(), chunk); // [B, H, N, C, F]
     Value vc = l.chunked(op.getV(), chunk); // [B, H, N, C, E]
     // Loops (b, h, n, f, i, e): innermost e is contiguous in v and G.
@@ -266,7 +296,8 @@ struct LowerChunkReduce : OpRewritePattern<ChunkReduceOp> {
     SmallVector<AffineMap> maps{m.dims({0, 1, 2, 4, 3}),
                                 m.dims({0, 1, 2, 4, 5})};
     if (Value scale = op.getScale()) {
-      Value sc = l.chunked(scale, chunk); // [B, H, N, C]
+      Value sc = l.chunked(l.tokenScale(scale, op.getScaleColumn()),
+                           chunk); // [B, H, N, C]
       inputs.push_back(sc);
       maps.push_back(m.dims({0, 1, 2, 4}));
     }
@@ -664,7 +695,9 @@ struct LowerChunkApply : OpRewritePattern<ChunkApplyOp> {
     Value eta = op.getIntraScale();
     if (!eta && !mean && factor == 1.0)
       return v;
-    int64_t chunk = op.getChunkSize();
+    if (eta)
+      eta = l.tokenScale(eta, op.getScaleColumn());
+    int64_t chunk = *op.getChunkSize();
     Maps m{v.getContext(), 4}; // b, h, t, e
     SmallVector<Value> inputs{v};
     SmallVector<AffineMap> maps{m.dims({0, 1, 2, 3})};
@@ -698,19 +731,23 @@ struct LowerChunkApply : OpRewritePattern<ChunkApplyOp> {
     Lowering l(rewriter, op.getLoc(), type);
     TensorMath &tm = l.tm;
     MLIRContext *ctx = rewriter.getContext();
-    int64_t chunk = op.getChunkSize();
+    std::optional<int64_t> chunkSize = op.getChunkSize();
     Value q = op.getQ(), states = op.getStates();
-    // o[b, h, t, e] = sum_f q[b, h, t, f] S[b, h, t floordiv C, f, e]
+    // o[b, h, t, e] = sum_f q[b, h, t, f] S[b, h, t floordiv C, f, e], or
+    // S[b, h, 0, f, e] for the one state of the whole sequence.
     Maps m{ctx, 5}; // b, h, t, f, e
+    AffineExpr chunkOfToken =
+        chunkSize ? m.d(2).floorDiv(*chunkSize) : getAffineConstantExpr(0, ctx);
     Value init =
         tm.zeros({tm.dim(q, 0), tm.dim(q, 1), tm.dim(q, 2), tm.dim(states, 4)});
-    Value out = tm.generic(
-        init.getType(), {q, states}, init,
-        {m.dims({0, 1, 2, 3}),
-         m.of({m.d(0), m.d(1), m.d(2).floorDiv(chunk), m.d(3), m.d(4)}),
-         m.dims({0, 1, 2, 4})},
-        innerReduction(5), multiplyAdd);
+    Value out =
+        tm.generic(init.getType(), {q, states}, init,
+                   {m.dims({0, 1, 2, 3}),
+                    m.of({m.d(0), m.d(1), chunkOfToken, m.d(3), m.d(4)}),
+                    m.dims({0, 1, 2, 4})},
+                   innerReduction(5), multiplyAdd);
     if (Value k = op.getIntraK()) {
+      int64_t chunk = *chunkSize;
       // Inside each chunk: factor / n_c * sum_{j <= i} eta_j (q_i . k_j) v_j.
       Value qc = l.chunked(q, chunk), kc = l.chunked(k, chunk);
       Value vc = l.chunked(scaledIntraValues(l, op), chunk);
@@ -739,66 +776,6 @@ struct LowerChunkApply : OpRewritePattern<ChunkApplyOp> {
       out = tm.add(out, l.unchunked(intra, tm.dim(q, 2)));
     }
     rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), out);
-    return success();
-  }
-};
-
-//===----------------------------------------------------------------------===//
-// attention: decomposed into the chunk ops, or one reduction for `full`
-//===----------------------------------------------------------------------===//
-
-struct DecomposeAttention : OpRewritePattern<AttentionOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(AttentionOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    auto type = cast<FloatType>(op.getQ().getType().getElementType());
-    Mask mask = op.getMask();
-    Value q = op.getQ(), k = op.getK(), v = op.getV();
-    auto qType = cast<RankedTensorType>(q.getType());
-    auto vType = cast<RankedTensorType>(v.getType());
-    if (mask == Mask::full) {
-      Lowering l(rewriter, loc, type);
-      TensorMath &tm = l.tm;
-      Maps m{rewriter.getContext(), 5};
-      Value s = l.initialState(op.getInitial(), {tm.dim(k, 0), tm.dim(k, 1),
-                                                 tm.dim(k, 3), tm.dim(v, 3)});
-      // (b, h, f, t, e)
-      s = tm.generic(
-          s.getType(), {k, v}, s,
-          {m.dims({0, 1, 3, 2}), m.dims({0, 1, 3, 4}), m.dims({0, 1, 2, 4})},
-          innerReduction(5), multiplyAdd);
-      Value o =
-          tm.zeros({tm.dim(q, 0), tm.dim(q, 1), tm.dim(q, 2), tm.dim(v, 3)});
-      // (b, h, t, f, e)
-      o = tm.generic(
-          o.getType(), {q, s}, o,
-          {m.dims({0, 1, 2, 3}), m.dims({0, 1, 3, 4}), m.dims({0, 1, 2, 4})},
-          innerReduction(5), multiplyAdd);
-      rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), o);
-      return success();
-    }
-    // Token-causal without decay keeps its mask exactly with 64-token tiles
-    // plus the intra-tile term; with a per-token decay every token is a chunk.
-    bool causal = mask == Mask::token_causal;
-    int64_t chunk = causal ? (op.getDecay() ? 1 : 64) : *op.getChunkSize();
-    auto statesType = RankedTensorType::get(
-        {qType.getDimSize(0), qType.getDimSize(1), ShapedType::kDynamic,
-         qType.getDimSize(3), vType.getDimSize(3)},
-        type);
-    Value g = ChunkReduceOp::create(rewriter, loc, statesType, k, v, Value(),
-                                    chunk, llvm::APFloat(1.0),
-                                    /*mean=*/false);
-    bool exclusive = mask == Mask::chunk_strict || (causal && !op.getDecay());
-    Value states = ScanOp::create(
-        rewriter, loc, statesType, g, op.getInitial(), op.getDecay(), Value(),
-        op.getDecay() ? ScanKind::decayed : ScanKind::additive,
-        exclusive ? ScanMode::exclusive : ScanMode::inclusive);
-    bool intra = causal && !op.getDecay();
-    rewriter.replaceOpWithNewOp<ChunkApplyOp>(
-        op, op.getType(), q, states, intra ? k : Value(), intra ? v : Value(),
-        Value(), chunk, llvm::APFloat(1.0),
-        /*intra_mean=*/false);
     return success();
   }
 };
@@ -836,8 +813,8 @@ struct LinAttnToLinalgPass
 void mlir::ttt::populateLinAttnToLinalgPatterns(RewritePatternSet &patterns,
                                                 bool parallelScan) {
   patterns.add<LowerFeatureMap, LowerChunkReduce, LowerChunkMean, LowerScan,
-               LowerStateTransform, LowerChunkApply, DecomposeAttention>(
-      patterns.getContext());
+               LowerStateTransform, LowerChunkApply>(patterns.getContext());
+  linattn::populateDecomposePatterns(patterns);
   if (parallelScan)
     patterns.add<LowerScanInParallel>(patterns.getContext());
 }

@@ -26,6 +26,7 @@
 #include "ttt/Conversion/LinAttnToONNX/LinAttnToONNX.h"
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/LinAttn/IR/LinAttnOps.h"
+#include "ttt/Dialect/LinAttn/Transforms/Passes.h"
 #include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
 #include "ttt/Dialect/ONNX/IR/ONNXDialect.h"
 #include "ttt/Dialect/ONNX/IR/ONNXOps.h"
@@ -55,37 +56,54 @@ namespace {
 // Chunked views
 //===----------------------------------------------------------------------===//
 
-/// The chunking of a sequence of T tokens (axis 2) into N chunks of C.
+/// The chunking of a sequence of T tokens (axis 2) into N chunks of C, or
+/// into one chunk of all T tokens (no chunk size).
 struct Chunking {
-  int64_t size;  // C
-  Value tokens;  // T, [1] i64
-  Value count;   // N = ceil(T / C), [1] i64
-  Value padding; // N * C - T, [1] i64
+  std::optional<int64_t> size; // C
+  Value length;                // C, or T without a chunk size, [1] i64
+  Value tokens;                // T, [1] i64
+  Value count;                 // N = ceil(T / C), [1] i64
+  Value padding;               // N * C - T, [1] i64
 };
 
-Chunking chunkingOf(OnnxBuilder &b, Value x, int64_t chunk) {
+Chunking chunkingOf(OnnxBuilder &b, Value x, std::optional<int64_t> chunk) {
   Value tokens = b.dim(x, 2);
-  Value c = b.i64s({chunk});
+  if (!chunk)
+    return {chunk, tokens, tokens, b.i64s({1}), b.i64s({0})};
+  Value c = b.i64s({*chunk});
   // Integer Div truncates; T >= 0, so (T + C - 1) / C is the ceiling.
   Value count = b.node(
-      "Div", {b.node("Add", {tokens, b.i64s({chunk - 1})}, b.ints(1)), c},
+      "Div", {b.node("Add", {tokens, b.i64s({*chunk - 1})}, b.ints(1)), c},
       b.ints(1));
   Value padded = b.node("Mul", {count, c}, b.ints(1));
   Value padding = b.node("Sub", {padded, tokens}, b.ints(1));
-  return {chunk, tokens, count, padding};
+  return {chunk, c, tokens, count, padding};
 }
 
-/// [B, H, T, D...] -> [B, H, N, C, D...], zero-padded to N * C tokens; the
-/// padded tokens contribute nothing to sums and products.
+/// The per-token scale [B, H, T]: `scale` itself, or its column `column`
+/// when it is [B, H, T, n] (a scalar index drops the gathered axis).
+Value tokenScale(OnnxBuilder &b, Value scale, int64_t column) {
+  if (cast<RankedTensorType>(scale.getType()).getRank() == 3)
+    return scale;
+  return b.node("Gather", {scale, b.i64Scalar(column)}, b.floats(3),
+                {b.attr("axis", 3)});
+}
+
+/// [B, H, T, D...] -> [B, H, N, C, D...], zero-padded to N * C tokens (the
+/// padded tokens contribute nothing to sums and products), or
+/// [B, H, 1, T, D...] for one chunk of the whole sequence.
 Value chunked(OnnxBuilder &b, Value x, const Chunking &ch) {
   int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  // Pads are all begins, then all ends; only the end of axis 2 is nonzero.
-  SmallVector<Value> pads{b.i64s(SmallVector<int64_t>(rank + 2, 0)),
-                          ch.padding};
-  if (rank > 3)
-    pads.push_back(b.i64s(SmallVector<int64_t>(rank - 3, 0)));
-  Value full = b.node("Pad", {x, b.concat(pads, 0)}, b.floats(rank));
-  SmallVector<Value> shape{b.shape(x, 0, 2), ch.count, b.i64s({ch.size})};
+  Value full = x;
+  if (ch.size) {
+    // Pads are all begins, then all ends; only the end of axis 2 is nonzero.
+    SmallVector<Value> pads{b.i64s(SmallVector<int64_t>(rank + 2, 0)),
+                            ch.padding};
+    if (rank > 3)
+      pads.push_back(b.i64s(SmallVector<int64_t>(rank - 3, 0)));
+    full = b.node("Pad", {x, b.concat(pads, 0)}, b.floats(rank));
+  }
+  SmallVector<Value> shape{b.shape(x, 0, 2), ch.count, ch.length};
   if (rank > 3)
     shape.push_back(b.shape(x, 3, rank));
   return b.reshape(full, b.concat(shape, 0), rank + 1);
@@ -96,7 +114,7 @@ Value chunkLengths(OnnxBuilder &b, const Chunking &ch) {
   Value n = b.node("Range",
                    {b.i64Scalar(0), b.squeeze(ch.count, {0}), b.i64Scalar(1)},
                    b.ints(-1));
-  Value c = b.i64s({ch.size});
+  Value c = ch.length;
   Value starts = b.node("Mul", {n, c}, b.ints(-1));
   Value left = b.node("Sub", {ch.tokens, starts}, b.ints(-1));
   return b.toFloat(b.node("Min", {c, left}, b.ints(-1)));
@@ -109,67 +127,6 @@ Value chunkLengths(OnnxBuilder &b, const Chunking &ch) {
 bool hasStaticDims(Value v, ArrayRef<int64_t> dims) {
   auto type = cast<RankedTensorType>(v.getType());
   return llvm::all_of(dims, [&](int64_t d) { return !type.isDynamicDim(d); });
-}
-
-/// Whether `size` is all of dim `d` of `source`: a static size equal to a
-/// static dim, or `tensor.dim %source, d`.
-bool isWholeDim(OpFoldResult size, Value source, int64_t d) {
-  auto type = cast<RankedTensorType>(source.getType());
-  if (std::optional<int64_t> n = getConstantIntValue(size))
-    return !type.isDynamicDim(d) && *n == type.getDimSize(d);
-  auto dimOp = cast<Value>(size).getDefiningOp<tensor::DimOp>();
-  if (!dimOp || dimOp.getSource() != source)
-    return false;
-  std::optional<int64_t> index = dimOp.getConstantIndex();
-  return index && *index == d;
-}
-
-/// The column of a learning-rate tensor that ttt-to-linattn takes:
-/// `[B, H, T, n] -> [B, H, T]` at a static column, all of B, H and T.
-bool canExportSlice(tensor::ExtractSliceOp op, std::string &why) {
-  Value source = op.getSource();
-  if (op.getSourceType().getRank() != 4 || op.getType().getRank() != 3) {
-    why = "only the rank-reducing slice [B, H, T, n] -> [B, H, T] of one "
-          "learning-rate column is supported";
-    return false;
-  }
-  SmallVector<OpFoldResult> offsets = op.getMixedOffsets();
-  SmallVector<OpFoldResult> sizes = op.getMixedSizes();
-  for (int64_t d = 0; d < 3; ++d) {
-    if (getConstantIntValue(offsets[d]) != 0 ||
-        !isWholeDim(sizes[d], source, d)) {
-      why = "the slice must keep all of dims 0, 1 and 2";
-      return false;
-    }
-  }
-  if (!getConstantIntValue(offsets[3]) || getConstantIntValue(sizes[3]) != 1) {
-    why = "the slice must take one static column of the last dim";
-    return false;
-  }
-  if (!llvm::all_of(op.getMixedStrides(), [](OpFoldResult s) {
-        return getConstantIntValue(s) == 1;
-      })) {
-    why = "the slice must have unit strides";
-    return false;
-  }
-  return true;
-}
-
-/// tensor.dim and index constants are exported only as the sizes of slices
-/// that are exported: they disappear with them.
-bool onlyFeedsExportedSlices(Operation *op, std::string &why) {
-  for (Operation *user : op->getUsers()) {
-    std::string ignored;
-    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(user))
-      if (canExportSlice(slice, ignored))
-        continue;
-    if (isa<tensor::DimOp>(user) && onlyFeedsExportedSlices(user, ignored))
-      continue;
-    why = "it is used by '" + user->getName().getStringRef().str() +
-          "', which is not a learning-rate slice that can be exported";
-    return false;
-  }
-  return true;
 }
 
 } // namespace
@@ -199,22 +156,10 @@ bool mlir::ttt::canExportToONNX(Operation *op, std::string &why) {
         return true;
       })
       .Case([&](ChunkApplyOp) { return true; })
-      .Case([&](AttentionOp) {
-        why = "linattn.attention is not supported; only its chunk ops "
-              "(chunk_reduce, scan, chunk_apply) are";
-        return false;
-      })
-      .Case([&](tensor::ExtractSliceOp slice) {
-        return canExportSlice(slice, why);
-      })
-      .Case(
-          [&](tensor::DimOp dim) { return onlyFeedsExportedSlices(dim, why); })
-      .Case([&](arith::ConstantIndexOp c) {
-        return onlyFeedsExportedSlices(c, why);
-      })
+      // Decomposed into the chunk ops (linattn-decompose) on the way.
+      .Case([&](AttentionOp) { return true; })
       .Default([&](Operation *) {
-        why = "it has no ONNX form (only linattn ops and the learning-rate "
-              "slices ttt-to-linattn makes are rewritten)";
+        why = "it has no ONNX form (only linattn ops are rewritten)";
         return false;
       });
 }
@@ -310,7 +255,7 @@ struct ChunkReduceToONNX : ToONNXPattern<ChunkReduceToONNX, ChunkReduceOp> {
   Value build(OnnxBuilder &b, ChunkReduceOp op) const {
     Value v = op.getV();
     if (Value scale = op.getScale())
-      v = b.mul(v, b.unsqueeze(scale, {3}));
+      v = b.mul(v, b.unsqueeze(tokenScale(b, scale, op.getScaleColumn()), {3}));
     Chunking ch = chunkingOf(b, op.getK(), op.getChunkSize());
     Value kc = chunked(b, op.getK(), ch); // [B, H, N, C, F]
     Value vc = chunked(b, v, ch);         // [B, H, N, C, E]
@@ -545,15 +490,15 @@ struct ChunkApplyToONNX : ToONNXPattern<ChunkApplyToONNX, ChunkApplyOp> {
                                  const Chunking &ch) {
     Value v = op.getIntraV();
     if (Value eta = op.getIntraScale())
-      v = b.mul(v, b.unsqueeze(eta, {3}));
+      v = b.mul(v, b.unsqueeze(tokenScale(b, eta, op.getScaleColumn()), {3}));
     double factor = op.getIntraFactor().convertToDouble();
     if (factor != 1.0)
       v = b.mul(v, factor);
     if (!op.getIntraMean())
       return v;
     // Each token's chunk length: [N] repeated C times, cut to T, as [T, 1].
-    Value lengths = b.unsqueeze(chunkLengths(b, ch), {1});       // [N, 1]
-    Value repeated = b.expand(lengths, b.i64s({1, ch.size}), 2); // [N, C]
+    Value lengths = b.unsqueeze(chunkLengths(b, ch), {1});        // [N, 1]
+    Value repeated = b.expand(lengths, b.i64s({1, *ch.size}), 2); // [N, C]
     Value flat = b.reshape(repeated, b.i64s({-1, 1}), 2);
     Value perToken = b.slice(flat, b.i64s({0}), ch.tokens, 0); // [T, 1]
     return b.div(v, perToken);
@@ -567,12 +512,13 @@ struct ChunkApplyToONNX : ToONNXPattern<ChunkApplyToONNX, ChunkApplyOp> {
                               const Chunking &ch) {
     Value kc = chunked(b, k, ch), vc = chunked(b, v, ch);
     Value scores = b.matmul(qc, b.transposeInner(kc)); // [B, H, N, C, C]
-    SmallVector<float> lower(ch.size * ch.size, 0.0f);
-    for (int64_t t = 0; t < ch.size; ++t)
+    int64_t size = *ch.size;
+    SmallVector<float> lower(size * size, 0.0f);
+    for (int64_t t = 0; t < size; ++t)
       for (int64_t j = 0; j <= t; ++j)
-        lower[t * ch.size + j] = 1.0f;
+        lower[t * size + j] = 1.0f;
     Type elem = cast<RankedTensorType>(qc.getType()).getElementType();
-    auto maskType = RankedTensorType::get({ch.size, ch.size}, elem);
+    auto maskType = RankedTensorType::get({size, size}, elem);
     Value mask = b.constant(DenseElementsAttr::get(
         maskType, llvm::map_to_vector(lower, [&](float x) -> Attribute {
           return FloatAttr::get(elem, x);
@@ -587,27 +533,12 @@ struct ChunkApplyToONNX : ToONNXPattern<ChunkApplyToONNX, ChunkApplyOp> {
     Value o = b.matmul(qc, states); // [B, H, N, C, E]
     if (Value k = op.getIntraK())
       o = b.add(o, intraChunkTerm(b, qc, k, scaledIntraValues(b, op, ch), ch));
-    Value tokens = b.node("Mul", {ch.count, b.i64s({ch.size})}, b.ints(1));
+    Value tokens = b.node("Mul", {ch.count, ch.length}, b.ints(1));
     Value shape =
         b.concat({b.shape(o, 0, 2), tokens, b.shape(states, 4, 5)}, 0);
     Value flat = b.reshape(o, shape, 4);
     Value out = b.slice(flat, b.i64s({0}), ch.tokens, 2);
     return out;
-  }
-};
-
-//===----------------------------------------------------------------------===//
-// The learning-rate column
-//===----------------------------------------------------------------------===//
-
-struct LrColumnToONNX : ToONNXPattern<LrColumnToONNX, tensor::ExtractSliceOp> {
-  using ToONNXPattern::ToONNXPattern;
-  Value build(OnnxBuilder &b, tensor::ExtractSliceOp op) const {
-    int64_t column = *getConstantIntValue(op.getMixedOffsets()[3]);
-    // A scalar index drops the gathered axis, as the rank-reducing slice does.
-    Value lr = b.node("Gather", {op.getSource(), b.i64Scalar(column)},
-                      op.getType(), {b.attr("axis", 3)});
-    return lr;
   }
 };
 
@@ -680,6 +611,6 @@ struct LinAttnToONNXPass : ttt::impl::LinAttnToONNXBase<LinAttnToONNXPass> {
 
 void mlir::ttt::populateLinAttnToONNXPatterns(RewritePatternSet &patterns) {
   patterns.add<FeatureMapToONNX, ChunkReduceToONNX, ChunkMeanToONNX, ScanToONNX,
-               StateTransformToONNX, ChunkApplyToONNX, LrColumnToONNX>(
-      patterns.getContext());
+               StateTransformToONNX, ChunkApplyToONNX>(patterns.getContext());
+  linattn::populateDecomposePatterns(patterns);
 }

@@ -31,9 +31,7 @@
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/IR/AffineMap.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -44,7 +42,6 @@ namespace mlir::ttt {
 
 using namespace mlir;
 using namespace mlir::ttt;
-using utils::IteratorType;
 
 namespace {
 
@@ -63,16 +60,16 @@ public:
 private:
   /// phi(x): the frozen inner layers, plus a constant 1 for a trained bias.
   Value features(Value x);
-  /// The learning-rate column of the output weight, [B, H, T], or null.
-  Value tokenRates();
+  /// The learning rates, [B, H, T, n], or null; the output weight's are
+  /// column rateColumn().
+  Value tokenRates() { return op.getLr(); }
+  uint64_t rateColumn();
   /// W_out (with its bias row appended): the initial state S0.
   Value initialState();
   /// +1 for descent on the dot product (values add), -1 for ascent.
   double valueSign() const {
     return update.getSign() == Sign::descent ? 1.0 : -1.0;
   }
-  /// v * eta * factor (/ T when `mean`), per token.
-  Value scaledValues(Value eta, double factor, bool mean);
   RankedTensorType statesType(int64_t features, int64_t values);
 
   Value rewriteChunked();
@@ -137,21 +134,11 @@ Value LayerRewriter::features(Value x) {
                                        act, facts.biasFeature);
 }
 
-Value LayerRewriter::tokenRates() {
+uint64_t LayerRewriter::rateColumn() {
   Value lr = op.getLr();
-  if (!lr)
-    return Value();
-  auto lrType = cast<RankedTensorType>(lr.getType());
-  int64_t column = lrType.getDimSize(3) == 1 ? 0 : model.getOutputWeightIndex();
-  // The explicit type drops the column dim, not a unit batch or head dim.
-  auto resultType = RankedTensorType::get(
-      {lrType.getDimSize(0), lrType.getDimSize(1), lrType.getDimSize(2)}, type);
-  SmallVector<OpFoldResult> unit(4, b.getIndexAttr(1));
-  return tensor::ExtractSliceOp::create(
-      b, loc, resultType, lr,
-      {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0),
-       b.getIndexAttr(column)},
-      {tm.dim(lr, 0), tm.dim(lr, 1), tm.dim(lr, 2), b.getIndexAttr(1)}, unit);
+  if (!lr || cast<RankedTensorType>(lr.getType()).getDimSize(3) == 1)
+    return 0;
+  return model.getOutputWeightIndex();
 }
 
 Value LayerRewriter::initialState() {
@@ -173,35 +160,6 @@ Value LayerRewriter::initialState() {
   return tm.insert(bias, init, at, tm.sizes(bias));
 }
 
-Value LayerRewriter::scaledValues(Value eta, double factor, bool mean) {
-  Value v = op.getV();
-  MLIRContext *ctx = b.getContext();
-  auto id = AffineMap::getMultiDimIdentityMap(4, ctx);
-  SmallVector<Value> inputs{v};
-  SmallVector<AffineMap> maps{id};
-  if (eta) {
-    inputs.push_back(eta);
-    maps.push_back(
-        AffineMap::get(4, 0,
-                       {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
-                        getAffineDimExpr(2, ctx)},
-                       ctx));
-  }
-  maps.push_back(id);
-  Value init = tensor::EmptyOp::create(b, loc, tm.sizes(v), type);
-  ScalarMath &s = tm.s();
-  Value scale = s.constant(factor);
-  if (mean)
-    scale = s.div(scale, s.fromIndex(tm.indexValue(tm.dim(v, 2))));
-  bool scaled = static_cast<bool>(eta);
-  return tm.generic(init.getType(), inputs, init, maps,
-                    SmallVector<IteratorType>(4, IteratorType::parallel),
-                    [&](ScalarMath &sm, ValueRange x) {
-                      Value out = sm.mul(x[0], scale);
-                      return scaled ? sm.mul(out, x[1]) : out;
-                    });
-}
-
 Value LayerRewriter::rewriteChunked() {
   LossAttr loss = op.getLoss();
   int64_t chunk = schedule.getSize();
@@ -217,8 +175,11 @@ Value LayerRewriter::rewriteChunked() {
   double factor = valueSign() * loss.getScale().convertToDouble() *
                   (ns ? 1.0 : lrScale * schedule.getInnerSteps());
   bool mean = loss.getReduction() == Reduction::mean;
-  Value g = linattn::ChunkReduceOp::create(b, loc, states, kf, op.getV(), eta,
-                                           chunk, APFloat(factor), mean);
+  uint64_t column = rateColumn();
+  IntegerAttr chunkAttr = b.getI64IntegerAttr(chunk);
+  Value g =
+      linattn::ChunkReduceOp::create(b, loc, states, kf, op.getV(), eta, column,
+                                     chunkAttr, APFloat(factor), mean);
   if (Value m = op.getMomentum()) {
     auto mType = cast<RankedTensorType>(m.getType());
     auto meanType = RankedTensorType::get(
@@ -244,8 +205,8 @@ Value LayerRewriter::rewriteChunked() {
   // as the chunk's state contribution is.
   return linattn::ChunkApplyOp::create(
       b, loc, op.getOutput().getType(), qf, s, causal ? kf : Value(),
-      causal ? op.getV() : Value(), causal ? eta : Value(), chunk,
-      APFloat(causal ? factor : 1.0), causal && mean);
+      causal ? op.getV() : Value(), causal ? eta : Value(), causal ? column : 0,
+      chunkAttr, APFloat(causal ? factor : 1.0), causal && mean);
 }
 
 Value LayerRewriter::rewriteAffine() {
@@ -260,11 +221,14 @@ Value LayerRewriter::rewriteAffine() {
   double c = sign * loss.getScale().convertToDouble() *
              update.getLrScale().convertToDouble();
   bool mean = loss.getReduction() == Reduction::mean;
-  Value transition = linattn::ChunkReduceOp::create(
-      b, loc, statesType(width, width), kf, kf, eta, chunk, APFloat(c), mean);
+  uint64_t column = rateColumn();
+  IntegerAttr chunkAttr = b.getI64IntegerAttr(chunk);
+  Value transition =
+      linattn::ChunkReduceOp::create(b, loc, statesType(width, width), kf, kf,
+                                     eta, column, chunkAttr, APFloat(c), mean);
   RankedTensorType states = statesType(width, op.getOutputDim());
-  Value g = linattn::ChunkReduceOp::create(b, loc, states, kf, op.getV(), eta,
-                                           chunk, APFloat(-c), mean);
+  Value g = linattn::ChunkReduceOp::create(
+      b, loc, states, kf, op.getV(), eta, column, chunkAttr, APFloat(-c), mean);
   auto mode = schedule.getOrder() == UpdateOrder::update_then_apply
                   ? linattn::ScanMode::inclusive
                   : linattn::ScanMode::exclusive;
@@ -272,7 +236,7 @@ Value LayerRewriter::rewriteAffine() {
                                     transition,
                                     linattn::ScanKind::residual_affine, mode);
   return linattn::ChunkApplyOp::create(b, loc, op.getOutput().getType(), qf, s,
-                                       Value(), Value(), Value(), chunk,
+                                       Value(), Value(), Value(), 0, chunkAttr,
                                        APFloat(1.0), /*intra_mean=*/false);
 }
 
@@ -281,11 +245,10 @@ Value LayerRewriter::rewriteFullBatch() {
   Value qf = features(op.getQ()), kf = features(op.getK());
   double factor = valueSign() * loss.getScale().convertToDouble() *
                   update.getLrScale().convertToDouble();
-  Value v = scaledValues(tokenRates(), factor,
-                         loss.getReduction() == Reduction::mean);
-  return linattn::AttentionOp::create(b, loc, op.getOutput().getType(), qf, kf,
-                                      v, initialState(), Value(),
-                                      linattn::Mask::full, IntegerAttr());
+  return linattn::AttentionOp::create(
+      b, loc, op.getOutput().getType(), qf, kf, op.getV(), initialState(),
+      Value(), tokenRates(), rateColumn(), linattn::Mask::full, IntegerAttr(),
+      APFloat(factor), loss.getReduction() == Reduction::mean);
 }
 
 Value LayerRewriter::rewrite() {

@@ -238,21 +238,50 @@ onnx.graph @chunk_apply_intra(%q: tensor<?x2x?x4xf32> {onnx.name = "q"}, %k: ten
 
 // -----
 
-// The learning-rate column that ttt-to-linattn slices out is a Gather with a
-// scalar index; the tensor.dim and arith.constant ops that fed it are gone.
-// CHECK-LABEL: onnx.graph @lr_column
-// CHECK-NOT: arith.constant
-// CHECK-NOT: tensor.
+// A learning-rate column of a [B, H, T, n] scale is a Gather with a scalar
+// index, which drops the column axis.
+// CHECK-LABEL: onnx.graph @scale_column
 // CHECK: %[[COL:.+]] = onnx.node "Constant"() attrs {value = dense<1> : tensor<i64>}
-// CHECK: %[[ETA:.+]] = onnx.node "Gather"(%lr, %[[COL]]) attrs {axis = 3 : i64} {{.*}} -> tensor<?x2x?xf32>
-// CHECK: onnx.yield %[[ETA]]
-onnx.graph @lr_column(%lr: tensor<?x2x?x3xf32> {onnx.name = "lr"}) -> (tensor<?x2x?xf32> {onnx.name = "eta"}) {
-  %c0 = arith.constant 0 : index
-  %c2 = arith.constant 2 : index
-  %b = tensor.dim %lr, %c0 : tensor<?x2x?x3xf32>
-  %t = tensor.dim %lr, %c2 : tensor<?x2x?x3xf32>
-  %eta = tensor.extract_slice %lr[0, 0, 0, 1] [%b, 2, %t, 1] [1, 1, 1, 1] : tensor<?x2x?x3xf32> to tensor<?x2x?xf32>
-  onnx.yield %eta : tensor<?x2x?xf32>
+// CHECK: %[[ETA:.+]] = onnx.node "Gather"(%lr, %[[COL]]) attrs {axis = 3 : i64} {{.*}} -> tensor<?x?x?xf32>
+// CHECK: %[[ETA4:.+]] = onnx.node "Unsqueeze"(%[[ETA]], %{{.+}})
+// CHECK: onnx.node "Mul"(%v, %[[ETA4]])
+// CHECK-NOT: linattn.
+onnx.graph @scale_column(%k: tensor<?x2x?x4xf32> {onnx.name = "k"}, %v: tensor<?x2x?x3xf32> {onnx.name = "v"}, %lr: tensor<?x2x?x3xf32> {onnx.name = "lr"}) -> (tensor<?x2x?x4x3xf32> {onnx.name = "g"}) {
+  %g = linattn.chunk_reduce %k, %v scale(%lr : tensor<?x2x?x3xf32>) scale_column = 1 chunk_size = 4 : tensor<?x2x?x4xf32>, tensor<?x2x?x3xf32> -> tensor<?x2x?x4x3xf32>
+  onnx.yield %g : tensor<?x2x?x4x3xf32>
+}
+
+// -----
+
+// Without a chunk size the whole sequence is one chunk: the chunked view is
+// a Reshape to [B, H, 1, T, ..] (no Pad), and a mean divides by T.
+// CHECK-LABEL: onnx.graph @whole_sequence
+// CHECK: %[[T:.+]] = onnx.node "Shape"(%k) attrs {end = 3 : i64, start = 2 : i64}
+// CHECK: %[[ONE:.+]] = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>}
+// CHECK-NOT: "Pad"
+// CHECK: %[[BH:.+]] = onnx.node "Shape"(%k) attrs {end = 2 : i64, start = 0 : i64}
+// CHECK: %[[SHAPE:.+]] = onnx.node "Concat"(%[[BH]], %[[ONE]], %[[T]], %{{.+}})
+// CHECK: onnx.node "Reshape"(%k, %[[SHAPE]])
+// CHECK: onnx.node "Min"(%[[T]], %{{.+}})
+// CHECK: onnx.node "Div"
+// CHECK-NOT: linattn.
+onnx.graph @whole_sequence(%k: tensor<?x2x?x4xf32> {onnx.name = "k"}, %v: tensor<?x2x?x3xf32> {onnx.name = "v"}) -> (tensor<?x2x1x4x3xf32> {onnx.name = "g"}) {
+  %g = linattn.chunk_reduce %k, %v mean : tensor<?x2x?x4xf32>, tensor<?x2x?x3xf32> -> tensor<?x2x1x4x3xf32>
+  onnx.yield %g : tensor<?x2x1x4x3xf32>
+}
+
+// -----
+
+// linattn.attention is exported through its decomposition into the chunk ops
+// (linattn-decompose): here the full mask's one chunk_reduce and chunk_apply.
+// CHECK-LABEL: onnx.graph @attention_full
+// CHECK: onnx.node "MatMul"
+// CHECK: onnx.node "MatMul"
+// CHECK-NOT: linattn.
+// CHECK: onnx.yield
+onnx.graph @attention_full(%q: tensor<?x2x?x4xf32> {onnx.name = "q"}, %v: tensor<?x2x?x3xf32> {onnx.name = "v"}) -> (tensor<?x2x?x3xf32> {onnx.name = "o"}) {
+  %o = linattn.attention %q, %q, %v mask = full : tensor<?x2x?x4xf32>, tensor<?x2x?x4xf32>, tensor<?x2x?x3xf32> -> tensor<?x2x?x3xf32>
+  onnx.yield %o : tensor<?x2x?x3xf32>
 }
 
 // -----

@@ -11,8 +11,7 @@
 // CHECK-NOT: ttt.kvb_layer
 // CHECK: %[[QF:.+]] = linattn.feature_map %[[Q]] weights(%[[W0]], %[[W2]] : {{.*}}) kind = swiglu : tensor<?x2x?x8xf32> -> tensor<?x2x?x12xf32>
 // CHECK: %[[KF:.+]] = linattn.feature_map %[[K]] weights(%[[W0]], %[[W2]] : {{.*}}) kind = swiglu
-// CHECK: %[[ETA:.+]] = tensor.extract_slice %[[LR]][0, 0, 0, 1] {{.*}} to tensor<?x2x?xf32>
-// CHECK: %[[G:.+]] = linattn.chunk_reduce %[[KF]], %[[V]] scale(%[[ETA]] : tensor<?x2x?xf32>) chunk_size = 4 factor = 2.500000e-01 : {{.*}} -> tensor<?x2x?x12x8xf32>
+// CHECK: %[[G:.+]] = linattn.chunk_reduce %[[KF]], %[[V]] scale(%[[LR]] : tensor<?x2x?x3xf32>) scale_column = 1 chunk_size = 4 factor = 2.500000e-01 : {{.*}} -> tensor<?x2x?x12x8xf32>
 // CHECK: %[[MU:.+]] = linattn.chunk_mean %[[M]] chunk_size = 4
 // CHECK: %[[U:.+]] = linattn.scan %[[G]] decay(%[[MU]] : tensor<?x2x?xf32>) kind = decayed mode = inclusive
 // CHECK: %[[D:.+]] = linattn.state_transform %[[U]] steps = 5 coeffs = [3.444500e+00, -4.775000e+00, 2.031500e+00] factor = 5.000000e-01
@@ -74,10 +73,9 @@ func.func @mlp_bias_feature(%q: tensor<2x2x20x8xf32>, %w0: tensor<2x8x16xf32>, %
 // are (step, per-token rates, the mean over each chunk), all in linattn ops.
 // CHECK-LABEL: func.func @causal_dot
 // CHECK-SAME: (%[[Q:.+]]: tensor<2x2x20x8xf32>, %[[W:.+]]: tensor<2x8x8xf32>, %[[LR:.+]]: tensor<2x2x20x1xf32>)
-// CHECK: %[[ETA:.+]] = tensor.extract_slice %[[LR]]
-// CHECK: %[[G:.+]] = linattn.chunk_reduce %[[Q]], %[[Q]] scale(%[[ETA]] : tensor<2x2x20xf32>) chunk_size = 8 factor = 5.000000e-01 mean
+// CHECK: %[[G:.+]] = linattn.chunk_reduce %[[Q]], %[[Q]] scale(%[[LR]] : tensor<2x2x20x1xf32>) chunk_size = 8 factor = 5.000000e-01 mean
 // CHECK: %[[S:.+]] = linattn.scan %[[G]] initial(%[[W]] : tensor<2x8x8xf32>) kind = additive mode = exclusive
-// CHECK: linattn.chunk_apply %[[Q]], %[[S]] intra(%[[Q]], %[[Q]] : tensor<2x2x20x8xf32>, tensor<2x2x20x8xf32>) intra_scale(%[[ETA]] : tensor<2x2x20xf32>) chunk_size = 8 intra_factor = 5.000000e-01 intra_mean
+// CHECK: linattn.chunk_apply %[[Q]], %[[S]] intra(%[[Q]], %[[Q]] : tensor<2x2x20x8xf32>, tensor<2x2x20x8xf32>) intra_scale(%[[LR]] : tensor<2x2x20x1xf32>) chunk_size = 8 intra_factor = 5.000000e-01 intra_mean
 // CHECK-NOT: linalg.
 func.func @causal_dot(%q: tensor<2x2x20x8xf32>, %w: tensor<2x8x8xf32>, %lr: tensor<2x2x20x1xf32>) -> tensor<2x2x20x8xf32> {
   %o = ttt.kvb_layer %q, %q, %q : tensor<2x2x20x8xf32>, tensor<2x2x20x8xf32>, tensor<2x2x20x8xf32>
@@ -106,13 +104,19 @@ func.func @mse_affine(%q: tensor<?x2x?x8xf32>, %w: tensor<2x8x8xf32>) -> tensor<
 
 // -----
 
-// A full-batch step without state transforms is one full-mask attention.
+// A full-batch step without state transforms is one full-mask attention, the
+// loss's mean and the step size in the op (no linalg or tensor ops).
 // CHECK-LABEL: func.func @full_batch
-// CHECK: linattn.attention %{{.+}}, %{{.+}}, %{{.+}} initial(%{{.+}} : tensor<1x8x8xf32>) mask = full
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x1x30x8xf32>, %[[K:.+]]: tensor<1x1x20x8xf32>, %[[W:.+]]: tensor<1x8x8xf32>)
+// CHECK-NOT: linalg.
+// CHECK-NOT: tensor.
+// CHECK: %[[O:.+]] = linattn.attention %[[Q]], %[[K]], %[[K]] initial(%[[W]] : tensor<1x8x8xf32>) mask = full factor = 5.000000e-01 mean
+// CHECK-NEXT: return %[[O]]
 func.func @full_batch(%q: tensor<1x1x30x8xf32>, %k: tensor<1x1x20x8xf32>, %w: tensor<1x8x8xf32>) -> tensor<1x1x30x8xf32> {
   %o = ttt.kvb_layer %q, %k, %k : tensor<1x1x30x8xf32>, tensor<1x1x20x8xf32>, tensor<1x1x20x8xf32>
       weights(%w : tensor<1x8x8xf32>)
       model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot, reduction = mean>
+      update = #ttt.update<lr_scale = 0.5>
       schedule = #ttt.schedule<kind = full_batch> -> tensor<1x1x30x8xf32>
   return %o : tensor<1x1x30x8xf32>
 }

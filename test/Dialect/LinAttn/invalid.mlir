@@ -510,3 +510,67 @@ func.func @ca_intra(%q: tensor<2x3x8x4xf32>, %s: tensor<2x3x2x4x4xf32>, %v: tens
   %o = linattn.chunk_apply %q, %s intra(%q, %v : tensor<2x3x8x4xf32>, tensor<2x3x7x4xf32>) chunk_size = 4 : tensor<2x3x8x4xf32>, tensor<2x3x2x4x4xf32> -> tensor<2x3x8x4xf32>
   return
 }
+
+// -----
+
+func.func @cr_column_of_rank3(%k: tensor<2x3x8x4xf32>, %eta: tensor<2x3x8xf32>) {
+  // expected-error @+1 {{'scale_column' needs a [batch, heads, seq, n] scale, got a rank-3 one}}
+  %g = linattn.chunk_reduce %k, %k scale(%eta : tensor<2x3x8xf32>) scale_column = 1 chunk_size = 4 : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32> -> tensor<2x3x2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @cr_column_out_of_range(%k: tensor<2x3x8x4xf32>, %lr: tensor<2x3x8x3xf32>) {
+  // expected-error @+1 {{'scale_column' 3 is not a column of scale (3 columns)}}
+  %g = linattn.chunk_reduce %k, %k scale(%lr : tensor<2x3x8x3xf32>) scale_column = 3 chunk_size = 4 : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32> -> tensor<2x3x2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @cr_column_without_scale(%k: tensor<2x3x8x4xf32>) {
+  // expected-error @+1 {{'scale_column' needs a scale operand}}
+  %g = linattn.chunk_reduce %k, %k scale_column = 1 chunk_size = 4 : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32> -> tensor<2x3x2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @cr_whole_sequence(%k: tensor<2x3x8x4xf32>) {
+  // expected-error @+1 {{dimension 2 of 'result' is one chunk (no chunk_size: the whole sequence) and must be 1, got 2}}
+  %g = linattn.chunk_reduce %k, %k : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32> -> tensor<2x3x2x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @ca_whole_sequence(%q: tensor<2x3x8x4xf32>, %s: tensor<2x3x2x4x4xf32>) {
+  // expected-error @+1 {{dimension 2 of 'states' is one state (no chunk_size: every query reads it) and must be 1, got 2}}
+  %o = linattn.chunk_apply %q, %s : tensor<2x3x8x4xf32>, tensor<2x3x2x4x4xf32> -> tensor<2x3x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @ca_intra_without_chunk(%q: tensor<2x3x8x4xf32>, %s: tensor<2x3x1x4x4xf32>) {
+  // expected-error @+1 {{the intra-chunk term needs a 'chunk_size'}}
+  %o = linattn.chunk_apply %q, %s intra(%q, %q : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>) : tensor<2x3x8x4xf32>, tensor<2x3x1x4x4xf32> -> tensor<2x3x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_causal_mean(%q: tensor<2x3x8x4xf32>) {
+  // expected-error @+1 {{the token_causal mask sums over no set of tokens, so it takes no 'mean'}}
+  %o = linattn.attention %q, %q, %q mask = token_causal mean : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32> -> tensor<2x3x8x4xf32>
+  return
+}
+
+// -----
+
+func.func @attention_scale_length(%q: tensor<2x3x8x4xf32>, %lr: tensor<2x3x7xf32>) {
+  // expected-error @+1 {{dimension 2 of 'scale' is the sequence length and must be 8, got 7}}
+  %o = linattn.attention %q, %q, %q scale(%lr : tensor<2x3x7xf32>) mask = full : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32> -> tensor<2x3x8x4xf32>
+  return
+}

@@ -90,3 +90,23 @@ func.func @affine_scan_and_intra(%g: tensor<?x2x?x16x8xf32>,
       : tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x2x?x16x8xf32>
   return
 }
+
+// One chunk of the whole sequence (no chunk size), a learning-rate column of
+// a [B, H, T, n] scale, and the full mask's scale, factor and mean.
+// CHECK-LABEL: func.func @whole_sequence_and_columns
+// CHECK: linattn.chunk_reduce %{{.+}}, %{{.+}} scale(%{{.+}} : tensor<?x2x?x3xf32>) scale_column = 2 factor = 5.000000e-01 mean : tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x2x1x16x8xf32>
+// CHECK: linattn.chunk_apply %{{.+}}, %{{.+}} : tensor<?x2x?x16xf32>, tensor<?x2x1x16x8xf32> -> tensor<?x2x?x8xf32>
+// CHECK: linattn.chunk_apply %{{.+}}, %{{.+}} intra(%{{.+}}, %{{.+}} : {{.*}}) intra_scale(%{{.+}} : tensor<?x2x?x3xf32>) scale_column = 1 chunk_size = 4
+// CHECK: linattn.attention %{{.+}}, %{{.+}}, %{{.+}} scale(%{{.+}} : tensor<?x2x?x3xf32>) scale_column = 1 mask = full factor = 2.500000e-01 mean
+func.func @whole_sequence_and_columns(%q: tensor<?x2x?x16xf32>, %v: tensor<?x2x?x8xf32>,
+    %lr: tensor<?x2x?x3xf32>, %s: tensor<?x2x?x16x8xf32>) {
+  %g = linattn.chunk_reduce %q, %v scale(%lr : tensor<?x2x?x3xf32>) scale_column = 2 factor = 0.5 mean
+      : tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x2x1x16x8xf32>
+  %o = linattn.chunk_apply %q, %g : tensor<?x2x?x16xf32>, tensor<?x2x1x16x8xf32> -> tensor<?x2x?x8xf32>
+  %c = linattn.chunk_apply %q, %s intra(%q, %v : tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32>)
+      intra_scale(%lr : tensor<?x2x?x3xf32>) scale_column = 1 chunk_size = 4
+      : tensor<?x2x?x16xf32>, tensor<?x2x?x16x8xf32> -> tensor<?x2x?x8xf32>
+  %f = linattn.attention %q, %q, %v scale(%lr : tensor<?x2x?x3xf32>) scale_column = 1 mask = full
+      factor = 0.25 mean : tensor<?x2x?x16xf32>, tensor<?x2x?x16xf32>, tensor<?x2x?x8xf32> -> tensor<?x2x?x8xf32>
+  return
+}

@@ -54,6 +54,47 @@ static LogicalResult checkChunkSize(Operation *op, int64_t size) {
   return success();
 }
 
+/// The number of chunks of `seq` tokens: ceil(seq / chunk), one without a
+/// chunk size (the whole sequence), dynamic when seq is.
+static int64_t numChunks(int64_t seq, std::optional<int64_t> chunk) {
+  if (!chunk)
+    return 1;
+  if (ShapedType::isDynamic(seq))
+    return ShapedType::kDynamic;
+  return (seq + *chunk - 1) / *chunk;
+}
+
+/// Checks a per-token scale: `[B, H, T]`, or `[B, H, T, n]` of which
+/// `column` is used.
+static LogicalResult checkScale(Operation *op, ShapeChecker &check, Value scale,
+                                StringRef name, int64_t batch, int64_t heads,
+                                int64_t seq, int64_t column, Type elementType) {
+  if (failed(check.rank(scale, name, {3, 4},
+                        "[batch, heads, seq] or [batch, heads, seq, n]")) ||
+      failed(checkStreams(check, scale, name, batch, heads)) ||
+      failed(check.dim(scale, name, 2, seq, "the sequence length")) ||
+      failed(check.elementTypes(elementType, {scale}, "the tokens")))
+    return failure();
+  int64_t rank = cast<RankedTensorType>(scale.getType()).getRank();
+  if (rank == 3 && column != 0)
+    return op->emitOpError() << "'scale_column' needs a [batch, heads, seq, "
+                                "n] scale, got a rank-3 one";
+  int64_t columns = rank == 4 ? dimOf(scale, 3) : 1;
+  if (column < 0 || (!ShapedType::isDynamic(columns) && column >= columns))
+    return op->emitOpError()
+           << "'scale_column' " << column << " is not a column of " << name
+           << " (" << columns << " columns)";
+  return success();
+}
+
+/// A `scale_column` other than 0 needs a scale to pick from.
+static LogicalResult checkColumnHasScale(Operation *op, Value scale,
+                                         int64_t column) {
+  if (!scale && column != 0)
+    return op->emitOpError() << "'scale_column' needs a scale operand";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // FeatureMapOp
 //===----------------------------------------------------------------------===//
@@ -143,7 +184,8 @@ LogicalResult AttentionOp::verify() {
   for (Value opt : {getInitial(), getDecay()})
     if (opt)
       typed.push_back(opt);
-  if (failed(check.elementTypes(elementType, typed, "q")))
+  if (failed(check.elementTypes(elementType, typed, "q")) ||
+      failed(checkColumnHasScale(getOperation(), getScale(), getScaleColumn())))
     return failure();
 
   int64_t batch = mergeDim(mergeDim(dimOf(q, 0), dimOf(k, 0)), dimOf(v, 0));
@@ -195,6 +237,13 @@ LogicalResult AttentionOp::verify() {
         failed(check.dim(decay, "decay", 2, seq, "the sequence length")))
       return failure();
   }
+  if (mask == Mask::token_causal && getMean())
+    return emitOpError() << "the token_causal mask sums over no set of "
+                            "tokens, so it takes no 'mean'";
+  if (Value scale = getScale())
+    if (failed(checkScale(getOperation(), check, scale, "scale", batch, heads,
+                          seq, getScaleColumn(), elementType)))
+      return failure();
   return success();
 }
 
@@ -205,16 +254,16 @@ LogicalResult AttentionOp::verify() {
 LogicalResult ChunkReduceOp::verify() {
   ShapeChecker check(getOperation());
   Value k = getK(), v = getV(), result = getResult();
-  if (failed(checkChunkSize(getOperation(), getChunkSize())) ||
+  std::optional<int64_t> chunk = getChunkSize();
+  if ((chunk && failed(checkChunkSize(getOperation(), *chunk))) ||
+      failed(
+          checkColumnHasScale(getOperation(), getScale(), getScaleColumn())) ||
       failed(check.rank(k, "k", {4}, kTokens)) ||
       failed(check.rank(v, "v", {4}, kTokens)) ||
       failed(check.rank(result, "result", {5}, kStates)))
     return failure();
   Type elementType = cast<RankedTensorType>(k.getType()).getElementType();
-  SmallVector<Value> typed{v, result};
-  if (getScale())
-    typed.push_back(getScale());
-  if (failed(check.elementTypes(elementType, typed, "k")))
+  if (failed(check.elementTypes(elementType, {v, result}, "k")))
     return failure();
   int64_t batch = mergeDim(dimOf(k, 0), dimOf(v, 0));
   int64_t heads = mergeDim(dimOf(k, 1), dimOf(v, 1));
@@ -229,18 +278,15 @@ LogicalResult ChunkReduceOp::verify() {
           check.dim(result, "result", 3, dimOf(k, 3), "the feature size F")) ||
       failed(check.dim(result, "result", 4, dimOf(v, 3), "the value size Dv")))
     return failure();
-  if (!ShapedType::isDynamic(seq)) {
-    int64_t chunks = (seq + getChunkSize() - 1) / getChunkSize();
-    if (failed(check.dim(result, "result", 2, chunks,
-                         "the number of chunks ceil(seq / chunk_size)")))
+  if (failed(check.dim(result, "result", 2, numChunks(seq, chunk),
+                       chunk ? "the number of chunks ceil(seq / chunk_size)"
+                             : "one chunk (no chunk_size: the whole "
+                               "sequence)")))
+    return failure();
+  if (Value scale = getScale())
+    if (failed(checkScale(getOperation(), check, scale, "scale", batch, heads,
+                          seq, getScaleColumn(), elementType)))
       return failure();
-  }
-  if (Value scale = getScale()) {
-    if (failed(check.rank(scale, "scale", {3}, "[batch, heads, seq]")) ||
-        failed(checkStreams(check, scale, "scale", batch, heads)) ||
-        failed(check.dim(scale, "scale", 2, seq, "the sequence length")))
-      return failure();
-  }
   return success();
 }
 
@@ -259,13 +305,10 @@ LogicalResult ChunkMeanOp::verify() {
   if (failed(check.elementTypes(elementType, {result}, "input")) ||
       failed(checkStreams(check, result, "result", dimOf(x, 0), dimOf(x, 1))))
     return failure();
-  int64_t seq = dimOf(x, 2);
-  if (!ShapedType::isDynamic(seq)) {
-    int64_t chunks = (seq + getChunkSize() - 1) / getChunkSize();
-    if (failed(check.dim(result, "result", 2, chunks,
-                         "the number of chunks ceil(seq / chunk_size)")))
-      return failure();
-  }
+  if (failed(check.dim(result, "result", 2,
+                       numChunks(dimOf(x, 2), getChunkSize()),
+                       "the number of chunks ceil(seq / chunk_size)")))
+    return failure();
   return success();
 }
 
@@ -360,7 +403,10 @@ LogicalResult StateTransformOp::verify() {
 LogicalResult ChunkApplyOp::verify() {
   ShapeChecker check(getOperation());
   Value q = getQ(), s = getStates(), out = getOutput();
-  if (failed(checkChunkSize(getOperation(), getChunkSize())) ||
+  std::optional<int64_t> chunk = getChunkSize();
+  if ((chunk && failed(checkChunkSize(getOperation(), *chunk))) ||
+      failed(checkColumnHasScale(getOperation(), getIntraScale(),
+                                 getScaleColumn())) ||
       failed(check.rank(q, "q", {4}, kTokens)) ||
       failed(check.rank(s, "states", {5}, kStates)) ||
       failed(check.rank(out, "output", {4}, kTokens)))
@@ -371,6 +417,8 @@ LogicalResult ChunkApplyOp::verify() {
                        !getIntraFactor().isExactlyValue(1.0)))
     return emitOpError() << "'intra_scale', 'intra_factor' and 'intra_mean' "
                             "scale the intra-chunk term: they need 'intra'";
+  if (getIntraK() && !chunk)
+    return emitOpError() << "the intra-chunk term needs a 'chunk_size'";
   Type elementType = cast<RankedTensorType>(q.getType()).getElementType();
   SmallVector<Value> typed{s, out};
   if (getIntraK()) {
@@ -391,12 +439,11 @@ LogicalResult ChunkApplyOp::verify() {
       failed(check.dim(out, "output", 2, seq, "the sequence length of q")) ||
       failed(check.dim(out, "output", 3, dimOf(s, 4), "the value size Dv")))
     return failure();
-  if (!ShapedType::isDynamic(seq)) {
-    int64_t chunks = (seq + getChunkSize() - 1) / getChunkSize();
-    if (failed(check.dim(s, "states", 2, chunks,
-                         "the number of chunks ceil(seq / chunk_size)")))
-      return failure();
-  }
+  if (failed(check.dim(s, "states", 2, numChunks(seq, chunk),
+                       chunk ? "the number of chunks ceil(seq / chunk_size)"
+                             : "one state (no chunk_size: every query reads "
+                               "it)")))
+    return failure();
   if (Value k = getIntraK()) {
     Value v = getIntraV();
     if (failed(check.rank(k, "intra k", {4}, kTokens)) ||
@@ -409,14 +456,10 @@ LogicalResult ChunkApplyOp::verify() {
         failed(check.dim(v, "intra v", 3, dimOf(s, 4), "the value size Dv")))
       return failure();
   }
-  if (Value scale = getIntraScale()) {
-    if (failed(check.rank(scale, "intra scale", {3}, "[B, H, T]")) ||
-        failed(checkStreams(check, scale, "intra scale", batch, heads)) ||
-        failed(check.dim(scale, "intra scale", 2, seq,
-                         "the sequence length of q")) ||
-        failed(check.elementTypes(elementType, {scale}, "q")))
+  if (Value scale = getIntraScale())
+    if (failed(checkScale(getOperation(), check, scale, "intra scale", batch,
+                          heads, seq, getScaleColumn(), elementType)))
       return failure();
-  }
   return success();
 }
 

@@ -93,12 +93,24 @@ def LinAttn_AttentionOp : LinAttn_Op<"attention", [AttrSizedOperandSegments, Pur
     - `full`: `O = Q (S_{-1} + K^T V)` for all queries (q may be longer or
       shorter than k and v; no decay).
 
+    With `scale`, `factor` or `mean`, each `k_t^T v_t` above is weighed by
+    `factor * eta_t`, divided by the number of tokens it is summed over (the
+    chunk's, or all T for `full`) when `mean` is set, as `chunk_reduce`
+    weighs it; `token_causal` takes no `mean`. `scale` is `[B, H, T]` or
+    `[B, H, T, n]` with `scale_column` naming the column to use (a TTT
+    layer's per-weight learning rates).
+
     `q, k : [B, H, T, F]`, `v : [B, H, T, Dv]`, `initial : [H, F, Dv]` or
-    `[B, H, F, Dv]`, result `[B, H, Tq, Dv]`.
+    `[B, H, F, Dv]`, result `[B, H, Tq, Dv]`. `linattn-decompose` rewrites the
+    op into `chunk_reduce`, `scan` and `chunk_apply`.
 
     ```mlir
     %o = linattn.attention %q, %k, %v initial(%s0 : tensor<4x128x64xf32>)
         mask = chunk_strict chunk_size = 2048
+        : tensor<?x4x?x128xf32>, tensor<?x4x?x128xf32>, tensor<?x4x?x64xf32>
+        -> tensor<?x4x?x64xf32>
+    %f = linattn.attention %q, %k, %v scale(%lr : tensor<?x4x?x3xf32>)
+        scale_column = 1 mask = full factor = 0.5 mean
         : tensor<?x4x?x128xf32>, tensor<?x4x?x128xf32>, tensor<?x4x?x64xf32>
         -> tensor<?x4x?x64xf32>
     ```
@@ -109,15 +121,22 @@ def LinAttn_AttentionOp : LinAttn_Op<"attention", [AttrSizedOperandSegments, Pur
     LinAttn_FloatTensor:$v,
     Optional<LinAttn_FloatTensor>:$initial,
     Optional<LinAttn_FloatTensor>:$decay,
+    Optional<LinAttn_FloatTensor>:$scale,
+    DefaultValuedAttr<I64Attr, "0">:$scale_column,
     LinAttn_Mask:$mask,
-    OptionalAttr<I64Attr>:$chunk_size
+    OptionalAttr<I64Attr>:$chunk_size,
+    DefaultValuedAttr<F64Attr, "1.0">:$factor,
+    UnitAttr:$mean
   );
   let results = (outs LinAttn_FloatTensor:$output);
   let assemblyFormat = [{
     $q `,` $k `,` $v
     (`initial` `(` $initial^ `:` type($initial) `)`)?
     (`decay` `(` $decay^ `:` type($decay) `)`)?
+    (`scale` `(` $scale^ `:` type($scale) `)`)?
+    (`scale_column` `=` $scale_column^)?
     `mask` `=` $mask (`chunk_size` `=` $chunk_size^)?
+    (`factor` `=` $factor^)? (`mean` $mean^)?
     attr-dict `:` type($q) `,` type($k) `,` type($v) `->` type($output)
   }];
   let hasVerifier = 1;
@@ -128,10 +147,12 @@ def LinAttn_ChunkReduceOp : LinAttn_Op<"chunk_reduce", [Pure]> {
   let description = [{
     `G_c = factor / (n_c if mean else 1) * sum over tokens t of chunk c of
     eta_t k_t^T v_t`, with chunks of `chunk_size` tokens (the last one may be
-    shorter; n_c is its length), `eta` the optional per-token scale
-    `[B, H, T]` (1 when absent) and `factor` a constant (the learning rate,
-    loss scale and step sign of a TTT layer fold into it). `k : [B, H, T, F]`,
-    `v : [B, H, T, Dv]`, result `[B, H, N, F, Dv]`, `N = ceil(T / chunk_size)`.
+    shorter; n_c is its length; without `chunk_size` the whole sequence is
+    one chunk), `eta` the optional per-token scale `[B, H, T]`, or column
+    `scale_column` of `[B, H, T, n]` (1 when absent), and `factor` a constant
+    (the learning rate, loss scale and step sign of a TTT layer fold into
+    it). `k : [B, H, T, F]`, `v : [B, H, T, Dv]`, result `[B, H, N, F, Dv]`,
+    `N = ceil(T / chunk_size)` (1 without `chunk_size`).
 
     ```mlir
     %g = linattn.chunk_reduce %k, %v scale(%eta : tensor<?x4x?xf32>) chunk_size = 64
@@ -143,14 +164,16 @@ def LinAttn_ChunkReduceOp : LinAttn_Op<"chunk_reduce", [Pure]> {
     LinAttn_FloatTensor:$k,
     LinAttn_FloatTensor:$v,
     Optional<LinAttn_FloatTensor>:$scale,
-    I64Attr:$chunk_size,
+    DefaultValuedAttr<I64Attr, "0">:$scale_column,
+    OptionalAttr<I64Attr>:$chunk_size,
     DefaultValuedAttr<F64Attr, "1.0">:$factor,
     UnitAttr:$mean
   );
   let results = (outs LinAttn_FloatTensor:$result);
   let assemblyFormat = [{
     $k `,` $v (`scale` `(` $scale^ `:` type($scale) `)`)?
-    `chunk_size` `=` $chunk_size (`factor` `=` $factor^)? (`mean` $mean^)?
+    (`scale_column` `=` $scale_column^)?
+    (`chunk_size` `=` $chunk_size^)? (`factor` `=` $factor^)? (`mean` $mean^)?
     attr-dict `:` type($k) `,` type($v) `->` type($result)
   }];
   let hasVerifier = 1;
@@ -254,10 +277,12 @@ def LinAttn_ChunkApplyOp : LinAttn_Op<"chunk_apply", [AttrSizedOperandSegments, 
   let summary = "Apply per-chunk states to queries";
   let description = [{
     `o_t = q_t S_{chunk(t)}` for queries `q : [B, H, T, F]` and states
-    `[B, H, N, F, Dv]`; with `intra(k, v)` it also adds the token-causal term
-    inside the chunk, `intra_factor / (n_c if intra_mean else 1) * sum over
-    j <= t in chunk(t) of eta_j (q_t . k_j) v_j`, with `eta` the optional
-    per-token scale `intra_scale : [B, H, T]` (1 when absent) and n_c the
+    `[B, H, N, F, Dv]`; without `chunk_size` there is one state (N = 1) that
+    every query reads. With `intra(k, v)` (which needs `chunk_size`) it also
+    adds the token-causal term inside the chunk, `intra_factor / (n_c if
+    intra_mean else 1) * sum over j <= t in chunk(t) of eta_j (q_t . k_j)
+    v_j`, with `eta` the optional per-token scale `intra_scale : [B, H, T]`,
+    or column `scale_column` of `[B, H, T, n]` (1 when absent), and n_c the
     chunk's length, as `chunk_reduce` scales the chunk states. Result
     `[B, H, T, Dv]`.
 
@@ -276,7 +301,8 @@ def LinAttn_ChunkApplyOp : LinAttn_Op<"chunk_apply", [AttrSizedOperandSegments, 
     Optional<LinAttn_FloatTensor>:$intra_k,
     Optional<LinAttn_FloatTensor>:$intra_v,
     Optional<LinAttn_FloatTensor>:$intra_scale,
-    I64Attr:$chunk_size,
+    DefaultValuedAttr<I64Attr, "0">:$scale_column,
+    OptionalAttr<I64Attr>:$chunk_size,
     DefaultValuedAttr<F64Attr, "1.0">:$intra_factor,
     UnitAttr:$intra_mean
   );
@@ -285,7 +311,8 @@ def LinAttn_ChunkApplyOp : LinAttn_Op<"chunk_apply", [AttrSizedOperandSegments, 
     $q `,` $states
     (`intra` `(` $intra_k^ `,` $intra_v `:` type($intra_k) `,` type($intra_v) `)`)?
     (`intra_scale` `(` $intra_scale^ `:` type($intra_scale) `)`)?
-    `chunk_size` `=` $chunk_size
+    (`scale_column` `=` $scale_column^)?
+    (`chunk_size` `=` $chunk_size^)?
     (`intra_factor` `=` $intra_factor^)? (`intra_mean` $intra_mean^)?
     attr-dict `:` type($q) `,` type($states) `->` type($output)
   }];
