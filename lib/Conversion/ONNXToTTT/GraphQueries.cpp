@@ -391,9 +391,71 @@ std::optional<SliceChain> raise::sliceChain(Value value, bool timeLast) {
   return chain;
 }
 
+bool WholeSequences::holds(Value value) const {
+  Value base = skipLayout(value);
+  return llvm::none_of(weights, [&](Value weight) {
+    return skipLayout(weight) == base || deps->dependsOn(value, weight);
+  });
+}
+
+std::optional<SliceChain>
+raise::tokenWindow(Value value, const WholeSequences *whole, bool timeLast) {
+  if (!value)
+    return std::nullopt;
+  std::optional<SliceChain> chain = sliceChain(value, timeLast);
+  if (!whole)
+    return chain && chain->timeSlice ? chain : std::nullopt;
+  SliceChain window;
+  window.whole = true;
+  window.root = value;
+  if (chain) {
+    // One column of a tensor, nothing else cut.
+    onnx::NodeOp slice = nodeOf(value, "Slice");
+    if (chain->timeSlice || !chain->column || !slice ||
+        slice.getInputs()[0] != chain->root)
+      return std::nullopt;
+    window.root = chain->root;
+    window.column = chain->column;
+  }
+  // A sequence has a time axis before its feature axis.
+  std::optional<int64_t> rank = rankOf(window.root);
+  if ((rank && *rank < (timeLast ? 2 : 3)) || !whole->holds(window.root))
+    return std::nullopt;
+  return window;
+}
+
+bool raise::isTimeLengthOf(Value value, Value tensor) {
+  if (std::optional<double> n = scalarConstant(value)) {
+    std::optional<int64_t> length = staticTimeLength(tensor);
+    return length && *n == static_cast<double>(*length);
+  }
+  if (onnx::NodeOp cast = nodeOf(value, "Cast"))
+    value = cast.getInputs()[0];
+  // Shape(tensor)[axis], as a Gather of one index.
+  onnx::NodeOp gather = nodeOf(skipLayout(value), "Gather");
+  onnx::NodeOp shape =
+      gather ? nodeOf(skipLayout(gather.getInputs()[0]), "Shape") : nullptr;
+  if (!shape || shape.getInputs().size() != 1 || shape.getONNXAttr("start") ||
+      shape.getONNXAttr("end"))
+    return false;
+  auto gatherAxis = dyn_cast_or_null<IntegerAttr>(gather.getONNXAttr("axis"));
+  if (gatherAxis && gatherAxis.getInt() != 0)
+    return false;
+  std::optional<SmallVector<int64_t>> index =
+      intConstant(gather.getInputs()[1]);
+  std::optional<int64_t> rank = rankOf(tensor);
+  if (!index || index->size() != 1 || !rank ||
+      skipLayout(shape.getInputs()[0]) != skipLayout(tensor))
+    return false;
+  int64_t axis = (*index)[0] < 0 ? (*index)[0] + *rank : (*index)[0];
+  return isTimeAxis(axis, rank);
+}
+
 /// True if two cuts take the same tokens: equal constant bounds, or bounds
 /// computed by the same nodes.
 bool raise::sameWindow(const SliceChain &a, const SliceChain &b) {
+  if (a.whole || b.whole)
+    return a.whole && b.whole;
   if (a.start && a.end && b.start && b.end)
     return *a.start == *b.start && *a.end == *b.end;
   onnx::NodeOp x = a.timeSlice, y = b.timeSlice;

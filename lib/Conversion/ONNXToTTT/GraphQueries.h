@@ -88,6 +88,9 @@ struct SliceChain {
   std::optional<int64_t> start, end;
   /// The index of a one-wide window on the last axis (a column of lr).
   std::optional<int64_t> column;
+  /// Whether the window is every token of `root` (a full-batch layer reads
+  /// the whole sequence; there is no time slice).
+  bool whole = false;
 };
 
 /// Follows Slice nodes back from `value`; nullopt if `value` is neither a
@@ -96,8 +99,31 @@ struct SliceChain {
 std::optional<SliceChain> sliceChain(Value value, bool timeLast = false);
 
 /// True if two cuts take the same tokens: equal constant bounds, or bounds
-/// computed by the same nodes.
+/// computed by the same nodes, or both every token.
 bool sameWindow(const SliceChain &a, const SliceChain &b);
+
+class DependenceCache;
+
+/// What a full-batch step reads whole (its queries, keys, values, rates):
+/// tensors that none of the step's weights, before or after the step, is
+/// computed into, so that a residual `k W - v` is no tensor of values.
+struct WholeSequences {
+  DependenceCache *deps = nullptr;
+  SmallVector<Value> weights;
+
+  bool holds(Value value) const;
+};
+
+/// The tokens `value` holds as a window: a cut of the time axis (sliceChain
+/// with a time slice), or with `whole`, every token of a tensor `whole`
+/// holds (`value` itself, or one column of it). Nullopt otherwise: a chunked
+/// layer reads cuts, a full-batch layer whole sequences.
+std::optional<SliceChain> tokenWindow(Value value, const WholeSequences *whole,
+                                      bool timeLast = false);
+
+/// True if `value` is the number of tokens of `tensor`'s time axis: its
+/// static length, or `Shape(tensor)[axis]` (maybe cast).
+bool isTimeLengthOf(Value value, Value tensor);
 
 /// The values a value is computed from, transitively (operands of defining
 /// ops, and values of enclosing graphs that nested subgraphs read). A Shape

@@ -98,6 +98,8 @@ bool isConstantWeight(Value value) {
 /// `end - start` (the end clamped to a static length), or `end - start`
 /// computed from the cut's own bounds (a scripted export's `e - s`).
 bool isChunkLength(Value value, const SliceChain &chunk) {
+  if (chunk.whole)
+    return isTimeLengthOf(value, chunk.root);
   if (std::optional<double> n = scalarConstant(value)) {
     if (!chunk.start || !chunk.end)
       return false;
@@ -158,8 +160,7 @@ public:
   /// and W2 constant, or the chunk's fast weights).
   std::optional<FeatureMap> matchFeatures(Value value) {
     FeatureMap map;
-    if (std::optional<SliceChain> chain = sliceChain(value);
-        chain && chain->timeSlice) {
+    if (std::optional<SliceChain> chain = window(value)) {
       map.input = *chain;
       return map;
     }
@@ -171,8 +172,8 @@ public:
       auto upProj = matchProjection(b);
       if (!gateProj || !upProj || gateProj->first != upProj->first)
         return false;
-      std::optional<SliceChain> chain = sliceChain(gateProj->first);
-      if (!chain || !chain->timeSlice)
+      std::optional<SliceChain> chain = window(gateProj->first);
+      if (!chain)
         return false;
       map.model = ModelKind::swiglu;
       map.input = *chain;
@@ -334,8 +335,17 @@ public:
   /// The scripted form's Loop, whose bounds check proves a mean's divisor
   /// computed in its body.
   onnx::NodeOp loop;
+  /// Set when the layer is one full-batch step: its keys, values and rates
+  /// are whole sequences, not chunks.
+  const WholeSequences *wholeSequence = nullptr;
 
 private:
+  /// The tokens `value` holds: a chunk, or the whole sequence of a
+  /// full-batch step.
+  std::optional<SliceChain> window(Value value, bool timeLast = false) const {
+    return tokenWindow(value, wholeSequence, timeLast);
+  }
+
   bool fail(const Twine &reason) {
     if (why.empty())
       why = reason.str();
@@ -435,10 +445,10 @@ private:
   /// `(k W_s^T - v)^T` or `W_s k^T - v^T` (either order) for a weight W_s
   /// stored transposed: sets the key and value chunks, and whether the
   /// prediction comes first (the MSE gradient's sign).
-  static void readTransposedResidual(Value lhs, Value stored,
-                                     std::optional<SliceChain> &keys,
-                                     std::optional<SliceChain> &values,
-                                     bool &predictedFirst) {
+  void readTransposedResidual(Value lhs, Value stored,
+                              std::optional<SliceChain> &keys,
+                              std::optional<SliceChain> &values,
+                              bool &predictedFirst) {
     auto read = [&](Value predicted, Value target, bool outer) {
       onnx::NodeOp predict = nodeOf(predicted, "MatMul");
       if (!predict)
@@ -446,13 +456,11 @@ private:
       Value x = predict.getInputs()[0], w = predict.getInputs()[1];
       // outer: (k W_s^T - v)^T; inner: W_s k^T - v^T.
       std::optional<SliceChain> k =
-          outer ? (same(transposedInput(w), stored) ? sliceChain(x)
-                                                    : std::nullopt)
-                : (same(x, stored) ? sliceChain(transposedInput(w))
-                                   : std::nullopt);
+          outer ? (same(transposedInput(w), stored) ? window(x) : std::nullopt)
+                : (same(x, stored) ? window(transposedInput(w)) : std::nullopt);
       std::optional<SliceChain> v =
-          sliceChain(outer ? target : transposedInput(target));
-      if (!k || !k->timeSlice || !v || !v->timeSlice)
+          window(outer ? target : transposedInput(target));
+      if (!k || !v)
         return false;
       keys = k;
       values = v;
@@ -509,8 +517,8 @@ bool Matcher::matchKeySide(Value value, Update &update) {
 /// `phi(k_c) * lr_c`: the keys and their per-token rates.
 bool Matcher::matchScaledKeys(Value features, Value rate, Update &update) {
   std::optional<FeatureMap> keys = matchFeatures(features);
-  std::optional<SliceChain> lr = sliceChain(rate);
-  if (!keys || !lr || !lr->timeSlice)
+  std::optional<SliceChain> lr = window(rate);
+  if (!keys || !lr)
     return false;
   update.keys = *keys;
   readRates(*lr, update);
@@ -560,7 +568,7 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
   };
   if (at && role != 1) {
     std::optional<InnerGradient> inner =
-        matchInnerGradient(value, role, *at, why);
+        matchInnerGradient(value, role, *at, wholeSequence, why);
     if (!inner)
       return false;
     update.factor *= inner->factor;
@@ -582,15 +590,14 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
     // v_c^T phi(k_c) (dot loss) or (k_c W - v_c)^T k_c (MSE): the update of
     // a weight stored transposed.
     Value lhs = outer.getInputs()[0];
-    std::optional<SliceChain> values = sliceChain(transposedInput(lhs));
+    std::optional<SliceChain> values = window(transposedInput(lhs));
     std::optional<SliceChain> keysRaw;
     bool predictedFirst = false;
-    if (!values || !values->timeSlice) {
+    if (!values) {
       values.reset();
       readTransposedResidual(lhs, weight, keysRaw, values, predictedFirst);
     }
-    if (!values || !values->timeSlice ||
-        !matchKeySide(outer.getInputs()[1], update))
+    if (!values || !matchKeySide(outer.getInputs()[1], update))
       return fail("the update of the transposed weight is not v^T phi(k) or "
                   "(k W - v)^T k of the chunk");
     update.rule.v = values->root;
@@ -625,8 +632,7 @@ bool Matcher::matchValueSide(
   if (!ratesMatchKeys(update))
     return fail("the update's keys and learning rates come from different "
                 "chunks");
-  if (std::optional<SliceChain> values = sliceChain(right);
-      values && values->timeSlice) {
+  if (std::optional<SliceChain> values = window(right)) {
     update.rule.v = values->root;
     update.valueChunk = *values;
     update.keyStart = values->start;
@@ -644,21 +650,20 @@ bool Matcher::matchValueSide(
   auto prediction = [&](Value value) -> std::optional<SliceChain> {
     if (onnx::NodeOp product = nodeOf(value, "MatMul"))
       return same(product.getInputs()[1], weight)
-                 ? sliceChain(product.getInputs()[0])
+                 ? window(product.getInputs()[0])
                  : std::nullopt;
     Value inner = appliedAsStored ? transposedInput(value) : Value();
     onnx::NodeOp product = inner ? nodeOf(inner, "MatMul") : nullptr;
     Value keys = product ? transposedInput(product.getInputs()[1]) : Value();
     if (!keys || !same(product.getInputs()[0], weight))
       return std::nullopt;
-    return sliceChain(keys);
+    return window(keys);
   };
   bool predictedFirst = prediction(a).has_value();
   Value predicted = predictedFirst ? a : b, target = predictedFirst ? b : a;
-  std::optional<SliceChain> values = sliceChain(target);
+  std::optional<SliceChain> values = window(target);
   std::optional<SliceChain> keysRaw = prediction(predicted);
-  if (!values || !values->timeSlice || !keysRaw || !keysRaw->timeSlice ||
-      keysRaw->root != update.keys.input.root ||
+  if (!values || !keysRaw || keysRaw->root != update.keys.input.root ||
       update.keys.model != ModelKind::linear)
     return fail("the update's residual is not k W - v of the chunk");
   update.rule.loss = LossKind::mse;
@@ -704,8 +709,8 @@ FailureOr<Update> Matcher::matchIntraTerm(Value term, Value weight,
   auto peelRates = [&](Value scores) {
     Value inner = scores;
     matchCommutative(scores, "Mul", [&](Value s, Value row) {
-      std::optional<SliceChain> rates = sliceChain(transposedInput(row));
-      if (!rates || !rates->timeSlice)
+      std::optional<SliceChain> rates = window(transposedInput(row));
+      if (!rates)
         return false;
       columnRates = rates;
       inner = s;
@@ -853,8 +858,8 @@ bool Matcher::matchMomentum(Value value, Update &update, Value &gradient) {
       bool beforeLast =
           !last && rank && *rank == 3 && (axis == -2 || axis == *rank - 2);
       std::optional<SliceChain> chain =
-          sliceChain(mean.getInputs()[0], /*timeLast=*/last);
-      if (!chain || !chain->timeSlice || (!last && !beforeLast))
+          window(mean.getInputs()[0], /*timeLast=*/last);
+      if (!chain || (!last && !beforeLast))
         return false;
       update.rule.momentum = chain->root;
       update.rule.momentumTimeBeforeLast = beforeLast;
@@ -960,6 +965,25 @@ FailureOr<Update> Matcher::matchUpdateAsApplied(Value next, Value prev,
 // The whole layer
 //===----------------------------------------------------------------------===//
 
+/// The constant weight a full-batch step starts from: `next` is `W + U` or
+/// `W - U`, maybe renormalized, with W a constant weight. Null if not.
+static Value stepStart(Value next) {
+  double eps = 0.0;
+  Value target;
+  if (Value stepped = matchWeightNorm(skipLayout(next), eps, target))
+    next = stepped;
+  for (StringRef op : {"Add", "Sub"}) {
+    onnx::NodeOp node = nodeOf(skipLayout(next), op);
+    if (!node || node.getInputs().size() != 2)
+      continue;
+    // U - W is no step of W.
+    for (int i = 0; i < (op == "Sub" ? 1 : 2); ++i)
+      if (isConstantWeight(node.getInputs()[i]))
+        return node.getInputs()[i];
+  }
+  return nullptr;
+}
+
 namespace {
 /// Collects a layer's configuration from its output and its updates, and
 /// insists that every chunk agrees.
@@ -995,6 +1019,9 @@ private:
   /// weight before the first chunk.
   LogicalResult readUnrolled(Value &initial);
   LogicalResult readLoop(Value state, Value &initial);
+  /// A full-batch step: `state` is the initial weight plus one update on
+  /// every key and value.
+  LogicalResult readFullBatch(Value state, Value &initial);
   /// A Loop's update reads its output's tokens, and the loop walks the
   /// sequences it cuts chunk by chunk.
   LogicalResult checkLoopWalk(const Update &update);
@@ -1022,6 +1049,9 @@ private:
                                     SwiGLUWeights &initial);
   LogicalResult readTrainedLoop(std::array<std::vector<Update>, 3> &updates,
                                 SwiGLUWeights &initial);
+  LogicalResult
+  readTrainedFullBatch(std::array<std::vector<Update>, 3> &updates,
+                       SwiGLUWeights &initial);
   /// Matches the update of weight `role` from `prev` to `next`, with
   /// gradients taken at `at`.
   FailureOr<Update> matchTrainedUpdate(Value next, Value prev, unsigned role,
@@ -1034,6 +1064,9 @@ private:
   /// transposed.
   bool outputReadsStored = false;
   LayerConfig config;
+  /// What a full-batch step reads whole.
+  DependenceCache deps;
+  WholeSequences sequences;
   std::optional<FeatureMap> features;
   std::optional<Update> firstUpdate;
   /// Every update's constant factor and the length of the chunk it reads.
@@ -1137,6 +1170,10 @@ FailureOr<Value> LayerReader::readApplied(Value value, const ChunkStep &step) {
       outputReadsStored = true;
     }
   }
+  if (!apply && nodeOf(output, "Conv"))
+    return fail("its output convolves the queries with the trained weight "
+                "(ViT^3's depth-wise branch, ttt.dwconv_layer), which the "
+                "raise does not read");
   if (!apply)
     return fail("its output is not a product with the trained weight");
   std::optional<FeatureMap> map = matcher.matchFeatures(inputs);
@@ -1282,6 +1319,20 @@ LogicalResult LayerReader::readUnrolled(Value &initial) {
     return fail("its updates do not read the chunks in sequence order");
   }
   return checkMomentumChain(updates);
+}
+
+LogicalResult LayerReader::readFullBatch(Value state, Value &initial) {
+  FailureOr<Update> update = matcher.matchUpdate(state, nullptr, nullptr);
+  if (failed(update) || failed(addUpdate(*update)))
+    return failure();
+  initial = update->prev;
+  if (!isConstantWeight(initial))
+    return fail("its step does not start from a constant weight");
+  if (update->rule.momentum)
+    return fail("its full-batch step carries momentum, which one step does "
+                "not have");
+  config.transposeInitial = update->rule.transposedWeight;
+  return success();
 }
 
 LogicalResult LayerReader::checkChunkOrder() {
@@ -1553,12 +1604,54 @@ LayerReader::readTrainedLoop(std::array<std::vector<Update>, 3> &updates,
   return success();
 }
 
+LogicalResult
+LayerReader::readTrainedFullBatch(std::array<std::vector<Update>, 3> &updates,
+                                  SwiGLUWeights &initial) {
+  FailureOr<SwiGLUWeights> applied = readChunkWeights(layer.steps.front());
+  if (failed(applied))
+    return failure();
+  // Every gradient is taken at the weights before the step, so all of them
+  // are known before any update is read.
+  initial = *applied;
+  for (unsigned role = 0; role < 3; ++role) {
+    if (isConstantWeight(initial[role]))
+      continue;
+    initial[role] = stepStart((*applied)[role]);
+    if (!initial[role])
+      return fail("its " + swigluWeightName(role) +
+                  " is neither a constant weight nor one step away from one");
+  }
+  for (unsigned role = 0; role < 3; ++role) {
+    if (same((*applied)[role], initial[role]))
+      continue;
+    FailureOr<Update> update =
+        matchTrainedUpdate((*applied)[role], initial[role], role, initial);
+    if (failed(update))
+      return failure();
+    if (update->rule.momentum)
+      return fail("its full-batch step of " + swigluWeightName(role) +
+                  " carries momentum, which one step does not have");
+    updates[role].push_back(*update);
+  }
+  return success();
+}
+
 FailureOr<LayerConfig> LayerReader::readTrainedSwiGLU() {
   std::array<std::vector<Update>, 3> updates;
   SwiGLUWeights initial;
-  if (failed(layer.form == LayerForm::Unrolled
-                 ? readTrainedUnrolled(updates, initial)
-                 : readTrainedLoop(updates, initial)))
+  LogicalResult read = failure();
+  switch (layer.form) {
+  case LayerForm::Unrolled:
+    read = readTrainedUnrolled(updates, initial);
+    break;
+  case LayerForm::Loop:
+    read = readTrainedLoop(updates, initial);
+    break;
+  case LayerForm::FullBatch:
+    read = readTrainedFullBatch(updates, initial);
+    break;
+  }
+  if (failed(read))
     return failure();
   const Update *first = nullptr;
   for (unsigned role = 0; role < 3; ++role) {
@@ -1605,11 +1698,19 @@ FailureOr<LayerConfig> LayerReader::readTrainedSwiGLU() {
 }
 
 FailureOr<LayerConfig> LayerReader::read() {
-  if (layer.form == LayerForm::FullBatch)
-    return fail("a full-batch layer already is one parallel step (one "
-                "reduction over the keys, one application to the queries); "
-                "the raise reads chunked layers");
-  if (layer.chunkSize <= 0)
+  config.fullBatch = layer.form == LayerForm::FullBatch;
+  if (config.fullBatch) {
+    // Neither the weights the output applies nor those the step starts
+    // from are a sequence the step reads.
+    sequences.deps = &deps;
+    for (Value read : layer.steps.front().weightsRead) {
+      sequences.weights.push_back(read);
+      if (Value start = stepStart(read))
+        sequences.weights.push_back(start);
+    }
+    matcher.wholeSequence = &sequences;
+  }
+  if (!config.fullBatch && layer.chunkSize <= 0)
     return fail("its chunk length is not a constant");
   unsigned numTrained = llvm::count(layer.trained, true);
   bool dualForm = llvm::any_of(layer.steps, [](const ChunkStep &step) {
@@ -1633,8 +1734,19 @@ FailureOr<LayerConfig> LayerReader::read() {
   if (failed(state))
     return failure();
   Value initial;
-  if (failed(layer.form == LayerForm::Unrolled ? readUnrolled(initial)
-                                               : readLoop(*state, initial)))
+  LogicalResult updates = failure();
+  switch (layer.form) {
+  case LayerForm::Unrolled:
+    updates = readUnrolled(initial);
+    break;
+  case LayerForm::Loop:
+    updates = readLoop(*state, initial);
+    break;
+  case LayerForm::FullBatch:
+    updates = readFullBatch(*state, initial);
+    break;
+  }
+  if (failed(updates))
     return failure();
   if (!firstUpdate)
     return fail("it never updates its weight");
@@ -1895,8 +2007,11 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
       config.rule.weightNorm ? WeightNormKind::output_channels
                              : WeightNormKind::none,
       APFloat(config.rule.weightNorm ? config.rule.wnEps : 1e-5));
-  auto schedule = ScheduleAttr::get(context, ScheduleKind::chunked,
-                                    config.chunkSize, config.order, 1);
+  auto schedule = config.fullBatch
+                      ? ScheduleAttr::get(context, ScheduleKind::full_batch, 0,
+                                          UpdateOrder::apply_then_update, 1)
+                      : ScheduleAttr::get(context, ScheduleKind::chunked,
+                                          config.chunkSize, config.order, 1);
   OperandRanks ranks(builder, loc, config.q, created);
   Value q = ranks.sequence(config.q);
   Value k = ranks.sequence(config.k);

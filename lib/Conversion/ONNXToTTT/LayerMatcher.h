@@ -75,6 +75,9 @@ struct LayerConfig {
   UpdateRule rule;
   UpdateOrder order = UpdateOrder::apply_then_update;
   int64_t chunkSize = 0;
+  /// Whether the layer is one step on every key and value, then applied to
+  /// every query (LaCT-NVS): a `full_batch` schedule, no chunks.
+  bool fullBatch = false;
   /// Whether the trained weight's initial value is the stored one of a
   /// weight applied transposed (update then apply), which the layer op
   /// takes transposed.

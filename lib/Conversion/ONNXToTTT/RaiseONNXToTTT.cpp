@@ -33,16 +33,6 @@ using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::raise;
 
-/// Why the linear-attention form of `layer` cannot be exported to ONNX, or
-/// empty. The ONNX form covers the chunk ops (chunk-state scans, the causal
-/// intra-chunk term); full-mask attention is not expressed in ONNX ops.
-static std::string onnxExportBlocker(KVBLayerOp layer) {
-  if (layer.getSchedule().getKind() != ScheduleKind::chunked)
-    return "its linear-attention form (full-mask attention) has no ONNX "
-           "export yet";
-  return "";
-}
-
 /// A node that can go once nothing reads it: a pure node, or a Loop whose
 /// body only holds pure nodes.
 static bool isRemovable(Operation *op) {
@@ -233,8 +223,6 @@ struct TTTRaiseONNXPass
       blocker = layer.blocker; // the dataflow's finding stands
     else if (hasEmptySequence(op))
       blocker = kEmptySequence;
-    else
-      blocker = onnxExportBlocker(op);
     std::optional<int64_t> opset = modelOpset;
     if (blocker.empty() && opset && *opset < kMinExportOpset)
       blocker = "the model imports opset " + std::to_string(*opset) +

@@ -26,7 +26,10 @@ bool raise::sameNumbers(Value a, Value b) {
 }
 
 bool raise::isTransposeOf(Value value, Value weight) {
-  if (computesTransposeOf(skipLayout(value), skipLayout(weight)))
+  // The transpose may read the weight as given (a weight expanded over the
+  // batch, then transposed) or what its layout nodes read.
+  if (computesTransposeOf(skipLayout(value), weight) ||
+      computesTransposeOf(skipLayout(value), skipLayout(weight)))
     return true;
   if (transposedInput(value))
     return false;
@@ -217,8 +220,9 @@ namespace {
 /// Reads the factors of an inner weight's descent direction.
 class InnerGradientReader {
 public:
-  InnerGradientReader(const SwiGLUWeights &at, std::string &why)
-      : at(at), why(why) {}
+  InnerGradientReader(const SwiGLUWeights &at,
+                      const WholeSequences *wholeSequence, std::string &why)
+      : at(at), wholeSequence(wholeSequence), why(why) {}
 
   std::optional<InnerGradient> read(Value value, unsigned role) {
     onnx::NodeOp outer = nodeOf(value, "MatMul");
@@ -234,8 +238,8 @@ public:
     if (!takeRate(leftLeaves) || !takeRate(rightLeaves))
       return fail("the update is scaled by two learning rates");
     std::optional<SliceChain> keys =
-        leftLeaves.size() == 1 ? sliceChain(leftLeaves.front()) : std::nullopt;
-    if (!keys || !keys->timeSlice)
+        leftLeaves.size() == 1 ? window(leftLeaves.front()) : std::nullopt;
+    if (!keys)
       return fail("the update's left factor is not the chunk's keys");
     gradient.keys = *keys;
     // silu'(z) = s (1 + z (1 - s)) with s = sigmoid(z), z = K W0.
@@ -278,8 +282,8 @@ private:
   /// a second one turns up.
   bool takeRate(SmallVectorImpl<Value> &leaves) {
     for (auto *it = leaves.begin(); it != leaves.end(); ++it) {
-      std::optional<SliceChain> chain = sliceChain(*it);
-      if (!chain || !chain->timeSlice || !chain->column)
+      std::optional<SliceChain> chain = window(*it);
+      if (!chain || !chain->column)
         continue;
       if (gradient.lr)
         return false;
@@ -295,7 +299,7 @@ private:
     onnx::NodeOp matmul = nodeOf(value, "MatMul");
     if (!matmul || skipLayout(matmul.getInputs()[1]) != skipLayout(weight))
       return false;
-    std::optional<SliceChain> chain = sliceChain(matmul.getInputs()[0]);
+    std::optional<SliceChain> chain = window(matmul.getInputs()[0]);
     return chain && chain->root == gradient.keys.root &&
            sameWindow(*chain, gradient.keys);
   }
@@ -305,8 +309,8 @@ private:
     onnx::NodeOp matmul = nodeOf(value, "MatMul");
     if (!matmul || !isTransposeOf(matmul.getInputs()[1], at[1]))
       return false;
-    std::optional<SliceChain> chain = sliceChain(matmul.getInputs()[0]);
-    if (!chain || !chain->timeSlice || chain->column)
+    std::optional<SliceChain> chain = window(matmul.getInputs()[0]);
+    if (!chain || chain->column)
       return false;
     gradient.values = *chain;
     return true;
@@ -331,15 +335,20 @@ private:
     });
   }
 
+  std::optional<SliceChain> window(Value value) const {
+    return tokenWindow(value, wholeSequence);
+  }
+
   const SwiGLUWeights &at;
+  const WholeSequences *wholeSequence;
   std::string &why;
   InnerGradient gradient;
 };
 } // namespace
 
-std::optional<InnerGradient> raise::matchInnerGradient(Value value,
-                                                       unsigned role,
-                                                       const SwiGLUWeights &at,
-                                                       std::string &why) {
-  return InnerGradientReader(at, why).read(value, role);
+std::optional<InnerGradient>
+raise::matchInnerGradient(Value value, unsigned role, const SwiGLUWeights &at,
+                          const WholeSequences *wholeSequence,
+                          std::string &why) {
+  return InnerGradientReader(at, wholeSequence, why).read(value, role);
 }

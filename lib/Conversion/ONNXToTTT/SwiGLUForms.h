@@ -76,11 +76,12 @@ struct InnerGradient {
 /// Matches `(K ⊙ η)ᵀ (P ⊙ ...)`, the descent direction -dL/dW of the dot
 /// loss for W0 (`role` 0: `Kᵀ (P ⊙ (K W2) ⊙ silu'(K W0))`) or W2 (`role` 2:
 /// `Kᵀ (P ⊙ silu(K W0))`), with `P = V W1ᵀ` and every weight as in `at`.
-/// η, a per-token learning-rate column, may scale either factor. On
-/// failure, sets `why`.
-std::optional<InnerGradient> matchInnerGradient(Value value, unsigned role,
-                                                const SwiGLUWeights &at,
-                                                std::string &why);
+/// η, a per-token learning-rate column, may scale either factor. K, V and η
+/// are chunks, or with `wholeSequence` whole sequences (a full-batch step).
+/// On failure, sets `why`.
+std::optional<InnerGradient>
+matchInnerGradient(Value value, unsigned role, const SwiGLUWeights &at,
+                   const WholeSequences *wholeSequence, std::string &why);
 
 } // namespace mlir::ttt::raise
 
