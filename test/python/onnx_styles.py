@@ -186,12 +186,24 @@ ORDERS = ("apply_then_update", "update_then_apply", "causal")
 CAUSAL_MSE_REMARK = "the causal order of an affine (MSE) layer reads state-dependent values"
 
 
+# What the remark says of a full-batch step (docs/Theory.md: one reduction over the keys,
+# one application to the queries): the dot loss without Muon is full-mask linear
+# attention; an MSE step reads the state it updates and Muon transforms it, which the
+# recurrent lowering already computes as reduce-transform-apply: left as it was.
+FULL_BATCH_REWRITE = "(linear attention, single full-batch step (reduce, transform, apply))"
+FULL_BATCH_LEFT = "not rewritten: this full-batch step transforms its state"
+
+
 def expects_rewrite(spec) -> bool:
+    if spec.full_batch:
+        return spec.fam.linear_attention and spec.fam.loss == "dot" and not spec.fam.muon
     return spec.fam.linear_attention and not (spec.order == "causal" and
                                               spec.fam.loss == "mse")
 
 
 def expected_remark(spec) -> str:
+    if spec.full_batch:
+        return FULL_BATCH_REWRITE if expects_rewrite(spec) else FULL_BATCH_LEFT
     if spec.order == "causal" and spec.fam.loss == "mse":
         return CAUSAL_MSE_REMARK
     return spec.fam.remark
@@ -250,8 +262,10 @@ CATEGORIES = {
     # and length as the scripted exporter writes it (dynamic_axes); the same over all
     # but the last chunk, applied after the loop; a Loop whose scan output is the chunk
     # output; the sequence Loop of a model with static shapes (scripted without
-    # dynamic axes, or shapes inferred and fixed afterwards).
-    "form": ["unrolled", "loop_sequence", "loop_tail", "loop_scan", "loop_static"],
+    # dynamic axes, or shapes inferred and fixed afterwards); one full-batch step on
+    # every key and value, then applied to every query (LaCT-NVS: no chunks).
+    "form": ["unrolled", "loop_sequence", "loop_tail", "loop_scan", "loop_static",
+             "full_batch"],
 }
 CANONICAL = {category: options[0] for category, options in CATEGORIES.items()}
 
@@ -273,7 +287,8 @@ SUPPORTED = {
              "reciprocal"],
     "causal_rates": ["keys", "scores", "masked_scores"],
     "opset": ["17", "13", "14", "15", "16", "18", "max"],
-    "form": ["unrolled", "loop_sequence", "loop_tail", "loop_scan", "loop_static"],
+    "form": ["unrolled", "loop_sequence", "loop_tail", "loop_scan", "loop_static",
+             "full_batch"],
 }
 # The options it refuses, with the survey's first failing remark (shortened).
 REFUSED = {
@@ -362,7 +377,13 @@ class Spec:
         return self.T % self.C != 0
 
     @property
+    def full_batch(self) -> bool:
+        return self.spelling["form"] == "full_batch"
+
+    @property
     def chunks(self):
+        if self.full_batch:
+            return [(0, self.T)]
         return [(s, min(s + self.C, self.T)) for s in range(0, self.T, self.C)]
 
     @property
@@ -376,6 +397,8 @@ class Spec:
 
     def form_remark(self) -> str:
         """How the remark must describe the layer found."""
+        if self.full_batch:
+            return "TTT layer: full-batch step"
         if self.spelling["form"] == "unrolled":
             return f"TTT layer: unrolled chunk loop ({len(self.chunks)} chunks of {self.C} tokens)"
         return f"TTT layer: ONNX Loop over chunks (chunks of {self.C} tokens)"
@@ -401,6 +424,13 @@ def invalid(spec: Spec):
     or None."""
     s = spec.spelling
     full = not spec.partial
+    if spec.full_batch:
+        if s["chunking"] != CANONICAL["chunking"] or s["assembly"] != CANONICAL["assembly"]:
+            return "a full-batch step cuts and assembles no chunks"
+        if spec.order != "update_then_apply":
+            return "a full-batch step updates on every token, then applies"
+        if spec.fam.momentum:
+            return "a full-batch step takes one update: no momentum"
     if s["chunking"] in ("gather", "gather_permuted") and not full:
         return "Gather of a Reshape to [.., n, C, ..] needs T % C == 0"
     if s["assembly"] in ("stack", "scan_buffer") and not full:
@@ -444,6 +474,11 @@ def draw_spec(rng: np.random.Generator, index: int, seed: int, options=None, fix
     fixed = fixed or {}
     for _ in range(20000):
         spelling = {c: fixed.get(c) or str(rng.choice(options[c])) for c in CATEGORIES}
+        full_batch = spelling["form"] == "full_batch"
+        if full_batch:
+            # One step on the whole sequence: nothing to cut or assemble.
+            for category in ("chunking", "assembly", "momentum", "causal_rates"):
+                spelling[category] = fixed.get(category) or CANONICAL[category]
         fam = FAMILIES[family or str(rng.choice(sorted(FAMILIES)))]
         C = int(rng.choice([4, 8, 16]))
         want_partial = bool(rng.random() < 0.4) if partial is None else partial
@@ -452,7 +487,8 @@ def draw_spec(rng: np.random.Generator, index: int, seed: int, options=None, fix
         else:
             T = C * int(rng.integers(2, 40 // C + 1))
         spec = Spec(index=index, seed=seed, family=fam.name,
-                    order=order or str(rng.choice(fam.orders)),
+                    order=order or ("update_then_apply" if full_batch
+                                    else str(rng.choice(fam.orders))),
                     reduction=str(rng.choice(["sum", "mean"])),
                     sign=-1 if fam.loss == "mse" else int(rng.choice([1, -1])),
                     lr_scale=float(rng.choice([0.5, 0.25, 2.0])),
@@ -1103,7 +1139,7 @@ class _Writer:
         """True if the graph inputs have a symbolic batch and length (Loop forms but
         loop_static): reshapes then copy the leading dims (0) and infer the chunk
         count (-1), as a scripted export of `x.view(b, h, -1, C, d)` does."""
-        return self.sp["form"] not in ("unrolled", "loop_static")
+        return self.sp["form"] not in ("unrolled", "loop_static", "full_batch")
 
     @property
     def gather_axis(self):
@@ -1242,6 +1278,14 @@ class _Writer:
                 o = self.apply(qf, self.weight_noise(w), wrank)
             outs.append(self.out_to_assembly(self.output_noise(o)))
         return self.finish(self.assemble(outs))
+
+    def full_batch(self, x, w, wrank):
+        """One step on every key and value, then applied to every query."""
+        whole = {name: self.to_stream(x[name], name) for name in x}
+        w, _ = self.update(self.weight_noise(w), wrank, kc=whole["k"], vc=whole["v"],
+                           lrc=whole.get("lr"), momc=None, m=None, length=self.s.T)
+        o = self.apply(self.features(whole["q"]), self.weight_noise(w), self.rank)
+        return self.finish(self.out_to_assembly(self.output_noise(o)))
 
     def loop(self, x, w, wrank):
         """An ONNX Loop over the chunks, the chunk cut with a dynamic start i * C."""
@@ -1420,6 +1464,8 @@ class _Writer:
         self.feature_weights()
         if self.sp["form"] == "unrolled":
             o = self.unrolled(x, w, wrank)
+        elif self.sp["form"] == "full_batch":
+            o = self.full_batch(x, w, wrank)
         else:
             o = self.loop(x, w, wrank)
         # The graph output is named "o".
@@ -1550,7 +1596,7 @@ def check_case(spec: Spec, workdir: Path) -> Result:
         result.problem = f"not found as '{spec.form_remark()}'"
         return result
     if expects_rewrite(spec):
-        result.rewritten = "raised to ttt.kvb_layer " + spec.fam.remark in remarks[0]
+        result.rewritten = "raised to ttt.kvb_layer " + expected_remark(spec) in remarks[0]
     else:
         result.rewritten = ("left as it was" in remarks[0] and
                             expected_remark(spec) in remarks[0])
@@ -1574,7 +1620,7 @@ def check_case(spec: Spec, workdir: Path) -> Result:
         result.problem = f"the written model fails: {type(error).__name__}: {error}"
         return result
     if not result.rewritten and not result.problem:
-        result.problem = (f"not raised to ttt.kvb_layer {spec.fam.remark}"
+        result.problem = (f"not raised to ttt.kvb_layer {expected_remark(spec)}"
                           if expects_rewrite(spec)
                           else f"not left as it was with '{expected_remark(spec)}'")
     return result

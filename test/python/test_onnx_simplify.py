@@ -9,6 +9,11 @@ attention (LaCT's base layer: W0, W1, W2 trained, weight norm, momentum, Muon).
   outputs are the NumPy oracle's for V2 (the base layer's settings and weights, with only
   W1 trained and no weight norm); without the flags the model is left as it was.
 - A simplification that does not make a layer linear attention keeps the layer's nodes.
+- LaCT-NVS (one full-batch step: W0, W1, W2 trained on all of k/v with per-token rates,
+  Muon and weight norm, then applied to every query) is raised as a `full_batch`
+  `ttt.kvb_layer` that computes the model; left as it was without flags; with W0/W2
+  frozen and weight norm and Muon dropped it is full-mask linear attention, exported to
+  ONNX and equal to the NumPy oracle of those settings.
 """
 
 from __future__ import annotations
@@ -34,6 +39,8 @@ from oracle import kvb_layer  # noqa: E402
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "onnx"
 BASE = ["lact_llm.traced", "lact_llm.scripted", "lact_llm.traced_opset20",
         "lact_llm.scripted_opset20"]
+NVS = ["lact_nvs.traced", "lact_nvs.scripted", "lact_nvs.traced_opset20",
+       "lact_nvs.scripted_opset20"]
 V2 = "freeze-inner drop-weight-norm"
 RTOL = 1e-5
 
@@ -53,9 +60,9 @@ def _opt(*args):
                           text=True, timeout=300)
 
 
-def _inputs(meta, B, T, seed):
+def _inputs(meta, B, T, seed, Tq=None):
     rng = np.random.default_rng(seed)
-    dims = {"B": B, "T": T, "Tq": T}
+    dims = {"B": B, "T": T, "Tq": Tq or T}
     out = {}
     for spec in meta["inputs"]:
         shape = [dims[d] if isinstance(d, str) else d for d in spec["shape"]]
@@ -112,7 +119,7 @@ def test_v2_on_the_lact_base_model_is_the_v2_layer(name, tmp_path):
         assert err <= RTOL, f"{name} B={B} T={T}: relative error {err:.2e}"
 
 
-@pytest.mark.parametrize("name", BASE[:2])
+@pytest.mark.parametrize("name", BASE[:2] + NVS[:2])
 def test_without_the_flags_the_base_model_is_left_as_it_was(name, tmp_path):
     out = tmp_path / "same.onnx"
     proc = _opt(_path(name), "-o", out)
@@ -159,15 +166,18 @@ def _raised_op(text):
     return func, names
 
 
-def test_the_raised_lact_base_layer_computes_the_model(tmp_path):
+@pytest.mark.parametrize("name", ["lact_llm.traced", "lact_nvs.traced",
+                                  "lact_nvs.traced_opset20"])
+def test_the_raised_lact_base_layer_computes_the_model(name, tmp_path):
     """The raise's ttt.kvb_layer (three trained weights, per-weight lr columns, momentum,
-    Muon, weight norm) run by ttt-run's recurrent lowering against onnxruntime."""
-    name = "lact_llm.traced"
+    Muon, weight norm; NVS: one full-batch step) run by ttt-run's recurrent lowering
+    against onnxruntime."""
     raised = tmp_path / "raised.mlir"
     proc = _opt(_path(name), "--ttt-raise-onnx=raise-all", "-o", raised)
     assert proc.returncode == 0, proc.stderr
     func, names = _raised_op(raised.read_text())
     assert "trained = [0, 1, 2]" in func and "weight_norm = output_channels" in func
+    assert ("kind = full_batch" in func) == ("nvs" in name)
     model = onnx.load(str(_path(name)))
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     x = _inputs(_meta(name), 1, 64, 11)
@@ -241,3 +251,57 @@ def test_v2_on_a_base_model_whose_weight_norm_is_lp_normalization(tmp_path):
     meta = dict(_meta(name), name=name)
     x = _inputs(meta, 1, 64, 5)
     assert _rel(_run(out, x), _v2_oracle(meta, x)) <= RTOL
+
+
+NVS_LINEAR = "freeze-inner drop-weight-norm drop-muon"
+
+
+def _nvs_linear_oracle(meta, x):
+    """The NumPy oracle of the NVS layer with W0/W2 frozen and no weight norm or Muon:
+    one full-batch step of W1 on the per-token-rate values, applied to every query."""
+    kwargs = dict(meta["oracle_kwargs"], trained=[1], weight_norm="none")
+    for key in ("ns_steps", "ns_coeffs", "ns_eps"):
+        kwargs.pop(key, None)
+    arrays = np.load(FIXTURES / f"{meta['name'].replace('_opset20', '')}.npz")
+    weights = [arrays[n] for n in meta["weights"]]
+    ins = {spec["oracle"]: x[spec["name"]].astype(np.float64) for spec in meta["inputs"]}
+    q, k, v = ins.pop("q"), ins.pop("k"), ins.pop("v")
+    o, _ = kvb_layer(q, k, v, weights, **ins, **kwargs)
+    return o
+
+
+@pytest.mark.parametrize("name", NVS)
+def test_nvs_made_linear_attention_is_full_mask_attention(name, tmp_path):
+    """Frozen W0/W2, no weight norm, no Muon: the full-batch step is one full-mask linear
+    attention, exported to ONNX and equal to the oracle of those settings, also where q
+    and k/v differ in length and at other batch and sequence sizes than exported."""
+    out = tmp_path / "linear.onnx"
+    proc = _opt(_path(name), "-o", out, f"--ttt-simplify={NVS_LINEAR}")
+    assert proc.returncode == 0, proc.stderr
+    changed = [line for line in proc.stderr.splitlines() if "model changed" in line]
+    assert len(changed) == 3, proc.stderr
+    assert "rewritten: after the passes the layer is linear attention" in proc.stderr
+    model = onnx.load(str(out))
+    onnx.checker.check_model(model, full_check=True)
+    meta = dict(_meta(name), name=name)
+    sizes = [(1, 24, 40)] if "traced" in name else [(1, 24, 40), (2, 20, 28), (1, 9, 5)]
+    for B, T, Tq in sizes:
+        x = _inputs(meta, B, T, zlib.crc32(f"{name}{B}{T}{Tq}".encode()), Tq=Tq)
+        want = _nvs_linear_oracle(meta, x)
+        err = _rel(_run(out, x), want)
+        assert err <= RTOL, f"{name} B={B} T={T} Tq={Tq}: relative error {err:.2e}"
+        # The simplification changed the model: the original computes something else.
+        assert _rel(_run(_path(name), x), want) > 1e-3
+
+
+def test_nvs_with_muon_kept_keeps_its_nodes(tmp_path):
+    """The paper's V2 on NVS leaves Muon, which transforms the full-batch state: no
+    linear-attention form, so the model keeps its nodes and computes what it computed."""
+    name = "lact_nvs.scripted"
+    out = tmp_path / "kept.onnx"
+    proc = _opt(_path(name), "-o", out, f"--ttt-simplify={V2}")
+    assert proc.returncode == 0, proc.stderr
+    kept = [line for line in proc.stderr.splitlines() if "kept its original nodes" in line]
+    assert len(kept) == 1 and "transforms its state" in kept[0], proc.stderr
+    x = _inputs(_meta(name), 2, 20, 3, Tq=28)
+    assert _rel(_run(out, x), _run(_path(name), x)) <= 1e-6

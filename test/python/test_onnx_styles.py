@@ -126,6 +126,7 @@ def test_canonical_spelling_of_every_family(tmp_path):
         family = result.spec.fam
         if styles.expects_rewrite(result.spec):
             assert "raised to ttt.kvb_layer " + family.remark in result.remark
+            assert styles.expected_remark(result.spec) == family.remark
         else:
             assert "left as it was" in result.remark
             assert styles.expected_remark(result.spec) in result.remark
@@ -158,7 +159,8 @@ def _pair(category, option, family=None):
     the causal order)."""
     family = family or {"norm": "momentum_muon_dot",
                         "momentum": "momentum_mse"}.get(category, "token_lr_mse")
-    order = "causal" if category == "causal_rates" else "apply_then_update"
+    order = ("causal" if category == "causal_rates" else
+             "update_then_apply" if option == "full_batch" else "apply_then_update")
     rng = np.random.default_rng(SEED + 1)
     base = styles.draw_spec(rng, 0, SEED, fixed=styles.CANONICAL, family=family,
                             order=order, partial=False)

@@ -157,6 +157,16 @@ bool raise::isZeroConstant(Value value) {
                                [](const APFloat &x) { return x.isZero(); });
 }
 
+Value raise::skipLayoutAndTransposes(Value value) {
+  for (;;) {
+    value = skipLayout(value);
+    onnx::NodeOp turn = nodeOf(value, "Transpose");
+    if (!turn || turn.getInputs().size() != 1)
+      return value;
+    value = turn.getInputs()[0];
+  }
+}
+
 Value raise::transposedInput(Value value) {
   onnx::NodeOp node = nodeOf(value, "Transpose");
   if (!node)
@@ -235,6 +245,20 @@ bool TransposeQuery::compute(Value y, Value x, int depth) {
                    yBytes->first.getShape() &&
                ArrayRef<char>(*turned) == yBytes->second;
       }
+  // Two layouts of one tensor that differ by the inner-axes swap (k turned
+  // to [B, H, D, T] next to k turned to [B, H, T, D]).
+  onnx::NodeOp yTurn = nodeOf(y, "Transpose"), xTurn = nodeOf(x, "Transpose");
+  if (yTurn && xTurn && yTurn.getInputs().size() == 1 &&
+      xTurn.getInputs().size() == 1 &&
+      yTurn.getInputs()[0] == xTurn.getInputs()[0]) {
+    auto yPerm = dyn_cast_or_null<DenseI64ArrayAttr>(yTurn.getONNXAttr("perm"));
+    auto xPerm = dyn_cast_or_null<DenseI64ArrayAttr>(xTurn.getONNXAttr("perm"));
+    if (yPerm && xPerm && yPerm.size() == xPerm.size() && yPerm.size() >= 2) {
+      SmallVector<int64_t> swapped(xPerm.asArrayRef());
+      std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+      return ArrayRef<int64_t>(swapped) == yPerm.asArrayRef();
+    }
+  }
   auto yNode = y.getDefiningOp<onnx::NodeOp>();
   auto xNode = x.getDefiningOp<onnx::NodeOp>();
   if (!yNode || !xNode || yNode.getOpType() != xNode.getOpType() ||

@@ -77,6 +77,10 @@ std::optional<int64_t> rankOf(Value value);
 /// The static length of `value`'s time axis, if it has one.
 std::optional<int64_t> staticTimeLength(Value value);
 
+/// `value` without the layout nodes and transposes in front of it: the tensor
+/// it holds up to its layout (a full-batch layer's queries and output).
+Value skipLayoutAndTransposes(Value value);
+
 /// A chain of Slice nodes cutting a window out of one tensor, or one piece
 /// of a Split along the time axis.
 struct SliceChain {

@@ -728,9 +728,18 @@ static bool isUpdatedWeight(Value weight, ArrayRef<Value> inputs,
       for (int i = 0; i < 2; ++i) {
         Value initial = node.getInputs()[i];
         auto type = dyn_cast<ShapedType>(initial.getType());
+        // The initial weight is computed from no input, or is an input of
+        // its own (a fast weight passed to the layer) while the update
+        // reads the others.
+        Value start = skipLayoutAndTransposes(initial),
+              step = node.getInputs()[1 - i];
+        bool given = llvm::is_contained(inputs, start) &&
+                     llvm::any_of(inputs, [&](Value input) {
+                       return input != start && deps.dependsOn(step, input);
+                     });
         // A bias vector is not a fast weight; scripted exports often leave
         // the rank unknown.
-        if (!fromInputs(initial) && type &&
+        if ((!fromInputs(initial) || given) && type &&
             (!type.hasRank() || type.getRank() >= 2) && isFloatTensor(initial))
           return true;
       }
@@ -743,6 +752,11 @@ static bool isUpdatedWeight(Value weight, ArrayRef<Value> inputs,
 
 static std::optional<FoundLayer>
 findFullBatch(Value output, onnx::GraphOp graph, DependenceCache &deps) {
+  // Layout nodes after the product (the output turned back to [B, T, H, E],
+  // a no-op Cast) stay outside the layer.
+  output = skipLayoutAndTransposes(output);
+  if (!output.getDefiningOp<onnx::NodeOp>())
+    return std::nullopt;
   Block &block = graph.getBody().front();
   SmallVector<Value> inputs;
   for (BlockArgument arg : block.getArguments())

@@ -505,20 +505,35 @@ static void readRates(const SliceChain &rates, Update &update) {
 
 /// The key side `phi(k_c)` of a gradient, with an optional per-token rate.
 bool Matcher::matchKeySide(Value value, Update &update) {
+  auto scaled = [&] {
+    return matchCommutative(value, "Mul", [&](Value features, Value rate) {
+      return matchScaledKeys(features, rate, update);
+    });
+  };
+  // A whole sequence may be any tensor, `k * lr` too: the rates are read
+  // first.
+  if (wholeSequence && scaled())
+    return true;
   if (std::optional<FeatureMap> keys = matchFeatures(value)) {
     update.keys = *keys;
     return true;
   }
-  return matchCommutative(value, "Mul", [&](Value features, Value rate) {
-    return matchScaledKeys(features, rate, update);
-  });
+  return scaled();
+}
+
+/// True if `rates` holds one number per token: one column, or a tensor
+/// whose last axis has one entry.
+static bool isRateColumn(const SliceChain &rates) {
+  auto type = dyn_cast<ShapedType>(rates.root.getType());
+  return rates.column || (type && type.hasRank() && type.getRank() >= 1 &&
+                          type.getShape().back() == 1);
 }
 
 /// `phi(k_c) * lr_c`: the keys and their per-token rates.
 bool Matcher::matchScaledKeys(Value features, Value rate, Update &update) {
   std::optional<FeatureMap> keys = matchFeatures(features);
   std::optional<SliceChain> lr = window(rate);
-  if (!keys || !lr)
+  if (!keys || !lr || (wholeSequence && !isRateColumn(*lr)))
     return false;
   update.keys = *keys;
   readRates(*lr, update);
@@ -965,25 +980,6 @@ FailureOr<Update> Matcher::matchUpdateAsApplied(Value next, Value prev,
 // The whole layer
 //===----------------------------------------------------------------------===//
 
-/// The constant weight a full-batch step starts from: `next` is `W + U` or
-/// `W - U`, maybe renormalized, with W a constant weight. Null if not.
-static Value stepStart(Value next) {
-  double eps = 0.0;
-  Value target;
-  if (Value stepped = matchWeightNorm(skipLayout(next), eps, target))
-    next = stepped;
-  for (StringRef op : {"Add", "Sub"}) {
-    onnx::NodeOp node = nodeOf(skipLayout(next), op);
-    if (!node || node.getInputs().size() != 2)
-      continue;
-    // U - W is no step of W.
-    for (int i = 0; i < (op == "Sub" ? 1 : 2); ++i)
-      if (isConstantWeight(node.getInputs()[i]))
-        return node.getInputs()[i];
-  }
-  return nullptr;
-}
-
 namespace {
 /// Collects a layer's configuration from its output and its updates, and
 /// insists that every chunk agrees.
@@ -1022,6 +1018,19 @@ private:
   /// A full-batch step: `state` is the initial weight plus one update on
   /// every key and value.
   LogicalResult readFullBatch(Value state, Value &initial);
+  /// True if a full-batch step may start from `weight`: a constant weight,
+  /// or one that no graph input but itself is computed into (a low-rank
+  /// product of parameters, a fast weight passed to the layer).
+  bool isStartWeight(Value weight);
+  /// The weight a full-batch step starts from: `next` is `W + U` or `W - U`,
+  /// maybe renormalized, with W a start weight. Null if not.
+  Value stepStart(Value next);
+  /// True if the features read `root` as the queries: the step's query
+  /// tensor (a full-batch step's up to layout nodes and transposes).
+  bool readsQuery(Value root, const ChunkStep &step) const {
+    return root == step.query ||
+           (config.fullBatch && skipLayoutAndTransposes(root) == step.query);
+  }
   /// A Loop's update reads its output's tokens, and the loop walks the
   /// sequences it cuts chunk by chunk.
   LogicalResult checkLoopWalk(const Update &update);
@@ -1064,6 +1073,8 @@ private:
   /// transposed.
   bool outputReadsStored = false;
   LayerConfig config;
+  /// The queries the output's features read.
+  Value queries;
   /// What a full-batch step reads whole.
   DependenceCache deps;
   WholeSequences sequences;
@@ -1177,7 +1188,7 @@ FailureOr<Value> LayerReader::readApplied(Value value, const ChunkStep &step) {
   if (!apply)
     return fail("its output is not a product with the trained weight");
   std::optional<FeatureMap> map = matcher.matchFeatures(inputs);
-  if (!map || map->input.root != step.query ||
+  if (!map || !readsQuery(map->input.root, step) ||
       (map->model == ModelKind::swiglu &&
        (!isConstantWeight(map->w0) || !isConstantWeight(map->w2))))
     return fail("its query features are neither the queries nor "
@@ -1186,6 +1197,7 @@ FailureOr<Value> LayerReader::readApplied(Value value, const ChunkStep &step) {
                    map->w2 != features->w2))
     return fail("its chunks use different feature maps");
   features = map;
+  queries = map->input.root;
   return state;
 }
 
@@ -1321,13 +1333,44 @@ LogicalResult LayerReader::readUnrolled(Value &initial) {
   return checkMomentumChain(updates);
 }
 
+bool LayerReader::isStartWeight(Value weight) {
+  if (isConstantWeight(weight))
+    return true;
+  auto graph = layer.assembly->getParentOfType<onnx::GraphOp>();
+  Value base = skipLayout(weight);
+  return graph && llvm::none_of(
+                      graph.getBody().getArguments(), [&](BlockArgument input) {
+                        return input != base && deps.dependsOn(weight, input);
+                      });
+}
+
+Value LayerReader::stepStart(Value next) {
+  double eps = 0.0;
+  Value target;
+  // (W + U)^T starts from W as the model stores it.
+  next = skipLayoutAndTransposes(next);
+  if (Value stepped = matchWeightNorm(next, eps, target))
+    next = stepped;
+  for (StringRef op : {"Add", "Sub"}) {
+    onnx::NodeOp node = nodeOf(skipLayout(next), op);
+    if (!node || node.getInputs().size() != 2)
+      continue;
+    // U - W is no step of W.
+    for (int i = 0; i < (op == "Sub" ? 1 : 2); ++i)
+      if (isStartWeight(node.getInputs()[i]))
+        return node.getInputs()[i];
+  }
+  return nullptr;
+}
+
 LogicalResult LayerReader::readFullBatch(Value state, Value &initial) {
   FailureOr<Update> update = matcher.matchUpdate(state, nullptr, nullptr);
   if (failed(update) || failed(addUpdate(*update)))
     return failure();
   initial = update->prev;
-  if (!isConstantWeight(initial))
-    return fail("its step does not start from a constant weight");
+  if (!isStartWeight(initial))
+    return fail("its step does not start from a weight that no other input "
+                "is computed into");
   if (update->rule.momentum)
     return fail("its full-batch step carries momentum, which one step does "
                 "not have");
@@ -1472,9 +1515,11 @@ FailureOr<SwiGLUWeights> LayerReader::readChunkWeights(const ChunkStep &step) {
   onnx::NodeOp apply = nodeOf(skipLayout(step.output), "MatMul");
   std::optional<FeatureMap> map =
       apply ? matcher.matchFeatures(apply.getInputs()[0]) : std::nullopt;
-  if (!map || map->model != ModelKind::swiglu || map->input.root != step.query)
+  if (!map || map->model != ModelKind::swiglu ||
+      !readsQuery(map->input.root, step))
     return fail("its chunk output is not (silu(q W0) * (q W2)) W1 of the "
                 "query chunk");
+  queries = map->input.root;
   return SwiGLUWeights{map->w0, apply.getInputs()[1], map->w2};
 }
 
@@ -1614,7 +1659,7 @@ LayerReader::readTrainedFullBatch(std::array<std::vector<Update>, 3> &updates,
   // are known before any update is read.
   initial = *applied;
   for (unsigned role = 0; role < 3; ++role) {
-    if (isConstantWeight(initial[role]))
+    if (isStartWeight(initial[role]))
       continue;
     initial[role] = stepStart((*applied)[role]);
     if (!initial[role])
@@ -1687,7 +1732,7 @@ FailureOr<LayerConfig> LayerReader::readTrainedSwiGLU() {
     return fail("it never updates its weights");
   config.model = ModelKind::swiglu;
   config.weights.assign(initial.begin(), initial.end());
-  config.q = layer.steps.front().query;
+  config.q = queries;
   config.k = first->keys.input.root;
   config.rule = first->rule;
   config.order = UpdateOrder::apply_then_update;
@@ -1760,7 +1805,7 @@ FailureOr<LayerConfig> LayerReader::read() {
     config.weights = {features->w0, initial, features->w2};
     config.trained = {1};
   }
-  config.q = layer.steps.front().query;
+  config.q = queries;
   config.k = u.keys.input.root;
   config.rule = u.rule;
   // A causal term is scaled as its chunk's update (the last chunk's has no

@@ -74,13 +74,23 @@ SmallVector<int64_t> raise::swapInnerPerm(int64_t rank) {
   return perm;
 }
 
+bool raise::keepsTurnedLayout(onnx::NodeOp inner, ArrayRef<int64_t> perm) {
+  std::optional<SmallVector<int64_t>> first = transposePerm(inner);
+  if (!first || first->size() != perm.size() || perm.size() < 2 ||
+      inner.getInputs().size() != 1)
+    return false;
+  SmallVector<int64_t> swap = swapInnerPerm(perm.size());
+  return ArrayRef<int64_t>(swap) == perm && *first != swap &&
+         isa<BlockArgument>(inner.getInputs()[0]);
+}
+
 Value raise::createTranspose(PatternRewriter &rewriter, Location loc, Value x,
                              ArrayRef<int64_t> perm) {
   SmallVector<int64_t> total(perm);
   Value source = x;
   auto inner = x.getDefiningOp<onnx::NodeOp>();
   if (inner && inner.isDefaultDomain() && inner.getOpType() == "Transpose" &&
-      inner.getInputs().size() == 1) {
+      inner.getInputs().size() == 1 && !keepsTurnedLayout(inner, perm)) {
     if (std::optional<SmallVector<int64_t>> first = transposePerm(inner);
         first && first->size() == perm.size()) {
       for (auto [i, axis] : llvm::enumerate(perm))

@@ -120,8 +120,14 @@ std::optional<int64_t> intAttr(onnx::NodeOp node, StringRef name);
 /// The permutation of a Transpose node (reversed axes when it has none).
 std::optional<SmallVector<int64_t>> transposePerm(onnx::NodeOp transpose);
 
+/// True if `Transpose(inner, perm)` stays two Transposes: the inner-axes swap
+/// (`perm`) of a graph input's layout transpose (`inner`, not a swap) is the
+/// transposed sequence a full-batch step reads as `k^T`.
+bool keepsTurnedLayout(onnx::NodeOp inner, ArrayRef<int64_t> perm);
+
 /// `x` transposed by `perm`: `x` itself for the identity, one Transpose for
-/// a transpose of a transpose, a new Transpose otherwise.
+/// a transpose of a transpose (but keepsTurnedLayout), a new Transpose
+/// otherwise.
 Value createTranspose(PatternRewriter &rewriter, Location loc, Value x,
                       ArrayRef<int64_t> perm);
 

@@ -214,7 +214,10 @@ struct SliceOfInnerTranspose : NodePattern {
   }
 };
 
-/// Transpose(Transpose(x)) -> one Transpose, or x.
+/// Transpose(Transpose(x)) -> one Transpose, or x; not where
+/// keepsTurnedLayout: `(k turned to [B, H, T, D])^T` is the transposed keys
+/// of the sequence the layout transpose makes (a full-batch step reads the
+/// whole sequence).
 struct TransposeOfTranspose : NodePattern {
   explicit TransposeOfTranspose(MLIRContext *context)
       : NodePattern(context, "Transpose") {}
@@ -227,12 +230,48 @@ struct TransposeOfTranspose : NodePattern {
         inner ? transposePerm(inner) : std::nullopt;
     if (!perm || !first || first->size() != perm->size())
       return rewriter.notifyMatchFailure(transpose, "not of a Transpose");
+    if (keepsTurnedLayout(inner, *perm))
+      return rewriter.notifyMatchFailure(
+          transpose, "the inner-axes swap of a layout transpose");
     rewriter.replaceOp(transpose,
                        createTranspose(rewriter, transpose.getLoc(),
                                        transpose.getInputs()[0], *perm));
     return success();
   }
 };
+/// Transpose(x, P) of a graph input x that moves its last (feature) axis to
+/// the second-to-last place, other axes too -> Transpose(Transpose(x, Q),
+/// swap) with Q = P with its last two entries swapped: the transpose of x in
+/// its sequence layout (a full-batch step's `k^T` of keys given [B, T, H, D]).
+struct TurnedInputTranspose : NodePattern {
+  explicit TurnedInputTranspose(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    if (transpose.getInputs().size() != 1 ||
+        !isa<BlockArgument>(transpose.getInputs()[0]) || !perm ||
+        perm->size() < 3 || !isPermutation(*perm))
+      return rewriter.notifyMatchFailure(transpose,
+                                         "not a Transpose of a graph input");
+    int64_t n = perm->size();
+    if ((*perm)[n - 2] != n - 1 || (*perm)[n - 1] == n - 2)
+      return rewriter.notifyMatchFailure(
+          transpose, "does not turn the feature axis before another axis");
+    SmallVector<int64_t> layout(*perm);
+    std::swap(layout[n - 1], layout[n - 2]);
+    Location loc = transpose.getLoc();
+    Value x = transpose.getInputs()[0];
+    onnx::OnnxBuilder b(rewriter, loc, elementTypeOf(x.getType()));
+    Value sequence = b.node("Transpose", {x}, permutedType(x.getType(), layout),
+                            {b.attr("perm", ArrayRef<int64_t>(layout))});
+    rewriter.replaceOp(
+        transpose, createTranspose(rewriter, loc, sequence, swapInnerPerm(n)));
+    return success();
+  }
+};
+
 /// Reshape or Expand of a static tensor to its own shape -> the tensor.
 /// The dims `Shape(x)[start:end]` reads when x has a static type.
 static std::optional<SmallVector<int64_t>> staticShapeDims(Value value) {
@@ -929,8 +968,9 @@ void raise::populateViewNormalizations(RewritePatternSet &patterns) {
   patterns.add<SliceOfInnerTranspose, SplitToSlices, GatherOfReshapeToSlice,
                GatherOfTranspose, GatherOfTrailingReshape,
                TransposeOfSplitReshape, SliceOfSplitAxis, SequenceAtOfSplit,
-               TransposeOfSlice, TransposeOfTranspose, NoOpReshape,
-               RefineSliceType, RefineUnsqueezeType>(patterns.getContext());
+               TransposeOfSlice, TransposeOfTranspose, TurnedInputTranspose,
+               NoOpReshape, RefineSliceType, RefineUnsqueezeType>(
+      patterns.getContext());
   for (StringRef opType : {"Add", "Sub", "Mul", "Div", "Expand"})
     patterns.add<GatherOfElementwise>(patterns.getContext(), opType);
 }

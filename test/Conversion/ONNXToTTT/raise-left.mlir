@@ -20,5 +20,5 @@
 
 // FULL: remark: {{.*}}vit3_glu.traced.onnx: node '/layer/Mul_10': TTT layer: full-batch step, fast weights '/layer/Sub_{{[0-9]}}_output_0', '/layer/Sub_{{[0-9]}}_output_0': left as it was: its output depends non-linearly on the trained fast weights (through Sigmoid
 
-// CONV: remark: {{.*}}vit3_dwconv.traced.onnx: node '/layer/Reshape_7': TTT layer: full-batch step, fast weights '/layer/Sub_output_0': left as it was: no ttt.kvb_layer form: its output convolves the queries with the trained weight (ViT^3's depth-wise branch, ttt.dwconv_layer), which the raise does not read
+// CONV: remark: {{.*}}vit3_dwconv.traced.onnx: node '/layer/Conv_1': TTT layer: full-batch step, fast weights '/layer/Sub_output_0': left as it was: no ttt.kvb_layer form: its output convolves the queries with the trained weight (ViT^3's depth-wise branch, ttt.dwconv_layer), which the raise does not read
 // CONV: onnx.node "Conv"
