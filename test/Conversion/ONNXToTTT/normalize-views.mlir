@@ -387,3 +387,40 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %a, %b : tensor<1x2xf32>, tensor<1x2xf32>
   }
 }
+
+// -----
+
+// A graph input's transpose that moves its feature axis before another axis is
+// the inner-axes swap of the input turned to [B, H, T, D]: kᵀ of keys given
+// [B, T, H, D]. The two Transposes stay two.
+
+// CHECK-LABEL: onnx.graph @turned_input(
+// CHECK-SAME: %[[K:[^:]+]]: tensor<1x6x2x4xf32>
+// CHECK: %[[SEQ:.+]] = onnx.node "Transpose"(%[[K]]) attrs {perm = array<i64: 0, 2, 1, 3>} {{.*}} -> tensor<1x2x6x4xf32>
+// CHECK: %[[KT:.+]] = onnx.node "Transpose"(%[[SEQ]]) attrs {perm = array<i64: 0, 1, 3, 2>} {{.*}} -> tensor<1x2x4x6xf32>
+// CHECK: onnx.yield %[[KT]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @turned_input(%k: tensor<1x6x2x4xf32> {onnx.name = "k"}) -> (tensor<1x2x4x6xf32> {onnx.name = "kt"}) {
+    %kt = onnx.node "Transpose"(%k) attrs {perm = array<i64: 0, 2, 3, 1>} {outputs = ["kt"]} : (tensor<1x6x2x4xf32>) -> tensor<1x2x4x6xf32>
+    onnx.yield %kt : tensor<1x2x4x6xf32>
+  }
+}
+
+// -----
+
+// The same pair written out is kept; any other pair of Transposes is one.
+
+// CHECK-LABEL: onnx.graph @kept_pair(
+// CHECK-SAME: %[[K:[^:]+]]: tensor<1x6x2x4xf32>
+// CHECK: %[[SEQ:.+]] = onnx.node "Transpose"(%[[K]]) attrs {perm = array<i64: 0, 2, 1, 3>}
+// CHECK: %[[KT:.+]] = onnx.node "Transpose"(%[[SEQ]]) attrs {perm = array<i64: 0, 1, 3, 2>}
+// CHECK: %[[ONE:.+]] = onnx.node "Transpose"(%[[K]]) attrs {perm = array<i64: 2, 0, 1, 3>}
+// CHECK: onnx.yield %[[KT]], %[[ONE]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @kept_pair(%k: tensor<1x6x2x4xf32> {onnx.name = "k"}) -> (tensor<1x2x4x6xf32> {onnx.name = "kt"}, tensor<2x1x6x4xf32> {onnx.name = "other"}) {
+    %seq = onnx.node "Transpose"(%k) attrs {perm = array<i64: 0, 2, 1, 3>} {outputs = ["seq"]} : (tensor<1x6x2x4xf32>) -> tensor<1x2x6x4xf32>
+    %kt = onnx.node "Transpose"(%seq) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["kt"]} : (tensor<1x2x6x4xf32>) -> tensor<1x2x4x6xf32>
+    %other = onnx.node "Transpose"(%seq) attrs {perm = array<i64: 1, 0, 2, 3>} {outputs = ["other"]} : (tensor<1x2x6x4xf32>) -> tensor<2x1x6x4xf32>
+    onnx.yield %kt, %other : tensor<1x2x4x6xf32>, tensor<2x1x6x4xf32>
+  }
+}
