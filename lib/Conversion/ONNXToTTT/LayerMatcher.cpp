@@ -27,7 +27,8 @@ bool UpdateRule::operator==(const UpdateRule &other) const {
          weightNorm == other.weightNorm && wnEps == other.wnEps &&
          momentumTimeBeforeLast == other.momentumTimeBeforeLast &&
          momentumPerChunk == other.momentumPerChunk &&
-         transposedWeight == other.transposedWeight;
+         transposedWeight == other.transposedWeight &&
+         clipColumns == other.clipColumns;
 }
 
 bool UpdateRule::sharedBy(const UpdateRule &other) const {
@@ -262,6 +263,12 @@ public:
   /// matchUpdate without looking through a transposed weight.
   FailureOr<Update> matchUpdateAsApplied(Value next, Value prev,
                                          Value weightForMSE);
+
+  /// `next = start ± clip(c Kᵀ (V ⊙ ...))`: the step of GLU weight `role`
+  /// (2: Wa, 0: Wg, as in matchInnerGradient) with gradients at `glu`, the
+  /// clip optional.
+  FailureOr<Update> matchGLUUpdate(Value next, Value start, unsigned role,
+                                   const SwiGLUWeights &glu);
 
   /// Strips the constant factors off `value` however they are spelled (a
   /// Mul by a constant, a Div by one, a Neg) and multiplies them into
@@ -976,6 +983,58 @@ FailureOr<Update> Matcher::matchUpdateAsApplied(Value next, Value prev,
   return update;
 }
 
+FailureOr<Update> Matcher::matchGLUUpdate(Value next, Value start,
+                                          unsigned role,
+                                          const SwiGLUWeights &glu) {
+  Value delta;
+  double outer = 1.0;
+  for (StringRef op : {"Add", "Sub"}) {
+    onnx::NodeOp node = nodeOf(skipLayout(next), op);
+    if (!node || node.getInputs().size() != 2 || delta)
+      continue;
+    for (int first = 0; first < (op == "Sub" ? 1 : 2) && !delta; ++first) {
+      if (!same(node.getInputs()[first], start))
+        continue;
+      delta = node.getInputs()[1 - first];
+      outer = op == "Sub" ? -1.0 : 1.0;
+    }
+  }
+  if (!delta) {
+    fail("the trained weight is not updated by adding a term to it");
+    return failure();
+  }
+  delta = peelScalars(delta, outer, /*divisor=*/nullptr);
+  Update update;
+  Value term = matchColumnClip(delta);
+  update.rule.clipColumns = static_cast<bool>(term);
+  if (!term)
+    term = delta;
+  std::optional<InnerGradient> inner =
+      matchInnerGradient(term, role, glu, wholeSequence, why);
+  if (!inner)
+    return failure();
+  update.keys.model = ModelKind::glu;
+  update.keys.input = inner->keys;
+  update.rule.v = inner->values.root;
+  update.valueChunk = inner->values;
+  if (inner->lr)
+    readRates(*inner->lr, update);
+  update.rule.reduction = inner->mean ? Reduction::mean : Reduction::sum;
+  // clip(c X) = sign(c) clip(|c| X): |c| is the loss scale, the sign joins
+  // the step's.
+  double step = update.rule.clipColumns ? outer * (inner->factor < 0 ? -1 : 1)
+                                        : outer * inner->factor;
+  if (update.rule.clipColumns)
+    update.rule.lossScale = std::abs(inner->factor);
+  if (step == 0.0 || update.rule.lossScale == 0.0) {
+    fail("its update is multiplied by zero");
+    return failure();
+  }
+  update.rule.lrScale = std::abs(step);
+  update.rule.sign = step > 0 ? Sign::descent : Sign::ascent;
+  return update;
+}
+
 //===----------------------------------------------------------------------===//
 // The whole layer
 //===----------------------------------------------------------------------===//
@@ -1046,6 +1105,9 @@ private:
   LogicalResult checkRateColumn(const UpdateRule &rule, int64_t index,
                                 int64_t numWeights);
 
+  /// A full-batch GLU layer, `(x Wa) ⊙ silu(x Wg)` with Wa and Wg stepped
+  /// (ViT^3's first branch).
+  FailureOr<LayerConfig> readTrainedGLU();
   /// True if some chunk's gate or up projection is not a constant weight.
   bool trainsInnerWeights();
   /// A SwiGLU layer whose gate or up projection trains as well (LaCT).
@@ -1742,6 +1804,72 @@ FailureOr<LayerConfig> LayerReader::readTrainedSwiGLU() {
   return config;
 }
 
+/// The weights `(x Wa) ⊙ silu(x Wg)` applies to the queries `x`, and x.
+static std::optional<std::array<Value, 3>> gluOutput(Value output,
+                                                     Matcher &matcher) {
+  std::optional<std::array<Value, 3>> read;
+  matchCommutative(skipLayout(output), "Mul", [&](Value linear, Value gated) {
+    onnx::NodeOp a = nodeOf(linear, "MatMul");
+    Value z = matcher.matchSilu(gated);
+    onnx::NodeOp g = z ? nodeOf(z, "MatMul") : nullptr;
+    if (!a || !g || a.getInputs()[0] != g.getInputs()[0])
+      return false;
+    read = {a.getInputs()[1], g.getInputs()[1], a.getInputs()[0]};
+    return true;
+  });
+  return read;
+}
+
+FailureOr<LayerConfig> LayerReader::readTrainedGLU() {
+  const ChunkStep &step = layer.steps.front();
+  std::optional<std::array<Value, 3>> read = gluOutput(step.output, matcher);
+  std::optional<SliceChain> x =
+      read ? tokenWindow((*read)[2], &sequences) : std::nullopt;
+  if (!x || !readsQuery(x->root, step))
+    return fail("its output is not (q Wa) * silu(q Wg) of the queries");
+  queries = x->root;
+  std::array<Value, 2> applied = {(*read)[0], (*read)[1]};
+  std::array<Value, 2> initial = applied;
+  for (unsigned i = 0; i < 2; ++i) {
+    if (isStartWeight(initial[i]))
+      continue;
+    initial[i] = stepStart(applied[i]);
+    if (!initial[i])
+      return fail(Twine(i == 0 ? "Wa" : "Wg") +
+                  " is neither a constant weight nor one step away from one");
+  }
+  // matchInnerGradient's GLU roles: Wg is the gate (0), Wa the up branch (2).
+  SwiGLUWeights at = {initial[1], Value(), initial[0]};
+  std::optional<Update> first;
+  for (unsigned i = 0; i < 2; ++i) {
+    if (same(applied[i], initial[i]))
+      continue;
+    FailureOr<Update> update =
+        matcher.matchGLUUpdate(applied[i], initial[i], i == 0 ? 2 : 0, at);
+    if (failed(update)) {
+      why = ((i == 0 ? "its update of Wa: " : "its update of Wg: ") + why);
+      return failure();
+    }
+    config.trained.push_back(i);
+    if (!first) {
+      first = *update;
+    } else if (!update->rule.sharedBy(first->rule) ||
+               update->keys.input.root != first->keys.input.root) {
+      return fail("its weights are updated by different rules");
+    }
+    if (failed(checkRateColumn(update->rule, i, 2)))
+      return failure();
+  }
+  if (!first)
+    return fail("it never updates its weights");
+  config.model = ModelKind::glu;
+  config.weights.assign(initial.begin(), initial.end());
+  config.q = queries;
+  config.k = first->keys.input.root;
+  config.rule = first->rule;
+  return config;
+}
+
 FailureOr<LayerConfig> LayerReader::read() {
   config.fullBatch = layer.form == LayerForm::FullBatch;
   if (config.fullBatch) {
@@ -1757,6 +1885,8 @@ FailureOr<LayerConfig> LayerReader::read() {
   }
   if (!config.fullBatch && layer.chunkSize <= 0)
     return fail("its chunk length is not a constant");
+  if (config.fullBatch && gluOutput(layer.steps.front().output, matcher))
+    return readTrainedGLU();
   unsigned numTrained = llvm::count(layer.trained, true);
   bool dualForm = llvm::any_of(layer.steps, [](const ChunkStep &step) {
     return !step.chunkData.empty();
@@ -2047,8 +2177,8 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
         DenseF64ArrayAttr::get(context, config.rule.nsCoeffs),
         APFloat(config.rule.nsEps));
   auto update = UpdateAttr::get(
-      context, config.rule.sign, APFloat(config.rule.lrScale), ClipKind::none,
-      ns,
+      context, config.rule.sign, APFloat(config.rule.lrScale),
+      config.rule.clipColumns ? ClipKind::output_channels : ClipKind::none, ns,
       config.rule.weightNorm ? WeightNormKind::output_channels
                              : WeightNormKind::none,
       APFloat(config.rule.weightNorm ? config.rule.wnEps : 1e-5));

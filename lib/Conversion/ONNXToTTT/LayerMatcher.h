@@ -56,6 +56,9 @@ struct UpdateRule {
   /// step, and the epsilon of the division.
   bool weightNorm = false;
   double wnEps = 0.0;
+  /// Whether the gradient is clipped per output column, `G / (|G| + 1)`
+  /// (ViT^3); a constant factor inside the clip is the loss scale.
+  bool clipColumns = false;
 
   bool operator==(const UpdateRule &other) const;
   bool operator!=(const UpdateRule &other) const { return !(*this == other); }

@@ -196,12 +196,34 @@ Value raise::matchWeightNorm(Value value, double &eps, Value &target) {
   return weight;
 }
 
+Value raise::matchColumnClip(Value value) {
+  onnx::NodeOp div = nodeOf(value, "Div");
+  if (!div)
+    return nullptr;
+  Value g = div.getInputs()[0];
+  bool clipped =
+      matchCommutative(div.getInputs()[1], "Add", [&](Value norm, Value one) {
+        Value normed = columnNormOf(norm);
+        return scalarConstant(one) == 1.0 && normed &&
+               skipLayout(normed) == skipLayout(g);
+      });
+  return clipped ? g : nullptr;
+}
+
 void raise::productFactors(Value value, SmallVectorImpl<Value> &leaves,
                            double &factor) {
   if (onnx::NodeOp neg = nodeOf(value, "Neg")) {
     factor = -factor;
     productFactors(neg.getInputs()[0], leaves, factor);
     return;
+  }
+  if (onnx::NodeOp div = nodeOf(value, "Div")) {
+    std::optional<double> divisor = scalarConstant(div.getInputs()[1]);
+    if (divisor && *divisor != 0.0) {
+      factor /= *divisor;
+      productFactors(div.getInputs()[0], leaves, factor);
+      return;
+    }
   }
   onnx::NodeOp mul = nodeOf(value, "Mul");
   if (!mul) {
@@ -255,8 +277,12 @@ public:
     for (auto &matches : expected) {
       auto *it = llvm::find_if(rightLeaves, matches);
       if (it == rightLeaves.end())
-        return fail(role == 0
-                        ? "the update of W0 is not Kᵀ (V W1ᵀ ⊙ K W2 ⊙ "
+        return fail(
+            !at[1] ? (role == 0 ? "the update of Wg is not Kᵀ (V ⊙ K Wa ⊙ "
+                                  "silu'(K Wg)), the gradient of the dot loss"
+                                : "the update of Wa is not Kᵀ (V ⊙ silu(K "
+                                  "Wg)), the gradient of the dot loss")
+            : role == 0 ? "the update of W0 is not Kᵀ (V W1ᵀ ⊙ K W2 ⊙ "
                           "silu'(K W0)), the gradient of the dot loss"
                         : "the update of W2 is not Kᵀ (V W1ᵀ ⊙ silu(K W0)), "
                           "the gradient of the dot loss");
@@ -304,8 +330,24 @@ private:
            sameWindow(*chain, gradient.keys);
   }
 
-  /// `V W1ᵀ`: sets the values.
+  /// `V W1ᵀ`: sets the values. A GLU's values are V itself, maybe divided
+  /// by the number of tokens.
   bool isBackProjectedValues(Value value) {
+    if (!at[1]) {
+      onnx::NodeOp div = nodeOf(value, "Div");
+      bool mean = div && isTimeLengthOf(div.getInputs()[1], gradient.keys.root);
+      SmallVector<Value> leaves;
+      double factor = 1.0;
+      productFactors(mean ? div.getInputs()[0] : value, leaves, factor);
+      std::optional<SliceChain> chain =
+          leaves.size() == 1 ? window(leaves.front()) : std::nullopt;
+      if (!chain || chain->column)
+        return false;
+      gradient.values = *chain;
+      gradient.factor *= factor;
+      gradient.mean = mean;
+      return true;
+    }
     onnx::NodeOp matmul = nodeOf(value, "MatMul");
     if (!matmul || !isTransposeOf(matmul.getInputs()[1], at[1]))
       return false;

@@ -59,8 +59,13 @@ bool isColumnNormOf(Value norms, Value weight);
 /// returns x and sets `eps` and `target`.
 Value matchWeightNorm(Value value, double &eps, Value &target);
 
+/// `g / (colnorm(g) + 1)` (ViT^3's gradient clipping, one norm per output
+/// column), the column norm in any spelling: returns g, or null.
+Value matchColumnClip(Value value);
+
 /// The leaves of the Mul tree at `value` (what it multiplies elementwise),
-/// with scalar constant factors and Negs multiplied into `factor`.
+/// with scalar constant factors, divisions by them and Negs multiplied into
+/// `factor`.
 void productFactors(Value value, SmallVectorImpl<Value> &leaves,
                     double &factor);
 
@@ -71,6 +76,8 @@ struct InnerGradient {
   std::optional<SliceChain> lr;
   /// The product of the constant factors inside the outer product.
   double factor = 1.0;
+  /// Whether the values are divided by the number of tokens (a mean).
+  bool mean = false;
 };
 
 /// Matches `(K ⊙ η)ᵀ (P ⊙ ...)`, the descent direction -dL/dW of the dot
@@ -78,7 +85,9 @@ struct InnerGradient {
 /// `Kᵀ (P ⊙ silu(K W0))`), with `P = V W1ᵀ` and every weight as in `at`.
 /// η, a per-token learning-rate column, may scale either factor. K, V and η
 /// are chunks, or with `wholeSequence` whole sequences (a full-batch step).
-/// On failure, sets `why`.
+/// Without `at[1]` the layer is a GLU, `(x Wa) ⊙ silu(x Wg)`: `at[0]` is Wg
+/// and `at[2]` Wa, and P is the values themselves (maybe divided by the
+/// number of tokens). On failure, sets `why`.
 std::optional<InnerGradient>
 matchInnerGradient(Value value, unsigned role, const SwiGLUWeights &at,
                    const WholeSequences *wholeSequence, std::string &why);

@@ -1,6 +1,8 @@
 // RUN: ttt-opt %s --ttt-raise-onnx --split-input-file 2>/dev/null | FileCheck %s
 // RUN: ttt-opt %s --ttt-raise-onnx --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/lact_nvs.traced.onnx --ttt-raise-onnx=raise-all 2>&1 | FileCheck %s --check-prefix=NVS
+// RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/vit3_glu.scripted.onnx --ttt-raise-onnx=raise-all 2>&1 | FileCheck %s --check-prefix=GLU
+// RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/vit3_glu.traced.onnx --ttt-raise-onnx 2>&1 | FileCheck %s --check-prefix=GLU-LEFT
 
 // A full-batch step: one update on every key and value, then the weight
 // applied to every query (LaCT-NVS's schedule). Its keys, values and rates are
@@ -85,3 +87,15 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
 // NVS: remark: {{.*}}node '/layer/MatMul_53': TTT layer: full-batch step, {{.*}}: raised to ttt.kvb_layer; exact lowering: single full-batch step
 // NVS-SAME: blocked by: W0 (gate), W2 (up) are trained
 // NVS: ttt.kvb_layer {{.*}} : tensor<1x1x40x16xf32>, tensor<1x1x24x16xf32>, tensor<1x1x24x16xf32> weights({{.*}}) lr({{.*}} : tensor<1x1x24x3xf32>) model = #ttt.model<kind = swiglu, trained = [0, 1, 2]> loss = #ttt.loss<kind = dot> update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = 5, {{.*}}>, weight_norm = output_channels, {{.*}}> schedule = #ttt.schedule<kind = full_batch>
+
+// ViT^3's GLU branch: Wa and Wg each step once by their gradient of the dot
+// loss (-v / n * scale, n = k.size(2) read from the shape: a mean), clipped
+// per output column, then (q Wa) * silu(q Wg).
+// GLU: remark: {{.*}}node '/layer/Mul_10': TTT layer: full-batch step, {{.*}}: raised to ttt.kvb_layer; exact lowering: single full-batch step
+// GLU-SAME: blocked by: the output (x Wa) * silu(x Wg) gates every output channel
+// GLU: ttt.kvb_layer {{.*}} weights(%layer.w1, %layer.w2 : {{.*}}) model = #ttt.model<kind = glu, trained = [0, 1]> loss = #ttt.loss<kind = dot, scale = 0.3333{{[0-9]+}}, reduction = mean> update = #ttt.update<clip = output_channels> schedule = #ttt.schedule<kind = full_batch>
+
+// Without raise-all the layer stays, with what is proven and what blocks it.
+// GLU-LEFT: remark: {{.*}}TTT layer: full-batch step, {{.*}}: left as it was: its output depends non-linearly on the trained fast weights (through Sigmoid {{.*}}; as a ttt.kvb_layer: exact lowering: single full-batch step
+// GLU-LEFT-NOT: ttt.kvb_layer
+// GLU-LEFT: onnx.node "Sigmoid"
