@@ -297,6 +297,8 @@ SPELLINGS = {
     "f": "[B, T, H, D] layout",
     "g": "ttt-lm-pytorch scan: mini-batches of a [N, B, H, C, D] reshape taken by index, "
          "outputs written into a torch.empty buffer (out[i] = y)",
+    "h": "input and target views' tokens in one sequence: the step reads a prefix, the "
+         "output the rest (LaCT-NVS's ttt_ua_order); per-weight rates lr.chunk(3, -1)",
 }
 
 

@@ -109,6 +109,16 @@ EXPECTED = {
     'research_linear_mse_xwt.dynamo_opset20': 'rewritten',
     'research_linear_mse_xwt.traced_opset17': 'rewritten',
     'research_linear_mse_xwt.traced_opset20': 'rewritten',
+    # LaCT-NVS as its ttt_ua_order runs it (one sequence, the step on the input views'
+    # prefix, rates lr.chunk(3, -1), rates on the values of W1's gradient) and ViT^3's GLU
+    # branch on [B, N, H, d] with einsum: full-batch steps with trained inner weights,
+    # found, raised for --ttt-explain and --ttt-simplify, left as they were.
+    'research_lact_nvs_ua_order.dynamo_opset20': 'found',
+    'research_lact_nvs_ua_order.traced_opset17': 'found',
+    'research_lact_nvs_ua_order.traced_opset20': 'found',
+    'research_vit3_glu_bthd_einsum.dynamo_opset20': 'found',
+    'research_vit3_glu_bthd_einsum.traced_opset17': 'found',
+    'research_vit3_glu_bthd_einsum.traced_opset20': 'found',
     # TTT-Linear/MLP are found (LayerNorm-MSE: not linear attention) and left as they were.
     'research_ttt_linear_scan.dynamo_opset20': 'found',
     'research_ttt_linear_scan.traced_opset17': 'found',
@@ -296,6 +306,61 @@ def test_research_outcome(name, optimized):
     _check_reading(name, LAYER_REMARK.findall(stderr)[0])
     if outcome == "rewritten":
         _check_rewritten(name, out)
+
+
+FULL_BATCH = [n for n in RESEARCH if n.startswith(("research_lact_nvs", "research_vit3"))]
+
+
+@pytest.mark.parametrize("name", FULL_BATCH)
+def test_full_batch_research_layer_is_raised(name, tmp_path):
+    """The full-batch research spellings are read as their twins' ttt.kvb_layer (the
+    whole layer, every trained weight, with the twin's loss settings), not only found."""
+    stderr = _ttt_opt(_path(name), tmp_path / "raised.mlir", "--ttt-raise-onnx=raise-all")
+    layer = LAYER_REMARK.findall(stderr)
+    assert len(layer) == 1 and "raised to ttt.kvb_layer" in layer[0], stderr
+    text = (tmp_path / "raised.mlir").read_text()
+    assert "schedule = #ttt.schedule<kind = full_batch>" in text
+    if "nvs" in name:
+        assert "model = #ttt.model<kind = swiglu, trained = [0, 1, 2]>" in text
+        assert "weight_norm = output_channels" in text and "newton_schulz" in text
+    else:
+        assert "model = #ttt.model<kind = glu, trained = [0, 1]>" in text
+        # The mean over the tokens, or (a static length) its folded constant.
+        assert "clip = output_channels" in text and "loss = #ttt.loss<kind = dot" in text
+
+
+def test_nvs_research_layer_made_linear_is_the_oracle(tmp_path):
+    """LaCT-NVS's ttt_ua_order spelling with W0/W2 frozen and weight norm and Muon
+    dropped is rewritten to full-mask linear attention that equals the NumPy oracle of
+    those settings (the module's own weights, its input views' k, v, rates and target
+    views' q), on the example and on fresh inputs."""
+    from oracle import kvb_layer
+    from onnx import numpy_helper
+
+    name = "research_lact_nvs_ua_order.traced_opset17"
+    out = tmp_path / "linear.onnx"
+    stderr = _ttt_opt(_path(name), out,
+                      "--ttt-simplify=freeze-inner drop-weight-norm drop-muon")
+    assert "rewritten: after the passes the layer is linear attention" in stderr, stderr
+    onnx.checker.check_model(str(out), full_check=True)
+    weights = {i.name: numpy_helper.to_array(i).astype(np.float64)
+               for i in onnx.load(str(_path(name))).graph.initializer}
+    heads = weights["w0"].shape[0]
+    meta = json.loads((RESEARCH_DIR / f"{name}.json").read_text())
+    n = int(meta["module_args"]["n_input"]) if "module_args" in meta else 24
+
+    def streams(x):  # [B*H, T, .] -> [B, H, T, .]
+        return x.astype(np.float64).reshape(-1, heads, *x.shape[1:])
+
+    rng = np.random.default_rng(3)
+    for feeds in (_example(name)[0], _fresh(name, rng)):
+        q, k, v, lr = (streams(feeds[x]) for x in ("q", "k", "v", "lr"))
+        want, _ = kvb_layer(q[:, :, n:], k[:, :, :n], v[:, :, :n],
+                            [weights["w0"], weights["w1"], weights["w2"]], lr=lr[:, :, :n],
+                            model="swiglu", trained=[1], loss="dot", schedule="full_batch")
+        (got,) = _run(out, feeds)
+        err = _relative_error(got, want.reshape(-1, *want.shape[2:]))
+        assert err <= RTOL, f"relative error {err:.3g}"
 
 
 FAST_WEIGHTS = re.compile(r"fast weights ((?:(?:'[^']*'|the \w+ result)(?: \(transposed\))?"

@@ -58,6 +58,8 @@ Value raise::skipLayout(Value value) {
             .Cases({"Identity", "Unsqueeze", "Squeeze", "Expand", "Reshape"},
                    true)
             .Case("Cast", isFloatToFloatCast(node))
+            // `torch.cat` of a list of one output.
+            .Case("Concat", node.getInputs().size() == 1)
             .Default(false);
     if (!layoutOnly)
       break;
@@ -429,17 +431,19 @@ raise::tokenWindow(Value value, const WholeSequences *whole, bool timeLast) {
   std::optional<SliceChain> chain = sliceChain(value, timeLast);
   if (!whole)
     return chain && chain->timeSlice ? chain : std::nullopt;
+  // Every token of `value`, which may itself be a cut of a longer sequence
+  // (LaCT-NVS updates on the input views' prefix of the tokens); one column
+  // of a tensor is the tensor's column.
   SliceChain window;
   window.whole = true;
   window.root = value;
-  if (chain) {
-    // One column of a tensor, nothing else cut.
-    onnx::NodeOp slice = nodeOf(value, "Slice");
-    if (chain->timeSlice || !chain->column || !slice ||
-        slice.getInputs()[0] != chain->root)
-      return std::nullopt;
-    window.root = chain->root;
-    window.column = chain->column;
+  onnx::NodeOp slice = nodeOf(value, "Slice");
+  if (chain && chain->column && slice && !timeLast) {
+    std::optional<SliceChain> inner = sliceChain(slice.getInputs()[0]);
+    if (!inner || !inner->column) {
+      window.root = slice.getInputs()[0];
+      window.column = chain->column;
+    }
   }
   // A sequence has a time axis before its feature axis.
   std::optional<int64_t> rank = rankOf(window.root);

@@ -496,6 +496,10 @@ private:
   matchValueSide(Value right, Value weight, Update &update,
                  llvm::function_ref<bool(const SliceChain &)> checkDivisor);
   bool matchKeySide(Value value, Update &update);
+  /// The values `v` of a dot-loss gradient, or `v ⊙ η` with the per-token
+  /// rates η (Kᵀ (V ⊙ η) is (K ⊙ η)ᵀ V: LaCT's `vi * lr1i`), which it reads
+  /// when the keys took none.
+  std::optional<SliceChain> valuesOf(Value value, Update &update);
   bool matchScaledKeys(Value features, Value rate, Update &update);
   bool matchTransposedKeySide(Value value, Update &update);
   bool matchMomentum(Value value, Update &update, Value &gradient);
@@ -534,6 +538,21 @@ static bool isRateColumn(const SliceChain &rates) {
   auto type = dyn_cast<ShapedType>(rates.root.getType());
   return rates.column || (type && type.hasRank() && type.getRank() >= 1 &&
                           type.getShape().back() == 1);
+}
+
+std::optional<SliceChain> Matcher::valuesOf(Value value, Update &update) {
+  std::optional<SliceChain> scaled;
+  if (value && !update.rule.lr)
+    matchCommutative(value, "Mul", [&](Value values, Value rate) {
+      std::optional<SliceChain> rates = window(rate);
+      std::optional<SliceChain> chunk = window(values);
+      if (!rates || !chunk || !isRateColumn(*rates))
+        return false;
+      readRates(*rates, update);
+      scaled = chunk;
+      return true;
+    });
+  return scaled ? scaled : window(value);
 }
 
 /// `phi(k_c) * lr_c`: the keys and their per-token rates.
@@ -612,14 +631,16 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
     // v_c^T phi(k_c) (dot loss) or (k_c W - v_c)^T k_c (MSE): the update of
     // a weight stored transposed.
     Value lhs = outer.getInputs()[0];
-    std::optional<SliceChain> values = window(transposedInput(lhs));
+    bool keysRead = matchKeySide(outer.getInputs()[1], update);
+    std::optional<SliceChain> values =
+        keysRead ? valuesOf(transposedInput(lhs), update) : std::nullopt;
     std::optional<SliceChain> keysRaw;
     bool predictedFirst = false;
     if (!values) {
       values.reset();
       readTransposedResidual(lhs, weight, keysRaw, values, predictedFirst);
     }
-    if (!values || !matchKeySide(outer.getInputs()[1], update))
+    if (!values || !keysRead)
       return fail("the update of the transposed weight is not v^T phi(k) or "
                   "(k W - v)^T k of the chunk");
     update.rule.v = values->root;
@@ -654,7 +675,10 @@ bool Matcher::matchValueSide(
   if (!ratesMatchKeys(update))
     return fail("the update's keys and learning rates come from different "
                 "chunks");
-  if (std::optional<SliceChain> values = window(right)) {
+  if (std::optional<SliceChain> values = valuesOf(right, update)) {
+    if (!ratesMatchKeys(update))
+      return fail("the update's values and learning rates come from "
+                  "different chunks");
     update.rule.v = values->root;
     update.valueChunk = *values;
     update.keyStart = values->start;
@@ -1085,10 +1109,17 @@ private:
   /// maybe renormalized, with W a start weight. Null if not.
   Value stepStart(Value next);
   /// True if the features read `root` as the queries: the step's query
-  /// tensor (a full-batch step's up to layout nodes and transposes).
+  /// tensor (a full-batch step's up to layout nodes and transposes, or a cut
+  /// of it: LaCT-NVS's target views after the input views).
   bool readsQuery(Value root, const ChunkStep &step) const {
-    return root == step.query ||
-           (config.fullBatch && skipLayoutAndTransposes(root) == step.query);
+    if (root == step.query)
+      return true;
+    if (!config.fullBatch)
+      return false;
+    Value base = skipLayoutAndTransposes(root);
+    if (std::optional<SliceChain> cut = sliceChain(base))
+      base = skipLayoutAndTransposes(cut->root);
+    return base == step.query;
   }
   /// A Loop's update reads its output's tokens, and the loop walks the
   /// sequences it cuts chunk by chunk.
@@ -1805,16 +1836,32 @@ FailureOr<LayerConfig> LayerReader::readTrainedSwiGLU() {
 }
 
 /// The weights `(x Wa) ⊙ silu(x Wg)` applies to the queries `x`, and x.
-static std::optional<std::array<Value, 3>> gluOutput(Value output,
-                                                     Matcher &matcher) {
+/// Both branches may be turned to another layout by one Transpose each (the
+/// einsum of `[B, T, H, D]` research code): `perm` is set to it.
+static std::optional<std::array<Value, 3>>
+gluOutput(Value output, Matcher &matcher, SmallVectorImpl<int64_t> *perm) {
   std::optional<std::array<Value, 3>> read;
   matchCommutative(skipLayout(output), "Mul", [&](Value linear, Value gated) {
-    onnx::NodeOp a = nodeOf(linear, "MatMul");
     Value z = matcher.matchSilu(gated);
-    onnx::NodeOp g = z ? nodeOf(z, "MatMul") : nullptr;
+    if (!z)
+      return false;
+    onnx::NodeOp turnA = nodeOf(linear, "Transpose");
+    onnx::NodeOp turnG = nodeOf(z, "Transpose");
+    std::optional<SmallVector<int64_t>> turn;
+    if (turnA || turnG) {
+      turn = turnA ? transposePerm(turnA) : std::nullopt;
+      if (!turnA || !turnG || !turn || turn != transposePerm(turnG))
+        return false;
+      linear = turnA.getInputs()[0];
+      z = turnG.getInputs()[0];
+    }
+    onnx::NodeOp a = nodeOf(linear, "MatMul");
+    onnx::NodeOp g = nodeOf(z, "MatMul");
     if (!a || !g || a.getInputs()[0] != g.getInputs()[0])
       return false;
     read = {a.getInputs()[1], g.getInputs()[1], a.getInputs()[0]};
+    if (perm)
+      perm->assign(turn ? *turn : SmallVector<int64_t>());
     return true;
   });
   return read;
@@ -1822,7 +1869,8 @@ static std::optional<std::array<Value, 3>> gluOutput(Value output,
 
 FailureOr<LayerConfig> LayerReader::readTrainedGLU() {
   const ChunkStep &step = layer.steps.front();
-  std::optional<std::array<Value, 3>> read = gluOutput(step.output, matcher);
+  std::optional<std::array<Value, 3>> read =
+      gluOutput(step.output, matcher, &config.outputPerm);
   std::optional<SliceChain> x =
       read ? tokenWindow((*read)[2], &sequences) : std::nullopt;
   if (!x || !readsQuery(x->root, step))
@@ -1885,7 +1933,8 @@ FailureOr<LayerConfig> LayerReader::read() {
   }
   if (!config.fullBatch && layer.chunkSize <= 0)
     return fail("its chunk length is not a constant");
-  if (config.fullBatch && gluOutput(layer.steps.front().output, matcher))
+  if (config.fullBatch &&
+      gluOutput(layer.steps.front().output, matcher, /*perm=*/nullptr))
     return readTrainedGLU();
   unsigned numTrained = llvm::count(layer.trained, true);
   bool dualForm = llvm::any_of(layer.steps, [](const ChunkStep &step) {
@@ -2220,9 +2269,24 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
   // output has the values' shape.
   if (!isa<RankedTensorType>(type))
     type = config.rule.v.getType();
-  auto op = KVBLayerOp::create(builder, loc, ranks.output(type), TypeRange(), q,
-                               k, v, weights, lr, Value(), momentum, Value(),
-                               Value(), model, loss, update, schedule);
-  output = ranks.restore(op.getOutput(), type);
+  // An output turned to another layout: the layer op's is turned back.
+  ArrayRef<int64_t> turn = config.outputPerm;
+  Type layerType = type;
+  SmallVector<int64_t> inverse(turn.size());
+  if (!turn.empty()) {
+    for (auto [i, axis] : llvm::enumerate(turn))
+      inverse[axis] = i;
+    layerType = permutedType(type, inverse);
+  }
+  auto op = KVBLayerOp::create(builder, loc, ranks.output(layerType),
+                               TypeRange(), q, k, v, weights, lr, Value(),
+                               momentum, Value(), Value(), model, loss, update,
+                               schedule);
+  output = ranks.restore(op.getOutput(), layerType);
+  if (!turn.empty()) {
+    onnx::OnnxBuilder b(builder, loc, cast<ShapedType>(type).getElementType());
+    output = b.node("Transpose", {output}, type, {b.attr("perm", turn)});
+    created.push_back(output.getDefiningOp());
+  }
   return op;
 }

@@ -81,6 +81,9 @@ struct LayerConfig {
   /// Whether the layer is one step on every key and value, then applied to
   /// every query (LaCT-NVS): a `full_batch` schedule, no chunks.
   bool fullBatch = false;
+  /// The layer's output is the layer op's output transposed by this (empty:
+  /// not transposed): a full-batch output computed in another layout.
+  SmallVector<int64_t> outputPerm;
   /// Whether the trained weight's initial value is the stored one of a
   /// weight applied transposed (update then apply), which the layer op
   /// takes transposed.

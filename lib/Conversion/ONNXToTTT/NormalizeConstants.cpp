@@ -361,6 +361,40 @@ private:
 
 } // namespace
 
+/// Shape(x) of a statically shaped graph input x -> its dims (the graph
+/// declares them, and onnxruntime holds inputs to them), so that the shape
+/// arithmetic around it folds: `lr.chunk(3, -1)` of a traced export cuts at
+/// (dim + 2) / 3. Shapes of computed values stay: the views that read them
+/// are normalized as they are.
+struct FoldShapeOfStatic : NodePattern {
+  explicit FoldShapeOfStatic(MLIRContext *context)
+      : NodePattern(context, "Shape") {}
+
+  LogicalResult matchNode(onnx::NodeOp shape,
+                          PatternRewriter &rewriter) const override {
+    auto type = shape.getInputs().size() == 1
+                    ? dyn_cast<RankedTensorType>(shape.getInputs()[0].getType())
+                    : RankedTensorType();
+    auto input = dyn_cast<BlockArgument>(shape.getInputs()[0]);
+    if (!type || !type.hasStaticShape() || !input ||
+        !isa<onnx::GraphOp>(input.getOwner()->getParentOp()))
+      return rewriter.notifyMatchFailure(shape,
+                                         "not of a statically shaped input");
+    int64_t rank = type.getRank();
+    auto clamp = [&](int64_t axis) {
+      return std::clamp<int64_t>(axis < 0 ? axis + rank : axis, 0, rank);
+    };
+    int64_t start = clamp(intAttr(shape, "start").value_or(0));
+    int64_t end = clamp(intAttr(shape, "end").value_or(rank));
+    ArrayRef<int64_t> dims = type.getShape();
+    SmallVector<int64_t> kept(dims.begin() + start,
+                              dims.begin() + std::max(start, end));
+    onnx::OnnxBuilder b(rewriter, shape.getLoc(), rewriter.getI64Type());
+    rewriter.replaceOp(shape, b.i64s(kept));
+    return success();
+  }
+};
+
 /// The bytes of a constant's elements, dense or a resource blob, with the
 /// constant's type; nullopt for a splat or an unreadable blob.
 std::optional<std::pair<ShapedType, ArrayRef<char>>>
@@ -541,6 +575,6 @@ struct FoldGatherOfConstant : NodePattern {
 } // namespace
 
 void raise::populateConstantNormalizations(RewritePatternSet &patterns) {
-  patterns.add<FoldIntegerNode, FoldTransposeOfConstant, FoldGatherOfConstant>(
-      patterns.getContext());
+  patterns.add<FoldIntegerNode, FoldShapeOfStatic, FoldTransposeOfConstant,
+               FoldGatherOfConstant>(patterns.getContext());
 }

@@ -90,6 +90,63 @@ struct SplitToSlices : NodePattern {
   }
 };
 
+/// The constant single-axis cut of a Slice with unit steps: (axis, start,
+/// end), the axis counted from 0.
+static std::optional<std::tuple<int64_t, int64_t, int64_t>>
+singleAxisCut(onnx::NodeOp slice) {
+  auto inputs = slice.getInputs();
+  std::optional<int64_t> rank = rankOf(inputs[0]);
+  if (!rank || inputs.size() < 4 || inputs.size() > 5)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
+  std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
+  std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+  if (!starts || !ends || !axes || starts->size() != 1 || ends->size() != 1 ||
+      axes->size() != 1)
+    return std::nullopt;
+  if (inputs.size() == 5 && intConstant(inputs[4]) != SmallVector<int64_t>{1})
+    return std::nullopt;
+  int64_t axis = (*axes)[0] < 0 ? (*axes)[0] + *rank : (*axes)[0];
+  if (axis < 0 || axis >= *rank)
+    return std::nullopt;
+  return std::make_tuple(axis, (*starts)[0], (*ends)[0]);
+}
+
+/// Slice(Slice(x, one column of the last axis), another axis) -> the column
+/// of Slice(x, that axis): slices of two axes commute, and a column cut
+/// outermost names the column of one tensor (LaCT-NVS's `lr.chunk(3, -1)`
+/// pieces, each then cut to the input views' tokens, are columns of one cut
+/// of lr).
+struct CutOfColumn : NodePattern {
+  explicit CutOfColumn(MLIRContext *context) : NodePattern(context, "Slice") {}
+
+  LogicalResult matchNode(onnx::NodeOp outer,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp inner = nodeOf(outer.getInputs()[0], "Slice");
+    auto outerCut = singleAxisCut(outer);
+    auto innerCut = inner ? singleAxisCut(inner) : std::nullopt;
+    std::optional<int64_t> rank = rankOf(outer.getInputs()[0]);
+    if (!outerCut || !innerCut || !rank)
+      return rewriter.notifyMatchFailure(outer, "not a cut of a cut");
+    auto [axis, start, end] = *outerCut;
+    auto [column, first, last] = *innerCut;
+    if (column != *rank - 1 || last != first + 1 || first < 0 || axis == column)
+      return rewriter.notifyMatchFailure(outer, "not a cut of a column");
+    auto resultType = dyn_cast<RankedTensorType>(outer->getResult(0).getType());
+    auto sourceType = dyn_cast<RankedTensorType>(inner.getInputs()[0].getType());
+    if (!resultType || !sourceType)
+      return rewriter.notifyMatchFailure(outer, "unranked");
+    SmallVector<int64_t> shape(sourceType.getShape());
+    shape[axis] = resultType.getDimSize(axis);
+    Location loc = outer.getLoc();
+    Value cut = createSlice(rewriter, loc, inner.getInputs()[0], start, end,
+                            axis, sourceType.clone(shape));
+    rewriter.replaceOp(outer, createSlice(rewriter, loc, cut, first, last,
+                                          column, resultType));
+    return success();
+  }
+};
+
 /// Transpose(Slice(x, axis a)) -> Slice(Transpose(x), the axis a moved to).
 struct TransposeOfSlice : NodePattern {
   explicit TransposeOfSlice(MLIRContext *context)
@@ -969,6 +1026,7 @@ void raise::populateViewNormalizations(RewritePatternSet &patterns) {
                GatherOfTranspose, GatherOfTrailingReshape,
                TransposeOfSplitReshape, SliceOfSplitAxis, SequenceAtOfSplit,
                TransposeOfSlice, TransposeOfTranspose, TurnedInputTranspose,
+               CutOfColumn,
                NoOpReshape, RefineSliceType, RefineUnsqueezeType>(
       patterns.getContext());
   for (StringRef opType : {"Add", "Sub", "Mul", "Div", "Expand"})

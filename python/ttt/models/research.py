@@ -15,6 +15,11 @@ kernels. Each module here computes *exactly* the function of one existing layer 
 * ``lact_v2``: `LaCTSwiGLU` as Table 2's V2 (SwiGLU, only W1 trained, per-token lr,
   momentum, Muon with the LaCT table, no weight norm, apply then update, the last chunk
   only applied),
+* ``lact_nvs``: `LaCTSwiGLU` as LaCT-NVS (one full-batch step of W0, W1, W2 on the
+  input views' tokens with per-weight rates, Muon with the NVS triple and weight norm,
+  then applied to the target views' tokens),
+* ``vit3_glu``: `ViT3GLU` (ViT^3's simplified-SwiGLU branch: one full-batch step of Wa
+  and Wg, clipped per output column, mean over the tokens),
 * ``ttt_linear``: `TTTLinear` (ttt-lm-pytorch's TTT-Linear, dual form: LayerNorm-MSE
   loss, trained bias, ``token_eta x lr``, output ``q + LN(Z)``),
 * ``ttt_mlp``: `TTTMLP` (ttt-lm-pytorch's TTT-MLP, the same with a tanh-GELU MLP)
@@ -31,7 +36,10 @@ kernels. Each module here computes *exactly* the function of one existing layer 
   (g) ttt-lm-pytorch's scan: the sequence reshaped to mini-batches ``[N, B, H, C, D]``,
       mini-batch ``i`` taken by index (``x[i]``), the state a dict carried through a
       function, each output written into a preallocated ``torch.empty`` buffer
-      (``out[i] = y``), the result permuted and reshaped to ``[B, T, H * D]``.
+      (``out[i] = y``), the result permuted and reshaped to ``[B, T, H * D]``;
+  (h) the input and target views' tokens in one sequence, the step taken on a prefix of
+      it and the output read from the rest, as LaCT-NVS's ``ttt_ua_order`` schedules
+      ``[start, end, update, apply]`` spans; per-weight rates ``lr.chunk(3, dim=-1)``.
 
 Every class docstring names its spellings. The constructors take the weights of the
 `layers.py` twin (``[H, in, out]``) and store them in their own layout, so that the two
@@ -51,7 +59,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch import Tensor
 
-from .layers import LACT_NS_COEFFS
+from .layers import LACT_NS_COEFFS, NVS_NS_COEFFS
 
 __all__ = [
     "LinearDotPrealloc",
@@ -67,6 +75,8 @@ __all__ = [
     "TTTLinearScan",
     "TTTMLPScan",
     "LaCTV2BTHDEinsum",
+    "LaCTNVSUAOrder",
+    "ViT3GLUBTHDEinsum",
     "zeropower_via_newtonschulz5",
 ]
 
@@ -458,6 +468,129 @@ class LaCTV2BTHDEinsum(nn.Module):
         return torch.cat(outs, dim=1)
 
 
+# ------------------------------------------------------------------ lact_nvs
+# LaCT-NVS (a1600012888/LaCT, lact_nvs): fast_weight_swish_glu_weight_norm_mini_batch_apply
+# with its ttt_ua_order, heads folded into the batch.
+
+
+def silu_backprop(dy: Tensor, x: Tensor) -> Tensor:
+    sigma = torch.sigmoid(x)
+    return dy * sigma * (1 + x * (1 - sigma))
+
+
+def zeropower_nvs(G: Tensor) -> Tensor:
+    """LaCT-NVS's Newton-Schulz: the constant triple for every step."""
+    X = G
+    if G.size(-2) > G.size(-1):
+        X = X.transpose(-2, -1)
+    X = X / (X.norm(dim=(-2, -1), keepdim=True) + 1e-7)
+    for a, b, c in NVS_NS_COEFFS:
+        A = X @ X.transpose(-2, -1)
+        B = b * A + c * A @ A
+        X = a * X + B @ X
+    if G.size(-2) > G.size(-1):
+        X = X.transpose(-2, -1)
+    return X
+
+
+def fast_weight_swish_glu_weight_norm_mini_batch_apply(
+        w0: Tensor, w1: Tensor, w2: Tensor, q: Tensor, k: Tensor, v: Tensor, lr0: Tensor,
+        lr1: Tensor, lr2: Tensor, ttt_ua_order) -> Tensor:
+    """``w0, w2 [b, d, dh]``, ``w1 [b, dh, d]``, ``q, k, v [b, l, d]``, ``lr0, lr1, lr2
+    [b, l, 1]``; ``ttt_ua_order`` lists ``[start, end, update, apply]`` spans."""
+    w0_norm = w0.detach().norm(dim=1, keepdim=True)
+    w1_norm = w1.detach().norm(dim=1, keepdim=True)
+    w2_norm = w2.detach().norm(dim=1, keepdim=True)
+    output = []
+    for start, end, update, apply in ttt_ua_order:
+        w0_now, w1_now, w2_now = w0, w1, w2
+        if update:
+            ki, vi = k[:, start:end, :], v[:, start:end, :]
+            lr0i, lr1i, lr2i = lr0[:, start:end, :], lr1[:, start:end, :], lr2[:, start:end, :]
+            gate_before_act = torch.bmm(ki, w0_now)
+            hidden_before_mul = torch.bmm(ki, w2_now)
+            hidden = F.silu(gate_before_act) * hidden_before_mul
+            dhidden = torch.bmm(vi, w1_now.transpose(1, 2))
+            dhidden_before_mul = dhidden * F.silu(gate_before_act)
+            dgate = dhidden * hidden_before_mul
+            dgate_before_act = silu_backprop(dgate, gate_before_act)
+            dw1 = torch.bmm(hidden.transpose(1, 2), vi * lr1i)
+            dw0 = torch.bmm(ki.transpose(1, 2), dgate_before_act * lr0i)
+            dw2 = torch.bmm(ki.transpose(1, 2), dhidden_before_mul * lr2i)
+            w1 = w1 + zeropower_nvs(dw1)
+            w0 = w0 + zeropower_nvs(dw0)
+            w2 = w2 + zeropower_nvs(dw2)
+            w0 = w0 / (w0.norm(dim=1, keepdim=True) + 1e-5) * w0_norm
+            w1 = w1 / (w1.norm(dim=1, keepdim=True) + 1e-5) * w1_norm
+            w2 = w2 / (w2.norm(dim=1, keepdim=True) + 1e-5) * w2_norm
+        if apply:
+            qi = q[:, start:end, :]
+            oi = torch.bmm(F.silu(torch.bmm(qi, w0)) * torch.bmm(qi, w2), w1)
+            output.append(oi)
+    return torch.cat(output, dim=1)
+
+
+class LaCTNVSUAOrder(nn.Module):
+    """lact_nvs as LaCT-NVS runs it: (h) the input views' tokens (n of them) and the
+    target views' tokens in one sequence ``q, k, v [B*H, n + m, d]`` with
+    ``ttt_ua_order = [[0, n, True, False], [n, n + m, False, True]]``, rates ``lr
+    [B*H, n + m, 3]`` split with ``lr.chunk(3, dim=-1)``; (e) heads folded into the
+    batch, weights ``[H, d, dh]`` parameters ``.repeat(B, 1, 1)``; (d) ``torch.bmm``;
+    the gradients written out as LaCT writes them (``silu_backprop``), weight norm over
+    ``dim=1``."""
+
+    input_names = ("q", "k", "v", "lr")
+
+    def __init__(self, w0: Tensor, w1: Tensor, w2: Tensor, n_input: int):
+        super().__init__()
+        self.w0 = nn.Parameter(w0.detach().clone())
+        self.w1 = nn.Parameter(w1.detach().clone())
+        self.w2 = nn.Parameter(w2.detach().clone())
+        self.n_input = n_input
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor, lr: Tensor) -> Tensor:
+        b = q.shape[0] // self.w0.shape[0]
+        lr0, lr1, lr2 = lr.chunk(3, dim=-1)
+        n, total = self.n_input, q.shape[1]
+        order = [[0, n, True, False], [n, total, False, True]]
+        return fast_weight_swish_glu_weight_norm_mini_batch_apply(
+            self.w0.repeat(b, 1, 1), self.w1.repeat(b, 1, 1), self.w2.repeat(b, 1, 1),
+            q, k, v, lr0, lr1, lr2, order)
+
+
+# ------------------------------------------------------------------ vit3_glu
+
+
+class ViT3GLUBTHDEinsum(nn.Module):
+    """vit3_glu on (f) ``[B, N, H, d]`` tokens with (d) ``torch.einsum``: the inner
+    loss's gradient ``-v / N * scale`` with N read from the keys' shape, the clip
+    ``g / (torch.linalg.vector_norm(g, dim=-2, keepdim=True) + 1)``."""
+
+    input_names = ("q", "k", "v")
+
+    def __init__(self, w1: Tensor, w2: Tensor, scale: float):
+        super().__init__()
+        self.w1 = nn.Parameter(w1.detach().clone())  # [H, d, d], input x output
+        self.w2 = nn.Parameter(w2.detach().clone())
+        self.scale = scale
+
+    @staticmethod
+    def _clip(g: Tensor) -> Tensor:
+        return g / (torch.linalg.vector_norm(g, dim=-2, keepdim=True) + 1.0)
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        e = -v / k.shape[1] * self.scale
+        z1 = torch.einsum("bnhd,hde->bnhe", k, self.w1)
+        z2 = torch.einsum("bnhd,hde->bnhe", k, self.w2)
+        sig = torch.sigmoid(z2)
+        g1 = torch.einsum("bnhd,bnhe->bhde", k, e * z2 * sig)
+        g2 = torch.einsum("bnhd,bnhe->bhde", k, e * z1 * sig * (1.0 + z2 * (1.0 - sig)))
+        w1 = self.w1 - self._clip(g1)
+        w2 = self.w2 - self._clip(g2)
+        return torch.einsum("bnhd,bhde->bnhe", q, w1) * F.silu(
+            torch.einsum("bnhd,bhde->bnhe", q, w2))
+
+
 # ------------------------------------------------------------------ ttt_linear
 # ttt-lm-pytorch (test-time-training/ttt-lm-pytorch, ttt.py): TTTLinear.ttt with its
 # scan() and compute_mini_batch, inputs already projected.
@@ -670,6 +803,21 @@ def _heads(o: Tensor, H: int) -> Tensor:
     return o.reshape(B, T, H, W // H).transpose(1, 2)
 
 
+# The input-view tokens of the lact_nvs fixture (its k and v length, T in
+# python/scripts/make_fixtures.py); the target views (q) follow them.
+NVS_INPUT_TOKENS = 24
+
+
+def _nvs_sequence(x: Dict[str, Tensor]) -> Dict[str, Tensor]:
+    """The twin's k, v, lr [B, H, n, .] (input views) and q [B, H, m, d] (target views)
+    as one folded sequence of n + m tokens: the step reads k, v, lr of the first n, the
+    output q of the last m (the other entries are the other tensor's, or zero)."""
+    q, k, v, lr = x["q"], x["k"], x["v"], x["lr"]
+    seq = lambda a, b: _fold(torch.cat([a, b], dim=2))  # noqa: E731
+    return {"q": seq(k, q), "k": seq(k, q), "v": seq(v, torch.zeros_like(q[..., :v.shape[-1]])),
+            "lr": seq(lr, torch.zeros(*q.shape[:3], lr.shape[-1]))}
+
+
 def _linear_map(x: Dict[str, Tensor], layout: str) -> Dict[str, Tensor]:
     return {n: _bthd(t) for n, t in x.items()} if layout == "bthd" else dict(x)
 
@@ -718,6 +866,14 @@ RESEARCH: Dict[str, Tuple] = {
         lambda t, x: {"q": _bthd(x["q"]), "k": _bthd(x["k"]), "v": _bthd(x["v"]),
                       "lr": _bthd(x["lr"]), "momentum": x["momentum"].transpose(1, 2)},
         lambda t, o: _bthd(o)),
+    "lact_nvs_ua_order": (
+        "lact_nvs", "d,e,h",
+        lambda t: LaCTNVSUAOrder(t.w0, t.w1, t.w2, NVS_INPUT_TOKENS),
+        lambda t, x: _nvs_sequence(x),
+        lambda t, o: o.reshape(-1, t.w0.shape[0], o.shape[1], o.shape[2])),
+    "vit3_glu_bthd_einsum": (
+        "vit3_glu", "d,f", lambda t: ViT3GLUBTHDEinsum(t.w1, t.w2, t.scale),
+        lambda t, x: _linear_map(x, "bthd"), lambda t, o: _bthd(o)),
     "ttt_linear_scan": (
         "ttt_linear", "g,f", lambda t: TTTLinearScan(t),
         lambda t, x: {"XQ": _width(x["q"]), "XK": _width(x["k"]), "XV": _width(x["v"]),
