@@ -82,3 +82,32 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %n, %m : tensor<*xf32>, tensor<?x4xf16>
   }
 }
+
+// -----
+
+// The shape of a statically shaped graph input is a constant, and so is the
+// arithmetic on it (a traced `lr.chunk(3, -1)` cuts at (3 + 2) / 3); the
+// shape of a computed value stays.
+
+// CHECK-LABEL: onnx.graph @static_input_shape(
+// CHECK-SAME: %[[LR:[^:]+]]: tensor<2x10x3xf32>
+// CHECK-NOT: "Shape"(%[[LR]])
+// CHECK: %[[END:.+]] = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>}
+// CHECK: "Slice"(%[[LR]], %{{.*}}, %[[END]], %{{.*}})
+// CHECK: "Shape"(%{{.*}})
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @static_input_shape(%lr: tensor<2x10x3xf32> {onnx.name = "lr"}) -> (tensor<2x10x1xf32> {onnx.name = "lr0"}, tensor<3xi64> {onnx.name = "s"}) {
+    %shape = onnx.node "Shape"(%lr) {outputs = ["shape"]} : (tensor<2x10x3xf32>) -> tensor<3xi64>
+    %last = onnx.node "Constant"() attrs {value = dense<-1> : tensor<1xi64>} {outputs = ["last"]} : () -> tensor<1xi64>
+    %dim = onnx.node "Gather"(%shape, %last) attrs {axis = 0 : i64} {outputs = ["dim"]} : (tensor<3xi64>, tensor<1xi64>) -> tensor<1xi64>
+    %two = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>} {outputs = ["two"]} : () -> tensor<1xi64>
+    %sum = onnx.node "Add"(%dim, %two) {outputs = ["sum"]} : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    %three = onnx.node "Constant"() attrs {value = dense<3> : tensor<1xi64>} {outputs = ["three"]} : () -> tensor<1xi64>
+    %size = onnx.node "Div"(%sum, %three) {outputs = ["size"]} : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    %zero = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["zero"]} : () -> tensor<1xi64>
+    %lr0 = onnx.node "Slice"(%lr, %zero, %size, %last) {outputs = ["lr0"]} : (tensor<2x10x3xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x10x1xf32>
+    %neg = onnx.node "Neg"(%lr) {outputs = ["neg"]} : (tensor<2x10x3xf32>) -> tensor<2x10x3xf32>
+    %s = onnx.node "Shape"(%neg) {outputs = ["s"]} : (tensor<2x10x3xf32>) -> tensor<3xi64>
+    onnx.yield %lr0, %s : tensor<2x10x1xf32>, tensor<3xi64>
+  }
+}

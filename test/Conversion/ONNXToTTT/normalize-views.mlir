@@ -424,3 +424,30 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %kt, %other : tensor<1x2x4x6xf32>, tensor<2x1x6x4xf32>
   }
 }
+
+// -----
+
+// A cut of another axis of one column: the column of the cut (slices of two
+// axes commute), so that the column names one tensor's column.
+
+// CHECK-LABEL: onnx.graph @cut_of_column(
+// CHECK-SAME: %[[LR:[^:]+]]: tensor<2x10x3xf32>
+// CHECK-DAG: %[[ZERO:.+]] = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>}
+// CHECK-DAG: %[[SIX:.+]] = onnx.node "Constant"() attrs {value = dense<6> : tensor<1xi64>}
+// CHECK-DAG: %[[ONE:.+]] = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>}
+// CHECK: %[[CUT:.+]] = onnx.node "Slice"(%[[LR]], %[[ZERO]], %[[SIX]], %[[ONE]]) {{.*}} -> tensor<2x6x3xf32>
+// CHECK: %[[TWO:.+]] = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>}
+// CHECK: %[[COL:.+]] = onnx.node "Slice"(%[[CUT]], %[[ONE]], %[[TWO]], %[[TWO]]) {{.*}} -> tensor<2x6x1xf32>
+// CHECK: onnx.yield %[[COL]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @cut_of_column(%lr: tensor<2x10x3xf32> {onnx.name = "lr"}) -> (tensor<2x6x1xf32> {onnx.name = "lr1"}) {
+    %c1 = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["c1"]} : () -> tensor<1xi64>
+    %c2 = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>} {outputs = ["c2"]} : () -> tensor<1xi64>
+    %last = onnx.node "Constant"() attrs {value = dense<-1> : tensor<1xi64>} {outputs = ["last"]} : () -> tensor<1xi64>
+    %col = onnx.node "Slice"(%lr, %c1, %c2, %last) {outputs = ["col"]} : (tensor<2x10x3xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x10x1xf32>
+    %c0 = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["c0"]} : () -> tensor<1xi64>
+    %c6 = onnx.node "Constant"() attrs {value = dense<6> : tensor<1xi64>} {outputs = ["c6"]} : () -> tensor<1xi64>
+    %lr1 = onnx.node "Slice"(%col, %c0, %c6, %c1) {outputs = ["lr1"]} : (tensor<2x10x1xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x6x1xf32>
+    onnx.yield %lr1 : tensor<2x6x1xf32>
+  }
+}

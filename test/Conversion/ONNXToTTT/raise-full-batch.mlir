@@ -81,6 +81,25 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
   }
 }
 
+// -----
+
+// The rates scale the values: kᵀ (v ⊙ lr) is (k ⊙ lr)ᵀ v, the keys' rates.
+// REMARK: remark: {{.*}}TTT layer: full-batch step, fast weights 'w1': raised to ttt.kvb_layer (linear attention
+// CHECK-LABEL: onnx.graph @rates_on_values(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x12x4xf32> {onnx.name = "q"}, %[[K:[^:]+]]: tensor<1x2x8x4xf32> {onnx.name = "k"}, %[[V:[^:]+]]: tensor<1x2x8x3xf32> {onnx.name = "v"}, %[[LR:[^:]+]]: tensor<1x2x8x1xf32> {onnx.name = "lr"}
+// CHECK: ttt.kvb_layer %[[Q]], %[[K]], %[[V]] : {{.*}} lr(%[[LR]] : tensor<1x2x8x1xf32>) {{.*}} schedule = #ttt.schedule<kind = full_batch>
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @rates_on_values(%q: tensor<1x2x12x4xf32> {onnx.name = "q"}, %k: tensor<1x2x8x4xf32> {onnx.name = "k"}, %v: tensor<1x2x8x3xf32> {onnx.name = "v"}, %lr: tensor<1x2x8x1xf32> {onnx.name = "lr"}) -> (tensor<1x2x12x3xf32> {onnx.name = "o"}) {
+    %w = onnx.initializer "w" dense<0.25> : tensor<2x4x3xf32>
+    %kt = onnx.node "Transpose"(%k) attrs {perm = array<i64: 0, 1, 3, 2>} {outputs = ["kt"]} : (tensor<1x2x8x4xf32>) -> tensor<1x2x4x8xf32>
+    %vl = onnx.node "Mul"(%v, %lr) {outputs = ["vl"]} : (tensor<1x2x8x3xf32>, tensor<1x2x8x1xf32>) -> tensor<1x2x8x3xf32>
+    %g = onnx.node "MatMul"(%kt, %vl) {outputs = ["g"]} : (tensor<1x2x4x8xf32>, tensor<1x2x8x3xf32>) -> tensor<1x2x4x3xf32>
+    %w1 = onnx.node "Add"(%w, %g) {outputs = ["w1"]} : (tensor<2x4x3xf32>, tensor<1x2x4x3xf32>) -> tensor<1x2x4x3xf32>
+    %o = onnx.node "MatMul"(%q, %w1) {outputs = ["o"]} : (tensor<1x2x12x4xf32>, tensor<1x2x4x3xf32>) -> tensor<1x2x12x3xf32>
+    onnx.yield %o : tensor<1x2x12x3xf32>
+  }
+}
+
 // LaCT-NVS: W0, W1 and W2 each take one step from their initializers on all
 // of k, v (per-weight rate columns, Muon, weight norm), then apply to the 40
 // queries; raised as a full_batch layer whose queries outnumber its 24 keys.
