@@ -2278,10 +2278,9 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
       inverse[axis] = i;
     layerType = permutedType(type, inverse);
   }
-  auto op = KVBLayerOp::create(builder, loc, ranks.output(layerType),
-                               TypeRange(), q, k, v, weights, lr, Value(),
-                               momentum, Value(), Value(), model, loss, update,
-                               schedule);
+  auto op = KVBLayerOp::create(
+      builder, loc, ranks.output(layerType), TypeRange(), q, k, v, weights, lr,
+      Value(), momentum, Value(), Value(), model, loss, update, schedule);
   output = ranks.restore(op.getOutput(), layerType);
   if (!turn.empty()) {
     onnx::OnnxBuilder b(builder, loc, cast<ShapedType>(type).getElementType());

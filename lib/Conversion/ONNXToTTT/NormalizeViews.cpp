@@ -133,7 +133,8 @@ struct CutOfColumn : NodePattern {
     if (column != *rank - 1 || last != first + 1 || first < 0 || axis == column)
       return rewriter.notifyMatchFailure(outer, "not a cut of a column");
     auto resultType = dyn_cast<RankedTensorType>(outer->getResult(0).getType());
-    auto sourceType = dyn_cast<RankedTensorType>(inner.getInputs()[0].getType());
+    auto sourceType =
+        dyn_cast<RankedTensorType>(inner.getInputs()[0].getType());
     if (!resultType || !sourceType)
       return rewriter.notifyMatchFailure(outer, "unranked");
     SmallVector<int64_t> shape(sourceType.getShape());
@@ -1026,8 +1027,7 @@ void raise::populateViewNormalizations(RewritePatternSet &patterns) {
                GatherOfTranspose, GatherOfTrailingReshape,
                TransposeOfSplitReshape, SliceOfSplitAxis, SequenceAtOfSplit,
                TransposeOfSlice, TransposeOfTranspose, TurnedInputTranspose,
-               CutOfColumn,
-               NoOpReshape, RefineSliceType, RefineUnsqueezeType>(
+               CutOfColumn, NoOpReshape, RefineSliceType, RefineUnsqueezeType>(
       patterns.getContext());
   for (StringRef opType : {"Add", "Sub", "Mul", "Div", "Expand"})
     patterns.add<GatherOfElementwise>(patterns.getContext(), opType);
