@@ -84,10 +84,13 @@ def _rel(got, want):
     return np.abs(got.astype(np.float64) - want).max() / np.abs(want).max()
 
 
-def _v2_oracle(meta, x):
+def _v2_oracle(meta, x, drop=()):
     """The NumPy oracle of the base layer with the paper's V2 applied: only W1 trains, no
-    weight norm; every other setting (lr columns, momentum, Muon, chunks) as the base."""
+    weight norm; every other setting (lr columns, momentum, Muon, chunks) as the base,
+    but the settings named in `drop`."""
     kwargs = dict(meta["oracle_kwargs"], trained=[1], weight_norm="none")
+    for key in drop:
+        kwargs.pop(key, None)
     arrays = np.load(FIXTURES / f"{meta['name'].replace('_opset20', '')}.npz")
     weights = [arrays[n] for n in meta["weights"]]
     ins = {spec["oracle"]: x[spec["name"]].astype(np.float64) for spec in meta["inputs"]}
@@ -280,20 +283,6 @@ def test_v2_on_a_base_model_whose_weight_norm_is_lp_normalization(tmp_path):
 NVS_LINEAR = "freeze-inner drop-weight-norm drop-muon"
 
 
-def _nvs_linear_oracle(meta, x):
-    """The NumPy oracle of the NVS layer with W0/W2 frozen and no weight norm or Muon:
-    one full-batch step of W1 on the per-token-rate values, applied to every query."""
-    kwargs = dict(meta["oracle_kwargs"], trained=[1], weight_norm="none")
-    for key in ("ns_steps", "ns_coeffs", "ns_eps"):
-        kwargs.pop(key, None)
-    arrays = np.load(FIXTURES / f"{meta['name'].replace('_opset20', '')}.npz")
-    weights = [arrays[n] for n in meta["weights"]]
-    ins = {spec["oracle"]: x[spec["name"]].astype(np.float64) for spec in meta["inputs"]}
-    q, k, v = ins.pop("q"), ins.pop("k"), ins.pop("v")
-    o, _ = kvb_layer(q, k, v, weights, **ins, **kwargs)
-    return o
-
-
 @pytest.mark.parametrize("name", NVS)
 def test_nvs_made_linear_attention_is_full_mask_attention(name, tmp_path):
     """Frozen W0/W2, no weight norm, no Muon: the full-batch step is one full-mask linear
@@ -311,7 +300,8 @@ def test_nvs_made_linear_attention_is_full_mask_attention(name, tmp_path):
     sizes = [(1, 24, 40)] if "traced" in name else [(1, 24, 40), (2, 20, 28), (1, 9, 5)]
     for B, T, Tq in sizes:
         x = _inputs(meta, B, T, zlib.crc32(f"{name}{B}{T}{Tq}".encode()), Tq=Tq)
-        want = _nvs_linear_oracle(meta, x)
+        # W0/W2 frozen and no weight norm (V2), no Muon either.
+        want = _v2_oracle(meta, x, drop=("ns_steps", "ns_coeffs", "ns_eps"))
         err = _rel(_run(out, x), want)
         assert err <= RTOL, f"{name} B={B} T={T} Tq={Tq}: relative error {err:.2e}"
         # The simplification changed the model: the original computes something else.

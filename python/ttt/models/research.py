@@ -294,7 +294,7 @@ class LinearMSEBTHDEinsumPrealloc(nn.Module):
 # f(x) = W1 (silu(W0 x) * (W2 x)) with W0, W2 [dh, d] and W1 [d, dh] (output x input).
 
 
-def zeropower_via_newtonschulz5(G: Tensor) -> Tensor:
+def zeropower_via_newtonschulz5(G: Tensor, coeffs=LACT_NS_COEFFS) -> Tensor:
     """LaCT's Muon step (fp32 here; the reference casts to bf16): transpose a tall
     matrix, divide by its Frobenius norm (``.norm(dim=(-2, -1))``, ONNX ``ReduceL2``) +
     1e-7, five quintic Newton-Schulz steps with LaCT's table, transpose back.
@@ -306,7 +306,7 @@ def zeropower_via_newtonschulz5(G: Tensor) -> Tensor:
     if G.size(-2) > G.size(-1):
         X = X.transpose(-2, -1)
     X = X / (X.norm(dim=(-2, -1), keepdim=True) + 1e-7)
-    for a, b, c in LACT_NS_COEFFS:
+    for a, b, c in coeffs:
         A = X @ X.transpose(-2, -1)
         B = b * A + c * A @ A
         X = a * X + B @ X
@@ -480,17 +480,7 @@ def silu_backprop(dy: Tensor, x: Tensor) -> Tensor:
 
 def zeropower_nvs(G: Tensor) -> Tensor:
     """LaCT-NVS's Newton-Schulz: the constant triple for every step."""
-    X = G
-    if G.size(-2) > G.size(-1):
-        X = X.transpose(-2, -1)
-    X = X / (X.norm(dim=(-2, -1), keepdim=True) + 1e-7)
-    for a, b, c in NVS_NS_COEFFS:
-        A = X @ X.transpose(-2, -1)
-        B = b * A + c * A @ A
-        X = a * X + B @ X
-    if G.size(-2) > G.size(-1):
-        X = X.transpose(-2, -1)
-    return X
+    return zeropower_via_newtonschulz5(G, NVS_NS_COEFFS)
 
 
 def fast_weight_swish_glu_weight_norm_mini_batch_apply(
