@@ -461,6 +461,8 @@ bool raise::isTimeLengthOf(Value value, Value tensor) {
     value = cast.getInputs()[0];
   // Shape(tensor)[axis], as a Gather of one index.
   onnx::NodeOp gather = nodeOf(skipLayout(value), "Gather");
+  if (gather && gather.getInputs().size() != 2)
+    return false;
   onnx::NodeOp shape =
       gather ? nodeOf(skipLayout(gather.getInputs()[0]), "Shape") : nullptr;
   if (!shape || shape.getInputs().size() != 1 || shape.getONNXAttr("start") ||

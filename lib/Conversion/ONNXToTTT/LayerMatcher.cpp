@@ -1857,7 +1857,8 @@ gluOutput(Value output, Matcher &matcher, SmallVectorImpl<int64_t> *perm) {
     }
     onnx::NodeOp a = nodeOf(linear, "MatMul");
     onnx::NodeOp g = nodeOf(z, "MatMul");
-    if (!a || !g || a.getInputs()[0] != g.getInputs()[0])
+    if (!a || !g || a.getInputs().size() != 2 || g.getInputs().size() != 2 ||
+        a.getInputs()[0] != g.getInputs()[0])
       return false;
     read = {a.getInputs()[1], g.getInputs()[1], a.getInputs()[0]};
     if (perm)

@@ -95,8 +95,10 @@ struct SplitToSlices : NodePattern {
 static std::optional<std::tuple<int64_t, int64_t, int64_t>>
 singleAxisCut(onnx::NodeOp slice) {
   auto inputs = slice.getInputs();
+  if (inputs.size() < 4 || inputs.size() > 5)
+    return std::nullopt;
   std::optional<int64_t> rank = rankOf(inputs[0]);
-  if (!rank || inputs.size() < 4 || inputs.size() > 5)
+  if (!rank)
     return std::nullopt;
   std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
   std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
@@ -122,8 +124,9 @@ struct CutOfColumn : NodePattern {
 
   LogicalResult matchNode(onnx::NodeOp outer,
                           PatternRewriter &rewriter) const override {
-    onnx::NodeOp inner = nodeOf(outer.getInputs()[0], "Slice");
     auto outerCut = singleAxisCut(outer);
+    onnx::NodeOp inner =
+        outerCut ? nodeOf(outer.getInputs()[0], "Slice") : nullptr;
     auto innerCut = inner ? singleAxisCut(inner) : std::nullopt;
     std::optional<int64_t> rank = rankOf(outer.getInputs()[0]);
     if (!outerCut || !innerCut || !rank)
@@ -135,7 +138,8 @@ struct CutOfColumn : NodePattern {
     auto resultType = dyn_cast<RankedTensorType>(outer->getResult(0).getType());
     auto sourceType =
         dyn_cast<RankedTensorType>(inner.getInputs()[0].getType());
-    if (!resultType || !sourceType)
+    if (!resultType || !sourceType || resultType.getRank() != *rank ||
+        sourceType.getRank() != *rank)
       return rewriter.notifyMatchFailure(outer, "unranked");
     SmallVector<int64_t> shape(sourceType.getShape());
     shape[axis] = resultType.getDimSize(axis);

@@ -198,7 +198,7 @@ Value raise::matchWeightNorm(Value value, double &eps, Value &target) {
 
 Value raise::matchColumnClip(Value value) {
   onnx::NodeOp div = nodeOf(value, "Div");
-  if (!div)
+  if (!div || div.getInputs().size() != 2)
     return nullptr;
   Value g = div.getInputs()[0];
   bool clipped =
@@ -217,7 +217,8 @@ void raise::productFactors(Value value, SmallVectorImpl<Value> &leaves,
     productFactors(neg.getInputs()[0], leaves, factor);
     return;
   }
-  if (onnx::NodeOp div = nodeOf(value, "Div")) {
+  if (onnx::NodeOp div = nodeOf(value, "Div");
+      div && div.getInputs().size() == 2) {
     std::optional<double> divisor = scalarConstant(div.getInputs()[1]);
     if (divisor && *divisor != 0.0) {
       factor /= *divisor;
@@ -335,7 +336,8 @@ private:
   bool isBackProjectedValues(Value value) {
     if (!at[1]) {
       onnx::NodeOp div = nodeOf(value, "Div");
-      bool mean = div && isTimeLengthOf(div.getInputs()[1], gradient.keys.root);
+      bool mean = div && div.getInputs().size() == 2 &&
+                  isTimeLengthOf(div.getInputs()[1], gradient.keys.root);
       SmallVector<Value> leaves;
       double factor = 1.0;
       productFactors(mean ? div.getInputs()[0] : value, leaves, factor);

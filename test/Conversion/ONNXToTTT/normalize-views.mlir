@@ -152,16 +152,23 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
 // CHECK: onnx.node "Transpose"() {outputs = ["t"]}
 // CHECK: onnx.node "Reshape"() {outputs = ["r"]}
 // CHECK: onnx.node "Einsum"() attrs {equation = "ij,jk->ik"} {outputs = ["e"]}
+// CHECK: onnx.node "Slice"() {outputs = ["s"]}
+// CHECK: onnx.node "Shape"() {outputs = ["sh"]}
 // CHECK-NOT: onnx.node "Transpose"(%x)
 // CHECK: onnx.yield
 module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
-  onnx.graph @malformed(%x: tensor<2x3xf32> {onnx.name = "x"}) -> (tensor<2x3xf32> {onnx.name = "a"}, tensor<3x2xf32> {onnx.name = "t"}, tensor<2x3xf32> {onnx.name = "r"}, tensor<2x2xf32> {onnx.name = "e"}) {
+  onnx.graph @malformed(%x: tensor<2x3xf32> {onnx.name = "x"}) -> (tensor<2x3xf32> {onnx.name = "a"}, tensor<3x2xf32> {onnx.name = "t"}, tensor<2x3xf32> {onnx.name = "r"}, tensor<2x2xf32> {onnx.name = "e"}, tensor<2x1xf32> {onnx.name = "c"}, tensor<2xi64> {onnx.name = "sh"}) {
     %a = onnx.node "Split"() {outputs = ["a"]} : () -> tensor<2x3xf32>
     %t = onnx.node "Transpose"() {outputs = ["t"]} : () -> tensor<3x2xf32>
     %r = onnx.node "Reshape"() {outputs = ["r"]} : () -> tensor<2x3xf32>
     %e = onnx.node "Einsum"() attrs {equation = "ij,jk->ik"} {outputs = ["e"]} : () -> tensor<2x2xf32>
+    %s = onnx.node "Slice"() {outputs = ["s"]} : () -> tensor<2x3xf32>
+    %c0 = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["c0"]} : () -> tensor<1xi64>
+    %c1 = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["c1"]} : () -> tensor<1xi64>
+    %c = onnx.node "Slice"(%s, %c0, %c1, %c1) {outputs = ["c"]} : (tensor<2x3xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x1xf32>
+    %sh = onnx.node "Shape"() {outputs = ["sh"]} : () -> tensor<2xi64>
     onnx.node "Transpose"(%x) {outputs = []} : (tensor<2x3xf32>) -> ()
-    onnx.yield %a, %t, %r, %e : tensor<2x3xf32>, tensor<3x2xf32>, tensor<2x3xf32>, tensor<2x2xf32>
+    onnx.yield %a, %t, %r, %e, %c, %sh : tensor<2x3xf32>, tensor<3x2xf32>, tensor<2x3xf32>, tensor<2x2xf32>, tensor<2x1xf32>, tensor<2xi64>
   }
 }
 
