@@ -8,7 +8,7 @@
 // CHECK-NOT: ttt.
 // CHECK: return %[[ORIG]]
 func.func @kept(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>, %v: tensor<1x1x8x4xf32>, %w: tensor<1x4x4xf32>, %orig: tensor<1x1x8x4xf32>) -> tensor<1x1x8x4xf32> {
-  // expected-remark @below {{kept its original nodes: after the passes it is still a ttt layer, which the model's format cannot express (exact lowering: chunk-sequential loop}}
+  // expected-remark @below {{kept its original nodes (the model computes what it computed; no simplification named above applies): after the passes it is still a ttt layer, which the model's format cannot express (exact lowering: chunk-sequential loop}}
   %o = ttt.kvb_layer %q, %k, %v : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>
       weights(%w : tensor<1x4x4xf32>)
       model = #ttt.model<kind = linear, trained = [0]>

@@ -68,9 +68,10 @@ struct TTTResolveRaisedPass
           why = explainLayer(analyzeLayer(kvb));
         else
           why = explainLayer(analyzeLayer(cast<DWConvLayerOp>(left)));
-        left->emitRemark("kept its original nodes: after the passes it is "
-                         "still a ttt layer, which the model's format cannot "
-                         "express (")
+        left->emitRemark("kept its original nodes (the model computes what "
+                         "it computed; no simplification named above "
+                         "applies): after the passes it is still a ttt layer, "
+                         "which the model's format cannot express (")
             << why << ")";
         kept = nodes;
         dropped = layer;
