@@ -508,10 +508,15 @@ def sample(seed: int, count: int):
     pinned = [({}, family) for family in FAMILIES]
     pinned += [({category: option}, None) for category in CATEGORIES
                for option in SUPPORTED[category]]
+    # A full-batch step fixes the chunk categories, so that redrawing invalid mixes
+    # would pick it far more often than any chunked form: it is drawn once pinned and
+    # in one random mix of eight.
+    chunked = dict(SUPPORTED, form=[f for f in SUPPORTED["form"] if f != "full_batch"])
     specs = []
     for index in range(count):
         fixed, family = pinned[index] if index < len(pinned) else ({}, None)
-        specs.append(draw_spec(rng, index, seed * 100000 + index, options=SUPPORTED,
+        options = SUPPORTED if index >= len(pinned) and index % 8 == 0 else chunked
+        specs.append(draw_spec(rng, index, seed * 100000 + index, options=options,
                                fixed=fixed, family=family, accept=drawn_by_test))
     return specs
 
