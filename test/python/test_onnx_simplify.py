@@ -154,7 +154,7 @@ def _raised_op(text):
     head = re.search(rf"ttt\.kvb_layer (%\S+), (%\S+), (%\S+) : ({tensor}), ({tensor}), "
                      rf"({tensor})", line)
     names, types = list(head.group(1, 2, 3)), list(head.group(4, 5, 6))
-    for group in ("weights", "lr", "momentum"):
+    for group in ("weights", "lr", "token_eta", "momentum", "layernorm"):
         m = re.search(rf"{group}\(([^:]+) : ([^)]+)\)", line)
         if m:
             names += [n.strip() for n in m.group(1).split(",")]
@@ -191,6 +191,78 @@ RAISED = {
 }
 
 
+def _run_raised_graph(text, path, x, tmp_path):
+    """Runs a raise's output graph: the ttt.kvb_layer through ttt-run's recurrent
+    lowering, every value the original model has (by its ONNX name) through
+    onnxruntime on the original model, and the few nodes the raise adds around the
+    layer op (Constant, Sub, Add, Reshape, Identity) in NumPy."""
+    lines = [ln.strip() for ln in text.splitlines()]
+    (header,) = [ln for ln in lines if ln.startswith("onnx.graph @")]
+    args = dict(re.findall(r'(%[\w.]+): tensor<[^>]*> \{onnx.name = "([^"]+)"\}', header))
+    defs = {}
+    for ln in lines:
+        m = re.match(r"(%[\w.]+) = (.*)$", ln)
+        if m:
+            defs[m.group(1)] = m.group(2)
+    model = onnx.load(str(path))
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    named = {}
+    for ssa, body in defs.items():
+        m = re.search(r'outputs = \["([^"]+)"', body)
+        if m and not body.startswith("ttt."):
+            named[ssa] = m.group(1)
+    (yielded,) = re.findall(r"onnx\.yield (%[\w.]+)", text)
+    values = {}
+
+    def from_model(names):
+        extra = [n for n in names if n not in {o.name for o in model.graph.output}]
+        probe = onnx.load(str(path))
+        for n in extra:
+            probe.graph.output.append(onnx.ValueInfoProto(name=n))
+        probe_path = tmp_path / "probe.onnx"
+        onnx.save(probe, str(probe_path))
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = 1
+        sess = ort.InferenceSession(str(probe_path), opts,
+                                    providers=["CPUExecutionProvider"])
+        feeds = {i.name: x[i.name] for i in sess.get_inputs()}
+        outs = sess.run(names, feeds)
+        return dict(zip(names, outs))
+
+    def value(ssa):
+        if ssa in values:
+            return values[ssa]
+        if ssa in args:
+            out = x[args[ssa]]
+        elif ssa in named and named[ssa] != model.graph.output[0].name:
+            out = from_model([named[ssa]])[named[ssa]]
+        else:
+            body = defs[ssa]
+            init = re.match(r'onnx\.initializer "([^"]+)"', body)
+            if init:
+                out = inits[init.group(1)]
+            elif body.startswith("ttt.kvb_layer"):
+                func, names = _raised_op(f"{ssa} = {body}")
+                (out,) = run_function(func, [value(n) for n in names], tmp_path,
+                                      entry="layer")
+            else:
+                op = re.match(r'onnx\.node "(\w+)"\(([^)]*)\)', body)
+                kind, ins = op.group(1), [i.strip() for i in op.group(2).split(",") if i]
+                if kind == "Constant":
+                    nums = re.search(r"dense<(.*?)> : tensor<([^>]*)>", body)
+                    dtype = np.int64 if nums.group(2).endswith("i64") else np.float32
+                    out = np.array(json.loads(nums.group(1)), dtype=dtype)
+                else:
+                    a = [value(i) for i in ins]
+                    out = {"Sub": lambda: a[0] - a[1], "Add": lambda: a[0] + a[1],
+                           "Identity": lambda: a[0],
+                           "Reshape": lambda: a[0].reshape(a[1])}[kind]()
+        values[ssa] = out
+        return out
+
+    return value(yielded)
+
+
 @pytest.mark.parametrize("name", sorted(RAISED))
 def test_the_raised_lact_base_layer_computes_the_model(name, tmp_path):
     """The raise's ttt.kvb_layer (LaCT base: three trained weights, per-weight lr
@@ -212,6 +284,27 @@ def test_the_raised_lact_base_layer_computes_the_model(name, tmp_path):
         (got,) = run_function(func, args, tmp_path, entry="layer")
         want = _run(_path(name), x).astype(np.float64)
         assert _rel(got, want) <= RTOL, (B, T, Tq)
+
+
+# ttt-lm-pytorch's TTT-Linear (dual form: LayerNorm-MSE loss, trained bias, token_eta,
+# the `XQ +` residual), raised with raise-all, and the T its traced export was made at.
+DUAL_FORM = {"ttt_linear.traced": 40, "ttt_linear.traced_opset20": 40}
+
+
+@pytest.mark.parametrize("name", sorted(DUAL_FORM))
+def test_the_raised_ttt_linear_layer_computes_the_model(name, tmp_path):
+    """The whole raised graph (its ttt.kvb_layer run by ttt-run's recurrent lowering)
+    against onnxruntime on the original model, on fresh inputs."""
+    raised = tmp_path / "raised.mlir"
+    proc = _opt(_path(name), "--ttt-raise-onnx=raise-all", "-o", raised)
+    assert proc.returncode == 0, proc.stderr
+    text = raised.read_text()
+    for needle in ("#ttt.model<kind = linear, trained = [0, 1], bias = true>",
+                   "kind = layernorm_mse", "order = causal", "token_eta("):
+        assert needle in text, needle
+    x = _inputs(_meta(name), 1, DUAL_FORM[name], zlib.crc32(name.encode()))
+    got = _run_raised_graph(text, _path(name), x, tmp_path)
+    assert _rel(got, _run(_path(name), x).astype(np.float64)) <= RTOL
 
 
 def _weight_norm_as_lp_normalization(model):

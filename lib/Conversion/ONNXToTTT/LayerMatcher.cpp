@@ -1941,6 +1941,8 @@ FailureOr<LayerConfig> LayerReader::read() {
   bool dualForm = llvm::any_of(layer.steps, [](const ChunkStep &step) {
     return !step.chunkData.empty();
   });
+  if (dualForm && numTrained == 2 && !trainsInnerWeights())
+    return matchLayerNormDualForm(layer, why);
   if (dualForm && (numTrained != 1 || trainsInnerWeights()))
     return fail("each chunk's output reads the chunk's own keys and the "
                 "gradients at the chunk-start weights (a causal, dual-form "
@@ -2159,6 +2161,33 @@ public:
     return expanded;
   }
 
+  /// A LayerNorm scale or shift `[H, 1, D]`, `[1, D]` etc. as the `[H, D]`
+  /// or `[D]` the layer op takes; null if it has another shape, or one row
+  /// per head while the heads are folded into the batch.
+  Value layerNormParameter(Value value) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type || !type.hasStaticShape())
+      return nullptr;
+    SmallVector<int64_t> shape;
+    for (int64_t dim : type.getShape())
+      if (dim != 1)
+        shape.push_back(dim);
+    if (shape.empty() || shape.size() > 2 || (folded && shape.size() == 2))
+      return nullptr;
+    if (shape.size() == 2 && shape[0] != heads)
+      return nullptr;
+    if (shape == type.getShape())
+      return value;
+    onnx::OnnxBuilder b(builder, loc, type.getElementType());
+    Value dims = b.i64s(shape);
+    created.push_back(dims.getDefiningOp());
+    Value reshaped =
+        b.node("Reshape", {value, dims},
+               RankedTensorType::get(shape, type.getElementType()));
+    created.push_back(reshaped.getDefiningOp());
+    return reshaped;
+  }
+
   /// The type of the layer op's output for a layer whose output is `type`.
   Type output(Type type) {
     auto ranked = dyn_cast<RankedTensorType>(type);
@@ -2216,10 +2245,10 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
   MLIRContext *context = builder.getContext();
   Location loc = layer.assembly->getLoc();
   auto model = FastWeightModelAttr::get(context, config.model, config.trained,
-                                        /*bias=*/false, Activation::silu);
+                                        config.bias, Activation::silu);
   auto loss =
       LossAttr::get(context, config.rule.loss, APFloat(config.rule.lossScale),
-                    config.rule.reduction, APFloat(1e-6));
+                    config.rule.reduction, APFloat(config.lnEps));
   NewtonSchulzAttr ns;
   if (!config.rule.nsCoeffs.empty())
     ns = NewtonSchulzAttr::get(
@@ -2240,7 +2269,13 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
   OperandRanks ranks(builder, loc, config.q, created);
   Value q = ranks.sequence(config.q);
   Value k = ranks.sequence(config.k);
-  Value v = ranks.sequence(config.rule.v);
+  Value v = config.rule.v;
+  if (config.valuesMinusKeys) {
+    onnx::OnnxBuilder b(builder, loc, elementTypeOf(v.getType()));
+    v = b.node("Sub", {v, config.k}, v.getType());
+    created.push_back(v.getDefiningOp());
+  }
+  v = ranks.sequence(v);
   Value lr = ranks.sequence(config.rule.lr);
   Value momentum = config.rule.momentum;
   if (momentum && config.rule.momentumTimeBeforeLast) {
@@ -2279,10 +2314,22 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
       inverse[axis] = i;
     layerType = permutedType(type, inverse);
   }
+  Value gamma, beta;
+  if (config.lnGamma) {
+    gamma = ranks.layerNormParameter(config.lnGamma);
+    beta = ranks.layerNormParameter(config.lnBeta);
+    if (!gamma || !beta)
+      return nullptr;
+  }
   auto op = KVBLayerOp::create(
       builder, loc, ranks.output(layerType), TypeRange(), q, k, v, weights, lr,
-      Value(), momentum, Value(), Value(), model, loss, update, schedule);
+      config.tokenEta, momentum, gamma, beta, model, loss, update, schedule);
   output = ranks.restore(op.getOutput(), layerType);
+  if (config.residualQuery) {
+    onnx::OnnxBuilder b(builder, loc, elementTypeOf(type));
+    output = b.node("Add", {config.q, output}, output.getType());
+    created.push_back(output.getDefiningOp());
+  }
   if (!turn.empty()) {
     onnx::OnnxBuilder b(builder, loc, cast<ShapedType>(type).getElementType());
     output = b.node("Transpose", {output}, type, {b.attr("perm", turn)});

@@ -88,10 +88,27 @@ struct LayerConfig {
   /// weight applied transposed (update then apply), which the layer op
   /// takes transposed.
   bool transposeInitial = false;
+  /// TTT-Linear's dual form: the linear model has a trained bias (weight 1),
+  /// the loss is `layernorm_mse` with these LayerNorm parameters, the causal
+  /// steps are scaled by the per-position factors `tokenEta`.
+  bool bias = false;
+  Value tokenEta, lnGamma, lnBeta;
+  double lnEps = 1e-6;
+  /// The loss binds the keys to `rule.v - k` (TTT-Linear's reconstruction
+  /// target `XV - XK`).
+  bool valuesMinusKeys = false;
+  /// The layer's output is the queries plus the layer op's output.
+  bool residualQuery = false;
 };
 
 /// The kvb_layer form of `layer`, or the reason there is none.
 FailureOr<LayerConfig> matchLayer(const FoundLayer &layer, std::string &why);
+
+/// The kvb_layer form of a dual-form layer that trains a linear weight and
+/// its bias on the LayerNorm-MSE loss (ttt-lm-pytorch's TTT-Linear), or the
+/// reason there is none.
+FailureOr<LayerConfig> matchLayerNormDualForm(const FoundLayer &layer,
+                                              std::string &why);
 
 /// Builds the `ttt.kvb_layer` for `config` before `layer.assembly`, with
 /// the nodes that give its operands the layer op's ranks (appended to

@@ -1,0 +1,824 @@
+//===- LayerNormDualForm.cpp - TTT-Linear's dual form as ttt.kvb_layer ----===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Reads ttt-lm-pytorch's TTT-Linear. Each chunk (mini-batch) computes, with
+// `eta_ij = token_eta_i * lr_j` and `G = LNbwd(XK W + b, target)` the
+// gradient of `1/2 |gamma LN(XK W + b) + beta - target|^2` by its argument:
+//
+//   Zbar = XQ W - (eta * tril(XQ XK^T)) G + b - tril(eta) G
+//   out  = [XQ +] gamma LN(Zbar) + beta
+//   W'   = W - (eta_last * XK)^T G,    b' = b - sum_i eta_last,i G_i
+//
+// which is ttt.kvb_layer's `causal` order with the `layernorm_mse` loss, a
+// trained bias and per-position factors `token_eta`. How the sums associate,
+// the order of products and where constant factors sit do not matter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LayerMatcher.h"
+#include "Normalize.h"
+#include "SwiGLUForms.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::raise;
+
+namespace {
+
+/// A value computed from scalar constants only (`Reciprocal(16) * 1`, the
+/// exporter's spelling of `1.0 / D`).
+std::optional<double> scalarValue(Value value) {
+  if (std::optional<double> constant = scalarConstant(value))
+    return constant;
+  auto node = skipLayout(value).getDefiningOp<onnx::NodeOp>();
+  if (!node || !node.getDomain().empty())
+    return std::nullopt;
+  auto inputs = node.getInputs();
+  StringRef op = node.getOpType();
+  if (inputs.size() == 1) {
+    std::optional<double> x = scalarValue(inputs[0]);
+    if (!x)
+      return std::nullopt;
+    if (op == "Reciprocal" && *x != 0.0)
+      return 1.0 / *x;
+    if (op == "Neg")
+      return -*x;
+    if (op == "Sqrt" && *x >= 0.0)
+      return std::sqrt(*x);
+    return std::nullopt;
+  }
+  if (inputs.size() != 2)
+    return std::nullopt;
+  std::optional<double> a = scalarValue(inputs[0]);
+  std::optional<double> b = a ? scalarValue(inputs[1]) : std::nullopt;
+  if (!b)
+    return std::nullopt;
+  if (op == "Mul")
+    return *a * *b;
+  if (op == "Div" && *b != 0.0)
+    return *a / *b;
+  if (op == "Add")
+    return *a + *b;
+  if (op == "Sub")
+    return *a - *b;
+  return std::nullopt;
+}
+
+bool nearly(double a, double b) {
+  return std::abs(a - b) <= 1e-6 * std::max({1.0, std::abs(a), std::abs(b)});
+}
+
+bool same(Value a, Value b) { return a && b && skipLayout(a) == skipLayout(b); }
+
+/// One term of a sum and its constant coefficient.
+struct Term {
+  Value value;
+  double coeff;
+};
+
+/// Spreads `coeff * value` over its sums and differences; constant factors
+/// (Mul, Div, Neg) multiply into the coefficients. The `atoms` (a chunk's
+/// start weights, themselves the previous chunk's sums) are not spread.
+void spreadSum(Value value, double coeff, SmallVectorImpl<Term> &terms,
+               ArrayRef<Value> atoms = {}) {
+  value = skipLayout(value);
+  if (llvm::any_of(atoms, [&](Value atom) { return same(atom, value); })) {
+    terms.push_back({value, coeff});
+    return;
+  }
+  if (onnx::NodeOp add = nodeOf(value, "Add")) {
+    spreadSum(add.getInputs()[0], coeff, terms, atoms);
+    spreadSum(add.getInputs()[1], coeff, terms, atoms);
+    return;
+  }
+  if (onnx::NodeOp sub = nodeOf(value, "Sub")) {
+    spreadSum(sub.getInputs()[0], coeff, terms, atoms);
+    spreadSum(sub.getInputs()[1], -coeff, terms, atoms);
+    return;
+  }
+  if (onnx::NodeOp neg = nodeOf(value, "Neg")) {
+    spreadSum(neg.getInputs()[0], -coeff, terms, atoms);
+    return;
+  }
+  if (onnx::NodeOp div = nodeOf(value, "Div")) {
+    std::optional<double> d = scalarValue(div.getInputs()[1]);
+    if (d && *d != 0.0) {
+      spreadSum(div.getInputs()[0], coeff / *d, terms, atoms);
+      return;
+    }
+  }
+  if (onnx::NodeOp mul = nodeOf(value, "Mul")) {
+    for (unsigned i = 0; i < 2; ++i)
+      if (std::optional<double> c = scalarValue(mul.getInputs()[i])) {
+        spreadSum(mul.getInputs()[1 - i], coeff * *c, terms, atoms);
+        return;
+      }
+  }
+  terms.push_back({value, coeff});
+}
+
+/// True if `reduce` reduces the last axis of its input and keeps it.
+bool reducesLastAxis(onnx::NodeOp reduce, int64_t fromEnd = 1) {
+  if (!reduce || intAttr(reduce, "keepdims").value_or(1) != 1)
+    return false;
+  std::optional<SmallVector<int64_t>> axes = reduceAxes(reduce);
+  std::optional<int64_t> rank = rankOf(reduce.getInputs()[0]);
+  return axes && axes->size() == 1 &&
+         ((*axes)[0] == -fromEnd || (rank && (*axes)[0] == *rank - fromEnd));
+}
+
+/// `x / y` or `x * Reciprocal(y)`: returns (x, y).
+std::optional<std::pair<Value, Value>> matchQuotient(Value value) {
+  value = skipLayout(value);
+  if (onnx::NodeOp div = nodeOf(value, "Div"))
+    return std::make_pair(div.getInputs()[0], div.getInputs()[1]);
+  std::optional<std::pair<Value, Value>> quotient;
+  matchCommutative(value, "Mul", [&](Value x, Value inverse) {
+    onnx::NodeOp reciprocal = nodeOf(skipLayout(inverse), "Reciprocal");
+    if (!reciprocal)
+      return false;
+    quotient = std::make_pair(x, reciprocal.getInputs()[0]);
+    return true;
+  });
+  return quotient;
+}
+
+/// `x - mean(x)` over the last axis: returns x.
+Value centeredInput(Value value) {
+  onnx::NodeOp sub = nodeOf(skipLayout(value), "Sub");
+  if (!sub)
+    return nullptr;
+  onnx::NodeOp mean = nodeOf(skipLayout(sub.getInputs()[1]), "ReduceMean");
+  if (!reducesLastAxis(mean) || !same(mean.getInputs()[0], sub.getInputs()[0]))
+    return nullptr;
+  return sub.getInputs()[0];
+}
+
+/// The biased variance of `x` over the last axis: the mean of the squares
+/// of `x - mean(x)` (`d * d` or `Pow(d, 2)`).
+bool isVarianceOf(Value value, Value x) {
+  onnx::NodeOp mean = nodeOf(skipLayout(value), "ReduceMean");
+  if (!reducesLastAxis(mean))
+    return false;
+  Value square = skipLayout(mean.getInputs()[0]);
+  if (onnx::NodeOp pow = nodeOf(square, "Pow"))
+    return scalarValue(pow.getInputs()[1]) == 2.0 &&
+           same(centeredInput(pow.getInputs()[0]), x);
+  onnx::NodeOp mul = nodeOf(square, "Mul");
+  return mul && same(centeredInput(mul.getInputs()[0]), x) &&
+         same(centeredInput(mul.getInputs()[1]), x);
+}
+
+/// `gamma * LN(x) + beta` over the last axis.
+struct LayerNormOf {
+  Value x, gamma, beta;
+  double eps = 0.0;
+  /// `(x - mean) / std` and `std`, when the model computes them as nodes.
+  Value normalized, std;
+};
+
+/// `(x - mean(x)) / sqrt(var(x) + eps)`: fills x, eps, normalized and std.
+bool matchNormalized(Value value, LayerNormOf &ln) {
+  std::optional<std::pair<Value, Value>> quotient = matchQuotient(value);
+  if (!quotient)
+    return false;
+  Value x = centeredInput(quotient->first);
+  onnx::NodeOp sqrt = nodeOf(skipLayout(quotient->second), "Sqrt");
+  if (!x || !sqrt)
+    return false;
+  std::optional<double> eps;
+  matchCommutative(skipLayout(sqrt.getInputs()[0]), "Add",
+                   [&](Value var, Value e) {
+                     eps = scalarValue(e);
+                     return eps && isVarianceOf(var, x);
+                   });
+  if (!eps)
+    return false;
+  ln.x = x;
+  ln.eps = *eps;
+  ln.normalized = skipLayout(value);
+  ln.std = skipLayout(quotient->second);
+  return true;
+}
+
+/// `gamma * normalized + beta` (LayerNormalization or its steps).
+std::optional<LayerNormOf> matchLayerNorm(Value value) {
+  value = skipLayout(value);
+  LayerNormOf ln;
+  if (onnx::NodeOp node = nodeOf(value, "LayerNormalization")) {
+    auto inputs = node.getInputs();
+    std::optional<int64_t> rank = rankOf(inputs[0]);
+    int64_t axis = intAttr(node, "axis").value_or(-1);
+    if (inputs.size() < 3 || isa<NoneType>(inputs[2].getType()) ||
+        !(axis == -1 || (rank && axis == *rank - 1)))
+      return std::nullopt;
+    auto eps = dyn_cast_or_null<FloatAttr>(node.getONNXAttr("epsilon"));
+    ln.x = inputs[0];
+    ln.gamma = inputs[1];
+    ln.beta = inputs[2];
+    ln.eps = eps ? eps.getValueAsDouble() : 1e-5;
+    return ln;
+  }
+  bool found = matchCommutative(value, "Add", [&](Value scaled, Value beta) {
+    return matchCommutative(skipLayout(scaled), "Mul",
+                            [&](Value gamma, Value normalized) {
+                              if (!matchNormalized(normalized, ln))
+                                return false;
+                              ln.gamma = gamma;
+                              ln.beta = beta;
+                              return true;
+                            });
+  });
+  if (!found)
+    return std::nullopt;
+  return ln;
+}
+
+/// True if two LayerNorms have the same scale, shift and epsilon.
+bool sameParameters(const LayerNormOf &a, const LayerNormOf &b) {
+  return sameNumbers(a.gamma, b.gamma) && sameNumbers(a.beta, b.beta) &&
+         nearly(a.eps, b.eps);
+}
+
+/// ttt-lm-pytorch's `ln_fused_l2_bwd(x, target)`: the gradient of
+/// `1/2 |gamma LN(x) + beta - target|^2` by x,
+/// `(1/D) (D gx - sum(gx) - xhat sum(gx xhat)) / std` with
+/// `gx = (gamma xhat + beta - target) gamma`.
+struct LayerNormGradient {
+  LayerNormOf ln;
+  Value target;
+};
+
+std::optional<LayerNormGradient> matchLayerNormGradient(Value value) {
+  SmallVector<Term> outer;
+  spreadSum(value, 1.0, outer);
+  if (outer.size() != 1)
+    return std::nullopt;
+  std::optional<std::pair<Value, Value>> quotient =
+      matchQuotient(outer.front().value);
+  if (!quotient)
+    return std::nullopt;
+  SmallVector<Term> terms;
+  spreadSum(quotient->first, outer.front().coeff, terms);
+  if (terms.size() != 3)
+    return std::nullopt;
+  // Which term is which: sum(gx), xhat * sum(gx * xhat), and gx.
+  std::optional<Term> sumTerm, projection, direct;
+  Value projected, projectedOnto;
+  for (const Term &term : terms) {
+    onnx::NodeOp sum = nodeOf(term.value, "ReduceSum");
+    if (sum && reducesLastAxis(sum) && !sumTerm) {
+      sumTerm = term;
+      continue;
+    }
+    bool isProjection =
+        !projection &&
+        matchCommutative(term.value, "Mul", [&](Value xhat, Value s) {
+          onnx::NodeOp inner = nodeOf(skipLayout(s), "ReduceSum");
+          onnx::NodeOp product =
+              reducesLastAxis(inner)
+                  ? nodeOf(skipLayout(inner.getInputs()[0]), "Mul")
+                  : nullptr;
+          if (!product)
+            return false;
+          return matchCommutative(product.getResult(0), "Mul",
+                                  [&](Value gx, Value xhat2) {
+                                    if (!same(xhat, xhat2))
+                                      return false;
+                                    projected = gx;
+                                    projectedOnto = xhat;
+                                    return true;
+                                  });
+        });
+    if (isProjection) {
+      projection = term;
+      continue;
+    }
+    if (direct)
+      return std::nullopt;
+    direct = term;
+  }
+  if (!sumTerm || !projection || !direct)
+    return std::nullopt;
+  Value gx = direct->value;
+  onnx::NodeOp summed = nodeOf(sumTerm->value, "ReduceSum");
+  if (!same(summed.getInputs()[0], gx) || !same(projected, gx))
+    return std::nullopt;
+  // gx = (y - target) * gamma, y = gamma * xhat + beta.
+  std::optional<LayerNormGradient> gradient;
+  matchCommutative(skipLayout(gx), "Mul", [&](Value residual, Value gamma) {
+    onnx::NodeOp sub = nodeOf(skipLayout(residual), "Sub");
+    std::optional<LayerNormOf> ln =
+        sub ? matchLayerNorm(sub.getInputs()[0]) : std::nullopt;
+    if (!ln || !ln->normalized || !sameNumbers(ln->gamma, gamma))
+      return false;
+    gradient = LayerNormGradient{*ln, sub.getInputs()[1]};
+    return true;
+  });
+  if (!gradient || !same(projectedOnto, gradient->ln.normalized) ||
+      !same(quotient->second, gradient->ln.std))
+    return std::nullopt;
+  std::optional<int64_t> rank = rankOf(gradient->ln.x);
+  auto type = dyn_cast<ShapedType>(gradient->ln.x.getType());
+  if (!rank || !type || type.isDynamicDim(*rank - 1))
+    return std::nullopt;
+  double d = static_cast<double>(type.getDimSize(*rank - 1));
+  if (!nearly(direct->coeff, 1.0) || !nearly(sumTerm->coeff, -1.0 / d) ||
+      !nearly(projection->coeff, -1.0 / d))
+    return std::nullopt;
+  return gradient;
+}
+
+/// A column of per-token learning rates of a chunk, as a row `[.., 1, n]`:
+/// a cut of `lr` whose last axis is indexed (Gather) or cut to one column.
+std::optional<SliceChain> rateWindow(Value value) {
+  value = skipLayout(value);
+  if (onnx::NodeOp gather = nodeOf(value, "Gather")) {
+    std::optional<int64_t> rank = rankOf(gather.getInputs()[0]);
+    int64_t axis = intAttr(gather, "axis").value_or(0);
+    std::optional<SmallVector<int64_t>> index =
+        intConstant(gather.getInputs()[1]);
+    if (!rank || (axis != -1 && axis != *rank - 1) || !index ||
+        index->size() != 1)
+      return std::nullopt;
+    std::optional<SliceChain> chain =
+        tokenWindow(gather.getInputs()[0], nullptr);
+    if (chain)
+      chain->column = index->front();
+    return chain;
+  }
+  std::optional<SliceChain> chain = tokenWindow(value, nullptr);
+  if (chain && !chain->column)
+    return std::nullopt;
+  return chain;
+}
+
+/// The first n entries of a vector (`token_eta[:n]`): returns the vector
+/// and n, or (vector, its length) for the whole vector.
+std::optional<std::pair<Value, int64_t>> vectorPrefix(Value value) {
+  value = skipLayout(value);
+  if (onnx::NodeOp slice = nodeOf(value, "Slice")) {
+    auto inputs = slice.getInputs();
+    std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
+    std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
+    if (inputs.size() > 3 && !isa<NoneType>(inputs[3].getType())) {
+      std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+      if (!axes || axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))
+        return std::nullopt;
+    }
+    if (inputs.size() > 4 && !isa<NoneType>(inputs[4].getType())) {
+      std::optional<SmallVector<int64_t>> steps = intConstant(inputs[4]);
+      if (!steps || steps->size() != 1 || (*steps)[0] != 1)
+        return std::nullopt;
+    }
+    auto type = dyn_cast<RankedTensorType>(inputs[0].getType());
+    if (!starts || !ends || starts->size() != 1 || (*starts)[0] != 0 || !type ||
+        type.getRank() != 1 || type.isDynamicDim(0))
+      return std::nullopt;
+    return std::make_pair(inputs[0], std::min((*ends)[0], type.getDimSize(0)));
+  }
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || type.getRank() != 1 || type.isDynamicDim(0))
+    return std::nullopt;
+  return std::make_pair(value, type.getDimSize(0));
+}
+
+/// Entry `index` of the vector `vector` (a one-wide Slice or a Gather).
+bool isVectorEntry(Value value, Value vector, int64_t index) {
+  value = skipLayout(value);
+  if (onnx::NodeOp gather = nodeOf(value, "Gather")) {
+    std::optional<SmallVector<int64_t>> at = intConstant(gather.getInputs()[1]);
+    return same(gather.getInputs()[0], vector) && at && at->size() == 1 &&
+           at->front() == index;
+  }
+  onnx::NodeOp slice = nodeOf(value, "Slice");
+  if (!slice || !same(slice.getInputs()[0], vector))
+    return false;
+  std::optional<SmallVector<int64_t>> starts =
+      intConstant(slice.getInputs()[1]);
+  std::optional<SmallVector<int64_t>> ends = intConstant(slice.getInputs()[2]);
+  return starts && ends && starts->size() == 1 && ends->size() == 1 &&
+         (*starts)[0] == index && (*ends)[0] == index + 1;
+}
+
+/// True if `mask` is `Trilu(x)` keeping the lower triangle and the diagonal.
+Value lowerTriangle(Value mask) {
+  onnx::NodeOp trilu = nodeOf(skipLayout(mask), "Trilu");
+  if (!trilu || intAttr(trilu, "upper").value_or(1) != 0)
+    return nullptr;
+  if (trilu.getInputs().size() > 1 &&
+      !isa<NoneType>(trilu.getInputs()[1].getType())) {
+    std::optional<SmallVector<int64_t>> k = intConstant(trilu.getInputs()[1]);
+    if (!k || k->size() != 1 || (*k)[0] != 0)
+      return nullptr;
+  }
+  return trilu.getInputs()[0];
+}
+
+/// The dim of `value` that is `fromEnd` from the end, if static.
+std::optional<int64_t> dimFromEnd(Value value, int64_t fromEnd) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || type.getRank() < fromEnd ||
+      type.isDynamicDim(type.getRank() - fromEnd))
+    return std::nullopt;
+  return type.getDimSize(type.getRank() - fromEnd);
+}
+
+/// What one chunk of the dual form reads.
+struct DualChunk {
+  SliceChain q, k, v;
+  std::optional<SliceChain> kSubtracted, lr;
+  Value w, b, gradient, eta, tokenEta;
+  int64_t length = 0;
+  bool residual = false;
+  LayerNormOf ln;
+  /// The coefficient of the gradient terms (-1 for plain descent).
+  double step = 0.0;
+};
+
+class DualFormReader {
+public:
+  DualFormReader(const FoundLayer &layer, std::string &why)
+      : layer(layer), why(why) {}
+
+  FailureOr<LayerConfig> read();
+
+private:
+  LogicalResult fail(const Twine &reason) {
+    why = reason.str();
+    return failure();
+  }
+  LogicalResult readChunk(const ChunkStep &step, DualChunk &chunk);
+  LogicalResult readEta(Value eta, DualChunk &chunk);
+  LogicalResult readSum(Value zbar, DualChunk &chunk, ArrayRef<Value> state);
+  LogicalResult checkUpdate(const DualChunk &chunk, Value nextW, Value nextB);
+  bool isLastEta(Value value, const DualChunk &chunk);
+  bool isWindow(Value value, std::optional<SliceChain> &into);
+
+  const FoundLayer &layer;
+  std::string &why;
+};
+
+bool DualFormReader::isWindow(Value value, std::optional<SliceChain> &into) {
+  into = tokenWindow(skipLayout(value), nullptr);
+  return into.has_value();
+}
+
+LogicalResult DualFormReader::readEta(Value eta, DualChunk &chunk) {
+  bool found =
+      matchCommutative(skipLayout(eta), "Mul", [&](Value tokens, Value rates) {
+        std::optional<std::pair<Value, int64_t>> prefix = vectorPrefix(tokens);
+        std::optional<SliceChain> lr = rateWindow(rates);
+        // token_eta varies along the rows (queries), lr along the columns.
+        if (!prefix || !lr || dimFromEnd(tokens, 1) != 1 ||
+            dimFromEnd(rates, 2) != 1)
+          return false;
+        chunk.tokenEta = prefix->first;
+        chunk.length = prefix->second;
+        chunk.lr = lr;
+        return true;
+      });
+  if (!found)
+    return fail("its step sizes are not token_eta[i] * lr[j] (a column of "
+                "per-position factors times a row of per-token rates)");
+  chunk.eta = skipLayout(eta);
+  return success();
+}
+
+LogicalResult DualFormReader::readSum(Value zbar, DualChunk &chunk,
+                                      ArrayRef<Value> state) {
+  SmallVector<Term> terms;
+  spreadSum(zbar, 1.0, terms, state);
+  // XQ W, b, (eta * tril(XQ XK^T)) G and tril(eta) G, in any order.
+  std::optional<Term> apply, bias, intra, biasIntra;
+  Value scores;
+  for (const Term &term : terms) {
+    onnx::NodeOp matmul = nodeOf(term.value, "MatMul");
+    if (!matmul) {
+      if (bias)
+        return fail("its output adds more than the bias to the dual form");
+      bias = term;
+      continue;
+    }
+    Value left = matmul.getInputs()[0];
+    if (Value masked = lowerTriangle(left)) {
+      if (biasIntra)
+        return fail("its output has two tril(eta) G terms");
+      biasIntra = term;
+      chunk.eta = skipLayout(masked);
+      chunk.gradient = skipLayout(matmul.getInputs()[1]);
+      continue;
+    }
+    bool scored =
+        matchCommutative(skipLayout(left), "Mul", [&](Value eta, Value masked) {
+          Value inner = lowerTriangle(masked);
+          if (!inner)
+            return false;
+          scores = inner;
+          return true;
+        });
+    if (scored) {
+      if (intra)
+        return fail("its output has two causal terms");
+      intra = term;
+      continue;
+    }
+    if (apply)
+      return fail("its output applies two weights to the queries");
+    apply = term;
+  }
+  if (!apply || !bias || !intra || !biasIntra)
+    return fail("its output is not XQ W + b - (eta * tril(XQ XK^T)) G - "
+                "tril(eta) G (TTT-Linear's dual form)");
+  if (!nearly(apply->coeff, 1.0) || !nearly(bias->coeff, 1.0) ||
+      !nearly(intra->coeff, biasIntra->coeff))
+    return fail("its dual form weighs its terms unlike one gradient step");
+  chunk.step = intra->coeff;
+  chunk.b = bias->value;
+  onnx::NodeOp applied = nodeOf(apply->value, "MatMul");
+  std::optional<SliceChain> q;
+  if (!isWindow(applied.getInputs()[0], q))
+    return fail("its output applies the weight to something other than a "
+                "chunk of the queries");
+  chunk.q = *q;
+  chunk.w = skipLayout(applied.getInputs()[1]);
+  onnx::NodeOp intraProduct = nodeOf(intra->value, "MatMul");
+  if (!same(intraProduct.getInputs()[1], chunk.gradient))
+    return fail("its causal terms read two different gradients");
+  // eta * tril(XQ XK^T): the same eta as tril(eta) G's.
+  bool etaMatches =
+      matchCommutative(skipLayout(intraProduct.getInputs()[0]), "Mul",
+                       [&](Value eta, Value masked) {
+                         return same(eta, chunk.eta) && lowerTriangle(masked);
+                       });
+  if (!etaMatches)
+    return fail("its causal terms weigh the scores and the bias by "
+                "different step sizes");
+  onnx::NodeOp product = nodeOf(skipLayout(scores), "MatMul");
+  std::optional<SliceChain> sq, sk;
+  Value keys =
+      product ? transposedInput(skipLayout(product.getInputs()[1])) : Value();
+  if (!product || !keys || !isWindow(product.getInputs()[0], sq) ||
+      !isWindow(keys, sk) || sq->root != chunk.q.root ||
+      !sameWindow(*sq, chunk.q))
+    return fail("its causal term does not score the chunk's queries against "
+                "its keys");
+  chunk.k = *sk;
+  return success();
+}
+
+bool DualFormReader::isLastEta(Value value, const DualChunk &chunk) {
+  value = skipLayout(value);
+  int64_t last = chunk.length - 1;
+  // eta[.., -1, :]: the last row of eta (Gather or a one-wide Slice).
+  auto isLastRow = [&](Value row) {
+    row = skipLayout(row);
+    onnx::NodeOp node = nodeOf(row, "Gather");
+    if (!node)
+      node = nodeOf(row, "Slice");
+    if (!node || !same(node.getInputs()[0], chunk.eta))
+      return false;
+    std::optional<SmallVector<int64_t>> at = intConstant(node.getInputs()[1]);
+    return at && at->size() == 1 && (at->front() == -1 || at->front() == last);
+  };
+  if (isLastRow(value))
+    return true;
+  // token_eta[n-1] * lr[j] (the exporter cut the product's last row).
+  auto isTokenEntry = [&](Value entry) {
+    entry = skipLayout(entry);
+    onnx::NodeOp node = nodeOf(entry, "Slice");
+    if (!node)
+      node = nodeOf(entry, "Gather");
+    if (!node)
+      return false;
+    Value vector = node.getInputs()[0];
+    std::optional<std::pair<Value, int64_t>> prefix = vectorPrefix(vector);
+    return prefix && same(prefix->first, chunk.tokenEta) &&
+           prefix->second > last && isVectorEntry(entry, vector, last);
+  };
+  return matchCommutative(value, "Mul", [&](Value entry, Value rates) {
+    std::optional<SliceChain> lr = rateWindow(rates);
+    return isTokenEntry(entry) && lr && chunk.lr &&
+           lr->root == chunk.lr->root && sameWindow(*lr, *chunk.lr) &&
+           lr->column == chunk.lr->column;
+  });
+}
+
+LogicalResult DualFormReader::checkUpdate(const DualChunk &chunk, Value nextW,
+                                          Value nextB) {
+  auto stepOf = [&](Value next, Value prev,
+                    llvm::function_ref<bool(Value)> isDelta) {
+    SmallVector<Term> terms;
+    spreadSum(next, 1.0, terms, {prev});
+    if (terms.size() != 2)
+      return false;
+    for (unsigned i = 0; i < 2; ++i)
+      if (same(terms[i].value, prev) && nearly(terms[i].coeff, 1.0) &&
+          nearly(terms[1 - i].coeff, chunk.step) && isDelta(terms[1 - i].value))
+        return true;
+    return false;
+  };
+  // (eta_last * XK)^T G
+  bool weight = stepOf(nextW, chunk.w, [&](Value delta) {
+    onnx::NodeOp matmul = nodeOf(delta, "MatMul");
+    Value scaled =
+        matmul ? transposedInput(skipLayout(matmul.getInputs()[0])) : Value();
+    if (!scaled || !same(matmul.getInputs()[1], chunk.gradient))
+      return false;
+    return matchCommutative(skipLayout(scaled), "Mul", [&](Value e, Value k) {
+      std::optional<SliceChain> keys;
+      return isLastEta(e, chunk) && isWindow(k, keys) &&
+             keys->root == chunk.k.root && sameWindow(*keys, chunk.k);
+    });
+  });
+  if (!weight)
+    return fail("its weight update is not W - (eta_last * XK)^T G with the "
+                "gradient and step sizes of its output");
+  // sum over the tokens of eta_last * G
+  bool bias = stepOf(nextB, chunk.b, [&](Value delta) {
+    onnx::NodeOp sum = nodeOf(delta, "ReduceSum");
+    if (!reducesLastAxis(sum, /*fromEnd=*/2))
+      return false;
+    return matchCommutative(
+        skipLayout(sum.getInputs()[0]), "Mul", [&](Value e, Value g) {
+          return same(g, chunk.gradient) && isLastEta(e, chunk);
+        });
+  });
+  if (!bias)
+    return fail("its bias update is not b - sum_i eta_last,i G_i with the "
+                "gradient and step sizes of its output");
+  return success();
+}
+
+LogicalResult DualFormReader::readChunk(const ChunkStep &step,
+                                        DualChunk &chunk) {
+  Value out = skipLayout(step.output);
+  std::optional<LayerNormOf> ln = matchLayerNorm(out);
+  if (!ln) {
+    matchCommutative(out, "Add", [&](Value x, Value normed) {
+      std::optional<SliceChain> q;
+      ln = matchLayerNorm(normed);
+      if (!ln || !isWindow(x, q)) {
+        ln.reset();
+        return false;
+      }
+      chunk.residual = true;
+      chunk.q = *q;
+      return true;
+    });
+  }
+  if (!ln)
+    return fail("its chunks' outputs are not gamma * LN(Zbar) + beta (or the "
+                "queries plus it)");
+  chunk.ln = *ln;
+  std::optional<SliceChain> residualQ;
+  if (chunk.residual)
+    residualQ = chunk.q;
+  if (failed(readSum(ln->x, chunk, step.weightsRead)))
+    return failure();
+  if (residualQ &&
+      (residualQ->root != chunk.q.root || !sameWindow(*residualQ, chunk.q)))
+    return fail("its output adds queries other than the ones it applies the "
+                "weight to");
+  std::optional<LayerNormGradient> gradient =
+      matchLayerNormGradient(chunk.gradient);
+  if (!gradient)
+    return fail("its gradient is not the LayerNorm-MSE gradient "
+                "(1/D) (D gx - sum(gx) - xhat sum(gx xhat)) / std of "
+                "ttt-lm-pytorch's ln_fused_l2_bwd");
+  if (!sameParameters(gradient->ln, *ln))
+    return fail("its loss and its output normalize with different "
+                "LayerNorm parameters");
+  // Z = XK W + b at the chunk-start weights.
+  bool predicted = false;
+  matchCommutative(skipLayout(gradient->ln.x), "Add", [&](Value xw, Value b) {
+    onnx::NodeOp matmul = nodeOf(skipLayout(xw), "MatMul");
+    std::optional<SliceChain> keys;
+    predicted = matmul && same(b, chunk.b) &&
+                same(matmul.getInputs()[1], chunk.w) &&
+                isWindow(matmul.getInputs()[0], keys) &&
+                keys->root == chunk.k.root && sameWindow(*keys, chunk.k);
+    return predicted;
+  });
+  if (!predicted)
+    return fail("its loss does not read XK W + b at the weights its output "
+                "applies");
+  // The target: a chunk of the values, or of values minus keys.
+  std::optional<SliceChain> v;
+  if (isWindow(gradient->target, v)) {
+    chunk.v = *v;
+  } else {
+    onnx::NodeOp sub = nodeOf(skipLayout(gradient->target), "Sub");
+    std::optional<SliceChain> keys;
+    if (!sub || !isWindow(sub.getInputs()[0], v) ||
+        !isWindow(sub.getInputs()[1], keys) || keys->root != chunk.k.root ||
+        !sameWindow(*keys, chunk.k))
+      return fail("its loss's target is neither a chunk of the values nor "
+                  "values minus keys");
+    chunk.v = *v;
+    chunk.kSubtracted = keys;
+  }
+  if (!sameWindow(chunk.v, chunk.k))
+    return fail("its loss reads values of other tokens than its keys");
+  if (failed(readEta(chunk.eta, chunk)))
+    return failure();
+  if (!sameWindow(*chunk.lr, chunk.k))
+    return fail("its learning rates are of other tokens than its keys");
+  return success();
+}
+
+FailureOr<LayerConfig> DualFormReader::read() {
+  if (layer.form != LayerForm::Unrolled)
+    return fail("a dual-form LayerNorm layer is read when its chunk loop is "
+                "unrolled (a traced export), not from an ONNX Loop");
+  SmallVector<unsigned> slots;
+  for (auto [slot, trained] : llvm::enumerate(layer.trained))
+    if (trained)
+      slots.push_back(slot);
+  if (slots.size() != 2)
+    return fail("a dual-form LayerNorm layer trains a weight and a bias");
+  std::vector<DualChunk> chunks(layer.steps.size());
+  for (auto [step, chunk] : llvm::zip(layer.steps, chunks))
+    if (failed(readChunk(step, chunk)))
+      return failure();
+  // Which slot holds the weight and which the bias.
+  const DualChunk &first = chunks.front();
+  const ChunkStep &firstStep = layer.steps.front();
+  std::optional<unsigned> wSlot, bSlot;
+  for (unsigned slot : slots) {
+    if (same(firstStep.weightsRead[slot], first.w))
+      wSlot = slot;
+    else if (same(firstStep.weightsRead[slot], first.b))
+      bSlot = slot;
+  }
+  if (!wSlot || !bSlot)
+    return fail("its dual form does not apply and add the weights that "
+                "change from chunk to chunk");
+  int64_t c = layer.chunkSize;
+  std::optional<int64_t> total = staticTimeLength(first.q.root);
+  for (auto [index, chunk] : llvm::enumerate(chunks)) {
+    const ChunkStep &step = layer.steps[index];
+    if (!same(step.weightsRead[*wSlot], chunk.w) ||
+        !same(step.weightsRead[*bSlot], chunk.b))
+      return fail("chunk " + Twine(index) +
+                  " does not start from the previous chunk's weights");
+    if (chunk.q.root != first.q.root || chunk.k.root != first.k.root ||
+        chunk.v.root != first.v.root || chunk.lr->root != first.lr->root ||
+        chunk.lr->column != first.lr->column ||
+        chunk.tokenEta != first.tokenEta || chunk.residual != first.residual ||
+        chunk.kSubtracted.has_value() != first.kSubtracted.has_value() ||
+        !nearly(chunk.step, first.step) || !sameParameters(chunk.ln, first.ln))
+      return fail("chunk " + Twine(index) +
+                  " computes another dual form than the first");
+    // Chunk i covers tokens [i C, min((i + 1) C, T)), and token_eta[:n].
+    int64_t start = static_cast<int64_t>(index) * c;
+    int64_t end = total ? std::min(start + c, *total) : start + c;
+    std::optional<int64_t> chunkEnd = chunk.q.end;
+    if (chunkEnd && total)
+      chunkEnd = std::min(*chunkEnd, *total);
+    if (chunk.q.start != start || chunkEnd != end ||
+        end - start != chunk.length)
+      return fail("chunk " + Twine(index) + " is not tokens [" + Twine(start) +
+                  ", " + Twine(end) +
+                  ") with token_eta[:" + Twine(end - start) + "]");
+    if (index + 1 < chunks.size() &&
+        failed(checkUpdate(chunk, layer.steps[index + 1].weightsRead[*wSlot],
+                           layer.steps[index + 1].weightsRead[*bSlot])))
+      return failure();
+  }
+  auto etaType = dyn_cast<RankedTensorType>(first.tokenEta.getType());
+  if (!etaType || etaType.getDimSize(0) != c)
+    return fail("its per-position factors are not one per token of a chunk");
+  LayerConfig config;
+  config.model = ModelKind::linear;
+  config.bias = true;
+  config.trained = {0, 1};
+  config.weights = {layer.initialWeights[*wSlot], layer.initialWeights[*bSlot]};
+  config.q = first.q.root;
+  config.k = first.k.root;
+  config.rule.v = first.v.root;
+  config.rule.lr = first.lr->root;
+  config.rule.lrColumn = first.lr->column;
+  config.rule.loss = LossKind::layernorm_mse;
+  config.rule.sign = first.step < 0 ? Sign::descent : Sign::ascent;
+  config.rule.lrScale = std::abs(first.step);
+  config.order = UpdateOrder::causal;
+  config.chunkSize = c;
+  config.tokenEta = first.tokenEta;
+  config.lnGamma = first.ln.gamma;
+  config.lnBeta = first.ln.beta;
+  config.lnEps = first.ln.eps;
+  config.valuesMinusKeys = first.kSubtracted.has_value();
+  config.residualQuery = first.residual;
+  return config;
+}
+
+} // namespace
+
+FailureOr<LayerConfig> raise::matchLayerNormDualForm(const FoundLayer &layer,
+                                                     std::string &why) {
+  return DualFormReader(layer, why).read();
+}
