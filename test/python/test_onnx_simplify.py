@@ -46,11 +46,14 @@ RTOL = 1e-5
 
 
 def _path(name):
-    return (FIXTURES / "research" / f"{name}.onnx" if "opset20" in name
+    return (FIXTURES / "research" / f"{name}.onnx"
+            if "opset20" in name or name.startswith("research_")
             else FIXTURES / f"{name}.onnx")
 
 
 def _meta(name):
+    if name.startswith("research_"):
+        return json.loads((FIXTURES / "research" / f"{name}.json").read_text())
     stem = name.replace("_opset20", "")
     return json.loads((FIXTURES / f"{stem}.json").read_text())
 
@@ -195,7 +198,8 @@ def _run_raised_graph(text, path, x, tmp_path):
     """Runs a raise's output graph: the ttt.kvb_layer through ttt-run's recurrent
     lowering, every value the original model has (by its ONNX name) through
     onnxruntime on the original model, and the few nodes the raise adds around the
-    layer op (Constant, Sub, Add, Reshape, Identity) in NumPy."""
+    layer op or its normalization rewrote (Constant, Sub, Add, Mul, Reshape, Transpose,
+    Unsqueeze, Identity) in NumPy."""
     lines = [ln.strip() for ln in text.splitlines()]
     (header,) = [ln for ln in lines if ln.startswith("onnx.graph @")]
     args = dict(re.findall(r'(%[\w.]+): tensor<[^>]*> \{onnx.name = "([^"]+)"\}', header))
@@ -251,12 +255,21 @@ def _run_raised_graph(text, path, x, tmp_path):
                 if kind == "Constant":
                     nums = re.search(r"dense<(.*?)> : tensor<([^>]*)>", body)
                     dtype = np.int64 if nums.group(2).endswith("i64") else np.float32
-                    out = np.array(json.loads(nums.group(1)), dtype=dtype)
+                    shape = [int(d) for d in nums.group(2).split("x")[:-1]]
+                    # A splat (`dense<0> : tensor<4xi64>`) fills the whole shape.
+                    out = np.broadcast_to(np.array(json.loads(nums.group(1)), dtype=dtype),
+                                          shape).copy()
                 else:
                     a = [value(i) for i in ins]
+                    perm = re.search(r"perm = array<i64: ([^>]*)>", body)
                     out = {"Sub": lambda: a[0] - a[1], "Add": lambda: a[0] + a[1],
-                           "Identity": lambda: a[0],
-                           "Reshape": lambda: a[0].reshape(a[1])}[kind]()
+                           "Mul": lambda: a[0] * a[1], "Identity": lambda: a[0],
+                           "Reshape": lambda: a[0].reshape(
+                               [a[0].shape[i] if d == 0 else d for i, d in enumerate(a[1])]),
+                           "Unsqueeze": lambda: np.expand_dims(a[0], tuple(a[1])),
+                           "Transpose": lambda: a[0].transpose(
+                               [int(i) for i in perm.group(1).split(",")]),
+                           }[kind]()
         values[ssa] = out
         return out
 
@@ -288,7 +301,9 @@ def test_the_raised_lact_base_layer_computes_the_model(name, tmp_path):
 
 # ttt-lm-pytorch's TTT-Linear (dual form: LayerNorm-MSE loss, trained bias, token_eta,
 # the `XQ +` residual), raised with raise-all, and the T its traced export was made at.
-DUAL_FORM = {"ttt_linear.traced": 40, "ttt_linear.traced_opset20": 40}
+DUAL_FORM = {"ttt_linear.traced": (1, 40), "ttt_linear.traced_opset20": (1, 40),
+             "research_ttt_linear_scan.traced_opset17": (2, 40),
+             "research_ttt_linear_scan.traced_opset20": (2, 40)}
 
 
 @pytest.mark.parametrize("name", sorted(DUAL_FORM))
@@ -302,7 +317,8 @@ def test_the_raised_ttt_linear_layer_computes_the_model(name, tmp_path):
     for needle in ("#ttt.model<kind = linear, trained = [0, 1], bias = true>",
                    "kind = layernorm_mse", "order = causal", "token_eta("):
         assert needle in text, needle
-    x = _inputs(_meta(name), 1, DUAL_FORM[name], zlib.crc32(name.encode()))
+    B, T = DUAL_FORM[name]
+    x = _inputs(_meta(name), B, T, zlib.crc32(name.encode()))
     got = _run_raised_graph(text, _path(name), x, tmp_path)
     assert _rel(got, _run(_path(name), x).astype(np.float64)) <= RTOL
 

@@ -2276,7 +2276,19 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
     created.push_back(v.getDefiningOp());
   }
   v = ranks.sequence(v);
-  Value lr = ranks.sequence(config.rule.lr);
+  Value lr = config.rule.lr;
+  if (lr && config.ratesTimeLast) {
+    auto type = cast<RankedTensorType>(lr.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape.push_back(1);
+    onnx::OnnxBuilder b(builder, loc, type.getElementType());
+    Value axes = b.i64s({type.getRank()});
+    created.push_back(axes.getDefiningOp());
+    lr = b.node("Unsqueeze", {lr, axes},
+                RankedTensorType::get(shape, type.getElementType()));
+    created.push_back(lr.getDefiningOp());
+  }
+  lr = ranks.sequence(lr);
   Value momentum = config.rule.momentum;
   if (momentum && config.rule.momentumTimeBeforeLast) {
     momentum = ranks.timeLast(momentum, config.rule.momentumPerChunk);

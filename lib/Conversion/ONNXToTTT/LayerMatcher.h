@@ -97,6 +97,9 @@ struct LayerConfig {
   /// The loss binds the keys to `rule.v - k` (TTT-Linear's reconstruction
   /// target `XV - XK`).
   bool valuesMinusKeys = false;
+  /// The rates `rule.lr` are `[B, H, T]` (time last), one per token, which
+  /// the layer op takes as `[B, H, T, 1]`.
+  bool ratesTimeLast = false;
   /// The layer's output is the queries plus the layer op's output.
   bool residualQuery = false;
 };

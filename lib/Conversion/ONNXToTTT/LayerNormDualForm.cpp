@@ -38,6 +38,21 @@ std::optional<double> scalarValue(Value value) {
     return std::nullopt;
   auto inputs = node.getInputs();
   StringRef op = node.getOpType();
+  // `x.shape[-1]` of a statically shaped x (torch's `D = x.shape[-1]`).
+  if (op == "Gather" && nodeOf(inputs[0], "Shape")) {
+    std::optional<SmallVector<int64_t>> dims = shapeConstant(inputs[0]);
+    std::optional<SmallVector<int64_t>> index = intConstant(inputs[1]);
+    if (!dims || !index || index->size() != 1)
+      return std::nullopt;
+    int64_t at = index->front() < 0 ? index->front() + dims->size()
+                                    : index->front();
+    if (at < 0 || at >= static_cast<int64_t>(dims->size()) ||
+        ShapedType::isDynamic((*dims)[at]))
+      return std::nullopt;
+    return static_cast<double>((*dims)[at]);
+  }
+  if (op == "Cast" && inputs.size() == 1)
+    return scalarValue(inputs[0]);
   if (inputs.size() == 1) {
     std::optional<double> x = scalarValue(inputs[0]);
     if (!x)
@@ -333,8 +348,9 @@ std::optional<LayerNormGradient> matchLayerNormGradient(Value value) {
 }
 
 /// A column of per-token learning rates of a chunk, as a row `[.., 1, n]`:
-/// a cut of `lr` whose last axis is indexed (Gather) or cut to one column.
-std::optional<SliceChain> rateWindow(Value value) {
+/// a cut of `lr` whose last axis is indexed (Gather) or cut to one column,
+/// or a cut of rates whose time axis is the last (`timeLast` is set).
+std::optional<SliceChain> rateWindow(Value value, bool *timeLast = nullptr) {
   value = skipLayout(value);
   if (onnx::NodeOp gather = nodeOf(value, "Gather")) {
     std::optional<int64_t> rank = rankOf(gather.getInputs()[0]);
@@ -351,8 +367,14 @@ std::optional<SliceChain> rateWindow(Value value) {
     return chain;
   }
   std::optional<SliceChain> chain = tokenWindow(value, nullptr);
-  if (chain && !chain->column)
+  if (chain && chain->column)
+    return chain;
+  // Rates `[B, H, T]` (one per token, time last), cut to the chunk.
+  chain = tokenWindow(value, nullptr, /*timeLast=*/true);
+  if (!chain)
     return std::nullopt;
+  if (timeLast)
+    *timeLast = true;
   return chain;
 }
 
@@ -386,22 +408,50 @@ std::optional<std::pair<Value, int64_t>> vectorPrefix(Value value) {
   return std::make_pair(value, type.getDimSize(0));
 }
 
-/// Entry `index` of the vector `vector` (a one-wide Slice or a Gather).
+/// Entry `index` of the vector `vector`, which may be reshaped to more axes
+/// of size 1: a Gather or a one-wide Slice of its long axis.
 bool isVectorEntry(Value value, Value vector, int64_t index) {
   value = skipLayout(value);
-  if (onnx::NodeOp gather = nodeOf(value, "Gather")) {
-    std::optional<SmallVector<int64_t>> at = intConstant(gather.getInputs()[1]);
-    return same(gather.getInputs()[0], vector) && at && at->size() == 1 &&
-           at->front() == index;
-  }
-  onnx::NodeOp slice = nodeOf(value, "Slice");
-  if (!slice || !same(slice.getInputs()[0], vector))
+  onnx::NodeOp node = nodeOf(value, "Gather");
+  bool gather = static_cast<bool>(node);
+  if (!node)
+    node = nodeOf(value, "Slice");
+  if (!node || !same(node.getInputs()[0], vector))
     return false;
-  std::optional<SmallVector<int64_t>> starts =
-      intConstant(slice.getInputs()[1]);
-  std::optional<SmallVector<int64_t>> ends = intConstant(slice.getInputs()[2]);
-  return starts && ends && starts->size() == 1 && ends->size() == 1 &&
-         (*starts)[0] == index && (*ends)[0] == index + 1;
+  auto inputs = node.getInputs();
+  auto type = dyn_cast<RankedTensorType>(inputs[0].getType());
+  if (!type || !type.hasStaticShape())
+    return false;
+  std::optional<int64_t> longAxis;
+  for (auto [axis, dim] : llvm::enumerate(type.getShape())) {
+    if (dim == 1)
+      continue;
+    if (longAxis)
+      return false;
+    longAxis = axis;
+  }
+  if (!longAxis)
+    return false;
+  int64_t rank = type.getRank(), length = type.getDimSize(*longAxis);
+  std::optional<int64_t> axis = 0;
+  if (gather) {
+    axis = intAttr(node, "axis").value_or(0);
+  } else if (inputs.size() > 3 && !isa<NoneType>(inputs[3].getType())) {
+    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+    axis = axes && axes->size() == 1 ? std::optional<int64_t>(axes->front())
+                                     : std::nullopt;
+  }
+  if (!axis || (*axis < 0 ? *axis + rank : *axis) != *longAxis)
+    return false;
+  auto position = [&](int64_t at) { return at < 0 ? at + length : at; };
+  std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
+  if (!starts || starts->size() != 1 || position(starts->front()) != index)
+    return false;
+  if (gather)
+    return true;
+  std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
+  return ends && ends->size() == 1 &&
+         std::min(position(ends->front()), length) == index + 1;
 }
 
 /// True if `mask` is `Trilu(x)` keeping the lower triangle and the diagonal.
@@ -433,6 +483,7 @@ struct DualChunk {
   std::optional<SliceChain> kSubtracted, lr;
   Value w, b, gradient, eta, tokenEta;
   int64_t length = 0;
+  bool ratesTimeLast = false;
   bool residual = false;
   LayerNormOf ln;
   /// The coefficient of the gradient terms (-1 for plain descent).
@@ -471,7 +522,7 @@ LogicalResult DualFormReader::readEta(Value eta, DualChunk &chunk) {
   bool found =
       matchCommutative(skipLayout(eta), "Mul", [&](Value tokens, Value rates) {
         std::optional<std::pair<Value, int64_t>> prefix = vectorPrefix(tokens);
-        std::optional<SliceChain> lr = rateWindow(rates);
+        std::optional<SliceChain> lr = rateWindow(rates, &chunk.ratesTimeLast);
         // token_eta varies along the rows (queries), lr along the columns.
         if (!prefix || !lr || dimFromEnd(tokens, 1) != 1 ||
             dimFromEnd(rates, 2) != 1)
@@ -802,6 +853,7 @@ FailureOr<LayerConfig> DualFormReader::read() {
   config.rule.v = first.v.root;
   config.rule.lr = first.lr->root;
   config.rule.lrColumn = first.lr->column;
+  config.ratesTimeLast = first.ratesTimeLast;
   config.rule.loss = LossKind::layernorm_mse;
   config.rule.sign = first.step < 0 ? Sign::descent : Sign::ascent;
   config.rule.lrScale = std::abs(first.step);
