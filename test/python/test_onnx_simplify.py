@@ -303,7 +303,8 @@ def test_the_raised_lact_base_layer_computes_the_model(name, tmp_path):
 # the `XQ +` residual), raised with raise-all, and the T its traced export was made at.
 DUAL_FORM = {"ttt_linear.traced": (1, 40), "ttt_linear.traced_opset20": (1, 40),
              "research_ttt_linear_scan.traced_opset17": (2, 40),
-             "research_ttt_linear_scan.traced_opset20": (2, 40)}
+             "research_ttt_linear_scan.traced_opset20": (2, 40),
+             "research_ttt_linear_scan.dynamo_opset20": (2, 40)}
 
 
 @pytest.mark.parametrize("name", sorted(DUAL_FORM))

@@ -2326,6 +2326,17 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
       inverse[axis] = i;
     layerType = permutedType(type, inverse);
   }
+  Value tokenEta = config.tokenEta;
+  if (!config.tokenEtaValues.empty()) {
+    auto type = RankedTensorType::get(
+        {static_cast<int64_t>(config.tokenEtaValues.size())},
+        builder.getF32Type());
+    SmallVector<float> numbers(config.tokenEtaValues.begin(),
+                               config.tokenEtaValues.end());
+    onnx::OnnxBuilder b(builder, loc, builder.getF32Type());
+    tokenEta = b.constant(DenseElementsAttr::get(type, ArrayRef(numbers)));
+    created.push_back(tokenEta.getDefiningOp());
+  }
   Value gamma, beta;
   if (config.lnGamma) {
     gamma = ranks.layerNormParameter(config.lnGamma);
@@ -2335,7 +2346,7 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
   }
   auto op = KVBLayerOp::create(
       builder, loc, ranks.output(layerType), TypeRange(), q, k, v, weights, lr,
-      config.tokenEta, momentum, gamma, beta, model, loss, update, schedule);
+      tokenEta, momentum, gamma, beta, model, loss, update, schedule);
   output = ranks.restore(op.getOutput(), layerType);
   if (config.residualQuery) {
     onnx::OnnxBuilder b(builder, loc, elementTypeOf(type));

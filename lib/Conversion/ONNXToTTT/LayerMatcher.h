@@ -93,6 +93,9 @@ struct LayerConfig {
   /// steps are scaled by the per-position factors `tokenEta`.
   bool bias = false;
   Value tokenEta, lnGamma, lnBeta;
+  /// The numbers of `token_eta`, when the model holds them as a folded
+  /// constant of another shape (no `tokenEta` then).
+  SmallVector<double> tokenEtaValues;
   double lnEps = 1e-6;
   /// The loss binds the keys to `rule.v - k` (TTT-Linear's reconstruction
   /// target `XV - XK`).

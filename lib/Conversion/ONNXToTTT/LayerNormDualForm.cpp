@@ -135,9 +135,21 @@ void spreadSum(Value value, double coeff, SmallVectorImpl<Term> &terms,
   terms.push_back({value, coeff});
 }
 
-/// True if `reduce` reduces the last axis of its input and keeps it.
-bool reducesLastAxis(onnx::NodeOp reduce, int64_t fromEnd = 1) {
-  if (!reduce || intAttr(reduce, "keepdims").value_or(1) != 1)
+/// The dim of `value` that is `fromEnd` from the end, if static.
+std::optional<int64_t> dimFromEnd(Value value, int64_t fromEnd) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || type.getRank() < fromEnd ||
+      type.isDynamicDim(type.getRank() - fromEnd))
+    return std::nullopt;
+  return type.getDimSize(type.getRank() - fromEnd);
+}
+
+/// True if `reduce` reduces the last axis of its input (or the one
+/// `fromEnd` from the end) and keeps it, or drops it (`keepsAxis` false: a
+/// layout node puts it back).
+bool reducesLastAxis(onnx::NodeOp reduce, int64_t fromEnd = 1,
+                     bool keepsAxis = true) {
+  if (!reduce || (keepsAxis && intAttr(reduce, "keepdims").value_or(1) != 1))
     return false;
   std::optional<SmallVector<int64_t>> axes = reduceAxes(reduce);
   std::optional<int64_t> rank = rankOf(reduce.getInputs()[0]);
@@ -176,7 +188,9 @@ Value centeredInput(Value value) {
 /// of `x - mean(x)` (`d * d` or `Pow(d, 2)`).
 bool isVarianceOf(Value value, Value x) {
   onnx::NodeOp mean = nodeOf(skipLayout(value), "ReduceMean");
-  if (!reducesLastAxis(mean))
+  // torch.var's export drops the axis and reshapes it back.
+  if (dimFromEnd(value, 1) != 1 ||
+      !reducesLastAxis(mean, 1, /*keepsAxis=*/false))
     return false;
   Value square = skipLayout(mean.getInputs()[0]);
   if (onnx::NodeOp pow = nodeOf(square, "Pow"))
@@ -408,6 +422,48 @@ std::optional<std::pair<Value, int64_t>> vectorPrefix(Value value) {
   return std::make_pair(value, type.getDimSize(0));
 }
 
+/// The f32 numbers of a constant (splat or not) and its shape.
+std::optional<std::pair<ShapedType, SmallVector<double>>>
+constantValues(Value value) {
+  ElementsAttr elements;
+  if (auto init = value.getDefiningOp<onnx::InitializerOp>())
+    elements = init.getValue();
+  else if (onnx::NodeOp node = nodeOf(value, "Constant"))
+    elements = dyn_cast_or_null<ElementsAttr>(node.getONNXAttr("value"));
+  auto type = elements ? dyn_cast<ShapedType>(elements.getType()) : nullptr;
+  if (!type || !type.hasStaticShape() || !type.getElementType().isF32())
+    return std::nullopt;
+  SmallVector<double> numbers;
+  if (auto dense = dyn_cast<DenseElementsAttr>(elements)) {
+    for (float x : dense.getValues<float>())
+      numbers.push_back(x);
+    return std::make_pair(type, numbers);
+  }
+  auto bytes = constantBytes(value);
+  if (!bytes || bytes->second.size() !=
+                    static_cast<size_t>(type.getNumElements()) * sizeof(float))
+    return std::nullopt;
+  ArrayRef<float> floats(reinterpret_cast<const float *>(bytes->second.data()),
+                         type.getNumElements());
+  numbers.assign(floats.begin(), floats.end());
+  return std::make_pair(type, numbers);
+}
+
+/// A constant `[.., n, 1]` whose every `[n]` column is the same vector (the
+/// exporter folded `token_eta` and broadcast it): that vector.
+std::optional<SmallVector<double>> constantColumn(Value value) {
+  auto constant = constantValues(value);
+  if (!constant || constant->first.getRank() < 2 ||
+      constant->first.getShape().back() != 1)
+    return std::nullopt;
+  int64_t n = constant->first.getShape().drop_back().back();
+  const SmallVector<double> &numbers = constant->second;
+  for (size_t i = n; i < numbers.size(); ++i)
+    if (numbers[i] != numbers[i % n])
+      return std::nullopt;
+  return SmallVector<double>(numbers.begin(), numbers.begin() + n);
+}
+
 /// Entry `index` of the vector `vector`, which may be reshaped to more axes
 /// of size 1: a Gather or a one-wide Slice of its long axis.
 bool isVectorEntry(Value value, Value vector, int64_t index) {
@@ -468,20 +524,13 @@ Value lowerTriangle(Value mask) {
   return trilu.getInputs()[0];
 }
 
-/// The dim of `value` that is `fromEnd` from the end, if static.
-std::optional<int64_t> dimFromEnd(Value value, int64_t fromEnd) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || type.getRank() < fromEnd ||
-      type.isDynamicDim(type.getRank() - fromEnd))
-    return std::nullopt;
-  return type.getDimSize(type.getRank() - fromEnd);
-}
-
 /// What one chunk of the dual form reads.
 struct DualChunk {
   SliceChain q, k, v;
   std::optional<SliceChain> kSubtracted, lr;
   Value w, b, gradient, eta, tokenEta;
+  /// `token_eta[:n]` when the exporter folded it into a constant.
+  SmallVector<double> tokenEtaValues;
   int64_t length = 0;
   bool ratesTimeLast = false;
   bool residual = false;
@@ -522,13 +571,20 @@ LogicalResult DualFormReader::readEta(Value eta, DualChunk &chunk) {
   bool found =
       matchCommutative(skipLayout(eta), "Mul", [&](Value tokens, Value rates) {
         std::optional<std::pair<Value, int64_t>> prefix = vectorPrefix(tokens);
+        std::optional<SmallVector<double>> folded =
+            prefix ? std::nullopt : constantColumn(tokens);
         std::optional<SliceChain> lr = rateWindow(rates, &chunk.ratesTimeLast);
         // token_eta varies along the rows (queries), lr along the columns.
-        if (!prefix || !lr || dimFromEnd(tokens, 1) != 1 ||
+        if ((!prefix && !folded) || !lr || dimFromEnd(tokens, 1) != 1 ||
             dimFromEnd(rates, 2) != 1)
           return false;
-        chunk.tokenEta = prefix->first;
-        chunk.length = prefix->second;
+        if (prefix) {
+          chunk.tokenEta = prefix->first;
+          chunk.length = prefix->second;
+        } else {
+          chunk.tokenEtaValues = *folded;
+          chunk.length = folded->size();
+        }
         chunk.lr = lr;
         return true;
       });
@@ -640,6 +696,12 @@ bool DualFormReader::isLastEta(Value value, const DualChunk &chunk) {
   // token_eta[n-1] * lr[j] (the exporter cut the product's last row).
   auto isTokenEntry = [&](Value entry) {
     entry = skipLayout(entry);
+    if (!chunk.tokenEtaValues.empty()) {
+      auto constant = constantValues(entry);
+      return constant && llvm::all_of(constant->second, [&](double x) {
+               return x == chunk.tokenEtaValues[last];
+             });
+    }
     onnx::NodeOp node = nodeOf(entry, "Slice");
     if (!node)
       node = nodeOf(entry, "Gather");
@@ -792,9 +854,9 @@ FailureOr<LayerConfig> DualFormReader::read() {
   if (slots.size() != 2)
     return fail("a dual-form LayerNorm layer trains a weight and a bias");
   std::vector<DualChunk> chunks(layer.steps.size());
-  for (auto [step, chunk] : llvm::zip(layer.steps, chunks))
-    if (failed(readChunk(step, chunk)))
-      return failure();
+  for (auto [index, step] : llvm::enumerate(layer.steps))
+    if (failed(readChunk(step, chunks[index])))
+      return fail("chunk " + Twine(index) + ": " + why);
   // Which slot holds the weight and which the bias.
   const DualChunk &first = chunks.front();
   const ChunkStep &firstStep = layer.steps.front();
@@ -819,7 +881,10 @@ FailureOr<LayerConfig> DualFormReader::read() {
     if (chunk.q.root != first.q.root || chunk.k.root != first.k.root ||
         chunk.v.root != first.v.root || chunk.lr->root != first.lr->root ||
         chunk.lr->column != first.lr->column ||
-        chunk.tokenEta != first.tokenEta || chunk.residual != first.residual ||
+        chunk.tokenEta != first.tokenEta ||
+        !llvm::equal(chunk.tokenEtaValues,
+                     ArrayRef(first.tokenEtaValues)
+                         .take_front(chunk.tokenEtaValues.size())) || chunk.residual != first.residual ||
         chunk.kSubtracted.has_value() != first.kSubtracted.has_value() ||
         !nearly(chunk.step, first.step) || !sameParameters(chunk.ln, first.ln))
       return fail("chunk " + Twine(index) +
@@ -840,8 +905,12 @@ FailureOr<LayerConfig> DualFormReader::read() {
                            layer.steps[index + 1].weightsRead[*bSlot])))
       return failure();
   }
-  auto etaType = dyn_cast<RankedTensorType>(first.tokenEta.getType());
-  if (!etaType || etaType.getDimSize(0) != c)
+  auto etaType = first.tokenEta
+                     ? dyn_cast<RankedTensorType>(first.tokenEta.getType())
+                     : nullptr;
+  int64_t etaLength = etaType ? etaType.getDimSize(0)
+                              : static_cast<int64_t>(first.tokenEtaValues.size());
+  if (etaLength != c)
     return fail("its per-position factors are not one per token of a chunk");
   LayerConfig config;
   config.model = ModelKind::linear;
@@ -860,6 +929,7 @@ FailureOr<LayerConfig> DualFormReader::read() {
   config.order = UpdateOrder::causal;
   config.chunkSize = c;
   config.tokenEta = first.tokenEta;
+  config.tokenEtaValues = first.tokenEtaValues;
   config.lnGamma = first.ln.gamma;
   config.lnBeta = first.ln.beta;
   config.lnEps = first.ln.eps;
