@@ -34,6 +34,7 @@ from onnx import numpy_helper  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compiler import run_function, tool  # noqa: E402
+from raised_graph import raised_op, run_raised_graph  # noqa: E402
 from oracle import kvb_layer  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "onnx"
@@ -150,28 +151,6 @@ def test_a_simplification_that_stays_non_linear_keeps_the_nodes(tmp_path):
     assert _rel(_run(out, x), _run(_path(name), x)) <= 1e-6
 
 
-def _raised_op(text):
-    """The ttt.kvb_layer line of a raise's output, as a function of its operands."""
-    (line,) = [ln.strip() for ln in text.splitlines() if "ttt.kvb_layer" in ln]
-    tensor = r"tensor<[^>]*>"
-    head = re.search(rf"ttt\.kvb_layer (%\S+), (%\S+), (%\S+) : ({tensor}), ({tensor}), "
-                     rf"({tensor})", line)
-    names, types = list(head.group(1, 2, 3)), list(head.group(4, 5, 6))
-    for group in ("weights", "lr", "token_eta", "momentum", "layernorm"):
-        m = re.search(rf"{group}\(([^:]+) : ([^)]+)\)", line)
-        if m:
-            names += [n.strip() for n in m.group(1).split(",")]
-            types += re.findall(tensor, m.group(2))
-    result = re.search(rf"-> ({tensor})$", line).group(1)
-    body = line.split(" = ", 1)[1]
-    args = ", ".join(f"%a{i}: {t}" for i, t in enumerate(types))
-    for i, n in sorted(enumerate(names), key=lambda p: -len(p[1])):
-        body = re.sub(re.escape(n) + r"(?![\w.])", f"%a{i}", body)
-    func = (f"func.func @layer({args}) -> {result} {{\n  %o = {body}\n"
-            f"  return %o : {result}\n}}\n")
-    return func, names
-
-
 # Layers that are not linear attention, raised with raise-all: what their ttt.kvb_layer
 # must say, and the (B, T, Tq) they are run at (a traced export's are its own). The
 # scripted NVS export's weights are Expand results, not initializers, so its op cannot be
@@ -194,88 +173,6 @@ RAISED = {
 }
 
 
-def _run_raised_graph(text, path, x, tmp_path):
-    """Runs a raise's output graph: the ttt.kvb_layer through ttt-run's recurrent
-    lowering, every value the original model has (by its ONNX name) through
-    onnxruntime on the original model, and the few nodes the raise adds around the
-    layer op or its normalization rewrote (Constant, Sub, Add, Mul, Reshape, Transpose,
-    Unsqueeze, Identity) in NumPy."""
-    lines = [ln.strip() for ln in text.splitlines()]
-    (header,) = [ln for ln in lines if ln.startswith("onnx.graph @")]
-    args = dict(re.findall(r'(%[\w.]+): tensor<[^>]*> \{onnx.name = "([^"]+)"\}', header))
-    defs = {}
-    for ln in lines:
-        m = re.match(r"(%[\w.]+) = (.*)$", ln)
-        if m:
-            defs[m.group(1)] = m.group(2)
-    model = onnx.load(str(path))
-    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
-    named = {}
-    for ssa, body in defs.items():
-        m = re.search(r'outputs = \["([^"]+)"', body)
-        if m and not body.startswith("ttt."):
-            named[ssa] = m.group(1)
-    (yielded,) = re.findall(r"onnx\.yield (%[\w.]+)", text)
-    values = {}
-
-    def from_model(names):
-        extra = [n for n in names if n not in {o.name for o in model.graph.output}]
-        probe = onnx.load(str(path))
-        for n in extra:
-            probe.graph.output.append(onnx.ValueInfoProto(name=n))
-        probe_path = tmp_path / "probe.onnx"
-        onnx.save(probe, str(probe_path))
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        sess = ort.InferenceSession(str(probe_path), opts,
-                                    providers=["CPUExecutionProvider"])
-        feeds = {i.name: x[i.name] for i in sess.get_inputs()}
-        outs = sess.run(names, feeds)
-        return dict(zip(names, outs))
-
-    def value(ssa):
-        if ssa in values:
-            return values[ssa]
-        if ssa in args:
-            out = x[args[ssa]]
-        elif ssa in named and named[ssa] != model.graph.output[0].name:
-            out = from_model([named[ssa]])[named[ssa]]
-        else:
-            body = defs[ssa]
-            init = re.match(r'onnx\.initializer "([^"]+)"', body)
-            if init:
-                out = inits[init.group(1)]
-            elif body.startswith("ttt.kvb_layer"):
-                func, names = _raised_op(f"{ssa} = {body}")
-                (out,) = run_function(func, [value(n) for n in names], tmp_path,
-                                      entry="layer")
-            else:
-                op = re.match(r'onnx\.node "(\w+)"\(([^)]*)\)', body)
-                kind, ins = op.group(1), [i.strip() for i in op.group(2).split(",") if i]
-                if kind == "Constant":
-                    nums = re.search(r"dense<(.*?)> : tensor<([^>]*)>", body)
-                    dtype = np.int64 if nums.group(2).endswith("i64") else np.float32
-                    shape = [int(d) for d in nums.group(2).split("x")[:-1]]
-                    # A splat (`dense<0> : tensor<4xi64>`) fills the whole shape.
-                    out = np.broadcast_to(np.array(json.loads(nums.group(1)), dtype=dtype),
-                                          shape).copy()
-                else:
-                    a = [value(i) for i in ins]
-                    perm = re.search(r"perm = array<i64: ([^>]*)>", body)
-                    out = {"Sub": lambda: a[0] - a[1], "Add": lambda: a[0] + a[1],
-                           "Mul": lambda: a[0] * a[1], "Identity": lambda: a[0],
-                           "Reshape": lambda: a[0].reshape(
-                               [a[0].shape[i] if d == 0 else d for i, d in enumerate(a[1])]),
-                           "Unsqueeze": lambda: np.expand_dims(a[0], tuple(a[1])),
-                           "Transpose": lambda: a[0].transpose(
-                               [int(i) for i in perm.group(1).split(",")]),
-                           }[kind]()
-        values[ssa] = out
-        return out
-
-    return value(yielded)
-
-
 @pytest.mark.parametrize("name", sorted(RAISED))
 def test_the_raised_lact_base_layer_computes_the_model(name, tmp_path):
     """The raise's ttt.kvb_layer (LaCT base: three trained weights, per-weight lr
@@ -285,7 +182,7 @@ def test_the_raised_lact_base_layer_computes_the_model(name, tmp_path):
     raised = tmp_path / "raised.mlir"
     proc = _opt(_path(name), "--ttt-raise-onnx=raise-all", "-o", raised)
     assert proc.returncode == 0, proc.stderr
-    func, names = _raised_op(raised.read_text())
+    func, names = raised_op(raised.read_text())
     expected, sizes = RAISED[name]
     for text in expected:
         assert text in func, (text, func)
@@ -320,7 +217,7 @@ def test_the_raised_ttt_linear_layer_computes_the_model(name, tmp_path):
         assert needle in text, needle
     B, T = DUAL_FORM[name]
     x = _inputs(_meta(name), B, T, zlib.crc32(name.encode()))
-    got = _run_raised_graph(text, _path(name), x, tmp_path)
+    got = run_raised_graph(text, _path(name), x, tmp_path)
     assert _rel(got, _run(_path(name), x).astype(np.float64)) <= RTOL
 
 

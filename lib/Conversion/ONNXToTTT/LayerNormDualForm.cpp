@@ -688,6 +688,19 @@ bool DualFormReader::isLastEta(Value value, const DualChunk &chunk) {
       node = nodeOf(row, "Slice");
     if (!node || !same(node.getInputs()[0], chunk.eta))
       return false;
+    // The row axis of eta [.., n, n] is its second-to-last.
+    std::optional<int64_t> rank = rankOf(node.getInputs()[0]);
+    std::optional<int64_t> axis;
+    if (nodeOf(row, "Gather")) {
+      axis = intAttr(node, "axis").value_or(0);
+    } else if (node.getInputs().size() > 3) {
+      std::optional<SmallVector<int64_t>> axes =
+          intConstant(node.getInputs()[3]);
+      if (axes && axes->size() == 1)
+        axis = axes->front();
+    }
+    if (!rank || !axis || (*axis != -2 && *axis != *rank - 2))
+      return false;
     std::optional<SmallVector<int64_t>> at = intConstant(node.getInputs()[1]);
     return at && at->size() == 1 && (at->front() == -1 || at->front() == last);
   };
