@@ -42,7 +42,7 @@ def run_raised_graph(text, path, x, tmp_path):
     lowering, every value the original model has (by its ONNX name) through
     onnxruntime on the original model, and the few nodes the raise adds around the
     layer op or its normalization rewrote (Constant, Sub, Add, Mul, Reshape, Transpose,
-    Unsqueeze, Identity) in NumPy."""
+    Unsqueeze, Squeeze, Expand, Identity) in NumPy."""
     lines = [ln.strip() for ln in text.splitlines()]
     (header,) = [ln for ln in lines if ln.startswith("onnx.graph @")]
     args = dict(re.findall(r'(%[\w.]+): tensor<[^>]*> \{onnx.name = "([^"]+)"\}', header))
@@ -107,6 +107,8 @@ def run_raised_graph(text, path, x, tmp_path):
                     perm = re.search(r"perm = array<i64: ([^>]*)>", body)
                     out = {"Sub": lambda: a[0] - a[1], "Add": lambda: a[0] + a[1],
                            "Mul": lambda: a[0] * a[1], "Identity": lambda: a[0],
+                           "Expand": lambda: a[0] * np.ones(a[1], a[0].dtype),
+                           "Squeeze": lambda: np.squeeze(a[0], tuple(a[1])),
                            "Reshape": lambda: a[0].reshape(
                                [a[0].shape[i] if d == 0 else d for i, d in enumerate(a[1])]),
                            "Unsqueeze": lambda: np.expand_dims(a[0], tuple(a[1])),

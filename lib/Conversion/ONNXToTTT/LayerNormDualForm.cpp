@@ -44,8 +44,8 @@ std::optional<double> scalarValue(Value value) {
     std::optional<SmallVector<int64_t>> index = intConstant(inputs[1]);
     if (!dims || !index || index->size() != 1)
       return std::nullopt;
-    int64_t at = index->front() < 0 ? index->front() + dims->size()
-                                    : index->front();
+    int64_t at =
+        index->front() < 0 ? index->front() + dims->size() : index->front();
     if (at < 0 || at >= static_cast<int64_t>(dims->size()) ||
         ShapedType::isDynamic((*dims)[at]))
       return std::nullopt;
@@ -381,6 +381,9 @@ std::optional<SliceChain> rateWindow(Value value, bool *timeLast = nullptr) {
     return chain;
   }
   std::optional<SliceChain> chain = tokenWindow(value, nullptr);
+  // A cut of rates with one column (`[B*H, T, 1]`) is that column.
+  if (chain && !chain->column && dimFromEnd(chain->root, 1) == 1)
+    chain->column = 0;
   if (chain && chain->column)
     return chain;
   // Rates `[B, H, T]` (one per token, time last), cut to the chunk.
@@ -573,7 +576,8 @@ LogicalResult DualFormReader::readEta(Value eta, DualChunk &chunk) {
         std::optional<std::pair<Value, int64_t>> prefix = vectorPrefix(tokens);
         std::optional<SmallVector<double>> folded =
             prefix ? std::nullopt : constantColumn(tokens);
-        std::optional<SliceChain> lr = rateWindow(rates, &chunk.ratesTimeLast);
+        bool timeLast = false;
+        std::optional<SliceChain> lr = rateWindow(rates, &timeLast);
         // token_eta varies along the rows (queries), lr along the columns.
         if ((!prefix && !folded) || !lr || dimFromEnd(tokens, 1) != 1 ||
             dimFromEnd(rates, 2) != 1)
@@ -586,6 +590,7 @@ LogicalResult DualFormReader::readEta(Value eta, DualChunk &chunk) {
           chunk.length = folded->size();
         }
         chunk.lr = lr;
+        chunk.ratesTimeLast = timeLast;
         return true;
       });
   if (!found)
@@ -897,7 +902,8 @@ FailureOr<LayerConfig> DualFormReader::read() {
         chunk.tokenEta != first.tokenEta ||
         !llvm::equal(chunk.tokenEtaValues,
                      ArrayRef(first.tokenEtaValues)
-                         .take_front(chunk.tokenEtaValues.size())) || chunk.residual != first.residual ||
+                         .take_front(chunk.tokenEtaValues.size())) ||
+        chunk.residual != first.residual ||
         chunk.kSubtracted.has_value() != first.kSubtracted.has_value() ||
         !nearly(chunk.step, first.step) || !sameParameters(chunk.ln, first.ln))
       return fail("chunk " + Twine(index) +
@@ -921,8 +927,9 @@ FailureOr<LayerConfig> DualFormReader::read() {
   auto etaType = first.tokenEta
                      ? dyn_cast<RankedTensorType>(first.tokenEta.getType())
                      : nullptr;
-  int64_t etaLength = etaType ? etaType.getDimSize(0)
-                              : static_cast<int64_t>(first.tokenEtaValues.size());
+  int64_t etaLength = etaType
+                          ? etaType.getDimSize(0)
+                          : static_cast<int64_t>(first.tokenEtaValues.size());
   if (etaLength != c)
     return fail("its per-position factors are not one per token of a chunk");
   LayerConfig config;
