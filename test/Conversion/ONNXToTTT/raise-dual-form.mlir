@@ -5,6 +5,7 @@
 // the update: then the layer is raised with the causal order.
 // RUN: ttt-opt %s --ttt-raise-onnx --split-input-file -verify-diagnostics | FileCheck %s
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/ttt_linear.traced.onnx --ttt-raise-onnx 2>&1 | FileCheck %s --check-prefix=LINEAR
+// RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/ttt_linear.traced.onnx --ttt-raise-onnx=raise-all 2>/dev/null | FileCheck %s --check-prefix=LINEAR-ALL
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/ttt_mlp.scripted.onnx --ttt-raise-onnx 2>&1 | FileCheck %s --check-prefix=MLP
 
 // The dot loss, two chunks of two tokens: token i of chunk c reads
@@ -195,10 +196,28 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
 
 // TTT-Linear (ttt-lm-pytorch's dual form, traced): the fast weights are W1
 // and b1, the LayerNorm's weights are static, and nothing the chunk computes
-// from its own keys is taken for a weight.
+// from its own keys is taken for a weight. Read as ttt.kvb_layer (the
+// LayerNorm-MSE loss, the trained bias, token_eta, the causal order), it is
+// not linear attention: left, with the analysis of its layer op.
 // LINEAR: remark: {{.*}}ttt_linear.traced.onnx: node '/layer/Concat': TTT layer: unrolled chunk loop (5 chunks of 8 tokens), fast weights 'layer.W1', 'layer.b1'; static weights 'layer.ln_weight', '/layer/Slice_{{[0-9]+}}_output_0', 'layer.ln_bias': left as it was: its output depends non-linearly on the trained fast weights (through Sqrt node
-// LINEAR-SAME: no ttt.kvb_layer form: each chunk's output reads the chunk's own keys
+// LINEAR-SAME: as a ttt.kvb_layer: exact lowering: chunk-sequential loop; proven: output layer W is linear with its bias as a constant feature
+// LINEAR-SAME: blocked by: LayerNorm inside the loss makes the gradient non-linear in the state
 // LINEAR-NOT: not a TTT layer
+
+// With raise-all the layer op replaces the chunks: the values are v - k (the
+// reconstruction target), the LayerNorm parameters [H, 1, D] become [H, D],
+// token_eta is the clipped vector the chunks slice, and q is added after it.
+// LINEAR-ALL-LABEL: onnx.graph @main_graph(
+// LINEAR-ALL-SAME: %[[Q:[^:]+]]: tensor<1x2x40x16xf32> {onnx.name = "q"}, %[[K:[^:]+]]: tensor<1x2x40x16xf32> {onnx.name = "k"}, %[[V:[^:]+]]: tensor<1x2x40x16xf32> {onnx.name = "v"}, %[[LR:[^:]+]]: tensor<1x2x40x1xf32> {onnx.name = "lr"}
+// LINEAR-ALL-DAG: %[[W:.+]] = onnx.initializer "layer.W1"
+// LINEAR-ALL-DAG: %[[B:.+]] = onnx.initializer "layer.b1"
+// LINEAR-ALL-DAG: %[[GAMMA0:.+]] = onnx.initializer "layer.ln_weight"
+// LINEAR-ALL: %[[ETA:.+]] = onnx.node "Clip"
+// LINEAR-ALL: %[[TARGET:.+]] = onnx.node "Sub"(%[[V]], %[[K]])
+// LINEAR-ALL: %[[GAMMA:.+]] = onnx.node "Reshape"(%[[GAMMA0]], %{{.+}}) : (tensor<2x1x16xf32>, tensor<2xi64>) -> tensor<2x16xf32>
+// LINEAR-ALL: %[[O:.+]] = ttt.kvb_layer %[[Q]], %[[K]], %[[TARGET]] : {{.*}} weights(%[[W]], %[[B]] : tensor<2x16x16xf32>, tensor<2x1x16xf32>) lr(%[[LR]] : tensor<1x2x40x1xf32>) token_eta(%[[ETA]] : tensor<8xf32>) layernorm(%[[GAMMA]], %{{.+}} : tensor<2x16xf32>, tensor<2x16xf32>) model = #ttt.model<kind = linear, trained = [0, 1], bias = true> loss = #ttt.loss<kind = layernorm_mse, eps = {{.*}}> update = #ttt.update<> schedule = #ttt.schedule<kind = chunked, size = 8, order = causal>
+// LINEAR-ALL: %[[SUM:.+]] = onnx.node "Add"(%[[Q]], %[[O]])
+// LINEAR-ALL: onnx.node "Identity"(%[[SUM]])
 
 // TTT-MLP in an ONNX Loop: four carried weights (W1, b1, W2, b2).
 // MLP: remark: {{.*}}ttt_mlp.scripted.onnx: node '/layer/ConcatFromSequence': TTT layer: ONNX Loop over chunks (chunks of 8 tokens), fast weights 'onnx::Expand_{{[0-9]+}}', 'onnx::Expand_{{[0-9]+}}', 'onnx::Expand_{{[0-9]+}}' and 1 more; static weights
