@@ -65,7 +65,7 @@ def _build(BH, T, D, C, params, gradient_scale=1.0):
     const("eps", np.array(EPS, np.float32))
     const("dim", np.array(float(D), np.float32))
     const("inv_dim", np.array(gradient_scale / D, np.float32))
-    w, bias, outs, prefixes = "W", "b", [], {}
+    w, bias, outs = "W", "b", []
     for c, s in enumerate(range(0, T, C)):
         e = min(s + C, T)
         n = e - s
@@ -73,13 +73,9 @@ def _build(BH, T, D, C, params, gradient_scale=1.0):
         xq, xk, xv = (node("Slice", [x, start, end, "axis1"]) for x in ("q", "k", "v"))
         rates = node("Reshape", [node("Slice", ["lr", start, end, "axis1"]),
                                  const(f"row{c}", np.array([BH, 1, n], i64))])
-        # token_eta[:n] as one node per length (see the closing note of issue 12: equal
-        # nodes computed once per chunk are not yet merged before the finder runs)
-        if n not in prefixes:
-            prefixes[n] = node("Unsqueeze", [node("Slice", ["token_eta", "zero",
-                                                            const(f"n{n}", np.array([n], i64)),
-                                                            "zero"]), "axis_last"])
-        tokens = prefixes[n]
+        tokens = node("Unsqueeze", [node("Slice", ["token_eta", "zero",
+                                                   const(f"n{c}", np.array([n], i64)),
+                                                   "zero"]), "axis_last"])
         eta = node("Mul", [rates, tokens])                                   # [BH, n, n]
         z = node("Add", [bias, node("MatMul", [xk, w])])
         # ln_fused_l2_bwd(z, xv), written its own way

@@ -173,6 +173,13 @@ struct EqualNodes : llvm::DenseMapInfo<Operation *> {
 };
 } // namespace
 
+/// An integer tensor of a few elements: indices, bounds and axes.
+static bool isSmallIndexTensor(Type type) {
+  auto shaped = dyn_cast<ShapedType>(type);
+  return shaped && shaped.hasStaticShape() && shaped.getNumElements() <= 16 &&
+         isa<IntegerType>(shaped.getElementType());
+}
+
 /// Replaces each pure node by the first equal node of its block (MLIR's CSE
 /// would keep both: ONNX names its outputs, so no two nodes' attributes
 /// are equal). The first one keeps its name.
@@ -188,6 +195,7 @@ void raise::mergeEqualNodes(onnx::GraphOp graph) {
     // (torch folds the transpose of a weight into a new initializer, which
     // the normalization's own fold then meets).
     llvm::DenseMap<llvm::hash_code, SmallVector<Value, 1>> constants;
+    llvm::DenseMap<Attribute, Value> indices;
     auto sameConstant = [&](Value value) -> Value {
       auto bytes = constantBytes(value);
       if (!bytes)
@@ -219,6 +227,15 @@ void raise::mergeEqualNodes(onnx::GraphOp graph) {
           node->replaceAllUsesWith(ValueRange{earlier});
           node->erase();
           continue;
+        }
+        // A small integer initializer (a Slice bound, an axis) is read as the
+        // earlier one with its numbers, so that the nodes reading either are
+        // equal; the initializer itself stays.
+        auto init = dyn_cast<onnx::InitializerOp>(op);
+        if (init && isSmallIndexTensor(init.getType())) {
+          auto [it, first] = indices.try_emplace(init.getValue(), init);
+          if (!first)
+            init.getResult().replaceAllUsesWith(it->second);
         }
       }
       if (!node || node->getNumRegions() != 0 || !isMemoryEffectFree(node))

@@ -45,3 +45,36 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %r : tensor<4x2xf32>
   }
 }
+
+// -----
+
+// Two Slices of one vector whose bounds are separate initializers holding the
+// same numbers (a hand-written model names each chunk's bounds) are one node;
+// float initializers with equal numbers stay two weights.
+
+// CHECK-LABEL: onnx.graph @equal_index_initializers(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<8xf32>
+// CHECK-DAG: %[[ZERO:.+]] = onnx.initializer "zero"
+// CHECK-DAG: %[[N0:.+]] = onnx.initializer "n0"
+// CHECK-DAG: %[[W0:.+]] = onnx.initializer "w0"
+// CHECK-DAG: %[[W1:.+]] = onnx.initializer "w1"
+// CHECK: %[[S:.+]] = onnx.node "Slice"(%[[X]], %[[ZERO]], %[[N0]], %[[ZERO]])
+// CHECK-NOT: "Slice"
+// CHECK: %[[A:.+]] = onnx.node "Mul"(%[[S]], %[[W0]])
+// CHECK: %[[B:.+]] = onnx.node "Mul"(%[[S]], %[[W1]])
+// CHECK: onnx.node "Add"(%[[A]], %[[B]])
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @equal_index_initializers(%x: tensor<8xf32> {onnx.name = "x"}) -> (tensor<4xf32> {onnx.name = "r"}) {
+    %zero = onnx.initializer "zero" dense<0> : tensor<1xi64>
+    %n0 = onnx.initializer "n0" dense<4> : tensor<1xi64>
+    %n1 = onnx.initializer "n1" dense<4> : tensor<1xi64>
+    %w0 = onnx.initializer "w0" dense<2.0> : tensor<4xf32>
+    %w1 = onnx.initializer "w1" dense<2.0> : tensor<4xf32>
+    %s0 = onnx.node "Slice"(%x, %zero, %n0, %zero) {outputs = ["s0"]} : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf32>
+    %s1 = onnx.node "Slice"(%x, %zero, %n1, %zero) {outputs = ["s1"]} : (tensor<8xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xf32>
+    %a = onnx.node "Mul"(%s0, %w0) {outputs = ["a"]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %b = onnx.node "Mul"(%s1, %w1) {outputs = ["b"]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %r = onnx.node "Add"(%a, %b) {outputs = ["r"]} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    onnx.yield %r : tensor<4xf32>
+  }
+}
