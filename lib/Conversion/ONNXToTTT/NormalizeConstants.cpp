@@ -133,6 +133,62 @@ elementwise(ArrayRef<IntTensor> in,
   return out;
 }
 
+/// ONNX Slice of an integer tensor: `in` is data, starts, ends, and
+/// optionally axes and steps (negative steps walk backwards; bounds clamp).
+static std::optional<IntTensor> sliceOf(ArrayRef<IntTensor> in) {
+  const IntTensor &x = in[0];
+  int64_t rank = x.shape.size();
+  size_t count = in[1].data.size();
+  if (in[2].data.size() != count ||
+      (in.size() > 3 && in[3].data.size() != count) ||
+      (in.size() > 4 && in[4].data.size() != count))
+    return std::nullopt;
+  SmallVector<SmallVector<int64_t>> picks;
+  for (int64_t dim : x.shape)
+    picks.push_back(llvm::to_vector(llvm::seq<int64_t>(0, dim)));
+  for (size_t j = 0; j < count; ++j) {
+    int64_t axis = in.size() > 3 ? in[3].data[j] : static_cast<int64_t>(j);
+    int64_t step = in.size() > 4 ? in[4].data[j] : 1;
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank || step == 0)
+      return std::nullopt;
+    int64_t dim = x.shape[axis];
+    int64_t start = in[1].data[j], end = in[2].data[j];
+    if (start < 0)
+      start = start < -dim ? -1 : start + dim;
+    if (end < 0)
+      end = end < -dim ? -1 : end + dim;
+    SmallVector<int64_t> pick;
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+      for (int64_t i = start; i < end; i += step)
+        pick.push_back(i);
+    } else {
+      start = std::clamp<int64_t>(start, -1, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+      for (int64_t i = start; i > end; i += step)
+        pick.push_back(i);
+    }
+    picks[axis] = std::move(pick);
+  }
+  IntTensor out;
+  for (const SmallVector<int64_t> &pick : picks)
+    out.shape.push_back(pick.size());
+  for (int64_t flat = 0; flat < out.size(); ++flat) {
+    int64_t rest = flat, source = 0, stride = 1;
+    for (int64_t d = rank; d-- > 0;) {
+      int64_t coord = rest % out.shape[d];
+      rest /= out.shape[d];
+      source += picks[d][coord] * stride;
+      stride *= x.shape[d];
+    }
+    out.data.push_back(x.data[source]);
+  }
+  return out;
+}
+
 /// Evaluates `node` on its integer inputs.
 static std::optional<IntTensor> evaluate(onnx::NodeOp node,
                                          ArrayRef<IntTensor> in) {
@@ -283,6 +339,8 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
     }
     return out;
   }
+  if (type == "Slice" && in.size() >= 3)
+    return sliceOf(in);
   if (type == "ConstantOfShape" && in.size() == 1) {
     auto fill = dyn_cast_or_null<DenseElementsAttr>(node.getONNXAttr("value"));
     if (!fill || !isa<IntegerType>(fill.getElementType()))

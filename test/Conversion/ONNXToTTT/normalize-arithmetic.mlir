@@ -78,3 +78,27 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %r : tensor<4xf32>
   }
 }
+
+// -----
+
+// torch's F.pad builds Pad's pads by reversing a constant table (a Slice with
+// step -1), transposing and flattening it: integer arithmetic, folded.
+
+// CHECK-LABEL: onnx.graph @reversed_pads(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<1x2x4x4xf32>
+// CHECK: %[[PADS:.+]] = onnx.node "Constant"() attrs {value = dense<[0, 0, 1, 1, 0, 0, 1, 1]> : tensor<8xi64>}
+// CHECK: onnx.node "Pad"(%[[X]], %[[PADS]], %{{.+}})
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @reversed_pads(%x: tensor<1x2x4x4xf32> {onnx.name = "x"}) -> (tensor<1x2x6x6xf32> {onnx.name = "r"}) {
+    %none = onnx.none
+    %table = onnx.node "Constant"() attrs {value = dense<[[1, 1], [1, 1], [0, 0], [0, 0]]> : tensor<4x2xi64>} {outputs = ["table"]} : () -> tensor<4x2xi64>
+    %zero = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["zero"]} : () -> tensor<1xi64>
+    %minus = onnx.node "Constant"() attrs {value = dense<-1> : tensor<1xi64>} {outputs = ["minus"]} : () -> tensor<1xi64>
+    %least = onnx.node "Constant"() attrs {value = dense<-9223372036854775807> : tensor<1xi64>} {outputs = ["least"]} : () -> tensor<1xi64>
+    %rev = onnx.node "Slice"(%table, %minus, %least, %zero, %minus) {outputs = ["rev"]} : (tensor<4x2xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4x2xi64>
+    %t = onnx.node "Transpose"(%rev) attrs {perm = array<i64: 1, 0>} {outputs = ["t"]} : (tensor<4x2xi64>) -> tensor<2x4xi64>
+    %flat = onnx.node "Reshape"(%t, %minus) {outputs = ["flat"]} : (tensor<2x4xi64>, tensor<1xi64>) -> tensor<8xi64>
+    %r = onnx.node "Pad"(%x, %flat, %none) attrs {mode = "constant"} {outputs = ["r"]} : (tensor<1x2x4x4xf32>, tensor<8xi64>, none) -> tensor<1x2x6x6xf32>
+    onnx.yield %r : tensor<1x2x6x6xf32>
+  }
+}
