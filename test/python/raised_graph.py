@@ -16,12 +16,19 @@ from compiler import run_function
 
 
 def raised_op(text):
-    """The ttt.kvb_layer line of a raise's output, as a function of its operands."""
-    (line,) = [ln.strip() for ln in text.splitlines() if "ttt.kvb_layer" in ln]
+    """The layer op line (ttt.kvb_layer or ttt.dwconv_layer) of a raise's output, as a
+    function of its operands."""
+    (line,) = [ln.strip() for ln in text.splitlines()
+               if "ttt.kvb_layer" in ln or "ttt.dwconv_layer" in ln]
     tensor = r"tensor<[^>]*>"
-    head = re.search(rf"ttt\.kvb_layer (%\S+), (%\S+), (%\S+) : ({tensor}), ({tensor}), "
-                     rf"({tensor})", line)
-    names, types = list(head.group(1, 2, 3)), list(head.group(4, 5, 6))
+    if "ttt.dwconv_layer" in line:
+        head = re.search(rf"ttt\.dwconv_layer (%\S+), (%\S+), (%\S+), (%\S+) : "
+                         rf"({tensor}), ({tensor}), ({tensor}), ({tensor})", line)
+        names, types = list(head.group(1, 2, 3, 4)), list(head.group(5, 6, 7, 8))
+    else:
+        head = re.search(rf"ttt\.kvb_layer (%\S+), (%\S+), (%\S+) : ({tensor}), "
+                         rf"({tensor}), ({tensor})", line)
+        names, types = list(head.group(1, 2, 3)), list(head.group(4, 5, 6))
     for group in ("weights", "lr", "token_eta", "momentum", "layernorm"):
         m = re.search(rf"{group}\(([^:]+) : ([^)]+)\)", line)
         if m:
@@ -38,7 +45,7 @@ def raised_op(text):
 
 
 def run_raised_graph(text, path, x, tmp_path):
-    """Runs a raise's output graph: the ttt.kvb_layer through ttt-run's recurrent
+    """Runs a raise's output graph: the layer op through ttt-run's recurrent
     lowering, every value the original model has (by its ONNX name) through
     onnxruntime on the original model, and the few nodes the raise adds around the
     layer op or its normalization rewrote (Constant, Sub, Add, Mul, Reshape, Transpose,
@@ -88,7 +95,7 @@ def run_raised_graph(text, path, x, tmp_path):
             init = re.match(r'onnx\.initializer "([^"]+)"', body)
             if init:
                 out = inits[init.group(1)]
-            elif body.startswith("ttt.kvb_layer"):
+            elif body.startswith(("ttt.kvb_layer", "ttt.dwconv_layer")):
                 func, names = raised_op(f"{ssa} = {body}")
                 (out,) = run_function(func, [value(n) for n in names], tmp_path,
                                       entry="layer")

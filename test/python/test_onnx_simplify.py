@@ -204,6 +204,28 @@ DUAL_FORM = {"ttt_linear.traced": (1, 40), "ttt_linear.traced_opset20": (1, 40),
              "research_ttt_linear_scan.dynamo_opset20": (2, 40)}
 
 
+# ViT^3's depth-wise convolution branch (the research code's grouped-convolution form):
+# raised to ttt.dwconv_layer, with the batch size and image side its traced export has.
+DWCONV = {"vit3_dwconv.traced": (2, 6), "vit3_dwconv.traced_opset20": (2, 6)}
+
+
+@pytest.mark.parametrize("name", sorted(DWCONV))
+def test_the_raised_dwconv_branch_computes_the_model(name, tmp_path):
+    """The raised graph (its ttt.dwconv_layer run by ttt-run's lowering) against
+    onnxruntime on the original model, on fresh inputs."""
+    raised = tmp_path / "raised.mlir"
+    proc = _opt(_path(name), "--ttt-raise-onnx=raise-all", "-o", raised)
+    assert proc.returncode == 0, proc.stderr
+    text = raised.read_text()
+    for needle in ("ttt.dwconv_layer", "kind = dot", "reduction = mean",
+                   "clip = frobenius"):
+        assert needle in text, needle
+    B, side = DWCONV[name]
+    x = _inputs(_meta(name), B, side, zlib.crc32(name.encode()))
+    got = run_raised_graph(text, _path(name), x, tmp_path)
+    assert _rel(got, _run(_path(name), x).astype(np.float64)) <= RTOL
+
+
 @pytest.mark.parametrize("name", sorted(DUAL_FORM))
 def test_the_raised_ttt_linear_layer_computes_the_model(name, tmp_path):
     """The whole raised graph (its ttt.kvb_layer run by ttt-run's recurrent lowering)

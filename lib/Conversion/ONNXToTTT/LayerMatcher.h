@@ -116,6 +116,34 @@ FailureOr<LayerConfig> matchLayer(const FoundLayer &layer, std::string &why);
 FailureOr<LayerConfig> matchLayerNormDualForm(const FoundLayer &layer,
                                               std::string &why);
 
+/// The operands and attributes of the `ttt.dwconv_layer` a layer computes
+/// (ViT^3's depth-wise convolution branch).
+struct DWConvConfig {
+  /// `[B, C, h, w]` queries, keys and values; the start kernel (one
+  /// `kh x kw` kernel per channel, in any layout of size-1 axes).
+  Value q, k, v, kernel;
+  double lossScale = 1.0;
+  Sign sign = Sign::descent;
+  double lrScale = 1.0;
+  /// Whether the step is clipped per sample and channel, `G / (|G|_F + 1)`.
+  bool clip = false;
+};
+
+/// True if a full-batch layer's output convolves the queries (the raise
+/// reads it as a `ttt.dwconv_layer`, not a `ttt.kvb_layer`).
+bool convolvesQueries(const FoundLayer &layer);
+
+/// The dwconv_layer form of `layer`, or the reason there is none.
+FailureOr<DWConvConfig> matchDWConvLayer(const FoundLayer &layer,
+                                         std::string &why);
+
+/// Builds the `ttt.dwconv_layer` for `config` before `layer.assembly`;
+/// sets `output` to its output in the layer output's shape.
+DWConvLayerOp buildDWConvLayer(OpBuilder &builder, const FoundLayer &layer,
+                               const DWConvConfig &config,
+                               SmallVectorImpl<Operation *> &created,
+                               Value &output);
+
 /// Builds the `ttt.kvb_layer` for `config` before `layer.assembly`, with
 /// the nodes that give its operands the layer op's ranks (appended to
 /// `created`); sets `output` to its output as the layer's output. Null if a

@@ -175,16 +175,28 @@ struct TTTRaiseONNXPass
     // what is proven, and on request it is raised (for the simplifications
     // that make it linear attention).
     std::string why;
-    FailureOr<LayerConfig> config = matchLayer(layer, why);
-    if (failed(config))
-      return leave(layer.blocker.empty()
-                       ? "no ttt.kvb_layer form: " + why
-                       : layer.blocker + "; no ttt.kvb_layer form: " + why);
-
     OpBuilder builder(layer.assembly);
     SmallVector<Operation *> created;
     Value replacement;
-    KVBLayerOp op = buildLayer(builder, layer, *config, created, replacement);
+    Operation *op = nullptr;
+    bool convolution = convolvesQueries(layer);
+    if (convolution) {
+      FailureOr<DWConvConfig> config = matchDWConvLayer(layer, why);
+      if (failed(config))
+        return leave(layer.blocker.empty()
+                         ? "no ttt.dwconv_layer form: " + why
+                         : layer.blocker +
+                               "; no ttt.dwconv_layer form: " + why);
+      op = buildDWConvLayer(builder, layer, *config, created, replacement);
+    } else {
+      FailureOr<LayerConfig> config = matchLayer(layer, why);
+      if (failed(config))
+        return leave(layer.blocker.empty()
+                         ? "no ttt.kvb_layer form: " + why
+                         : layer.blocker + "; no ttt.kvb_layer form: " + why);
+      op = buildLayer(builder, layer, *config, created, replacement);
+    }
+    StringRef opName = convolution ? "ttt.dwconv_layer" : "ttt.kvb_layer";
     // Leaving the layer takes back every node the raise made for it.
     auto undo = [&] {
       if (op)
@@ -195,8 +207,12 @@ struct TTTRaiseONNXPass
     };
     if (!op) {
       undo();
-      return leave("its fast weight is shared by every head and its head "
-                   "count is not static, so it has no ttt.kvb_layer shape");
+      return leave(convolution
+                       ? "its start kernel is not one kh x kw kernel per "
+                         "channel, so it has no ttt.dwconv_layer shape"
+                       : "its fast weight is shared by every head and its "
+                         "head count is not static, so it has no "
+                         "ttt.kvb_layer shape");
     }
     // Every operand must be visible where the layer op stands (not a value
     // of a Loop body the replacement erases).
@@ -208,20 +224,22 @@ struct TTTRaiseONNXPass
     };
     if (!visible(op) || !llvm::all_of(created, visible)) {
       undo();
-      return leave("its ttt.kvb_layer form reads a value computed inside "
-                   "its Loop");
+      return leave("its " + opName.str() +
+                   " form reads a value computed inside its Loop");
     }
     if (failed(mlir::verify(op, /*verifyRecursively=*/false))) {
       undo();
-      return leave("its ttt.kvb_layer form does not verify");
+      return leave("its " + opName.str() + " form does not verify");
     }
-    LayerFacts facts = analyzeLayer(op);
+    auto kvb = dyn_cast<KVBLayerOp>(op);
+    LayerFacts facts =
+        kvb ? analyzeLayer(kvb) : analyzeLayer(cast<DWConvLayerOp>(op));
     std::string blocker;
     if (!facts.rewritable)
       blocker = explainLayer(facts);
     else if (!layer.blocker.empty())
       blocker = layer.blocker; // the dataflow's finding stands
-    else if (hasEmptySequence(op))
+    else if (kvb && hasEmptySequence(kvb))
       blocker = kEmptySequence;
     std::optional<int64_t> opset = modelOpset;
     if (blocker.empty() && opset && *opset < kMinExportOpset)
@@ -248,7 +266,7 @@ struct TTTRaiseONNXPass
     } else {
       output.replaceAllUsesWith(marked);
     }
-    remark = head + ": raised to ttt.kvb_layer" +
+    remark = head + ": raised to " + opName.str() +
              (blocker.empty()
                   ? " (linear attention, " +
                         stringifyExactLowering(facts.lowering).str() + ")"

@@ -2,6 +2,7 @@
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/lact_v1.scripted.onnx --ttt-raise-onnx 2>&1 | FileCheck %s --check-prefix=NORM
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/vit3_glu.traced.onnx --ttt-raise-onnx 2>&1 | FileCheck %s --check-prefix=FULL
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/vit3_dwconv.traced.onnx --ttt-raise-onnx 2>&1 | FileCheck %s --check-prefix=CONV
+// RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/vit3_dwconv.traced.onnx --ttt-raise-onnx=raise-all 2>/dev/null | FileCheck %s --check-prefix=CONV-ALL
 
 // Layers that are not linear attention are found, reported with the reason
 // read off their dataflow, and left exactly as they were.
@@ -20,5 +21,24 @@
 
 // FULL: remark: {{.*}}vit3_glu.traced.onnx: node '/layer/Mul_10': TTT layer: full-batch step, fast weights '/layer/Sub_{{[0-9]}}_output_0', '/layer/Sub_{{[0-9]}}_output_0': left as it was: its output depends non-linearly on the trained fast weights (through Sigmoid
 
-// CONV: remark: {{.*}}vit3_dwconv.traced.onnx: node '/layer/Conv_1': TTT layer: full-batch step, fast weights '/layer/Sub_output_0': left as it was: no ttt.kvb_layer form: its output convolves the queries with the trained weight (ViT^3's depth-wise branch, ttt.dwconv_layer), which the raise does not read
+// ViT^3's depth-wise branch is read as a ttt.dwconv_layer, whose analysis
+// says why it stays: one full-batch step is already its exact form.
+// CONV: remark: {{.*}}vit3_dwconv.traced.onnx: node '/layer/Conv_1': TTT layer: full-batch step, fast weights '/layer/Sub_output_0': left as it was: exact lowering: single full-batch step (reduce, transform, apply); proven: a depth-wise convolution is per-channel linear attention with 9-dimensional keys
+// CONV-SAME: not rewritten: the recurrent lowering already is the exact reduce-transform-apply form
+// CONV-NOT: ttt.dwconv_layer
 // CONV: onnx.node "Conv"
+// CONV-NOT: ttt.dwconv_layer
+
+// With raise-all, the layer op reads the queries, keys and values as given,
+// the start kernel (ViT^3's [C, 1, 3, 3], which torch's trace folded to
+// [1, C, 3, 3]) as [C, 3, 3]; the loss scale is the factor
+// of the values the correlation reads, times the h * w of its mean.
+// CONV-ALL-LABEL: onnx.graph @main_graph(
+// CONV-ALL-SAME: %[[Q:[^:]+]]: tensor<2x8x6x6xf32> {onnx.name = "q"}, %[[K:[^:]+]]: tensor<2x8x6x6xf32> {onnx.name = "k"}, %[[V:[^:]+]]: tensor<2x8x6x6xf32> {onnx.name = "v"}
+// CONV-ALL: %[[W0:.+]] = onnx.initializer "onnx::Sub_{{[0-9]+}}"
+// CONV-ALL: %[[W:.+]] = onnx.node "Reshape"(%[[W0]], %{{.+}}) : (tensor<1x8x3x3xf32>, tensor<3xi64>) -> tensor<8x3x3xf32>
+// CONV-ALL: %[[O:.+]] = ttt.dwconv_layer %[[Q]], %[[K]], %[[V]], %[[W]] : {{.*}} loss = #ttt.loss<kind = dot, scale = 0.3333{{[0-9]+}}, reduction = mean> update = #ttt.update<clip = frobenius>
+// The layer's output is the grouped convolution's [1, B*C, h, w].
+// CONV-ALL: %[[R:.+]] = onnx.node "Reshape"(%[[O]], %{{.+}}) : (tensor<2x8x6x6xf32>, tensor<4xi64>) -> tensor<1x16x6x6xf32>
+// CONV-ALL: onnx.node "Identity"(%[[R]])
+// CONV-ALL-NOT: "Conv"

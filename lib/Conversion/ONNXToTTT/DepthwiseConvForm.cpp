@@ -1,0 +1,350 @@
+//===- DepthwiseConvForm.cpp - ViT^3's conv branch as ttt.dwconv_layer ----===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Reads ViT^3's depth-wise convolution branch: one full-batch step on the
+// kernel of a depth-wise convolution, then the queries convolved with the
+// stepped kernel. With the batch folded into the channels (one group per
+// sample and channel, as the research code writes it):
+//
+//   G  = Conv(Pad(k, p), e, group = B*C)      e = c * v   (c = -s / (h w))
+//   w' = w0 + a * clip(G)                     clip(G) = G / (|G|_F + 1)
+//   o  = Conv(q, w', pads = p, group = B*C)
+//
+// G is the gradient of `-(s / (h w)) sum <conv(k; w), v>` by the kernel (ONNX
+// Conv is a cross-correlation, so the same taps), which is ttt.dwconv_layer
+// with the `dot` loss, scale s and mean reduction.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LayerMatcher.h"
+#include "Normalize.h"
+
+#include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::raise;
+
+namespace {
+
+std::optional<SmallVector<int64_t>> intsAttr(onnx::NodeOp node,
+                                             StringRef name) {
+  if (auto ints = dyn_cast_or_null<DenseI64ArrayAttr>(node.getONNXAttr(name)))
+    return SmallVector<int64_t>(ints.asArrayRef());
+  return std::nullopt;
+}
+
+/// A 2-d Conv with unit strides and dilations, one input channel per group:
+/// returns its square padding (0 when it has none), or nullopt.
+std::optional<int64_t> depthwisePadding(onnx::NodeOp conv) {
+  if (!conv || conv.getInputs().size() < 2 ||
+      (conv.getInputs().size() > 2 &&
+       !isa<NoneType>(conv.getInputs()[2].getType())))
+    return std::nullopt;
+  auto input = dyn_cast<RankedTensorType>(conv.getInputs()[0].getType());
+  auto kernel = dyn_cast<RankedTensorType>(conv.getInputs()[1].getType());
+  if (!input || !kernel || input.getRank() != 4 || kernel.getRank() != 4 ||
+      !input.hasStaticShape() || !kernel.hasStaticShape())
+    return std::nullopt;
+  int64_t group = intAttr(conv, "group").value_or(1);
+  if (group != input.getDimSize(1) || kernel.getDimSize(0) != group ||
+      kernel.getDimSize(1) != 1)
+    return std::nullopt;
+  for (StringRef unit : {"strides", "dilations"})
+    if (std::optional<SmallVector<int64_t>> values = intsAttr(conv, unit))
+      if (llvm::any_of(*values, [](int64_t x) { return x != 1; }))
+        return std::nullopt;
+  if (auto autoPad = dyn_cast_or_null<StringAttr>(conv.getONNXAttr("auto_pad")))
+    if (autoPad.getValue() != "NOTSET")
+      return std::nullopt;
+  std::optional<SmallVector<int64_t>> pads = intsAttr(conv, "pads");
+  if (!pads)
+    return 0;
+  if (pads->size() != 4 ||
+      llvm::any_of(*pads, [&](int64_t x) { return x != pads->front(); }))
+    return std::nullopt;
+  return pads->front();
+}
+
+/// `Pad(x, [0, 0, p, p, 0, 0, p, p])` with zeros: returns x and p.
+std::optional<std::pair<Value, int64_t>> zeroPadded(Value value) {
+  onnx::NodeOp pad = nodeOf(skipLayout(value), "Pad");
+  if (!pad || pad.getInputs().size() < 2)
+    return std::nullopt;
+  auto mode = dyn_cast_or_null<StringAttr>(pad.getONNXAttr("mode"));
+  if (mode && mode.getValue() != "constant")
+    return std::nullopt;
+  if (pad.getInputs().size() > 2 &&
+      !isa<NoneType>(pad.getInputs()[2].getType()) &&
+      scalarConstant(pad.getInputs()[2]) != 0.0)
+    return std::nullopt;
+  if (pad.getInputs().size() > 3 &&
+      !isa<NoneType>(pad.getInputs()[3].getType()))
+    return std::nullopt; // axes
+  std::optional<SmallVector<int64_t>> pads = intConstant(pad.getInputs()[1]);
+  if (!pads || pads->size() != 8)
+    return std::nullopt;
+  int64_t p = (*pads)[2];
+  SmallVector<int64_t> expected{0, 0, p, p, 0, 0, p, p};
+  if (*pads != expected)
+    return std::nullopt;
+  return std::make_pair(pad.getInputs()[0], p);
+}
+
+/// `G / (|G|_F + 1)` over the two kernel axes: returns G.
+Value frobeniusClipped(Value value) {
+  std::optional<std::pair<Value, Value>> quotient;
+  value = skipLayout(value);
+  if (onnx::NodeOp div = nodeOf(value, "Div"))
+    quotient = std::make_pair(div.getInputs()[0], div.getInputs()[1]);
+  if (!quotient)
+    return nullptr;
+  Value g = quotient->first;
+  Value norm;
+  bool plusOne = matchCommutative(skipLayout(quotient->second), "Add",
+                                  [&](Value n, Value one) {
+                                    norm = n;
+                                    return scalarConstant(one) == 1.0;
+                                  });
+  onnx::NodeOp sqrt = plusOne ? nodeOf(skipLayout(norm), "Sqrt") : nullptr;
+  onnx::NodeOp sum =
+      sqrt ? nodeOf(skipLayout(sqrt.getInputs()[0]), "ReduceSum") : nullptr;
+  if (!sum || intAttr(sum, "keepdims").value_or(1) != 1)
+    return nullptr;
+  std::optional<SmallVector<int64_t>> axes = reduceAxes(sum);
+  SmallVector<int64_t> inner{-2, -1}, innerPositive{2, 3};
+  if (!axes || (*axes != inner && *axes != innerPositive))
+    return nullptr;
+  onnx::NodeOp square = nodeOf(skipLayout(sum.getInputs()[0]), "Mul");
+  onnx::NodeOp pow = nodeOf(skipLayout(sum.getInputs()[0]), "Pow");
+  bool squares =
+      (square && skipLayout(square.getInputs()[0]) == skipLayout(g) &&
+       skipLayout(square.getInputs()[1]) == skipLayout(g)) ||
+      (pow && skipLayout(pow.getInputs()[0]) == skipLayout(g) &&
+       scalarConstant(pow.getInputs()[1]) == 2.0);
+  return squares ? g : Value();
+}
+
+/// `c * x` however the constant factors are spelled: returns x and c.
+std::pair<Value, double> scaled(Value value) {
+  double factor = 1.0;
+  while (true) {
+    value = skipLayout(value);
+    if (onnx::NodeOp neg = nodeOf(value, "Neg")) {
+      factor = -factor;
+      value = neg.getInputs()[0];
+      continue;
+    }
+    if (onnx::NodeOp div = nodeOf(value, "Div")) {
+      std::optional<double> d = scalarConstant(div.getInputs()[1]);
+      if (d && *d != 0.0) {
+        factor /= *d;
+        value = div.getInputs()[0];
+        continue;
+      }
+    }
+    bool peeled = matchCommutative(value, "Mul", [&](Value c, Value x) {
+      std::optional<double> s = scalarConstant(c);
+      if (!s)
+        return false;
+      factor *= *s;
+      value = x;
+      return true;
+    });
+    if (!peeled)
+      return {value, factor};
+  }
+}
+
+/// True if `type` is `[B, C, h, w]` with batch and channels merged into one
+/// axis of B*C groups (`[1, B*C, h, w]` or `[B*C, 1, h, w]`).
+bool foldsBatchIntoChannels(Type type, ArrayRef<int64_t> bchw) {
+  auto to = dyn_cast<RankedTensorType>(type);
+  if (!to || !to.hasStaticShape() || to.getRank() != 4 || bchw.size() != 4)
+    return false;
+  int64_t groups = bchw[0] * bchw[1];
+  bool merged = (to.getDimSize(0) == 1 && to.getDimSize(1) == groups) ||
+                (to.getDimSize(0) == groups && to.getDimSize(1) == 1);
+  return merged && to.getDimSize(2) == bchw[2] && to.getDimSize(3) == bchw[3];
+}
+
+/// The static `[B, C, h, w]` of a sequence, or nothing.
+std::optional<SmallVector<int64_t>> imageShape(Value x) {
+  auto type = dyn_cast<RankedTensorType>(x.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() != 4)
+    return std::nullopt;
+  return SmallVector<int64_t>(type.getShape());
+}
+
+class ConvReader {
+public:
+  ConvReader(const FoundLayer &layer, std::string &why)
+      : layer(layer), why(why) {}
+
+  FailureOr<DWConvConfig> read();
+
+private:
+  LogicalResult fail(const Twine &reason) {
+    why = reason.str();
+    return failure();
+  }
+
+  const FoundLayer &layer;
+  std::string &why;
+};
+
+FailureOr<DWConvConfig> ConvReader::read() {
+  DWConvConfig config;
+  onnx::NodeOp apply = nodeOf(skipLayout(layer.steps.front().output), "Conv");
+  std::optional<int64_t> padding = depthwisePadding(apply);
+  if (!padding)
+    return fail("its output convolution is not depth-wise (one channel per "
+                "group, unit strides and dilations, equal padding)");
+  Value stepped = apply.getInputs()[1];
+  auto kernelType = cast<RankedTensorType>(stepped.getType());
+  int64_t kh = kernelType.getDimSize(2), kw = kernelType.getDimSize(3);
+  if (kh != kw || kh % 2 != 1 || *padding != (kh - 1) / 2)
+    return fail("its output convolution does not keep the size ('same' "
+                "padding of an odd, square kernel)");
+  // The queries: [B, C, h, w] with the batch folded into the groups.
+  Value folded = apply.getInputs()[0];
+  config.q = skipLayout(folded);
+  std::optional<SmallVector<int64_t>> image = imageShape(config.q);
+  if (!image || !foldsBatchIntoChannels(folded.getType(), *image))
+    return fail("its output convolution does not read the queries [B, C, "
+                "h, w] with one group per sample and channel");
+  // w' = w0 - a clip(G) or w0 + a clip(G), the start kernel [C, 1, kh, kw]
+  // (ViT^3's layout) or any other layout of it.
+  Value next = skipLayout(stepped), startKernel, change;
+  double stepFactor = 0.0;
+  auto isStartKernel = [](Value value) {
+    Value base = skipLayout(value);
+    return base.getDefiningOp<onnx::InitializerOp>() ||
+           nodeOf(base, "Constant") ||
+           (isa<BlockArgument>(base) &&
+            isa<onnx::GraphOp>(base.getParentRegion()->getParentOp()));
+  };
+  if (onnx::NodeOp sub = nodeOf(next, "Sub")) {
+    auto [x, c] = scaled(sub.getInputs()[1]);
+    startKernel = sub.getInputs()[0];
+    change = x;
+    stepFactor = -c;
+  } else {
+    matchCommutative(next, "Add", [&](Value a, Value b) {
+      if (!isStartKernel(a))
+        return false;
+      auto [x, c] = scaled(b);
+      startKernel = a;
+      change = x;
+      stepFactor = c;
+      return true;
+    });
+  }
+  if (!startKernel || !isStartKernel(startKernel))
+    return fail("its kernel is not a start kernel plus a step");
+  std::optional<std::pair<Value, double>> start =
+      std::make_pair(skipLayout(startKernel), 1.0);
+  std::optional<std::pair<Value, double>> step =
+      std::make_pair(change, stepFactor);
+  auto startType = dyn_cast<RankedTensorType>(start->first.getType());
+  if (!startType || !startType.hasStaticShape() ||
+      startType.getNumElements() != (*image)[1] * kh * kw)
+    return fail("its start kernel is not one kh x kw kernel per channel");
+  config.kernel = start->first;
+  Value gradient = frobeniusClipped(step->first);
+  config.clip = static_cast<bool>(gradient);
+  if (!gradient)
+    gradient = step->first;
+  // G = Conv(Pad(k), c * v), both with the batch folded into the groups.
+  onnx::NodeOp correlate = nodeOf(skipLayout(gradient), "Conv");
+  if (!correlate || depthwisePadding(correlate) != 0)
+    return fail("its kernel's step is not a depth-wise correlation of the "
+                "padded keys with the values");
+  std::optional<std::pair<Value, int64_t>> padded =
+      zeroPadded(correlate.getInputs()[0]);
+  SmallVector<int64_t> paddedImage(*image);
+  paddedImage[2] += 2 * *padding;
+  paddedImage[3] += 2 * *padding;
+  if (!padded || padded->second != *padding ||
+      !foldsBatchIntoChannels(correlate.getInputs()[0].getType(), paddedImage))
+    return fail("its kernel's step does not correlate the keys padded as "
+                "the output convolution pads the queries");
+  config.k = skipLayout(padded->first);
+  std::pair<Value, double> values = scaled(correlate.getInputs()[1]);
+  config.v = values.first;
+  if (!foldsBatchIntoChannels(correlate.getInputs()[1].getType(), *image))
+    return fail("its kernel's step does not correlate with the values "
+                "[B, C, h, w]");
+  for (Value x : {config.k, config.v})
+    if (x.getType() != config.q.getType())
+      return fail("its queries, keys and values differ in shape");
+  auto qType = cast<RankedTensorType>(config.q.getType());
+  double positions =
+      static_cast<double>(qType.getDimSize(2) * qType.getDimSize(3));
+  // G = c * sum v kpad is the gradient of the dot loss with scale
+  // -c * h * w and the mean over the positions.
+  double scale = -values.second * positions;
+  if (scale <= 0.0)
+    return fail("its kernel's step ascends the dot loss's gradient scale "
+                "it reads (a non-positive loss scale)");
+  config.lossScale = scale;
+  config.sign = step->second < 0 ? Sign::descent : Sign::ascent;
+  config.lrScale = std::abs(step->second);
+  return config;
+}
+
+} // namespace
+
+bool raise::convolvesQueries(const FoundLayer &layer) {
+  return layer.form == LayerForm::FullBatch &&
+         nodeOf(skipLayout(layer.steps.front().output), "Conv");
+}
+
+FailureOr<DWConvConfig> raise::matchDWConvLayer(const FoundLayer &layer,
+                                                std::string &why) {
+  return ConvReader(layer, why).read();
+}
+
+DWConvLayerOp raise::buildDWConvLayer(OpBuilder &builder,
+                                      const FoundLayer &layer,
+                                      const DWConvConfig &config,
+                                      SmallVectorImpl<Operation *> &created,
+                                      Value &output) {
+  MLIRContext *context = builder.getContext();
+  Location loc = layer.assembly->getLoc();
+  auto kernelType = cast<RankedTensorType>(config.kernel.getType());
+  SmallVector<int64_t> shape;
+  for (int64_t dim : kernelType.getShape())
+    if (dim != 1)
+      shape.push_back(dim);
+  if (shape.size() != 3)
+    return nullptr;
+  onnx::OnnxBuilder b(builder, loc, kernelType.getElementType());
+  Value dims = b.i64s(shape);
+  created.push_back(dims.getDefiningOp());
+  Value kernel =
+      b.node("Reshape", {config.kernel, dims},
+             RankedTensorType::get(shape, kernelType.getElementType()));
+  created.push_back(kernel.getDefiningOp());
+  auto loss = LossAttr::get(context, LossKind::dot, APFloat(config.lossScale),
+                            Reduction::mean, APFloat(1e-6));
+  auto update =
+      UpdateAttr::get(context, config.sign, APFloat(config.lrScale),
+                      config.clip ? ClipKind::frobenius : ClipKind::none,
+                      NewtonSchulzAttr(), WeightNormKind::none, APFloat(1e-5));
+  auto op = DWConvLayerOp::create(builder, loc, config.q.getType(), Type(),
+                                  config.q, config.k, config.v, kernel, loss,
+                                  update, /*inner_steps=*/1);
+  output = op.getOutput();
+  if (output.getType() != layer.output.getType()) {
+    Value target =
+        b.i64s(cast<RankedTensorType>(layer.output.getType()).getShape());
+    created.push_back(target.getDefiningOp());
+    output = b.node("Reshape", {output, target}, layer.output.getType());
+    created.push_back(output.getDefiningOp());
+  }
+  return op;
+}
