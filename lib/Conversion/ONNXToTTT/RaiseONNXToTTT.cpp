@@ -198,12 +198,21 @@ struct TTTRaiseONNXPass
     }
     StringRef opName = convolution ? "ttt.dwconv_layer" : "ttt.kvb_layer";
     // Leaving the layer takes back every node the raise made for it.
+    // The nodes after the layer op (its output turned, reshaped or added
+    // to the queries) read it, so they go first, then the op, then the
+    // nodes that gave it its operands.
     auto undo = [&] {
+      auto eraseUnused = [&] {
+        for (Operation *&node : llvm::reverse(created))
+          if (node && node->use_empty()) {
+            node->erase();
+            node = nullptr;
+          }
+      };
+      eraseUnused();
       if (op)
         op->erase();
-      for (Operation *node : llvm::reverse(created))
-        if (node->use_empty())
-          node->erase();
+      eraseUnused();
     };
     if (!op) {
       undo();
