@@ -196,12 +196,17 @@ def test_the_raised_lact_base_layer_computes_the_model(name, tmp_path):
         assert _rel(got, want) <= RTOL, (B, T, Tq)
 
 
-# ttt-lm-pytorch's TTT-Linear (dual form: LayerNorm-MSE loss, trained bias, token_eta,
-# the `XQ +` residual), raised with raise-all, and the T its traced export was made at.
+# ttt-lm-pytorch's TTT-Linear and TTT-MLP (dual form: LayerNorm-MSE loss, trained biases,
+# token_eta, the `XQ +` residual; TTT-MLP's tanh GELU between its layers), raised with
+# raise-all, and the (B, T) its traced export was made at.
 DUAL_FORM = {"ttt_linear.traced": (1, 40), "ttt_linear.traced_opset20": (1, 40),
              "research_ttt_linear_scan.traced_opset17": (2, 40),
              "research_ttt_linear_scan.traced_opset20": (2, 40),
-             "research_ttt_linear_scan.dynamo_opset20": (2, 40)}
+             "research_ttt_linear_scan.dynamo_opset20": (2, 40),
+             "ttt_mlp.traced": (1, 40), "ttt_mlp.traced_opset20": (1, 40),
+             "research_ttt_mlp_scan.traced_opset17": (2, 40),
+             "research_ttt_mlp_scan.traced_opset20": (2, 40),
+             "research_ttt_mlp_scan.dynamo_opset20": (2, 40)}
 
 
 # ViT^3's depth-wise convolution branch (the research code's grouped-convolution form):
@@ -234,8 +239,10 @@ def test_the_raised_ttt_linear_layer_computes_the_model(name, tmp_path):
     proc = _opt(_path(name), "--ttt-raise-onnx=raise-all", "-o", raised)
     assert proc.returncode == 0, proc.stderr
     text = raised.read_text()
-    for needle in ("#ttt.model<kind = linear, trained = [0, 1], bias = true>",
-                   "kind = layernorm_mse", "order = causal", "token_eta("):
+    model = ("#ttt.model<kind = mlp, trained = [0, 1, 2, 3], bias = true, "
+             "activation = gelu_tanh>" if "mlp" in name
+             else "#ttt.model<kind = linear, trained = [0, 1], bias = true>")
+    for needle in (model, "kind = layernorm_mse", "order = causal", "token_eta("):
         assert needle in text, needle
     B, T = DUAL_FORM[name]
     x = _inputs(_meta(name), B, T, zlib.crc32(name.encode()))

@@ -1941,7 +1941,7 @@ FailureOr<LayerConfig> LayerReader::read() {
   bool dualForm = llvm::any_of(layer.steps, [](const ChunkStep &step) {
     return !step.chunkData.empty();
   });
-  if (dualForm && numTrained == 2 && !trainsInnerWeights())
+  if (dualForm && numTrained >= 2 && !trainsInnerWeights())
     return matchLayerNormDualForm(layer, why);
   if (dualForm && (numTrained != 1 || trainsInnerWeights()))
     return fail("each chunk's output reads the chunk's own keys and the "
@@ -2245,7 +2245,7 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
   MLIRContext *context = builder.getContext();
   Location loc = layer.assembly->getLoc();
   auto model = FastWeightModelAttr::get(context, config.model, config.trained,
-                                        config.bias, Activation::silu);
+                                        config.bias, config.activation);
   auto loss =
       LossAttr::get(context, config.rule.loss, APFloat(config.rule.lossScale),
                     config.rule.reduction, APFloat(config.lnEps));

@@ -92,6 +92,8 @@ struct LayerConfig {
   /// the loss is `layernorm_mse` with these LayerNorm parameters, the causal
   /// steps are scaled by the per-position factors `tokenEta`.
   bool bias = false;
+  /// The activation of an `mlp` model (TTT-MLP's tanh GELU).
+  Activation activation = Activation::silu;
   Value tokenEta, lnGamma, lnBeta;
   /// The numbers of `token_eta`, when the model holds them as a folded
   /// constant of another shape (no `tokenEta` then).
@@ -111,8 +113,9 @@ struct LayerConfig {
 FailureOr<LayerConfig> matchLayer(const FoundLayer &layer, std::string &why);
 
 /// The kvb_layer form of a dual-form layer that trains a linear weight and
-/// its bias on the LayerNorm-MSE loss (ttt-lm-pytorch's TTT-Linear), or the
-/// reason there is none.
+/// its bias (ttt-lm-pytorch's TTT-Linear), or two of each with a tanh GELU
+/// between them (TTT-MLP), on the LayerNorm-MSE loss; or the reason there is
+/// none.
 FailureOr<LayerConfig> matchLayerNormDualForm(const FoundLayer &layer,
                                               std::string &why);
 

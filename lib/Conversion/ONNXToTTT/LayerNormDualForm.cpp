@@ -18,6 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ElementwiseFunctions.h"
 #include "LayerMatcher.h"
 #include "Normalize.h"
 #include "SwiGLUForms.h"
@@ -527,18 +528,31 @@ Value lowerTriangle(Value mask) {
   return trilu.getInputs()[0];
 }
 
+/// One layer's dual-form sum `A W + b - (eta * tril(A K^T)) G - tril(eta) G`:
+/// the weights after the gradients of tokens 1..i applied to query i.
+struct DualSum {
+  /// A: what the weight is applied to; K: what the scores read as keys.
+  Value applied, keys;
+  Value w, b, gradient, eta;
+  /// The coefficient of the gradient terms (-1 for plain descent).
+  double step = 0.0;
+};
+
 /// What one chunk of the dual form reads.
 struct DualChunk {
   SliceChain q, k, v;
   std::optional<SliceChain> kSubtracted, lr;
-  Value w, b, gradient, eta, tokenEta;
+  /// The model's layers in order: one (TTT-Linear) or two (TTT-MLP).
+  SmallVector<DualSum, 2> layers;
+  /// TTT-MLP: gelu(XK W1 + b1), the keys of its second layer.
+  Value hidden;
+  Value eta, tokenEta;
   /// `token_eta[:n]` when the exporter folded it into a constant.
   SmallVector<double> tokenEtaValues;
   int64_t length = 0;
   bool ratesTimeLast = false;
   bool residual = false;
   LayerNormOf ln;
-  /// The coefficient of the gradient terms (-1 for plain descent).
   double step = 0.0;
 };
 
@@ -555,11 +569,14 @@ private:
     return failure();
   }
   LogicalResult readChunk(const ChunkStep &step, DualChunk &chunk);
+  LogicalResult readLayers(Value zbar, DualChunk &chunk, ArrayRef<Value> state);
   LogicalResult readEta(Value eta, DualChunk &chunk);
-  LogicalResult readSum(Value zbar, DualChunk &chunk, ArrayRef<Value> state);
-  LogicalResult checkUpdate(const DualChunk &chunk, Value nextW, Value nextB);
+  FailureOr<DualSum> readSum(Value zbar, ArrayRef<Value> state);
+  LogicalResult checkUpdate(const DualChunk &chunk, const DualSum &sum,
+                            Value keys, Value nextW, Value nextB);
   bool isLastEta(Value value, const DualChunk &chunk);
   bool isWindow(Value value, std::optional<SliceChain> &into);
+  bool isKeyWindow(Value value, const DualChunk &chunk);
 
   const FoundLayer &layer;
   std::string &why;
@@ -600,12 +617,12 @@ LogicalResult DualFormReader::readEta(Value eta, DualChunk &chunk) {
   return success();
 }
 
-LogicalResult DualFormReader::readSum(Value zbar, DualChunk &chunk,
-                                      ArrayRef<Value> state) {
+FailureOr<DualSum> DualFormReader::readSum(Value zbar, ArrayRef<Value> state) {
   SmallVector<Term> terms;
   spreadSum(zbar, 1.0, terms, state);
-  // XQ W, b, (eta * tril(XQ XK^T)) G and tril(eta) G, in any order.
+  // A W, b, (eta * tril(A K^T)) G and tril(eta) G, in any order.
   std::optional<Term> apply, bias, intra, biasIntra;
+  DualSum sum;
   Value scores;
   for (const Term &term : terms) {
     onnx::NodeOp matmul = nodeOf(term.value, "MatMul");
@@ -620,8 +637,8 @@ LogicalResult DualFormReader::readSum(Value zbar, DualChunk &chunk,
       if (biasIntra)
         return fail("its output has two tril(eta) G terms");
       biasIntra = term;
-      chunk.eta = skipLayout(masked);
-      chunk.gradient = skipLayout(matmul.getInputs()[1]);
+      sum.eta = skipLayout(masked);
+      sum.gradient = skipLayout(matmul.getInputs()[1]);
       continue;
     }
     bool scored =
@@ -643,43 +660,35 @@ LogicalResult DualFormReader::readSum(Value zbar, DualChunk &chunk,
     apply = term;
   }
   if (!apply || !bias || !intra || !biasIntra)
-    return fail("its output is not XQ W + b - (eta * tril(XQ XK^T)) G - "
+    return fail("its output is not A W + b - (eta * tril(A K^T)) G - "
                 "tril(eta) G (TTT-Linear's dual form)");
   if (!nearly(apply->coeff, 1.0) || !nearly(bias->coeff, 1.0) ||
       !nearly(intra->coeff, biasIntra->coeff))
     return fail("its dual form weighs its terms unlike one gradient step");
-  chunk.step = intra->coeff;
-  chunk.b = bias->value;
+  sum.step = intra->coeff;
+  sum.b = bias->value;
   onnx::NodeOp applied = nodeOf(apply->value, "MatMul");
-  std::optional<SliceChain> q;
-  if (!isWindow(applied.getInputs()[0], q))
-    return fail("its output applies the weight to something other than a "
-                "chunk of the queries");
-  chunk.q = *q;
-  chunk.w = skipLayout(applied.getInputs()[1]);
+  sum.applied = applied.getInputs()[0];
+  sum.w = skipLayout(applied.getInputs()[1]);
   onnx::NodeOp intraProduct = nodeOf(intra->value, "MatMul");
-  if (!same(intraProduct.getInputs()[1], chunk.gradient))
+  if (!same(intraProduct.getInputs()[1], sum.gradient))
     return fail("its causal terms read two different gradients");
-  // eta * tril(XQ XK^T): the same eta as tril(eta) G's.
+  // eta * tril(A K^T): the same eta as tril(eta) G's.
   bool etaMatches =
       matchCommutative(skipLayout(intraProduct.getInputs()[0]), "Mul",
                        [&](Value eta, Value masked) {
-                         return same(eta, chunk.eta) && lowerTriangle(masked);
+                         return same(eta, sum.eta) && lowerTriangle(masked);
                        });
   if (!etaMatches)
     return fail("its causal terms weigh the scores and the bias by "
                 "different step sizes");
   onnx::NodeOp product = nodeOf(skipLayout(scores), "MatMul");
-  std::optional<SliceChain> sq, sk;
-  Value keys =
+  sum.keys =
       product ? transposedInput(skipLayout(product.getInputs()[1])) : Value();
-  if (!product || !keys || !isWindow(product.getInputs()[0], sq) ||
-      !isWindow(keys, sk) || sq->root != chunk.q.root ||
-      !sameWindow(*sq, chunk.q))
-    return fail("its causal term does not score the chunk's queries against "
-                "its keys");
-  chunk.k = *sk;
-  return success();
+  if (!product || !sum.keys || !same(product.getInputs()[0], sum.applied))
+    return fail("its causal term does not score what the weight is applied "
+                "to against the chunk's keys");
+  return sum;
 }
 
 bool DualFormReader::isLastEta(Value value, const DualChunk &chunk) {
@@ -738,8 +747,15 @@ bool DualFormReader::isLastEta(Value value, const DualChunk &chunk) {
   });
 }
 
-LogicalResult DualFormReader::checkUpdate(const DualChunk &chunk, Value nextW,
-                                          Value nextB) {
+bool DualFormReader::isKeyWindow(Value value, const DualChunk &chunk) {
+  std::optional<SliceChain> keys;
+  return isWindow(value, keys) && keys->root == chunk.k.root &&
+         sameWindow(*keys, chunk.k);
+}
+
+LogicalResult DualFormReader::checkUpdate(const DualChunk &chunk,
+                                          const DualSum &sum, Value keys,
+                                          Value nextW, Value nextB) {
   auto stepOf = [&](Value next, Value prev,
                     llvm::function_ref<bool(Value)> isDelta) {
     SmallVector<Term> terms;
@@ -748,34 +764,33 @@ LogicalResult DualFormReader::checkUpdate(const DualChunk &chunk, Value nextW,
       return false;
     for (unsigned i = 0; i < 2; ++i)
       if (same(terms[i].value, prev) && nearly(terms[i].coeff, 1.0) &&
-          nearly(terms[1 - i].coeff, chunk.step) && isDelta(terms[1 - i].value))
+          nearly(terms[1 - i].coeff, sum.step) && isDelta(terms[1 - i].value))
         return true;
     return false;
   };
-  // (eta_last * XK)^T G
-  bool weight = stepOf(nextW, chunk.w, [&](Value delta) {
+  // (eta_last * K)^T G
+  bool weight = stepOf(nextW, sum.w, [&](Value delta) {
     onnx::NodeOp matmul = nodeOf(delta, "MatMul");
     Value scaled =
         matmul ? transposedInput(skipLayout(matmul.getInputs()[0])) : Value();
-    if (!scaled || !same(matmul.getInputs()[1], chunk.gradient))
+    if (!scaled || !same(matmul.getInputs()[1], sum.gradient))
       return false;
     return matchCommutative(skipLayout(scaled), "Mul", [&](Value e, Value k) {
-      std::optional<SliceChain> keys;
-      return isLastEta(e, chunk) && isWindow(k, keys) &&
-             keys->root == chunk.k.root && sameWindow(*keys, chunk.k);
+      return isLastEta(e, chunk) &&
+             (keys ? same(k, keys) : isKeyWindow(k, chunk));
     });
   });
   if (!weight)
-    return fail("its weight update is not W - (eta_last * XK)^T G with the "
+    return fail("its weight update is not W - (eta_last * K)^T G with the "
                 "gradient and step sizes of its output");
   // sum over the tokens of eta_last * G
-  bool bias = stepOf(nextB, chunk.b, [&](Value delta) {
-    onnx::NodeOp sum = nodeOf(delta, "ReduceSum");
-    if (!reducesLastAxis(sum, /*fromEnd=*/2))
+  bool bias = stepOf(nextB, sum.b, [&](Value delta) {
+    onnx::NodeOp total = nodeOf(delta, "ReduceSum");
+    if (!reducesLastAxis(total, /*fromEnd=*/2))
       return false;
     return matchCommutative(
-        skipLayout(sum.getInputs()[0]), "Mul", [&](Value e, Value g) {
-          return same(g, chunk.gradient) && isLastEta(e, chunk);
+        skipLayout(total.getInputs()[0]), "Mul", [&](Value e, Value g) {
+          return same(g, sum.gradient) && isLastEta(e, chunk);
         });
   });
   if (!bias)
@@ -784,20 +799,45 @@ LogicalResult DualFormReader::checkUpdate(const DualChunk &chunk, Value nextW,
   return success();
 }
 
+/// TTT-MLP's two layers: the output sum applies its weight to gelu of the
+/// first layer's sum, and scores against gelu(XK W1 + b1).
+LogicalResult DualFormReader::readLayers(Value zbar, DualChunk &chunk,
+                                         ArrayRef<Value> state) {
+  FailureOr<DualSum> top = readSum(zbar, state);
+  if (failed(top))
+    return failure();
+  std::optional<SliceChain> q;
+  if (isWindow(top->applied, q)) {
+    chunk.layers = {*top};
+    return success();
+  }
+  Value inner = elementwiseArgument(top->applied, geluTanh);
+  if (!inner)
+    return fail("its output applies the weight to something other than a "
+                "chunk of the queries or gelu of a dual form");
+  FailureOr<DualSum> first = readSum(inner, state);
+  if (failed(first))
+    return failure();
+  if (!same(first->eta, top->eta) || !nearly(first->step, top->step))
+    return fail("its two layers take different steps");
+  chunk.hidden = skipLayout(top->keys);
+  chunk.layers = {*first, *top};
+  return success();
+}
+
 LogicalResult DualFormReader::readChunk(const ChunkStep &step,
                                         DualChunk &chunk) {
   Value out = skipLayout(step.output);
+  std::optional<SliceChain> residualQ;
   std::optional<LayerNormOf> ln = matchLayerNorm(out);
   if (!ln) {
     matchCommutative(out, "Add", [&](Value x, Value normed) {
-      std::optional<SliceChain> q;
       ln = matchLayerNorm(normed);
-      if (!ln || !isWindow(x, q)) {
+      if (!ln || !isWindow(x, residualQ)) {
         ln.reset();
         return false;
       }
       chunk.residual = true;
-      chunk.q = *q;
       return true;
     });
   }
@@ -805,17 +845,24 @@ LogicalResult DualFormReader::readChunk(const ChunkStep &step,
     return fail("its chunks' outputs are not gamma * LN(Zbar) + beta (or the "
                 "queries plus it)");
   chunk.ln = *ln;
-  std::optional<SliceChain> residualQ;
-  if (chunk.residual)
-    residualQ = chunk.q;
-  if (failed(readSum(ln->x, chunk, step.weightsRead)))
+  if (failed(readLayers(ln->x, chunk, step.weightsRead)))
     return failure();
+  const DualSum &first = chunk.layers.front(), &top = chunk.layers.back();
+  std::optional<SliceChain> q, k;
+  if (!isWindow(first.applied, q) || !isWindow(first.keys, k) ||
+      !sameWindow(*q, *k))
+    return fail("its causal term does not score the chunk's queries against "
+                "its keys");
+  chunk.q = *q;
+  chunk.k = *k;
+  chunk.eta = top.eta;
+  chunk.step = top.step;
   if (residualQ &&
       (residualQ->root != chunk.q.root || !sameWindow(*residualQ, chunk.q)))
     return fail("its output adds queries other than the ones it applies the "
                 "weight to");
   std::optional<LayerNormGradient> gradient =
-      matchLayerNormGradient(chunk.gradient);
+      matchLayerNormGradient(top.gradient);
   if (!gradient)
     return fail("its gradient is not the LayerNorm-MSE gradient "
                 "(1/D) (D gx - sum(gx) - xhat sum(gx xhat)) / std of "
@@ -823,20 +870,35 @@ LogicalResult DualFormReader::readChunk(const ChunkStep &step,
   if (!sameParameters(gradient->ln, *ln))
     return fail("its loss and its output normalize with different "
                 "LayerNorm parameters");
-  // Z = XK W + b at the chunk-start weights.
-  bool predicted = false;
-  matchCommutative(skipLayout(gradient->ln.x), "Add", [&](Value xw, Value b) {
-    onnx::NodeOp matmul = nodeOf(skipLayout(xw), "MatMul");
-    std::optional<SliceChain> keys;
-    predicted = matmul && same(b, chunk.b) &&
-                same(matmul.getInputs()[1], chunk.w) &&
-                isWindow(matmul.getInputs()[0], keys) &&
-                keys->root == chunk.k.root && sameWindow(*keys, chunk.k);
-    return predicted;
-  });
-  if (!predicted)
-    return fail("its loss does not read XK W + b at the weights its output "
+  // Z = K W + b at the chunk-start weights: K the chunk's keys, or (TTT-MLP)
+  // the hidden layer gelu(XK W1 + b1).
+  auto predicts = [&](Value z, const DualSum &sum, Value keys) {
+    return matchCommutative(skipLayout(z), "Add", [&](Value xw, Value b) {
+      onnx::NodeOp matmul = nodeOf(skipLayout(xw), "MatMul");
+      return matmul && same(b, sum.b) && same(matmul.getInputs()[1], sum.w) &&
+             (keys ? same(matmul.getInputs()[0], keys)
+                   : isKeyWindow(matmul.getInputs()[0], chunk));
+    });
+  };
+  if (!predicts(gradient->ln.x, top, chunk.hidden))
+    return fail("its loss does not read K W + b at the weights its output "
                 "applies");
+  if (chunk.layers.size() == 2) {
+    Value z1 = elementwiseArgument(chunk.hidden, geluTanh);
+    if (!z1 || !predicts(z1, first, Value()))
+      return fail("its second layer's keys are not gelu(XK W1 + b1) at the "
+                  "chunk-start weights");
+    // G1 = (G2 W2^T) * gelu'(Z1): the gradient carried back to layer 1.
+    bool carried = matchCommutative(
+        skipLayout(first.gradient), "Mul", [&](Value back, Value slope) {
+          onnx::NodeOp matmul = nodeOf(skipLayout(back), "MatMul");
+          return matmul && same(matmul.getInputs()[0], top.gradient) &&
+                 isTransposeOf(matmul.getInputs()[1], top.w) &&
+                 same(elementwiseArgument(slope, geluTanhDerivative), z1);
+        });
+    if (!carried)
+      return fail("its first layer's gradient is not (G2 W2^T) * gelu'(Z1)");
+  }
   // The target: a chunk of the values, or of values minus keys.
   std::optional<SliceChain> v;
   if (isWindow(gradient->target, v)) {
@@ -845,10 +907,10 @@ LogicalResult DualFormReader::readChunk(const ChunkStep &step,
     onnx::NodeOp sub = nodeOf(skipLayout(gradient->target), "Sub");
     std::optional<SliceChain> keys;
     if (!sub || !isWindow(sub.getInputs()[0], v) ||
-        !isWindow(sub.getInputs()[1], keys) || keys->root != chunk.k.root ||
-        !sameWindow(*keys, chunk.k))
+        !isKeyWindow(sub.getInputs()[1], chunk))
       return fail("its loss's target is neither a chunk of the values nor "
                   "values minus keys");
+    isWindow(sub.getInputs()[1], keys);
     chunk.v = *v;
     chunk.kSubtracted = keys;
   }
@@ -865,37 +927,51 @@ FailureOr<LayerConfig> DualFormReader::read() {
   if (layer.form != LayerForm::Unrolled)
     return fail("a dual-form LayerNorm layer is read when its chunk loop is "
                 "unrolled (a traced export), not from an ONNX Loop");
+  const ChunkStep &firstStep = layer.steps.front();
   SmallVector<unsigned> slots;
   for (auto [slot, trained] : llvm::enumerate(layer.trained))
     if (trained)
       slots.push_back(slot);
-  if (slots.size() != 2)
-    return fail("a dual-form LayerNorm layer trains a weight and a bias");
   std::vector<DualChunk> chunks(layer.steps.size());
   for (auto [index, step] : llvm::enumerate(layer.steps))
     if (failed(readChunk(step, chunks[index])))
       return fail("chunk " + Twine(index) + ": " + why);
-  // Which slot holds the weight and which the bias.
   const DualChunk &first = chunks.front();
-  const ChunkStep &firstStep = layer.steps.front();
-  std::optional<unsigned> wSlot, bSlot;
-  for (unsigned slot : slots) {
-    if (same(firstStep.weightsRead[slot], first.w))
-      wSlot = slot;
-    else if (same(firstStep.weightsRead[slot], first.b))
-      bSlot = slot;
-  }
-  if (!wSlot || !bSlot)
+  size_t numLayers = first.layers.size();
+  // Which slots hold each layer's weight and bias; any other trained slot
+  // reads a weight's transpose (TTT-MLP carries its gradient back through
+  // W2^T).
+  SmallVector<unsigned> wSlots, bSlots;
+  for (const DualSum &sum : first.layers)
+    for (unsigned slot : slots) {
+      if (same(firstStep.weightsRead[slot], sum.w))
+        wSlots.push_back(slot);
+      else if (same(firstStep.weightsRead[slot], sum.b))
+        bSlots.push_back(slot);
+    }
+  if (wSlots.size() != numLayers || bSlots.size() != numLayers)
     return fail("its dual form does not apply and add the weights that "
                 "change from chunk to chunk");
+  for (unsigned slot : slots)
+    if (!llvm::is_contained(wSlots, slot) &&
+        !llvm::is_contained(bSlots, slot) &&
+        llvm::none_of(wSlots, [&](unsigned w) {
+          return isTransposeOf(firstStep.weightsRead[slot],
+                               firstStep.weightsRead[w]);
+        }))
+      return fail("it trains " + describeValue(firstStep.weightsRead[slot]) +
+                  ", which its dual form does not read");
   int64_t c = layer.chunkSize;
   std::optional<int64_t> total = staticTimeLength(first.q.root);
   for (auto [index, chunk] : llvm::enumerate(chunks)) {
     const ChunkStep &step = layer.steps[index];
-    if (!same(step.weightsRead[*wSlot], chunk.w) ||
-        !same(step.weightsRead[*bSlot], chunk.b))
-      return fail("chunk " + Twine(index) +
-                  " does not start from the previous chunk's weights");
+    if (chunk.layers.size() != numLayers)
+      return fail("chunk " + Twine(index) + " has another number of layers");
+    for (auto [sum, w, b] : llvm::zip(chunk.layers, wSlots, bSlots))
+      if (!same(step.weightsRead[w], sum.w) ||
+          !same(step.weightsRead[b], sum.b))
+        return fail("chunk " + Twine(index) +
+                    " does not start from the previous chunk's weights");
     if (chunk.q.root != first.q.root || chunk.k.root != first.k.root ||
         chunk.v.root != first.v.root || chunk.lr->root != first.lr->root ||
         chunk.lr->column != first.lr->column ||
@@ -904,6 +980,7 @@ FailureOr<LayerConfig> DualFormReader::read() {
                      ArrayRef(first.tokenEtaValues)
                          .take_front(chunk.tokenEtaValues.size())) ||
         chunk.residual != first.residual ||
+        chunk.ratesTimeLast != first.ratesTimeLast ||
         chunk.kSubtracted.has_value() != first.kSubtracted.has_value() ||
         !nearly(chunk.step, first.step) || !sameParameters(chunk.ln, first.ln))
       return fail("chunk " + Twine(index) +
@@ -919,10 +996,14 @@ FailureOr<LayerConfig> DualFormReader::read() {
       return fail("chunk " + Twine(index) + " is not tokens [" + Twine(start) +
                   ", " + Twine(end) +
                   ") with token_eta[:" + Twine(end - start) + "]");
-    if (index + 1 < chunks.size() &&
-        failed(checkUpdate(chunk, layer.steps[index + 1].weightsRead[*wSlot],
-                           layer.steps[index + 1].weightsRead[*bSlot])))
-      return failure();
+    if (index + 1 == chunks.size())
+      continue;
+    const ChunkStep &next = layer.steps[index + 1];
+    for (auto [l, sum] : llvm::enumerate(chunk.layers))
+      if (failed(checkUpdate(chunk, sum, l == 0 ? Value() : chunk.hidden,
+                             next.weightsRead[wSlots[l]],
+                             next.weightsRead[bSlots[l]])))
+        return failure();
   }
   auto etaType = first.tokenEta
                      ? dyn_cast<RankedTensorType>(first.tokenEta.getType())
@@ -933,10 +1014,16 @@ FailureOr<LayerConfig> DualFormReader::read() {
   if (etaLength != c)
     return fail("its per-position factors are not one per token of a chunk");
   LayerConfig config;
-  config.model = ModelKind::linear;
+  config.model = numLayers == 1 ? ModelKind::linear : ModelKind::mlp;
+  if (numLayers == 2)
+    config.activation = Activation::gelu_tanh;
   config.bias = true;
-  config.trained = {0, 1};
-  config.weights = {layer.initialWeights[*wSlot], layer.initialWeights[*bSlot]};
+  for (auto [w, b] : llvm::zip(wSlots, bSlots)) {
+    config.trained.push_back(config.weights.size());
+    config.weights.push_back(layer.initialWeights[w]);
+    config.trained.push_back(config.weights.size());
+    config.weights.push_back(layer.initialWeights[b]);
+  }
   config.q = first.q.root;
   config.k = first.k.root;
   config.rule.v = first.v.root;
