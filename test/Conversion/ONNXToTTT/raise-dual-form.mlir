@@ -7,6 +7,7 @@
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/ttt_linear.traced.onnx --ttt-raise-onnx 2>&1 | FileCheck %s --check-prefix=LINEAR
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/ttt_linear.traced.onnx --ttt-raise-onnx=raise-all 2>/dev/null | FileCheck %s --check-prefix=LINEAR-ALL
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/ttt_mlp.scripted.onnx --ttt-raise-onnx 2>&1 | FileCheck %s --check-prefix=MLP
+// RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/ttt_mlp.traced.onnx --ttt-raise-onnx=raise-all 2>&1 | FileCheck %s --check-prefix=MLP-TRACED
 
 // The dot loss, two chunks of two tokens: token i of chunk c reads
 // W_c + sum_{j <= i} k_j^T v_j, written o_c = q_c W_c + tril(q_c k_c^T) v_c,
@@ -219,7 +220,15 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
 // LINEAR-ALL: %[[SUM:.+]] = onnx.node "Add"(%[[Q]], %[[O]])
 // LINEAR-ALL: onnx.node "Identity"(%[[SUM]])
 
-// TTT-MLP in an ONNX Loop: four carried weights (W1, b1, W2, b2).
+// TTT-MLP in an ONNX Loop: four carried weights (W1, b1, W2, b2). The dual
+// form is read from unrolled chunks only (the traced export: MLP-TRACED).
 // MLP: remark: {{.*}}ttt_mlp.scripted.onnx: node '/layer/ConcatFromSequence': TTT layer: ONNX Loop over chunks (chunks of 8 tokens), fast weights 'onnx::Expand_{{[0-9]+}}', 'onnx::Expand_{{[0-9]+}}', 'onnx::Expand_{{[0-9]+}}' and 1 more; static weights
 // MLP-SAME: through Tanh node
-// MLP-SAME: no ttt.kvb_layer form: each chunk's output reads the chunk's own keys
+// MLP-SAME: no ttt.kvb_layer form: a dual-form LayerNorm layer is read when its chunk loop is unrolled
+
+// Traced, its two layers are read: gelu and its derivative by the function
+// they compute, the first layer's gradient carried back through W2^T.
+// MLP-TRACED: remark: {{.*}}ttt_mlp.traced.onnx: node '/layer/Concat': TTT layer: unrolled chunk loop (5 chunks of 8 tokens)
+// MLP-TRACED-SAME: raised to ttt.kvb_layer; exact lowering: chunk-sequential loop; proven: output layer W1 is linear with its bias as a constant feature
+// MLP-TRACED-SAME: blocked by: W0, b0 are trained
+// MLP-TRACED: ttt.kvb_layer {{.*}} model = #ttt.model<kind = mlp, trained = [0, 1, 2, 3], bias = true, activation = gelu_tanh> loss = #ttt.loss<kind = layernorm_mse, {{.*}}> schedule = #ttt.schedule<kind = chunked, size = 8, order = causal>
