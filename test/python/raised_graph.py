@@ -52,7 +52,8 @@ def run_raised_graph(text, path, x, tmp_path):
     Unsqueeze, Squeeze, Expand, Identity) in NumPy."""
     lines = [ln.strip() for ln in text.splitlines()]
     (header,) = [ln for ln in lines if ln.startswith("onnx.graph @")]
-    args = dict(re.findall(r'(%[\w.]+): tensor<[^>]*> \{onnx.name = "([^"]+)"\}', header))
+    args = dict(re.findall(r'(%[\w.]+): tensor<[^>]*> \{[^}]*onnx.name = "([^"]+)"[^}]*\}',
+                           header))
     defs = {}
     for ln in lines:
         m = re.match(r"(%[\w.]+) = (.*)$", ln)

@@ -206,7 +206,10 @@ DUAL_FORM = {"ttt_linear.traced": (1, 40), "ttt_linear.traced_opset20": (1, 40),
              "ttt_mlp.traced": (1, 40), "ttt_mlp.traced_opset20": (1, 40),
              "research_ttt_mlp_scan.traced_opset17": (2, 40),
              "research_ttt_mlp_scan.traced_opset20": (2, 40),
-             "research_ttt_mlp_scan.dynamo_opset20": (2, 40)}
+             "research_ttt_mlp_scan.dynamo_opset20": (2, 40),
+             # Loop exports: any B and T (here a partial last chunk of 4).
+             "ttt_linear.scripted": (2, 20), "ttt_linear.scripted_opset20": (1, 36),
+             "ttt_mlp.scripted": (2, 20), "ttt_mlp.scripted_opset20": (1, 36)}
 
 
 # ViT^3's depth-wise convolution branch (the research code's grouped-convolution form):

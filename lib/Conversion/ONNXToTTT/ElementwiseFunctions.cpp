@@ -153,8 +153,10 @@ bool isElementwise(onnx::NodeOp node) {
 /// The non-constant values an elementwise chain reads when it stops at
 /// `stop`; gives up past two.
 void leavesOf(Value value, Value stop, llvm::SmallSetVector<Value, 2> &leaves,
-              llvm::DenseSet<Value> &seen) {
+              llvm::DenseSet<Value> &seen, bool &relaid) {
   Value base = skipLayout(value);
+  if (base != value && !scalarConstant(base))
+    relaid = true;
   if (!seen.insert(base).second || scalarConstant(base))
     return;
   auto node = base.getDefiningOp<onnx::NodeOp>();
@@ -163,7 +165,7 @@ void leavesOf(Value value, Value stop, llvm::SmallSetVector<Value, 2> &leaves,
     return;
   }
   for (Value input : node.getInputs()) {
-    leavesOf(input, stop, leaves, seen);
+    leavesOf(input, stop, leaves, seen, relaid);
     if (leaves.size() > 1)
       return;
   }
@@ -173,8 +175,6 @@ void leavesOf(Value value, Value stop, llvm::SmallSetVector<Value, 2> &leaves,
 Value raise::elementwiseArgument(Value y,
                                  llvm::function_ref<double(double)> f) {
   auto yType = dyn_cast<RankedTensorType>(y.getType());
-  if (!yType)
-    return nullptr;
   // The argument is the value nearest to y at which every path of the
   // chain ends (x itself may be a sum, which the chain must not enter).
   SmallVector<Value> candidates{skipLayout(y)};
@@ -185,10 +185,17 @@ Value raise::elementwiseArgument(Value y,
     if (i > 0) {
       llvm::SmallSetVector<Value, 2> leaves;
       llvm::DenseSet<Value> seen;
-      leavesOf(y, x, leaves, seen);
+      bool relaid = false;
+      leavesOf(y, x, leaves, seen, relaid);
+      // Elementwise: x's shape kept, by the types or (a Loop body's
+      // unranked values) by a chain without layout nodes.
       auto xType = dyn_cast<RankedTensorType>(x.getType());
-      if (leaves.size() == 1 && leaves.front() == x && xType &&
-          xType.getShape() == yType.getShape() && evaluatesTo(y, x, f))
+      bool shapeKept = xType && yType && xType.hasStaticShape() &&
+                               xType.getShape() == yType.getShape()
+                           ? true
+                           : !relaid;
+      if (leaves.size() == 1 && leaves.front() == x && shapeKept &&
+          evaluatesTo(y, x, f))
         return x;
     }
     auto node = x.getDefiningOp<onnx::NodeOp>();

@@ -48,6 +48,46 @@ static bool isFloatToFloatCast(onnx::NodeOp node) {
          in.getElementType() == out.getElementType();
 }
 
+/// True if `slice` keeps every element: starts 0, ends past every axis it
+/// cuts (torch writes `x[:, :]` so, with INT64_MAX), steps 1.
+static bool isWholeSlice(onnx::NodeOp slice) {
+  auto inputs = slice.getInputs();
+  if (inputs.size() < 3)
+    return false;
+  std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
+  std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
+  if (!starts || !ends || starts->size() != ends->size())
+    return false;
+  if (inputs.size() > 4 && !isa<NoneType>(inputs[4].getType())) {
+    std::optional<SmallVector<int64_t>> steps = intConstant(inputs[4]);
+    if (!steps || llvm::any_of(*steps, [](int64_t x) { return x != 1; }))
+      return false;
+  }
+  auto type = dyn_cast<RankedTensorType>(inputs[0].getType());
+  std::optional<SmallVector<int64_t>> axes;
+  if (inputs.size() > 3 && !isa<NoneType>(inputs[3].getType())) {
+    axes = intConstant(inputs[3]);
+    if (!axes || axes->size() != starts->size())
+      return false;
+  }
+  for (size_t i = 0; i < starts->size(); ++i) {
+    if ((*starts)[i] != 0)
+      return false;
+    int64_t end = (*ends)[i];
+    if (end >= (int64_t(1) << 62))
+      continue;
+    int64_t axis = axes ? (*axes)[i] : static_cast<int64_t>(i);
+    if (!type || (axis < 0 && axis + type.getRank() < 0))
+      return false;
+    if (axis < 0)
+      axis += type.getRank();
+    if (axis >= type.getRank() || type.isDynamicDim(axis) ||
+        end < type.getDimSize(axis))
+      return false;
+  }
+  return true;
+}
+
 Value raise::skipLayout(Value value) {
   while (auto node = value.getDefiningOp<onnx::NodeOp>()) {
     if (!node.isDefaultDomain() || node.getInputs().empty() ||
@@ -60,6 +100,7 @@ Value raise::skipLayout(Value value) {
             .Case("Cast", isFloatToFloatCast(node))
             // `torch.cat` of a list of one output.
             .Case("Concat", node.getInputs().size() == 1)
+            .Case("Slice", isWholeSlice(node))
             .Default(false);
     if (!layoutOnly)
       break;

@@ -2142,9 +2142,22 @@ public:
     return result;
   }
 
-  /// A weight as [H, r, c] or [B, H, r, c]; null if it cannot be.
+  /// A weight as [H, r, c] or [B, H, r, c]; null if it cannot be. One
+  /// stored [1, H, r, c] (to be expanded over the batch) is [H, r, c].
   Value weight(Value value) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (type && type.getRank() == 4 && type.hasStaticShape() &&
+        type.getDimSize(0) == 1) {
+      onnx::OnnxBuilder b(builder, loc, type.getElementType());
+      Value axes = b.i64s({0});
+      created.push_back(axes.getDefiningOp());
+      Value squeezed =
+          b.node("Squeeze", {value, axes},
+                 RankedTensorType::get(type.getShape().drop_front(),
+                                       type.getElementType()));
+      created.push_back(squeezed.getDefiningOp());
+      return squeezed;
+    }
     if (!type || type.getRank() != 2)
       return value;
     if (!heads || !type.hasStaticShape())
@@ -2313,9 +2326,17 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
     weights.push_back(shaped);
   }
   Type type = layer.output.getType();
-  // A scripted export may not type its Loop's joined outputs; the layer's
-  // output has the values' shape.
-  if (!isa<RankedTensorType>(type))
+  // A scripted export may not type its Loop's joined outputs (or types them
+  // all dynamic); a chunked layer's output has the values' shape.
+  auto known = [](Type t) {
+    auto ranked = dyn_cast<RankedTensorType>(t);
+    return ranked ? llvm::count_if(ranked.getShape(),
+                                   [](int64_t d) { return d >= 0; })
+                  : -1;
+  };
+  if (!isa<RankedTensorType>(type) ||
+      (!config.fullBatch && config.outputPerm.empty() &&
+       known(config.rule.v.getType()) > known(type)))
     type = config.rule.v.getType();
   // An output turned to another layout: the layer op's is turned back.
   ArrayRef<int64_t> turn = config.outputPerm;

@@ -20,6 +20,7 @@
 
 #include "ElementwiseFunctions.h"
 #include "LayerMatcher.h"
+#include "LoopBounds.h"
 #include "Normalize.h"
 #include "SwiGLUForms.h"
 
@@ -29,8 +30,59 @@ using namespace mlir::ttt::raise;
 
 namespace {
 
+std::optional<int64_t> dimFromEnd(Value value, int64_t fromEnd);
+
+/// The static extent of `value`'s last axis, read through the dataflow where
+/// its type does not say (a Loop body types its values `?x?x?x?`): a
+/// product's is its right factor's, an elementwise result's the widest of
+/// its operands', a carried value's its initial value's.
+std::optional<int64_t> lastDimOf(Value value, unsigned depth = 0) {
+  if (std::optional<int64_t> dim = dimFromEnd(value, 1))
+    return dim;
+  if (depth > 32)
+    return std::nullopt;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    auto loop = dyn_cast_or_null<onnx::NodeOp>(arg.getOwner()->getParentOp());
+    unsigned index = arg.getArgNumber();
+    if (loop && loop.getOpType() == "Loop" && index >= 2 &&
+        index < loop.getInputs().size())
+      return lastDimOf(loop.getInputs()[index], depth + 1);
+    return std::nullopt;
+  }
+  auto node = value.getDefiningOp<onnx::NodeOp>();
+  if (!node || !node.isDefaultDomain() || node.getInputs().empty())
+    return std::nullopt;
+  StringRef op = node.getOpType();
+  auto inputs = node.getInputs();
+  if (op == "MatMul" && inputs.size() == 2)
+    return lastDimOf(inputs[1], depth + 1);
+  if (llvm::is_contained({"Add", "Sub", "Mul", "Div"}, op)) {
+    std::optional<int64_t> widest;
+    for (Value input : inputs)
+      if (std::optional<int64_t> dim = lastDimOf(input, depth + 1))
+        widest = std::max(widest.value_or(0), *dim);
+    return widest;
+  }
+  if (llvm::is_contained({"Identity", "Cast", "Neg", "Expand", "Tanh",
+                          "Sigmoid", "Sqrt", "Reciprocal"},
+                         op))
+    return lastDimOf(inputs[0], depth + 1);
+  if (op == "Slice" && inputs.size() > 3) {
+    // A cut of other axes keeps the last.
+    std::optional<int64_t> rank = rankOf(inputs[0]);
+    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+    if (!rank || !axes || llvm::any_of(*axes, [&](int64_t a) {
+          return a == -1 || a == *rank - 1;
+        }))
+      return std::nullopt;
+    return lastDimOf(inputs[0], depth + 1);
+  }
+  return std::nullopt;
+}
+
 /// A value computed from scalar constants only (`Reciprocal(16) * 1`, the
-/// exporter's spelling of `1.0 / D`).
+/// exporter's spelling of `1.0 / D`), or from the extent of a tensor's last
+/// axis (`x.shape[-1]`).
 std::optional<double> scalarValue(Value value) {
   if (std::optional<double> constant = scalarConstant(value))
     return constant;
@@ -39,7 +91,24 @@ std::optional<double> scalarValue(Value value) {
     return std::nullopt;
   auto inputs = node.getInputs();
   StringRef op = node.getOpType();
-  // `x.shape[-1]` of a statically shaped x (torch's `D = x.shape[-1]`).
+  // `x.shape[-1]` (torch's `D = x.shape[-1]`), as a Gather or a Slice of
+  // the shape.
+  onnx::NodeOp shapeOf =
+      inputs.empty() ? nullptr : nodeOf(skipLayout(inputs[0]), "Shape");
+  if ((op == "Gather" || op == "Slice") && shapeOf && inputs.size() > 1) {
+    std::optional<SmallVector<int64_t>> index = intConstant(inputs[1]);
+    std::optional<int64_t> rank = rankOf(shapeOf.getInputs()[0]);
+    bool last = index && index->size() == 1 &&
+                (index->front() == -1 || (rank && index->front() == *rank - 1));
+    if (op == "Slice" && last) {
+      std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
+      if (!ends || ends->size() != 1 || (rank && ends->front() < *rank))
+        return std::nullopt;
+    }
+    if (last)
+      if (std::optional<int64_t> dim = lastDimOf(shapeOf.getInputs()[0]))
+        return static_cast<double>(*dim);
+  }
   if (op == "Gather" && nodeOf(inputs[0], "Shape")) {
     std::optional<SmallVector<int64_t>> dims = shapeConstant(inputs[0]);
     std::optional<SmallVector<int64_t>> index = intConstant(inputs[1]);
@@ -145,6 +214,21 @@ std::optional<int64_t> dimFromEnd(Value value, int64_t fromEnd) {
   return type.getDimSize(type.getRank() - fromEnd);
 }
 
+/// True if `value`'s last axis has one element: by its type, or because a
+/// Reshape's target shape (dims joined by Concat) ends in a constant 1.
+bool lastExtentIsOne(Value value) {
+  if (dimFromEnd(value, 1) == 1)
+    return true;
+  onnx::NodeOp reshape = nodeOf(value, "Reshape");
+  if (!reshape)
+    return false;
+  Value shape = reshape.getInputs()[1];
+  if (onnx::NodeOp concat = nodeOf(shape, "Concat"))
+    shape = concat.getInputs().back();
+  std::optional<SmallVector<int64_t>> dims = intConstant(shape);
+  return dims && !dims->empty() && dims->back() == 1;
+}
+
 /// True if `reduce` reduces the last axis of its input (or the one
 /// `fromEnd` from the end) and keeps it, or drops it (`keepsAxis` false: a
 /// layout node puts it back).
@@ -190,8 +274,9 @@ Value centeredInput(Value value) {
 bool isVarianceOf(Value value, Value x) {
   onnx::NodeOp mean = nodeOf(skipLayout(value), "ReduceMean");
   // torch.var's export drops the axis and reshapes it back.
-  if (dimFromEnd(value, 1) != 1 ||
-      !reducesLastAxis(mean, 1, /*keepsAxis=*/false))
+  if (!reducesLastAxis(mean) &&
+      (dimFromEnd(value, 1) != 1 ||
+       !reducesLastAxis(mean, 1, /*keepsAxis=*/false)))
     return false;
   Value square = skipLayout(mean.getInputs()[0]);
   if (onnx::NodeOp pow = nodeOf(square, "Pow"))
@@ -351,11 +436,10 @@ std::optional<LayerNormGradient> matchLayerNormGradient(Value value) {
   if (!gradient || !same(projectedOnto, gradient->ln.normalized) ||
       !same(quotient->second, gradient->ln.std))
     return std::nullopt;
-  std::optional<int64_t> rank = rankOf(gradient->ln.x);
-  auto type = dyn_cast<ShapedType>(gradient->ln.x.getType());
-  if (!rank || !type || type.isDynamicDim(*rank - 1))
+  std::optional<int64_t> features = lastDimOf(gradient->ln.x);
+  if (!features)
     return std::nullopt;
-  double d = static_cast<double>(type.getDimSize(*rank - 1));
+  double d = static_cast<double>(*features);
   if (!nearly(direct->coeff, 1.0) || !nearly(sumTerm->coeff, -1.0 / d) ||
       !nearly(projection->coeff, -1.0 / d))
     return std::nullopt;
@@ -396,9 +480,14 @@ std::optional<SliceChain> rateWindow(Value value, bool *timeLast = nullptr) {
   return chain;
 }
 
+/// The length of a cut whose end is computed at run time.
+constexpr int64_t kUnknownLength = -1;
+
 /// The first n entries of a vector (`token_eta[:n]`): returns the vector
-/// and n, or (vector, its length) for the whole vector.
-std::optional<std::pair<Value, int64_t>> vectorPrefix(Value value) {
+/// and n, or (vector, its length) for the whole vector. With `dynamicEnd`,
+/// an n computed at run time is returned there (and kUnknownLength as n).
+std::optional<std::pair<Value, int64_t>> vectorPrefix(Value value,
+                                                      Value *dynamicEnd) {
   value = skipLayout(value);
   if (onnx::NodeOp slice = nodeOf(value, "Slice")) {
     auto inputs = slice.getInputs();
@@ -415,8 +504,15 @@ std::optional<std::pair<Value, int64_t>> vectorPrefix(Value value) {
         return std::nullopt;
     }
     auto type = dyn_cast<RankedTensorType>(inputs[0].getType());
-    if (!starts || !ends || starts->size() != 1 || (*starts)[0] != 0 || !type ||
+    if (!starts || starts->size() != 1 || (*starts)[0] != 0 || !type ||
         type.getRank() != 1 || type.isDynamicDim(0))
+      return std::nullopt;
+    // A scripted export cuts token_eta[:n] with n computed in its Loop.
+    if (!ends && dynamicEnd) {
+      *dynamicEnd = inputs[2];
+      return std::make_pair(inputs[0], kUnknownLength);
+    }
+    if (!ends || ends->size() != 1)
       return std::nullopt;
     return std::make_pair(inputs[0], std::min((*ends)[0], type.getDimSize(0)));
   }
@@ -549,7 +645,10 @@ struct DualChunk {
   Value eta, tokenEta;
   /// `token_eta[:n]` when the exporter folded it into a constant.
   SmallVector<double> tokenEtaValues;
+  /// The chunk's length n, or kUnknownLength with `lengthValue` the n a
+  /// Loop computes.
   int64_t length = 0;
+  Value lengthValue;
   bool ratesTimeLast = false;
   bool residual = false;
   LayerNormOf ln;
@@ -577,9 +676,15 @@ private:
   bool isLastEta(Value value, const DualChunk &chunk);
   bool isWindow(Value value, std::optional<SliceChain> &into);
   bool isKeyWindow(Value value, const DualChunk &chunk);
+  LogicalResult assignSlots(const DualChunk &first);
+  FailureOr<LayerConfig> readLoop();
+  FailureOr<LayerConfig> configFor(const DualChunk &first,
+                                   ArrayRef<Value> initial);
 
   const FoundLayer &layer;
   std::string &why;
+  /// Each layer's weight and bias slot in the found layer's weights.
+  SmallVector<unsigned> wSlots, bSlots;
 };
 
 bool DualFormReader::isWindow(Value value, std::optional<SliceChain> &into) {
@@ -590,18 +695,21 @@ bool DualFormReader::isWindow(Value value, std::optional<SliceChain> &into) {
 LogicalResult DualFormReader::readEta(Value eta, DualChunk &chunk) {
   bool found =
       matchCommutative(skipLayout(eta), "Mul", [&](Value tokens, Value rates) {
-        std::optional<std::pair<Value, int64_t>> prefix = vectorPrefix(tokens);
+        Value end;
+        std::optional<std::pair<Value, int64_t>> prefix =
+            vectorPrefix(tokens, &end);
         std::optional<SmallVector<double>> folded =
             prefix ? std::nullopt : constantColumn(tokens);
         bool timeLast = false;
         std::optional<SliceChain> lr = rateWindow(rates, &timeLast);
         // token_eta varies along the rows (queries), lr along the columns.
-        if ((!prefix && !folded) || !lr || dimFromEnd(tokens, 1) != 1 ||
+        if ((!prefix && !folded) || !lr || !lastExtentIsOne(tokens) ||
             dimFromEnd(rates, 2) != 1)
           return false;
         if (prefix) {
           chunk.tokenEta = prefix->first;
           chunk.length = prefix->second;
+          chunk.lengthValue = end;
         } else {
           chunk.tokenEtaValues = *folded;
           chunk.length = folded->size();
@@ -735,9 +843,11 @@ bool DualFormReader::isLastEta(Value value, const DualChunk &chunk) {
     if (!node)
       return false;
     Value vector = node.getInputs()[0];
-    std::optional<std::pair<Value, int64_t>> prefix = vectorPrefix(vector);
-    return prefix && same(prefix->first, chunk.tokenEta) &&
-           prefix->second > last && isVectorEntry(entry, vector, last);
+    std::optional<std::pair<Value, int64_t>> prefix =
+        vectorPrefix(vector, nullptr);
+    return chunk.length != kUnknownLength && prefix &&
+           same(prefix->first, chunk.tokenEta) && prefix->second > last &&
+           isVectorEntry(entry, vector, last);
   };
   return matchCommutative(value, "Mul", [&](Value entry, Value rates) {
     std::optional<SliceChain> lr = rateWindow(rates);
@@ -923,25 +1033,17 @@ LogicalResult DualFormReader::readChunk(const ChunkStep &step,
   return success();
 }
 
-FailureOr<LayerConfig> DualFormReader::read() {
-  if (layer.form != LayerForm::Unrolled)
-    return fail("a dual-form LayerNorm layer is read when its chunk loop is "
-                "unrolled (a traced export), not from an ONNX Loop");
+LogicalResult DualFormReader::assignSlots(const DualChunk &first) {
   const ChunkStep &firstStep = layer.steps.front();
   SmallVector<unsigned> slots;
   for (auto [slot, trained] : llvm::enumerate(layer.trained))
     if (trained)
       slots.push_back(slot);
-  std::vector<DualChunk> chunks(layer.steps.size());
-  for (auto [index, step] : llvm::enumerate(layer.steps))
-    if (failed(readChunk(step, chunks[index])))
-      return fail("chunk " + Twine(index) + ": " + why);
-  const DualChunk &first = chunks.front();
-  size_t numLayers = first.layers.size();
   // Which slots hold each layer's weight and bias; any other trained slot
   // reads a weight's transpose (TTT-MLP carries its gradient back through
   // W2^T).
-  SmallVector<unsigned> wSlots, bSlots;
+  wSlots.clear();
+  bSlots.clear();
   for (const DualSum &sum : first.layers)
     for (unsigned slot : slots) {
       if (same(firstStep.weightsRead[slot], sum.w))
@@ -949,7 +1051,8 @@ FailureOr<LayerConfig> DualFormReader::read() {
       else if (same(firstStep.weightsRead[slot], sum.b))
         bSlots.push_back(slot);
     }
-  if (wSlots.size() != numLayers || bSlots.size() != numLayers)
+  if (wSlots.size() != first.layers.size() ||
+      bSlots.size() != first.layers.size())
     return fail("its dual form does not apply and add the weights that "
                 "change from chunk to chunk");
   for (unsigned slot : slots)
@@ -961,6 +1064,23 @@ FailureOr<LayerConfig> DualFormReader::read() {
         }))
       return fail("it trains " + describeValue(firstStep.weightsRead[slot]) +
                   ", which its dual form does not read");
+  return success();
+}
+
+FailureOr<LayerConfig> DualFormReader::read() {
+  if (layer.form == LayerForm::Loop)
+    return readLoop();
+  if (layer.form != LayerForm::Unrolled)
+    return fail("a dual-form LayerNorm layer reads chunks, not one "
+                "full-batch step");
+  std::vector<DualChunk> chunks(layer.steps.size());
+  for (auto [index, step] : llvm::enumerate(layer.steps))
+    if (failed(readChunk(step, chunks[index])))
+      return fail("chunk " + Twine(index) + ": " + why);
+  const DualChunk &first = chunks.front();
+  size_t numLayers = first.layers.size();
+  if (failed(assignSlots(first)))
+    return failure();
   int64_t c = layer.chunkSize;
   std::optional<int64_t> total = staticTimeLength(first.q.root);
   for (auto [index, chunk] : llvm::enumerate(chunks)) {
@@ -1005,6 +1125,76 @@ FailureOr<LayerConfig> DualFormReader::read() {
                              next.weightsRead[bSlots[l]])))
         return failure();
   }
+  SmallVector<Value> initial;
+  for (auto [w, b] : llvm::zip(wSlots, bSlots)) {
+    initial.push_back(layer.initialWeights[w]);
+    initial.push_back(layer.initialWeights[b]);
+  }
+  return configFor(first, initial);
+}
+
+FailureOr<LayerConfig> DualFormReader::readLoop() {
+  if (layer.steps.size() != 1)
+    return fail("its Loop leaves its last chunk to after the loop, which a "
+                "dual-form layer's chunks do not");
+  DualChunk chunk;
+  const ChunkStep &step = layer.steps.front();
+  if (failed(readChunk(step, chunk)) || failed(assignSlots(chunk)))
+    return failure();
+  onnx::NodeOp loop = layer.loop;
+  Block &body = loop->getRegion(0).front();
+  auto yield = cast<onnx::YieldOp>(body.getTerminator());
+  // Each weight is carried: read as a body argument, yielded updated, and
+  // given its start as the Loop's input.
+  SmallVector<Value> initial, next;
+  for (auto [w, b] : llvm::zip(wSlots, bSlots))
+    for (unsigned slot : {w, b}) {
+      auto arg = dyn_cast<BlockArgument>(skipLayout(step.weightsRead[slot]));
+      if (!arg || arg.getOwner() != &body || arg.getArgNumber() < 2 ||
+          arg.getArgNumber() >= loop.getInputs().size())
+        return fail("its Loop does not carry " +
+                    describeValue(step.weightsRead[slot]));
+      // A start expanded over the batch (`W.expand(B, ...)`) is the
+      // stored weight, typed with the sizes the layer op needs.
+      Value start = loop.getInputs()[arg.getArgNumber()];
+      while (onnx::NodeOp expand = nodeOf(start, "Expand"))
+        start = expand.getInputs()[0];
+      if (onnx::NodeOp unsqueeze = nodeOf(start, "Unsqueeze")) {
+        std::optional<SmallVector<int64_t>> axes = reduceAxes(unsqueeze);
+        if (axes && *axes == SmallVector<int64_t>{0} &&
+            rankOf(unsqueeze.getInputs()[0]) == 3)
+          start = unsqueeze.getInputs()[0];
+      }
+      initial.push_back(start);
+      next.push_back(yield.getOperand(arg.getArgNumber() - 1));
+    }
+  for (auto [l, sum] : llvm::enumerate(chunk.layers))
+    if (failed(checkUpdate(chunk, sum, l == 0 ? Value() : chunk.hidden,
+                           next[2 * l], next[2 * l + 1])))
+      return failure();
+  // Iteration i cuts tokens [i C, min((i + 1) C, T)) of every sequence, and
+  // token_eta[:n] with n that chunk's length: proven for every T.
+  SmallVector<Value> sequences{chunk.q.root, chunk.k.root, chunk.v.root,
+                               chunk.lr->root};
+  std::string bounds;
+  if (failed(checkLoopWalksChunks(loop, chunk.q, /*tail=*/nullptr,
+                                  layer.chunkSize, sequences, Value(), bounds)))
+    return fail(bounds);
+  if (chunk.length == kUnknownLength &&
+      failed(checkLoopWalksChunks(loop, chunk.q, /*tail=*/nullptr,
+                                  layer.chunkSize, sequences, chunk.lengthValue,
+                                  bounds)))
+    return fail("its token_eta[:n] is not cut to its chunk's length");
+  if (chunk.length != kUnknownLength && chunk.length != layer.chunkSize)
+    return fail("its Loop's chunks read token_eta[:" + Twine(chunk.length) +
+                "], not one factor per token of a chunk of " +
+                Twine(layer.chunkSize));
+  return configFor(chunk, initial);
+}
+
+FailureOr<LayerConfig> DualFormReader::configFor(const DualChunk &first,
+                                                 ArrayRef<Value> initial) {
+  int64_t c = layer.chunkSize;
   auto etaType = first.tokenEta
                      ? dyn_cast<RankedTensorType>(first.tokenEta.getType())
                      : nullptr;
@@ -1014,15 +1204,13 @@ FailureOr<LayerConfig> DualFormReader::read() {
   if (etaLength != c)
     return fail("its per-position factors are not one per token of a chunk");
   LayerConfig config;
-  config.model = numLayers == 1 ? ModelKind::linear : ModelKind::mlp;
-  if (numLayers == 2)
+  config.model = first.layers.size() == 1 ? ModelKind::linear : ModelKind::mlp;
+  if (first.layers.size() == 2)
     config.activation = Activation::gelu_tanh;
   config.bias = true;
-  for (auto [w, b] : llvm::zip(wSlots, bSlots)) {
+  for (Value weight : initial) {
     config.trained.push_back(config.weights.size());
-    config.weights.push_back(layer.initialWeights[w]);
-    config.trained.push_back(config.weights.size());
-    config.weights.push_back(layer.initialWeights[b]);
+    config.weights.push_back(weight);
   }
   config.q = first.q.root;
   config.k = first.k.root;

@@ -236,9 +236,21 @@ struct TTTRaiseONNXPass
       return leave("its " + opName.str() +
                    " form reads a value computed inside its Loop");
     }
-    if (failed(mlir::verify(op, /*verifyRecursively=*/false))) {
+    // The verifier's message becomes the remark's reason, not an error of
+    // its own: leaving the layer is not a failure of the compiler.
+    std::string invalid;
+    LogicalResult verified = [&] {
+      ScopedDiagnosticHandler capture(op->getContext(), [&](Diagnostic &diag) {
+        if (invalid.empty())
+          invalid = diag.str();
+        return success();
+      });
+      return mlir::verify(op, /*verifyRecursively=*/false);
+    }();
+    if (failed(verified)) {
       undo();
-      return leave("its " + opName.str() + " form does not verify");
+      return leave("its " + opName.str() + " form does not verify (" + invalid +
+                   ")");
     }
     auto kvb = dyn_cast<KVBLayerOp>(op);
     LayerFacts facts =

@@ -200,7 +200,7 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
 // from its own keys is taken for a weight. Read as ttt.kvb_layer (the
 // LayerNorm-MSE loss, the trained bias, token_eta, the causal order), it is
 // not linear attention: left, with the analysis of its layer op.
-// LINEAR: remark: {{.*}}ttt_linear.traced.onnx: node '/layer/Concat': TTT layer: unrolled chunk loop (5 chunks of 8 tokens), fast weights 'layer.W1', 'layer.b1'; static weights 'layer.ln_weight', '/layer/Slice_{{[0-9]+}}_output_0', 'layer.ln_bias': left as it was: its output depends non-linearly on the trained fast weights (through Sqrt node
+// LINEAR: remark: {{.*}}ttt_linear.traced.onnx: node '/layer/Concat': TTT layer: unrolled chunk loop (5 chunks of 8 tokens), fast weights 'layer.W1', 'layer.b1'; static weights 'layer.ln_weight', '/layer/Clip_output_0', 'layer.ln_bias': left as it was: its output depends non-linearly on the trained fast weights (through Sqrt node
 // LINEAR-SAME: as a ttt.kvb_layer: exact lowering: chunk-sequential loop; proven: output layer W is linear with its bias as a constant feature
 // LINEAR-SAME: blocked by: LayerNorm inside the loss makes the gradient non-linear in the state
 // LINEAR-NOT: not a TTT layer
@@ -220,11 +220,12 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
 // LINEAR-ALL: %[[SUM:.+]] = onnx.node "Add"(%[[Q]], %[[O]])
 // LINEAR-ALL: onnx.node "Identity"(%[[SUM]])
 
-// TTT-MLP in an ONNX Loop: four carried weights (W1, b1, W2, b2). The dual
-// form is read from unrolled chunks only (the traced export: MLP-TRACED).
+// TTT-MLP in an ONNX Loop: four carried weights (W1, b1, W2, b2), read from
+// the Loop's body (its bounds proven to cut [i C, min((i + 1) C, T)) and
+// token_eta[:n] to each chunk's length), left with its layer op's analysis.
 // MLP: remark: {{.*}}ttt_mlp.scripted.onnx: node '/layer/ConcatFromSequence': TTT layer: ONNX Loop over chunks (chunks of 8 tokens), fast weights 'onnx::Expand_{{[0-9]+}}', 'onnx::Expand_{{[0-9]+}}', 'onnx::Expand_{{[0-9]+}}' and 1 more; static weights
 // MLP-SAME: through Tanh node
-// MLP-SAME: no ttt.kvb_layer form: a dual-form LayerNorm layer is read when its chunk loop is unrolled
+// MLP-SAME: as a ttt.kvb_layer: exact lowering: chunk-sequential loop; proven: output layer W1 is linear with its bias as a constant feature
 
 // Traced, its two layers are read: gelu and its derivative by the function
 // they compute, the first layer's gradient carried back through W2^T.
