@@ -46,10 +46,13 @@ def raised_op(text):
 
 def run_raised_graph(text, path, x, tmp_path):
     """Runs a raise's output graph: the layer op through ttt-run's recurrent
-    lowering, every value the original model has (by its ONNX name) through
-    onnxruntime on the original model, and the few nodes the raise adds around the
+    lowering; the values it reads that the original model has (by their ONNX names)
+    through onnxruntime on the original model; the few nodes the raise adds around the
     layer op or its normalization rewrote (Constant, Sub, Add, Mul, Reshape, Transpose,
-    Unsqueeze, Squeeze, Expand, Identity) in NumPy."""
+    Unsqueeze, Squeeze, Expand, Identity) in NumPy; and what the model computes from the
+    layer's output through onnxruntime on the original model with that output replaced
+    by the one computed here. No value downstream of the layer op is taken from the
+    original model."""
     lines = [ln.strip() for ln in text.splitlines()]
     (header,) = [ln for ln in lines if ln.startswith("onnx.graph @")]
     args = dict(re.findall(r'(%[\w.]+): tensor<[^>]*> \{[^}]*onnx.name = "([^"]+)"[^}]*\}',
@@ -68,6 +71,14 @@ def run_raised_graph(text, path, x, tmp_path):
             named[ssa] = m.group(1)
     (yielded,) = re.findall(r"onnx\.yield (%[\w.]+)", text)
     values = {}
+    # What depends on the layer op: never read from the original model.
+    (layer_ssa,) = [ssa for ssa, body in defs.items()
+                    if body.startswith(("ttt.kvb_layer", "ttt.dwconv_layer"))]
+    tainted = {layer_ssa}
+    for ssa, body in defs.items():
+        if any(used in tainted for used in re.findall(r"%[\w.]+", body)):
+            tainted.add(ssa)
+    graph_output = model.graph.output[0].name
 
     def from_model(names):
         extra = [n for n in names if n not in {o.name for o in model.graph.output}]
@@ -89,7 +100,8 @@ def run_raised_graph(text, path, x, tmp_path):
             return values[ssa]
         if ssa in args:
             out = x[args[ssa]]
-        elif ssa in named and named[ssa] != model.graph.output[0].name:
+        elif ssa in named and named[ssa] != graph_output:
+            assert ssa not in tainted, f"{ssa} depends on the layer op"
             out = from_model([named[ssa]])[named[ssa]]
         else:
             body = defs[ssa]
@@ -126,4 +138,25 @@ def run_raised_graph(text, path, x, tmp_path):
         values[ssa] = out
         return out
 
+    # The layer's replacement: if it keeps the name of a tensor of the original
+    # model, the rest of the model runs in onnxruntime from it.
+    (replacement,) = [(ssa, body) for ssa, body in defs.items()
+                      if 'doc_string = "ttt: ' in body]
+    name = re.search(r'outputs = \["([^"]+)"', replacement[1])
+    if name and name.group(1) != graph_output:
+        operand = re.match(r'onnx\.node "Identity"\((%[\w.]+)\)', replacement[1]).group(1)
+        layer_out = value(operand)
+        patched = onnx.load(str(path))
+        for node in patched.graph.node:
+            for i, out in enumerate(node.output):
+                if out == name.group(1):
+                    node.output[i] = out + ".replaced"
+        patched.graph.input.append(onnx.helper.make_tensor_value_info(
+            name.group(1), onnx.TensorProto.FLOAT, None))
+        patched_path = tmp_path / "patched.onnx"
+        onnx.save(patched, str(patched_path))
+        sess = ort.InferenceSession(str(patched_path), providers=["CPUExecutionProvider"])
+        feeds = {i.name: x[i.name] for i in sess.get_inputs() if i.name in x}
+        feeds[name.group(1)] = np.ascontiguousarray(layer_out, dtype=np.float32)
+        return sess.run([graph_output], feeds)[0]
     return value(yielded)

@@ -212,6 +212,25 @@ DUAL_FORM = {"ttt_linear.traced": (1, 40), "ttt_linear.traced_opset20": (1, 40),
              "ttt_mlp.scripted": (2, 20), "ttt_mlp.scripted_opset20": (1, 36)}
 
 
+# A transformer block around a LaCT layer (its q, k, v, rates and momentum computed by
+# the block's projections; the scripted export types them all dynamic): the raised
+# graph computes the block.
+BLOCKS = {"block_lact.traced": (1, 64), "block_lact.scripted": (2, 40),
+          "block_lact.scripted_opset20": (1, 48)}
+
+
+@pytest.mark.parametrize("name", sorted(BLOCKS))
+def test_the_raised_block_computes_the_model(name, tmp_path):
+    raised = tmp_path / "raised.mlir"
+    proc = _opt(_path(name), "--ttt-raise-onnx=raise-all", "-o", raised)
+    assert proc.returncode == 0, proc.stderr
+    assert "raised to ttt.kvb_layer" in proc.stderr, proc.stderr
+    B, T = BLOCKS[name]
+    x = _inputs(_meta(name), B, T, zlib.crc32(name.encode()))
+    got = run_raised_graph(raised.read_text(), _path(name), x, tmp_path)
+    assert _rel(got, _run(_path(name), x).astype(np.float64)) <= RTOL
+
+
 # ViT^3's depth-wise convolution branch (the research code's grouped-convolution form):
 # raised to ttt.dwconv_layer, with the batch size and image side its traced export has.
 DWCONV = {"vit3_dwconv.traced": (2, 6), "vit3_dwconv.traced_opset20": (2, 6)}

@@ -406,6 +406,78 @@ static std::optional<SliceChain> splitPiece(Value value, bool timeLast) {
   return chain;
 }
 
+std::optional<int64_t> raise::lastDimOf(Value value, unsigned depth) {
+  if (auto type = dyn_cast<RankedTensorType>(value.getType()))
+    if (type.getRank() > 0 && !type.isDynamicDim(type.getRank() - 1))
+      return type.getDimSize(type.getRank() - 1);
+  if (depth > 32)
+    return std::nullopt;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    auto loop = dyn_cast_or_null<onnx::NodeOp>(arg.getOwner()->getParentOp());
+    unsigned index = arg.getArgNumber();
+    if (loop && loop.getOpType() == "Loop" && index >= 2 &&
+        index < loop.getInputs().size())
+      return lastDimOf(loop.getInputs()[index], depth + 1);
+    return std::nullopt;
+  }
+  auto node = value.getDefiningOp<onnx::NodeOp>();
+  if (!node || !node.isDefaultDomain() || node.getInputs().empty())
+    return std::nullopt;
+  StringRef op = node.getOpType();
+  auto inputs = node.getInputs();
+  if (op == "MatMul" && inputs.size() == 2)
+    return lastDimOf(inputs[1], depth + 1);
+  if (llvm::is_contained({"Add", "Sub", "Mul", "Div"}, op)) {
+    std::optional<int64_t> widest;
+    for (Value input : inputs)
+      if (std::optional<int64_t> dim = lastDimOf(input, depth + 1))
+        widest = std::max(widest.value_or(0), *dim);
+    return widest;
+  }
+  if (llvm::is_contained({"Identity", "Cast", "Neg", "Expand", "Tanh",
+                          "Sigmoid", "Sqrt", "Reciprocal"},
+                         op))
+    return lastDimOf(inputs[0], depth + 1);
+  if (op == "Transpose") {
+    // A perm that keeps the last axis last.
+    auto perm = dyn_cast_or_null<DenseI64ArrayAttr>(node.getONNXAttr("perm"));
+    std::optional<int64_t> rank = rankOf(inputs[0]);
+    if (!perm || !rank || perm.empty() || perm.asArrayRef().back() != *rank - 1)
+      return std::nullopt;
+    return lastDimOf(inputs[0], depth + 1);
+  }
+  if (op == "Gather" && inputs.size() == 2) {
+    // Indexing another axis keeps the last.
+    std::optional<int64_t> rank = rankOf(inputs[0]);
+    int64_t axis = intAttr(node, "axis").value_or(0);
+    if (!rank || axis == -1 || axis == *rank - 1)
+      return std::nullopt;
+    return lastDimOf(inputs[0], depth + 1);
+  }
+  if (op == "Reshape" && inputs.size() == 2) {
+    // The target shape's last entry, a constant (maybe the last piece of
+    // a Concat of dims).
+    Value shape = inputs[1];
+    if (onnx::NodeOp concat = nodeOf(shape, "Concat"))
+      shape = concat.getInputs().back();
+    std::optional<SmallVector<int64_t>> dims = intConstant(shape);
+    if (!dims || dims->empty() || dims->back() <= 0)
+      return std::nullopt;
+    return dims->back();
+  }
+  if (op == "Slice" && inputs.size() > 3) {
+    // A cut of other axes keeps the last.
+    std::optional<int64_t> rank = rankOf(inputs[0]);
+    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+    if (!rank || !axes || llvm::any_of(*axes, [&](int64_t a) {
+          return a == -1 || a == *rank - 1;
+        }))
+      return std::nullopt;
+    return lastDimOf(inputs[0], depth + 1);
+  }
+  return std::nullopt;
+}
+
 std::optional<SliceChain> raise::sliceChain(Value value, bool timeLast) {
   if (std::optional<SliceChain> piece = splitPiece(value, timeLast))
     return piece;

@@ -77,6 +77,13 @@ std::optional<int64_t> rankOf(Value value);
 /// The static length of `value`'s time axis, if it has one.
 std::optional<int64_t> staticTimeLength(Value value);
 
+/// The static extent of `value`'s last axis, read through the dataflow where
+/// its type does not say (a Loop body types its values `?x?x?x?`): a
+/// product's is its right factor's, an elementwise result's the widest of its
+/// operands', a carried value's its initial value's, a reshape's its target
+/// shape's last constant.
+std::optional<int64_t> lastDimOf(Value value, unsigned depth = 0);
+
 /// `value` without the layout nodes and transposes in front of it: the tensor
 /// it holds up to its layout (a full-batch layer's queries and output).
 Value skipLayoutAndTransposes(Value value);

@@ -1384,12 +1384,7 @@ LogicalResult LayerReader::settleScale(UpdateRule &rule) {
 }
 
 /// The number of columns of an lr tensor, if static.
-static std::optional<int64_t> numColumns(Value lr) {
-  auto type = dyn_cast<ShapedType>(lr.getType());
-  if (!type || !type.hasRank() || type.isDynamicDim(type.getRank() - 1))
-    return std::nullopt;
-  return type.getDimSize(type.getRank() - 1);
-}
+static std::optional<int64_t> numColumns(Value lr) { return lastDimOf(lr); }
 
 LogicalResult LayerReader::readUnrolled(Value &initial) {
   const SmallVector<ChunkStep> &steps = layer.steps;
@@ -2040,8 +2035,11 @@ public:
       : builder(builder), loc(loc), created(created), folded(rankOf(q) == 3),
         heads(headCount(q)) {}
 
-  /// A [B*H, ..] sequence tensor as [1, B*H, ..].
+  /// A [B*H, ..] sequence tensor as [1, B*H, ..]; a feature size its type
+  /// leaves dynamic (a scripted export's projections) made static where the
+  /// dataflow says it.
   Value sequence(Value value) {
+    value = staticFeatures(value);
     if (!value || !folded)
       return value;
     auto type = cast<RankedTensorType>(value.getType());
@@ -2049,6 +2047,27 @@ public:
     llvm::append_range(shape, type.getShape());
     return unsqueezed(value,
                       RankedTensorType::get(shape, type.getElementType()));
+  }
+
+  /// `Reshape(x, [0, .., 0, D])` typed with the static D that lastDimOf
+  /// reads: the same numbers, the size the layer op needs.
+  Value staticFeatures(Value value) {
+    auto type = value ? dyn_cast<RankedTensorType>(value.getType()) : nullptr;
+    if (!type || type.getRank() < 2 || !type.isDynamicDim(type.getRank() - 1))
+      return value;
+    std::optional<int64_t> features = lastDimOf(value);
+    if (!features)
+      return value;
+    SmallVector<int64_t> dims(type.getRank(), 0), shape(type.getShape());
+    dims.back() = shape.back() = *features;
+    onnx::OnnxBuilder b(builder, loc, type.getElementType());
+    Value target = b.i64s(dims);
+    created.push_back(target.getDefiningOp());
+    Value reshaped =
+        b.node("Reshape", {value, target},
+               RankedTensorType::get(shape, type.getElementType()));
+    created.push_back(reshaped.getDefiningOp());
+    return reshaped;
   }
 
   /// Per-token momentum `[X, T, Y]` with its time axis second-to-last as
@@ -2338,6 +2357,15 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
       (!config.fullBatch && config.outputPerm.empty() &&
        known(config.rule.v.getType()) > known(type)))
     type = config.rule.v.getType();
+  // The output feature size the values give, where neither type says it.
+  auto ranked = dyn_cast<RankedTensorType>(type);
+  if (ranked && ranked.getRank() > 0 &&
+      ranked.isDynamicDim(ranked.getRank() - 1) && config.outputPerm.empty())
+    if (std::optional<int64_t> features = lastDimOf(config.rule.v)) {
+      SmallVector<int64_t> shape(ranked.getShape());
+      shape.back() = *features;
+      type = RankedTensorType::get(shape, ranked.getElementType());
+    }
   // An output turned to another layout: the layer op's is turned back.
   ArrayRef<int64_t> turn = config.outputPerm;
   Type layerType = type;

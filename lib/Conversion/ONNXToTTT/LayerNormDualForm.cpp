@@ -30,56 +30,6 @@ using namespace mlir::ttt::raise;
 
 namespace {
 
-std::optional<int64_t> dimFromEnd(Value value, int64_t fromEnd);
-
-/// The static extent of `value`'s last axis, read through the dataflow where
-/// its type does not say (a Loop body types its values `?x?x?x?`): a
-/// product's is its right factor's, an elementwise result's the widest of
-/// its operands', a carried value's its initial value's.
-std::optional<int64_t> lastDimOf(Value value, unsigned depth = 0) {
-  if (std::optional<int64_t> dim = dimFromEnd(value, 1))
-    return dim;
-  if (depth > 32)
-    return std::nullopt;
-  if (auto arg = dyn_cast<BlockArgument>(value)) {
-    auto loop = dyn_cast_or_null<onnx::NodeOp>(arg.getOwner()->getParentOp());
-    unsigned index = arg.getArgNumber();
-    if (loop && loop.getOpType() == "Loop" && index >= 2 &&
-        index < loop.getInputs().size())
-      return lastDimOf(loop.getInputs()[index], depth + 1);
-    return std::nullopt;
-  }
-  auto node = value.getDefiningOp<onnx::NodeOp>();
-  if (!node || !node.isDefaultDomain() || node.getInputs().empty())
-    return std::nullopt;
-  StringRef op = node.getOpType();
-  auto inputs = node.getInputs();
-  if (op == "MatMul" && inputs.size() == 2)
-    return lastDimOf(inputs[1], depth + 1);
-  if (llvm::is_contained({"Add", "Sub", "Mul", "Div"}, op)) {
-    std::optional<int64_t> widest;
-    for (Value input : inputs)
-      if (std::optional<int64_t> dim = lastDimOf(input, depth + 1))
-        widest = std::max(widest.value_or(0), *dim);
-    return widest;
-  }
-  if (llvm::is_contained({"Identity", "Cast", "Neg", "Expand", "Tanh",
-                          "Sigmoid", "Sqrt", "Reciprocal"},
-                         op))
-    return lastDimOf(inputs[0], depth + 1);
-  if (op == "Slice" && inputs.size() > 3) {
-    // A cut of other axes keeps the last.
-    std::optional<int64_t> rank = rankOf(inputs[0]);
-    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
-    if (!rank || !axes || llvm::any_of(*axes, [&](int64_t a) {
-          return a == -1 || a == *rank - 1;
-        }))
-      return std::nullopt;
-    return lastDimOf(inputs[0], depth + 1);
-  }
-  return std::nullopt;
-}
-
 /// A value computed from scalar constants only (`Reciprocal(16) * 1`, the
 /// exporter's spelling of `1.0 / D`), or from the extent of a tensor's last
 /// axis (`x.shape[-1]`).
