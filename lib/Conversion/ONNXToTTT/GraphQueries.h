@@ -27,7 +27,8 @@ namespace mlir::ttt::raise {
 onnx::NodeOp nodeOf(Value value, StringRef opType);
 
 /// `value` with nodes that only change its layout looked through: Identity,
-/// Unsqueeze, Squeeze, Expand, Reshape and float-to-float Cast. Such nodes
+/// Unsqueeze, Squeeze, Expand, Reshape, float-to-float Cast, a Concat of one
+/// input and a Slice that keeps every element (`x[:, :]`). Such nodes
 /// never change which numbers a value holds, only how they are indexed, so
 /// the raise may compare values through them (shapes are checked by the
 /// layer op's verifier afterwards).
