@@ -478,6 +478,19 @@ std::optional<int64_t> raise::lastDimOf(Value value, unsigned depth) {
   return std::nullopt;
 }
 
+Value raise::lowerTriangleOf(Value mask) {
+  onnx::NodeOp trilu = nodeOf(skipLayout(mask), "Trilu");
+  if (!trilu || intAttr(trilu, "upper").value_or(1) != 0)
+    return nullptr;
+  if (trilu.getInputs().size() > 1 &&
+      !isa<NoneType>(trilu.getInputs()[1].getType())) {
+    std::optional<SmallVector<int64_t>> k = intConstant(trilu.getInputs()[1]);
+    if (!k || k->size() != 1 || (*k)[0] != 0)
+      return nullptr;
+  }
+  return trilu.getInputs()[0];
+}
+
 std::optional<SliceChain> raise::sliceChain(Value value, bool timeLast) {
   if (std::optional<SliceChain> piece = splitPiece(value, timeLast))
     return piece;

@@ -72,6 +72,10 @@ bool matchCommutative(Value value, StringRef opType,
 /// the batch). Without a rank, only 2 and -2 count.
 bool isTimeAxis(int64_t axis, std::optional<int64_t> rank);
 
+/// If `mask` is `Trilu(x)` keeping the lower triangle and the diagonal
+/// (`upper = 0`, the offset absent or zero): x.
+Value lowerTriangleOf(Value mask);
+
 /// The rank of `value`'s type, if it is ranked.
 std::optional<int64_t> rankOf(Value value);
 

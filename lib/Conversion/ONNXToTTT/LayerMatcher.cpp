@@ -726,21 +726,6 @@ bool Matcher::matchValueSide(
   return true;
 }
 
-/// True if `mask` keeps the lower triangle (diagonal included) of `scores`:
-/// `Trilu(scores, upper = 0)`, the diagonal offset absent or zero.
-static Value lowerTriangleOf(Value mask) {
-  onnx::NodeOp trilu = nodeOf(mask, "Trilu");
-  if (!trilu || intAttr(trilu, "upper").value_or(1) != 0)
-    return nullptr;
-  if (trilu.getInputs().size() > 1 &&
-      !isa<NoneType>(trilu.getInputs()[1].getType())) {
-    std::optional<SmallVector<int64_t>> k = intConstant(trilu.getInputs()[1]);
-    if (!k || k->size() != 1 || (*k)[0] != 0)
-      return nullptr;
-  }
-  return trilu.getInputs()[0];
-}
-
 FailureOr<Update> Matcher::matchIntraTerm(Value term, Value weight,
                                           Value &queries) {
   Update update;
@@ -2049,6 +2034,20 @@ public:
                       RankedTensorType::get(shape, type.getElementType()));
   }
 
+  /// `opType(value, operand)` with a constant i64 `operand` (a shape, the
+  /// axes), typed `shape`; both nodes recorded as created.
+  Value reshaped(StringRef opType, Value value, ArrayRef<int64_t> operand,
+                 ArrayRef<int64_t> shape) {
+    Type element = cast<ShapedType>(value.getType()).getElementType();
+    onnx::OnnxBuilder b(builder, loc, element);
+    Value constant = b.i64s(operand);
+    created.push_back(constant.getDefiningOp());
+    Value result = b.node(opType, {value, constant},
+                          RankedTensorType::get(shape, element));
+    created.push_back(result.getDefiningOp());
+    return result;
+  }
+
   /// `Reshape(x, [0, .., 0, D])` typed with the static D that lastDimOf
   /// reads: the same numbers, the size the layer op needs.
   Value staticFeatures(Value value) {
@@ -2060,14 +2059,7 @@ public:
       return value;
     SmallVector<int64_t> dims(type.getRank(), 0), shape(type.getShape());
     dims.back() = shape.back() = *features;
-    onnx::OnnxBuilder b(builder, loc, type.getElementType());
-    Value target = b.i64s(dims);
-    created.push_back(target.getDefiningOp());
-    Value reshaped =
-        b.node("Reshape", {value, target},
-               RankedTensorType::get(shape, type.getElementType()));
-    created.push_back(reshaped.getDefiningOp());
-    return reshaped;
+    return reshaped("Reshape", value, dims, shape);
   }
 
   /// Per-token momentum `[X, T, Y]` with its time axis second-to-last as
@@ -2166,31 +2158,15 @@ public:
   Value weight(Value value) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
     if (type && type.getRank() == 4 && type.hasStaticShape() &&
-        type.getDimSize(0) == 1) {
-      onnx::OnnxBuilder b(builder, loc, type.getElementType());
-      Value axes = b.i64s({0});
-      created.push_back(axes.getDefiningOp());
-      Value squeezed =
-          b.node("Squeeze", {value, axes},
-                 RankedTensorType::get(type.getShape().drop_front(),
-                                       type.getElementType()));
-      created.push_back(squeezed.getDefiningOp());
-      return squeezed;
-    }
+        type.getDimSize(0) == 1)
+      return reshaped("Squeeze", value, {0}, type.getShape().drop_front());
     if (!type || type.getRank() != 2)
       return value;
     if (!heads || !type.hasStaticShape())
       return nullptr;
     auto shape =
         SmallVector<int64_t>{*heads, type.getDimSize(0), type.getDimSize(1)};
-    onnx::OnnxBuilder b(builder, loc, type.getElementType());
-    Value dims = b.i64s(shape);
-    created.push_back(dims.getDefiningOp());
-    Value expanded =
-        b.node("Expand", {value, dims},
-               RankedTensorType::get(shape, type.getElementType()));
-    created.push_back(expanded.getDefiningOp());
-    return expanded;
+    return reshaped("Expand", value, shape, shape);
   }
 
   /// A LayerNorm scale or shift `[H, 1, D]`, `[1, D]` etc. as the `[H, D]`
@@ -2210,14 +2186,7 @@ public:
       return nullptr;
     if (shape == type.getShape())
       return value;
-    onnx::OnnxBuilder b(builder, loc, type.getElementType());
-    Value dims = b.i64s(shape);
-    created.push_back(dims.getDefiningOp());
-    Value reshaped =
-        b.node("Reshape", {value, dims},
-               RankedTensorType::get(shape, type.getElementType()));
-    created.push_back(reshaped.getDefiningOp());
-    return reshaped;
+    return reshaped("Reshape", value, shape, shape);
   }
 
   /// The type of the layer op's output for a layer whose output is `type`.

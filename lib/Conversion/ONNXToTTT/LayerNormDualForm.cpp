@@ -560,20 +560,6 @@ bool isVectorEntry(Value value, Value vector, int64_t index) {
          std::min(position(ends->front()), length) == index + 1;
 }
 
-/// True if `mask` is `Trilu(x)` keeping the lower triangle and the diagonal.
-Value lowerTriangle(Value mask) {
-  onnx::NodeOp trilu = nodeOf(skipLayout(mask), "Trilu");
-  if (!trilu || intAttr(trilu, "upper").value_or(1) != 0)
-    return nullptr;
-  if (trilu.getInputs().size() > 1 &&
-      !isa<NoneType>(trilu.getInputs()[1].getType())) {
-    std::optional<SmallVector<int64_t>> k = intConstant(trilu.getInputs()[1]);
-    if (!k || k->size() != 1 || (*k)[0] != 0)
-      return nullptr;
-  }
-  return trilu.getInputs()[0];
-}
-
 /// One layer's dual-form sum `A W + b - (eta * tril(A K^T)) G - tril(eta) G`:
 /// the weights after the gradients of tokens 1..i applied to query i.
 struct DualSum {
@@ -691,7 +677,7 @@ FailureOr<DualSum> DualFormReader::readSum(Value zbar, ArrayRef<Value> state) {
       continue;
     }
     Value left = matmul.getInputs()[0];
-    if (Value masked = lowerTriangle(left)) {
+    if (Value masked = lowerTriangleOf(left)) {
       if (biasIntra)
         return fail("its output has two tril(eta) G terms");
       biasIntra = term;
@@ -701,7 +687,7 @@ FailureOr<DualSum> DualFormReader::readSum(Value zbar, ArrayRef<Value> state) {
     }
     bool scored =
         matchCommutative(skipLayout(left), "Mul", [&](Value eta, Value masked) {
-          Value inner = lowerTriangle(masked);
+          Value inner = lowerTriangleOf(masked);
           if (!inner)
             return false;
           scores = inner;
@@ -735,7 +721,7 @@ FailureOr<DualSum> DualFormReader::readSum(Value zbar, ArrayRef<Value> state) {
   bool etaMatches =
       matchCommutative(skipLayout(intraProduct.getInputs()[0]), "Mul",
                        [&](Value eta, Value masked) {
-                         return same(eta, sum.eta) && lowerTriangle(masked);
+                         return same(eta, sum.eta) && lowerTriangleOf(masked);
                        });
   if (!etaMatches)
     return fail("its causal terms weigh the scores and the bias by "
