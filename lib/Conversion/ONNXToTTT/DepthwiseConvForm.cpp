@@ -335,13 +335,18 @@ DWConvLayerOp raise::buildDWConvLayer(OpBuilder &builder,
       UpdateAttr::get(context, config.sign, APFloat(config.lrScale),
                       config.clip ? ClipKind::frobenius : ClipKind::none,
                       NewtonSchulzAttr(), WeightNormKind::none, APFloat(1e-5));
+  // The layer's output ([1, B*C, h, w] of a grouped convolution) is the layer
+  // op's reshaped, which needs its static shape.
+  auto outputType = dyn_cast<RankedTensorType>(layer.output.getType());
+  bool reshape = layer.output.getType() != config.q.getType();
+  if (reshape && (!outputType || !outputType.hasStaticShape()))
+    return nullptr;
   auto op = DWConvLayerOp::create(builder, loc, config.q.getType(), Type(),
                                   config.q, config.k, config.v, kernel, loss,
                                   update, /*inner_steps=*/1);
   output = op.getOutput();
-  if (output.getType() != layer.output.getType()) {
-    Value target =
-        b.i64s(cast<RankedTensorType>(layer.output.getType()).getShape());
+  if (reshape) {
+    Value target = b.i64s(outputType.getShape());
     created.push_back(target.getDefiningOp());
     output = b.node("Reshape", {output, target}, layer.output.getType());
     created.push_back(output.getDefiningOp());

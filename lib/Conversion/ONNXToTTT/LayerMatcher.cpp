@@ -2279,7 +2279,9 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
   v = ranks.sequence(v);
   Value lr = config.rule.lr;
   if (lr && config.ratesTimeLast) {
-    auto type = cast<RankedTensorType>(lr.getType());
+    auto type = dyn_cast<RankedTensorType>(lr.getType());
+    if (!type)
+      return nullptr;
     SmallVector<int64_t> shape(type.getShape());
     shape.push_back(1);
     onnx::OnnxBuilder b(builder, loc, type.getElementType());

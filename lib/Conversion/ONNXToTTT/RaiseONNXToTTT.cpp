@@ -218,10 +218,12 @@ struct TTTRaiseONNXPass
       undo();
       return leave(convolution
                        ? "its start kernel is not one kh x kw kernel per "
-                         "channel, so it has no ttt.dwconv_layer shape"
-                       : "its fast weight is shared by every head and its "
-                         "head count is not static, so it has no "
-                         "ttt.kvb_layer shape");
+                         "channel, or its output's shape is not static, so "
+                         "it has no ttt.dwconv_layer shape"
+                       : "its operands have no ttt.kvb_layer shape (a weight "
+                         "shared by every head while the head count is not "
+                         "static, LayerNorm parameters that are not one row "
+                         "per head, or rates of unknown rank)");
     }
     // Every operand must be visible where the layer op stands (not a value
     // of a Loop body the replacement erases).
