@@ -233,7 +233,9 @@ def test_the_raised_block_computes_the_model(name, tmp_path):
 
 # ViT^3's depth-wise convolution branch (the research code's grouped-convolution form):
 # raised to ttt.dwconv_layer, with the batch size and image side its traced export has.
-DWCONV = {"vit3_dwconv.traced": (2, 6), "vit3_dwconv.traced_opset20": (2, 6)}
+DWCONV = {"vit3_dwconv.traced": (2, 6), "vit3_dwconv.traced_opset20": (2, 6),
+          # the same branch written as nine shifted products
+          "vit3_dwconv_shift.traced": (1, 6), "vit3_dwconv_shift.traced_opset20": (1, 6)}
 
 
 @pytest.mark.parametrize("name", sorted(DWCONV))

@@ -179,6 +179,91 @@ std::optional<SmallVector<int64_t>> imageShape(Value x) {
   return SmallVector<int64_t>(type.getShape());
 }
 
+/// A window of a zero-padded image at tap (a, b): Slices of its two spatial
+/// axes, `[a, a + h)` and `[b, b + w)`, of `Pad(x, p)`.
+struct Tap {
+  Value image;
+  int64_t pad = 0, a = 0, b = 0;
+};
+
+std::optional<Tap> tapOf(Value value, ArrayRef<int64_t> image) {
+  Tap tap;
+  std::optional<int64_t> rows, cols;
+  Value at = skipLayout(value);
+  while (onnx::NodeOp slice = nodeOf(at, "Slice")) {
+    auto inputs = slice.getInputs();
+    if (inputs.size() < 4 ||
+        (inputs.size() > 4 && !isa<NoneType>(inputs[4].getType()) &&
+         intConstant(inputs[4]) != SmallVector<int64_t>{1}))
+      return std::nullopt;
+    std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
+    std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
+    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+    if (!starts || !ends || !axes || axes->size() != 1 || starts->size() != 1 ||
+        ends->size() != 1)
+      return std::nullopt;
+    int64_t axis = axes->front() < 0 ? axes->front() + 4 : axes->front();
+    int64_t start = starts->front(), length = ends->front() - start;
+    if (axis == 2 && !rows && length == image[2])
+      rows = start;
+    else if (axis == 3 && !cols && length == image[3])
+      cols = start;
+    else
+      return std::nullopt;
+    at = skipLayout(inputs[0]);
+  }
+  std::optional<std::pair<Value, int64_t>> padded = zeroPadded(at);
+  if (!rows || !cols || !padded)
+    return std::nullopt;
+  tap.image = skipLayout(padded->first);
+  tap.pad = padded->second;
+  tap.a = *rows;
+  tap.b = *cols;
+  return tap;
+}
+
+/// The terms of a sum of Adds.
+void addends(Value value, SmallVectorImpl<Value> &terms) {
+  value = skipLayout(value);
+  if (onnx::NodeOp add = nodeOf(value, "Add")) {
+    addends(add.getInputs()[0], terms);
+    addends(add.getInputs()[1], terms);
+    return;
+  }
+  terms.push_back(value);
+}
+
+/// Entry (a, b) of a kernel `[.., kh, kw]`: one-wide Slices of its last two
+/// axes; returns the kernel.
+Value kernelEntry(Value value, int64_t &a, int64_t &b) {
+  std::optional<int64_t> row, col;
+  Value at = skipLayout(value);
+  while (onnx::NodeOp slice = nodeOf(at, "Slice")) {
+    auto inputs = slice.getInputs();
+    if (inputs.size() < 4)
+      return nullptr;
+    std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
+    std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
+    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+    if (!starts || !ends || !axes || axes->size() != 1 || starts->size() != 1 ||
+        ends->size() != 1 || ends->front() != starts->front() + 1)
+      return nullptr;
+    int64_t axis = axes->front() < 0 ? axes->front() + 4 : axes->front();
+    if (axis == 2 && !row)
+      row = starts->front();
+    else if (axis == 3 && !col)
+      col = starts->front();
+    else
+      return nullptr;
+    at = skipLayout(inputs[0]);
+  }
+  if (!row || !col)
+    return nullptr;
+  a = *row;
+  b = *col;
+  return at;
+}
+
 class ConvReader {
 public:
   ConvReader(const FoundLayer &layer, std::string &why)
@@ -191,35 +276,29 @@ private:
     why = reason.str();
     return failure();
   }
+  /// The output as taps: `sum_{a,b} w'[.., a, b] * Pad(q)[a:a+h, b:b+w]`.
+  LogicalResult readShiftedOutput(Value output);
+  /// `w' = w0 -/+ a clip(G)`: fills the kernel, clip, sign and step; returns
+  /// G.
+  Value readStep(Value stepped, int64_t kh, int64_t kw);
+  /// G = Conv(Pad(k), c v) with the batch in the groups, or the taps
+  /// `sum_{y,x} c v * Pad(k)[a:a+h, b:b+w]` stacked as (a, b).
+  LogicalResult readGradient(Value gradient);
+  LogicalResult readTapGradient(Value gradient);
+  LogicalResult finish();
 
   const FoundLayer &layer;
   std::string &why;
+  DWConvConfig config;
+  SmallVector<int64_t> image;
+  int64_t padding = 0, kh = 0, kw = 0;
+  double step = 0.0, valueFactor = 0.0;
 };
 
-FailureOr<DWConvConfig> ConvReader::read() {
-  DWConvConfig config;
-  onnx::NodeOp apply = nodeOf(skipLayout(layer.steps.front().output), "Conv");
-  std::optional<int64_t> padding = depthwisePadding(apply);
-  if (!padding)
-    return fail("its output convolution is not depth-wise (one channel per "
-                "group, unit strides and dilations, equal padding)");
-  Value stepped = apply.getInputs()[1];
-  auto kernelType = cast<RankedTensorType>(stepped.getType());
-  int64_t kh = kernelType.getDimSize(2), kw = kernelType.getDimSize(3);
-  if (kh != kw || kh % 2 != 1 || *padding != (kh - 1) / 2)
-    return fail("its output convolution does not keep the size ('same' "
-                "padding of an odd, square kernel)");
-  // The queries: [B, C, h, w] with the batch folded into the groups.
-  Value folded = apply.getInputs()[0];
-  config.q = skipLayout(folded);
-  std::optional<SmallVector<int64_t>> image = imageShape(config.q);
-  if (!image || !foldsBatchIntoChannels(folded.getType(), *image))
-    return fail("its output convolution does not read the queries [B, C, "
-                "h, w] with one group per sample and channel");
+Value ConvReader::readStep(Value stepped, int64_t kh, int64_t kw) {
   // w' = w0 - a clip(G) or w0 + a clip(G), the start kernel [C, 1, kh, kw]
   // (ViT^3's layout) or any other layout of it.
   Value next = skipLayout(stepped), startKernel, change;
-  double stepFactor = 0.0;
   auto isStartKernel = [](Value value) {
     Value base = skipLayout(value);
     return base.getDefiningOp<onnx::InitializerOp>() ||
@@ -231,7 +310,7 @@ FailureOr<DWConvConfig> ConvReader::read() {
     auto [x, c] = scaled(sub.getInputs()[1]);
     startKernel = sub.getInputs()[0];
     change = x;
-    stepFactor = -c;
+    step = -c;
   } else {
     matchCommutative(next, "Add", [&](Value a, Value b) {
       if (!isStartKernel(a))
@@ -239,68 +318,212 @@ FailureOr<DWConvConfig> ConvReader::read() {
       auto [x, c] = scaled(b);
       startKernel = a;
       change = x;
-      stepFactor = c;
+      step = c;
       return true;
     });
   }
-  if (!startKernel || !isStartKernel(startKernel))
-    return fail("its kernel is not a start kernel plus a step");
-  std::optional<std::pair<Value, double>> start =
-      std::make_pair(skipLayout(startKernel), 1.0);
-  std::optional<std::pair<Value, double>> step =
-      std::make_pair(change, stepFactor);
-  auto startType = dyn_cast<RankedTensorType>(start->first.getType());
+  if (!startKernel || !isStartKernel(startKernel)) {
+    (void)fail("its kernel is not a start kernel plus a step");
+    return nullptr;
+  }
+  auto startType =
+      dyn_cast<RankedTensorType>(skipLayout(startKernel).getType());
   if (!startType || !startType.hasStaticShape() ||
-      startType.getNumElements() != (*image)[1] * kh * kw)
-    return fail("its start kernel is not one kh x kw kernel per channel");
-  config.kernel = start->first;
-  Value gradient = frobeniusClipped(step->first);
+      startType.getNumElements() != image[1] * kh * kw) {
+    (void)fail("its start kernel is not one kh x kw kernel per channel");
+    return nullptr;
+  }
+  config.kernel = skipLayout(startKernel);
+  Value gradient = frobeniusClipped(change);
   config.clip = static_cast<bool>(gradient);
-  if (!gradient)
-    gradient = step->first;
-  // G = Conv(Pad(k), c * v), both with the batch folded into the groups.
+  return gradient ? gradient : change;
+}
+
+LogicalResult ConvReader::readGradient(Value gradient) {
   onnx::NodeOp correlate = nodeOf(skipLayout(gradient), "Conv");
-  if (!correlate || depthwisePadding(correlate) != 0)
+  if (!correlate)
+    return readTapGradient(gradient);
+  if (depthwisePadding(correlate) != 0)
     return fail("its kernel's step is not a depth-wise correlation of the "
                 "padded keys with the values");
   std::optional<std::pair<Value, int64_t>> padded =
       zeroPadded(correlate.getInputs()[0]);
-  SmallVector<int64_t> paddedImage(*image);
-  paddedImage[2] += 2 * *padding;
-  paddedImage[3] += 2 * *padding;
-  if (!padded || padded->second != *padding ||
+  SmallVector<int64_t> paddedImage(image);
+  paddedImage[2] += 2 * padding;
+  paddedImage[3] += 2 * padding;
+  if (!padded || padded->second != padding ||
       !foldsBatchIntoChannels(correlate.getInputs()[0].getType(), paddedImage))
     return fail("its kernel's step does not correlate the keys padded as "
                 "the output convolution pads the queries");
   config.k = skipLayout(padded->first);
   std::pair<Value, double> values = scaled(correlate.getInputs()[1]);
   config.v = values.first;
-  if (!foldsBatchIntoChannels(correlate.getInputs()[1].getType(), *image))
+  valueFactor = values.second;
+  if (!foldsBatchIntoChannels(correlate.getInputs()[1].getType(), image))
     return fail("its kernel's step does not correlate with the values "
                 "[B, C, h, w]");
+  return success();
+}
+
+LogicalResult ConvReader::readTapGradient(Value gradient) {
+  // [B, C, kh, kw] from the kh * kw taps stacked on the last axis, (a, b)
+  // at a * kw + b.
+  onnx::NodeOp stack = nodeOf(skipLayout(gradient), "Concat");
+  if (!stack || stack.getInputs().size() != static_cast<size_t>(kh * kw))
+    return fail("its kernel's step is neither a correlation nor its taps "
+                "stacked");
+  for (int64_t index = 0, e = kh * kw; index < e; ++index) {
+    Value entry = stack.getInputs()[index];
+    onnx::NodeOp sum = nodeOf(skipLayout(entry), "ReduceSum");
+    std::optional<SmallVector<int64_t>> axes =
+        sum ? reduceAxes(sum) : std::nullopt;
+    SmallVector<int64_t> spatial{-2, -1}, positive{2, 3};
+    if (!axes || (*axes != spatial && *axes != positive))
+      return fail("its kernel's step is not a sum over the positions per "
+                  "tap");
+    bool read = matchCommutative(
+        skipLayout(sum.getInputs()[0]), "Mul", [&](Value e, Value window) {
+          std::optional<Tap> tap = tapOf(window, image);
+          if (!tap || tap->pad != padding || tap->a * kw + tap->b != index)
+            return false;
+          std::pair<Value, double> values = scaled(e);
+          if (index == 0) {
+            config.k = tap->image;
+            config.v = values.first;
+            valueFactor = values.second;
+          }
+          return tap->image == config.k && values.first == config.v &&
+                 values.second == valueFactor;
+        });
+    if (!read)
+      return fail("tap " + Twine(index) +
+                  " of its kernel's step is not the "
+                  "values times the padded keys at that tap");
+  }
+  return success();
+}
+
+LogicalResult ConvReader::readShiftedOutput(Value output) {
+  SmallVector<Value> terms;
+  addends(output, terms);
+  kh = kw = 3;
+  for (int64_t size : {3, 5, 7})
+    if (static_cast<int64_t>(terms.size()) == size * size)
+      kh = kw = size;
+  if (static_cast<int64_t>(terms.size()) != kh * kw)
+    return fail("its output is neither a convolution nor a sum of shifted "
+                "products with a square kernel's entries");
+  padding = (kh - 1) / 2;
+  SmallVector<bool> seen(kh * kw, false);
+  Value stepped;
+  for (Value term : terms) {
+    bool read = matchCommutative(term, "Mul", [&](Value entry, Value window) {
+      int64_t a = -1, b = -1;
+      Value kernel = kernelEntry(entry, a, b);
+      Value q = skipLayout(window);
+      if (!kernel || (stepped && kernel != stepped) || a >= kh || b >= kw)
+        return false;
+      if (image.empty()) {
+        // The queries' shape, from the padded tensor the window reads.
+        Value base = q;
+        while (onnx::NodeOp slice = nodeOf(base, "Slice"))
+          base = skipLayout(slice.getInputs()[0]);
+        std::optional<std::pair<Value, int64_t>> padded = zeroPadded(base);
+        std::optional<SmallVector<int64_t>> shape =
+            padded ? imageShape(skipLayout(padded->first)) : std::nullopt;
+        if (!shape)
+          return false;
+        image = *shape;
+      }
+      std::optional<Tap> tap = tapOf(window, image);
+      if (!tap || tap->a != a || tap->b != b || tap->pad != padding ||
+          seen[a * kw + b] || (config.q && tap->image != config.q))
+        return false;
+      seen[a * kw + b] = true;
+      config.q = tap->image;
+      stepped = kernel;
+      return true;
+    });
+    if (!read)
+      return fail("a term of its output is not a kernel entry times the "
+                  "padded queries at that tap");
+  }
+  Value gradient = readStep(stepped, kh, kw);
+  if (!gradient)
+    return failure();
+  return readGradient(gradient);
+}
+
+FailureOr<DWConvConfig> ConvReader::read() {
+  Value output = skipLayout(layer.steps.front().output);
+  onnx::NodeOp apply = nodeOf(output, "Conv");
+  if (!apply) {
+    if (failed(readShiftedOutput(output)) || failed(finish()))
+      return failure();
+    return config;
+  }
+  std::optional<int64_t> pads = depthwisePadding(apply);
+  if (!pads)
+    return fail("its output convolution is not depth-wise (one channel per "
+                "group, unit strides and dilations, equal padding)");
+  padding = *pads;
+  Value stepped = apply.getInputs()[1];
+  auto kernelType = cast<RankedTensorType>(stepped.getType());
+  kh = kernelType.getDimSize(2);
+  kw = kernelType.getDimSize(3);
+  if (kh != kw || kh % 2 != 1 || padding != (kh - 1) / 2)
+    return fail("its output convolution does not keep the size ('same' "
+                "padding of an odd, square kernel)");
+  // The queries: [B, C, h, w] with the batch folded into the groups.
+  Value folded = apply.getInputs()[0];
+  config.q = skipLayout(folded);
+  std::optional<SmallVector<int64_t>> shape = imageShape(config.q);
+  if (!shape || !foldsBatchIntoChannels(folded.getType(), *shape))
+    return fail("its output convolution does not read the queries [B, C, "
+                "h, w] with one group per sample and channel");
+  image = *shape;
+  Value gradient = readStep(stepped, kh, kw);
+  if (!gradient || failed(readGradient(gradient)) || failed(finish()))
+    return failure();
+  return config;
+}
+
+LogicalResult ConvReader::finish() {
   for (Value x : {config.k, config.v})
     if (x.getType() != config.q.getType())
       return fail("its queries, keys and values differ in shape");
-  auto qType = cast<RankedTensorType>(config.q.getType());
-  double positions =
-      static_cast<double>(qType.getDimSize(2) * qType.getDimSize(3));
+  double positions = static_cast<double>(image[2] * image[3]);
   // G = c * sum v kpad is the gradient of the dot loss with scale
   // -c * h * w and the mean over the positions.
-  double scale = -values.second * positions;
+  double scale = -valueFactor * positions;
   if (scale <= 0.0)
     return fail("its kernel's step ascends the dot loss's gradient scale "
                 "it reads (a non-positive loss scale)");
   config.lossScale = scale;
-  config.sign = step->second < 0 ? Sign::descent : Sign::ascent;
-  config.lrScale = std::abs(step->second);
-  return config;
+  config.sign = step < 0 ? Sign::descent : Sign::ascent;
+  config.lrScale = std::abs(step);
+  return success();
 }
 
 } // namespace
 
 bool raise::convolvesQueries(const FoundLayer &layer) {
-  return layer.form == LayerForm::FullBatch &&
-         nodeOf(skipLayout(layer.steps.front().output), "Conv");
+  if (layer.form != LayerForm::FullBatch)
+    return false;
+  Value output = skipLayout(layer.steps.front().output);
+  if (nodeOf(output, "Conv"))
+    return true;
+  // Or written out: a sum of kernel entries times windows of a padded map.
+  SmallVector<Value> terms;
+  addends(output, terms);
+  return terms.size() > 1 &&
+         matchCommutative(terms.front(), "Mul", [](Value entry, Value window) {
+           int64_t a, b;
+           Value base = skipLayout(window);
+           while (onnx::NodeOp slice = nodeOf(base, "Slice"))
+             base = skipLayout(slice.getInputs()[0]);
+           return kernelEntry(entry, a, b) && zeroPadded(base);
+         });
 }
 
 FailureOr<DWConvConfig> raise::matchDWConvLayer(const FoundLayer &layer,
@@ -338,7 +561,17 @@ DWConvLayerOp raise::buildDWConvLayer(OpBuilder &builder,
   // The layer's output ([1, B*C, h, w] of a grouped convolution) is the layer
   // op's reshaped, which needs its static shape.
   auto outputType = dyn_cast<RankedTensorType>(layer.output.getType());
-  bool reshape = layer.output.getType() != config.q.getType();
+  auto qType = cast<RankedTensorType>(config.q.getType());
+  // An output typed less precisely than the queries (a sum of shifted
+  // products) is theirs; one of another shape is a reshape of it.
+  bool compatible =
+      outputType && outputType.getRank() == qType.getRank() &&
+      llvm::all_of(llvm::zip(outputType.getShape(), qType.getShape()),
+                   [](auto dims) {
+                     auto [out, q] = dims;
+                     return ShapedType::isDynamic(out) || out == q;
+                   });
+  bool reshape = !compatible;
   if (reshape && (!outputType || !outputType.hasStaticShape()))
     return nullptr;
   auto op = DWConvLayerOp::create(builder, loc, config.q.getType(), Type(),
