@@ -3,6 +3,7 @@
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/vit3_glu.traced.onnx --ttt-raise-onnx 2>&1 | FileCheck %s --check-prefix=FULL
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/vit3_dwconv.traced.onnx --ttt-raise-onnx 2>&1 | FileCheck %s --check-prefix=CONV
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/vit3_dwconv.traced.onnx --ttt-raise-onnx=raise-all 2>/dev/null | FileCheck %s --check-prefix=CONV-ALL
+// RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/vit3_dwconv_shift.traced.onnx --ttt-raise-onnx=raise-all 2>/dev/null | FileCheck %s --check-prefix=SHIFT
 
 // Layers that are not linear attention are found, reported with the reason
 // read off their dataflow, and left exactly as they were.
@@ -42,3 +43,13 @@
 // CONV-ALL: %[[R:.+]] = onnx.node "Reshape"(%[[O]], %{{.+}}) : (tensor<2x8x6x6xf32>, tensor<4xi64>) -> tensor<1x16x6x6xf32>
 // CONV-ALL: onnx.node "Identity"(%[[R]])
 // CONV-ALL-NOT: "Conv"
+
+// The same branch written as nine shifted products: the step's taps (values
+// times the padded keys at each offset, stacked a * 3 + b) and the output's
+// kernel entries times windows of the padded queries read the same layer op.
+// SHIFT-LABEL: onnx.graph @main_graph(
+// SHIFT-SAME: %[[Q:[^:]+]]: tensor<1x8x6x6xf32> {onnx.name = "q"}, %[[K:[^:]+]]: tensor<1x8x6x6xf32> {onnx.name = "k"}, %[[V:[^:]+]]: tensor<1x8x6x6xf32> {onnx.name = "v"}
+// SHIFT: %[[W:.+]] = onnx.node "Reshape"(%{{.+}}, %{{.+}}) : (tensor<1x8x3x3xf32>, tensor<3xi64>) -> tensor<8x3x3xf32>
+// SHIFT: %[[O:.+]] = ttt.dwconv_layer %[[Q]], %[[K]], %[[V]], %[[W]] : {{.*}} loss = #ttt.loss<kind = dot, scale = 0.3333{{[0-9]+}}, reduction = mean> update = #ttt.update<clip = frobenius>
+// SHIFT: onnx.node "Identity"(%[[O]])
+// SHIFT-NOT: "Slice"
