@@ -116,11 +116,20 @@ def test_explain_onnx_layer_left_alone_has_a_reason():
     assert r.explanation.count("exact lowering:") == 1, r.explanation
 
 
-def test_explain_onnx_layer_without_a_kvb_form_has_the_finders_reason():
-    (r,) = ttt.explain(FIXTURES / "ttt_linear.scripted.onnx")
+def test_explain_onnx_layer_without_a_layer_op_has_the_finders_reason():
+    # ViT^3's conv branch as shifted products with sizes computed at run time: found,
+    # not read (no ttt.dwconv_layer form).
+    (r,) = ttt.explain(FIXTURES / "vit3_dwconv_shift.scripted.onnx")
     assert r.op == "onnx" and not r.rewritable
     assert r.blockers and "left as it was" not in r.blockers[0]
-    assert "ONNX Loop over chunks" in r.explanation
+    assert "no ttt.dwconv_layer form" in r.blockers[0]
+    assert "full-batch step" in r.explanation
+
+
+def test_explain_onnx_ttt_linear_loop_has_its_layer_ops_analysis():
+    (r,) = ttt.explain(FIXTURES / "ttt_linear.scripted.onnx")
+    assert r.op == "ttt.kvb_layer" and not r.rewritable
+    assert any("LayerNorm inside the loss" in b for b in r.blockers), r.blockers
 
 
 # --- optimize --------------------------------------------------------------

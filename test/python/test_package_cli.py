@@ -29,7 +29,13 @@ def test_explain_onnx_lists_layers():
     assert proc.returncode == 0, proc.stderr
     assert "lact_v2.traced.onnx: node '/layer/Concat'" in proc.stdout
     assert "| yes |" in proc.stdout
+    # TTT-MLP: read as its layer op, not rewritable (the LayerNorm in its loss).
     proc = cli("explain", FIXTURES / "ttt_mlp.traced.onnx")
+    assert proc.returncode == 0, proc.stderr
+    assert "| ttt.kvb_layer |" in proc.stdout and "| no |" in proc.stdout
+    assert "LayerNorm inside the loss" in proc.stdout
+    # A layer found but not read says so in the op column.
+    proc = cli("explain", FIXTURES / "vit3_dwconv_shift.scripted.onnx")
     assert proc.returncode == 0, proc.stderr
     assert "| onnx |" in proc.stdout and "| no |" in proc.stdout
 
