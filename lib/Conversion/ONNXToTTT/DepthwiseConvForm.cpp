@@ -191,26 +191,18 @@ std::optional<Tap> tapOf(Value value, ArrayRef<int64_t> image) {
   std::optional<int64_t> rows, cols;
   Value at = skipLayout(value);
   while (onnx::NodeOp slice = nodeOf(at, "Slice")) {
-    auto inputs = slice.getInputs();
-    if (inputs.size() < 4 ||
-        (inputs.size() > 4 && !isa<NoneType>(inputs[4].getType()) &&
-         intConstant(inputs[4]) != SmallVector<int64_t>{1}))
+    auto cut = singleAxisCut(slice);
+    if (!cut)
       return std::nullopt;
-    std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
-    std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
-    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
-    if (!starts || !ends || !axes || axes->size() != 1 || starts->size() != 1 ||
-        ends->size() != 1)
-      return std::nullopt;
-    int64_t axis = axes->front() < 0 ? axes->front() + 4 : axes->front();
-    int64_t start = starts->front(), length = ends->front() - start;
+    auto [axis, start, end] = *cut;
+    int64_t length = end - start;
     if (axis == 2 && !rows && length == image[2])
       rows = start;
     else if (axis == 3 && !cols && length == image[3])
       cols = start;
     else
       return std::nullopt;
-    at = skipLayout(inputs[0]);
+    at = skipLayout(slice.getInputs()[0]);
   }
   std::optional<std::pair<Value, int64_t>> padded = zeroPadded(at);
   if (!rows || !cols || !padded)
@@ -239,23 +231,17 @@ Value kernelEntry(Value value, int64_t &a, int64_t &b) {
   std::optional<int64_t> row, col;
   Value at = skipLayout(value);
   while (onnx::NodeOp slice = nodeOf(at, "Slice")) {
-    auto inputs = slice.getInputs();
-    if (inputs.size() < 4)
+    auto cut = singleAxisCut(slice);
+    if (!cut || std::get<2>(*cut) != std::get<1>(*cut) + 1)
       return nullptr;
-    std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
-    std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
-    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
-    if (!starts || !ends || !axes || axes->size() != 1 || starts->size() != 1 ||
-        ends->size() != 1 || ends->front() != starts->front() + 1)
-      return nullptr;
-    int64_t axis = axes->front() < 0 ? axes->front() + 4 : axes->front();
+    auto [axis, start, end] = *cut;
     if (axis == 2 && !row)
-      row = starts->front();
+      row = start;
     else if (axis == 3 && !col)
-      col = starts->front();
+      col = start;
     else
       return nullptr;
-    at = skipLayout(inputs[0]);
+    at = skipLayout(slice.getInputs()[0]);
   }
   if (!row || !col)
     return nullptr;

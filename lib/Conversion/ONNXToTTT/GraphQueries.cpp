@@ -491,6 +491,29 @@ Value raise::lowerTriangleOf(Value mask) {
   return trilu.getInputs()[0];
 }
 
+std::optional<std::tuple<int64_t, int64_t, int64_t>>
+raise::singleAxisCut(onnx::NodeOp slice) {
+  auto inputs = slice.getInputs();
+  if (inputs.size() < 4 || inputs.size() > 5)
+    return std::nullopt;
+  std::optional<int64_t> rank = rankOf(inputs[0]);
+  if (!rank)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
+  std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
+  std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+  if (!starts || !ends || !axes || starts->size() != 1 || ends->size() != 1 ||
+      axes->size() != 1)
+    return std::nullopt;
+  if (inputs.size() == 5 && !isa<NoneType>(inputs[4].getType()) &&
+      intConstant(inputs[4]) != SmallVector<int64_t>{1})
+    return std::nullopt;
+  int64_t axis = (*axes)[0] < 0 ? (*axes)[0] + *rank : (*axes)[0];
+  if (axis < 0 || axis >= *rank)
+    return std::nullopt;
+  return std::make_tuple(axis, (*starts)[0], (*ends)[0]);
+}
+
 std::optional<SliceChain> raise::sliceChain(Value value, bool timeLast) {
   if (std::optional<SliceChain> piece = splitPiece(value, timeLast))
     return piece;

@@ -20,6 +20,7 @@
 #include "llvm/ADT/DenseSet.h"
 
 #include <optional>
+#include <tuple>
 
 namespace mlir::ttt::raise {
 
@@ -71,6 +72,11 @@ bool matchCommutative(Value value, StringRef opType,
 /// feature axis, 2 of [B, H, T, D] and 1 of [B*H, T, D] (heads folded into
 /// the batch). Without a rank, only 2 and -2 count.
 bool isTimeAxis(int64_t axis, std::optional<int64_t> rank);
+
+/// The constant single-axis cut of a Slice with unit steps: (axis, start,
+/// end), the axis counted from 0.
+std::optional<std::tuple<int64_t, int64_t, int64_t>>
+singleAxisCut(onnx::NodeOp slice);
 
 /// If `mask` is `Trilu(x)` keeping the lower triangle and the diagonal
 /// (`upper = 0`, the offset absent or zero): x.
