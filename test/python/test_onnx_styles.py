@@ -189,7 +189,9 @@ def test_every_spelling_computes_the_layer(category, option):
     """Whatever ttt-opt reads of it, every option (in the unrolled and the Loop form)
     is the family's math: onnxruntime matches the oracle for every family."""
     rng = np.random.default_rng(SEED + 2)
-    forms = ["unrolled", "loop_sequence"] if category != "form" else [option]
+    # The scatter buffer has the spec's one shape: its Loop form has static shapes.
+    loop = "loop_static" if (category, option) == ("assembly", "scatter") else "loop_sequence"
+    forms = ["unrolled", loop] if category != "form" else [option]
     checked = 0
     for family in styles.FAMILIES:
         for form in forms:
@@ -207,3 +209,108 @@ def test_every_spelling_computes_the_layer(category, option):
             checked += 1
     # Every option exists for some families in every form (a norm for the Muon ones).
     assert checked >= min(len(forms), 2) * 2
+
+
+def _scatter_loop(form, family, static_shapes, partial):
+    rng = np.random.default_rng(SEED + 7)
+    base = styles.draw_spec(rng, 0, SEED + 7, family=family, partial=partial,
+                            fixed=styles.canonical_spelling(assembly="scatter",
+                                                            form="loop_static"),
+                            order="apply_then_update")
+    return styles.Spec(**{**base.__dict__, "static_shapes": static_shapes,
+                          "spelling": {**base.spelling, "form": form}})
+
+
+@pytest.mark.parametrize("family", ["token_lr_mse", "linear_dot", "momentum_dot"])
+def test_a_loop_writing_chunks_into_a_static_buffer_with_a_tail_write(family, tmp_path):
+    """`out[:, :, s:e] = o` in a scripted Loop with static shapes, the last chunk
+    written after the loop: the writes tile the buffer, and the layer is read."""
+    spec = _scatter_loop("loop_tail", family, static_shapes=True, partial=True)
+    assert styles.invalid(spec) is None, spec.describe()
+    result = styles.check_case(spec, tmp_path)
+    assert result.passed, (spec.describe(), result.problem, result.remark)
+
+
+@pytest.mark.parametrize("form", ["loop_sequence", "loop_tail"])
+def test_a_static_buffer_in_a_loop_of_symbolic_length_is_left(form, tmp_path):
+    """The same writes into a buffer of one length while the inputs' length is
+    symbolic: a shorter sequence would leave zero rows that no layer op computes, so
+    the layer is found and left with that reason, its nodes unchanged."""
+    spec = _scatter_loop(form, "token_lr_mse", static_shapes=False, partial=False)
+    assert styles.invalid(spec) == styles.SCATTER_OF_ONE_LENGTH
+    case = styles.Case(spec)
+    feeds, expected = case.draw(np.random.default_rng(3))
+    assert styles.rel_err(styles.run_onnx(case.model, feeds), expected) <= RTOL
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(case.model, str(src))
+    proc = styles.run_ttt_opt(src, out)
+    assert proc.returncode == 0, proc.stderr
+    remarks = styles.layer_remarks(proc.stderr)
+    assert len(remarks) == 1 and spec.form_remark() in remarks[0], proc.stderr
+    assert "left as it was" in remarks[0] and \
+        "not proven to be as long as the sequence" in remarks[0], remarks[0]
+    assert _node_types(onnx.load(str(out)).graph) == _node_types(case.model.graph)
+
+
+def _constant_producing(graph, name):
+    for node in graph.node:
+        if node.op_type == "Constant" and node.output[0] == name:
+            return node
+    raise AssertionError(f"no Constant makes {name}")
+
+
+@pytest.mark.parametrize("where", ["body", "tail", "reduction"])
+def test_buffer_writes_elsewhere_than_the_chunks_are_left(where, tmp_path):
+    """The static-buffer Loop with one write moved: the body's write at 2 i C (its
+    unit step doubled), or the last chunk's write one token early (overlapping the
+    loop's last chunk); or the body's write adding to the buffer (a ScatterND
+    reduction), which the raise does not take for a write. Found, left with the
+    reason, nodes unchanged."""
+    spec = _scatter_loop("loop_tail", "token_lr_mse", static_shapes=True, partial=True)
+    model = styles.Case(spec).model
+    if where == "reduction":
+        body = next(n for n in model.graph.node if n.op_type == "Loop").attribute[0].g
+        write = next(n for n in body.node if n.op_type == "ScatterND")
+        write.attribute.append(onnx.helper.make_attribute("reduction", "add"))
+        reason = "its buffer writes combine the chunk outputs with the buffer"
+    elif where == "tail":
+        write = [n for n in model.graph.node if n.op_type == "ScatterND"][-1]
+        constant = _constant_producing(model.graph, write.input[1])
+        indices = onnx.numpy_helper.to_array(constant.attribute[0].t).copy()
+        indices[..., -1] -= 1
+        reason = "its last chunk's write is not at the tokens after the loop"
+    else:
+        body = next(n for n in model.graph.node if n.op_type == "Loop").attribute[0].g
+        constants = {n.output[0]: n for n in body.node if n.op_type == "Constant"}
+
+        def is_unit_step(node):  # e_t: one 1 among zeros, one entry per index
+            value = onnx.numpy_helper.to_array(node.attribute[0].t)
+            return value.ndim == 1 and value.size > 1 and sorted(value.tolist())[-2:] == [0, 1]
+
+        constant = next(constants[i] for n in body.node if n.op_type == "Mul"
+                        for i in n.input if i in constants and is_unit_step(constants[i]))
+        indices = onnx.numpy_helper.to_array(constant.attribute[0].t) * 2
+        reason = "its buffer writes are not at its queries' tokens"
+    if where != "reduction":
+        constant.attribute[0].t.CopyFrom(onnx.numpy_helper.from_array(indices))
+    src, out = tmp_path / "in.onnx", tmp_path / "out.onnx"
+    onnx.save(model, str(src))
+    proc = styles.run_ttt_opt(src, out)
+    assert proc.returncode == 0, proc.stderr
+    remarks = styles.layer_remarks(proc.stderr)
+    assert len(remarks) == 1 and "left as it was" in remarks[0] and reason in remarks[0], \
+        proc.stderr
+    assert _node_types(onnx.load(str(out)).graph) == _node_types(model.graph)
+
+
+@pytest.mark.parametrize("pair", sorted(styles.LOOP_REFUSED_PAIRS))
+def test_loop_refused_pairs_are_left_with_their_reason(pair, tmp_path):
+    """What the sweep never draws in a Loop is still found there, and left (its nodes
+    unchanged) with the reason the table gives."""
+    rng = np.random.default_rng(SEED + 9)
+    spec = styles.draw_spec(rng, 0, SEED + 9, family="token_lr_mse",
+                            fixed=styles.canonical_spelling(form="loop_static", **dict(pair)))
+    result = styles.check_case(spec, tmp_path)
+    assert result.found and "left as it was" in result.remark, result.remark
+    quoted = styles.LOOP_REFUSED_PAIRS[pair].split("'")[1].split("(..")[0]
+    assert quoted in result.remark, (quoted, result.remark)

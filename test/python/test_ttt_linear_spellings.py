@@ -1,6 +1,7 @@
 """TTT-Linear's and TTT-MLP's dual form written in ONNX by hand, in spellings none of the
 fixtures use
-(heads folded into the batch, per-token rates `[B*H, T, 1]` reshaped to a row, a weight
+(heads folded into the batch, per-token rates `[B*H, T, 1]` reshaped to a row or
+`[B*H, T]` unsqueezed to one, a weight
 shared by the heads,
 `Pow` for the variance, `Reciprocal` for the division, the output through one
 `LayerNormalization` node, `W + Neg(...)` for the update, a partial last chunk; TTT-MLP with
@@ -125,9 +126,10 @@ def _step(g, w, bias, keys, grad, last):
     return w, bias
 
 
-def _build(BH, T, D, C, params, gradient_scale=1.0):
-    """The layer as a graph of `q, k, v [BH, T, D]`, `lr [BH, T, 1]` -> `o [BH, T, D]`;
-    TTT-MLP (opset 20's `Gelu` node, ttt-lm-pytorch's `gelu_bwd`) when `params` has W2."""
+def _build(BH, T, D, C, params, gradient_scale=1.0, rates_rank2=False):
+    """The layer as a graph of `q, k, v [BH, T, D]`, `lr [BH, T, 1]` (`[BH, T]` with
+    `rates_rank2`) -> `o [BH, T, D]`; TTT-MLP (opset 20's `Gelu` node, ttt-lm-pytorch's
+    `gelu_bwd`) when `params` has W2."""
     mlp = "W2" in params
     opset = 20 if mlp else 17
     g = _Graph(opset)
@@ -151,8 +153,12 @@ def _build(BH, T, D, C, params, gradient_scale=1.0):
         start = g.const(f"start{c}", np.array([s], i64))
         end = g.const(f"end{c}", np.array([e], i64))
         xq, xk, xv = (g.node("Slice", [x, start, end, "axis1"]) for x in ("q", "k", "v"))
-        rates = g.node("Reshape", [g.node("Slice", ["lr", start, end, "axis1"]),
-                                   g.const(f"row{c}", np.array([BH, 1, n], i64))])
+        if rates_rank2:  # [BH, n] -> [BH, 1, n]
+            rates = g.node("Unsqueeze", [g.node("Slice", ["lr", start, end, "axis1"]),
+                                         "axis1"])
+        else:
+            rates = g.node("Reshape", [g.node("Slice", ["lr", start, end, "axis1"]),
+                                       g.const(f"row{c}", np.array([BH, 1, n], i64))])
         tokens = g.node("Unsqueeze", [g.node("Slice", ["token_eta", "zero",
                                                        g.const(f"n{c}", np.array([n], i64)),
                                                        "zero"]), "axis_last"])
@@ -182,7 +188,8 @@ def _build(BH, T, D, C, params, gradient_scale=1.0):
     graph = helper.make_graph(
         g.nodes, "ttt_by_hand",
         [helper.make_tensor_value_info(x, TensorProto.FLOAT, seq) for x in ("q", "k", "v")]
-        + [helper.make_tensor_value_info("lr", TensorProto.FLOAT, [BH, T, 1])],
+        + [helper.make_tensor_value_info("lr", TensorProto.FLOAT,
+                                         [BH, T] if rates_rank2 else [BH, T, 1])],
         [helper.make_tensor_value_info("o", TensorProto.FLOAT, seq)], g.inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 9
@@ -219,15 +226,21 @@ def _rel(got, want):
     return np.abs(np.asarray(got, np.float64) - want).max() / np.abs(want).max()
 
 
-@pytest.mark.parametrize("BH,T,D,C,hidden", [(3, 10, 4, 4, None), (2, 8, 6, 4, None),
-                                             (2, 10, 4, 4, 8)])
-def test_a_hand_written_ttt_layer_is_raised_exactly(BH, T, D, C, hidden, tmp_path):
+@pytest.mark.parametrize("BH,T,D,C,hidden,rates_rank2", [
+    (3, 10, 4, 4, None, False), (2, 8, 6, 4, None, False), (2, 10, 4, 4, 8, False),
+    (3, 10, 4, 4, None, True), (2, 10, 4, 4, 8, True)])
+def test_a_hand_written_ttt_layer_is_raised_exactly(BH, T, D, C, hidden, rates_rank2,
+                                                    tmp_path):
     params = _params(D, C, seed=T * 31 + D, hidden=hidden)
     path = tmp_path / "ttt_linear.onnx"
-    onnx.save(_build(BH, T, D, C, params), str(path))
+    onnx.save(_build(BH, T, D, C, params, rates_rank2=rates_rank2), str(path))
     x = _inputs(BH, T, D, seed=BH + T)
-    want = _ort(path, x).astype(np.float64)
-    assert _rel(want, _oracle(x, params, BH, C)) <= 1e-5  # the graph is TTT-Linear
+    want = _oracle(x, params, BH, C)
+    if rates_rank2:
+        x["lr"] = x["lr"][..., 0]
+    got_ort = _ort(path, x).astype(np.float64)
+    assert _rel(got_ort, want) <= 1e-5  # the graph is TTT-Linear
+    want = got_ort
     proc = subprocess.run([str(tool("ttt-opt")), str(path), "--ttt-raise-onnx=raise-all"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr

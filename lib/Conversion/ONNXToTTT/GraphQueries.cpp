@@ -350,6 +350,44 @@ bool raise::isTimeAxis(int64_t axis, std::optional<int64_t> rank) {
   return axis == *rank - 2 || axis == -2;
 }
 
+std::optional<IndexWindow> raise::indexWindow(Value indices,
+                                              ArrayRef<int64_t> bufferShape) {
+  auto indexType = dyn_cast<RankedTensorType>(indices.getType());
+  std::optional<SmallVector<int64_t>> values = intConstant(indices);
+  if (!indexType || !values || !indexType.hasStaticShape())
+    return std::nullopt;
+  int64_t k = indexType.getShape().back();
+  if (k < 1 || k > static_cast<int64_t>(bufferShape.size()) ||
+      indexType.getRank() != k + 1)
+    return std::nullopt;
+  // The update's shape is the indices' leading dims and then the buffer's
+  // trailing ones (ScatterND's rule; the checker saw the model).
+  ArrayRef<int64_t> box = indexType.getShape().drop_back();
+  // Entry (i_0, .., i_{k-1}) must be the point offset + (i_0, .., i_{k-1}).
+  SmallVector<int64_t> offset(values->begin(), values->begin() + k);
+  SmallVector<int64_t> point(k, 0);
+  for (size_t entry = 0; entry * k < values->size(); ++entry) {
+    for (int64_t d = 0; d < k; ++d)
+      if ((*values)[entry * k + d] != offset[d] + point[d])
+        return std::nullopt;
+    for (int64_t d = k - 1; d >= 0; --d) {
+      if (++point[d] < box[d])
+        break;
+      point[d] = 0;
+    }
+  }
+  std::optional<IndexWindow> window;
+  for (int64_t d = 0; d < k; ++d) {
+    if (offset[d] == 0 && box[d] == bufferShape[d])
+      continue;
+    if (window || offset[d] < 0 || ShapedType::isDynamic(bufferShape[d]) ||
+        offset[d] + box[d] > bufferShape[d])
+      return std::nullopt;
+    window = IndexWindow{d, offset[d], box[d]};
+  }
+  return window;
+}
+
 std::optional<int64_t> raise::staticTimeLength(Value value) {
   auto type = dyn_cast<ShapedType>(value.getType());
   if (!type || !type.hasRank() || type.getRank() < 3 ||

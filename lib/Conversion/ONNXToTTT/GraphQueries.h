@@ -78,6 +78,19 @@ bool isTimeAxis(int64_t axis, std::optional<int64_t> rank);
 std::optional<std::tuple<int64_t, int64_t, int64_t>>
 singleAxisCut(onnx::NodeOp slice);
 
+/// The tokens [start, start + size) of one axis of a buffer, every index of
+/// its other axes.
+struct IndexWindow {
+  int64_t axis, start, size;
+};
+
+/// The window of `bufferShape` that the constant ScatterND `indices`
+/// enumerate, in order (torch's `out[:, :, s:e] = o`): a box that spans
+/// every axis but one. None if they enumerate anything else, or the whole
+/// buffer.
+std::optional<IndexWindow> indexWindow(Value indices,
+                                       ArrayRef<int64_t> bufferShape);
+
 /// If `mask` is `Trilu(x)` keeping the lower triangle and the diagonal
 /// (`upper = 0`, the offset absent or zero): x.
 Value lowerTriangleOf(Value mask);

@@ -164,14 +164,16 @@ public:
 private:
   /// The other time slices of the output's cone that cut the query's
   /// window: the keys, values and learning rates of this chunk (per-token
-  /// rates of a graph input may have the time axis last, `[B, H, T]`).
+  /// rates of a graph input may have the time axis last, `[B, H, T]` or
+  /// `[B*H, T]`).
   SmallVector<Value> chunkDataOf(Value output, const ChunkStep &step) {
     SmallVector<Value> data;
     for (Value head : sliceHeads(output)) {
       std::optional<SliceChain> chain = sliceChain(head);
       // Not a constant's cut (token_eta[:C] cuts the first chunk's window).
       std::optional<int64_t> rank = rankOf(head);
-      if ((!chain || !chain->timeSlice) && rank == 3 && !readsOnly(head, {}))
+      if ((!chain || !chain->timeSlice) && (rank == 2 || rank == 3) &&
+          !readsOnly(head, {}))
         chain = sliceChain(head, /*timeLast=*/true);
       if (!chain || !chain->timeSlice ||
           llvm::any_of(step.querySlices, [&](const SliceChain &query) {
@@ -605,6 +607,34 @@ static int64_t loopChunkSize(const SliceChain &slice, Block &body) {
   return size;
 }
 
+/// The Loop writes its chunks into the buffer `buffer` holds after it: the
+/// layer's output is that buffer, after the last chunk's write if the next
+/// node is one.
+static std::optional<FoundLayer>
+finishBufferLoop(FoundLayer layer, onnx::NodeOp bodyWrite, Value buffer,
+                 StepBuilder &builder, bool dualForm, DependenceCache &deps,
+                 ArrayRef<std::pair<Value, Value>> updates) {
+  layer.bodyWrite = bodyWrite;
+  layer.assembly = layer.loop;
+  layer.output = buffer;
+  onnx::NodeOp tail = buffer.hasOneUse()
+                          ? dyn_cast<onnx::NodeOp>(*buffer.getUsers().begin())
+                          : onnx::NodeOp();
+  if (tail && tail.getOpType() == "ScatterND" && tail.getInputs().size() == 3 &&
+      tail.getInputs()[0] == buffer) {
+    std::optional<ChunkStep> step = builder.chunked(
+        tail.getInputs()[2], {}, layer.steps[0].query, dualForm);
+    if (!step)
+      return std::nullopt;
+    layer.steps.push_back(std::move(*step));
+    layer.tailWrite = tail;
+    layer.assembly = tail;
+    layer.output = tail->getResult(0);
+  }
+  layer.blocker = findBlocker(layer, deps, updates);
+  return layer;
+}
+
 static std::optional<FoundLayer>
 findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
   if (loop.getOpType() != "Loop" || loop->getNumRegions() != 1 ||
@@ -615,14 +645,25 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
   if (!yield)
     return std::nullopt;
   unsigned numCarried = body.getNumArguments() - 2;
-  // The carried sequence the body appends its chunk output to.
+  // The carried sequence the body appends its chunk output to, or the
+  // carried buffer it writes the chunk output into.
   std::optional<unsigned> sequenceSlot;
   Value chunkOutput;
+  onnx::NodeOp bodyWrite;
   for (unsigned i = 0; i < numCarried; ++i) {
+    Value carried = body.getArgument(2 + i);
     onnx::NodeOp insert = nodeOf(yield.getOperand(1 + i), "SequenceInsert");
-    if (insert && insert.getInputs()[0] == body.getArgument(2 + i)) {
+    onnx::NodeOp write = nodeOf(yield.getOperand(1 + i), "ScatterND");
+    if (insert && insert.getInputs()[0] == carried) {
       sequenceSlot = i;
       chunkOutput = insert.getInputs()[1];
+      bodyWrite = nullptr;
+    } else if (write && write.getInputs().size() == 3 &&
+               write.getInputs()[0] == carried && carried.hasOneUse() &&
+               !sequenceSlot) {
+      sequenceSlot = i;
+      chunkOutput = write.getInputs()[2];
+      bodyWrite = write;
     }
   }
   if (!sequenceSlot)
@@ -675,6 +716,9 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
 
   // After the loop: maybe one more chunk appended, then the concatenation.
   Value sequence = loop->getResult(*sequenceSlot);
+  if (bodyWrite)
+    return finishBufferLoop(std::move(layer), bodyWrite, sequence, builder,
+                            dualForm, deps, updates);
   if (!sequence.hasOneUse())
     return std::nullopt;
   auto user = dyn_cast<onnx::NodeOp>(*sequence.getUsers().begin());

@@ -61,6 +61,11 @@ struct FoundLayer {
   Value output;
   /// The scripted form's Loop node.
   onnx::NodeOp loop;
+  /// A Loop that writes each chunk's output into a buffer it carries
+  /// (ScatterND, `out[:, :, s:e] = o`) rather than appending it to a
+  /// sequence: the body's write, and the last chunk's write after the loop
+  /// if there is one. The matcher proves that the writes tile the buffer.
+  onnx::NodeOp bodyWrite, tailWrite;
   /// Unrolled: one step per chunk. Loop: the body's step, then the step
   /// after the loop (the last chunk) if there is one. Full batch: one step.
   SmallVector<ChunkStep> steps;

@@ -1113,6 +1113,10 @@ private:
   LogicalResult checkLoopMomentum(const Update &update);
   /// Chunk i's queries start at i * C, and the last chunk reaches the end.
   LogicalResult checkChunkOrder();
+  /// A Loop that writes its chunks into a carried buffer writes each
+  /// chunk's output at its queries' tokens, and the writes cover the
+  /// buffer: it then holds the chunk outputs joined along the time axis.
+  LogicalResult checkBufferWrites();
   /// An unrolled layer's momentum starts from zero and is carried from
   /// chunk to chunk.
   LogicalResult checkMomentumChain(ArrayRef<Update> updates);
@@ -1463,6 +1467,104 @@ LogicalResult LayerReader::checkChunkOrder() {
   std::optional<int64_t> length = staticTimeLength(last.root);
   if (last.end && length && *last.end < *length)
     return fail("its chunks stop before the end of the sequence");
+  return success();
+}
+
+/// True if `start` is `iteration * chunkSize` in a Loop body.
+static bool isChunkStart(Value start, Block &body, int64_t chunkSize) {
+  return matchCommutative(start, "Mul", [&](Value i, Value c) {
+    return skipLayout(i) == body.getArgument(0) &&
+           scalarConstant(c) == static_cast<double>(chunkSize);
+  });
+}
+
+/// `indices` is `base + start * e_axis`, maybe cut to its first rows on
+/// `axis` (`out[:, :, s:e] = o` in a scripted Loop), where `isStart(start)`:
+/// returns `base`. ScatterND's shape rule makes the rows that are kept as
+/// many as the update has, so the cut's end needs no reading.
+static Value shiftedWindowBase(Value indices, int64_t axis,
+                               llvm::function_ref<bool(Value)> isStart) {
+  if (onnx::NodeOp cut = nodeOf(indices, "Slice")) {
+    ValueRange in = cut.getInputs();
+    std::optional<SmallVector<int64_t>> starts = intConstant(in[1]);
+    std::optional<SmallVector<int64_t>> axes =
+        in.size() > 3 ? intConstant(in[3]) : std::nullopt;
+    std::optional<double> step =
+        in.size() > 4 ? scalarConstant(in[4]) : std::optional<double>(1.0);
+    if (!starts || !axes || starts->size() != 1 || (*starts)[0] != 0 ||
+        axes->size() != 1 || (*axes)[0] != axis || step != 1.0)
+      return nullptr;
+    indices = in[0];
+  }
+  Value base;
+  matchCommutative(indices, "Add", [&](Value a, Value shift) {
+    return matchCommutative(shift, "Mul", [&](Value s, Value unit) {
+      std::optional<SmallVector<int64_t>> e = intConstant(unit);
+      if (!isStart(skipLayout(s)) || !e || axis >= (int64_t)e->size())
+        return false;
+      for (auto [d, entry] : llvm::enumerate(*e))
+        if (entry != (static_cast<int64_t>(d) == axis ? 1 : 0))
+          return false;
+      base = a;
+      return true;
+    });
+  });
+  return base;
+}
+
+LogicalResult LayerReader::checkBufferWrites() {
+  const SliceChain &window = layer.steps.front().querySlices.front();
+  onnx::NodeOp loop = layer.loop, bodyWrite = layer.bodyWrite,
+               tailWrite = layer.tailWrite;
+  Block &body = loop->getRegion(0).front();
+  // `reduction = add` (or mul, max, min) combines with what the buffer
+  // holds: no write of the chunk output.
+  auto overwrites = [](onnx::NodeOp write) {
+    auto reduction =
+        dyn_cast_or_null<StringAttr>(write.getONNXAttr("reduction"));
+    return !reduction || reduction.getValue() == "none";
+  };
+  if (!overwrites(bodyWrite) || (tailWrite && !overwrites(tailWrite)))
+    return fail("its buffer writes combine the chunk outputs with the "
+                "buffer (a ScatterND reduction)");
+  auto carried = cast<BlockArgument>(bodyWrite.getInputs()[0]);
+  Value initial = loop.getInputs()[carried.getArgNumber()];
+  auto buffer = dyn_cast<RankedTensorType>(initial.getType());
+  std::optional<int64_t> length = staticTimeLength(window.root);
+  int64_t rank = buffer ? buffer.getRank() : 0;
+  // Rows that no chunk writes would keep the buffer's values: its time axis
+  // must be the sequence, which a dynamic length does not prove.
+  if (!buffer || !buffer.hasStaticShape() || !length || rank < 3 ||
+      buffer.getDimSize(rank - 2) != *length)
+    return fail("it writes its chunks into a buffer that is not proven to "
+                "be as long as the sequence (its type or the queries' "
+                "length is not static, or its time axis is not the one "
+                "before the features)");
+  // Chunk i's write starts where its queries do: at the queries' own Slice
+  // start, or at i * C (a chunk taken by Gather or SequenceAt). The loop walk
+  // the readers prove then makes the writes tile the buffer.
+  onnx::NodeOp cut = window.timeSlice;
+  Value queryStart = cut && cut.getOpType() == "Slice"
+                         ? skipLayout(cut.getInputs()[1])
+                         : Value();
+  Value base =
+      shiftedWindowBase(bodyWrite.getInputs()[1], rank - 2, [&](Value start) {
+        return start == queryStart ||
+               isChunkStart(start, body, layer.chunkSize);
+      });
+  std::optional<IndexWindow> first =
+      base ? indexWindow(base, buffer.getShape()) : std::nullopt;
+  if (!first || first->axis != rank - 2 || first->start != 0 ||
+      first->size != layer.chunkSize)
+    return fail("its buffer writes are not at its queries' tokens");
+  if (!tailWrite)
+    return success();
+  int64_t loopEnd = layer.chunkSize * ((*length - 1) / layer.chunkSize);
+  std::optional<IndexWindow> last =
+      indexWindow(tailWrite.getInputs()[1], buffer.getShape());
+  if (!last || last->axis != rank - 2 || last->start != loopEnd ||
+      last->start + last->size != *length)
+    return fail("its last chunk's write is not at the tokens after the loop");
   return success();
 }
 
@@ -1914,6 +2016,8 @@ FailureOr<LayerConfig> LayerReader::read() {
   }
   if (!config.fullBatch && layer.chunkSize <= 0)
     return fail("its chunk length is not a constant");
+  if (layer.bodyWrite && failed(checkBufferWrites()))
+    return failure();
   if (config.fullBatch &&
       gluOutput(layer.steps.front().output, matcher, /*perm=*/nullptr))
     return readTrainedGLU();

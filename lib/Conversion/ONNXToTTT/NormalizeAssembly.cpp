@@ -427,40 +427,12 @@ private:
   /// that spans every axis but one.
   static std::optional<Window> windowOf(onnx::NodeOp write,
                                         RankedTensorType buffer) {
-    Value indicesValue = write.getInputs()[1];
-    Value update = write.getInputs()[2];
-    auto indexType = dyn_cast<RankedTensorType>(indicesValue.getType());
-    std::optional<SmallVector<int64_t>> indices = intConstant(indicesValue);
-    if (!indexType || !indices || !indexType.hasStaticShape())
+    std::optional<IndexWindow> window =
+        indexWindow(write.getInputs()[1], buffer.getShape());
+    if (!window)
       return std::nullopt;
-    int64_t k = indexType.getShape().back();
-    if (k < 1 || k > buffer.getRank() || indexType.getRank() != k + 1)
-      return std::nullopt;
-    // The update's shape is the indices' leading dims and then the buffer's
-    // trailing ones (ScatterND's rule; the checker saw the model).
-    ArrayRef<int64_t> box = indexType.getShape().drop_back();
-    // Entry (i_0, .., i_{k-1}) must be the point offset + (i_0, .., i_{k-1}).
-    SmallVector<int64_t> offset(indices->begin(), indices->begin() + k);
-    SmallVector<int64_t> point(k, 0);
-    for (size_t entry = 0; entry * k < indices->size(); ++entry) {
-      for (int64_t d = 0; d < k; ++d)
-        if ((*indices)[entry * k + d] != offset[d] + point[d])
-          return std::nullopt;
-      for (int64_t d = k - 1; d >= 0; --d) {
-        if (++point[d] < box[d])
-          break;
-        point[d] = 0;
-      }
-    }
-    std::optional<Window> window;
-    for (int64_t d = 0; d < k; ++d) {
-      if (offset[d] == 0 && box[d] == buffer.getDimSize(d))
-        continue;
-      if (window || offset[d] < 0 || offset[d] + box[d] > buffer.getDimSize(d))
-        return std::nullopt;
-      window = Window{d, offset[d], box[d], update};
-    }
-    return window;
+    return Window{window->axis, window->start, window->size,
+                  write.getInputs()[2]};
   }
 };
 /// Reshape(ConcatFromSequence(s, axis a, new_axis 1), t) -> Reshape(
