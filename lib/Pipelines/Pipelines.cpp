@@ -267,6 +267,14 @@ LogicalResult buildTTTONNXOptimizePipeline(
   return success();
 }
 
+void buildTTTOptimizeLinalgPipeline(OpPassManager &pm) {
+  pm.addPass(createTTTRaiseLinalg());
+  pm.addPass(createTTTToLinAttn());
+  addTTTToUpstreamPasses(pm, "parallel");
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
 void registerTTTPipelines() {
   // Registering a name twice is a fatal error, and both ttt-opt and the
   // plug-in may call this in one process.
@@ -278,6 +286,15 @@ void registerTTTPipelines() {
         "it in standard ONNX ops (ttt-raise-onnx, ttt-to-linattn, "
         "linattn-to-onnx); ttt-opt runs it by default on ONNX in, ONNX out",
         [](OpPassManager &pm) { buildTTTONNXOptimizePipeline(pm); });
+    PassPipelineRegistration<>(
+        "ttt-optimize-linalg",
+        "Find the TTT layers of a linalg-on-tensors program, rewrite those "
+        "that are exactly linear attention into their chunk-parallel form "
+        "and the others into their recurrent reference, all in linalg, "
+        "tensor and scf again (ttt-raise-linalg, ttt-to-linattn, "
+        "ttt-lower-recurrent, linattn-to-linalg): a stage that fits between "
+        "two stages of another compiler",
+        buildTTTOptimizeLinalgPipeline);
     PassPipelineRegistration<TTTToCPUOptions>(
         "ttt-to-cpu",
         "Lower ttt and upstream tensor programs to the LLVM dialect for the "

@@ -393,4 +393,39 @@ def LinAttnToONNX : Pass<"linattn-to-onnx"> {
   ];
 }
 
+def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
+  let summary = "Find TTT-KVB layers in linalg-on-tensors functions and raise them to ttt.kvb_layer";
+  let description = [{
+    The ONNX raise's finder and matcher, on programs in upstream dialects
+    (what torch-mlir's linalg-on-tensors pipeline and IREE's input take).
+    Each `func.func` on static float tensors is read as an ONNX graph that
+    computes the same values (its shadow): a `linalg` op whose payload is
+    `out + a * b` becomes an Einsum of its indexing maps (named or generic,
+    in any layout), an all-parallel op the nodes of its `arith`/`math`
+    payload on operands aligned to its iteration space (broadcasts and
+    transposes included), a sum over reduction dims a ReduceSum,
+    `tensor.extract_slice` a Slice, `expand_shape`/`collapse_shape` a
+    Reshape, `tensor.concat` and a chain of `insert_slice`s that tiles a
+    fresh tensor a Concat; any other op stays an opaque node that keeps the
+    dataflow. `ttt-raise-onnx` then finds and reads the layers with the same
+    soundness checks and remarks (at the ops' own locations), and every
+    layer it raises is written back into the function as a `ttt.kvb_layer`
+    whose operands are the function's own values, replacing the layer's
+    output; the ops only the layer used go.
+
+    Example: a chunk loop unrolled into `linalg.generic` contractions and
+    additions of `W`, its chunk outputs inserted into a `tensor.empty`,
+    becomes
+
+    ```mlir
+    %o = ttt.kvb_layer %q, %k, %v : ... weights(%w : tensor<1x2x4x4xf32>)
+        model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot> ...
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::ttt::TTTDialect",
+    "::mlir::ttt::onnx::ONNXDialect",
+  ];
+}
+
 #endif // TTT_CONVERSION_PASSES_TD

@@ -207,6 +207,11 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options);
 /// layer before the rewrite.
 void addTTTONNXRewritePasses(OpPassManager &pm, bool explain = false);
 
+/// linalg in, linalg out: raise the TTT layers of linalg-on-tensors
+/// functions, rewrite the linear-attention ones into their chunk-parallel
+/// form and the others into their recurrent reference, in upstream dialects.
+void buildTTTOptimizeLinalgPipeline(OpPassManager &pm);
+
 /// ONNX in, ONNX out: raise TTT layers, rewrite the linear-attention ones,
 /// export them as standard ONNX nodes. Layers that cannot be rewritten
 /// exactly stay as they were (each gets a remark). `explain` as above.

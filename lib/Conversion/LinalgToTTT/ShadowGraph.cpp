@@ -1,0 +1,568 @@
+//===- ShadowGraph.cpp - a linalg program as an ONNX graph ----------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "ShadowGraph.h"
+
+#include "ttt/Dialect/ONNX/IR/ONNXAttrs.h"
+#include "ttt/Dialect/ONNX/IR/ONNXDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/StringSwitch.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::linalg_raise;
+
+namespace {
+
+/// The newest opset the raise writes its parallel form in.
+constexpr int64_t kShadowOpset = 20;
+
+bool isStaticFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() &&
+         isa<FloatType>(tensor.getElementType());
+}
+
+/// True if `value` is all zeros: a zero constant, or a fill of zero.
+bool isZeroTensor(Value value) {
+  if (auto fill = value.getDefiningOp<linalg::FillOp>())
+    return matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+  return matchPattern(value, m_AnyZeroFloat());
+}
+
+class Translator {
+public:
+  Translator(ShadowGraph &shadow, OpBuilder &builder)
+      : shadow(shadow), b(builder) {}
+
+  void translate(Operation *op);
+  /// The shadow of `value`; an opaque node's result if it has none yet.
+  Value get(Value value);
+  void map(Value original, Value node) {
+    values[original] = node;
+    if (auto result = dyn_cast<OpResult>(node))
+      if (auto named = dyn_cast<onnx::NodeOp>(result.getOwner()))
+        if (ArrayAttr outputs = named.getOutputsAttr())
+          shadow.original[cast<StringAttr>(outputs[result.getResultNumber()])
+                              .getValue()] = original;
+  }
+
+private:
+  /// A node with one result of `type`, named so that it leads back.
+  Value node(Location loc, StringRef opType, ValueRange inputs, Type type,
+             ArrayRef<NamedAttribute> attrs = {}, StringRef domain = "") {
+    std::string name = "t" + std::to_string(next++);
+    DictionaryAttr dict =
+        attrs.empty() ? DictionaryAttr() : b.getDictionaryAttr(attrs);
+    auto op =
+        onnx::NodeOp::create(b, loc, TypeRange{type}, opType, domain, dict,
+                             /*node_name=*/nullptr, b.getStrArrayAttr({name}),
+                             /*doc_string=*/nullptr, inputs,
+                             /*subgraphsCount=*/0);
+    return op->getResult(0);
+  }
+  Value i64s(Location loc, ArrayRef<int64_t> values) {
+    auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                      b.getI64Type());
+    return constant(loc, DenseElementsAttr::get(type, values));
+  }
+  Value constant(Location loc, DenseElementsAttr value) {
+    return node(loc, "Constant", {}, value.getType(),
+                {b.getNamedAttr("value", value)});
+  }
+  Value reshape(Location loc, Value x, RankedTensorType to) {
+    if (x.getType() == to)
+      return x;
+    return node(loc, "Reshape", {x, i64s(loc, to.getShape())}, to);
+  }
+  void opaque(Operation *op);
+  LogicalResult linalgOp(linalg::LinalgOp op);
+  LogicalResult contraction(linalg::LinalgOp op);
+  LogicalResult elementwise(linalg::LinalgOp op);
+  LogicalResult reduction(linalg::LinalgOp op);
+  /// `operand` of `op` laid out on the loop dims in order, of rank
+  /// `numLoops`, with 1 for the dims its map does not use.
+  Value aligned(linalg::LinalgOp op, OpOperand &operand);
+  LogicalResult extractSlice(tensor::ExtractSliceOp op);
+  LogicalResult insertSlices(tensor::InsertSliceOp op);
+
+  ShadowGraph &shadow;
+  OpBuilder &b;
+  llvm::DenseMap<Value, Value> values;
+  int64_t next = 0;
+};
+
+Value Translator::get(Value value) {
+  auto it = values.find(value);
+  if (it != values.end())
+    return it->second;
+  // Captured scalars and values of ops the walk has not seen (their op is
+  // opaque or defines them later) get an opaque placeholder.
+  Type type = value.getType();
+  Location loc = value.getLoc();
+  if (auto tensor = dyn_cast<RankedTensorType>(type); !tensor) {
+    if (isa<FloatType, IntegerType, IndexType>(type)) {
+      Type element = isa<IndexType>(type) ? b.getI64Type() : type;
+      type = RankedTensorType::get({}, element);
+      if (Attribute attr; matchPattern(value, m_Constant(&attr))) {
+        if (auto f = dyn_cast<FloatAttr>(attr))
+          return values[value] = constant(
+                     loc, DenseElementsAttr::get(cast<ShapedType>(type), f));
+        if (auto i = dyn_cast<IntegerAttr>(attr))
+          return values[value] = constant(
+                     loc,
+                     DenseElementsAttr::get(cast<ShapedType>(type),
+                                            static_cast<int64_t>(i.getInt())));
+      }
+    } else {
+      type = onnx::UnknownType::get(b.getContext());
+    }
+  }
+  Value placeholder = node(loc, "Value", {}, type, {}, kOpaqueDomain);
+  values[value] = placeholder;
+  return placeholder;
+}
+
+void Translator::opaque(Operation *op) {
+  ++shadow.opaque;
+  SmallVector<Value> inputs;
+  for (Value operand : op->getOperands())
+    inputs.push_back(get(operand));
+  SmallVector<Type> types;
+  for (Type type : op->getResultTypes())
+    types.push_back(isa<RankedTensorType>(type)
+                        ? type
+                        : onnx::UnknownType::get(b.getContext()));
+  SmallVector<Attribute> names;
+  for (size_t i = 0; i < types.size(); ++i)
+    names.push_back(b.getStringAttr("t" + std::to_string(next++)));
+  auto node = onnx::NodeOp::create(
+      b, op->getLoc(), types, op->getName().getStringRef(), kOpaqueDomain,
+      /*attrs=*/nullptr, /*node_name=*/nullptr, b.getArrayAttr(names),
+      /*doc_string=*/nullptr, inputs, /*subgraphsCount=*/0);
+  for (auto [result, shadowResult] :
+       llvm::zip(op->getResults(), node->getResults()))
+    map(result, shadowResult);
+}
+
+void Translator::translate(Operation *op) {
+  LogicalResult done = failure();
+  Location loc = op->getLoc();
+  if (auto constantOp = dyn_cast<arith::ConstantOp>(op)) {
+    if (auto dense = dyn_cast<DenseElementsAttr>(constantOp.getValue())) {
+      map(constantOp, constant(loc, dense));
+      done = success();
+    } else if (!isa<ShapedType>(constantOp.getType())) {
+      return; // a scalar: made a constant where it is read
+    }
+  } else if (isa<tensor::EmptyOp>(op)) {
+    return; // only ever an init whose values the ops do not read
+  } else if (auto linalg = dyn_cast<linalg::LinalgOp>(op)) {
+    done = linalgOp(linalg);
+  } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
+    done = extractSlice(slice);
+  } else if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    done = insertSlices(insert);
+  } else if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
+    SmallVector<Value> inputs;
+    for (Value input : concat.getInputs())
+      inputs.push_back(get(input));
+    map(concat,
+        node(loc, "Concat", inputs, concat.getType(),
+             {b.getNamedAttr("axis", b.getI64IntegerAttr(concat.getDim()))}));
+    done = success();
+  } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op)) {
+    auto to = cast<RankedTensorType>(op->getResult(0).getType());
+    if (to.hasStaticShape()) {
+      map(op->getResult(0),
+          node(loc, "Reshape",
+               {get(op->getOperand(0)), i64s(loc, to.getShape())}, to));
+      done = success();
+    }
+  } else if (auto cast = dyn_cast<tensor::CastOp>(op)) {
+    map(cast, get(cast.getSource()));
+    done = success();
+  }
+  if (failed(done))
+    opaque(op);
+  else
+    ++shadow.translated;
+}
+
+LogicalResult Translator::linalgOp(linalg::LinalgOp op) {
+  if (op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
+      !isStaticFloatTensor(op->getResult(0).getType()))
+    return failure();
+  if (linalg::isaContractionOpInterface(op))
+    return contraction(op);
+  if (llvm::all_of(op.getIteratorTypesArray(), [](utils::IteratorType t) {
+        return t == utils::IteratorType::parallel;
+      }))
+    return elementwise(op);
+  return reduction(op);
+}
+
+/// Letters for an einsum equation, one per loop dim.
+static std::string letters(AffineMap map) {
+  std::string text;
+  for (AffineExpr expr : map.getResults())
+    text += static_cast<char>(
+        'a' + static_cast<int>(cast<AffineDimExpr>(expr).getPosition()));
+  return text;
+}
+
+LogicalResult Translator::contraction(linalg::LinalgOp op) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (op.getNumDpsInputs() != 2 || op.getNumLoops() > 26 ||
+      llvm::any_of(maps,
+                   [](AffineMap m) { return !m.isProjectedPermutation(); }))
+    return failure();
+  // The payload must be `out + a * b` (mul then add, in either order).
+  Block *body = op.getBlock();
+  Operation *yielded = body->getTerminator()->getOperand(0).getDefiningOp();
+  if (!yielded || !isa<arith::AddFOp>(yielded))
+    return failure();
+  std::string equation =
+      letters(maps[0]) + "," + letters(maps[1]) + "->" + letters(maps[2]);
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  Value product = node(
+      loc, "Einsum", {get(op.getDpsInputs()[0]), get(op.getDpsInputs()[1])},
+      type, {b.getNamedAttr("equation", b.getStringAttr(equation))});
+  Value init = op.getDpsInits()[0];
+  map(op->getResult(0), isZeroTensor(init)
+                            ? product
+                            : node(loc, "Add", {get(init), product}, type));
+  return success();
+}
+
+Value Translator::aligned(linalg::LinalgOp op, OpOperand &operand) {
+  AffineMap map = op.getMatchingIndexingMap(&operand);
+  Value value = get(operand.get());
+  auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+  if (!map.isProjectedPermutation() || !type || !type.hasStaticShape())
+    return nullptr;
+  Location loc = op.getLoc();
+  // The operand's dims in the order of the loop dims they index.
+  SmallVector<int64_t> perm(map.getNumResults());
+  llvm::iota_range<int64_t> order(0, map.getNumResults(), false);
+  std::copy(order.begin(), order.end(), perm.begin());
+  llvm::sort(perm, [&](int64_t x, int64_t y) {
+    return map.getDimPosition(x) < map.getDimPosition(y);
+  });
+  SmallVector<int64_t> turnedShape;
+  for (int64_t d : perm)
+    turnedShape.push_back(type.getDimSize(d));
+  if (!llvm::equal(perm, order))
+    value = node(loc, "Transpose", {value},
+                 RankedTensorType::get(turnedShape, type.getElementType()),
+                 {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
+  SmallVector<int64_t> shape(op.getNumLoops(), 1);
+  for (unsigned i = 0; i < map.getNumResults(); ++i)
+    shape[map.getDimPosition(i)] = type.getDimSize(i);
+  return reshape(loc, value,
+                 RankedTensorType::get(shape, type.getElementType()));
+}
+
+/// The shape numpy broadcasting gives two shapes of one rank.
+static SmallVector<int64_t> broadcast(ArrayRef<int64_t> a,
+                                      ArrayRef<int64_t> b) {
+  SmallVector<int64_t> shape;
+  for (auto [x, y] : llvm::zip(a, b))
+    shape.push_back(x == 1 ? y : x);
+  return shape;
+}
+
+LogicalResult Translator::elementwise(linalg::LinalgOp op) {
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!maps.back().isIdentity())
+    return failure();
+  Block *body = op.getBlock();
+  Location loc = op.getLoc();
+  Type element = getElementTypeOrSelf(op->getResult(0).getType());
+  llvm::DenseMap<Value, Value> scalars;
+  for (OpOperand &operand : op->getOpOperands()) {
+    BlockArgument arg = body->getArgument(operand.getOperandNumber());
+    if (arg.use_empty())
+      continue;
+    Value value = aligned(op, operand);
+    if (!value)
+      return failure();
+    scalars[arg] = value;
+  }
+  auto operandOf = [&](Value scalar) -> Value {
+    auto it = scalars.find(scalar);
+    if (it != scalars.end())
+      return it->second;
+    if (scalar.getParentBlock() == body)
+      return nullptr;
+    return get(scalar); // captured from outside the payload
+  };
+  for (Operation &inner : body->without_terminator()) {
+    StringRef opType =
+        llvm::StringSwitch<StringRef>(inner.getName().getStringRef())
+            .Case("arith.addf", "Add")
+            .Case("arith.subf", "Sub")
+            .Case("arith.mulf", "Mul")
+            .Case("arith.divf", "Div")
+            .Case("arith.negf", "Neg")
+            .Case("arith.maximumf", "Max")
+            .Case("arith.maxnumf", "Max")
+            .Case("arith.minimumf", "Min")
+            .Case("arith.minnumf", "Min")
+            .Case("math.exp", "Exp")
+            .Case("math.tanh", "Tanh")
+            .Case("math.sqrt", "Sqrt")
+            .Case("math.absf", "Abs")
+            .Case("math.powf", "Pow")
+            .Case("math.erf", "Erf")
+            .Default("");
+    if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
+      auto f = dyn_cast<FloatAttr>(c.getValue());
+      if (!f)
+        return failure();
+      scalars[c] = constant(
+          loc, DenseElementsAttr::get(RankedTensorType::get({}, element), f));
+      continue;
+    }
+    if (opType.empty() || inner.getNumResults() != 1)
+      return failure();
+    SmallVector<Value> inputs;
+    SmallVector<int64_t> shape;
+    for (Value operand : inner.getOperands()) {
+      Value input = operandOf(operand);
+      if (!input)
+        return failure();
+      // Aligned operands have the loop rank; scalars rank 0.
+      ArrayRef<int64_t> dims =
+          cast<RankedTensorType>(input.getType()).getShape();
+      if (!dims.empty())
+        shape =
+            shape.empty() ? SmallVector<int64_t>(dims) : broadcast(shape, dims);
+      inputs.push_back(input);
+    }
+    scalars[inner.getResult(0)] =
+        node(loc, opType, inputs, RankedTensorType::get(shape, element));
+  }
+  Value result = operandOf(body->getTerminator()->getOperand(0));
+  if (!result)
+    return failure();
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (result.getType() != type)
+    result =
+        cast<RankedTensorType>(result.getType()).getRank() == type.getRank()
+            ? node(loc, "Expand", {result, i64s(loc, type.getShape())}, type)
+            : Value();
+  if (!result)
+    return failure();
+  map(op->getResult(0), result);
+  return success();
+}
+
+LogicalResult Translator::reduction(linalg::LinalgOp op) {
+  // out[p] += in[p, r]: a sum of one input over the reduction dims.
+  Block *body = op.getBlock();
+  Operation *yielded = body->getTerminator()->getOperand(0).getDefiningOp();
+  if (op.getNumDpsInputs() != 1 || !yielded || !isa<arith::AddFOp>(yielded) ||
+      !llvm::is_contained(yielded->getOperands(), body->getArgument(0)) ||
+      !llvm::is_contained(yielded->getOperands(), body->getArgument(1)))
+    return failure();
+  AffineMap out = op.getIndexingMapsArray().back();
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<int64_t> reduced;
+  for (auto [d, kind] : llvm::enumerate(iterators))
+    if (kind == utils::IteratorType::reduction)
+      reduced.push_back(d);
+  // The output indexes the parallel dims in order.
+  unsigned position = 0;
+  for (auto [d, kind] : llvm::enumerate(iterators)) {
+    if (kind != utils::IteratorType::parallel)
+      continue;
+    if (position >= out.getNumResults() || out.getDimPosition(position) != d)
+      return failure();
+    ++position;
+  }
+  if (position != out.getNumResults())
+    return failure();
+  Value input = aligned(op, *op.getDpsInputOperand(0));
+  if (!input)
+    return failure();
+  Location loc = op.getLoc();
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  Value sum = node(loc, "ReduceSum", {input, i64s(loc, reduced)}, type,
+                   {b.getNamedAttr("keepdims", b.getI64IntegerAttr(0))});
+  Value init = op.getDpsInits()[0];
+  map(op->getResult(0),
+      isZeroTensor(init) ? sum : node(loc, "Add", {get(init), sum}, type));
+  return success();
+}
+
+LogicalResult Translator::extractSlice(tensor::ExtractSliceOp op) {
+  RankedTensorType source = op.getSourceType();
+  if (!source.hasStaticShape() || !op.getType().hasStaticShape() ||
+      !llvm::all_of(op.getStaticStrides(), [](int64_t s) { return s == 1; }))
+    return failure();
+  Location loc = op.getLoc();
+  SmallVector<Value> starts, ends;
+  SmallVector<int64_t> axes;
+  for (auto [d, offset] : llvm::enumerate(op.getMixedOffsets())) {
+    int64_t size = op.getStaticSizes()[d];
+    std::optional<int64_t> start = getConstantIntValue(offset);
+    if (ShapedType::isDynamic(size))
+      return failure();
+    if (start && *start == 0 && size == source.getDimSize(d))
+      continue;
+    axes.push_back(d);
+    if (start) {
+      starts.push_back(i64s(loc, {*start}));
+      ends.push_back(i64s(loc, {*start + size}));
+      continue;
+    }
+    // A window at a computed offset: [o, o + size).
+    Type one = RankedTensorType::get({1}, b.getI64Type());
+    Value at =
+        node(loc, "Unsqueeze", {get(cast<Value>(offset)), i64s(loc, {0})}, one);
+    starts.push_back(at);
+    ends.push_back(node(loc, "Add", {at, i64s(loc, {size})}, one));
+  }
+  Value value = get(op.getSource());
+  if (!axes.empty()) {
+    auto concat = [&](ArrayRef<Value> parts) {
+      if (parts.size() == 1)
+        return parts[0];
+      return node(loc, "Concat", parts,
+                  RankedTensorType::get({static_cast<int64_t>(parts.size())},
+                                        b.getI64Type()),
+                  {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+    };
+    SmallVector<int64_t> shape(op.getStaticSizes());
+    value = node(loc, "Slice",
+                 {value, concat(starts), concat(ends), i64s(loc, axes)},
+                 RankedTensorType::get(shape, source.getElementType()));
+  }
+  map(op, reshape(loc, value, op.getType()));
+  return success();
+}
+
+LogicalResult Translator::insertSlices(tensor::InsertSliceOp op) {
+  // Only the last insert of a chain is translated, the whole chain at once:
+  // windows of one axis that tile a fresh tensor are its Concat.
+  if (llvm::all_of(
+          op->getUsers(),
+          [](Operation *user) { return isa<tensor::InsertSliceOp>(user); }) &&
+      !op->use_empty())
+    return success();
+  RankedTensorType type = op.getType();
+  if (!type.hasStaticShape())
+    return failure();
+  struct Window {
+    int64_t start, size;
+    tensor::InsertSliceOp insert;
+  };
+  SmallVector<Window> windows;
+  std::optional<int64_t> axis;
+  Value dest = op;
+  while (auto insert = dest.getDefiningOp<tensor::InsertSliceOp>()) {
+    if (!insert.hasUnitStride())
+      return failure();
+    for (int64_t d = 0; d < type.getRank(); ++d) {
+      std::optional<int64_t> start =
+          getConstantIntValue(insert.getMixedOffsets()[d]);
+      int64_t size = insert.getStaticSizes()[d];
+      if (!start || ShapedType::isDynamic(size))
+        return failure();
+      if (*start == 0 && size == type.getDimSize(d))
+        continue;
+      if ((axis && *axis != d) ||
+          (!windows.empty() && windows.back().insert == insert))
+        return failure();
+      axis = d;
+      windows.push_back({*start, size, insert});
+    }
+    dest = insert.getDest();
+  }
+  if (!axis || !(dest.getDefiningOp<tensor::EmptyOp>() || isZeroTensor(dest)))
+    return failure();
+  llvm::sort(windows, [](const Window &x, const Window &y) {
+    return x.start < y.start;
+  });
+  int64_t next = 0;
+  Location loc = op.getLoc();
+  SmallVector<Value> parts;
+  for (Window &window : windows) {
+    if (window.start != next)
+      return failure();
+    next += window.size;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[*axis] = window.size;
+    parts.push_back(
+        reshape(loc, get(window.insert.getSource()),
+                RankedTensorType::get(shape, type.getElementType())));
+  }
+  if (next != type.getDimSize(*axis))
+    return failure();
+  map(op, parts.size() == 1
+              ? parts[0]
+              : node(loc, "Concat", parts, type,
+                     {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
+  return success();
+}
+
+} // namespace
+
+FailureOr<ShadowGraph> linalg_raise::buildShadowGraph(func::FuncOp func) {
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return failure();
+  FunctionType type = func.getFunctionType();
+  for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
+    if (!isStaticFloatTensor(t))
+      return failure();
+  MLIRContext *context = func.getContext();
+  context->getOrLoadDialect<onnx::ONNXDialect>();
+  ShadowGraph shadow;
+  Location loc = func.getLoc();
+  OpBuilder b(context);
+  shadow.module = ModuleOp::create(loc);
+  shadow.module->getOperation()->setAttr(
+      onnx::ONNXDialect::kOpsetImport,
+      b.getArrayAttr({onnx::OpsetAttr::get(context, "", kShadowOpset)}));
+  shadow.module->getOperation()->setAttr(onnx::ONNXDialect::kIrVersion,
+                                         b.getI64IntegerAttr(9));
+  auto named = [&](StringRef prefix, size_t count) {
+    SmallVector<Attribute> attrs;
+    for (size_t i = 0; i < count; ++i)
+      attrs.push_back(b.getDictionaryAttr(
+          b.getNamedAttr(onnx::ONNXDialect::kName,
+                         b.getStringAttr(prefix + std::to_string(i)))));
+    return b.getArrayAttr(attrs);
+  };
+  b.setInsertionPointToEnd(shadow.module->getBody());
+  shadow.graph = onnx::GraphOp::create(
+      b, loc, func.getSymName(), type, StringAttr(),
+      named("arg", type.getNumInputs()), named("result", type.getNumResults()),
+      StringAttr());
+  Block *body = new Block();
+  shadow.graph.getBody().push_back(body);
+  b.setInsertionPointToStart(body);
+  Translator translator(shadow, b);
+  for (BlockArgument arg : func.getArguments())
+    translator.map(arg, body->addArgument(arg.getType(), arg.getLoc()));
+  for (auto [index, arg] : llvm::enumerate(func.getArguments()))
+    shadow.original["arg" + std::to_string(index)] = arg;
+  Operation *terminator = func.getBody().front().getTerminator();
+  for (Operation &op : func.getBody().front().without_terminator())
+    translator.translate(&op);
+  SmallVector<Value> outputs;
+  for (Value result : terminator->getOperands())
+    outputs.push_back(translator.get(result));
+  onnx::YieldOp::create(b, terminator->getLoc(), outputs);
+  return shadow;
+}

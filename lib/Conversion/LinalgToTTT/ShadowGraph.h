@@ -1,0 +1,49 @@
+//===- ShadowGraph.h - a linalg program as an ONNX graph --------*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The ONNX raise's finder and matcher read the math of a graph, not its
+// spelling; to serve upstream-dialect programs too, a function on tensors is
+// written as an `onnx.graph` that computes the same values (its "shadow"):
+// contractions become Einsum nodes (whose normalization the raise already
+// has), elementwise linalg ops the nodes of their payload on operands
+// aligned to the iteration space, sum reductions ReduceSum, views Slice and
+// Reshape, a chain of insert_slices that tiles a fresh tensor a Concat.
+// Every other op becomes an opaque node of domain `ttt.opaque` that keeps
+// the dataflow. Each shadow value of a translated op is named, and the name
+// leads back to the function's value.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_LIB_CONVERSION_LINALGTOTTT_SHADOWGRAPH_H
+#define TTT_LIB_CONVERSION_LINALGTOTTT_SHADOWGRAPH_H
+
+#include "ttt/Dialect/ONNX/IR/ONNXOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::ttt::linalg_raise {
+
+/// The domain of the nodes that stand for ops the shadow does not translate.
+inline constexpr llvm::StringLiteral kOpaqueDomain = "ttt.opaque";
+
+struct ShadowGraph {
+  /// The module that holds the graph (a model of the newest opset).
+  OwningOpRef<ModuleOp> module;
+  onnx::GraphOp graph;
+  /// The function's value each named shadow value stands for.
+  llvm::StringMap<Value> original;
+  /// Ops that became opaque nodes, for the remark when nothing is found.
+  int64_t translated = 0, opaque = 0;
+};
+
+/// The shadow of `func`, or failure if its signature has other than ranked
+/// tensors of floats.
+FailureOr<ShadowGraph> buildShadowGraph(func::FuncOp func);
+
+} // namespace mlir::ttt::linalg_raise
+
+#endif // TTT_LIB_CONVERSION_LINALGTOTTT_SHADOWGRAPH_H
