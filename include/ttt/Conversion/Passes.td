@@ -422,6 +422,11 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
         model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot> ...
     ```
   }];
+  let options = [
+    Option<"printShadow", "print-shadow", "bool", /*default=*/"false",
+           "Print each function's shadow graph (what the finder reads) to "
+           "stderr before the raise">,
+  ];
   let dependentDialects = [
     "::mlir::ttt::TTTDialect",
     "::mlir::ttt::onnx::ONNXDialect",

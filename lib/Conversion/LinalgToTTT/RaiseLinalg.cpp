@@ -187,17 +187,22 @@ FailureOr<Value> WriteBack::build(Value value) {
   return failure();
 }
 
-/// Erases the ops of `func` that nothing reads and that have no effects.
-void eraseDeadOps(func::FuncOp func) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    Block &body = func.getBody().front();
-    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-      if (isOpTriviallyDead(&op)) {
-        op.erase();
-        changed = true;
-      }
+/// Erases `root` once nothing reads it, and then whatever only it read, so
+/// that ops the program already left unused stay.
+void eraseComputation(Operation *root) {
+  SmallVector<Operation *> worklist{root};
+  while (!worklist.empty()) {
+    Operation *op = worklist.pop_back_val();
+    if (!isOpTriviallyDead(op))
+      continue;
+    SmallVector<Operation *> defs;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        defs.push_back(def);
+    op->erase();
+    for (Operation *def : defs)
+      if (!llvm::is_contained(worklist, def))
+        worklist.push_back(def);
   }
 }
 
@@ -216,6 +221,8 @@ struct TTTRaiseLinalgPass
     FailureOr<ShadowGraph> shadow = buildShadowGraph(func);
     if (failed(shadow))
       return success(); // not a function on static float tensors
+    if (printShadow)
+      shadow->module->print(llvm::errs());
     PassManager pm(func.getContext(), ModuleOp::getOperationName());
     pm.addPass(createTTTRaiseONNX());
     // The raise speaks at the locations of the function's own ops; the
@@ -257,7 +264,9 @@ struct TTTRaiseLinalgPass
                              "value it computes is not one of the function's";
         continue;
       }
-      OpBuilder b(replaced.getDefiningOp());
+      Operation *anchor = replaced.getDefiningOp();
+      Operation *before = anchor->getPrevNode();
+      OpBuilder b(anchor);
       WriteBack writeBack(*shadow, func, b);
       FailureOr<Value> layer = writeBack.get(marker.getInputs()[0]);
       if (succeeded(layer) && layer->getType() != replaced.getType()) {
@@ -270,15 +279,25 @@ struct TTTRaiseLinalgPass
                       .getResult();
       }
       if (failed(layer)) {
-        replaced.getDefiningOp()->emitRemark()
+        // Take back what the write-back made before it stopped.
+        Block *block = anchor->getBlock();
+        Block::iterator first =
+            before ? std::next(before->getIterator()) : block->begin();
+        SmallVector<Operation *> made;
+        for (auto it = first; it != anchor->getIterator(); ++it)
+          made.push_back(&*it);
+        for (Operation *op : llvm::reverse(made))
+          op->erase();
+        anchor->emitRemark()
             << "TTT layer: left as it was in the function: "
             << (writeBack.why.empty() ? "its layer op has no form here"
                                       : writeBack.why);
         continue;
       }
+      Operation *assembly = replaced.getDefiningOp();
       replaced.replaceAllUsesWith(*layer);
+      eraseComputation(assembly);
     }
-    eraseDeadOps(func);
     return success();
   }
 };

@@ -165,6 +165,14 @@ void Translator::translate(Operation *op) {
     }
   } else if (isa<tensor::EmptyOp>(op)) {
     return; // only ever an init whose values the ops do not read
+  } else if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    auto type = dyn_cast<RankedTensorType>(fill.getResult(0).getType());
+    if (type && type.hasStaticShape()) {
+      map(fill.getResult(0),
+          node(loc, "Expand",
+               {get(fill.getInputs()[0]), i64s(loc, type.getShape())}, type));
+      done = success();
+    }
   } else if (auto linalg = dyn_cast<linalg::LinalgOp>(op)) {
     done = linalgOp(linalg);
   } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {

@@ -452,9 +452,90 @@ struct LayoutTransposeOfElementwise : NodePattern {
     return success();
   }
 };
+/// The static shape of `value`, if it is a ranked tensor of at least
+/// `minRank` dims with a static shape.
+static std::optional<ArrayRef<int64_t>> staticShape(Value value,
+                                                    int64_t minRank) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape() || type.getRank() < minRank)
+    return std::nullopt;
+  return type.getShape();
+}
+
+/// If `value` is a Reshape that only merges or splits the leading (batch)
+/// dims of a static tensor of rank >= 3, keeping its two innermost: that
+/// tensor.
+static Value batchMergeSource(Value value) {
+  onnx::NodeOp reshape = nodeOf(value, "Reshape");
+  if (!reshape)
+    return nullptr;
+  Value source = reshape.getInputs()[0];
+  std::optional<ArrayRef<int64_t>> from = staticShape(source, 3);
+  std::optional<ArrayRef<int64_t>> to = staticShape(value, 3);
+  if (!from || !to || from->take_back(2) != to->take_back(2))
+    return nullptr;
+  return source;
+}
+
+/// Transpose(Reshape(y), swap inner) where the Reshape only merges or
+/// splits the batch dims -> Reshape(Transpose(y, swap inner)): torch-mlir's
+/// `bmm(k.flatten(0, 1).transpose(1, 2), ..)` turns the chunk itself.
+struct InnerTransposeOfBatchMerge : NodePattern {
+  explicit InnerTransposeOfBatchMerge(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    Value source = batchMergeSource(transpose.getInputs()[0]);
+    std::optional<ArrayRef<int64_t>> to =
+        staticShape(transpose->getResult(0), 3);
+    if (!perm || !swapsInner(*perm) || !source || !to)
+      return rewriter.notifyMatchFailure(transpose, "not the inner swap of a "
+                                                    "batch reshape");
+    Location loc = transpose.getLoc();
+    int64_t rank = cast<RankedTensorType>(source.getType()).getRank();
+    Value turned = createTranspose(rewriter, loc, source, swapInnerPerm(rank));
+    onnx::OnnxBuilder b(rewriter, loc, elementTypeOf(source.getType()));
+    rewriter.replaceOp(transpose, b.node("Reshape", {turned, b.i64s(*to)},
+                                         transpose->getResult(0).getType()));
+    return success();
+  }
+};
+
+/// Reshape(MatMul(Reshape(A), Reshape(B))) back to A's batch dims, where
+/// the inner Reshapes only merge the batch dims that A and B share -> the
+/// MatMul of A and B: torch-mlir writes a 4-D matmul as `collapse_shape`,
+/// `batch_matmul`, `expand_shape`.
+struct MatMulOfBatchMerges : NodePattern {
+  explicit MatMulOfBatchMerges(MLIRContext *context)
+      : NodePattern(context, "Reshape") {}
+
+  LogicalResult matchNode(onnx::NodeOp reshape,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp matmul = nodeOf(reshape.getInputs()[0], "MatMul");
+    Value a = matmul ? batchMergeSource(matmul.getInputs()[0]) : nullptr;
+    Value b = matmul ? batchMergeSource(matmul.getInputs()[1]) : nullptr;
+    std::optional<ArrayRef<int64_t>> out =
+        staticShape(reshape->getResult(0), 3);
+    if (!a || !b || !out)
+      return rewriter.notifyMatchFailure(reshape, "not a batch-merged MatMul");
+    ArrayRef<int64_t> sa = *staticShape(a, 3), sb = *staticShape(b, 3);
+    if (sa.drop_back(2) != sb.drop_back(2) ||
+        out->drop_back(2) != sa.drop_back(2) || sa.back() != sb.end()[-2] ||
+        (*out)[out->size() - 2] != sa.end()[-2] || out->back() != sb.back())
+      return rewriter.notifyMatchFailure(reshape, "the batch dims differ");
+    onnx::OnnxBuilder builder(rewriter, reshape.getLoc(),
+                              elementTypeOf(a.getType()));
+    rewriter.replaceOp(reshape, builder.node("MatMul", {a, b},
+                                             reshape->getResult(0).getType()));
+    return success();
+  }
+};
 } // namespace
 
 void raise::populateContractionNormalizations(RewritePatternSet &patterns) {
   patterns.add<EinsumToMatMul, TransposeOfMatMul, TransposeOfElementwise,
-               LayoutTransposeOfElementwise>(patterns.getContext());
+               LayoutTransposeOfElementwise, InnerTransposeOfBatchMerge,
+               MatMulOfBatchMerges>(patterns.getContext());
 }

@@ -1,0 +1,320 @@
+"""TTT layers and ordinary recurrences written by hand in upstream MLIR dialects
+(linalg on tensors, tensor, arith), in several spellings, with their NumPy oracle.
+
+A `Spelling` picks, independently:
+
+* contraction: `generic` (each product a `linalg.generic` whose indexing maps are the
+  einsum, on the [B, H, C, D] chunks) or `named` (`linalg.batch_matmul` on chunks
+  collapsed to [B*H, C, D], `linalg.transpose` for kᵀ, results expanded back);
+* assembly: `insert` (each chunk output `tensor.insert_slice`d into a `tensor.empty`)
+  or `concat` (`tensor.concat` of the chunk outputs);
+* weight: `arg` (the fast weight a function argument [B, H, D, E]) or `const` (an
+  `arith.constant`);
+* orientation: `x_w` (W [D, E], o = q W) or `w_xt` (W [E, D] applied as (W qᵀ)ᵀ and
+  updated as stored; generic only);
+* loss: `dot` (W += lr kᵀv) or `mse` (W -= lr kᵀ(k W − v) / C).
+
+The chunk loop is unrolled (what torch-mlir emits for a Python loop over chunks),
+apply-then-update. `rnn_cell` and `chunk_sums` write an RNN cell unrolled over time and
+a running sum of chunks: loop-carried state that is no TTT layer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+B, H, D, E = 1, 2, 4, 4
+
+
+@dataclasses.dataclass(frozen=True)
+class Spelling:
+    contraction: str = "generic"
+    assembly: str = "insert"
+    weight: str = "arg"
+    orientation: str = "x_w"
+    loss: str = "dot"
+    T: int = 12
+    C: int = 4
+    lr: float = 0.5
+    # A negative: tanh of each chunk output (an output not linear in W).
+    tanh_output: bool = False
+
+    @property
+    def name(self) -> str:
+        return (f"{self.contraction}_{self.assembly}_{self.weight}_{self.orientation}_"
+                f"{self.loss}")
+
+
+def _t(*dims) -> str:
+    return "tensor<" + "x".join(str(d) for d in dims) + "xf32>"
+
+
+def _dense(array: np.ndarray) -> str:
+    return "dense<" + np.array2string(
+        array, separator=", ", threshold=1 << 30, floatmode="unique").replace("\n", "") + ">"
+
+
+class _Writer:
+    def __init__(self):
+        self.lines, self.count = [], 0
+
+    def fresh(self, prefix="v"):
+        self.count += 1
+        return f"%{prefix}{self.count}"
+
+    def emit(self, text):
+        self.lines.append("  " + text)
+
+    def generic(self, maps, iterators, ins, outs, body, result_type):
+        """A linalg.generic; `body` maps the block arguments' names to yield lines."""
+        name = self.fresh()
+        args = ", ".join(f"%a{i}: f32" for i in range(len(ins) + 1))
+        in_types = ", ".join(t for _, t in ins)
+        self.emit(f"{name} = linalg.generic {{indexing_maps = [{', '.join(maps)}], "
+                  f"iterator_types = [{', '.join(repr(i).replace(chr(39), chr(34)) for i in iterators)}]}} "
+                  f"ins({', '.join(v for v, _ in ins)} : {in_types}) outs({outs[0]} : {outs[1]}) {{")
+        self.lines.append(f"  ^bb0({args}):")
+        for line in body:
+            self.lines.append("    " + line)
+        self.lines.append(f"  }} -> {result_type}")
+        return name
+
+
+def _contract(w: _Writer, lhs, rhs, lhs_map, rhs_map, out_map, out_dims, zero):
+    """out[out_map] = sum lhs[lhs_map] * rhs[rhs_map] over the dims out_map lacks; the
+    maps name dims of (b, h, i, j, r)."""
+    dims = "(b, h, i, j, r)"
+    maps = [f"affine_map<{dims} -> ({m})>" for m in (lhs_map, rhs_map, out_map)]
+    out_t = _t(*out_dims)
+    init, empty = w.fresh("z"), w.fresh("e")
+    w.emit(f"{empty} = tensor.empty() : {out_t}")
+    w.emit(f"{init} = linalg.fill ins({zero} : f32) outs({empty} : {out_t}) -> {out_t}")
+    return w.generic(maps, ["parallel"] * 4 + ["reduction"], [lhs, rhs], (init, out_t),
+                     ["%m = arith.mulf %a0, %a1 : f32", "%s = arith.addf %a2, %m : f32",
+                      "linalg.yield %s : f32"], out_t)
+
+
+def _elementwise(w: _Writer, a, b, dims, line):
+    """out = f(a, b) elementwise on tensors of `dims`; `line` computes %r from %a0, %a1."""
+    rank = len(dims)
+    names = ", ".join(f"d{i}" for i in range(rank))
+    ident = f"affine_map<({names}) -> ({names})>"
+    out_t = _t(*dims)
+    empty = w.fresh("e")
+    w.emit(f"{empty} = tensor.empty() : {out_t}")
+    return w.generic([ident] * 3, ["parallel"] * rank, [(a, out_t), (b, out_t)],
+                     (empty, out_t), [line, "linalg.yield %r : f32"], out_t)
+
+
+def _batch_matmul(w: _Writer, lhs, rhs, m, k, n, transpose_lhs=False, zero="%zero"):
+    """[B, H, m, k] x [B, H, k, n] (lhs given as [B, H, k, m] when transpose_lhs) through
+    linalg.batch_matmul on [B*H, .., ..]."""
+    def collapse(x, r, c):
+        name = w.fresh("c")
+        w.emit(f"{name} = tensor.collapse_shape {x} [[0, 1], [2], [3]] : {_t(B, H, r, c)} "
+               f"into {_t(B * H, r, c)}")
+        return name
+    if transpose_lhs:
+        flat = collapse(lhs, k, m)
+        empty = w.fresh("e")
+        w.emit(f"{empty} = tensor.empty() : {_t(B * H, m, k)}")
+        turned = w.fresh("t")
+        w.emit(f"{turned} = linalg.transpose ins({flat} : {_t(B * H, k, m)}) "
+               f"outs({empty} : {_t(B * H, m, k)}) permutation = [0, 2, 1]")
+        a = turned
+    else:
+        a = collapse(lhs, m, k)
+    bm = collapse(rhs, k, n)
+    empty = w.fresh("e")
+    w.emit(f"{empty} = tensor.empty() : {_t(B * H, m, n)}")
+    init = w.fresh("z")
+    w.emit(f"{init} = linalg.fill ins({zero} : f32) outs({empty} : {_t(B * H, m, n)}) -> "
+           f"{_t(B * H, m, n)}")
+    out = w.fresh("p")
+    w.emit(f"{out} = linalg.batch_matmul ins({a}, {bm} : {_t(B * H, m, k)}, {_t(B * H, k, n)}) "
+           f"outs({init} : {_t(B * H, m, n)}) -> {_t(B * H, m, n)}")
+    expanded = w.fresh("x")
+    w.emit(f"{expanded} = tensor.expand_shape {out} [[0, 1], [2], [3]] output_shape "
+           f"[{B}, {H}, {m}, {n}] : {_t(B * H, m, n)} into {_t(B, H, m, n)}")
+    return expanded
+
+
+def initial_weight(s: Spelling, seed=7) -> np.ndarray:
+    """The fast weight as the program stores it: [B, H, D, E], or [B, H, E, D] (w_xt)."""
+    rng = np.random.default_rng(seed)
+    shape = (B, H, E, D) if s.orientation == "w_xt" else (B, H, D, E)
+    return rng.normal(0, 0.5, shape).astype(np.float32)
+
+
+def ttt_program(s: Spelling) -> str:
+    """`func.func @layer(q, k, v[, w0]) -> o` in the spelling `s`."""
+    if s.contraction == "named" and s.orientation != "x_w":
+        raise ValueError("the named spelling applies W as x W")
+    w = _Writer()
+    T, C = s.T, s.C
+    seq = _t(B, H, T, D)
+    w_shape = (B, H, E, D) if s.orientation == "w_xt" else (B, H, D, E)
+    args = [f"%q: {seq}", f"%k: {seq}", f"%v: {_t(B, H, T, E)}"]
+    if s.weight == "arg":
+        args.append(f"%w0: {_t(*w_shape)}")
+    head = f"func.func @layer({', '.join(args)}) -> {_t(B, H, T, E)} {{"
+    w.emit("%zero = arith.constant 0.0 : f32")
+    w.emit(f"%lr = arith.constant {s.lr!r} : f32")
+    if s.loss == "mse":
+        w.emit(f"%inv_c = arith.constant {1.0 / C!r} : f32")
+    weight = "%w0"
+    if s.weight == "const":
+        w.emit(f"%w0 = arith.constant {_dense(initial_weight(s))} : {_t(*w_shape)}")
+    outs = []
+    xt = s.orientation == "w_xt"
+    # W maps for (b, h, i, j, r): x W reads W(b, h, r, j); (W xᵀ)ᵀ reads W(b, h, j, r).
+    w_read = "b, h, j, r" if xt else "b, h, r, j"
+    for c, start in enumerate(range(0, T, C)):
+        n = min(C, T - start)
+        chunk = {}
+        for x, width in (("q", D), ("k", D), ("v", E)):
+            name = w.fresh(x)
+            w.emit(f"{name} = tensor.extract_slice %{x}[0, 0, {start}, 0] [{B}, {H}, {n}, "
+                   f"{width}] [1, 1, 1, 1] : {_t(B, H, T, width)} to {_t(B, H, n, width)}")
+            chunk[x] = name
+        q_t, k_t = _t(B, H, n, D), _t(B, H, n, D)
+        w_t = _t(*w_shape)
+        if s.contraction == "named":
+            o = _batch_matmul(w, chunk["q"], weight, n, D, E)
+        else:
+            o = _contract(w, (chunk["q"], q_t), (weight, w_t), "b, h, i, r", w_read,
+                          "b, h, i, j", (B, H, n, E), "%zero")
+        if s.tanh_output:
+            o = _elementwise(w, o, o, (B, H, n, E), "%r = math.tanh %a0 : f32")
+        outs.append((o, start, n))
+        if start + C >= T:
+            break
+        # The update of W as stored: kᵀ g for x W, gᵀ k for W xᵀ.
+        if s.loss == "mse":
+            if s.contraction == "named":
+                kw = _batch_matmul(w, chunk["k"], weight, n, D, E)
+            else:
+                kw = _contract(w, (chunk["k"], k_t), (weight, w_t), "b, h, i, r",
+                               w_read, "b, h, i, j", (B, H, n, E), "%zero")
+            g = _elementwise(w, kw, chunk["v"], (B, H, n, E), "%r = arith.subf %a0, %a1 : f32")
+        else:
+            g = chunk["v"]
+        g_t = _t(B, H, n, E)
+        if s.contraction == "named":
+            u = _batch_matmul(w, chunk["k"], g, D, n, E, transpose_lhs=True)
+        elif xt:
+            u = _contract(w, (g, g_t), (chunk["k"], k_t), "b, h, r, i", "b, h, r, j",
+                          "b, h, i, j", (B, H, E, D), "%zero")
+        else:
+            u = _contract(w, (chunk["k"], k_t), (g, g_t), "b, h, r, i", "b, h, r, j",
+                          "b, h, i, j", (B, H, D, E), "%zero")
+        scale = "%m2 = arith.mulf %a1, %lr : f32"
+        if s.loss == "mse":
+            line = ("%m1 = arith.mulf %a1, %lr : f32\n    %m3 = arith.mulf %m1, %inv_c : f32\n"
+                    "    %r = arith.subf %a0, %m3 : f32")
+        else:
+            line = f"{scale}\n    %r = arith.addf %a0, %m2 : f32"
+        weight = _elementwise(w, weight, u, w_shape, line)
+    out_t = _t(B, H, T, E)
+    if s.assembly == "concat":
+        parts = ", ".join(o for o, _, _ in outs)
+        types = ", ".join(_t(B, H, n, E) for _, _, n in outs)
+        result = w.fresh("o")
+        w.emit(f"{result} = tensor.concat dim(2) {parts} : ({types}) -> {out_t}")
+    else:
+        result = w.fresh("buf")
+        w.emit(f"{result} = tensor.empty() : {out_t}")
+        for o, start, n in outs:
+            nxt = w.fresh("buf")
+            w.emit(f"{nxt} = tensor.insert_slice {o} into {result}[0, 0, {start}, 0] "
+                   f"[{B}, {H}, {n}, {E}] [1, 1, 1, 1] : {_t(B, H, n, E)} into {out_t}")
+            result = nxt
+    w.emit(f"return {result} : {out_t}")
+    return head + "\n" + "\n".join(w.lines) + "\n}\n"
+
+
+def ttt_oracle(s: Spelling, q, k, v, w0):
+    """The layer from the math: chunk by chunk, o_c = q_c W, then W's step."""
+    w = w0.astype(np.float64)
+    if s.orientation == "w_xt":
+        w = np.swapaxes(w, -1, -2)  # as x W
+    outs = []
+    for start in range(0, s.T, s.C):
+        sl = slice(start, start + s.C)
+        qc, kc, vc = (x[:, :, sl].astype(np.float64) for x in (q, k, v))
+        outs.append(np.tanh(qc @ w) if s.tanh_output else qc @ w)
+        if s.loss == "mse":
+            w = w - s.lr / s.C * np.swapaxes(kc, -1, -2) @ (kc @ w - vc)
+        else:
+            w = w + s.lr * np.swapaxes(kc, -1, -2) @ vc
+    return np.concatenate(outs, axis=2)
+
+
+def rnn_cell(T=6) -> str:
+    """h_{t+1} = tanh(x_t W + h_t U), unrolled; returns the stacked h's."""
+    w = _Writer()
+    x_t, hid = _t(1, T, 4), _t(1, 1, 4)
+    w.emit("%zero = arith.constant 0.0 : f32")
+    w.emit(f"%h0 = arith.constant {_dense(np.zeros((1, 1, 4), np.float32))} : {hid}")
+    h, states = "%h0", []
+    for t in range(T):
+        xt = w.fresh("x")
+        w.emit(f"{xt} = tensor.extract_slice %x[0, {t}, 0] [1, 1, 4] [1, 1, 1] : {x_t} to {hid}")
+        maps = ["affine_map<(b, i, j, r) -> (b, i, r)>", "affine_map<(b, i, j, r) -> (r, j)>",
+                "affine_map<(b, i, j, r) -> (b, i, j)>"]
+        body = ["%m = arith.mulf %a0, %a1 : f32", "%s = arith.addf %a2, %m : f32",
+                "linalg.yield %s : f32"]
+        pre = []
+        for src, mat in ((xt, "%w"), (h, "%u")):
+            empty, init = w.fresh("e"), w.fresh("z")
+            w.emit(f"{empty} = tensor.empty() : {hid}")
+            w.emit(f"{init} = linalg.fill ins(%zero : f32) outs({empty} : {hid}) -> {hid}")
+            pre.append(w.generic(maps, ["parallel"] * 3 + ["reduction"],
+                                 [(src, hid), (mat, _t(4, 4))], (init, hid), body, hid))
+        summed = _elementwise(w, pre[0], pre[1], (1, 1, 4),
+                              "%s = arith.addf %a0, %a1 : f32\n    %r = math.tanh %s : f32")
+        h = summed
+        states.append(h)
+    out = w.fresh("o")
+    w.emit(f"{out} = tensor.concat dim(1) {', '.join(states)} : "
+           f"({', '.join([hid] * T)}) -> {x_t}")
+    w.emit(f"return {out} : {x_t}")
+    return (f"func.func @rnn(%x: {x_t}, %w: {_t(4, 4)}, %u: {_t(4, 4)}) -> {x_t} {{\n" +
+            "\n".join(w.lines) + "\n}\n")
+
+
+def chunk_sums(T=8, C=4) -> str:
+    """A running sum over chunks: s_c = s_{c-1} + sum_t x_t, each chunk's output
+    x_c + s_c (carried state, but no weight that any product reads)."""
+    w = _Writer()
+    seq, row = _t(1, T, 4), _t(1, 1, 4)
+    w.emit("%zero = arith.constant 0.0 : f32")
+    w.emit(f"%s0 = arith.constant {_dense(np.zeros((1, 1, 4), np.float32))} : {row}")
+    state, outs = "%s0", []
+    for c in range(T // C):
+        xc = w.fresh("x")
+        w.emit(f"{xc} = tensor.extract_slice %x[0, {c * C}, 0] [1, {C}, 4] [1, 1, 1] : "
+               f"{seq} to {_t(1, C, 4)}")
+        empty, init = w.fresh("e"), w.fresh("z")
+        w.emit(f"{empty} = tensor.empty() : {row}")
+        w.emit(f"{init} = linalg.fill ins(%zero : f32) outs({empty} : {row}) -> {row}")
+        total = w.generic(["affine_map<(b, i, j, t) -> (b, t, j)>",
+                           "affine_map<(b, i, j, t) -> (b, i, j)>"],
+                          ["parallel"] * 3 + ["reduction"], [(xc, _t(1, C, 4))], (init, row),
+                          ["%s = arith.addf %a0, %a1 : f32", "linalg.yield %s : f32"], row)
+        state = _elementwise(w, state, total, (1, 1, 4), "%r = arith.addf %a0, %a1 : f32")
+        empty = w.fresh("e")
+        w.emit(f"{empty} = tensor.empty() : {_t(1, C, 4)}")
+        out = w.generic(["affine_map<(b, t, j) -> (b, t, j)>", "affine_map<(b, t, j) -> (b, 0, j)>",
+                         "affine_map<(b, t, j) -> (b, t, j)>"], ["parallel"] * 3,
+                        [(xc, _t(1, C, 4)), (state, row)], (empty, _t(1, C, 4)),
+                        ["%r = arith.addf %a0, %a1 : f32", "linalg.yield %r : f32"],
+                        _t(1, C, 4))
+        outs.append(out)
+    res = w.fresh("o")
+    w.emit(f"{res} = tensor.concat dim(1) {', '.join(outs)} : "
+           f"({', '.join([_t(1, C, 4)] * len(outs))}) -> {seq}")
+    w.emit(f"return {res} : {seq}")
+    return f"func.func @sums(%x: {seq}) -> {seq} {{\n" + "\n".join(w.lines) + "\n}\n"
