@@ -195,10 +195,14 @@ void eraseComputation(Operation *root) {
     Operation *op = worklist.pop_back_val();
     if (!isOpTriviallyDead(op))
       continue;
+    // A payload reads values from outside too (a captured step size).
     SmallVector<Operation *> defs;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        defs.push_back(def);
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && !op->isAncestor(def))
+          defs.push_back(def);
+    });
     op->erase();
     for (Operation *def : defs)
       if (!llvm::is_contained(worklist, def))

@@ -134,3 +134,40 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %o : tensor<2x3x4x5xf32>
   }
 }
+
+// -----
+
+// torch-mlir's 4-D matmul: both factors collapsed to [B*H, .., ..], a batched
+// MatMul, the product expanded back. The reshapes only merge the batch dims
+// the factors share, so the product is the MatMul of the factors; the inner
+// transpose of a collapsed chunk is the collapse of its inner transpose. A
+// reshape that also merges an inner dim stays.
+
+// CHECK-LABEL: onnx.graph @batch_merges(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x8x4xf32> {{.*}}, %[[K:[^:]+]]: tensor<1x2x8x4xf32> {{.*}}, %[[W:[^:]+]]: tensor<1x2x4x5xf32>
+// CHECK-DAG: %[[O:.+]] = onnx.node "MatMul"(%[[Q]], %[[W]]) : (tensor<1x2x8x4xf32>, tensor<1x2x4x5xf32>) -> tensor<1x2x8x5xf32>
+// CHECK-DAG: %[[KT:.+]] = onnx.node "Transpose"(%[[K]]) attrs {perm = array<i64: 0, 1, 3, 2>}
+// CHECK-DAG: %[[G:.+]] = onnx.node "MatMul"(%[[KT]], %[[Q]]) : (tensor<1x2x4x8xf32>, tensor<1x2x8x4xf32>) -> tensor<1x2x4x4xf32>
+// CHECK-DAG: %[[F:.+]] = onnx.node "Reshape"(%{{.+}}, %{{.+}}) {{.*}}: (tensor<16x4xf32>, tensor<4xi64>) -> tensor<1x2x8x4xf32>
+// CHECK: onnx.yield %[[O]], %[[G]], %[[F]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @batch_merges(%q: tensor<1x2x8x4xf32> {onnx.name = "q"}, %k: tensor<1x2x8x4xf32> {onnx.name = "k"}, %w: tensor<1x2x4x5xf32> {onnx.name = "w"}) -> (tensor<1x2x8x5xf32> {onnx.name = "o"}, tensor<1x2x4x4xf32> {onnx.name = "g"}, tensor<1x2x8x4xf32> {onnx.name = "f"}) {
+    %s3 = onnx.node "Constant"() attrs {value = dense<[2, 8, 4]> : tensor<3xi64>} : () -> tensor<3xi64>
+    %s3w = onnx.node "Constant"() attrs {value = dense<[2, 4, 5]> : tensor<3xi64>} : () -> tensor<3xi64>
+    %s4 = onnx.node "Constant"() attrs {value = dense<[1, 2, 8, 5]> : tensor<4xi64>} : () -> tensor<4xi64>
+    %s4g = onnx.node "Constant"() attrs {value = dense<[1, 2, 4, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+    %s4f = onnx.node "Constant"() attrs {value = dense<[1, 2, 8, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+    %s2 = onnx.node "Constant"() attrs {value = dense<[16, 4]> : tensor<2xi64>} : () -> tensor<2xi64>
+    %qf = onnx.node "Reshape"(%q, %s3) : (tensor<1x2x8x4xf32>, tensor<3xi64>) -> tensor<2x8x4xf32>
+    %wf = onnx.node "Reshape"(%w, %s3w) : (tensor<1x2x4x5xf32>, tensor<3xi64>) -> tensor<2x4x5xf32>
+    %of = onnx.node "MatMul"(%qf, %wf) : (tensor<2x8x4xf32>, tensor<2x4x5xf32>) -> tensor<2x8x5xf32>
+    %o = onnx.node "Reshape"(%of, %s4) {outputs = ["o"]} : (tensor<2x8x5xf32>, tensor<4xi64>) -> tensor<1x2x8x5xf32>
+    %kf = onnx.node "Reshape"(%k, %s3) : (tensor<1x2x8x4xf32>, tensor<3xi64>) -> tensor<2x8x4xf32>
+    %kt = onnx.node "Transpose"(%kf) attrs {perm = array<i64: 0, 2, 1>} : (tensor<2x8x4xf32>) -> tensor<2x4x8xf32>
+    %gf = onnx.node "MatMul"(%kt, %qf) : (tensor<2x4x8xf32>, tensor<2x8x4xf32>) -> tensor<2x4x4xf32>
+    %g = onnx.node "Reshape"(%gf, %s4g) {outputs = ["g"]} : (tensor<2x4x4xf32>, tensor<4xi64>) -> tensor<1x2x4x4xf32>
+    %flat = onnx.node "Reshape"(%q, %s2) : (tensor<1x2x8x4xf32>, tensor<2xi64>) -> tensor<16x4xf32>
+    %f = onnx.node "Reshape"(%flat, %s4f) {outputs = ["f"]} : (tensor<16x4xf32>, tensor<4xi64>) -> tensor<1x2x8x4xf32>
+    onnx.yield %o, %g, %f : tensor<1x2x8x5xf32>, tensor<1x2x4x4xf32>, tensor<1x2x8x4xf32>
+  }
+}

@@ -1,0 +1,219 @@
+// RUN: ttt-opt %s --ttt-raise-linalg --split-input-file 2>/dev/null | FileCheck %s
+// RUN: ttt-opt %s --ttt-raise-linalg --split-input-file 2>&1 >/dev/null | FileCheck %s --check-prefix=REMARK
+
+// A TTT layer written in linalg on tensors, its chunk loop unrolled: each
+// chunk's output `q_c W` and update `W + 0.5 k_cᵀ v_c` are linalg.generic
+// contractions on tensor.extract_slice chunks, the outputs are inserted into
+// a tensor.empty. The ONNX raise reads it from the function's shadow graph;
+// the layer op is written back on the function's own arguments.
+
+// REMARK: remark: TTT layer: unrolled chunk loop (2 chunks of 4 tokens), fast weights 'arg3': raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)
+// CHECK-LABEL: func.func @generic_einsum(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x8x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x8x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x8x4xf32>, %[[W:[a-z0-9]+]]: tensor<1x2x4x4xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: %[[W0:.+]] = tensor.collapse_shape %[[W]] {{\[}}[0, 1], [2], [3]]
+// CHECK-NEXT: %[[O:.+]] = ttt.kvb_layer %[[Q]], %[[K]], %[[V]] : {{.*}} weights(%[[W0]] : tensor<2x4x4xf32>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot> update = #ttt.update<lr_scale = 5.000000e-01> schedule = #ttt.schedule<kind = chunked, size = 4>
+// CHECK-NEXT: return %[[O]]
+
+func.func @generic_einsum(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>, %w0: tensor<1x2x4x4xf32>) -> tensor<1x2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lr = arith.constant 0.5 : f32
+  %q1 = tensor.extract_slice %q[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x2x4x4xf32>
+  %k2 = tensor.extract_slice %k[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x2x4x4xf32>
+  %v3 = tensor.extract_slice %v[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x2x4x4xf32>
+  %e5 = tensor.empty() : tensor<1x2x4x4xf32>
+  %z4 = linalg.fill ins(%zero : f32) outs(%e5 : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %v6 = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, r) -> (b, h, i, r)>, affine_map<(b, h, i, j, r) -> (b, h, r, j)>, affine_map<(b, h, i, j, r) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q1, %w0 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%z4 : tensor<1x2x4x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m = arith.mulf %a0, %a1 : f32
+    %s = arith.addf %a2, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x4x4xf32>
+  %e8 = tensor.empty() : tensor<1x2x4x4xf32>
+  %z7 = linalg.fill ins(%zero : f32) outs(%e8 : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %v9 = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, r) -> (b, h, r, i)>, affine_map<(b, h, i, j, r) -> (b, h, r, j)>, affine_map<(b, h, i, j, r) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%k2, %v3 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%z7 : tensor<1x2x4x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m = arith.mulf %a0, %a1 : f32
+    %s = arith.addf %a2, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x4x4xf32>
+  %e10 = tensor.empty() : tensor<1x2x4x4xf32>
+  %v11 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%w0, %v9 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%e10 : tensor<1x2x4x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m2 = arith.mulf %a1, %lr : f32
+    %r = arith.addf %a0, %m2 : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x4xf32>
+  %q12 = tensor.extract_slice %q[0, 0, 4, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x2x4x4xf32>
+  %k13 = tensor.extract_slice %k[0, 0, 4, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x2x4x4xf32>
+  %v14 = tensor.extract_slice %v[0, 0, 4, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x2x4x4xf32>
+  %e16 = tensor.empty() : tensor<1x2x4x4xf32>
+  %z15 = linalg.fill ins(%zero : f32) outs(%e16 : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %v17 = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, r) -> (b, h, i, r)>, affine_map<(b, h, i, j, r) -> (b, h, r, j)>, affine_map<(b, h, i, j, r) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q12, %v11 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%z15 : tensor<1x2x4x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m = arith.mulf %a0, %a1 : f32
+    %s = arith.addf %a2, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x4x4xf32>
+  %buf18 = tensor.empty() : tensor<1x2x8x4xf32>
+  %buf19 = tensor.insert_slice %v6 into %buf18[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x4x4xf32> into tensor<1x2x8x4xf32>
+  %buf20 = tensor.insert_slice %v17 into %buf19[0, 0, 4, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x4x4xf32> into tensor<1x2x8x4xf32>
+  return %buf20 : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// The MSE layer as torch-mlir writes a 4-D matmul: chunks collapsed to
+// [B*H, C, D], linalg.batch_matmul, expanded back; kᵀ by linalg.transpose;
+// the outputs joined by tensor.concat. The normalization sees through the
+// batch-merging reshapes (normalize-contractions.mlir).
+
+// REMARK: remark: TTT layer: unrolled chunk loop (2 chunks of 4 tokens), fast weights 'arg3': raised to ttt.kvb_layer (linear attention, affine scan over chunk states)
+// CHECK-LABEL: func.func @named_batch_matmul(
+// CHECK-NOT: arith.constant
+// CHECK-NOT: linalg.batch_matmul
+// CHECK: ttt.kvb_layer
+// CHECK-SAME: loss = #ttt.loss<kind = mse> update = #ttt.update<lr_scale = 1.250000e-01>
+// CHECK-NOT: tensor.concat
+
+func.func @named_batch_matmul(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %v: tensor<1x2x8x4xf32>, %w0: tensor<1x2x4x4xf32>) -> tensor<1x2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lr = arith.constant 0.5 : f32
+  %inv_c = arith.constant 0.25 : f32
+  %q1 = tensor.extract_slice %q[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x2x4x4xf32>
+  %k2 = tensor.extract_slice %k[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x2x4x4xf32>
+  %v3 = tensor.extract_slice %v[0, 0, 0, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x2x4x4xf32>
+  %c4 = tensor.collapse_shape %q1 [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %c5 = tensor.collapse_shape %w0 [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %e6 = tensor.empty() : tensor<2x4x4xf32>
+  %z7 = linalg.fill ins(%zero : f32) outs(%e6 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %p8 = linalg.batch_matmul ins(%c4, %c5 : tensor<2x4x4xf32>, tensor<2x4x4xf32>) outs(%z7 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %x9 = tensor.expand_shape %p8 [[0, 1], [2], [3]] output_shape [1, 2, 4, 4] : tensor<2x4x4xf32> into tensor<1x2x4x4xf32>
+  %c10 = tensor.collapse_shape %k2 [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %c11 = tensor.collapse_shape %w0 [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %e12 = tensor.empty() : tensor<2x4x4xf32>
+  %z13 = linalg.fill ins(%zero : f32) outs(%e12 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %p14 = linalg.batch_matmul ins(%c10, %c11 : tensor<2x4x4xf32>, tensor<2x4x4xf32>) outs(%z13 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %x15 = tensor.expand_shape %p14 [[0, 1], [2], [3]] output_shape [1, 2, 4, 4] : tensor<2x4x4xf32> into tensor<1x2x4x4xf32>
+  %e16 = tensor.empty() : tensor<1x2x4x4xf32>
+  %v17 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%x15, %v3 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%e16 : tensor<1x2x4x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %r = arith.subf %a0, %a1 : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x4xf32>
+  %c18 = tensor.collapse_shape %k2 [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %e19 = tensor.empty() : tensor<2x4x4xf32>
+  %t20 = linalg.transpose ins(%c18 : tensor<2x4x4xf32>) outs(%e19 : tensor<2x4x4xf32>) permutation = [0, 2, 1]
+  %c21 = tensor.collapse_shape %v17 [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %e22 = tensor.empty() : tensor<2x4x4xf32>
+  %z23 = linalg.fill ins(%zero : f32) outs(%e22 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %p24 = linalg.batch_matmul ins(%t20, %c21 : tensor<2x4x4xf32>, tensor<2x4x4xf32>) outs(%z23 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %x25 = tensor.expand_shape %p24 [[0, 1], [2], [3]] output_shape [1, 2, 4, 4] : tensor<2x4x4xf32> into tensor<1x2x4x4xf32>
+  %e26 = tensor.empty() : tensor<1x2x4x4xf32>
+  %v27 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%w0, %x25 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%e26 : tensor<1x2x4x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m1 = arith.mulf %a1, %lr : f32
+    %m3 = arith.mulf %m1, %inv_c : f32
+    %r = arith.subf %a0, %m3 : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x4xf32>
+  %q28 = tensor.extract_slice %q[0, 0, 4, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x2x4x4xf32>
+  %k29 = tensor.extract_slice %k[0, 0, 4, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x2x4x4xf32>
+  %v30 = tensor.extract_slice %v[0, 0, 4, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x2x4x4xf32>
+  %c31 = tensor.collapse_shape %q28 [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %c32 = tensor.collapse_shape %v27 [[0, 1], [2], [3]] : tensor<1x2x4x4xf32> into tensor<2x4x4xf32>
+  %e33 = tensor.empty() : tensor<2x4x4xf32>
+  %z34 = linalg.fill ins(%zero : f32) outs(%e33 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %p35 = linalg.batch_matmul ins(%c31, %c32 : tensor<2x4x4xf32>, tensor<2x4x4xf32>) outs(%z34 : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %x36 = tensor.expand_shape %p35 [[0, 1], [2], [3]] output_shape [1, 2, 4, 4] : tensor<2x4x4xf32> into tensor<1x2x4x4xf32>
+  %o37 = tensor.concat dim(2) %x9, %x36 : (tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) -> tensor<1x2x8x4xf32>
+  return %o37 : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// An RNN cell unrolled over three steps: state carried from step to step,
+// but no weight that the data moves. Nothing is found; the function stays.
+
+// REMARK: remark: no TTT layer found
+// CHECK-LABEL: func.func @rnn(
+// CHECK-COUNT-3: math.tanh
+// CHECK: tensor.concat
+func.func @rnn(%x: tensor<1x3x4xf32>, %w: tensor<4x4xf32>, %u: tensor<4x4xf32>) -> tensor<1x3x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %h0 = arith.constant dense<[[[0., 0., 0., 0.]]]> : tensor<1x1x4xf32>
+  %x1 = tensor.extract_slice %x[0, 0, 0] [1, 1, 4] [1, 1, 1] : tensor<1x3x4xf32> to tensor<1x1x4xf32>
+  %e2 = tensor.empty() : tensor<1x1x4xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+  %v4 = linalg.generic {indexing_maps = [affine_map<(b, i, j, r) -> (b, i, r)>, affine_map<(b, i, j, r) -> (r, j)>, affine_map<(b, i, j, r) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x1, %w : tensor<1x1x4xf32>, tensor<4x4xf32>) outs(%z3 : tensor<1x1x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m = arith.mulf %a0, %a1 : f32
+    %s = arith.addf %a2, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x4xf32>
+  %e5 = tensor.empty() : tensor<1x1x4xf32>
+  %z6 = linalg.fill ins(%zero : f32) outs(%e5 : tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+  %v7 = linalg.generic {indexing_maps = [affine_map<(b, i, j, r) -> (b, i, r)>, affine_map<(b, i, j, r) -> (r, j)>, affine_map<(b, i, j, r) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%h0, %u : tensor<1x1x4xf32>, tensor<4x4xf32>) outs(%z6 : tensor<1x1x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m = arith.mulf %a0, %a1 : f32
+    %s = arith.addf %a2, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x4xf32>
+  %e8 = tensor.empty() : tensor<1x1x4xf32>
+  %v9 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%v4, %v7 : tensor<1x1x4xf32>, tensor<1x1x4xf32>) outs(%e8 : tensor<1x1x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %s = arith.addf %a0, %a1 : f32
+    %r = math.tanh %s : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x4xf32>
+  %x10 = tensor.extract_slice %x[0, 1, 0] [1, 1, 4] [1, 1, 1] : tensor<1x3x4xf32> to tensor<1x1x4xf32>
+  %e11 = tensor.empty() : tensor<1x1x4xf32>
+  %z12 = linalg.fill ins(%zero : f32) outs(%e11 : tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+  %v13 = linalg.generic {indexing_maps = [affine_map<(b, i, j, r) -> (b, i, r)>, affine_map<(b, i, j, r) -> (r, j)>, affine_map<(b, i, j, r) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x10, %w : tensor<1x1x4xf32>, tensor<4x4xf32>) outs(%z12 : tensor<1x1x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m = arith.mulf %a0, %a1 : f32
+    %s = arith.addf %a2, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x4xf32>
+  %e14 = tensor.empty() : tensor<1x1x4xf32>
+  %z15 = linalg.fill ins(%zero : f32) outs(%e14 : tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+  %v16 = linalg.generic {indexing_maps = [affine_map<(b, i, j, r) -> (b, i, r)>, affine_map<(b, i, j, r) -> (r, j)>, affine_map<(b, i, j, r) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%v9, %u : tensor<1x1x4xf32>, tensor<4x4xf32>) outs(%z15 : tensor<1x1x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m = arith.mulf %a0, %a1 : f32
+    %s = arith.addf %a2, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x4xf32>
+  %e17 = tensor.empty() : tensor<1x1x4xf32>
+  %v18 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%v13, %v16 : tensor<1x1x4xf32>, tensor<1x1x4xf32>) outs(%e17 : tensor<1x1x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %s = arith.addf %a0, %a1 : f32
+    %r = math.tanh %s : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x4xf32>
+  %x19 = tensor.extract_slice %x[0, 2, 0] [1, 1, 4] [1, 1, 1] : tensor<1x3x4xf32> to tensor<1x1x4xf32>
+  %e20 = tensor.empty() : tensor<1x1x4xf32>
+  %z21 = linalg.fill ins(%zero : f32) outs(%e20 : tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+  %v22 = linalg.generic {indexing_maps = [affine_map<(b, i, j, r) -> (b, i, r)>, affine_map<(b, i, j, r) -> (r, j)>, affine_map<(b, i, j, r) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x19, %w : tensor<1x1x4xf32>, tensor<4x4xf32>) outs(%z21 : tensor<1x1x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m = arith.mulf %a0, %a1 : f32
+    %s = arith.addf %a2, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x4xf32>
+  %e23 = tensor.empty() : tensor<1x1x4xf32>
+  %z24 = linalg.fill ins(%zero : f32) outs(%e23 : tensor<1x1x4xf32>) -> tensor<1x1x4xf32>
+  %v25 = linalg.generic {indexing_maps = [affine_map<(b, i, j, r) -> (b, i, r)>, affine_map<(b, i, j, r) -> (r, j)>, affine_map<(b, i, j, r) -> (b, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%v18, %u : tensor<1x1x4xf32>, tensor<4x4xf32>) outs(%z24 : tensor<1x1x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m = arith.mulf %a0, %a1 : f32
+    %s = arith.addf %a2, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x1x4xf32>
+  %e26 = tensor.empty() : tensor<1x1x4xf32>
+  %v27 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%v22, %v25 : tensor<1x1x4xf32>, tensor<1x1x4xf32>) outs(%e26 : tensor<1x1x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %s = arith.addf %a0, %a1 : f32
+    %r = math.tanh %s : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x4xf32>
+  %o28 = tensor.concat dim(1) %v9, %v18, %v27 : (tensor<1x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>) -> tensor<1x3x4xf32>
+  return %o28 : tensor<1x3x4xf32>
+}
