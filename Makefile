@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 CXX_COMPILER ?= $(shell command -v clang++ 2>/dev/null || command -v g++)
 C_COMPILER ?= $(shell command -v clang 2>/dev/null || command -v gcc)
 
-.PHONY: all setup configure build demo test check-lit check-python check-format format check-gcc lint docs clean fuzz fixtures python check-package bench
+.PHONY: all setup configure build demo test check-lit check-python check-format format check-gcc lint docs clean fuzz fixtures python check-package bench check-iree
 
 all: build
 
@@ -49,6 +49,17 @@ check-package: configure
 	cd /tmp && PYTHONPATH=$(abspath $(BUILD_DIR))/wheel-test $(PYTHON) -c \
 	  "import ttt; print(ttt.__version__, len(ttt.explain('$(abspath examples/lact_v2_small.mlir)')), 'layer'); \
 	   m = '$(abspath test/fixtures/onnx/lact_v3.scripted.onnx)'; print(ttt.verify(m, ttt.optimize(m)))"
+
+# ttt between two stages of IREE: ttt-optimize-linalg's output compiled by
+# iree-compile and run by IREE's runtime against the original (test_iree.py).
+# The IREE wheels go into $(BUILD_DIR)/iree-venv; make test skips these tests.
+IREE_VERSION ?= 3.13.0
+check-iree: build
+	test -x $(BUILD_DIR)/iree-venv/bin/iree-compile || { $(PYTHON) -m venv $(BUILD_DIR)/iree-venv && \
+	  $(BUILD_DIR)/iree-venv/bin/pip install -q iree-base-compiler==$(IREE_VERSION) \
+	    iree-base-runtime==$(IREE_VERSION); }
+	TTT_IREE_BIN=$(abspath $(BUILD_DIR))/iree-venv/bin TTT_BUILD_DIR=$(abspath $(BUILD_DIR)) \
+	  $(PYTHON) -m pytest -q test/python/test_iree.py
 
 check-lit: build
 	ninja -C $(BUILD_DIR) check-ttt

@@ -307,9 +307,11 @@ def TTTRaiseONNX : Pass<"ttt-raise-onnx"> {
       a step size; a weight norm back to the initial column norms;
       apply-then-update or update-then-apply - the same in every chunk;
     - a scripted Loop walks the sequence chunk by chunk: its trip count,
-      each iteration's token window and the chunk after the loop are
-      evaluated for sample sequence lengths and must cut the sequence into
-      the layer's chunks, and the loop never stops early;
+      each iteration's token window and the chunk after the loop are proven,
+      with MLIR's Presburger library, to cut every sequence length into the
+      layer's chunks, and the loop never stops early; a Loop that writes
+      its chunks into a buffer it carries (ScatterND) writes them at their
+      tokens and covers a buffer as long as the (static) sequence;
     - the layer analysis proves the `ttt.kvb_layer` rewritable as linear
       attention, and the model's opset (13 or later) can express the
       parallel form.

@@ -1,0 +1,78 @@
+"""ttt between two stages of another compiler: `ttt-optimize-linalg`'s output compiled by
+IREE (`iree-compile`, the llvm-cpu backend) and run by IREE's runtime
+(`iree-run-module`) computes what IREE computes for the original linalg program, and
+the layer's NumPy oracle, within 1e-5.
+
+The IREE tools come from the `iree-base-compiler` and `iree-base-runtime` wheels:
+`make check-iree` installs them into $(BUILD_DIR)/iree-venv and runs this file with
+TTT_IREE_BIN pointing there. Without them (plain `make test`) every test is skipped
+with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import linalg_programs as lp  # noqa: E402
+from compiler import run_opt  # noqa: E402
+
+
+def _iree_tool(name: str):
+    folder = os.environ.get("TTT_IREE_BIN")
+    path = Path(folder) / name if folder else shutil.which(name)
+    return Path(path) if path and Path(path).exists() else None
+
+
+COMPILE, RUN = _iree_tool("iree-compile"), _iree_tool("iree-run-module")
+pytestmark = pytest.mark.skipif(
+    COMPILE is None or RUN is None,
+    reason="iree-compile / iree-run-module not found (make check-iree installs the "
+           "iree-base-compiler and iree-base-runtime wheels and sets TTT_IREE_BIN)")
+
+SPELLINGS = [lp.Spelling(), lp.Spelling(contraction="named", assembly="concat"),
+             lp.Spelling(loss="mse", T=10)]
+
+
+def _run_in_iree(mlir: Path, args, workdir: Path) -> np.ndarray:
+    module = workdir / (mlir.stem + ".vmfb")
+    subprocess.run([str(COMPILE), str(mlir), "--iree-hal-target-device=local",
+                    "--iree-hal-local-target-device-backends=llvm-cpu",
+                    "--iree-llvmcpu-target-cpu=host", "-o", str(module)],
+                   check=True, capture_output=True, text=True, timeout=600)
+    cmd = [str(RUN), f"--module={module}", "--device=local-task", "--function=layer"]
+    for i, a in enumerate(args):
+        np.save(workdir / f"arg{i}.npy", a)
+        cmd.append(f"--input=@{workdir / f'arg{i}.npy'}")
+    out = workdir / (mlir.stem + ".out.npy")
+    subprocess.run(cmd + [f"--output=@{out}"], check=True, capture_output=True,
+                   text=True, timeout=600)
+    return np.load(out)
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS, ids=lambda s: f"{s.name}_T{s.T}")
+def test_the_optimized_program_runs_in_iree_as_the_original(spelling, tmp_path):
+    program = lp.ttt_program(spelling)
+    original = tmp_path / "original.mlir"
+    original.write_text(program)
+    optimized = tmp_path / "optimized.mlir"
+    optimized.write_text(run_opt(program,
+                                 "--pass-pipeline=builtin.module(ttt-optimize-linalg)"))
+    assert "ttt." not in optimized.read_text().split("module", 1)[1]
+    rng = np.random.default_rng(spelling.T)
+    args = [rng.normal(0, 1, (lp.B, lp.H, spelling.T, lp.D)).astype(np.float32)
+            for _ in range(3)]
+    args.append(rng.normal(0, 0.5, lp.initial_weight(spelling).shape).astype(np.float32))
+    want = lp.ttt_oracle(spelling, *args)
+    reference = _run_in_iree(original, args, tmp_path)
+    got = _run_in_iree(optimized, args, tmp_path)
+    scale = np.abs(want).max()
+    assert np.abs(reference - want).max() / scale <= 1e-5
+    assert np.abs(got - reference).max() / scale <= 1e-5
