@@ -40,11 +40,14 @@ class Spelling:
     lr: float = 0.5
     # A negative: tanh of each chunk output (an output not linear in W).
     tanh_output: bool = False
+    # `unrolled`, or `loop`: an scf.for over the chunks carrying W and the output
+    # buffer (insert_slice at the chunk's offset); needs T % C == 0.
+    form: str = "unrolled"
 
     @property
     def name(self) -> str:
         return (f"{self.contraction}_{self.assembly}_{self.weight}_{self.orientation}_"
-                f"{self.loss}")
+                f"{self.loss}_{self.form}")
 
 
 def _t(*dims) -> str:
@@ -171,8 +174,10 @@ def ttt_program(s: Spelling) -> str:
     xt = s.orientation == "w_xt"
     # W maps for (b, h, i, j, r): x W reads W(b, h, r, j); (W xᵀ)ᵀ reads W(b, h, j, r).
     w_read = "b, h, j, r" if xt else "b, h, r, j"
-    for c, start in enumerate(range(0, T, C)):
-        n = min(C, T - start)
+    def chunk_step(start, n, update):
+        """Chunk [start, start + n) (start an int or an index value): its output and,
+        with `update`, the next weight."""
+        nonlocal weight
         chunk = {}
         for x, width in (("q", D), ("k", D), ("v", E)):
             name = w.fresh(x)
@@ -188,9 +193,8 @@ def ttt_program(s: Spelling) -> str:
                           "b, h, i, j", (B, H, n, E), "%zero")
         if s.tanh_output:
             o = _elementwise(w, o, o, (B, H, n, E), "%r = math.tanh %a0 : f32")
-        outs.append((o, start, n))
-        if start + C >= T:
-            break
+        if not update:
+            return o
         # The update of W as stored: kᵀ g for x W, gᵀ k for W xᵀ.
         if s.loss == "mse":
             if s.contraction == "named":
@@ -210,14 +214,36 @@ def ttt_program(s: Spelling) -> str:
         else:
             u = _contract(w, (chunk["k"], k_t), (g, g_t), "b, h, r, i", "b, h, r, j",
                           "b, h, i, j", (B, H, D, E), "%zero")
-        scale = "%m2 = arith.mulf %a1, %lr : f32"
         if s.loss == "mse":
             line = ("%m1 = arith.mulf %a1, %lr : f32\n    %m3 = arith.mulf %m1, %inv_c : f32\n"
                     "    %r = arith.subf %a0, %m3 : f32")
         else:
-            line = f"{scale}\n    %r = arith.addf %a0, %m2 : f32"
+            line = "%m2 = arith.mulf %a1, %lr : f32\n    %r = arith.addf %a0, %m2 : f32"
         weight = _elementwise(w, weight, u, w_shape, line)
+        return o
+
     out_t = _t(B, H, T, E)
+    if s.form == "loop":
+        if T % C or s.assembly != "insert":
+            raise ValueError("the scf.for form writes full chunks into a buffer")
+        w.emit("%c0 = arith.constant 0 : index")
+        w.emit(f"%cC = arith.constant {C} : index")
+        w.emit(f"%cT = arith.constant {T} : index")
+        w.emit(f"%buf0 = tensor.empty() : {out_t}")
+        w_t = _t(*w_shape)
+        w.emit(f"%r:2 = scf.for %i = %c0 to %cT step %cC iter_args(%w = {weight}, "
+               f"%buf = %buf0) -> ({w_t}, {out_t}) {{")
+        weight = "%w"
+        o = chunk_step("%i", C, update=True)
+        w.emit(f"%next = tensor.insert_slice {o} into %buf[0, 0, %i, 0] [{B}, {H}, {C}, {E}] "
+               f"[1, 1, 1, 1] : {_t(B, H, C, E)} into {out_t}")
+        w.emit(f"scf.yield {weight}, %next : {w_t}, {out_t}")
+        w.emit("}")
+        w.emit(f"return %r#1 : {out_t}")
+        return head + "\n" + "\n".join(w.lines) + "\n}\n"
+    for start in range(0, T, C):
+        n = min(C, T - start)
+        outs.append((chunk_step(start, n, update=start + C < T), start, n))
     if s.assembly == "concat":
         parts = ", ".join(o for o, _, _ in outs)
         types = ", ".join(_t(B, H, n, E) for _, _, n in outs)
@@ -318,3 +344,60 @@ def chunk_sums(T=8, C=4) -> str:
            f"({', '.join([_t(1, C, 4)] * len(outs))}) -> {seq}")
     w.emit(f"return {res} : {seq}")
     return f"func.func @sums(%x: {seq}) -> {seq} {{\n" + "\n".join(w.lines) + "\n}\n"
+
+
+def rnn_loop(T=6) -> str:
+    """The RNN cell as an scf.for over time carrying h and the output buffer."""
+    w = _Writer()
+    x_t, hid = _t(1, T, 4), _t(1, 1, 4)
+    maps = ["affine_map<(b, i, j, r) -> (b, i, r)>", "affine_map<(b, i, j, r) -> (r, j)>",
+            "affine_map<(b, i, j, r) -> (b, i, j)>"]
+    body = ["%m = arith.mulf %a0, %a1 : f32", "%s = arith.addf %a2, %m : f32",
+            "linalg.yield %s : f32"]
+    w.emit("%zero = arith.constant 0.0 : f32")
+    w.emit("%c0 = arith.constant 0 : index")
+    w.emit("%c1 = arith.constant 1 : index")
+    w.emit(f"%cT = arith.constant {T} : index")
+    w.emit(f"%h0 = arith.constant {_dense(np.zeros((1, 1, 4), np.float32))} : {hid}")
+    w.emit(f"%buf0 = tensor.empty() : {x_t}")
+    w.emit(f"%r:2 = scf.for %t = %c0 to %cT step %c1 iter_args(%h = %h0, %buf = %buf0) "
+           f"-> ({hid}, {x_t}) {{")
+    w.emit(f"%xt = tensor.extract_slice %x[0, %t, 0] [1, 1, 4] [1, 1, 1] : {x_t} to {hid}")
+    pre = []
+    for src, mat in (("%xt", "%w"), ("%h", "%u")):
+        empty, init = w.fresh("e"), w.fresh("z")
+        w.emit(f"{empty} = tensor.empty() : {hid}")
+        w.emit(f"{init} = linalg.fill ins(%zero : f32) outs({empty} : {hid}) -> {hid}")
+        pre.append(w.generic(maps, ["parallel"] * 3 + ["reduction"],
+                             [(src, hid), (mat, _t(4, 4))], (init, hid), body, hid))
+    h = _elementwise(w, pre[0], pre[1], (1, 1, 4),
+                     "%s = arith.addf %a0, %a1 : f32\n    %r = math.tanh %s : f32")
+    w.emit(f"%next = tensor.insert_slice {h} into %buf[0, %t, 0] [1, 1, 4] [1, 1, 1] : "
+           f"{hid} into {x_t}")
+    w.emit(f"scf.yield {h}, %next : {hid}, {x_t}")
+    w.emit("}")
+    w.emit(f"return %r#1 : {x_t}")
+    return (f"func.func @rnn_loop(%x: {x_t}, %w: {_t(4, 4)}, %u: {_t(4, 4)}) -> {x_t} {{\n" +
+            "\n".join(w.lines) + "\n}\n")
+
+
+def sum_loop(T=8, C=4) -> str:
+    """A reduction loop: the sum of the chunks' column sums, carried by an scf.for."""
+    w = _Writer()
+    seq, row = _t(1, T, 4), _t(1, 1, 4)
+    w.emit("%zero = arith.constant 0.0 : f32")
+    w.emit("%c0 = arith.constant 0 : index")
+    w.emit(f"%cC = arith.constant {C} : index")
+    w.emit(f"%cT = arith.constant {T} : index")
+    w.emit(f"%s0 = arith.constant {_dense(np.zeros((1, 1, 4), np.float32))} : {row}")
+    w.emit(f"%r = scf.for %i = %c0 to %cT step %cC iter_args(%s = %s0) -> ({row}) {{")
+    w.emit(f"%xc = tensor.extract_slice %x[0, %i, 0] [1, {C}, 4] [1, 1, 1] : {seq} to "
+           f"{_t(1, C, 4)}")
+    total = w.generic(["affine_map<(b, i, j, t) -> (b, t, j)>",
+                       "affine_map<(b, i, j, t) -> (b, i, j)>"],
+                      ["parallel"] * 3 + ["reduction"], [("%xc", _t(1, C, 4))], ("%s", row),
+                      ["%y = arith.addf %a0, %a1 : f32", "linalg.yield %y : f32"], row)
+    w.emit(f"scf.yield {total} : {row}")
+    w.emit("}")
+    w.emit(f"return %r : {row}")
+    return f"func.func @sum_loop(%x: {seq}) -> {row} {{\n" + "\n".join(w.lines) + "\n}\n"

@@ -408,8 +408,10 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
     transposes included), a sum over reduction dims a ReduceSum,
     `tensor.extract_slice` a Slice, `expand_shape`/`collapse_shape` a
     Reshape, `tensor.concat` and a chain of `insert_slice`s that tiles a
-    fresh tensor a Concat; any other op stays an opaque node that keeps the
-    dataflow. `ttt-raise-onnx` then finds and reads the layers with the same
+    fresh tensor a Concat, an `insert_slice` at a computed offset a
+    ScatterND window, `scf.for` with constant bounds a Loop (its induction
+    variable `lb + iteration * step`), index arithmetic integer nodes; any
+    other op stays an opaque node that keeps the dataflow. `ttt-raise-onnx` then finds and reads the layers with the same
     soundness checks and remarks (at the ops' own locations), and every
     layer it raises is written back into the function as a `ttt.kvb_layer`
     whose operands are the function's own values, replacing the layer's

@@ -12,9 +12,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::ttt;
@@ -93,6 +95,18 @@ private:
   Value aligned(linalg::LinalgOp op, OpOperand &operand);
   LogicalResult extractSlice(tensor::ExtractSliceOp op);
   LogicalResult insertSlices(tensor::InsertSliceOp op);
+  /// An insert_slice at a computed offset of one axis: a ScatterND of the
+  /// window `base + offset * e_axis` (what a Loop's buffer writes are).
+  LogicalResult insertAtOffset(tensor::InsertSliceOp op);
+  LogicalResult indexArithmetic(Operation *op);
+  /// scf.for with constant bounds -> a Loop of (ub - lb) / step trips whose
+  /// body computes the induction variable as lb + iteration * step.
+  LogicalResult forLoop(scf::ForOp loop);
+  Type i64Scalar() { return RankedTensorType::get({}, b.getI64Type()); }
+  Value i64Scalar(Location loc, int64_t value) {
+    return constant(
+        loc, DenseElementsAttr::get(cast<ShapedType>(i64Scalar()), value));
+  }
 
   ShadowGraph &shadow;
   OpBuilder &b;
@@ -178,7 +192,14 @@ void Translator::translate(Operation *op) {
   } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
     done = extractSlice(slice);
   } else if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
-    done = insertSlices(insert);
+    done = insertAtOffset(insert);
+    if (failed(done))
+      done = insertSlices(insert);
+  } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
+    done = forLoop(loop);
+  } else if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::MinSIOp,
+                 arith::MaxSIOp, arith::IndexCastOp>(op)) {
+    done = indexArithmetic(op);
   } else if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
     SmallVector<Value> inputs;
     for (Value input : concat.getInputs())
@@ -521,6 +542,148 @@ LogicalResult Translator::insertSlices(tensor::InsertSliceOp op) {
               ? parts[0]
               : node(loc, "Concat", parts, type,
                      {b.getNamedAttr("axis", b.getI64IntegerAttr(*axis))}));
+  return success();
+}
+
+LogicalResult Translator::indexArithmetic(Operation *op) {
+  Location loc = op->getLoc();
+  if (!isa<IndexType, IntegerType>(op->getResult(0).getType()))
+    return failure();
+  if (isa<arith::IndexCastOp>(op)) {
+    map(op->getResult(0), get(op->getOperand(0)));
+    return success();
+  }
+  StringRef opType = llvm::TypeSwitch<Operation *, StringRef>(op)
+                         .Case([](arith::AddIOp) { return "Add"; })
+                         .Case([](arith::SubIOp) { return "Sub"; })
+                         .Case([](arith::MulIOp) { return "Mul"; })
+                         .Case([](arith::MinSIOp) { return "Min"; })
+                         .Case([](arith::MaxSIOp) { return "Max"; })
+                         .Default([](Operation *) { return ""; });
+  map(op->getResult(0),
+      node(loc, opType, {get(op->getOperand(0)), get(op->getOperand(1))},
+           i64Scalar()));
+  return success();
+}
+
+LogicalResult Translator::insertAtOffset(tensor::InsertSliceOp op) {
+  RankedTensorType type = op.getType(), source = op.getSourceType();
+  if (!type.hasStaticShape() || !source.hasStaticShape() ||
+      source.getRank() != type.getRank() || !op.hasUnitStride())
+    return failure();
+  std::optional<int64_t> axis;
+  Value offset;
+  for (auto [d, at] : llvm::enumerate(op.getMixedOffsets())) {
+    std::optional<int64_t> start = getConstantIntValue(at);
+    int64_t size = op.getStaticSizes()[d];
+    if (start && *start == 0 && size == type.getDimSize(d))
+      continue;
+    if (start || axis)
+      return failure();
+    axis = d;
+    offset = cast<Value>(at);
+  }
+  if (!axis)
+    return failure();
+  // Indices of the box [0, size) along every axis up to `axis`, then
+  // shifted by the offset on `axis`: ScatterND writes whole rows behind it.
+  int64_t k = *axis + 1;
+  SmallVector<int64_t> box(source.getShape().take_front(k));
+  SmallVector<int64_t> indices;
+  SmallVector<int64_t> point(k, 0);
+  int64_t count = 1;
+  for (int64_t d : box)
+    count *= d;
+  for (int64_t n = 0; n < count; ++n) {
+    indices.append(point);
+    for (int64_t d = k - 1; d >= 0; --d) {
+      if (++point[d] < box[d])
+        break;
+      point[d] = 0;
+    }
+  }
+  Location loc = op.getLoc();
+  SmallVector<int64_t> indexShape(box);
+  indexShape.push_back(k);
+  auto indexType = RankedTensorType::get(indexShape, b.getI64Type());
+  SmallVector<int64_t> unit(k, 0);
+  unit[*axis] = 1;
+  Type vector = RankedTensorType::get({k}, b.getI64Type());
+  Value shift = node(loc, "Mul", {get(offset), i64s(loc, unit)}, vector);
+  Value where =
+      node(loc, "Add",
+           {constant(loc, DenseElementsAttr::get(indexType,
+                                                 ArrayRef<int64_t>(indices))),
+            shift},
+           indexType);
+  map(op, node(loc, "ScatterND", {get(op.getDest()), where, get(op.getSource())},
+               type));
+  return success();
+}
+
+LogicalResult Translator::forLoop(scf::ForOp loop) {
+  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
+  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
+  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  if (!lb || !ub || !step || *step <= 0 ||
+      !llvm::all_of(loop.getInitArgs(), [](Value init) {
+        return isStaticFloatTensor(init.getType());
+      }))
+    return failure();
+  int64_t trips = *ub > *lb ? (*ub - *lb + *step - 1) / *step : 0;
+  Location loc = loop.getLoc();
+  MLIRContext *context = b.getContext();
+  auto names = [&](StringRef prefix, size_t count) {
+    SmallVector<Attribute> out;
+    for (size_t i = 0; i < count; ++i)
+      out.push_back(b.getStringAttr(prefix + std::to_string(next++)));
+    return b.getArrayAttr(out);
+  };
+  size_t carried = loop.getInitArgs().size();
+  auto graph = onnx::GraphAttr::get(context, /*region=*/0,
+                                    b.getStringAttr("body" + std::to_string(
+                                                                 next++)),
+                                    names("b", carried + 2),
+                                    names("y", carried + 1));
+  SmallVector<Value> inputs{
+      i64Scalar(loc, trips),
+      constant(loc, DenseElementsAttr::get(
+                        RankedTensorType::get({}, b.getI1Type()), true))};
+  for (Value init : loop.getInitArgs())
+    inputs.push_back(get(init));
+  SmallVector<Type> types(loop.getResultTypes());
+  auto node = onnx::NodeOp::create(
+      b, loc, types, "Loop", "",
+      b.getDictionaryAttr(b.getNamedAttr("body", graph)),
+      /*node_name=*/nullptr, names("t", carried), /*doc_string=*/nullptr,
+      inputs, /*subgraphsCount=*/1);
+  SmallVector<Type> argTypes{i64Scalar(),
+                             RankedTensorType::get({}, b.getI1Type())};
+  argTypes.append(types.begin(), types.end());
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&node->getRegion(0), {}, argTypes,
+                              SmallVector<Location>(argTypes.size(), loc));
+  Value iteration = body->getArgument(0);
+  if (*step != 1)
+    iteration = this->node(loc, "Mul", {iteration, i64Scalar(loc, *step)},
+                           i64Scalar());
+  if (*lb != 0)
+    iteration = this->node(loc, "Add", {i64Scalar(loc, *lb), iteration},
+                           i64Scalar());
+  values[loop.getInductionVar()] = iteration;
+  for (auto [arg, shadowArg] :
+       llvm::zip(loop.getRegionIterArgs(), body->getArguments().drop_front(2)))
+    values[arg] = shadowArg;
+  Block &source = *loop.getBody();
+  for (Operation &op : source.without_terminator())
+    translate(&op);
+  SmallVector<Value> yielded{body->getArgument(1)};
+  for (Value value : source.getTerminator()->getOperands())
+    yielded.push_back(get(value));
+  onnx::YieldOp::create(b, loc, yielded);
+  for (auto [result, shadowResult] :
+       llvm::zip(loop.getResults(), node->getResults()))
+    map(result, shadowResult);
   return success();
 }
 
