@@ -610,14 +610,13 @@ LogicalResult Translator::insertAtOffset(tensor::InsertSliceOp op) {
   unit[*axis] = 1;
   Type vector = RankedTensorType::get({k}, b.getI64Type());
   Value shift = node(loc, "Mul", {get(offset), i64s(loc, unit)}, vector);
-  Value where =
-      node(loc, "Add",
-           {constant(loc, DenseElementsAttr::get(indexType,
-                                                 ArrayRef<int64_t>(indices))),
-            shift},
-           indexType);
-  map(op, node(loc, "ScatterND", {get(op.getDest()), where, get(op.getSource())},
-               type));
+  Value where = node(loc, "Add",
+                     {constant(loc, DenseElementsAttr::get(
+                                        indexType, ArrayRef<int64_t>(indices))),
+                      shift},
+                     indexType);
+  map(op, node(loc, "ScatterND",
+               {get(op.getDest()), where, get(op.getSource())}, type));
   return success();
 }
 
@@ -640,11 +639,9 @@ LogicalResult Translator::forLoop(scf::ForOp loop) {
     return b.getArrayAttr(out);
   };
   size_t carried = loop.getInitArgs().size();
-  auto graph = onnx::GraphAttr::get(context, /*region=*/0,
-                                    b.getStringAttr("body" + std::to_string(
-                                                                 next++)),
-                                    names("b", carried + 2),
-                                    names("y", carried + 1));
+  auto graph = onnx::GraphAttr::get(
+      context, /*region=*/0, b.getStringAttr("body" + std::to_string(next++)),
+      names("b", carried + 2), names("y", carried + 1));
   SmallVector<Value> inputs{
       i64Scalar(loc, trips),
       constant(loc, DenseElementsAttr::get(
@@ -665,11 +662,11 @@ LogicalResult Translator::forLoop(scf::ForOp loop) {
                               SmallVector<Location>(argTypes.size(), loc));
   Value iteration = body->getArgument(0);
   if (*step != 1)
-    iteration = this->node(loc, "Mul", {iteration, i64Scalar(loc, *step)},
-                           i64Scalar());
+    iteration =
+        this->node(loc, "Mul", {iteration, i64Scalar(loc, *step)}, i64Scalar());
   if (*lb != 0)
-    iteration = this->node(loc, "Add", {i64Scalar(loc, *lb), iteration},
-                           i64Scalar());
+    iteration =
+        this->node(loc, "Add", {i64Scalar(loc, *lb), iteration}, i64Scalar());
   values[loop.getInductionVar()] = iteration;
   for (auto [arg, shadowArg] :
        llvm::zip(loop.getRegionIterArgs(), body->getArguments().drop_front(2)))
