@@ -278,6 +278,24 @@ def ttt_oracle(s: Spelling, q, k, v, w0):
     return np.concatenate(outs, axis=2)
 
 
+def _rnn_step(w: _Writer, x, h):
+    """tanh(x W + h U) of one step, x and h [1, 1, 4]."""
+    hid = _t(1, 1, 4)
+    maps = ["affine_map<(b, i, j, r) -> (b, i, r)>", "affine_map<(b, i, j, r) -> (r, j)>",
+            "affine_map<(b, i, j, r) -> (b, i, j)>"]
+    body = ["%m = arith.mulf %a0, %a1 : f32", "%s = arith.addf %a2, %m : f32",
+            "linalg.yield %s : f32"]
+    pre = []
+    for src, mat in ((x, "%w"), (h, "%u")):
+        empty, init = w.fresh("e"), w.fresh("z")
+        w.emit(f"{empty} = tensor.empty() : {hid}")
+        w.emit(f"{init} = linalg.fill ins(%zero : f32) outs({empty} : {hid}) -> {hid}")
+        pre.append(w.generic(maps, ["parallel"] * 3 + ["reduction"],
+                             [(src, hid), (mat, _t(4, 4))], (init, hid), body, hid))
+    return _elementwise(w, pre[0], pre[1], (1, 1, 4),
+                        "%s = arith.addf %a0, %a1 : f32\n    %r = math.tanh %s : f32")
+
+
 def rnn_cell(T=6) -> str:
     """h_{t+1} = tanh(x_t W + h_t U), unrolled; returns the stacked h's."""
     w = _Writer()
@@ -288,20 +306,7 @@ def rnn_cell(T=6) -> str:
     for t in range(T):
         xt = w.fresh("x")
         w.emit(f"{xt} = tensor.extract_slice %x[0, {t}, 0] [1, 1, 4] [1, 1, 1] : {x_t} to {hid}")
-        maps = ["affine_map<(b, i, j, r) -> (b, i, r)>", "affine_map<(b, i, j, r) -> (r, j)>",
-                "affine_map<(b, i, j, r) -> (b, i, j)>"]
-        body = ["%m = arith.mulf %a0, %a1 : f32", "%s = arith.addf %a2, %m : f32",
-                "linalg.yield %s : f32"]
-        pre = []
-        for src, mat in ((xt, "%w"), (h, "%u")):
-            empty, init = w.fresh("e"), w.fresh("z")
-            w.emit(f"{empty} = tensor.empty() : {hid}")
-            w.emit(f"{init} = linalg.fill ins(%zero : f32) outs({empty} : {hid}) -> {hid}")
-            pre.append(w.generic(maps, ["parallel"] * 3 + ["reduction"],
-                                 [(src, hid), (mat, _t(4, 4))], (init, hid), body, hid))
-        summed = _elementwise(w, pre[0], pre[1], (1, 1, 4),
-                              "%s = arith.addf %a0, %a1 : f32\n    %r = math.tanh %s : f32")
-        h = summed
+        h = _rnn_step(w, xt, h)
         states.append(h)
     out = w.fresh("o")
     w.emit(f"{out} = tensor.concat dim(1) {', '.join(states)} : "
@@ -350,10 +355,6 @@ def rnn_loop(T=6) -> str:
     """The RNN cell as an scf.for over time carrying h and the output buffer."""
     w = _Writer()
     x_t, hid = _t(1, T, 4), _t(1, 1, 4)
-    maps = ["affine_map<(b, i, j, r) -> (b, i, r)>", "affine_map<(b, i, j, r) -> (r, j)>",
-            "affine_map<(b, i, j, r) -> (b, i, j)>"]
-    body = ["%m = arith.mulf %a0, %a1 : f32", "%s = arith.addf %a2, %m : f32",
-            "linalg.yield %s : f32"]
     w.emit("%zero = arith.constant 0.0 : f32")
     w.emit("%c0 = arith.constant 0 : index")
     w.emit("%c1 = arith.constant 1 : index")
@@ -363,15 +364,7 @@ def rnn_loop(T=6) -> str:
     w.emit(f"%r:2 = scf.for %t = %c0 to %cT step %c1 iter_args(%h = %h0, %buf = %buf0) "
            f"-> ({hid}, {x_t}) {{")
     w.emit(f"%xt = tensor.extract_slice %x[0, %t, 0] [1, 1, 4] [1, 1, 1] : {x_t} to {hid}")
-    pre = []
-    for src, mat in (("%xt", "%w"), ("%h", "%u")):
-        empty, init = w.fresh("e"), w.fresh("z")
-        w.emit(f"{empty} = tensor.empty() : {hid}")
-        w.emit(f"{init} = linalg.fill ins(%zero : f32) outs({empty} : {hid}) -> {hid}")
-        pre.append(w.generic(maps, ["parallel"] * 3 + ["reduction"],
-                             [(src, hid), (mat, _t(4, 4))], (init, hid), body, hid))
-    h = _elementwise(w, pre[0], pre[1], (1, 1, 4),
-                     "%s = arith.addf %a0, %a1 : f32\n    %r = math.tanh %s : f32")
+    h = _rnn_step(w, "%xt", "%h")
     w.emit(f"%next = tensor.insert_slice {h} into %buf[0, %t, 0] [1, 1, 4] [1, 1, 1] : "
            f"{hid} into {x_t}")
     w.emit(f"scf.yield {h}, %next : {hid}, {x_t}")

@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ShadowGraph.h"
+// The doc_string the ONNX raise gives a rewritten layer's output.
+#include "../ONNXToTTT/LayerFinder.h"
 
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/ONNX/IR/ONNXDialect.h"
@@ -34,11 +36,6 @@ using namespace mlir::ttt;
 using namespace mlir::ttt::linalg_raise;
 
 namespace {
-
-/// The start of the doc_string the ONNX raise gives the node that carries a
-/// rewritten layer's output (LayerFinder.h's kRewrittenDoc).
-constexpr llvm::StringLiteral kRewrittenDoc =
-    "ttt: parallel linear-attention form of a TTT layer, ";
 
 /// Writes shadow values back as values of the function.
 class WriteBack {
@@ -256,7 +253,8 @@ struct TTTRaiseLinalgPass
     graph.walk([&](onnx::NodeOp node) {
       StringAttr doc = node.getDocStringAttr();
       if (node.getOpType() == "Identity" && doc &&
-          doc.getValue().starts_with(kRewrittenDoc) && node.getOutputsAttr())
+          doc.getValue().starts_with(raise::kRewrittenDoc) &&
+          node.getOutputsAttr())
         markers.push_back(node);
     });
     for (onnx::NodeOp marker : markers) {
