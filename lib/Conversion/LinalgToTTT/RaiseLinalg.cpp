@@ -239,8 +239,13 @@ struct TTTRaiseLinalgPass
       });
       return pm.run(*shadow->module);
     }();
-    for (auto &[loc, text] : remarks)
+    // The shadow's Loop nodes are the function's scf.for loops.
+    for (auto &[loc, text] : remarks) {
+      StringRef shadowLoop = "ONNX Loop over chunks";
+      if (size_t at = text.find(shadowLoop.str()); at != std::string::npos)
+        text.replace(at, shadowLoop.size(), "scf.for over chunks");
       emitRemark(loc) << text;
+    }
     if (failed(ran))
       return func.emitError("ttt-raise-linalg: the raise failed on the "
                             "function's shadow graph");

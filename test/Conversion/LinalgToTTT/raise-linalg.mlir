@@ -137,7 +137,7 @@ func.func @named_batch_matmul(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, 
 // Loop whose body writes a ScatterND window at i * 4, which the raise proves
 // to walk the sequence and tile the buffer.
 
-// REMARK: remark: TTT layer: ONNX Loop over chunks (chunks of 4 tokens), fast weights 'arg3': raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)
+// REMARK: remark: TTT layer: scf.for over chunks (chunks of 4 tokens), fast weights 'arg3': raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)
 // CHECK-LABEL: func.func @scf_for(
 // CHECK-NOT: scf.for
 // CHECK: %[[O:.+]] = ttt.kvb_layer
