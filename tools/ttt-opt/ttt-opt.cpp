@@ -34,10 +34,10 @@
 
 /// The project's passes and pipelines, in the order `--help` lists them.
 static const char *const kProjectPasses[] = {
-    "ttt-onnx-optimize", "ttt-raise-onnx",  "ttt-explain",
-    "ttt-simplify",      "ttt-to-linattn",  "ttt-lower-recurrent",
-    "linattn-to-linalg", "linattn-to-onnx", "ttt-to-cpu",
-    "ttt-to-gpu"};
+    "ttt-onnx-optimize", "ttt-raise-onnx",      "ttt-optimize-linalg",
+    "ttt-raise-linalg",  "ttt-explain",         "ttt-simplify",
+    "ttt-to-linattn",    "ttt-lower-recurrent", "linattn-to-linalg",
+    "linattn-to-onnx",   "ttt-to-cpu",          "ttt-to-gpu"};
 
 /// `ttt-opt --help`: the project's own options and passes. The upstream
 /// dialects and passes add over a thousand lines; --help-list-all shows them.
@@ -53,6 +53,8 @@ static void printProjectHelp() {
         "analysis remark per layer\n"
         "  ttt-opt layer.mlir --ttt-to-linattn       run passes on MLIR, as "
         "mlir-opt\n"
+        "  ttt-opt prog.mlir --ttt-optimize-linalg   TTT layers of a linalg "
+        "program, rewritten in linalg\n"
         "  ttt-opt - --emit=onnx -o - < in.pb > out.onnx   standard input and "
         "output ('-')\n\n"
         "INPUT AND OUTPUT:\n"
