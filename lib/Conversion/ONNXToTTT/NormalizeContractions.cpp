@@ -477,36 +477,40 @@ static Value batchMergeSource(Value value) {
   return source;
 }
 
-/// Transpose(Reshape(y), swap inner) where the Reshape only merges or
-/// splits the batch dims -> Reshape(Transpose(y, swap inner)): torch-mlir's
-/// `bmm(k.flatten(0, 1).transpose(1, 2), ..)` turns the chunk itself.
-struct InnerTransposeOfBatchMerge : NodePattern {
-  explicit InnerTransposeOfBatchMerge(MLIRContext *context)
-      : NodePattern(context, "Transpose") {}
-
-  LogicalResult matchNode(onnx::NodeOp transpose,
-                          PatternRewriter &rewriter) const override {
-    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
-    Value source = batchMergeSource(transpose.getInputs()[0]);
-    std::optional<ArrayRef<int64_t>> to =
-        staticShape(transpose->getResult(0), 3);
-    if (!perm || !swapsInner(*perm) || !source || !to)
-      return rewriter.notifyMatchFailure(transpose, "not the inner swap of a "
-                                                    "batch reshape");
-    Location loc = transpose.getLoc();
-    int64_t rank = cast<RankedTensorType>(source.getType()).getRank();
-    Value turned = createTranspose(rewriter, loc, source, swapInnerPerm(rank));
-    onnx::OnnxBuilder b(rewriter, loc, elementTypeOf(source.getType()));
-    rewriter.replaceOp(transpose, b.node("Reshape", {turned, b.i64s(*to)},
-                                         transpose->getResult(0).getType()));
-    return success();
-  }
+/// A factor of a batch-merged MatMul: the tensor a batch reshape merged,
+/// and whether the factor is its inner transpose (torch-mlir's
+/// `bmm(k.flatten(0, 1).transpose(1, 2), ..)`).
+struct MergedFactor {
+  Value source;
+  bool turned = false;
+  /// The source's shape as the MatMul reads it (inner dims swapped if
+  /// turned).
+  SmallVector<int64_t> shape;
 };
 
-/// Reshape(MatMul(Reshape(A), Reshape(B))) back to A's batch dims, where
-/// the inner Reshapes only merge the batch dims that A and B share -> the
-/// MatMul of A and B: torch-mlir writes a 4-D matmul as `collapse_shape`,
-/// `batch_matmul`, `expand_shape`.
+static std::optional<MergedFactor> mergedFactor(Value factor) {
+  MergedFactor merged;
+  if (onnx::NodeOp transpose = nodeOf(factor, "Transpose")) {
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    if (!perm || !swapsInner(*perm))
+      return std::nullopt;
+    merged.turned = true;
+    factor = transpose.getInputs()[0];
+  }
+  merged.source = batchMergeSource(factor);
+  if (!merged.source)
+    return std::nullopt;
+  merged.shape.assign(*staticShape(merged.source, 3));
+  if (merged.turned)
+    std::swap(merged.shape.end()[-1], merged.shape.end()[-2]);
+  return merged;
+}
+
+/// Reshape(MatMul(a, b)) back to the batch dims of A and B, where a and b
+/// are Reshapes of A and B (or their inner transposes) that only merge the
+/// batch dims A and B share -> the MatMul of A and B (transposed as a and b
+/// are): torch-mlir writes a 4-D matmul as `collapse_shape`, `batch_matmul`,
+/// `expand_shape`.
 struct MatMulOfBatchMerges : NodePattern {
   explicit MatMulOfBatchMerges(MLIRContext *context)
       : NodePattern(context, "Reshape") {}
@@ -514,20 +518,31 @@ struct MatMulOfBatchMerges : NodePattern {
   LogicalResult matchNode(onnx::NodeOp reshape,
                           PatternRewriter &rewriter) const override {
     onnx::NodeOp matmul = nodeOf(reshape.getInputs()[0], "MatMul");
-    Value a = matmul ? batchMergeSource(matmul.getInputs()[0]) : nullptr;
-    Value b = matmul ? batchMergeSource(matmul.getInputs()[1]) : nullptr;
+    std::optional<MergedFactor> a, b;
+    if (matmul) {
+      a = mergedFactor(matmul.getInputs()[0]);
+      b = mergedFactor(matmul.getInputs()[1]);
+    }
     std::optional<ArrayRef<int64_t>> out =
         staticShape(reshape->getResult(0), 3);
     if (!a || !b || !out)
       return rewriter.notifyMatchFailure(reshape, "not a batch-merged MatMul");
-    ArrayRef<int64_t> sa = *staticShape(a, 3), sb = *staticShape(b, 3);
-    if (sa.drop_back(2) != sb.drop_back(2) ||
+    ArrayRef<int64_t> sa = a->shape, sb = b->shape;
+    if (sa.size() != sb.size() || sa.drop_back(2) != sb.drop_back(2) ||
         out->drop_back(2) != sa.drop_back(2) || sa.back() != sb.end()[-2] ||
         (*out)[out->size() - 2] != sa.end()[-2] || out->back() != sb.back())
       return rewriter.notifyMatchFailure(reshape, "the batch dims differ");
-    onnx::OnnxBuilder builder(rewriter, reshape.getLoc(),
-                              elementTypeOf(a.getType()));
-    rewriter.replaceOp(reshape, builder.node("MatMul", {a, b},
+    Location loc = reshape.getLoc();
+    auto factor = [&](const MergedFactor &merged) {
+      int64_t rank = static_cast<int64_t>(merged.shape.size());
+      return merged.turned ? createTranspose(rewriter, loc, merged.source,
+                                             swapInnerPerm(rank))
+                           : merged.source;
+    };
+    Value lhs = factor(*a);
+    Value rhs = factor(*b);
+    onnx::OnnxBuilder builder(rewriter, loc, elementTypeOf(lhs.getType()));
+    rewriter.replaceOp(reshape, builder.node("MatMul", {lhs, rhs},
                                              reshape->getResult(0).getType()));
     return success();
   }
@@ -536,6 +551,6 @@ struct MatMulOfBatchMerges : NodePattern {
 
 void raise::populateContractionNormalizations(RewritePatternSet &patterns) {
   patterns.add<EinsumToMatMul, TransposeOfMatMul, TransposeOfElementwise,
-               LayoutTransposeOfElementwise, InnerTransposeOfBatchMerge,
-               MatMulOfBatchMerges>(patterns.getContext());
+               LayoutTransposeOfElementwise, MatMulOfBatchMerges>(
+      patterns.getContext());
 }

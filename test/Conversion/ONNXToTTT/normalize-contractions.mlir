@@ -139,9 +139,9 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
 
 // torch-mlir's 4-D matmul: both factors collapsed to [B*H, .., ..], a batched
 // MatMul, the product expanded back. The reshapes only merge the batch dims
-// the factors share, so the product is the MatMul of the factors; the inner
-// transpose of a collapsed chunk is the collapse of its inner transpose. A
-// reshape that also merges an inner dim stays.
+// the factors share, so the product is the MatMul of the factors (a factor
+// that is the inner transpose of a collapsed chunk becomes the inner
+// transpose of the chunk). A reshape that also merges an inner dim stays.
 
 // CHECK-LABEL: onnx.graph @batch_merges(
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<1x2x8x4xf32> {{.*}}, %[[K:[^:]+]]: tensor<1x2x8x4xf32> {{.*}}, %[[W:[^:]+]]: tensor<1x2x4x5xf32>
