@@ -50,6 +50,11 @@ class Spelling:
                 f"{self.loss}_{self.form}")
 
 
+# The payload of a contraction: out + a * b.
+MAC = ["%m = arith.mulf %a0, %a1 : f32", "%s = arith.addf %a2, %m : f32",
+       "linalg.yield %s : f32"]
+
+
 def _t(*dims) -> str:
     return "tensor<" + "x".join(str(d) for d in dims) + "xf32>"
 
@@ -70,6 +75,14 @@ class _Writer:
     def emit(self, text):
         self.lines.append("  " + text)
 
+    def zeros(self, tensor_type):
+        """A tensor.empty filled with %zero: a contraction's accumulator."""
+        empty, init = self.fresh("e"), self.fresh("z")
+        self.emit(f"{empty} = tensor.empty() : {tensor_type}")
+        self.emit(f"{init} = linalg.fill ins(%zero : f32) outs({empty} : {tensor_type}) -> "
+                  f"{tensor_type}")
+        return init
+
     def generic(self, maps, iterators, ins, outs, body, result_type):
         """A linalg.generic; `body` maps the block arguments' names to yield lines."""
         name = self.fresh()
@@ -85,18 +98,14 @@ class _Writer:
         return name
 
 
-def _contract(w: _Writer, lhs, rhs, lhs_map, rhs_map, out_map, out_dims, zero):
+def _contract(w: _Writer, lhs, rhs, lhs_map, rhs_map, out_map, out_dims):
     """out[out_map] = sum lhs[lhs_map] * rhs[rhs_map] over the dims out_map lacks; the
     maps name dims of (b, h, i, j, r)."""
     dims = "(b, h, i, j, r)"
     maps = [f"affine_map<{dims} -> ({m})>" for m in (lhs_map, rhs_map, out_map)]
     out_t = _t(*out_dims)
-    init, empty = w.fresh("z"), w.fresh("e")
-    w.emit(f"{empty} = tensor.empty() : {out_t}")
-    w.emit(f"{init} = linalg.fill ins({zero} : f32) outs({empty} : {out_t}) -> {out_t}")
-    return w.generic(maps, ["parallel"] * 4 + ["reduction"], [lhs, rhs], (init, out_t),
-                     ["%m = arith.mulf %a0, %a1 : f32", "%s = arith.addf %a2, %m : f32",
-                      "linalg.yield %s : f32"], out_t)
+    return w.generic(maps, ["parallel"] * 4 + ["reduction"], [lhs, rhs],
+                     (w.zeros(out_t), out_t), MAC, out_t)
 
 
 def _elementwise(w: _Writer, a, b, dims, line):
@@ -111,7 +120,7 @@ def _elementwise(w: _Writer, a, b, dims, line):
                      (empty, out_t), [line, "linalg.yield %r : f32"], out_t)
 
 
-def _batch_matmul(w: _Writer, lhs, rhs, m, k, n, transpose_lhs=False, zero="%zero"):
+def _batch_matmul(w: _Writer, lhs, rhs, m, k, n, transpose_lhs=False):
     """[B, H, m, k] x [B, H, k, n] (lhs given as [B, H, k, m] when transpose_lhs) through
     linalg.batch_matmul on [B*H, .., ..]."""
     def collapse(x, r, c):
@@ -130,11 +139,7 @@ def _batch_matmul(w: _Writer, lhs, rhs, m, k, n, transpose_lhs=False, zero="%zer
     else:
         a = collapse(lhs, m, k)
     bm = collapse(rhs, k, n)
-    empty = w.fresh("e")
-    w.emit(f"{empty} = tensor.empty() : {_t(B * H, m, n)}")
-    init = w.fresh("z")
-    w.emit(f"{init} = linalg.fill ins({zero} : f32) outs({empty} : {_t(B * H, m, n)}) -> "
-           f"{_t(B * H, m, n)}")
+    init = w.zeros(_t(B * H, m, n))
     out = w.fresh("p")
     w.emit(f"{out} = linalg.batch_matmul ins({a}, {bm} : {_t(B * H, m, k)}, {_t(B * H, k, n)}) "
            f"outs({init} : {_t(B * H, m, n)}) -> {_t(B * H, m, n)}")
@@ -190,7 +195,7 @@ def ttt_program(s: Spelling) -> str:
             o = _batch_matmul(w, chunk["q"], weight, n, D, E)
         else:
             o = _contract(w, (chunk["q"], q_t), (weight, w_t), "b, h, i, r", w_read,
-                          "b, h, i, j", (B, H, n, E), "%zero")
+                          "b, h, i, j", (B, H, n, E))
         if s.tanh_output:
             o = _elementwise(w, o, o, (B, H, n, E), "%r = math.tanh %a0 : f32")
         if not update:
@@ -201,7 +206,7 @@ def ttt_program(s: Spelling) -> str:
                 kw = _batch_matmul(w, chunk["k"], weight, n, D, E)
             else:
                 kw = _contract(w, (chunk["k"], k_t), (weight, w_t), "b, h, i, r",
-                               w_read, "b, h, i, j", (B, H, n, E), "%zero")
+                               w_read, "b, h, i, j", (B, H, n, E))
             g = _elementwise(w, kw, chunk["v"], (B, H, n, E), "%r = arith.subf %a0, %a1 : f32")
         else:
             g = chunk["v"]
@@ -210,10 +215,10 @@ def ttt_program(s: Spelling) -> str:
             u = _batch_matmul(w, chunk["k"], g, D, n, E, transpose_lhs=True)
         elif xt:
             u = _contract(w, (g, g_t), (chunk["k"], k_t), "b, h, r, i", "b, h, r, j",
-                          "b, h, i, j", (B, H, E, D), "%zero")
+                          "b, h, i, j", (B, H, E, D))
         else:
             u = _contract(w, (chunk["k"], k_t), (g, g_t), "b, h, r, i", "b, h, r, j",
-                          "b, h, i, j", (B, H, D, E), "%zero")
+                          "b, h, i, j", (B, H, D, E))
         if s.loss == "mse":
             line = ("%m1 = arith.mulf %a1, %lr : f32\n    %m3 = arith.mulf %m1, %inv_c : f32\n"
                     "    %r = arith.subf %a0, %m3 : f32")
@@ -283,15 +288,9 @@ def _rnn_step(w: _Writer, x, h):
     hid = _t(1, 1, 4)
     maps = ["affine_map<(b, i, j, r) -> (b, i, r)>", "affine_map<(b, i, j, r) -> (r, j)>",
             "affine_map<(b, i, j, r) -> (b, i, j)>"]
-    body = ["%m = arith.mulf %a0, %a1 : f32", "%s = arith.addf %a2, %m : f32",
-            "linalg.yield %s : f32"]
-    pre = []
-    for src, mat in ((x, "%w"), (h, "%u")):
-        empty, init = w.fresh("e"), w.fresh("z")
-        w.emit(f"{empty} = tensor.empty() : {hid}")
-        w.emit(f"{init} = linalg.fill ins(%zero : f32) outs({empty} : {hid}) -> {hid}")
-        pre.append(w.generic(maps, ["parallel"] * 3 + ["reduction"],
-                             [(src, hid), (mat, _t(4, 4))], (init, hid), body, hid))
+    pre = [w.generic(maps, ["parallel"] * 3 + ["reduction"], [(src, hid), (mat, _t(4, 4))],
+                     (w.zeros(hid), hid), MAC, hid)
+           for src, mat in ((x, "%w"), (h, "%u"))]
     return _elementwise(w, pre[0], pre[1], (1, 1, 4),
                         "%s = arith.addf %a0, %a1 : f32\n    %r = math.tanh %s : f32")
 
@@ -328,9 +327,7 @@ def chunk_sums(T=8, C=4) -> str:
         xc = w.fresh("x")
         w.emit(f"{xc} = tensor.extract_slice %x[0, {c * C}, 0] [1, {C}, 4] [1, 1, 1] : "
                f"{seq} to {_t(1, C, 4)}")
-        empty, init = w.fresh("e"), w.fresh("z")
-        w.emit(f"{empty} = tensor.empty() : {row}")
-        w.emit(f"{init} = linalg.fill ins(%zero : f32) outs({empty} : {row}) -> {row}")
+        init = w.zeros(row)
         total = w.generic(["affine_map<(b, i, j, t) -> (b, t, j)>",
                            "affine_map<(b, i, j, t) -> (b, i, j)>"],
                           ["parallel"] * 3 + ["reduction"], [(xc, _t(1, C, 4))], (init, row),
