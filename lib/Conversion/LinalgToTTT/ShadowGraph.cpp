@@ -15,6 +15,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -277,26 +278,49 @@ Value Translator::aligned(linalg::LinalgOp op, OpOperand &operand) {
   AffineMap map = op.getMatchingIndexingMap(&operand);
   Value value = get(operand.get());
   auto type = dyn_cast<RankedTensorType>(operand.get().getType());
-  if (!map.isProjectedPermutation() || !type || !type.hasStaticShape())
+  if (!type || !type.hasStaticShape())
     return nullptr;
   Location loc = op.getLoc();
+  // A unit dim read at the constant index 0 is a broadcast (torch-mlir's
+  // spelling of numpy broadcasting): drop it, the loop dims it stood for
+  // become 1 below.
+  SmallVector<int64_t> kept, keptShape;
+  for (auto [i, expr] : llvm::enumerate(map.getResults())) {
+    if (isa<AffineDimExpr>(expr)) {
+      kept.push_back(i);
+      keptShape.push_back(type.getDimSize(i));
+      continue;
+    }
+    auto index = dyn_cast<AffineConstantExpr>(expr);
+    if (!index || index.getValue() != 0 || type.getDimSize(i) != 1)
+      return nullptr;
+  }
+  auto position = [&](int64_t k) {
+    return cast<AffineDimExpr>(map.getResult(kept[k])).getPosition();
+  };
+  llvm::SmallDenseSet<unsigned> seen;
+  for (size_t k = 0; k < kept.size(); ++k)
+    if (!seen.insert(position(k)).second)
+      return nullptr; // a diagonal
   // The operand's dims in the order of the loop dims they index.
-  SmallVector<int64_t> perm(map.getNumResults());
-  llvm::iota_range<int64_t> order(0, map.getNumResults(), false);
+  SmallVector<int64_t> perm(kept.size());
+  llvm::iota_range<int64_t> order(0, kept.size(), false);
   std::copy(order.begin(), order.end(), perm.begin());
-  llvm::sort(perm, [&](int64_t x, int64_t y) {
-    return map.getDimPosition(x) < map.getDimPosition(y);
-  });
+  llvm::sort(perm,
+             [&](int64_t x, int64_t y) { return position(x) < position(y); });
   SmallVector<int64_t> turnedShape;
   for (int64_t d : perm)
-    turnedShape.push_back(type.getDimSize(d));
+    turnedShape.push_back(keptShape[d]);
   if (!llvm::equal(perm, order))
-    value = node(loc, "Transpose", {value},
+    value = node(loc, "Transpose",
+                 {reshape(loc, value,
+                          RankedTensorType::get(keptShape,
+                                                type.getElementType()))},
                  RankedTensorType::get(turnedShape, type.getElementType()),
                  {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
   SmallVector<int64_t> shape(op.getNumLoops(), 1);
-  for (unsigned i = 0; i < map.getNumResults(); ++i)
-    shape[map.getDimPosition(i)] = type.getDimSize(i);
+  for (size_t k = 0; k < kept.size(); ++k)
+    shape[position(k)] = keptShape[k];
   return reshape(loc, value,
                  RankedTensorType::get(shape, type.getElementType()));
 }
@@ -410,24 +434,46 @@ LogicalResult Translator::reduction(linalg::LinalgOp op) {
   for (auto [d, kind] : llvm::enumerate(iterators))
     if (kind == utils::IteratorType::reduction)
       reduced.push_back(d);
-  // The output indexes the parallel dims in order.
-  unsigned position = 0;
-  for (auto [d, kind] : llvm::enumerate(iterators)) {
-    if (kind != utils::IteratorType::parallel)
+  // The output indexes the parallel dims in order; it may keep a reduced
+  // dim as a unit dim read at index 0 (torch-mlir's keepdim).
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  SmallVector<unsigned> indexed;
+  for (auto [i, expr] : llvm::enumerate(out.getResults())) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      indexed.push_back(dim.getPosition());
       continue;
-    if (position >= out.getNumResults() || out.getDimPosition(position) != d)
+    }
+    auto index = dyn_cast<AffineConstantExpr>(expr);
+    if (!index || index.getValue() != 0 || type.getDimSize(i) != 1)
       return failure();
-    ++position;
   }
-  if (position != out.getNumResults())
+  SmallVector<unsigned> parallel;
+  for (auto [d, kind] : llvm::enumerate(iterators))
+    if (kind == utils::IteratorType::parallel)
+      parallel.push_back(d);
+  if (indexed != parallel)
     return failure();
   Value input = aligned(op, *op.getDpsInputOperand(0));
   if (!input)
     return failure();
   Location loc = op.getLoc();
-  auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  Value sum = node(loc, "ReduceSum", {input, i64s(loc, reduced)}, type,
-                   {b.getNamedAttr("keepdims", b.getI64IntegerAttr(0))});
+  // Every reduced dim kept as a unit dim in its place is keepdims.
+  bool keepdims = out.getNumResults() == op.getNumLoops();
+  for (auto [d, expr] : llvm::enumerate(out.getResults()))
+    keepdims &= iterators[d] == utils::IteratorType::parallel
+                     ? isa<AffineDimExpr>(expr)
+                     : isa<AffineConstantExpr>(expr);
+  SmallVector<int64_t> kept;
+  for (auto [d, size] : llvm::enumerate(
+           cast<RankedTensorType>(input.getType()).getShape()))
+    if (keepdims || iterators[d] == utils::IteratorType::parallel)
+      kept.push_back(iterators[d] == utils::IteratorType::parallel ? size : 1);
+  Value sum = reshape(
+      loc,
+      node(loc, "ReduceSum", {input, i64s(loc, reduced)},
+           RankedTensorType::get(kept, type.getElementType()),
+           {b.getNamedAttr("keepdims", b.getI64IntegerAttr(keepdims))}),
+      type);
   Value init = op.getDpsInits()[0];
   map(op->getResult(0),
       isZeroTensor(init) ? sum : node(loc, "Add", {get(init), sum}, type));

@@ -8,6 +8,10 @@
 // spells `1 - s` as `Add(Neg(s), 1)`, hand-written graphs as `Add(a,
 // Mul(b, -1))`. Both broadcast exactly like the Sub they become.
 //
+// A logistic function is `Sigmoid(x)` however it was written out:
+// torch-mlir's linalg lowering (and so the raise's shadow of a linalg
+// program) spells it `1 / (exp(-x) + 1)`.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GraphQueries.h"
@@ -70,8 +74,39 @@ struct AddOfNegation : NodePattern {
     return rewriter.notifyMatchFailure(add, "no negated operand");
   }
 };
+
+/// Div(1, Add(Exp(-x), 1)) and Reciprocal(Add(Exp(-x), 1)) (the Add's
+/// operands in either order) -> Sigmoid(x).
+struct LogisticToSigmoid : OpRewritePattern<onnx::NodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(onnx::NodeOp node,
+                                PatternRewriter &rewriter) const override {
+    StringRef type = node.getOpType();
+    if (!node.isDefaultDomain() || node->getNumResults() != 1 ||
+        !((type == "Div" && node.getInputs().size() == 2 &&
+           scalarConstant(node.getInputs()[0]) == 1.0) ||
+          (type == "Reciprocal" && node.getInputs().size() == 1)))
+      return failure();
+    onnx::NodeOp add = nodeOf(node.getInputs().back(), "Add");
+    if (!add || add.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(node, "not 1 / (.. + ..)");
+    Type result = node->getResult(0).getType();
+    for (int i = 0; i < 2; ++i) {
+      onnx::NodeOp exp = nodeOf(add.getInputs()[i], "Exp");
+      Value x = exp ? negated(exp.getInputs()[0]) : Value();
+      if (!x || scalarConstant(add.getInputs()[1 - i]) != 1.0 ||
+          x.getType() != result)
+        continue;
+      onnx::OnnxBuilder builder(rewriter, node.getLoc(), elementTypeOf(result));
+      rewriter.replaceOp(node, builder.node("Sigmoid", {x}, result));
+      return success();
+    }
+    return rewriter.notifyMatchFailure(node, "not 1 / (exp(-x) + 1)");
+  }
+};
 } // namespace
 
 void raise::populateArithmeticNormalizations(RewritePatternSet &patterns) {
-  patterns.add<AddOfNegation>(patterns.getContext());
+  patterns.add<AddOfNegation, LogisticToSigmoid>(patterns.getContext());
 }

@@ -506,33 +506,30 @@ static std::optional<MergedFactor> mergedFactor(Value factor) {
   return merged;
 }
 
-/// Reshape(MatMul(a, b)) back to the batch dims of A and B, where a and b
-/// are Reshapes of A and B (or their inner transposes) that only merge the
-/// batch dims A and B share -> the MatMul of A and B (transposed as a and b
-/// are): torch-mlir writes a 4-D matmul as `collapse_shape`, `batch_matmul`,
-/// `expand_shape`.
+/// MatMul(a, b) where a and b are Reshapes of A and B (or their inner
+/// transposes) that only merge the batch dims A and B share -> the MatMul of
+/// A and B (transposed as a and b are), reshaped as the product was:
+/// torch-mlir writes a 4-D matmul as `collapse_shape`, `batch_matmul`,
+/// `expand_shape`, and folds a product's collapse of its own expand away, so
+/// one product may feed the next without a reshape back.
 struct MatMulOfBatchMerges : NodePattern {
   explicit MatMulOfBatchMerges(MLIRContext *context)
-      : NodePattern(context, "Reshape") {}
+      : NodePattern(context, "MatMul") {}
 
-  LogicalResult matchNode(onnx::NodeOp reshape,
+  LogicalResult matchNode(onnx::NodeOp matmul,
                           PatternRewriter &rewriter) const override {
-    onnx::NodeOp matmul = nodeOf(reshape.getInputs()[0], "MatMul");
-    std::optional<MergedFactor> a, b;
-    if (matmul) {
-      a = mergedFactor(matmul.getInputs()[0]);
-      b = mergedFactor(matmul.getInputs()[1]);
-    }
+    std::optional<MergedFactor> a = mergedFactor(matmul.getInputs()[0]);
+    std::optional<MergedFactor> b = mergedFactor(matmul.getInputs()[1]);
     std::optional<ArrayRef<int64_t>> out =
-        staticShape(reshape->getResult(0), 3);
+        staticShape(matmul->getResult(0), 3);
     if (!a || !b || !out)
-      return rewriter.notifyMatchFailure(reshape, "not a batch-merged MatMul");
+      return rewriter.notifyMatchFailure(matmul, "not a batch-merged MatMul");
     ArrayRef<int64_t> sa = a->shape, sb = b->shape;
     if (sa.size() != sb.size() || sa.drop_back(2) != sb.drop_back(2) ||
-        out->drop_back(2) != sa.drop_back(2) || sa.back() != sb.end()[-2] ||
-        (*out)[out->size() - 2] != sa.end()[-2] || out->back() != sb.back())
-      return rewriter.notifyMatchFailure(reshape, "the batch dims differ");
-    Location loc = reshape.getLoc();
+        sa.back() != sb.end()[-2] || (*out)[out->size() - 2] != sa.end()[-2] ||
+        out->back() != sb.back())
+      return rewriter.notifyMatchFailure(matmul, "the batch dims differ");
+    Location loc = matmul.getLoc();
     auto factor = [&](const MergedFactor &merged) {
       int64_t rank = static_cast<int64_t>(merged.shape.size());
       return merged.turned ? createTranspose(rewriter, loc, merged.source,
@@ -541,9 +538,16 @@ struct MatMulOfBatchMerges : NodePattern {
     };
     Value lhs = factor(*a);
     Value rhs = factor(*b);
-    onnx::OnnxBuilder builder(rewriter, loc, elementTypeOf(lhs.getType()));
-    rewriter.replaceOp(reshape, builder.node("MatMul", {lhs, rhs},
-                                             reshape->getResult(0).getType()));
+    SmallVector<int64_t> shape(sa.drop_back(1));
+    shape.push_back(sb.back());
+    Type element = elementTypeOf(lhs.getType());
+    onnx::OnnxBuilder builder(rewriter, loc, element);
+    Value product = builder.node("MatMul", {lhs, rhs},
+                                 RankedTensorType::get(shape, element));
+    rewriter.replaceOp(matmul,
+                       builder.node("Reshape",
+                                    {product, builder.i64s(*out)},
+                                    matmul->getResult(0).getType()));
     return success();
   }
 };

@@ -843,6 +843,28 @@ struct SequenceAtOfSplit : NodePattern {
   }
 };
 
+/// Reshape(Reshape(x), s) with a static result -> Reshape(x, s): a reshape
+/// only reads its input's elements in order, so a view of a view is a view of
+/// the source (torch-mlir's collapse of an expand, the shadow of a linalg
+/// program's broadcast).
+struct ReshapeOfReshape : NodePattern {
+  explicit ReshapeOfReshape(MLIRContext *context)
+      : NodePattern(context, "Reshape") {}
+
+  LogicalResult matchNode(onnx::NodeOp outer,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp inner = nodeOf(outer.getInputs()[0], "Reshape");
+    auto type = dyn_cast<RankedTensorType>(outer->getResult(0).getType());
+    if (!inner || !type || !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(outer, "not a static view of a view");
+    Value x = inner.getInputs()[0];
+    onnx::OnnxBuilder b(rewriter, outer.getLoc(), elementTypeOf(x.getType()));
+    Value shape = b.i64s(type.getShape());
+    rewriter.replaceOp(outer, b.node("Reshape", {x, shape}, type));
+    return success();
+  }
+};
+
 struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -1007,7 +1029,7 @@ void raise::populateViewNormalizations(RewritePatternSet &patterns) {
                GatherOfTranspose, GatherOfTrailingReshape,
                TransposeOfSplitReshape, SliceOfSplitAxis, SequenceAtOfSplit,
                TransposeOfSlice, TransposeOfTranspose, TurnedInputTranspose,
-               CutOfColumn, NoOpReshape, RefineSliceType, RefineUnsqueezeType>(
+               CutOfColumn, NoOpReshape, ReshapeOfReshape, RefineSliceType, RefineUnsqueezeType>(
       patterns.getContext());
   for (StringRef opType : {"Add", "Sub", "Mul", "Div", "Expand"})
     patterns.add<GatherOfElementwise>(patterns.getContext(), opType);
