@@ -10,6 +10,7 @@
 #include "ttt/Dialect/ONNX/IR/ONNXDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -90,6 +91,10 @@ private:
   LogicalResult linalgOp(linalg::LinalgOp op);
   LogicalResult contraction(linalg::LinalgOp op);
   LogicalResult elementwise(linalg::LinalgOp op);
+  /// A payload that only reads one element of a captured tensor at the
+  /// loop's indices or constant ones (torch-mlir's index_select and
+  /// select): a Slice of the constant indices laid out on the loop dims.
+  LogicalResult gather(linalg::LinalgOp op);
   LogicalResult reduction(linalg::LinalgOp op);
   /// `operand` of `op` laid out on the loop dims in order, of rank
   /// `numLoops`, with 1 for the dims its map does not use.
@@ -236,7 +241,7 @@ LogicalResult Translator::linalgOp(linalg::LinalgOp op) {
   if (llvm::all_of(op.getIteratorTypesArray(), [](utils::IteratorType t) {
         return t == utils::IteratorType::parallel;
       }))
-    return elementwise(op);
+    return succeeded(gather(op)) ? success() : elementwise(op);
   return reduction(op);
 }
 
@@ -334,6 +339,208 @@ static SmallVector<int64_t> broadcast(ArrayRef<int64_t> a,
   return shape;
 }
 
+/// The loop dim a payload value reads: `linalg.index d`, maybe cast.
+static std::optional<int64_t> loopIndexOf(Value value) {
+  if (auto cast = value.getDefiningOp<arith::IndexCastOp>())
+    value = cast.getIn();
+  if (auto index = value.getDefiningOp<linalg::IndexOp>())
+    return index.getDim();
+  return std::nullopt;
+}
+
+/// The predicate of `b op a` when `predicate` is that of `a op b`.
+static arith::CmpIPredicate swapped(arith::CmpIPredicate predicate) {
+  using P = arith::CmpIPredicate;
+  switch (predicate) {
+  case P::slt:
+    return P::sgt;
+  case P::sgt:
+    return P::slt;
+  case P::sle:
+    return P::sge;
+  case P::sge:
+    return P::sle;
+  case P::ult:
+    return P::ugt;
+  case P::ugt:
+    return P::ult;
+  case P::ule:
+    return P::uge;
+  case P::uge:
+    return P::ule;
+  default:
+    return predicate; // eq, ne
+  }
+}
+
+namespace {
+/// An `arith.select` of a payload as the ONNX node it computes.
+struct SelectForm {
+  StringRef opType;
+  SmallVector<Value> operands; // payload values
+  int64_t k = 0;               // Trilu's diagonal
+  bool upper = false;          // Trilu's triangle
+};
+} // namespace
+
+/// select(a < b, b, a) is Max(a, b) and select(a < b, a, b) Min(a, b) (the
+/// clamps torch-mlir writes; they differ from Max and Min only on NaN);
+/// select(col <= row, x, 0) over the two innermost loop dims is
+/// Trilu(x, upper = 0) (a causal mask), with the other comparisons the other
+/// diagonals and triangles.
+static std::optional<SelectForm> selectForm(arith::SelectOp select,
+                                            unsigned numLoops) {
+  Value t = select.getTrueValue(), f = select.getFalseValue();
+  if (auto cmp = select.getCondition().getDefiningOp<arith::CmpFOp>()) {
+    Value a = cmp.getLhs(), b = cmp.getRhs();
+    switch (cmp.getPredicate()) {
+    case arith::CmpFPredicate::OLT:
+    case arith::CmpFPredicate::ULT:
+    case arith::CmpFPredicate::OLE:
+    case arith::CmpFPredicate::ULE:
+      break;
+    case arith::CmpFPredicate::OGT:
+    case arith::CmpFPredicate::UGT:
+    case arith::CmpFPredicate::OGE:
+    case arith::CmpFPredicate::UGE:
+      std::swap(a, b);
+      break;
+    default:
+      return std::nullopt;
+    }
+    // Now the condition is a < b (or a <= b).
+    if (t == b && f == a)
+      return SelectForm{"Max", {a, b}};
+    if (t == a && f == b)
+      return SelectForm{"Min", {a, b}};
+    return std::nullopt;
+  }
+  auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+  if (!cmp || numLoops < 2)
+    return std::nullopt;
+  std::optional<int64_t> lhs = loopIndexOf(cmp.getLhs());
+  std::optional<int64_t> rhs = loopIndexOf(cmp.getRhs());
+  int64_t row = numLoops - 2, col = numLoops - 1;
+  arith::CmpIPredicate predicate = cmp.getPredicate();
+  if (lhs == row && rhs == col)
+    predicate = swapped(predicate);
+  else if (lhs != col || rhs != row)
+    return std::nullopt;
+  // Now the condition compares col with row.
+  Value kept = t;
+  if (matchPattern(t, m_AnyZeroFloat())) {
+    kept = f;
+    predicate = arith::invertPredicate(predicate);
+  } else if (!matchPattern(f, m_AnyZeroFloat())) {
+    return std::nullopt;
+  }
+  switch (predicate) {
+  case arith::CmpIPredicate::sle:
+  case arith::CmpIPredicate::ule:
+    return SelectForm{"Trilu", {kept}, 0, false};
+  case arith::CmpIPredicate::slt:
+  case arith::CmpIPredicate::ult:
+    return SelectForm{"Trilu", {kept}, -1, false};
+  case arith::CmpIPredicate::sge:
+  case arith::CmpIPredicate::uge:
+    return SelectForm{"Trilu", {kept}, 0, true};
+  case arith::CmpIPredicate::sgt:
+  case arith::CmpIPredicate::ugt:
+    return SelectForm{"Trilu", {kept}, 1, true};
+  default:
+    return std::nullopt;
+  }
+}
+
+LogicalResult Translator::gather(linalg::LinalgOp op) {
+  Block *body = op.getBlock();
+  auto extract = body->getTerminator()->getOperand(0).getDefiningOp<tensor::ExtractOp>();
+  auto source =
+      extract ? dyn_cast<RankedTensorType>(extract.getTensor().getType())
+              : RankedTensorType();
+  if (!extract || extract->getBlock() != body || !source ||
+      !source.hasStaticShape() || extract.getTensor().getParentBlock() == body)
+    return failure();
+  // Per source dim: the loop dim it follows, or the constant it is cut at.
+  SmallVector<std::optional<int64_t>> loopDim;
+  SmallVector<int64_t> starts, ends, axes;
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  for (auto [d, index] : llvm::enumerate(extract.getIndices())) {
+    if (std::optional<int64_t> dim = loopIndexOf(index)) {
+      if (type.getDimSize(*dim) != source.getDimSize(d))
+        return failure();
+      loopDim.push_back(dim);
+      continue;
+    }
+    std::optional<int64_t> at = getConstantIntValue(index);
+    // An index read from a one-element constant input.
+    Value read = index;
+    if (auto cast = read.getDefiningOp<arith::IndexCastOp>())
+      read = cast.getIn();
+    if (auto arg = dyn_cast<BlockArgument>(read);
+        !at && arg && arg.getOwner() == body &&
+        arg.getArgNumber() < op.getNumDpsInputs()) {
+      DenseIntElementsAttr values;
+      if (matchPattern(op.getDpsInputs()[arg.getArgNumber()],
+                       m_Constant(&values)) &&
+          values.getNumElements() == 1)
+        at = (*values.begin()).getSExtValue();
+    }
+    if (!at || *at < 0 || *at >= source.getDimSize(d))
+      return failure();
+    loopDim.push_back(std::nullopt);
+    starts.push_back(*at);
+    ends.push_back(*at + 1);
+    axes.push_back(d);
+  }
+  // The loop dims the source follows, each once, in increasing order after
+  // a transpose.
+  SmallVector<int64_t> followed, followedShape;
+  for (auto [d, dim] : llvm::enumerate(loopDim))
+    if (dim) {
+      followed.push_back(d);
+      followedShape.push_back(source.getDimSize(d));
+    }
+  SmallVector<int64_t> perm(followed.size());
+  for (size_t i = 0; i < perm.size(); ++i)
+    perm[i] = i;
+  llvm::sort(perm, [&](int64_t x, int64_t y) {
+    return *loopDim[followed[x]] < *loopDim[followed[y]];
+  });
+  for (size_t i = 1; i < perm.size(); ++i)
+    if (*loopDim[followed[perm[i]]] == *loopDim[followed[perm[i - 1]]])
+      return failure();
+  Location loc = op.getLoc();
+  Type element = source.getElementType();
+  Value value = get(extract.getTensor());
+  if (!axes.empty()) {
+    SmallVector<int64_t> cut(source.getShape());
+    for (int64_t axis : axes)
+      cut[axis] = 1;
+    Value from = i64s(loc, starts);
+    Value to = i64s(loc, ends);
+    Value along = i64s(loc, axes);
+    value = node(loc, "Slice", {value, from, to, along},
+                 RankedTensorType::get(cut, element));
+  }
+  value = reshape(loc, value, RankedTensorType::get(followedShape, element));
+  SmallVector<int64_t> turnedShape;
+  for (int64_t i : perm)
+    turnedShape.push_back(followedShape[i]);
+  if (!llvm::is_sorted(perm))
+    value = node(loc, "Transpose", {value},
+                 RankedTensorType::get(turnedShape, element),
+                 {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
+  SmallVector<int64_t> shape(op.getNumLoops(), 1);
+  for (int64_t i : perm)
+    shape[*loopDim[followed[i]]] = source.getDimSize(followed[i]);
+  value = reshape(loc, value, RankedTensorType::get(shape, element));
+  if (value.getType() != type)
+    value = node(loc, "Expand", {value, i64s(loc, type.getShape())}, type);
+  map(op->getResult(0), value);
+  return success();
+}
+
 LogicalResult Translator::elementwise(linalg::LinalgOp op) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (!maps.back().isIdentity())
@@ -386,11 +593,26 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
           loc, DenseElementsAttr::get(RankedTensorType::get({}, element), f));
       continue;
     }
+    // Index reads and comparisons are read where a select uses them; an
+    // assertion (torch-mlir's division guard) computes no value.
+    if (isa<linalg::IndexOp, arith::CmpFOp, arith::CmpIOp, cf::AssertOp>(
+            inner) ||
+        (isa<arith::IndexCastOp>(inner) && loopIndexOf(inner.getResult(0))))
+      continue;
+    std::optional<SelectForm> form;
+    SmallVector<Value> operands(inner.getOperands());
+    if (auto select = dyn_cast<arith::SelectOp>(inner)) {
+      form = selectForm(select, op.getNumLoops());
+      if (!form)
+        return failure();
+      opType = form->opType;
+      operands = form->operands;
+    }
     if (opType.empty() || inner.getNumResults() != 1)
       return failure();
     SmallVector<Value> inputs;
     SmallVector<int64_t> shape;
-    for (Value operand : inner.getOperands()) {
+    for (Value operand : operands) {
       Value input = operandOf(operand);
       if (!input)
         return failure();
@@ -402,8 +624,19 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
             shape.empty() ? SmallVector<int64_t>(dims) : broadcast(shape, dims);
       inputs.push_back(input);
     }
+    SmallVector<NamedAttribute> attrs;
+    if (opType == "Trilu") {
+      // The triangle is of the two innermost loop dims, which the kept
+      // value must span.
+      auto full = cast<RankedTensorType>(op->getResult(0).getType());
+      if (shape.size() < 2 || shape.end()[-1] != full.getShape().back() ||
+          shape.end()[-2] != full.getShape().end()[-2])
+        return failure();
+      inputs.push_back(i64Scalar(loc, form->k));
+      attrs.push_back(b.getNamedAttr("upper", b.getI64IntegerAttr(form->upper)));
+    }
     scalars[inner.getResult(0)] =
-        node(loc, opType, inputs, RankedTensorType::get(shape, element));
+        node(loc, opType, inputs, RankedTensorType::get(shape, element), attrs);
   }
   Value result = operandOf(body->getTerminator()->getOperand(0));
   if (!result)

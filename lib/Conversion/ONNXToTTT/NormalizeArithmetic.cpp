@@ -10,7 +10,8 @@
 //
 // A logistic function is `Sigmoid(x)` however it was written out:
 // torch-mlir's linalg lowering (and so the raise's shadow of a linalg
-// program) spells it `1 / (exp(-x) + 1)`.
+// program) spells it `1 / (exp(-x) + 1)`. A mean is `ReduceMean`, not the
+// sum divided by the count torch-mlir writes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,8 @@
 #include "Normalize.h"
 
 #include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::ttt;
@@ -105,8 +108,57 @@ struct LogisticToSigmoid : OpRewritePattern<onnx::NodeOp> {
     return rewriter.notifyMatchFailure(node, "not 1 / (exp(-x) + 1)");
   }
 };
+
+/// Div(ReduceSum(x, axes), n) and Mul(ReduceSum(x, axes), 1/n), where n is
+/// the number of elements the sum adds up -> ReduceMean(x, axes).
+struct SumOverCountToMean : OpRewritePattern<onnx::NodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(onnx::NodeOp node,
+                                PatternRewriter &rewriter) const override {
+    StringRef type = node.getOpType();
+    if (!node.isDefaultDomain() || (type != "Div" && type != "Mul") ||
+        node.getInputs().size() != 2 || node->getNumResults() != 1)
+      return failure();
+    for (int i = 0; i < (type == "Mul" ? 2 : 1); ++i) {
+      onnx::NodeOp sum = nodeOf(node.getInputs()[i], "ReduceSum");
+      std::optional<double> by = scalarConstant(node.getInputs()[1 - i]);
+      if (!sum || !by || sum.getInputs().empty() ||
+          sum->getResult(0).getType() != node->getResult(0).getType())
+        continue;
+      Value x = sum.getInputs()[0];
+      auto source = dyn_cast<RankedTensorType>(x.getType());
+      std::optional<SmallVector<int64_t>> axes = reduceAxes(sum);
+      if (!source || !source.hasStaticShape() || !axes || axes->empty())
+        continue;
+      int64_t count = 1;
+      for (int64_t axis : *axes)
+        count *= source.getDimSize(axis < 0 ? axis + source.getRank() : axis);
+      double n = static_cast<double>(count);
+      // The reciprocal is stored rounded to the element type.
+      if (type == "Div" ? *by != n : std::abs(*by * n - 1.0) > 1e-6)
+        continue;
+      Type result = node->getResult(0).getType();
+      onnx::OnnxBuilder builder(rewriter, node.getLoc(), elementTypeOf(result));
+      auto keepdims = sum.getONNXAttr("keepdims");
+      SmallVector<NamedAttribute> attrs;
+      if (keepdims)
+        attrs.push_back(rewriter.getNamedAttr("keepdims", keepdims));
+      SmallVector<Value> inputs{x};
+      // ReduceMean takes its axes as an input from opset 18 on.
+      if (builder.defaultOpset() >= 18)
+        inputs.push_back(builder.i64s(*axes));
+      else
+        attrs.push_back(builder.attr("axes", ArrayRef<int64_t>(*axes)));
+      rewriter.replaceOp(node,
+                         builder.node("ReduceMean", inputs, result, attrs));
+      return success();
+    }
+    return rewriter.notifyMatchFailure(node, "not a sum over its count");
+  }
+};
 } // namespace
 
 void raise::populateArithmeticNormalizations(RewritePatternSet &patterns) {
-  patterns.add<AddOfNegation, LogisticToSigmoid>(patterns.getContext());
+  patterns.add<AddOfNegation, LogisticToSigmoid, SumOverCountToMean>(patterns.getContext());
 }
