@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 CXX_COMPILER ?= $(shell command -v clang++ 2>/dev/null || command -v g++)
 C_COMPILER ?= $(shell command -v clang 2>/dev/null || command -v gcc)
 
-.PHONY: all setup configure build demo test check-lit check-python check-format format check-gcc lint docs clean fuzz fixtures python check-package bench check-iree
+.PHONY: all setup configure build demo test check-lit check-python check-format format check-gcc lint docs clean fuzz fixtures python check-package bench check-iree linalg-fixtures
 
 all: build
 
@@ -130,6 +130,15 @@ fuzz: configure
 # models in python/ttt/models, and the research-spelling ones (test/fixtures/onnx/research,
 # python/ttt/models/research.py), then check them against the NumPy oracle and torch. Needs torch,
 # installed here from python/requirements-models.txt; make test does not.
+# torch-mlir's linalg lowering of the reference modules (test/fixtures/linalg/), in a
+# venv of its own: the torch-mlir wheel pins the torch it was built against.
+linalg-fixtures:
+	test -x $(BUILD_DIR)/linalgenv/bin/python || { $(PYTHON) -m venv $(BUILD_DIR)/linalgenv && \
+	  $(BUILD_DIR)/linalgenv/bin/pip install -q -r python/requirements-linalg.txt; }
+	$(BUILD_DIR)/linalgenv/bin/python python/scripts/make_linalg_fixtures.py
+	$(MAKE) build
+	TTT_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q test/python/test_linalg_fixtures.py
+
 fixtures:
 	@$(PYTHON) -c "import torch" >/dev/null 2>&1 || \
 	  $(PYTHON) -m pip install -q -r python/requirements-models.txt

@@ -15,6 +15,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -40,6 +42,24 @@ bool isZeroTensor(Value value) {
   if (auto fill = value.getDefiningOp<linalg::FillOp>())
     return matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
   return matchPattern(value, m_AnyZeroFloat());
+}
+
+/// The elements of a dense constant, also when they are a resource blob
+/// (torch-mlir's FX importer stores parameters as `dense_resource`).
+DenseElementsAttr denseValue(Attribute value) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return dense;
+  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  if (!resource)
+    return {};
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  if (!blob)
+    return {};
+  ArrayRef<char> data = blob->getData();
+  bool splat = false;
+  if (!DenseElementsAttr::isValidRawBuffer(resource.getType(), data, splat))
+    return {};
+  return DenseElementsAttr::getFromRawBuffer(resource.getType(), data);
 }
 
 class Translator {
@@ -177,7 +197,7 @@ void Translator::translate(Operation *op) {
   LogicalResult done = failure();
   Location loc = op->getLoc();
   if (auto constantOp = dyn_cast<arith::ConstantOp>(op)) {
-    if (auto dense = dyn_cast<DenseElementsAttr>(constantOp.getValue())) {
+    if (DenseElementsAttr dense = denseValue(constantOp.getValue())) {
       map(constantOp, constant(loc, dense));
       done = success();
     } else if (!isa<ShapedType>(constantOp.getType())) {
@@ -489,6 +509,8 @@ LogicalResult Translator::gather(linalg::LinalgOp op) {
     if (!at || *at < 0 || *at >= source.getDimSize(d))
       return failure();
     loopDim.push_back(std::nullopt);
+    if (source.getDimSize(d) == 1)
+      continue; // the whole of a unit dim
     starts.push_back(*at);
     ends.push_back(*at + 1);
     axes.push_back(d);
@@ -541,6 +563,17 @@ LogicalResult Translator::gather(linalg::LinalgOp op) {
   return success();
 }
 
+/// The TensorProto data type of a float element type.
+static int64_t onnxElementType(Type element) {
+  if (element.isF16())
+    return 10;
+  if (element.isBF16())
+    return 16;
+  if (element.isF64())
+    return 11;
+  return 1; // float
+}
+
 LogicalResult Translator::elementwise(linalg::LinalgOp op) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (!maps.back().isIdentity())
@@ -584,6 +617,8 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
             .Case("math.absf", "Abs")
             .Case("math.powf", "Pow")
             .Case("math.erf", "Erf")
+            .Case("math.rsqrt", "Reciprocal(Sqrt)")
+            .Cases({"arith.truncf", "arith.extf"}, "Cast")
             .Default("");
     if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
       auto f = dyn_cast<FloatAttr>(c.getValue());
@@ -634,6 +669,14 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
         return failure();
       inputs.push_back(i64Scalar(loc, form->k));
       attrs.push_back(b.getNamedAttr("upper", b.getI64IntegerAttr(form->upper)));
+    }
+    if (opType == "Cast")
+      attrs.push_back(b.getNamedAttr(
+          "to", b.getI64IntegerAttr(onnxElementType(element))));
+    if (opType == "Reciprocal(Sqrt)") {
+      Value root = node(loc, "Sqrt", inputs, RankedTensorType::get(shape, element));
+      scalars[inner.getResult(0)] = node(loc, "Reciprocal", {root}, root.getType());
+      continue;
     }
     scalars[inner.getResult(0)] =
         node(loc, opType, inputs, RankedTensorType::get(shape, element), attrs);
