@@ -102,3 +102,38 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %r : tensor<1x2x6x6xf32>
   }
 }
+
+// -----
+
+// The logistic function written out, as torch-mlir's linalg lowering writes
+// sigmoid (1 / (exp(-x) + 1)), and its reciprocal spelling: Sigmoid. A sum
+// divided by the number of elements it adds (or times its inverse) is a
+// ReduceMean over the same axes; divided by another number it stays.
+
+// CHECK-LABEL: onnx.graph @written_out(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x8xf32>
+// CHECK-DAG: %[[S:.+]] = onnx.node "Sigmoid"(%[[X]]) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+// CHECK-DAG: %[[AXES:.+]] = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>}
+// CHECK-DAG: %[[M:.+]] = onnx.node "ReduceMean"(%[[X]], %[[AXES]]) attrs {keepdims = 1 : i64} : (tensor<2x8xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+// CHECK-DAG: %[[D:.+]] = onnx.node "Div"(%{{.+}}, %{{.+}}) {outputs = ["d"]}
+// CHECK: onnx.yield %[[S]], %[[S]], %[[M]], %[[M]], %[[D]]
+module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"", 20>]} {
+  onnx.graph @written_out(%x: tensor<2x8xf32> {onnx.name = "x"}) -> (tensor<2x8xf32> {onnx.name = "s"}, tensor<2x8xf32> {onnx.name = "r"}, tensor<2x1xf32> {onnx.name = "m"}, tensor<2x1xf32> {onnx.name = "n"}, tensor<2x1xf32> {onnx.name = "d"}) {
+    %one = onnx.node "Constant"() attrs {value = dense<1.0> : tensor<f32>} : () -> tensor<f32>
+    %neg = onnx.node "Neg"(%x) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    %exp = onnx.node "Exp"(%neg) : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    %den = onnx.node "Add"(%exp, %one) : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
+    %s = onnx.node "Div"(%one, %den) {outputs = ["s"]} : (tensor<f32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    %den2 = onnx.node "Add"(%one, %exp) : (tensor<f32>, tensor<2x8xf32>) -> tensor<2x8xf32>
+    %r = onnx.node "Reciprocal"(%den2) {outputs = ["r"]} : (tensor<2x8xf32>) -> tensor<2x8xf32>
+    %axes = onnx.node "Constant"() attrs {value = dense<[1]> : tensor<1xi64>} : () -> tensor<1xi64>
+    %sum = onnx.node "ReduceSum"(%x, %axes) attrs {keepdims = 1 : i64} : (tensor<2x8xf32>, tensor<1xi64>) -> tensor<2x1xf32>
+    %eight = onnx.node "Constant"() attrs {value = dense<8.0> : tensor<f32>} : () -> tensor<f32>
+    %m = onnx.node "Div"(%sum, %eight) {outputs = ["m"]} : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+    %eighth = onnx.node "Constant"() attrs {value = dense<0.125> : tensor<f32>} : () -> tensor<f32>
+    %n = onnx.node "Mul"(%eighth, %sum) {outputs = ["n"]} : (tensor<f32>, tensor<2x1xf32>) -> tensor<2x1xf32>
+    %seven = onnx.node "Constant"() attrs {value = dense<7.0> : tensor<f32>} : () -> tensor<f32>
+    %d = onnx.node "Div"(%sum, %seven) {outputs = ["d"]} : (tensor<2x1xf32>, tensor<f32>) -> tensor<2x1xf32>
+    onnx.yield %s, %r, %m, %n, %d : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x1xf32>
+  }
+}
