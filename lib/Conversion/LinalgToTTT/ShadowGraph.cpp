@@ -337,12 +337,12 @@ Value Translator::aligned(linalg::LinalgOp op, OpOperand &operand) {
   for (int64_t d : perm)
     turnedShape.push_back(keptShape[d]);
   if (!llvm::equal(perm, order))
-    value = node(loc, "Transpose",
-                 {reshape(loc, value,
-                          RankedTensorType::get(keptShape,
-                                                type.getElementType()))},
-                 RankedTensorType::get(turnedShape, type.getElementType()),
-                 {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
+    value =
+        node(loc, "Transpose",
+             {reshape(loc, value,
+                      RankedTensorType::get(keptShape, type.getElementType()))},
+             RankedTensorType::get(turnedShape, type.getElementType()),
+             {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
   SmallVector<int64_t> shape(op.getNumLoops(), 1);
   for (size_t k = 0; k < kept.size(); ++k)
     shape[position(k)] = keptShape[k];
@@ -474,10 +474,11 @@ static std::optional<SelectForm> selectForm(arith::SelectOp select,
 
 LogicalResult Translator::gather(linalg::LinalgOp op) {
   Block *body = op.getBlock();
-  auto extract = body->getTerminator()->getOperand(0).getDefiningOp<tensor::ExtractOp>();
-  auto source =
-      extract ? dyn_cast<RankedTensorType>(extract.getTensor().getType())
-              : RankedTensorType();
+  auto extract =
+      body->getTerminator()->getOperand(0).getDefiningOp<tensor::ExtractOp>();
+  auto source = extract
+                    ? dyn_cast<RankedTensorType>(extract.getTensor().getType())
+                    : RankedTensorType();
   if (!extract || extract->getBlock() != body || !source ||
       !source.hasStaticShape() || extract.getTensor().getParentBlock() == body)
     return failure();
@@ -668,14 +669,17 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
           shape.end()[-2] != full.getShape().end()[-2])
         return failure();
       inputs.push_back(i64Scalar(loc, form->k));
-      attrs.push_back(b.getNamedAttr("upper", b.getI64IntegerAttr(form->upper)));
+      attrs.push_back(
+          b.getNamedAttr("upper", b.getI64IntegerAttr(form->upper)));
     }
     if (opType == "Cast")
-      attrs.push_back(b.getNamedAttr(
-          "to", b.getI64IntegerAttr(onnxElementType(element))));
+      attrs.push_back(
+          b.getNamedAttr("to", b.getI64IntegerAttr(onnxElementType(element))));
     if (opType == "Reciprocal(Sqrt)") {
-      Value root = node(loc, "Sqrt", inputs, RankedTensorType::get(shape, element));
-      scalars[inner.getResult(0)] = node(loc, "Reciprocal", {root}, root.getType());
+      Value root =
+          node(loc, "Sqrt", inputs, RankedTensorType::get(shape, element));
+      scalars[inner.getResult(0)] =
+          node(loc, "Reciprocal", {root}, root.getType());
       continue;
     }
     scalars[inner.getResult(0)] =
@@ -737,19 +741,19 @@ LogicalResult Translator::reduction(linalg::LinalgOp op) {
   bool keepdims = out.getNumResults() == op.getNumLoops();
   for (auto [d, expr] : llvm::enumerate(out.getResults()))
     keepdims &= iterators[d] == utils::IteratorType::parallel
-                     ? isa<AffineDimExpr>(expr)
-                     : isa<AffineConstantExpr>(expr);
+                    ? isa<AffineDimExpr>(expr)
+                    : isa<AffineConstantExpr>(expr);
   SmallVector<int64_t> kept;
-  for (auto [d, size] : llvm::enumerate(
-           cast<RankedTensorType>(input.getType()).getShape()))
+  for (auto [d, size] :
+       llvm::enumerate(cast<RankedTensorType>(input.getType()).getShape()))
     if (keepdims || iterators[d] == utils::IteratorType::parallel)
       kept.push_back(iterators[d] == utils::IteratorType::parallel ? size : 1);
-  Value sum = reshape(
-      loc,
-      node(loc, "ReduceSum", {input, i64s(loc, reduced)},
-           RankedTensorType::get(kept, type.getElementType()),
-           {b.getNamedAttr("keepdims", b.getI64IntegerAttr(keepdims))}),
-      type);
+  Value sum =
+      reshape(loc,
+              node(loc, "ReduceSum", {input, i64s(loc, reduced)},
+                   RankedTensorType::get(kept, type.getElementType()),
+                   {b.getNamedAttr("keepdims", b.getI64IntegerAttr(keepdims))}),
+              type);
   Value init = op.getDpsInits()[0];
   map(op->getResult(0),
       isZeroTensor(init) ? sum : node(loc, "Add", {get(init), sum}, type));

@@ -160,5 +160,6 @@ struct SumOverCountToMean : OpRewritePattern<onnx::NodeOp> {
 } // namespace
 
 void raise::populateArithmeticNormalizations(RewritePatternSet &patterns) {
-  patterns.add<AddOfNegation, LogisticToSigmoid, SumOverCountToMean>(patterns.getContext());
+  patterns.add<AddOfNegation, LogisticToSigmoid, SumOverCountToMean>(
+      patterns.getContext());
 }

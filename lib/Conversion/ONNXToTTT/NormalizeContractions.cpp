@@ -520,8 +520,7 @@ struct MatMulOfBatchMerges : NodePattern {
                           PatternRewriter &rewriter) const override {
     std::optional<MergedFactor> a = mergedFactor(matmul.getInputs()[0]);
     std::optional<MergedFactor> b = mergedFactor(matmul.getInputs()[1]);
-    std::optional<ArrayRef<int64_t>> out =
-        staticShape(matmul->getResult(0), 3);
+    std::optional<ArrayRef<int64_t>> out = staticShape(matmul->getResult(0), 3);
     if (!a || !b || !out)
       return rewriter.notifyMatchFailure(matmul, "not a batch-merged MatMul");
     ArrayRef<int64_t> sa = a->shape, sb = b->shape;
@@ -545,8 +544,7 @@ struct MatMulOfBatchMerges : NodePattern {
     Value product = builder.node("MatMul", {lhs, rhs},
                                  RankedTensorType::get(shape, element));
     rewriter.replaceOp(matmul,
-                       builder.node("Reshape",
-                                    {product, builder.i64s(*out)},
+                       builder.node("Reshape", {product, builder.i64s(*out)},
                                     matmul->getResult(0).getType()));
     return success();
   }

@@ -1025,12 +1025,13 @@ std::optional<SmallVector<int64_t>> raise::shapeConstant(Value value) {
 }
 
 void raise::populateViewNormalizations(RewritePatternSet &patterns) {
-  patterns.add<SliceOfInnerTranspose, SplitToSlices, GatherOfReshapeToSlice,
-               GatherOfTranspose, GatherOfTrailingReshape,
-               TransposeOfSplitReshape, SliceOfSplitAxis, SequenceAtOfSplit,
-               TransposeOfSlice, TransposeOfTranspose, TurnedInputTranspose,
-               CutOfColumn, NoOpReshape, ReshapeOfReshape, RefineSliceType, RefineUnsqueezeType>(
-      patterns.getContext());
+  patterns
+      .add<SliceOfInnerTranspose, SplitToSlices, GatherOfReshapeToSlice,
+           GatherOfTranspose, GatherOfTrailingReshape, TransposeOfSplitReshape,
+           SliceOfSplitAxis, SequenceAtOfSplit, TransposeOfSlice,
+           TransposeOfTranspose, TurnedInputTranspose, CutOfColumn, NoOpReshape,
+           ReshapeOfReshape, RefineSliceType, RefineUnsqueezeType>(
+          patterns.getContext());
   for (StringRef opType : {"Add", "Sub", "Mul", "Div", "Expand"})
     patterns.add<GatherOfElementwise>(patterns.getContext(), opType);
 }

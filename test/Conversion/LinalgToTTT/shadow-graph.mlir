@@ -1,0 +1,85 @@
+// RUN: ttt-opt %s --ttt-raise-linalg=print-shadow 2>&1 >/dev/null | FileCheck %s
+
+// How the raise reads torch-mlir's spellings in its shadow ONNX graph: a unit
+// dim read at index 0 is a broadcast (dropped, then laid on the loop dims); a
+// sum that keeps its reduced dim at index 0 is ReduceSum with keepdims; a
+// select of `col <= row` on linalg.index values is a causal Trilu; a select of
+// `a < b` is Max; an element read at a constant index is a Slice; torch-mlir's
+// division guard (cf.assert) computes nothing; a dense_resource constant is
+// its elements.
+
+// CHECK-LABEL: onnx.graph @spellings(
+// CHECK: "Mul"(%arg0, %arg1) {{.*}} : (tensor<2x8x4xf32>, tensor<2x8x1xf32>) -> tensor<2x8x4xf32>
+// CHECK: "ReduceSum"(%{{.+}}, %{{.+}}) attrs {keepdims = 1 : i64} {{.*}} -> tensor<2x8x1xf32>
+// CHECK: "Trilu"(%arg2, %{{.+}}) attrs {upper = 0 : i64} {{.*}} : (tensor<2x8x8xf32>, tensor<i64>) -> tensor<2x8x8xf32>
+// CHECK: "Max"(%arg0, %{{.+}}) {{.*}} -> tensor<2x8x4xf32>
+// CHECK: "Slice"(%arg0, {{.*}} -> tensor<2x1x4xf32>
+// CHECK: "Div"(%{{.+}}, %arg3) {{.*}} -> tensor<f32>
+// CHECK: "Constant"() attrs {value = dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>}
+// CHECK-NOT: ttt.opaque
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#bcast = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
+#lastRow = affine_map<(d0, d1, d2) -> (d1)>
+module {
+  func.func @spellings(%x: tensor<2x8x4xf32>, %lr: tensor<2x8x1xf32>, %s: tensor<2x8x8xf32>, %c: tensor<f32>) -> (tensor<2x8x4xf32>, tensor<2x8x1xf32>, tensor<2x8x8xf32>, tensor<2x8x4xf32>, tensor<2x1x4xf32>, tensor<f32>, tensor<2xf32>) {
+    %zero = arith.constant 0.0 : f32
+    %one = arith.constant 1.0 : f32
+    %e4 = tensor.empty() : tensor<2x8x4xf32>
+    %scaled = linalg.generic {indexing_maps = [#id3, #bcast, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x, %lr : tensor<2x8x4xf32>, tensor<2x8x1xf32>) outs(%e4 : tensor<2x8x4xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %m = arith.mulf %a, %b : f32
+      linalg.yield %m : f32
+    } -> tensor<2x8x4xf32>
+    %e1 = tensor.empty() : tensor<2x8x1xf32>
+    %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<2x8x1xf32>) -> tensor<2x8x1xf32>
+    %sum = linalg.generic {indexing_maps = [#id3, #bcast], iterator_types = ["parallel", "parallel", "reduction"]} ins(%scaled : tensor<2x8x4xf32>) outs(%f1 : tensor<2x8x1xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %t = arith.addf %a, %o : f32
+      linalg.yield %t : f32
+    } -> tensor<2x8x1xf32>
+    %e8 = tensor.empty() : tensor<2x8x8xf32>
+    %tril = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%s : tensor<2x8x8xf32>) outs(%e8 : tensor<2x8x8xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %i = linalg.index 1 : index
+      %ii = arith.index_cast %i : index to i64
+      %j = linalg.index 2 : index
+      %jj = arith.index_cast %j : index to i64
+      %keep = arith.cmpi sle, %jj, %ii : i64
+      %r = arith.select %keep, %a, %zero : f32
+      linalg.yield %r : f32
+    } -> tensor<2x8x8xf32>
+    %clamped = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%x : tensor<2x8x4xf32>) outs(%e4 : tensor<2x8x4xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %lt = arith.cmpf ult, %a, %zero : f32
+      %r = arith.select %lt, %zero, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<2x8x4xf32>
+    %c7 = arith.constant 7 : index
+    %eRow = tensor.empty() : tensor<2x1x4xf32>
+    %row = linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]} outs(%eRow : tensor<2x1x4xf32>) {
+    ^bb0(%o: f32):
+      %b = linalg.index 0 : index
+      %d = linalg.index 2 : index
+      %r = tensor.extract %x[%b, %c7, %d] : tensor<2x8x4xf32>
+      linalg.yield %r : f32
+    } -> tensor<2x1x4xf32>
+    %e0 = tensor.empty() : tensor<f32>
+    %inv = linalg.generic {indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>], iterator_types = []} ins(%c : tensor<f32>) outs(%e0 : tensor<f32>) {
+    ^bb0(%a: f32, %o: f32):
+      %nz = arith.cmpf one, %a, %zero : f32
+      cf.assert %nz, "unimplemented: tensor with zero element"
+      %r = arith.divf %one, %a : f32
+      linalg.yield %r : f32
+    } -> tensor<f32>
+    %blob = arith.constant dense_resource<two_floats> : tensor<2xf32>
+    return %scaled, %sum, %tril, %clamped, %row, %inv, %blob : tensor<2x8x4xf32>, tensor<2x8x1xf32>, tensor<2x8x8xf32>, tensor<2x8x4xf32>, tensor<2x1x4xf32>, tensor<f32>, tensor<2xf32>
+  }
+}
+
+{-#
+  dialect_resources: {
+    builtin: {
+      two_floats: "0x040000000000803F00000040"
+    }
+  }
+#-}
