@@ -115,6 +115,9 @@ private:
   /// loop's indices or constant ones (torch-mlir's index_select and
   /// select): a Slice of the constant indices laid out on the loop dims.
   LogicalResult gather(linalg::LinalgOp op);
+  /// A payload that yields one loop index (torch-mlir's arange): the
+  /// constant it is, when small.
+  LogicalResult iota(linalg::LinalgOp op);
   LogicalResult reduction(linalg::LinalgOp op);
   /// `operand` of `op` laid out on the loop dims in order, of rank
   /// `numLoops`, with 1 for the dims its map does not use.
@@ -253,9 +256,19 @@ void Translator::translate(Operation *op) {
 }
 
 LogicalResult Translator::linalgOp(linalg::LinalgOp op) {
-  if (op->getNumResults() != 1 || op.getNumDpsInits() != 1 ||
-      !isStaticFloatTensor(op->getResult(0).getType()))
+  if (op->getNumResults() != 1 || op.getNumDpsInits() != 1)
     return failure();
+  if (!isStaticFloatTensor(op->getResult(0).getType())) {
+    // Integer and boolean tensors: index arithmetic (torch-mlir's masks).
+    auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!type || !type.hasStaticShape() ||
+        !isa<IntegerType>(type.getElementType()) ||
+        !llvm::all_of(op.getIteratorTypesArray(), [](utils::IteratorType t) {
+          return t == utils::IteratorType::parallel;
+        }))
+      return failure();
+    return succeeded(iota(op)) ? success() : elementwise(op);
+  }
   if (linalg::isaContractionOpInterface(op))
     return contraction(op);
   if (llvm::all_of(op.getIteratorTypesArray(), [](utils::IteratorType t) {
@@ -564,8 +577,52 @@ LogicalResult Translator::gather(linalg::LinalgOp op) {
   return success();
 }
 
+/// The ONNX comparison of an arith comparison, "" for the others.
+static StringRef comparisonOpType(Operation &op) {
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    switch (cmp.getPredicate()) {
+    case arith::CmpIPredicate::slt:
+    case arith::CmpIPredicate::ult:
+      return "Less";
+    case arith::CmpIPredicate::sle:
+    case arith::CmpIPredicate::ule:
+      return "LessOrEqual";
+    case arith::CmpIPredicate::sgt:
+    case arith::CmpIPredicate::ugt:
+      return "Greater";
+    case arith::CmpIPredicate::sge:
+    case arith::CmpIPredicate::uge:
+      return "GreaterOrEqual";
+    case arith::CmpIPredicate::eq:
+      return "Equal";
+    default:
+      return "";
+    }
+  }
+  switch (cast<arith::CmpFOp>(op).getPredicate()) {
+  case arith::CmpFPredicate::OLT:
+    return "Less";
+  case arith::CmpFPredicate::OLE:
+    return "LessOrEqual";
+  case arith::CmpFPredicate::OGT:
+    return "Greater";
+  case arith::CmpFPredicate::OGE:
+    return "GreaterOrEqual";
+  case arith::CmpFPredicate::OEQ:
+    return "Equal";
+  default:
+    return "";
+  }
+}
+
 /// The TensorProto data type of a float element type.
 static int64_t onnxElementType(Type element) {
+  if (element.isInteger(1))
+    return 9; // bool
+  if (element.isInteger(32))
+    return 6;
+  if (element.isInteger(64))
+    return 7;
   if (element.isF16())
     return 10;
   if (element.isBF16())
@@ -573,6 +630,34 @@ static int64_t onnxElementType(Type element) {
   if (element.isF64())
     return 11;
   return 1; // float
+}
+
+LogicalResult Translator::iota(linalg::LinalgOp op) {
+  constexpr int64_t kMaxElements = 1 << 16;
+  Block *body = op.getBlock();
+  std::optional<int64_t> dim =
+      loopIndexOf(body->getTerminator()->getOperand(0));
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (!dim || op.getNumDpsInputs() != 0 ||
+      !op.getIndexingMapsArray().back().isIdentity() ||
+      type.getNumElements() > kMaxElements)
+    return failure();
+  auto elements = RankedTensorType::get(type.getShape(), b.getI64Type());
+  SmallVector<int64_t> values(type.getNumElements());
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t inner = 1;
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d > *dim; --d)
+    inner *= shape[d];
+  for (int64_t i = 0; i < static_cast<int64_t>(values.size()); ++i)
+    values[i] = (i / inner) % shape[*dim];
+  Value result = constant(
+      op.getLoc(), DenseElementsAttr::get(elements, ArrayRef<int64_t>(values)));
+  if (type.getElementType() != b.getI64Type())
+    result = node(op.getLoc(), "Cast", {result}, type,
+                  {b.getNamedAttr("to", b.getI64IntegerAttr(onnxElementType(
+                                            type.getElementType())))});
+  map(op->getResult(0), result);
+  return success();
 }
 
 LogicalResult Translator::elementwise(linalg::LinalgOp op) {
@@ -620,8 +705,29 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
             .Case("math.erf", "Erf")
             .Case("math.rsqrt", "Reciprocal(Sqrt)")
             .Cases({"arith.truncf", "arith.extf"}, "Cast")
+            .Case("arith.addi", "Add")
+            .Case("arith.subi", "Sub")
+            .Case("arith.muli", "Mul")
             .Default("");
+    // A float constant converted to the element type (torch-mlir keeps
+    // Python scalars as f64) is that constant.
+    if (FloatAttr converted;
+        isa<arith::TruncFOp, arith::ExtFOp>(inner) &&
+        matchPattern(inner.getOperand(0), m_Constant(&converted))) {
+      scalars[inner.getResult(0)] = constant(
+          loc, DenseElementsAttr::get(
+                   RankedTensorType::get({}, element),
+                   FloatAttr::get(element, converted.getValueAsDouble())));
+      continue;
+    }
     if (auto c = dyn_cast<arith::ConstantOp>(inner)) {
+      if (auto i = dyn_cast<IntegerAttr>(c.getValue())) {
+        scalars[c] = constant(
+            loc, DenseElementsAttr::get(
+                     RankedTensorType::get({}, b.getI64Type()),
+                     static_cast<int64_t>(i.getValue().getSExtValue())));
+        continue;
+      }
       auto f = dyn_cast<FloatAttr>(c.getValue());
       if (!f)
         return failure();
@@ -631,18 +737,32 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
     }
     // Index reads and comparisons are read where a select uses them; an
     // assertion (torch-mlir's division guard) computes no value.
-    if (isa<linalg::IndexOp, arith::CmpFOp, arith::CmpIOp, cf::AssertOp>(
-            inner) ||
+    if (isa<linalg::IndexOp, cf::AssertOp>(inner) ||
         (isa<arith::IndexCastOp>(inner) && loopIndexOf(inner.getResult(0))))
       continue;
+    // A comparison only a select reads is read with the select; one only
+    // an assertion reads computes nothing.
+    if (isa<arith::CmpFOp, arith::CmpIOp>(inner)) {
+      if (llvm::all_of(inner.getUsers(), [](Operation *user) {
+            return isa<arith::SelectOp, cf::AssertOp>(user);
+          }))
+        continue;
+      opType = comparisonOpType(inner);
+    }
     std::optional<SelectForm> form;
     SmallVector<Value> operands(inner.getOperands());
     if (auto select = dyn_cast<arith::SelectOp>(inner)) {
       form = selectForm(select, op.getNumLoops());
-      if (!form)
+      Value condition = select.getCondition();
+      if (form) {
+        opType = form->opType;
+        operands = form->operands;
+      } else if (condition.getParentBlock() == body &&
+                 !isa<BlockArgument>(condition)) {
         return failure();
-      opType = form->opType;
-      operands = form->operands;
+      } else {
+        opType = "Where"; // a mask read from an input
+      }
     }
     if (opType.empty() || inner.getNumResults() != 1)
       return failure();
@@ -682,8 +802,12 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
           node(loc, "Reciprocal", {root}, root.getType());
       continue;
     }
+    Type resultElement = getElementTypeOrSelf(inner.getResult(0).getType());
+    if (isa<IndexType>(resultElement))
+      resultElement = b.getI64Type();
     scalars[inner.getResult(0)] =
-        node(loc, opType, inputs, RankedTensorType::get(shape, element), attrs);
+        node(loc, opType, inputs, RankedTensorType::get(shape, resultElement),
+             attrs);
   }
   Value result = operandOf(body->getTerminator()->getOperand(0));
   if (!result)

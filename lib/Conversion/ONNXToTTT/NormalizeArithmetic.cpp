@@ -11,7 +11,9 @@
 // A logistic function is `Sigmoid(x)` however it was written out:
 // torch-mlir's linalg lowering (and so the raise's shadow of a linalg
 // program) spells it `1 / (exp(-x) + 1)`. A mean is `ReduceMean`, not the
-// sum divided by the count torch-mlir writes.
+// sum divided by the count torch-mlir writes. A causal mask is `Trilu`, not
+// a `Where` of a constant triangle of booleans (torch-mlir's `tril`, a
+// hand-written `arange(n)[None] <= arange(n)[:, None]`).
 //
 //===----------------------------------------------------------------------===//
 
@@ -157,9 +159,69 @@ struct SumOverCountToMean : OpRewritePattern<onnx::NodeOp> {
     return rewriter.notifyMatchFailure(node, "not a sum over its count");
   }
 };
+
+/// Where(mask, x, 0) and Where(mask, 0, x) with a constant boolean mask over
+/// the two innermost axes (leading axes 1) that keeps exactly the entries
+/// with `col - row <= k` (or `>= k`) -> Trilu(x, k) (upper = 0, or 1).
+struct WhereOfTriangleToTrilu : NodePattern {
+  explicit WhereOfTriangleToTrilu(MLIRContext *context)
+      : NodePattern(context, "Where") {}
+
+  LogicalResult matchNode(onnx::NodeOp where,
+                          PatternRewriter &rewriter) const override {
+    if (where.getInputs().size() != 3)
+      return rewriter.notifyMatchFailure(where, "not a Where");
+    Value mask = where.getInputs()[0];
+    auto maskType = dyn_cast<RankedTensorType>(mask.getType());
+    std::optional<SmallVector<int64_t>> bits = intConstant(mask);
+    Type result = where->getResult(0).getType();
+    if (!maskType || !maskType.hasStaticShape() || maskType.getRank() < 2 ||
+        !bits || !llvm::all_of(maskType.getShape().drop_back(2), [](int64_t d) {
+          return d == 1;
+        }))
+      return rewriter.notifyMatchFailure(where, "not a constant matrix mask");
+    int64_t rows = maskType.getShape().end()[-2];
+    int64_t cols = maskType.getShape().back();
+    for (int flip = 0; flip < 2; ++flip) {
+      Value kept = where.getInputs()[1 + flip];
+      Value other = where.getInputs()[2 - flip];
+      if (kept.getType() != result || scalarConstant(other) != 0.0)
+        continue;
+      auto keeps = [&](int64_t i, int64_t j) {
+        return ((*bits)[i * cols + j] != 0) != (flip == 1);
+      };
+      std::optional<int64_t> low, high;
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < cols; ++j)
+          if (keeps(i, j)) {
+            low = std::min(low.value_or(j - i), j - i);
+            high = std::max(high.value_or(j - i), j - i);
+          }
+      if (!low)
+        continue;
+      for (bool upper : {false, true}) {
+        int64_t k = upper ? *low : *high;
+        bool triangle = true;
+        for (int64_t i = 0; triangle && i < rows; ++i)
+          for (int64_t j = 0; triangle && j < cols; ++j)
+            triangle = keeps(i, j) == (upper ? j - i >= k : j - i <= k);
+        if (!triangle)
+          continue;
+        onnx::OnnxBuilder builder(rewriter, where.getLoc(),
+                                  elementTypeOf(result));
+        Value diagonal = builder.i64Scalar(k);
+        rewriter.replaceOp(where,
+                           builder.node("Trilu", {kept, diagonal}, result,
+                                        {builder.attr("upper", upper)}));
+        return success();
+      }
+    }
+    return rewriter.notifyMatchFailure(where, "not a triangle of zeros");
+  }
+};
 } // namespace
 
 void raise::populateArithmeticNormalizations(RewritePatternSet &patterns) {
-  patterns.add<AddOfNegation, LogisticToSigmoid, SumOverCountToMean>(
-      patterns.getContext());
+  patterns.add<AddOfNegation, LogisticToSigmoid, SumOverCountToMean,
+               WhereOfTriangleToTrilu>(patterns.getContext());
 }

@@ -214,6 +214,10 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
     return binary([](int64_t a, int64_t b) -> R { return a < b; });
   if (type == "Greater")
     return binary([](int64_t a, int64_t b) -> R { return a > b; });
+  if (type == "LessOrEqual")
+    return binary([](int64_t a, int64_t b) -> R { return a <= b; });
+  if (type == "GreaterOrEqual")
+    return binary([](int64_t a, int64_t b) -> R { return a >= b; });
   if (type == "Min")
     return binary([](int64_t a, int64_t b) -> R { return std::min(a, b); });
   if (type == "Max")

@@ -843,10 +843,74 @@ struct SequenceAtOfSplit : NodePattern {
   }
 };
 
-/// Reshape(Reshape(x), s) with a static result -> Reshape(x, s): a reshape
-/// only reads its input's elements in order, so a view of a view is a view of
-/// the source (torch-mlir's collapse of an expand, the shadow of a linalg
-/// program's broadcast).
+/// Transpose(Reshape(x), p) where the Reshape only inserts or drops unit
+/// dims, or where p only moves unit dims -> a Reshape of x (transposed by
+/// what p does to its other dims): torch-mlir's einsum lowering pads each
+/// factor with unit dims and turns them round before its batched matmul.
+struct TransposeOfUnitDims : NodePattern {
+  explicit TransposeOfUnitDims(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  static SmallVector<int64_t> nonUnit(ArrayRef<int64_t> shape) {
+    SmallVector<int64_t> positions;
+    for (auto [i, d] : llvm::enumerate(shape))
+      if (d != 1)
+        positions.push_back(i);
+    return positions;
+  }
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp reshape = nodeOf(transpose.getInputs()[0], "Reshape");
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    auto viewed =
+        dyn_cast<RankedTensorType>(transpose.getInputs()[0].getType());
+    auto result = dyn_cast<RankedTensorType>(transpose->getResult(0).getType());
+    if (!reshape || !perm || !viewed || !viewed.hasStaticShape() || !result ||
+        !result.hasStaticShape() ||
+        perm->size() != static_cast<size_t>(viewed.getRank()))
+      return rewriter.notifyMatchFailure(transpose, "not of a static Reshape");
+    // Where the transpose sends the viewed tensor's non-unit dims, in order.
+    SmallVector<int64_t> dims = nonUnit(viewed.getShape());
+    SmallVector<int64_t> order;
+    for (int64_t from : *perm)
+      if (viewed.getDimSize(from) != 1)
+        order.push_back(llvm::find(dims, from) - dims.begin());
+    bool moves = !llvm::is_sorted(order);
+    Value source = transpose.getInputs()[0];
+    Value x = reshape.getInputs()[0];
+    auto xType = dyn_cast<RankedTensorType>(x.getType());
+    if (xType && xType.hasStaticShape()) {
+      SmallVector<int64_t> xDims = nonUnit(xType.getShape());
+      bool unitOnly = xDims.size() == dims.size();
+      for (size_t i = 0; unitOnly && i < dims.size(); ++i)
+        unitOnly = xType.getDimSize(xDims[i]) == viewed.getDimSize(dims[i]);
+      if (unitOnly && moves) {
+        // x's non-unit dims in the transpose's order, its unit dims last.
+        SmallVector<int64_t> xPerm;
+        for (int64_t k : order)
+          xPerm.push_back(xDims[k]);
+        for (int64_t i = 0; i < xType.getRank(); ++i)
+          if (xType.getDimSize(i) == 1)
+            xPerm.push_back(i);
+        source = createTranspose(rewriter, transpose.getLoc(), x, xPerm);
+        moves = false;
+      }
+    }
+    if (moves)
+      return rewriter.notifyMatchFailure(transpose, "moves non-unit dims");
+    onnx::OnnxBuilder b(rewriter, transpose.getLoc(), elementTypeOf(result));
+    Value shape = b.i64s(result.getShape());
+    rewriter.replaceOp(transpose, b.node("Reshape", {source, shape}, result));
+    return success();
+  }
+};
+
+/// Reshape(Reshape(x), s) with a static result -> Reshape(x, s), when the
+/// inner view only inserts or drops unit dims or the pair is a round trip: a
+/// reshape only reads its input's elements in order, so a view of a view is a
+/// view of the source (torch-mlir's collapse of an expand, the shadow of a
+/// linalg program's broadcast).
 struct ReshapeOfReshape : NodePattern {
   explicit ReshapeOfReshape(MLIRContext *context)
       : NodePattern(context, "Reshape") {}
@@ -857,7 +921,32 @@ struct ReshapeOfReshape : NodePattern {
     auto type = dyn_cast<RankedTensorType>(outer->getResult(0).getType());
     if (!inner || !type || !type.hasStaticShape())
       return rewriter.notifyMatchFailure(outer, "not a static view of a view");
+    // A round trip through several views is their source.
+    for (onnx::NodeOp view = inner; view;
+         view = nodeOf(view.getInputs()[0], "Reshape"))
+      if (view.getInputs()[0].getType() == type) {
+        rewriter.replaceOp(outer, view.getInputs()[0]);
+        return success();
+      }
     Value x = inner.getInputs()[0];
+    // A view that others read too stays: the readers of a [.., N, C, ..]
+    // split (Gather of a mini-batch) see it through its later views.
+    // A view that splits or merges dims stays unless the pair is a round
+    // trip: the readers of a [.., N, C, ..] split (a Gather of a
+    // mini-batch) see it through its later views. Unit dims carry nothing.
+    auto nonUnit = [](Type t) {
+      SmallVector<int64_t> dims;
+      if (auto ranked = dyn_cast<RankedTensorType>(t))
+        for (int64_t d : ranked.getShape())
+          if (d != 1)
+            dims.push_back(d);
+      return dims;
+    };
+    auto xType = dyn_cast<RankedTensorType>(x.getType());
+    bool unitsOnly = xType && xType.hasStaticShape() &&
+                     nonUnit(xType) == nonUnit(inner->getResult(0).getType());
+    if (x.getType() != type && !unitsOnly)
+      return rewriter.notifyMatchFailure(outer, "not a round trip");
     onnx::OnnxBuilder b(rewriter, outer.getLoc(), elementTypeOf(x.getType()));
     Value shape = b.i64s(type.getShape());
     rewriter.replaceOp(outer, b.node("Reshape", {x, shape}, type));
@@ -1025,13 +1114,12 @@ std::optional<SmallVector<int64_t>> raise::shapeConstant(Value value) {
 }
 
 void raise::populateViewNormalizations(RewritePatternSet &patterns) {
-  patterns
-      .add<SliceOfInnerTranspose, SplitToSlices, GatherOfReshapeToSlice,
-           GatherOfTranspose, GatherOfTrailingReshape, TransposeOfSplitReshape,
-           SliceOfSplitAxis, SequenceAtOfSplit, TransposeOfSlice,
-           TransposeOfTranspose, TurnedInputTranspose, CutOfColumn, NoOpReshape,
-           ReshapeOfReshape, RefineSliceType, RefineUnsqueezeType>(
-          patterns.getContext());
+  patterns.add<SliceOfInnerTranspose, SplitToSlices, GatherOfReshapeToSlice,
+               GatherOfTranspose, GatherOfTrailingReshape,
+               TransposeOfSplitReshape, SliceOfSplitAxis, SequenceAtOfSplit,
+               TransposeOfSlice, TransposeOfTranspose, TurnedInputTranspose,
+               CutOfColumn, NoOpReshape, ReshapeOfReshape, TransposeOfUnitDims,
+               RefineSliceType, RefineUnsqueezeType>(patterns.getContext());
   for (StringRef opType : {"Add", "Sub", "Mul", "Div", "Expand"})
     patterns.add<GatherOfElementwise>(patterns.getContext(), opType);
 }
