@@ -137,3 +137,30 @@ module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %s, %r, %m, %n, %d : tensor<2x8xf32>, tensor<2x8xf32>, tensor<2x1xf32>, tensor<2x1xf32>, tensor<2x1xf32>
   }
 }
+
+// -----
+
+// A Where of a constant lower triangle of booleans (torch-mlir's tril, or a
+// hand-written `col <= row` mask) keeping x or 0 is Trilu(x, k); kept where
+// the mask is false, it is the upper triangle of the complement. A mask that
+// is no triangle stays a Where.
+
+// CHECK-LABEL: onnx.graph @masks(
+// CHECK-SAME: %[[S:[^:]+]]: tensor<2x3x3xf32>
+// CHECK-DAG: %[[K0:.+]] = onnx.node "Constant"() attrs {value = dense<0> : tensor<i64>}
+// CHECK-DAG: %[[K1:.+]] = onnx.node "Constant"() attrs {value = dense<1> : tensor<i64>}
+// CHECK-DAG: %[[L:.+]] = onnx.node "Trilu"(%[[S]], %[[K0]]) attrs {upper = 0 : i64}
+// CHECK-DAG: %[[U:.+]] = onnx.node "Trilu"(%[[S]], %[[K1]]) attrs {upper = 1 : i64}
+// CHECK-DAG: %[[W:.+]] = onnx.node "Where"
+// CHECK: onnx.yield %[[L]], %[[U]], %[[W]]
+module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"", 20>]} {
+  onnx.graph @masks(%s: tensor<2x3x3xf32> {onnx.name = "s"}) -> (tensor<2x3x3xf32> {onnx.name = "l"}, tensor<2x3x3xf32> {onnx.name = "u"}, tensor<2x3x3xf32> {onnx.name = "w"}) {
+    %zero = onnx.node "Constant"() attrs {value = dense<0.0> : tensor<f32>} : () -> tensor<f32>
+    %tril = onnx.node "Constant"() attrs {value = dense<[[[true, false, false], [true, true, false], [true, true, true]]]> : tensor<1x3x3xi1>} : () -> tensor<1x3x3xi1>
+    %l = onnx.node "Where"(%tril, %s, %zero) {outputs = ["l"]} : (tensor<1x3x3xi1>, tensor<2x3x3xf32>, tensor<f32>) -> tensor<2x3x3xf32>
+    %u = onnx.node "Where"(%tril, %zero, %s) {outputs = ["u"]} : (tensor<1x3x3xi1>, tensor<f32>, tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+    %odd = onnx.node "Constant"() attrs {value = dense<[[[true, false, true], [true, true, false], [true, true, true]]]> : tensor<1x3x3xi1>} : () -> tensor<1x3x3xi1>
+    %w = onnx.node "Where"(%odd, %s, %zero) {outputs = ["w"]} : (tensor<1x3x3xi1>, tensor<2x3x3xf32>, tensor<f32>) -> tensor<2x3x3xf32>
+    onnx.yield %l, %u, %w : tensor<2x3x3xf32>, tensor<2x3x3xf32>, tensor<2x3x3xf32>
+  }
+}

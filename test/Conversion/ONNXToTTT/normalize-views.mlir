@@ -458,3 +458,33 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %lr1 : tensor<2x6x1xf32>
   }
 }
+
+// -----
+
+// torch-mlir's einsum: a factor padded with a unit dim, turned round, and
+// merged into a batch; the product split with a unit dim, turned, and viewed
+// back. A transpose of a unit-dim view is the view of the transpose; a
+// transpose that only moves unit dims is a view; views that only add unit
+// dims, or that come back to the source's shape, fold.
+
+// CHECK-LABEL: onnx.graph @einsum_views(
+// CHECK-SAME: %[[K:[^:]+]]: tensor<2x8x4xf32> {{.*}}, %[[P:[^:]+]]: tensor<2x4x4xf32>
+// CHECK-DAG: %[[KT:.+]] = onnx.node "Transpose"(%[[K]]) attrs {perm = array<i64: 0, 2, 1>} : (tensor<2x8x4xf32>) -> tensor<2x4x8xf32>
+// CHECK: onnx.yield %[[KT]], %[[P]]
+module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"", 20>]} {
+  onnx.graph @einsum_views(%k: tensor<2x8x4xf32> {onnx.name = "k"}, %p: tensor<2x4x4xf32> {onnx.name = "p"}) -> (tensor<2x4x8xf32> {onnx.name = "kt"}, tensor<2x4x4xf32> {onnx.name = "back"}) {
+    %s4 = onnx.node "Constant"() attrs {value = dense<[2, 8, 4, 1]> : tensor<4xi64>} : () -> tensor<4xi64>
+    %s3 = onnx.node "Constant"() attrs {value = dense<[2, 4, 8]> : tensor<3xi64>} : () -> tensor<3xi64>
+    %padded = onnx.node "Reshape"(%k, %s4) : (tensor<2x8x4xf32>, tensor<4xi64>) -> tensor<2x8x4x1xf32>
+    %turned = onnx.node "Transpose"(%padded) attrs {perm = array<i64: 0, 2, 1, 3>} : (tensor<2x8x4x1xf32>) -> tensor<2x4x8x1xf32>
+    %kt = onnx.node "Reshape"(%turned, %s3) {outputs = ["kt"]} : (tensor<2x4x8x1xf32>, tensor<3xi64>) -> tensor<2x4x8xf32>
+    %s8 = onnx.node "Constant"() attrs {value = dense<[8, 4]> : tensor<2xi64>} : () -> tensor<2xi64>
+    %flat = onnx.node "Reshape"(%p, %s8) : (tensor<2x4x4xf32>, tensor<2xi64>) -> tensor<8x4xf32>
+    %s5 = onnx.node "Constant"() attrs {value = dense<[2, 4, 1, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+    %split = onnx.node "Reshape"(%flat, %s5) : (tensor<8x4xf32>, tensor<4xi64>) -> tensor<2x4x1x4xf32>
+    %moved = onnx.node "Transpose"(%split) attrs {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x4x1x4xf32>) -> tensor<2x4x4x1xf32>
+    %s3p = onnx.node "Constant"() attrs {value = dense<[2, 4, 4]> : tensor<3xi64>} : () -> tensor<3xi64>
+    %back = onnx.node "Reshape"(%moved, %s3p) {outputs = ["back"]} : (tensor<2x4x4x1xf32>, tensor<3xi64>) -> tensor<2x4x4xf32>
+    onnx.yield %kt, %back : tensor<2x4x8xf32>, tensor<2x4x4xf32>
+  }
+}
