@@ -17,6 +17,20 @@
 // CHECK: "Div"(%{{.+}}, %arg3) {{.*}} -> tensor<f32>
 // CHECK: "Constant"() attrs {value = dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>}
 // CHECK-NOT: ttt.opaque
+
+// torch-mlir's tril: an arange (a payload yielding its index: a constant),
+// col - row, a comparison with 0 (a boolean tensor) and a select of it.
+// CHECK-LABEL: onnx.graph @mask(
+// CHECK: "Constant"() attrs {value = dense<[0, 1, 2, 3]> : tensor<4xi64>}
+// CHECK: "Sub"({{.*}}) -> tensor<4x4xi64>
+// CHECK: "LessOrEqual"({{.*}}) -> tensor<4x4xi1>
+// CHECK: "Where"({{.*}}, %arg0, {{.*}}) -> tensor<4x4xf32>
+// CHECK-NOT: ttt.opaque
+#id1 = affine_map<(d0) -> (d0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+#none = affine_map<(d0, d1) -> ()>
 #id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #bcast = affine_map<(d0, d1, d2) -> (d0, d1, 0)>
 #lastRow = affine_map<(d0, d1, d2) -> (d1)>
@@ -73,6 +87,38 @@ module {
     } -> tensor<f32>
     %blob = arith.constant dense_resource<two_floats> : tensor<2xf32>
     return %scaled, %sum, %tril, %clamped, %row, %inv, %blob : tensor<2x8x4xf32>, tensor<2x8x1xf32>, tensor<2x8x8xf32>, tensor<2x8x4xf32>, tensor<2x1x4xf32>, tensor<f32>, tensor<2xf32>
+  }
+  func.func @mask(%s: tensor<4x4xf32>) -> tensor<4x4xf32> {
+    %zero = arith.constant dense<0.0> : tensor<f32>
+    %c0 = arith.constant 0 : i64
+    %e = tensor.empty() : tensor<4xi64>
+    %iota = linalg.generic {indexing_maps = [#id1], iterator_types = ["parallel"]} outs(%e : tensor<4xi64>) {
+    ^bb0(%o: i64):
+      %i = linalg.index 0 : index
+      %ii = arith.index_cast %i : index to i64
+      linalg.yield %ii : i64
+    } -> tensor<4xi64>
+    %cols = tensor.expand_shape %iota [[0, 1]] output_shape [1, 4] : tensor<4xi64> into tensor<1x4xi64>
+    %rows = tensor.expand_shape %iota [[0, 1]] output_shape [4, 1] : tensor<4xi64> into tensor<4x1xi64>
+    %e2 = tensor.empty() : tensor<4x4xi64>
+    %diff = linalg.generic {indexing_maps = [#col, #row, #id2], iterator_types = ["parallel", "parallel"]} ins(%cols, %rows : tensor<1x4xi64>, tensor<4x1xi64>) outs(%e2 : tensor<4x4xi64>) {
+    ^bb0(%a: i64, %b: i64, %o: i64):
+      %d = arith.subi %a, %b : i64
+      linalg.yield %d : i64
+    } -> tensor<4x4xi64>
+    %eb = tensor.empty() : tensor<4x4xi1>
+    %keep = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%diff : tensor<4x4xi64>) outs(%eb : tensor<4x4xi1>) {
+    ^bb0(%a: i64, %o: i1):
+      %k = arith.cmpi sle, %a, %c0 : i64
+      linalg.yield %k : i1
+    } -> tensor<4x4xi1>
+    %ef = tensor.empty() : tensor<4x4xf32>
+    %masked = linalg.generic {indexing_maps = [#id2, #id2, #none, #id2], iterator_types = ["parallel", "parallel"]} ins(%keep, %s, %zero : tensor<4x4xi1>, tensor<4x4xf32>, tensor<f32>) outs(%ef : tensor<4x4xf32>) {
+    ^bb0(%m: i1, %x: f32, %z: f32, %o: f32):
+      %r = arith.select %m, %x, %z : f32
+      linalg.yield %r : f32
+    } -> tensor<4x4xf32>
+    return %masked : tensor<4x4xf32>
   }
 }
 
