@@ -906,6 +906,41 @@ struct TransposeOfUnitDims : NodePattern {
   }
 };
 
+/// Transpose(Reshape(y), swap of the two innermost axes) where the Reshape
+/// only merges or splits y's leading (batch) axes -> Reshape(Transpose(y,
+/// swap)): the turn moves to the tensor the batch view is of (torch-mlir's
+/// `(w @ x^T)^T` turns the product in its [B*H, .., ..] view).
+struct InnerTransposeOfBatchView : NodePattern {
+  explicit InnerTransposeOfBatchView(MLIRContext *context)
+      : NodePattern(context, "Transpose") {}
+
+  LogicalResult matchNode(onnx::NodeOp transpose,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp reshape = nodeOf(transpose.getInputs()[0], "Reshape");
+    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
+    auto result = dyn_cast<RankedTensorType>(transpose->getResult(0).getType());
+    if (!reshape || !perm || perm->size() < 3 ||
+        *perm != swapInnerPerm(perm->size()) || !result ||
+        !result.hasStaticShape())
+      return rewriter.notifyMatchFailure(transpose,
+                                         "not an inner turn of a view");
+    Value y = reshape.getInputs()[0];
+    auto source = dyn_cast<RankedTensorType>(y.getType());
+    auto viewed = cast<RankedTensorType>(reshape->getResult(0).getType());
+    if (!source || !source.hasStaticShape() || source.getRank() < 3 ||
+        !viewed.hasStaticShape() || viewed.getRank() < 3 ||
+        source.getShape().take_back(2) != viewed.getShape().take_back(2))
+      return rewriter.notifyMatchFailure(transpose,
+                                         "the view is not of batch axes");
+    Value turned = createTranspose(rewriter, transpose.getLoc(), y,
+                                   swapInnerPerm(source.getRank()));
+    onnx::OnnxBuilder b(rewriter, transpose.getLoc(), elementTypeOf(result));
+    Value shape = b.i64s(result.getShape());
+    rewriter.replaceOp(transpose, b.node("Reshape", {turned, shape}, result));
+    return success();
+  }
+};
+
 /// Reshape(Reshape(x), s) with a static result -> Reshape(x, s), when the
 /// inner view only inserts or drops unit dims or the pair is a round trip: a
 /// reshape only reads its input's elements in order, so a view of a view is a
@@ -1119,7 +1154,8 @@ void raise::populateViewNormalizations(RewritePatternSet &patterns) {
                TransposeOfSplitReshape, SliceOfSplitAxis, SequenceAtOfSplit,
                TransposeOfSlice, TransposeOfTranspose, TurnedInputTranspose,
                CutOfColumn, NoOpReshape, ReshapeOfReshape, TransposeOfUnitDims,
-               RefineSliceType, RefineUnsqueezeType>(patterns.getContext());
+               InnerTransposeOfBatchView, RefineSliceType, RefineUnsqueezeType>(
+      patterns.getContext());
   for (StringRef opType : {"Add", "Sub", "Mul", "Div", "Expand"})
     patterns.add<GatherOfElementwise>(patterns.getContext(), opType);
 }
