@@ -84,6 +84,13 @@ bool raise::keepsTurnedLayout(onnx::NodeOp inner, ArrayRef<int64_t> perm) {
          isa<BlockArgument>(inner.getInputs()[0]);
 }
 
+Value raise::createReshape(PatternRewriter &rewriter, Location loc, Value x,
+                           RankedTensorType type) {
+  onnx::OnnxBuilder b(rewriter, loc, type.getElementType());
+  Value shape = b.i64s(type.getShape());
+  return b.node("Reshape", {x, shape}, type);
+}
+
 Value raise::createTranspose(PatternRewriter &rewriter, Location loc, Value x,
                              ArrayRef<int64_t> perm) {
   SmallVector<int64_t> total(perm);

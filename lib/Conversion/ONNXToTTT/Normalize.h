@@ -131,6 +131,10 @@ bool keepsTurnedLayout(onnx::NodeOp inner, ArrayRef<int64_t> perm);
 Value createTranspose(PatternRewriter &rewriter, Location loc, Value x,
                       ArrayRef<int64_t> perm);
 
+/// `x` viewed as the static tensor type `type`: one Reshape node.
+Value createReshape(PatternRewriter &rewriter, Location loc, Value x,
+                    RankedTensorType type);
+
 /// True if `perm` lists 0 .. n-1 once each (hand-written IR that no checker
 /// saw may carry any perm).
 bool isPermutation(ArrayRef<int64_t> perm);

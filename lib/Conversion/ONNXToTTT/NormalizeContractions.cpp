@@ -543,9 +543,10 @@ struct MatMulOfBatchMerges : NodePattern {
     onnx::OnnxBuilder builder(rewriter, loc, element);
     Value product = builder.node("MatMul", {lhs, rhs},
                                  RankedTensorType::get(shape, element));
-    rewriter.replaceOp(matmul,
-                       builder.node("Reshape", {product, builder.i64s(*out)},
-                                    matmul->getResult(0).getType()));
+    rewriter.replaceOp(
+        matmul,
+        createReshape(rewriter, loc, product,
+                      cast<RankedTensorType>(matmul->getResult(0).getType())));
     return success();
   }
 };

@@ -899,9 +899,8 @@ struct TransposeOfUnitDims : NodePattern {
     }
     if (moves)
       return rewriter.notifyMatchFailure(transpose, "moves non-unit dims");
-    onnx::OnnxBuilder b(rewriter, transpose.getLoc(), elementTypeOf(result));
-    Value shape = b.i64s(result.getShape());
-    rewriter.replaceOp(transpose, b.node("Reshape", {source, shape}, result));
+    rewriter.replaceOp(
+        transpose, createReshape(rewriter, transpose.getLoc(), source, result));
     return success();
   }
 };
@@ -934,9 +933,8 @@ struct InnerTransposeOfBatchView : NodePattern {
                                          "the view is not of batch axes");
     Value turned = createTranspose(rewriter, transpose.getLoc(), y,
                                    swapInnerPerm(source.getRank()));
-    onnx::OnnxBuilder b(rewriter, transpose.getLoc(), elementTypeOf(result));
-    Value shape = b.i64s(result.getShape());
-    rewriter.replaceOp(transpose, b.node("Reshape", {turned, shape}, result));
+    rewriter.replaceOp(
+        transpose, createReshape(rewriter, transpose.getLoc(), turned, result));
     return success();
   }
 };
@@ -982,9 +980,7 @@ struct ReshapeOfReshape : NodePattern {
                      nonUnit(xType) == nonUnit(inner->getResult(0).getType());
     if (x.getType() != type && !unitsOnly)
       return rewriter.notifyMatchFailure(outer, "not a round trip");
-    onnx::OnnxBuilder b(rewriter, outer.getLoc(), elementTypeOf(x.getType()));
-    Value shape = b.i64s(type.getShape());
-    rewriter.replaceOp(outer, b.node("Reshape", {x, shape}, type));
+    rewriter.replaceOp(outer, createReshape(rewriter, outer.getLoc(), x, type));
     return success();
   }
 };
