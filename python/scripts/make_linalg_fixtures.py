@@ -24,7 +24,10 @@ then ``torch-mlir-opt --torch-onnx-to-torch-backend-pipeline
 to the same kind of program; it cannot lower the scripted ones (an ONNX ``Loop`` whose
 chunk outputs are collected in a sequence): "failed to legalize operation
 'torch.operator' that was explicitly marked illegal" on the ``onnx.Loop``. So torch-mlir
-gives no loop form of these layers; the ``scf.for`` forms are tested with the
+gives no loop form of these layers (the FX importer unrolls Python loops, and on
+``torch._higher_order_ops.while_loop`` it emits a ``torch.prim.Loop`` that fails
+verification: "region branch point has 5 operands, but region successor needs 3
+inputs"); the ``scf.for`` forms are tested with the
 hand-written programs of test/python/linalg_programs.py.
 """
 
