@@ -733,19 +733,34 @@ struct LowerChunkApply : OpRewritePattern<ChunkApplyOp> {
     MLIRContext *ctx = rewriter.getContext();
     std::optional<int64_t> chunkSize = op.getChunkSize();
     Value q = op.getQ(), states = op.getStates();
-    // o[b, h, t, e] = sum_f q[b, h, t, f] S[b, h, t floordiv C, f, e], or
-    // S[b, h, 0, f, e] for the one state of the whole sequence.
-    Maps m{ctx, 5}; // b, h, t, f, e
-    AffineExpr chunkOfToken =
-        chunkSize ? m.d(2).floorDiv(*chunkSize) : getAffineConstantExpr(0, ctx);
-    Value init =
-        tm.zeros({tm.dim(q, 0), tm.dim(q, 1), tm.dim(q, 2), tm.dim(states, 4)});
-    Value out =
-        tm.generic(init.getType(), {q, states}, init,
-                   {m.dims({0, 1, 2, 3}),
-                    m.of({m.d(0), m.d(1), chunkOfToken, m.d(3), m.d(4)}),
-                    m.dims({0, 1, 2, 4})},
-                   innerReduction(5), multiplyAdd);
+    // o[b, h, n, c, e] = sum_f q[b, h, n, c, f] S[b, h, n, f, e] on the
+    // queries cut into chunks (a batched GEMM, and affine maps that every
+    // tiler takes, where reading S at `t floordiv C` is not), or
+    // o[b, h, t, e] = sum_f q[b, h, t, f] S[b, h, 0, f, e] for the one state
+    // of the whole sequence.
+    Value out;
+    if (chunkSize) {
+      Value qc = l.chunked(q, *chunkSize);
+      Maps m6{ctx, 6}; // b, h, n, c, f, e
+      Value init = tm.zeros({tm.dim(qc, 0), tm.dim(qc, 1), tm.dim(qc, 2),
+                             tm.dim(qc, 3), tm.dim(states, 4)});
+      Value outc =
+          tm.generic(init.getType(), {qc, states}, init,
+                     {m6.dims({0, 1, 2, 3, 4}), m6.dims({0, 1, 2, 4, 5}),
+                      m6.dims({0, 1, 2, 3, 5})},
+                     innerReduction(6), multiplyAdd);
+      out = l.unchunked(outc, tm.dim(q, 2));
+    } else {
+      Maps m{ctx, 5}; // b, h, t, f, e
+      Value init = tm.zeros(
+          {tm.dim(q, 0), tm.dim(q, 1), tm.dim(q, 2), tm.dim(states, 4)});
+      out = tm.generic(init.getType(), {q, states}, init,
+                       {m.dims({0, 1, 2, 3}),
+                        m.of({m.d(0), m.d(1), getAffineConstantExpr(0, ctx),
+                              m.d(3), m.d(4)}),
+                        m.dims({0, 1, 2, 4})},
+                       innerReduction(5), multiplyAdd);
+    }
     if (Value k = op.getIntraK()) {
       int64_t chunk = *chunkSize;
       // Inside each chunk: factor / n_c * sum_{j <= i} eta_j (q_i . k_j) v_j.

@@ -843,10 +843,21 @@ struct SequenceAtOfSplit : NodePattern {
   }
 };
 
+/// True if every reader of `op`'s result is a Reshape: a transpose between two
+/// views (torch-mlir's einsum and batched-matmul plumbing), which moving
+/// through the views cannot split from a weight's other spellings.
+static bool onlyViewed(Operation *op) {
+  return !op->use_empty() && llvm::all_of(op->getUsers(), [](Operation *user) {
+    auto node = dyn_cast<onnx::NodeOp>(user);
+    return node && node.isDefaultDomain() && node.getOpType() == "Reshape";
+  });
+}
+
 /// Transpose(Reshape(x), p) where the Reshape only inserts or drops unit
 /// dims, or where p only moves unit dims -> a Reshape of x (transposed by
-/// what p does to its other dims): torch-mlir's einsum lowering pads each
-/// factor with unit dims and turns them round before its batched matmul.
+/// what p does to its other dims), when only views read the transpose:
+/// torch-mlir's einsum lowering pads each factor with unit dims and turns
+/// them round before its batched matmul.
 struct TransposeOfUnitDims : NodePattern {
   explicit TransposeOfUnitDims(MLIRContext *context)
       : NodePattern(context, "Transpose") {}
@@ -866,8 +877,8 @@ struct TransposeOfUnitDims : NodePattern {
     auto viewed =
         dyn_cast<RankedTensorType>(transpose.getInputs()[0].getType());
     auto result = dyn_cast<RankedTensorType>(transpose->getResult(0).getType());
-    if (!reshape || !perm || !viewed || !viewed.hasStaticShape() || !result ||
-        !result.hasStaticShape() ||
+    if (!reshape || !perm || !onlyViewed(transpose) || !viewed ||
+        !viewed.hasStaticShape() || !result || !result.hasStaticShape() ||
         perm->size() != static_cast<size_t>(viewed.getRank()))
       return rewriter.notifyMatchFailure(transpose, "not of a static Reshape");
     // Where the transpose sends the viewed tensor's non-unit dims, in order.
@@ -907,8 +918,9 @@ struct TransposeOfUnitDims : NodePattern {
 
 /// Transpose(Reshape(y), swap of the two innermost axes) where the Reshape
 /// only merges or splits y's leading (batch) axes -> Reshape(Transpose(y,
-/// swap)): the turn moves to the tensor the batch view is of (torch-mlir's
-/// `(w @ x^T)^T` turns the product in its [B*H, .., ..] view).
+/// swap)), when only views read the transpose: the turn moves to the tensor
+/// the batch view is of (torch-mlir's `(w @ x^T)^T` turns the product in its
+/// [B*H, .., ..] view).
 struct InnerTransposeOfBatchView : NodePattern {
   explicit InnerTransposeOfBatchView(MLIRContext *context)
       : NodePattern(context, "Transpose") {}
@@ -918,7 +930,7 @@ struct InnerTransposeOfBatchView : NodePattern {
     onnx::NodeOp reshape = nodeOf(transpose.getInputs()[0], "Reshape");
     std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
     auto result = dyn_cast<RankedTensorType>(transpose->getResult(0).getType());
-    if (!reshape || !perm || perm->size() < 3 ||
+    if (!reshape || !perm || !onlyViewed(transpose) || perm->size() < 3 ||
         *perm != swapInnerPerm(perm->size()) || !result ||
         !result.hasStaticShape())
       return rewriter.notifyMatchFailure(transpose,
