@@ -20,7 +20,7 @@ in the commands.
 
 The few commands that cannot run inside a test are listed in EXCLUDED with the reason;
 commands that need something this machine may lack (a GPU, the CUDA toolkit, stock
-mlir-opt, the Python extension, PyTorch) are skipped with the reason when it is missing.
+mlir-opt, the Python extension, PyTorch, IREE) are skipped with the reason when it is missing.
 
 Run from the repository root: python3 -m pytest -q test/python/test_readme.py
 """
@@ -102,6 +102,10 @@ def _missing_for(command: str) -> str | None:
     if "/usr/lib/llvm-22/bin/mlir-opt" in command and not os.access(
             "/usr/lib/llvm-22/bin/mlir-opt", os.X_OK):
         return "stock mlir-opt of LLVM 22 is not installed"
+    if "iree-venv/bin/" in command and not os.access(
+            build_dir() / "iree-venv" / "bin" / "iree-compile", os.X_OK):
+        return ("needs IREE (make check-iree installs the iree-base-compiler and "
+                "iree-base-runtime wheels into the build directory's iree-venv)")
     if re.search(r"\bimport torch\b|import torch,", command) and \
             importlib.util.find_spec("torch") is None:
         return "needs PyTorch (pip install ttt[torch]), which is not installed"

@@ -410,8 +410,16 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
     Reshape, `tensor.concat` and a chain of `insert_slice`s that tiles a
     fresh tensor a Concat, an `insert_slice` at a computed offset a
     ScatterND window, `scf.for` with constant bounds a Loop (its induction
-    variable `lb + iteration * step`), index arithmetic integer nodes; any
-    other op stays an opaque node that keeps the dataflow. `ttt-raise-onnx` then finds and reads the layers with the same
+    variable `lb + iteration * step`), index arithmetic integer nodes.
+    torch-mlir's spellings are read too: a unit dim indexed at 0 is a
+    broadcast and a kept reduced dim keepdims; a payload that selects on
+    `linalg.index` comparisons is a Trilu, one that selects on a float
+    comparison a Max or Min (they differ on NaN only), one that yields
+    its index a constant arange, one that reads one element of a
+    captured tensor at constant indices a Slice; `cf.assert` (the
+    division guard) computes nothing; `dense_resource` constants are
+    their elements. Any other op stays an opaque node that keeps the
+    dataflow. `ttt-raise-onnx` then finds and reads the layers with the same
     soundness checks and remarks (at the ops' own locations), and every
     layer it raises is written back into the function as a `ttt.kvb_layer`
     whose operands are the function's own values, replacing the layer's
