@@ -1,68 +1,326 @@
 #!/usr/bin/env python3
-"""GPU check (issue 5): parallel GPU results against the CPU recurrent
-reference, and recurrent vs parallel timings on the GPU, at the LaCT-LLM layer
-shape. Run by bench/gpu_check.sh, which finds the GPU and builds first.
+"""GPU check (issue 15), in two halves: compile here, run on a GPU machine that
+has no MLIR, no network and little room for what travels to it.
 
-For each variant (LaCT-LLM layer with a static SwiGLU kernel, the paper's
-Table 2; the same definitions as bench/cpu_bench.py):
-  V2  output layer trained, per-token lr, momentum, Muon
-  V5  V2 without momentum and per-token lr
-the layer is written with test/python/ttt_mlir.py, folded with
-`ttt-opt --ttt-simplify` (exact folds only) and rewritten with
-`--ttt-to-linattn`; then
-  1. check (T = 2 chunks + 123 tokens, a partial last chunk): the recurrent
-     reference on the CPU (ttt-to-cpu, OpenMP) against the parallel form on
-     the GPU in fp32 (relative error <= 1e-5) and bf16 (<= 3e-2), and the
-     recurrent form on the GPU (<= 1e-5);
-  2. time (batch 1, 4 heads of dim 384, T = 32768, chunk 2048): recurrent and
-     parallel forms on the GPU, median of --repeat calls each.
-Every step has a time limit within the overall deadline; what does not fit is
-reported as skipped. The report goes to --report and stdout. Exit status 0
-when every check that ran passed, 1 otherwise.
+prepare (here: needs the build, LLVM 22's mlir-translate and llc, and CUDA's
+ptxas/fatbinary): every layer below is written with test/python/ttt_mlir.py,
+folded with `ttt-opt --ttt-simplify` (the recurrent form) and rewritten with
+`--ttt-to-linattn` (the parallel form); each form and precision goes through
+`ttt-opt --llvm-request-c-wrappers --ttt-to-gpu` (host code plus the kernels as
+an embedded fatbinary), `mlir-translate --mlir-to-llvmir` and `llc` into a
+shared object linked only against libttt_cuda_runtime.so (copied next to it).
+The check inputs and the CPU recurrent reference (`ttt-run`, the exact
+sequential loop) are written as .npz/.npy; manifest.json lists everything.
 
-    python3 bench/gpu_check.py --report bench/results/gpu_check_X.txt
-    python3 bench/gpu_check.py --emulate --dim 16 --tokens 512 --chunk 64   # no GPU
+run (there: Python with NumPy; PyTorch optional): loads each shared object with
+ctypes and calls its `_mlir_ciface_layer` on NumPy arrays, then
+  1. numerics (B=2, T = 2 chunks + 23, a partial last chunk): the parallel form
+     on the GPU against the CPU recurrent reference (fp32 relative error
+     <= 1e-5, bf16 <= 3e-2) and the recurrent form on the GPU (<= 1e-5);
+  2. speed at (B=1, H=4, D=384, T=32768, C=2048) and (B=8, H=16, D=64, T=8192,
+     C=64): recurrent and parallel (fp32, bf16) on the GPU, the median of
+     --repeat calls, each call including its copies in and out; the parallel
+     form is checked against the recurrent one there too (<= 1e-4);
+  3. when PyTorch sees the GPU: the same layers of python/ttt/models in eager
+     mode and under torch.compile on the same shapes, and the ceilings of the
+     same run (a bf16 and an fp32 GEMM, a device copy).
+The report (Markdown) goes to --report and stdout; exit status 0 when every
+check passed, 1 otherwise.
+
+    python3 bench/gpu_check.py prepare --out build/gpu_pack
+    python3 bench/gpu_check.py run build/gpu_pack --report bench/results/gpu_check.md
+    # no GPU: the same programs with the kernels run on the host
+    python3 bench/gpu_check.py prepare --out /tmp/p --emulate --tiny && \\
+        python3 bench/gpu_check.py run /tmp/p
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
+import ctypes
 import datetime
+import json
 import os
 import platform
-import re
 import shutil
+import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "test" / "python"))
-
-import ttt_mlir  # noqa: E402
-from oracle import ttt_oracle as oracle  # noqa: E402
-
-# The same V2 and V5 as the CPU benchmark, so both report one layer each.
-sys.path.insert(0, str(REPO / "bench"))
-from cpu_bench import VARIANTS as _ALL_VARIANTS  # noqa: E402
-
-VARIANTS = {name: _ALL_VARIANTS[name] for name in ("V2", "V5")}
+ENTRY = "layer"
+FLOAT16_UTILS = Path("/usr/lib/llvm-22/lib/libmlir_float16_utils.so")
 FP32_RTOL = 1e-5
 # bf16 keeps 8 significant bits (unit roundoff 2^-8 = 3.9e-3); the chunk sums
 # and the scan accumulate a few of those (measured 1.5-2e-2 at D=16, T=512).
 BF16_RTOL = 3e-2
+# Parallel against recurrent, both on the GPU, at the long timing shapes.
+CONSISTENCY_RTOL = 1e-4
+
+# name: (B, H, D, T, C). The check configuration carries its inputs and the
+# CPU reference; the timing ones make their inputs where they run.
+CHECK = ("check", 2, 2, 64, 2 * 64 + 23, 64)
+TINY_CHECK = ("check", 2, 1, 8, 2 * 16 + 5, 16)
+TIMING = [("lact", 1, 4, 384, 32768, 2048), ("heads", 8, 16, 64, 8192, 64)]
+TINY_TIMING = [("lact", 1, 2, 16, 200, 64)]
 
 
-class Deadline:
-    def __init__(self, seconds: float):
-        self.end = time.monotonic() + seconds
+#===------------------------------------------------------------------------===#
+# Shared by both halves
+#===------------------------------------------------------------------------===#
 
-    def left(self) -> float:
-        return self.end - time.monotonic()
+def operand_specs(model: str, lr: bool, momentum: bool, H: int, D: int):
+    """The layer function's operands in order, as (name, shape with "B" and
+    "T" left symbolic, low, high) of a uniform distribution; q, k, v and the
+    weights as in the tests (weights scaled by 1/sqrt(rows))."""
+    scale = 1 / float(np.sqrt(D))
+    specs = [(name, ["B", H, "T", D], -1.0, 1.0) for name in ("q", "k", "v")]
+    specs += [(f"w{i}", [H, D, D], -scale, scale)
+              for i in range(3 if model == "swiglu" else 1)]
+    if lr:
+        specs.append(("lr", ["B", H, "T", 1], 0.01, 0.2))
+    if momentum:
+        specs.append(("momentum", ["B", H, "T"], 0.01, 0.5))
+    return specs
+
+
+def make_inputs(specs, B: int, T: int, seed: int):
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for _, shape, low, high in specs:
+        dims = [B if d == "B" else T if d == "T" else d for d in shape]
+        arrays.append(rng.uniform(low, high, size=dims).astype(np.float32))
+    return arrays
+
+
+def relative_error(got, want) -> float:
+    """max |got - want| / max |want|; inf when got is not finite."""
+    got = np.asarray(got, np.float64)
+    want = np.asarray(want, np.float64)
+    if got.shape != want.shape or not np.all(np.isfinite(got)):
+        return float("inf")
+    scale = max(float(np.max(np.abs(want))), 1e-30)
+    return float(np.max(np.abs(got - want))) / scale
+
+
+#===------------------------------------------------------------------------===#
+# prepare
+#===------------------------------------------------------------------------===#
+
+def _tool(build: Path, name: str) -> str:
+    path = build / "bin" / name
+    if not path.exists():
+        sys.exit(f"gpu_check prepare: {path} is missing; build first (make build)")
+    return str(path)
+
+
+def _llvm_tool(name: str) -> str:
+    for candidate in (Path("/usr/lib/llvm-22/bin") / name, shutil.which(name)):
+        if candidate and Path(candidate).exists():
+            return str(candidate)
+    sys.exit(f"gpu_check prepare: {name} (LLVM 22) not found")
+
+
+def _run(cmd, what: str, **kw):
+    proc = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, **kw)
+    if proc.returncode:
+        lines = proc.stderr.strip().splitlines() or ["(no message)"]
+        raise RuntimeError(f"{what} failed: {lines[-1]}")
+    return proc.stdout
+
+
+class Compiler:
+    def __init__(self, build: Path, out: Path, emulate: bool, toolkit: str):
+        self.opt = _tool(build, "ttt-opt")
+        self.ttt_run = _tool(build, "ttt-run")
+        self.translate = _llvm_tool("mlir-translate")
+        self.llc = _llvm_tool("llc")
+        self.cc = os.environ.get("CC") or shutil.which("cc") or "gcc"
+        self.out = out
+        self.emulate = emulate
+        self.toolkit = toolkit
+        self.runtimes = []
+        for name in ("libttt_cuda_runtime.so", "libttt_cpu_runtime.so"):
+            source = build / "lib" / name
+            if not source.exists():
+                sys.exit(f"gpu_check prepare: {source} is missing; build first")
+            shutil.copy2(source, out / name)
+            self.runtimes.append(name)
+
+    def gpu_options(self, precision: str) -> str:
+        if self.emulate:
+            return f"emulate=true precision={precision}"
+        options = f"format=fatbin precision={precision}"
+        return options + (f" toolkit={self.toolkit}" if self.toolkit else "")
+
+    def shared_object(self, source: Path, precision: str, stem: str) -> str:
+        """`source` (MLIR with ttt/linattn ops) as stem.so; returns its name."""
+        work = self.out / "work"
+        llvm_mlir, ll, obj = (work / f"{stem}{s}" for s in (".llvm.mlir", ".ll", ".o"))
+        _run([self.opt, source, "--llvm-request-c-wrappers",
+              f"--ttt-to-gpu={self.gpu_options(precision)}", "-o", llvm_mlir],
+             f"ttt-opt --ttt-to-gpu ({stem})", timeout=1800)
+        _run([self.translate, "--mlir-to-llvmir", llvm_mlir, "-o", ll],
+             f"mlir-translate ({stem})", timeout=600)
+        _run([self.llc, "-O3", "-filetype=obj", "--relocation-model=pic", ll, "-o", obj],
+             f"llc ({stem})", timeout=600)
+        libs = [f"-l{name[3:-3]}" for name in self.runtimes]
+        if self.emulate and "bfloat" in ll.read_text():
+            # Host code with bf16 roundings (emulated kernels) calls
+            # __truncsfbf2, which GCC 12's libgcc lacks; MLIR's own runtime
+            # library has it. Emulated packs only run here.
+            libs += [f"-L{FLOAT16_UTILS.parent}", "-lmlir_float16_utils",
+                     f"-Wl,-rpath,{FLOAT16_UTILS.parent}"]
+        _run([self.cc, "-shared", "-o", self.out / f"{stem}.so", obj, f"-L{self.out}", *libs,
+              "-Wl,-rpath,$ORIGIN"], f"linking {stem}.so", timeout=300)
+        for path in (llvm_mlir, ll, obj):
+            path.unlink()
+        return f"{stem}.so"
+
+
+def _layer_forms(compiler: Compiler, cfg, specs, stem: str):
+    """The recurrent and parallel MLIR files of the layer."""
+    sys.path.insert(0, str(REPO / "test" / "python"))
+    import ttt_mlir
+
+    arrays = make_inputs(specs, 1, cfg["chunk"], 0)
+    ops = ttt_mlir.kvb_operands(
+        cfg, *arrays[:3], [a for (n, *_), a in zip(specs, arrays) if n.startswith("w")],
+        **{n: a for (n, *_), a in zip(specs, arrays) if n in ("lr", "momentum")})
+    assert [n for n, _ in ops] == [s[0] for s in specs]
+    text = ttt_mlir.kvb_layer_function(cfg, ops, name=ENTRY, return_weights=False)
+    work = compiler.out / "work"
+    recurrent = work / f"{stem}_recurrent.mlir"
+    recurrent.write_text(_run([compiler.opt, "-", "--ttt-simplify"], "ttt-opt --ttt-simplify",
+                              input=text, timeout=300))
+    parallel = work / f"{stem}_parallel.mlir"
+    parallel.write_text(_run([compiler.opt, recurrent, "--ttt-to-linattn"],
+                             "ttt-opt --ttt-to-linattn", timeout=300))
+    if "linattn." not in parallel.read_text():
+        raise RuntimeError(f"{stem}: ttt-to-linattn left the layer alone")
+    return recurrent, parallel
+
+
+def prepare(args) -> int:
+    sys.path.insert(0, str(REPO / "bench"))
+    from cpu_bench import VARIANTS
+    from cpu_compare import layer_flops
+
+    out = args.out
+    if out.exists():
+        shutil.rmtree(out)
+    (out / "work").mkdir(parents=True)
+    compiler = Compiler(args.build_dir, out, args.emulate, args.toolkit)
+    check = TINY_CHECK if args.tiny else CHECK
+    timing = TINY_TIMING if args.tiny else TIMING
+    precisions = ["fp32", "bf16"]
+    names = [n.strip() for n in args.variants.split(",") if n.strip()]
+    manifest = {"emulated": args.emulate, "entry": f"_mlir_ciface_{ENTRY}",
+                "runtimes": compiler.runtimes, "layers": []}
+    jobs = []
+    for name in names:
+        base = VARIANTS[name]
+        for config, B, H, D, T, C in [check, *timing]:
+            cfg = dict(base, chunk=C)
+            specs = operand_specs(cfg["model"], bool(cfg.get("_lr")),
+                                  bool(cfg.get("_momentum")), H, D)
+            stem = f"{name}_{config}"
+            recurrent, parallel = _layer_forms(compiler, cfg, specs, stem)
+            entry = {"variant": name, "config": config, "B": B, "H": H, "D": D, "T": T,
+                     "C": C, "operands": specs, "flops": B * layer_flops(name, H, D, T, C),
+                     "programs": {}}
+            forms = [("recurrent", recurrent, "fp32")]
+            forms += [("parallel", parallel, p) for p in precisions]
+            for form, source, precision in forms:
+                key = f"{form}_{precision}"
+                entry["programs"][key] = f"{stem}_{key}.so"
+                jobs.append((source, precision, f"{stem}_{key}"))
+            if config == "check":
+                arrays = make_inputs(specs, B, T, seed=1)
+                np.savez(out / f"{stem}_inputs.npz",
+                         **{f"arg{i}": a for i, a in enumerate(arrays)})
+                _run([compiler.ttt_run, recurrent, f"--inputs={out / f'{stem}_inputs.npz'}",
+                      f"--outputs={out / f'{stem}_reference.npy'}", "--ttt-form=recurrent",
+                      "--print-results=false"], f"ttt-run (CPU reference of {stem})",
+                     timeout=1800)
+                entry["inputs"] = f"{stem}_inputs.npz"
+                entry["reference"] = f"{stem}_reference.npy"
+            manifest["layers"].append(entry)
+    start = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        for name in pool.map(lambda job: compiler.shared_object(*job), jobs):
+            print(f"gpu_check prepare: {name}", flush=True)
+    shutil.rmtree(out / "work")
+    shutil.copy2(Path(__file__), out / "gpu_check.py")
+    layers_py = REPO / "python" / "ttt" / "models" / "layers.py"
+    shutil.copy2(layers_py, out / "torch_layers.py")
+    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    size = sum(p.stat().st_size for p in out.rglob("*") if p.is_file())
+    print(f"gpu_check prepare: {len(jobs)} programs in {time.monotonic() - start:.0f} s, "
+          f"{size / 2**20:.1f} MiB in {out}")
+    if size > args.max_mib * 2**20:
+        print(f"gpu_check prepare: error: {out} is over {args.max_mib} MiB", file=sys.stderr)
+        return 1
+    return 0
+
+
+#===------------------------------------------------------------------------===#
+# run
+#===------------------------------------------------------------------------===#
+
+def _descriptor_type(rank: int):
+    """The C struct of a ranked memref descriptor (MLIR's C interface)."""
+    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+              ("offset", ctypes.c_int64)]
+    if rank:
+        fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+    return type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+
+
+class Program:
+    """One compiled layer: f(arrays) -> (output array, seconds of the call)."""
+
+    def __init__(self, path: Path, entry: str, free):
+        self.lib = ctypes.CDLL(str(path))
+        self.function = getattr(self.lib, entry)
+        self.function.restype = None
+        # Results come from the allocator the program was compiled for: the
+        # runtime's device-accessible memory, or malloc when emulated.
+        self.free = free
+        self.free.argtypes = [ctypes.c_void_p]
+        self.free.restype = None
+
+    def __call__(self, arrays, out_rank: int = 4):
+        arrays = [np.ascontiguousarray(a, dtype=np.float32) for a in arrays]
+        descriptors = []
+        for a in arrays:
+            d = _descriptor_type(a.ndim)()
+            d.allocated = d.aligned = a.ctypes.data
+            d.offset = 0
+            if a.ndim:
+                d.sizes[:] = a.shape
+                d.strides[:] = [s // a.itemsize for s in a.strides]
+            descriptors.append(d)
+        result = _descriptor_type(out_rank)()
+        start = time.perf_counter()
+        self.function(ctypes.byref(result), *[ctypes.byref(d) for d in descriptors])
+        seconds = time.perf_counter() - start
+        # The result may be a strided view (of a buffer padded to whole
+        # chunks, say): read it through its sizes and strides.
+        shape = tuple(result.sizes)
+        strides = tuple(result.strides)
+        extent = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
+        base = ctypes.cast(result.aligned, ctypes.POINTER(ctypes.c_float))
+        flat = np.ctypeslib.as_array(base, shape=(result.offset + max(extent, 1),))
+        output = np.lib.stride_tricks.as_strided(
+            flat[result.offset:], shape=shape, strides=[4 * s for s in strides]).copy()
+        self.free(result.allocated)
+        return output, seconds
 
 
 class Report:
@@ -77,265 +335,226 @@ class Report:
         if self.path:  # written as it goes: a killed run still leaves a report
             self.path.write_text("\n".join(self.lines) + "\n")
 
-
-def tool_path(build: Path, name: str) -> Path:
-    path = build / "bin" / name
-    if not path.exists():
-        sys.exit(f"gpu_check: {path} is missing; build first (bench/gpu_check.sh does)")
-    return path
-
-
-def make_inputs(cfg, B, H, T, D, seed):
-    """Operands in kvb_layer_function's order; q, k, v and weights as in the
-    tests (uniform, weights scaled by 1/sqrt(rows))."""
-    rng = np.random.default_rng(seed)
-
-    def uniform(shape, scale=1.0):
-        return (scale * rng.uniform(-1.0, 1.0, size=shape)).astype(np.float32)
-
-    q, k, v = (uniform((B, H, T, D)) for _ in range(3))
-    weights = [uniform((H, D, D), 1 / np.sqrt(D)) for _ in range(3)]
-    extra = {}
-    if cfg.get("_lr"):
-        extra["lr"] = rng.uniform(0.01, 0.2, size=(B, H, T, 1)).astype(np.float32)
-    if cfg.get("_momentum"):
-        extra["momentum"] = rng.uniform(0.01, 0.5, size=(B, H, T)).astype(np.float32)
-    return ttt_mlir.kvb_operands(cfg, q, k, v, weights, **extra)
+    def verdict(self, what: str, err: float, limit: float) -> None:
+        ok = err <= limit
+        self.failures += not ok
+        self.say(f"- {'ok  ' if ok else 'FAIL'} {what}: relative error {err:.3g} "
+                 f"(limit {limit:g})")
 
 
-def layer_forms(opt: Path, cfg, operands):
-    """(recurrent, parallel) MLIR text of the layer."""
-    text = ttt_mlir.kvb_layer_function(cfg, operands, return_weights=False)
+def _load_torch_layers(pack: Path):
+    """python/ttt/models/layers.py as carried, and torch, when a GPU is there."""
+    try:
+        import importlib.util
 
-    def run(src, *args):
-        proc = subprocess.run([str(opt), "-", *args], input=src, capture_output=True, text=True,
-                              timeout=120)
-        if proc.returncode:
-            raise RuntimeError(f"ttt-opt {' '.join(args)} failed: {proc.stderr.strip()}")
-        return proc.stdout
-
-    recurrent = run(text, "--ttt-simplify")
-    parallel = run(recurrent, "--ttt-to-linattn")
-    if "linattn." not in parallel:
-        raise RuntimeError("ttt-to-linattn left the layer alone")
-    return recurrent, parallel
+        import torch
+        if not torch.cuda.is_available():
+            return None, None, "PyTorch sees no GPU"
+        spec = importlib.util.spec_from_file_location("torch_layers", pack / "torch_layers.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return torch, module, None
+    except Exception as error:  # noqa: BLE001 - reported, then skipped
+        return None, None, f"PyTorch unavailable ({error})"
 
 
-def norm_error(got, want):
-    """||got - want|| / ||want|| (Frobenius), reported next to the max error."""
-    got = np.asarray(got, np.float64)
-    want = np.asarray(want, np.float64)
-    return float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-30))
+def _torch_layer(layers, variant: str, H: int, D: int, C: int):
+    if variant == "MSE":
+        return layers.PlainLinear(H, D, D, loss="mse", chunk=C, lr_scale=0.01)
+    n = {"V2": 2, "V5": 5, "V6": 6}[variant]
+    return layers.lact_variant(n, heads=H, d=D, d_hidden=D, chunk=C)
 
 
-def relative_error(got, want):
-    got = np.asarray(got, np.float64)
-    want = np.asarray(want, np.float64)
-    if not np.all(np.isfinite(got)):
-        return float("inf")
-    scale = max(float(np.max(np.abs(want))), 1e-30)
-    return float(np.max(np.abs(got - want))) / scale
+def _median_seconds(fn, repeat: int, sync=lambda: None) -> float:
+    fn()
+    sync()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        sync()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
-class Runner:
-    def __init__(self, args, report: Report, deadline: Deadline, workdir: Path):
-        self.args = args
-        self.report = report
-        self.deadline = deadline
-        self.workdir = workdir
-        self.ttt_run = tool_path(args.build_dir, "ttt-run")
-        self.opt = tool_path(args.build_dir, "ttt-opt")
-        self.device_name = None
+def _ceilings(torch, report: Report):
+    """TFLOP/s of a bf16 and an fp32 GEMM, GB/s of a device copy."""
+    sync = torch.cuda.synchronize
+    n = 8192
+    out = {}
+    for label, dtype in (("bf16", torch.bfloat16), ("fp32", torch.float32)):
+        a = torch.randn(n, n, device="cuda", dtype=dtype)
+        seconds = _median_seconds(lambda: a @ a, 5, sync)
+        out[label] = 2 * n ** 3 / seconds / 1e12
+    x = torch.empty(2**28, device="cuda", dtype=torch.float32)
+    y = torch.empty_like(x)
+    seconds = _median_seconds(lambda: y.copy_(x), 5, sync)
+    out["copy"] = 2 * x.numel() * 4 / seconds / 1e9
+    report.say(f"ceilings (PyTorch, this run): bf16 GEMM {out['bf16']:.0f} TFLOP/s, fp32 GEMM "
+               f"{out['fp32']:.1f} TFLOP/s (TF32 {torch.backends.cuda.matmul.allow_tf32}), "
+               f"device copy {out['copy']:.0f} GB/s")
+    return out
 
-    def gpu_args(self, precision="fp32"):
-        if self.args.emulate:
-            options = f"emulate=true precision={precision}"
-        else:
-            options = f"format={self.args.format} precision={precision}"
-            if self.args.toolkit:
-                options += f" toolkit={self.args.toolkit}"
-        return ["--device=cuda", f"--gpu-options={options}"]
 
-    def run(self, label, module: Path, inputs: Path, extra, *, repeat=1, limit=300.0):
-        """Runs ttt-run; returns (result array or None, median ms or None, error)."""
-        budget = min(limit, self.deadline.left() - 5)
-        if budget < 10:
-            return None, None, "skipped: out of time"
-        out = self.workdir / f"{label}.npy"
-        out.unlink(missing_ok=True)
-        cmd = [str(self.ttt_run), str(module), f"--inputs={inputs}", f"--outputs={out}",
-               "--print-results=false", *extra]
-        if repeat > 1:
-            cmd.append(f"--repeat={repeat}")
-        start = time.monotonic()
+def _torch_times(torch, layers, entry, arrays, repeat: int):
+    """(eager s, compiled s or an error) of the reference layer on the GPU."""
+    layer = _torch_layer(layers, entry["variant"], entry["H"], entry["D"], entry["C"])
+    layer = layer.eval().cuda()
+    shapes = layer.input_shapes(entry["B"], entry["T"])
+    named = {spec[0]: a for spec, a in zip(entry["operands"], arrays)}
+    feeds = []
+    for name in layer.input_names:
+        a = named.get(name)
+        if a is None or tuple(a.shape) != tuple(shapes[name]):
+            a = np.random.default_rng(3).uniform(0.01, 0.2, shapes[name]).astype(np.float32)
+        feeds.append(torch.from_numpy(a).cuda())
+    sync = torch.cuda.synchronize
+    with torch.no_grad():
+        eager = _median_seconds(lambda: layer(*feeds), repeat, sync)
         try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=budget)
-        except subprocess.TimeoutExpired:
-            return None, None, f"timed out after {budget:.0f} s"
-        wall = time.monotonic() - start
-        if proc.returncode:
-            return None, None, (proc.stderr.strip().splitlines() or ["failed"])[-1]
-        match = re.search(r"median of \d+ runs: ([0-9.]+) ms", proc.stderr)
-        device = re.search(r"ttt-run: device: (.*)", proc.stderr)
-        if device:
-            self.device_name = device.group(1)
-        ms = float(match.group(1)) if match else None
-        self.report.say(f"    ({label}: {wall:.1f} s wall including compilation)")
-        return np.load(out), ms, None
+            compiled = torch.compile(layer)
+            compiled_s = _median_seconds(lambda: compiled(*feeds), repeat, sync)
+        except Exception as error:  # noqa: BLE001 - reported in the table
+            compiled_s = f"failed: {str(error).splitlines()[0][:80]}"
+    return eager, compiled_s
 
 
-def check(runner: Runner, name, cfg, args, report: Report):
-    T = 2 * args.chunk + 123
-    cfg = dict(cfg, chunk=args.chunk)
-    operands = make_inputs(cfg, 1, args.heads, T, args.dim, seed=1)
-    recurrent, parallel = layer_forms(runner.opt, cfg, operands)
-    wd = runner.workdir
-    (wd / f"{name}_recurrent.mlir").write_text(recurrent)
-    (wd / f"{name}_parallel.mlir").write_text(parallel)
-    inputs = wd / f"{name}_check.npz"
-    np.savez(inputs, **{f"arg{i}": a for i, (_, a) in enumerate(operands)})
-    report.say(f"  {name}: check at B=1 H={args.heads} D={args.dim} T={T} chunk={args.chunk}")
-    ref, _, error = runner.run(f"{name}_cpu_recurrent", wd / f"{name}_recurrent.mlir", inputs,
-                               ["--openmp"], limit=args.step_limit)
-    if error:
-        report.failures += 1
-        report.say(f"    FAIL  CPU recurrent reference: {error}")
-        return
-    report.say(f"    ok    CPU recurrent reference (max |o| = {np.abs(ref).max():.4g})")
-    for label, module, precision, rtol in [
-            ("gpu_parallel_fp32", "parallel", "fp32", FP32_RTOL),
-            ("gpu_parallel_bf16", "parallel", "bf16", BF16_RTOL),
-            ("gpu_recurrent_fp32", "recurrent", "fp32", FP32_RTOL)]:
-        got, _, error = runner.run(f"{name}_{label}", wd / f"{name}_{module}.mlir", inputs,
-                                   runner.gpu_args(precision), limit=args.step_limit)
-        what = f"GPU {module} {precision} vs CPU recurrent"
-        if error:
-            report.failures += 1
-            report.say(f"    FAIL  {what}: {error}")
+def run(args) -> int:
+    pack = args.pack.resolve()
+    manifest = json.loads((pack / "manifest.json").read_text())
+    if args.report:
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+    report = Report(args.report)
+    deadline = time.monotonic() + args.budget
+    emulated = manifest["emulated"]
+    report.say("# ttt GPU check (ahead-of-time programs)")
+    report.say("")
+    report.say(f"- date: {datetime.datetime.now().isoformat(timespec='seconds')}")
+    report.say(f"- host: {platform.node()} ({platform.machine()}, {os.cpu_count()} CPUs)")
+    report.say(f"- programs: {'EMULATED on the host (no GPU)' if emulated else 'CUDA fatbinary'}"
+               f", {pack}")
+    # The runtime first, alone: it says why there is no device before any
+    # program's constructor tries to load its kernels.
+    runtime = ctypes.CDLL(str(pack / "libttt_cuda_runtime.so"), mode=ctypes.RTLD_GLOBAL)
+    message = ctypes.create_string_buffer(1024)
+    if not emulated:
+        if runtime.tttCudaProbe(message, 1024) != 0:
+            report.say(f"- no GPU: {message.value.decode()}")
+            report.say("")
+            report.say("result: FAIL (no GPU to run on)")
+            return 2
+        runtime.tttCudaDescribeDevice(message, 1024)
+        report.say(f"- device: {message.value.decode()}")
+    fake = bool(os.environ.get("FAKE_CUDA_LOG")) or args.no_numerics
+    if fake:
+        report.say("- numerics: not compared (a fake driver: the programs load and launch their "
+                   "kernels, but no kernel runs, so the times mean nothing either)")
+    torch, layers, why = (None, None, "not asked") if args.no_torch else _load_torch_layers(pack)
+    report.say(f"- PyTorch: {'yes' if torch else why}")
+    report.say("")
+    entry_name = manifest["entry"]
+
+    free = (ctypes.CDLL(None).free if emulated else runtime._mlir_memref_to_llvm_free)
+
+    def program(entry, key):
+        return Program(pack / entry["programs"][key], entry_name, free)
+
+    report.say("## Numerics (relative error = max |got - ref| / max |ref|)")
+    report.say("")
+    for entry in (e for e in manifest["layers"] if "reference" in e):
+        with np.load(pack / entry["inputs"]) as data:
+            arrays = [data[f"arg{i}"] for i in range(len(data.files))]
+        reference = np.load(pack / entry["reference"])
+        where = (f"{entry['variant']} B={entry['B']} H={entry['H']} D={entry['D']} "
+                 f"T={entry['T']} C={entry['C']}")
+        for key, limit in (("parallel_fp32", FP32_RTOL), ("parallel_bf16", BF16_RTOL),
+                           ("recurrent_fp32", FP32_RTOL)):
+            got, _ = program(entry, key)(arrays)
+            what = f"{where}: {key.replace('_', ' ')} vs CPU recurrent reference"
+            if fake:
+                report.say(f"- ran  {what}: not compared (fake driver: no kernel ran)")
+                continue
+            report.verdict(what, relative_error(got, reference), limit)
+    report.say("")
+    rows = []
+    timed = [e for e in manifest["layers"] if "reference" not in e]
+    report.say(f"## Speed (median of {args.repeat} calls, each with its copies in and out)")
+    report.say("")
+    ceilings = _ceilings(torch, report) if torch else None
+    for entry in timed:
+        where = (f"{entry['variant']} B={entry['B']} H={entry['H']} D={entry['D']} "
+                 f"T={entry['T']} C={entry['C']}")
+        if time.monotonic() > deadline:
+            report.say(f"- {where}: skipped (out of time)")
             continue
-        if got.shape != ref.shape:
-            report.failures += 1
-            report.say(f"    FAIL  {what}: shape {got.shape}, expected {ref.shape}")
-            continue
-        err = relative_error(got, ref)
-        verdict = "ok  " if err <= rtol else "FAIL"
-        if err > rtol:
-            report.failures += 1
-        report.say(f"    {verdict}  {what}: relative error {err:.3g} (limit {rtol:g}; "
-                   f"norm-wise {norm_error(got, ref):.3g})")
+        specs = entry["operands"]
+        arrays = make_inputs(specs, entry["B"], entry["T"], seed=2)
+        row = {"where": where, "flops": entry["flops"]}
+        outputs = {}
+        for key in ("recurrent_fp32", "parallel_fp32", "parallel_bf16"):
+            prog = program(entry, key)
+            outputs[key], _ = prog(arrays)
+            row[key] = statistics.median(prog(arrays)[1] for _ in range(args.repeat))
+        if not fake:
+            report.verdict(f"{where}: parallel fp32 vs recurrent, both on the GPU",
+                           relative_error(outputs["parallel_fp32"], outputs["recurrent_fp32"]),
+                           CONSISTENCY_RTOL)
+        if torch:
+            try:
+                row["eager"], row["compiled"] = _torch_times(torch, layers, entry, arrays,
+                                                             args.repeat)
+            except Exception as error:  # noqa: BLE001 - reported in the table
+                row["eager"] = f"failed: {str(error).splitlines()[0][:80]}"
+        rows.append(row)
 
+    def ms(x):
+        return f"{x * 1e3:.2f}" if isinstance(x, float) else (x or "—")
 
-def timing(runner: Runner, name, cfg, args, report: Report, rows):
-    T = args.tokens
-    cfg = dict(cfg, chunk=args.chunk)
-    operands = make_inputs(cfg, 1, args.heads, T, args.dim, seed=2)
-    wd = runner.workdir
-    inputs = wd / f"{name}_time.npz"
-    np.savez(inputs, **{f"arg{i}": a for i, (_, a) in enumerate(operands)})
-    del operands
-    times = {}
-    for label, module, precision in [("recurrent", "recurrent", "fp32"),
-                                      ("parallel", "parallel", "fp32"),
-                                      ("parallel_bf16", "parallel", "bf16")]:
-        _, ms, error = runner.run(f"{name}_time_{label}", wd / f"{name}_{module}.mlir", inputs,
-                                  runner.gpu_args(precision), repeat=args.repeat,
-                                  limit=args.step_limit)
-        times[label] = ms
-        if error:
-            report.say(f"    {name} {label}: {error}")
-        else:
-            report.say(f"    {name} {label}: median {ms:.2f} ms")
-    inputs.unlink(missing_ok=True)
-    rows.append((name, times))
+    report.say("")
+    report.say("| layer | ttt recurrent ms | ttt parallel ms | speed-up | parallel bf16 ms | "
+               "TFLOP/s (parallel) | PyTorch eager ms | torch.compile ms |")
+    report.say("|---|---|---|---|---|---|---|---|")
+    for row in rows:
+        ratio = row["recurrent_fp32"] / row["parallel_fp32"]
+        rate = row["flops"] / row["parallel_fp32"] / 1e12
+        report.say(f"| {row['where']} | {ms(row['recurrent_fp32'])} | {ms(row['parallel_fp32'])}"
+                   f" | {ratio:.2f}x | {ms(row['parallel_bf16'])} | {rate:.3g} | "
+                   f"{ms(row.get('eager'))} | {ms(row.get('compiled'))} |")
+    if ceilings:
+        report.say("")
+        report.say(f"TFLOP/s counts each layer's useful products once; the same run's bf16 "
+                   f"GEMM ceiling is {ceilings['bf16']:.0f} TFLOP/s.")
+    report.say("")
+    report.say(f"result: {'PASS' if report.failures == 0 else f'FAIL ({report.failures} failed)'}")
+    return 0 if report.failures == 0 else 1
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--build-dir", type=Path, default=REPO / "build")
-    parser.add_argument("--report", type=Path, help="write the report here too")
-    parser.add_argument("--deadline", type=float, default=None,
-                        help="stop starting work after this time (seconds since the epoch)")
-    parser.add_argument("--budget", type=float, default=450,
-                        help="seconds for everything (default 450), if no --deadline")
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--dim", type=int, default=384)
-    parser.add_argument("--tokens", type=int, default=32768)
-    parser.add_argument("--chunk", type=int, default=2048)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--step-limit", type=float, default=150,
-                        help="seconds for one ttt-run call (default 150)")
-    parser.add_argument("--variants", default="V2,V5")
-    parser.add_argument("--format", default="fatbin", choices=["isa", "bin", "fatbin"])
-    parser.add_argument("--toolkit", default=os.environ.get("CUDA_HOME", ""),
-                        help="CUDA toolkit for ptxas/fatbinary/libdevice (default $CUDA_HOME)")
-    parser.add_argument("--emulate", action="store_true",
-                        help="no GPU: run the kernels on the host (ttt-to-gpu emulate=true), "
-                             "to test this script")
-    parser.add_argument("--skip-timing", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("prepare", help="compile every program and write the pack (here)")
+    p.add_argument("--out", type=Path, default=REPO / "build" / "gpu_pack")
+    p.add_argument("--build-dir", type=Path, default=REPO / "build")
+    p.add_argument("--variants", default="V2,V5,V6,MSE")
+    p.add_argument("--emulate", action="store_true",
+                   help="kernels run on the host (ttt-to-gpu emulate=true): no GPU needed")
+    p.add_argument("--tiny", action="store_true", help="tiny shapes (tests of this script)")
+    p.add_argument("--toolkit", default=os.environ.get("CUDA_HOME", ""),
+                   help="CUDA toolkit for ptxas/fatbinary/libdevice (default $CUDA_HOME)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--max-mib", type=float, default=48,
+                   help="fail when the pack is larger (default 48 MiB)")
+    r = sub.add_parser("run", help="run a prepared pack (on the GPU machine)")
+    r.add_argument("pack", type=Path)
+    r.add_argument("--report", type=Path, help="write the report here too")
+    r.add_argument("--repeat", type=int, default=5)
+    r.add_argument("--budget", type=float, default=240,
+                   help="seconds after which no further timing starts (default 240)")
+    r.add_argument("--no-torch", action="store_true", help="skip the PyTorch comparisons")
+    r.add_argument("--no-numerics", action="store_true",
+                   help="run every program but compare nothing (a fake driver)")
     args = parser.parse_args()
-
-    now = time.time()
-    seconds = (args.deadline - now) if args.deadline else args.budget
-    deadline = Deadline(seconds)
-    if args.report:
-        args.report.parent.mkdir(parents=True, exist_ok=True)
-    report = Report(args.report)
-
-    commit = subprocess.run(["git", "-C", str(REPO), "describe", "--always", "--dirty"],
-                            capture_output=True, text=True).stdout.strip() or "unknown"
-    report.say("ttt GPU check (issue 5): parallel vs recurrent on the GPU")
-    report.say(f"date:    {datetime.datetime.now().isoformat(timespec='seconds')}")
-    report.say(f"host:    {platform.node()} ({platform.machine()}, {os.cpu_count()} CPUs)")
-    report.say(f"commit:  {commit}")
-    if shutil.which("nvidia-smi"):
-        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
-                              "--format=csv,noheader"], capture_output=True, text=True)
-        report.say(f"gpu:     {smi.stdout.strip() or smi.stderr.strip()}")
-    report.say(f"mode:    {'EMULATED on the host (no GPU)' if args.emulate else 'CUDA'}, "
-               f"kernels as {args.format}, toolkit {args.toolkit or '(PATH)'}")
-    report.say(f"budget:  {seconds:.0f} s")
-    report.say("")
-
-    with tempfile.TemporaryDirectory(prefix="ttt_gpu_check_") as tmp:
-        runner = Runner(args, report, deadline, Path(tmp))
-        names = [n.strip() for n in args.variants.split(",") if n.strip()]
-        report.say("== correctness (relative error = max |got - ref| / max |ref|) ==")
-        for name in names:
-            try:
-                check(runner, name, VARIANTS[name], args, report)
-            except Exception as error:  # noqa: BLE001 - report and go on
-                report.failures += 1
-                report.say(f"  {name}: FAIL  {error}")
-        rows = []
-        if not args.skip_timing:
-            report.say("")
-            report.say(f"== timing on the GPU: B=1 H={args.heads} D={args.dim} "
-                       f"T={args.tokens} chunk={args.chunk}, median of {args.repeat} calls "
-                       "(inputs copied to the device inside each call) ==")
-            for name in names:
-                if not (runner.workdir / f"{name}_parallel.mlir").exists():
-                    report.say(f"    {name}: skipped (its layer was not built)")
-                    continue
-                timing(runner, name, VARIANTS[name], args, report, rows)
-        if runner.device_name:
-            report.say("")
-            report.say(f"device (ttt-run): {runner.device_name}")
-
-    if rows:
-        report.say("")
-        report.say("| variant | recurrent ms | parallel ms | speed-up | parallel bf16 ms |")
-        report.say("|---|---|---|---|---|")
-        for name, t in rows:
-            def fmt(x):
-                return f"{x:.2f}" if x is not None else "—"
-            ratio = (f"{t['recurrent'] / t['parallel']:.2f}x"
-                     if t.get("recurrent") and t.get("parallel") else "—")
-            report.say(f"| {name} | {fmt(t.get('recurrent'))} | {fmt(t.get('parallel'))} | "
-                       f"{ratio} | {fmt(t.get('parallel_bf16'))} |")
-    report.say("")
-    report.say(f"result: {'PASS' if report.failures == 0 else f'FAIL ({report.failures} failed)'}"
-               f" ({seconds - deadline.left():.0f} s)")
-    return 0 if report.failures == 0 else 1
+    return prepare(args) if args.command == "prepare" else run(args)
 
 
 if __name__ == "__main__":

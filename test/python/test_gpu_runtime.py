@@ -13,7 +13,9 @@ without a GPU.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -213,22 +215,85 @@ def test_gpu_check_stops_without_gpu(tmp_path):
     assert not (tmp_path / "never-built").exists()
 
 
-def test_gpu_check_script_emulated(tmp_path):
-    # The check's logic (layers, inputs, comparisons, report) with the kernels
-    # emulated on the host, at a tiny shape.
-    report = tmp_path / "report.txt"
-    proc = subprocess.run([sys.executable, str(REPO / "bench" / "gpu_check.py"), "--emulate",
-                           "--build-dir", str(build_dir()), "--variants", "V5", "--dim", "8",
-                           "--heads", "1", "--chunk", "16", "--tokens", "100", "--repeat", "2",
-                           "--report", str(report), "--budget", "300"],
-                          capture_output=True, text=True, timeout=400)
+def _prepare(out, *args, env=None):
+    proc = subprocess.run([sys.executable, str(REPO / "bench" / "gpu_check.py"), "prepare",
+                           "--out", str(out), "--build-dir", str(build_dir()), "--tiny", *args],
+                          capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return json.loads((out / "manifest.json").read_text())
+
+
+def test_gpu_check_prepare_and_run_emulated(tmp_path):
+    # Both halves at a tiny shape with the kernels compiled for the host: the
+    # ahead-of-time programs against the CPU recurrent reference (ttt-run).
+    pack = tmp_path / "pack"
+    manifest = _prepare(pack, "--emulate", "--variants", "V2,MSE")
+    assert manifest["emulated"] and [e["variant"] for e in manifest["layers"]] == ["V2"] * 2 + ["MSE"] * 2
+    report = tmp_path / "report.md"
+    proc = subprocess.run([sys.executable, str(pack / "gpu_check.py"), "run", str(pack),
+                           "--no-torch", "--repeat", "1", "--report", str(report)],
+                          capture_output=True, text=True, timeout=600)
     text = report.read_text()
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip() == text.strip()
-    assert "mode:    EMULATED on the host" in text
-    assert "ok    CPU recurrent reference" in text
-    assert "ok    GPU parallel fp32 vs CPU recurrent" in text
-    assert "ok    GPU recurrent fp32 vs CPU recurrent" in text
-    assert "GPU parallel bf16 vs CPU recurrent: relative error" in text
-    assert "| V5 |" in text
-    assert text.rstrip().splitlines()[-1].startswith("result: ")
-    assert proc.returncode == (0 if "result: PASS" in text else 1)
+    assert "programs: EMULATED on the host" in text
+    for variant in ("V2", "MSE"):
+        for what in ("parallel fp32", "parallel bf16", "recurrent fp32"):
+            assert f"- ok   {variant} B=2 H=1 D=8 T=37 C=16: {what} vs CPU recurrent reference" in text
+        assert f"- ok   {variant} B=1 H=2 D=16 T=200 C=64: parallel fp32 vs recurrent" in text
+        assert f"| {variant} B=1 H=2 D=16 T=200 C=64 |" in text
+    assert text.rstrip().endswith("result: PASS")
+
+
+def test_gpu_check_run_fails_on_wrong_numbers(tmp_path):
+    # The comparison can fail: a reference that is not the layer's output.
+    pack = tmp_path / "pack"
+    manifest = _prepare(pack, "--emulate", "--variants", "V6")
+    reference = pack / manifest["layers"][0]["reference"]
+    np.save(reference, np.load(reference) * 1.001)
+    proc = subprocess.run([sys.executable, str(pack / "gpu_check.py"), "run", str(pack),
+                           "--no-torch", "--repeat", "1"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "- FAIL V6 B=2 H=1 D=8 T=37 C=16: parallel fp32 vs CPU recurrent reference" in proc.stdout
+    # 1e-3 off: both fp32 forms fail; bf16 (limit 3e-2) cannot tell.
+    assert "- FAIL V6 B=2 H=1 D=8 T=37 C=16: recurrent fp32 vs" in proc.stdout
+    assert "- ok   V6 B=2 H=1 D=8 T=37 C=16: parallel bf16 vs" in proc.stdout
+    assert proc.stdout.rstrip().endswith("result: FAIL (2 failed)")
+
+
+def test_gpu_check_pack_runs_with_fake_driver(tmp_path, fake_driver):
+    # The pack a GPU machine gets: CUDA fatbinaries in shared objects that
+    # need no MLIR or LLVM library, run by `gpu_check.sh run` through the
+    # fake driver (which loads and launches, but runs no kernel).
+    toolkit = Path(os.environ.get("CUDA_HOME") or "/usr/local/cuda")
+    if not ((toolkit / "bin" / "ptxas").exists() and (toolkit / "bin" / "fatbinary").exists()):
+        pytest.skip(f"no CUDA toolkit (ptxas, fatbinary) under {toolkit}")
+    pack = tmp_path / "pack"
+    manifest = _prepare(pack, "--variants", "V5", "--toolkit", str(toolkit))
+    assert not manifest["emulated"]
+    programs = [pack / name for e in manifest["layers"] for name in e["programs"].values()]
+    assert len(programs) == 6
+    for program in programs:
+        needed = subprocess.run(["readelf", "-d", str(program)], capture_output=True,
+                                text=True, check=True).stdout
+        libs = set(re.findall(r"\(NEEDED\)\s+Shared library: \[(.*?)\]", needed))
+        assert libs <= {"libttt_cuda_runtime.so", "libttt_cpu_runtime.so", "libc.so.6",
+                        "libm.so.6"}, (program.name, libs)
+    log = tmp_path / "driver.log"
+    env = {**os.environ, "TTT_CUDA_DRIVER": str(fake_driver), "FAKE_CUDA_LOG": str(log),
+           "PACK": str(pack), "REPORT": str(tmp_path / "report.md")}
+    proc = subprocess.run(["bash", str(REPO / "bench" / "gpu_check.sh"), "run", "--no-torch",
+                           "--repeat", "1"], capture_output=True, text=True, env=env,
+                          timeout=600, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "gpu_check: GPU: 1 device(s), device 0: Fake GPU" in proc.stdout
+    text = (tmp_path / "report.md").read_text()
+    assert "- device: Fake GPU" in text and "numerics: not compared (a fake driver" in text
+    assert "- ran  V5 B=2 H=1 D=8 T=37 C=16: parallel fp32 vs CPU recurrent reference" in text
+    lines = log.read_text().splitlines()
+    # One fatbinary load per program, in its constructor; launches of sane sizes.
+    assert sum(line.startswith("load fatbin") for line in lines) == len(programs)
+    launches = [line for line in lines if line.startswith("launch ")]
+    assert launches and all(re.fullmatch(r"launch \w+ grid=\d+,\d+,\d+ block=\d+,\d+,\d+", line)
+                            for line in launches)
