@@ -5,7 +5,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "ttt/Pipelines/Pipelines.h"
-#include "GPUPasses.h"
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/TTT/Analysis/FormChoice.h"
 #include "ttt/Dialect/TTT/Transforms/Passes.h"
@@ -167,7 +166,7 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
     // Named contractions (matmul, ...) as generics, whose bodies the
     // rounding step can see.
     pm.addPass(createLinalgGeneralizeNamedOpsPass());
-    pm.addPass(createGPUBf16OperandsPass());
+    pm.addPass(createTTTGPUBf16Operands());
   }
   addBufferizationPasses(pm);
 
@@ -175,16 +174,19 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
   // every scf.for (chunk loops, the chunk-state scan) stay sequential loops
   // on the host; each linalg op inside them becomes one kernel launch.
   pm.addPass(createForallToForLoopPass());
-  pm.addPass(createGPUPrepareLinalgPass());
+  pm.addPass(createTTTGPUPrepareLinalg());
   pm.addPass(createConvertLinalgToParallelLoopsPass());
   // No canonicalization in between: it would fold the one-iteration loops
   // that put full reductions on the device.
-  pm.addPass(createGPUMapParallelLoopsPass(options.tileX, options.tileY));
-  pm.addPass(createGPUHostBoundaryPass());
+  TTTGPUMapParallelLoopsOptions mapping;
+  mapping.tileX = options.tileX;
+  mapping.tileY = options.tileY;
+  pm.addPass(createTTTGPUMapParallelLoops(mapping));
+  pm.addPass(createTTTGPUHostBoundary());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (options.emulate) {
-    pm.addPass(createGPULaunchToLoopsPass());
+    pm.addPass(createTTTGPULaunchToLoops());
     pm.addPass(createConvertVectorToSCFPass());
     pm.addPass(createCanonicalizerPass());
     pm.addPass(createCSEPass());
@@ -192,7 +194,7 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
     return;
   }
   pm.addPass(createGpuKernelOutliningPass());
-  pm.addPass(createGPUMergeModulesPass());
+  pm.addPass(createTTTGPUMergeModules());
 
   // Both sides: structured control flow and memref metadata to plain ops.
   pm.addPass(createConvertVectorToSCFPass());
@@ -306,7 +308,6 @@ void registerTTTPipelines() {
         "NVIDIA GPU kernels (gpu -> NVVM -> PTX/cubin), calling the mgpu* "
         "runtime ABI",
         buildTTTToGPUPipeline);
-    registerGPUPipelinePasses();
     return true;
   }();
   (void)registered;

@@ -174,6 +174,269 @@ def TTTSerializeNestedParallel : Pass<"ttt-serialize-nested-parallel"> {
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// GPU: the project's own steps of ttt-to-gpu (lib/Conversion/LinalgToGPU)
+//===----------------------------------------------------------------------===//
+//
+// They run between upstream passes, in the order `ttt-to-gpu` runs them
+// (lib/Pipelines/Pipelines.cpp); they are registered so that tests and
+// debugging can run them alone.
+
+def TTTGPUBf16Operands : Pass<"ttt-gpu-bf16-operands"> {
+  let summary = "Round the f32 operands of products in contractions to bf16 "
+                "(fp32 accumulation)";
+  let description = [{
+    On tensors or buffers: in every `linalg.generic` with a reduction
+    iterator (a contraction), rounds each f32 input operand of an
+    `arith.mulf` to bf16 and back (`arith.truncf` + `arith.extf`, once per
+    input at the top of the body), so products see bf16 operands while sums
+    stay f32. `ttt-to-gpu{precision=bf16}` runs it after
+    `linalg-generalize-named-ops`.
+
+    Example:
+
+    ```mlir
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    ```
+
+    becomes
+
+    ```mlir
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %a16 = arith.truncf %a : f32 to bf16
+      %a32 = arith.extf %a16 : bf16 to f32
+      %b16 = arith.truncf %b : f32 to bf16
+      %b32 = arith.extf %b16 : bf16 to f32
+      %p = arith.mulf %a32, %b32 : f32
+      %s = arith.addf %acc, %p : f32
+      linalg.yield %s : f32
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def TTTGPUPrepareLinalg : Pass<"ttt-gpu-prepare-linalg", "::mlir::ModuleOp"> {
+  let summary = "Make every copy and linalg op on buffers a linalg.generic "
+                "whose parallel loops come first, ready to become one kernel "
+                "each";
+  let description = [{
+    On buffers, for ops on the host (not in a `gpu.module` or `gpu.launch`):
+    `memref.copy` becomes `linalg.copy` (copies run as kernels too, not on
+    the host), named linalg ops become `linalg.generic`, and every generic's
+    loops are interchanged so that its parallel loops come first (then
+    `convert-linalg-to-parallel-loops` makes one `scf.parallel` of them,
+    which becomes one kernel; a reduction in front would otherwise stay a
+    host loop launching a kernel per step). A full reduction, which has no
+    parallel loop to map, is put in a one-iteration `scf.parallel`, so one
+    thread runs it on the device rather than the host.
+
+    Example:
+
+    ```mlir
+    linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>,
+                                     affine_map<(i, j) -> (j)>],
+                    iterator_types = ["reduction", "parallel"]}
+        ins(%a : memref<?x?xf32>) outs(%s : memref<?xf32>) { ... }
+    ```
+
+    becomes
+
+    ```mlir
+    linalg.generic {indexing_maps = [affine_map<(j, i) -> (i, j)>,
+                                     affine_map<(j, i) -> (j)>],
+                    iterator_types = ["parallel", "reduction"]}
+        ins(%a : memref<?x?xf32>) outs(%s : memref<?xf32>) { ... }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def TTTGPUMapParallelLoops
+    : Pass<"ttt-gpu-map-parallel-loops", "::mlir::ModuleOp"> {
+  let summary = "Map outermost scf.parallel loops onto GPU blocks and threads "
+                "(gpu.launch)";
+  let description = [{
+    On buffers: every outermost `scf.parallel` without reductions that is
+    not already on the device becomes a `gpu.launch`. For a nest of n
+    parallel dims d0..d(n-1):
+    - thread x <- d(n-1) within a tile of `tile-x`, thread y <- d(n-2)
+      within a tile of `tile-y` (n == 1: `tile-x * tile-y` threads along
+      d0);
+    - block x <- the linearized (d0, ..., d(n-3), tile of d(n-2), tile of
+      d(n-1)), last fastest: for the linattn lowering that is batch x heads
+      x chunks (x rows) x tiles. A grid-stride loop covers grids larger than
+      the hardware's limit; guards cover partial tiles;
+    - loops inside the nest (reductions, `scf.for`) run sequentially in each
+      thread.
+    Sizes may all be dynamic: the launch sizes are computed on the host from
+    the loop bounds. `tile-x * tile-y` must be 1 to 1024.
+
+    It also registers what the rest of `ttt-to-gpu` needs from the context
+    (the NVVM target, the LLVM IR translations, GPU offloading), so that any
+    tool (ttt-opt, the mlir-opt plug-in, ttt-run) can run the pipeline.
+
+    Example:
+
+    ```mlir
+    scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+      ... body(%i, %j) ...
+    }
+    ```
+
+    becomes (the host computes `%tj` = ceil(n / 32) and `%ti` =
+    ceil(m / 8) tiles, `%blocks` = `%tj * %ti`, and `%grid` = `%blocks`
+    clamped to [1, 2^31 - 1])
+
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %grid, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c8, %sz = %c1) {
+      scf.for %b = %bx to %blocks step %gx {
+        %tile_j = arith.remui %b, %tj : index
+        %rest = arith.divui %b, %tj : index
+        %tile_i = arith.remui %rest, %ti : index
+        %j = (%tile_j * 32 + %tx), %i = (%tile_i * 8 + %ty)
+        scf.if (%j < %n and %i < %m) { ... body(%i, %j) ... }
+      }
+      gpu.terminator
+    }
+    ```
+  }];
+  let options = [
+    Option<"tileX", "tile-x", "unsigned", /*default=*/"32",
+           "Threads per block along the innermost parallel dimension">,
+    Option<"tileY", "tile-y", "unsigned", /*default=*/"8",
+           "Threads per block along the second innermost parallel dimension">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def TTTGPUHostBoundary : Pass<"ttt-gpu-host-boundary", "::mlir::ModuleOp"> {
+  let summary = "Copy the memref arguments and globals of public functions "
+                "into fresh (device-accessible) buffers at entry";
+  let description = [{
+    On buffers, after bufferization and deallocation: every public function
+    copies its memref arguments, and every function the globals
+    (`memref.get_global`) it uses, into fresh buffers at entry, so that
+    kernels never see host-only memory once `memref.alloc` means
+    device-accessible managed memory. The copies are freed before returning;
+    arguments the program may write to are copied back first. Arguments of
+    public functions must have the identity layout.
+
+    Example:
+
+    ```mlir
+    func.func @f(%a: memref<?x4xf32>, %out: memref<?x4xf32>) {
+      %t = memref.get_global @table : memref<4xf32>
+      ... reads %a and %t, writes %out ...
+      return
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    func.func @f(%a: memref<?x4xf32>, %out: memref<?x4xf32>) {
+      %ca = memref.alloc(%d0) : memref<?x4xf32>
+      memref.copy %a, %ca : memref<?x4xf32> to memref<?x4xf32>
+      %cout = memref.alloc(%d1) : memref<?x4xf32>
+      memref.copy %out, %cout : memref<?x4xf32> to memref<?x4xf32>
+      %t = memref.get_global @table : memref<4xf32>
+      %ct = memref.alloc() : memref<4xf32>
+      memref.copy %t, %ct : memref<4xf32> to memref<4xf32>
+      ... reads %ca and %ct, writes %cout ...
+      memref.copy %cout, %out : memref<?x4xf32> to memref<?x4xf32>
+      memref.dealloc %ca : memref<?x4xf32>
+      memref.dealloc %cout : memref<?x4xf32>
+      memref.dealloc %ct : memref<4xf32>
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def TTTGPUMergeModules : Pass<"ttt-gpu-merge-modules", "::mlir::ModuleOp"> {
+  let summary = "Move every outlined kernel into one gpu.module (one binary, "
+                "one ptxas run, one module load)";
+  let description = [{
+    After `gpu-kernel-outlining`, which makes one `gpu.module` per kernel:
+    moves every kernel (and the functions it calls, once) into the first
+    `gpu.module` and retargets the `gpu.launch_func` ops, so that the program
+    has one binary. Kernels whose names clash are renamed. Modules with
+    different targets or an offloading handler stay apart.
+
+    Example:
+
+    ```mlir
+    gpu.launch_func @f_kernel::@f_kernel ...
+    gpu.launch_func @f_kernel_0::@f_kernel ...
+    gpu.module @f_kernel { gpu.func @f_kernel(...) kernel { ... } }
+    gpu.module @f_kernel_0 { gpu.func @f_kernel(...) kernel { ... } }
+    ```
+
+    becomes
+
+    ```mlir
+    gpu.launch_func @f_kernel::@f_kernel ...
+    gpu.launch_func @f_kernel::@f_kernel_0 ...
+    gpu.module @f_kernel {
+      gpu.func @f_kernel(...) kernel { ... }
+      gpu.func @f_kernel_0(...) kernel { ... }
+    }
+    ```
+  }];
+}
+
+def TTTGPULaunchToLoops : Pass<"ttt-gpu-launch-to-loops", "::mlir::ModuleOp"> {
+  let summary = "Run gpu.launch bodies on the host: sequential loops over "
+                "blocks and threads (a testing aid for kernels without "
+                "barriers or shared memory)";
+  let description = [{
+    Every `gpu.launch` becomes sequential `scf.for` loops over its blocks
+    and threads on the host (z, y, x of the grid, then of the block; kernels
+    without barriers, shared memory or async tokens only, as
+    `ttt-gpu-map-parallel-loops` makes them). `ttt-to-gpu{emulate=true}`
+    uses it to check the mapping numerically on machines without a GPU.
+
+    Example:
+
+    ```mlir
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %n, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c32, %sy = %c1, %sz = %c1) {
+      ... body(%bx, %tx) ...
+      gpu.terminator
+    }
+    ```
+
+    becomes
+
+    ```mlir
+    scf.for %bz = %c0 to %c1 step %c1 {
+      scf.for %by = %c0 to %c1 step %c1 {
+        scf.for %bx = %c0 to %n step %c1 {
+          scf.for %tz = %c0 to %c1 step %c1 {
+            scf.for %ty = %c0 to %c1 step %c1 {
+              scf.for %tx = %c0 to %c32 step %c1 {
+                ... body(%bx, %tx) ...
+    }}}}}}
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def TTTToLinAttn : Pass<"ttt-to-linattn"> {
   let summary = "Rewrite TTT layers that are exactly linear attention into linattn";
   let description = [{

@@ -187,8 +187,9 @@ void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options);
 /// dialect for the host plus one `gpu.binary` per kernel for NVIDIA GPUs
 /// (gpu -> NVVM -> PTX/cubin). Every linalg op becomes a kernel launch: the
 /// parallel dimensions of its loop nest map onto blocks and threads (see
-/// GPUPasses.h); sequential loops (the chunk scan, the recurrent reference's
-/// chunk loop and per-stream loop) stay on the host and launch kernels.
+/// ttt-gpu-map-parallel-loops in ttt/Conversion/Passes.td); sequential loops
+/// (the chunk scan, the recurrent reference's chunk loop and per-stream loop)
+/// stay on the host and launch kernels.
 ///
 /// Memory: every buffer the program allocates, and a copy of every argument,
 /// is CUDA managed memory, obtained through `_mlir_memref_to_llvm_alloc` /
@@ -227,8 +228,9 @@ LogicalResult buildTTTONNXOptimizePipeline(
     function_ref<LogicalResult(OpPassManager &)> addLayerPasses);
 
 /// Registers the pipelines with the global pass registry (`ttt-to-cpu`,
-/// `ttt-to-gpu`, `ttt-onnx-optimize`) and the GPU pipeline's own steps
-/// (`ttt-gpu-*`). Safe to call more than once.
+/// `ttt-to-gpu`, `ttt-onnx-optimize`, `ttt-optimize-linalg`). Their passes,
+/// the GPU pipeline's own steps (`ttt-gpu-*`) included, are registered by
+/// registerAllTTTPasses (ttt/InitAllPasses.h). Safe to call more than once.
 void registerTTTPipelines();
 
 } // namespace mlir::ttt
