@@ -157,8 +157,8 @@ static const char *getFormatName(GPUBinaryFormat format) {
 }
 
 void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
-  // The same linalg-on-tensors form as ttt-to-cpu.
-  addTTTToUpstreamPasses(pm);
+  // The same linalg-on-tensors form as ttt-to-cpu, but for the scan.
+  addTTTToUpstreamPasses(pm, options.scan);
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createConvertElementwiseToLinalgPass());
@@ -169,10 +169,17 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
     pm.addPass(createTTTGPUBf16Operands());
   }
   addBufferizationPasses(pm);
+  if (options.contractions == GPUContractions::cublas) {
+    TTTContractionsToBLASOptions library;
+    library.library = "cublas";
+    pm.addPass(createTTTContractionsToBLAS(library));
+  }
 
-  // Host side: the per-stream scf.forall of the recurrent reference and
-  // every scf.for (chunk loops, the chunk-state scan) stay sequential loops
-  // on the host; each linalg op inside them becomes one kernel launch.
+  // Foralls of scalar code (the per-entry scan) are kernels. Host side: the
+  // per-stream scf.forall of the recurrent reference and every scf.for
+  // (chunk loops) stay sequential loops on the host; each linalg op inside
+  // them becomes one kernel launch.
+  pm.addPass(createTTTGPUScalarForalls());
   pm.addPass(createForallToForLoopPass());
   pm.addPass(createTTTGPUPrepareLinalg());
   pm.addPass(createConvertLinalgToParallelLoopsPass());

@@ -10,6 +10,14 @@
 // RUN:   | %python %S/Inputs/ptx_check.py --ptxas %ptxas --arch sm_90 | FileCheck %s
 // CHECK: ptxas accepted 1 PTX modules for sm_90
 
+// The fused scan kernels (one loop over chunks per thread), for Hopper's
+// sm_90a.
+// RUN: ttt-opt --ttt-to-gpu='format=isa chip=sm_90a toolkit=%cuda_toolkit' \
+// RUN:   %S/ttt-to-gpu-scan.mlir \
+// RUN:   | %python %S/Inputs/ptx_check.py --ptxas %ptxas --arch sm_90a \
+// RUN:   | FileCheck %s --check-prefix=SM90A
+// SM90A: ptxas accepted 1 PTX modules for sm_90a
+
 // With the toolkit found, libdevice is linked in: no external math calls.
 // RUN: ttt-opt --ttt-to-gpu='format=isa toolkit=%cuda_toolkit' %S/Inputs/ttt-to-gpu-kvb-layer.mlir \
 // RUN:   | %python %S/Inputs/ptx_check.py | FileCheck %s --check-prefix=LIBDEVICE

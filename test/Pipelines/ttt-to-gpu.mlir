@@ -39,10 +39,13 @@
 // KVB-DAG: %[[C256:[0-9]+]] = llvm.mlir.constant(256 : index) : i64
 // CHECK: gpu.launch_func @[[MOD:layer_kernel]]::@layer_kernel blocks in (%{{[0-9]+}}, %[[C1]], %[[C1]]) threads in (%[[C32]], %[[C8]], %[[C1]]) : i64
 // CHECK: gpu.launch_func @[[MOD]]::@layer_kernel_0 blocks in
-// The chunk-state scans stay loops on the host, launching kernels per chunk;
-// the recurrent reference loops over streams and chunks on the host.
-// LINATTN: llvm.cond_br
+// The chunk-state scans are kernels of their own (a thread per state entry
+// carries it through the chunks: ttt-to-gpu-scan.mlir), so the parallel
+// form's host code has no loop; the recurrent reference loops over streams
+// and chunks on the host.
+// LINATTN-NOT: llvm.cond_br
 // LINATTN: gpu.launch_func @[[MOD]]::
+// LINATTN-NOT: llvm.cond_br
 // KVB: llvm.cond_br
 // KVB: gpu.launch_func @[[MOD]]::
 // One-dimensional nests (and full reductions, such as the Frobenius norms of

@@ -146,15 +146,16 @@ def test_long_sequence_small_chunks_with_momentum(tmp_path):
     assert err <= RTOL, err
 
 
-@pytest.mark.parametrize("scan", ["parallel", "sequential"])
+@pytest.mark.parametrize("scan", ["parallel", "sequential", "per-entry"])
 def test_scan_strategies_agree(scan, tmp_path):
-    # Both scan lowerings of the same linattn module against the recurrent layer.
+    # Every scan lowering of the same linattn module against the recurrent layer.
     cfg = dict(model="swiglu", trained=[1], loss="dot", chunk=4, order="update_then_apply",
                ns_steps=2, ns_coeffs=[oracle.NVS_NS_COEFF], _momentum=True)
     text, arrays = build(cfg, seed=13, T=53, lr_columns=3)
     rewritten = rewrite(text)[0]
     lowered = run_opt(rewritten, f"--linattn-to-linalg=scan={scan}")
     assert ("scf.while" in lowered) == (scan == "parallel")
+    assert ("scf.forall" in lowered) == (scan == "per-entry")
     (tmp_path / "ref").mkdir()
     (tmp_path / "low").mkdir()
     ref = run_function(text, arrays, tmp_path / "ref")[0]

@@ -27,9 +27,10 @@ namespace mlir::ttt {
 /// Adds the patterns that lower ttt layer ops to their recurrent reference.
 void populateTTTLowerRecurrentPatterns(RewritePatternSet &patterns);
 
-/// Adds the patterns that lower linattn ops to linalg on tensors.
+/// Adds the patterns that lower linattn ops to linalg on tensors; `scan` is
+/// linattn-to-linalg's option (parallel, sequential or per-entry).
 void populateLinAttnToLinalgPatterns(RewritePatternSet &patterns,
-                                     bool parallelScan = true);
+                                     StringRef scan = "parallel");
 
 #define GEN_PASS_REGISTRATION
 #include "ttt/Conversion/Passes.h.inc"

@@ -69,11 +69,37 @@ def LinAttnToLinalg : Pass<"linattn-to-linalg"> {
     With `scan=parallel` (the default) additive and decayed scans run as a
     Hillis-Steele scan over chunks (log2 N batched rounds combining pairs
     `(a, b)`; decays are multiplied, never divided); `scan=sequential` and
-    affine scans loop over chunks.
+    affine scans loop over chunks. `scan=per-entry` writes additive and
+    decayed scans as one `scf.forall` over (batch, head, row, column) whose
+    body loops over the chunks with the entry's state in a scalar: the
+    sequential loop's arithmetic, and on a GPU one kernel with a thread per
+    state entry (ttt-to-gpu's choice).
+
+    Example (`scan=per-entry`, an additive inclusive scan):
+    ```mlir
+    %s = linattn.scan %g {kind = #linattn<scan_kind additive>,
+                          mode = #linattn<scan_mode inclusive>} : ...
+    // becomes
+    %r = scf.forall (%b, %h, %i, %j) in (%B, %H, %F, %E)
+        shared_outs(%out = %empty) -> (tensor<?x?x?x?x?xf32>) {
+      %col = tensor.extract_slice %out[%b, %h, 0, %i, %j] [1, 1, %N, 1, 1] [1, 1, 1, 1, 1]
+      %last:2 = scf.for %n = %c0 to %N step %c1
+          iter_args(%acc = %zero, %c = %col) -> (f32, tensor<?xf32>) {
+        %x = tensor.extract %g[%b, %h, %n, %i, %j] : tensor<?x?x?x?x?xf32>
+        %next = arith.addf %acc, %x : f32
+        %c2 = tensor.insert %next into %c[%n] : tensor<?xf32>
+        scf.yield %next, %c2 : f32, tensor<?xf32>
+      }
+      scf.forall.in_parallel {
+        tensor.parallel_insert_slice %last#1 into %out[%b, %h, 0, %i, %j] [1, 1, %N, 1, 1] [1, 1, 1, 1, 1]
+      }
+    }
+    ```
   }];
   let options = [
     Option<"scan", "scan", "std::string", /*default=*/"\"parallel\"",
-           "How to scan chunk states: parallel (log-depth) or sequential">,
+           "How to scan chunk states: parallel (log-depth), sequential, or "
+           "per-entry (a loop over chunks per state entry)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
@@ -152,7 +178,19 @@ def TTTContractionsToBLAS : Pass<"ttt-contractions-to-blas", "::mlir::ModuleOp">
       linalg.generic ... (as before)
     }
     ```
+
+    With `library=cublas` (ttt-to-gpu's `contractions=cublas`) the calls
+    are `ttt_cublas_available` and `ttt_cublas_sgemm` of
+    `libttt_cuda_runtime`, on device-accessible buffers: cuBLAS computes each
+    GEMM on the GPU, and the batch loops are `scf.for` loops of the host (a
+    parallel loop there would become a kernel). The fallback branch's op
+    becomes a kernel as every other.
   }];
+  let options = [
+    Option<"library", "library", "std::string", /*default=*/"\"blas\"",
+           "Whose GEMM: blas (ttt_sgemm, a CBLAS on the CPU) or cublas "
+           "(ttt_cublas_sgemm, cuBLAS on the GPU, called by the host)">,
+  ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",
     "::mlir::arith::ArithDialect",
@@ -363,6 +401,38 @@ def TTTGPUHostBoundary : Pass<"ttt-gpu-host-boundary", "::mlir::ModuleOp"> {
     ```
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def TTTGPUScalarForalls : Pass<"ttt-gpu-scalar-foralls"> {
+  let summary = "Put every scf.forall whose body is scalar code on the device";
+  let description = [{
+    On buffers, before the remaining `scf.forall` loops become host loops
+    (`scf-forall-to-for`): a forall whose body is scalar code (loads,
+    stores, arithmetic, views, `scf.for`/`scf.if`; no structured op, no
+    nested parallel loop, no allocation or call) becomes an `scf.parallel`,
+    which `ttt-gpu-map-parallel-loops` makes one kernel with a thread per
+    iteration. That is how `linattn-to-linalg{scan=per-entry}` writes a
+    chunk-state scan: each thread carries its state entry through the chunks
+    in a register. Foralls holding linalg ops (the recurrent reference's
+    per-stream loops) stay on the host, each op inside a kernel of its own.
+
+    Example:
+    ```mlir
+    scf.forall (%i, %j) in (%m, %n) {
+      %s = scf.for %t = %c0 to %T step %c1 iter_args(%acc = %zero) -> (f32) {
+        %x = memref.load %g[%t, %i, %j] : memref<?x?x?xf32>
+        %y = arith.addf %acc, %x : f32
+        memref.store %y, %out[%t, %i, %j] : memref<?x?x?xf32>
+        scf.yield %y : f32
+      }
+    }
+    // becomes
+    scf.parallel (%i, %j) = (%c0, %c0) to (%m, %n) step (%c1, %c1) {
+      %s = scf.for ... (the same body)
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
 def TTTGPUMergeModules : Pass<"ttt-gpu-merge-modules", "::mlir::ModuleOp"> {

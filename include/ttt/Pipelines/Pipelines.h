@@ -93,6 +93,16 @@ enum class GPUPrecision {
   bf16,
 };
 
+/// How `ttt-to-gpu` computes the fp32 GEMM-shaped ops (contractions).
+enum class GPUContractions {
+  /// Generated kernels, a thread per output element.
+  kernels,
+  /// cuBLAS (cublasSgemm_v2 through libttt_cuda_runtime, loaded at run time),
+  /// called by the host; the generated kernel where cuBLAS is missing. bf16
+  /// contractions (precision=bf16) stay kernels.
+  cublas,
+};
+
 /// What `ttt-to-gpu` embeds for each kernel module (gpu-module-to-binary's
 /// format).
 enum class GPUBinaryFormat {
@@ -124,6 +134,23 @@ struct TTTToGPUOptions : public PassPipelineOptions<TTTToGPUOptions> {
           clEnumValN(GPUPrecision::bf16, "bf16",
                      "operands of products rounded to bf16, fp32 "
                      "accumulation"))};
+  PassOptions::Option<GPUContractions> contractions{
+      *this, "contractions",
+      llvm::cl::desc("How fp32 contractions (GEMMs) run"),
+      llvm::cl::init(GPUContractions::kernels),
+      llvm::cl::values(
+          clEnumValN(GPUContractions::kernels, "kernels",
+                     "generated kernels, a thread per output element"),
+          clEnumValN(GPUContractions::cublas, "cublas",
+                     "cuBLAS calls of the host (libttt_cuda_runtime loads "
+                     "libcublas at run time; kernels without it)"))};
+  PassOptions::Option<std::string> scan{
+      *this, "scan",
+      llvm::cl::desc("linattn-to-linalg's chunk-state scan: per-entry (one "
+                     "kernel, a thread per state entry carrying it through "
+                     "the chunks), parallel (log-depth rounds, a kernel "
+                     "each) or sequential (a kernel per chunk)"),
+      llvm::cl::init("per-entry")};
   PassOptions::Option<GPUBinaryFormat> format{
       *this, "format", llvm::cl::desc("What to embed for each kernel module"),
       llvm::cl::init(GPUBinaryFormat::fatbin),
@@ -171,7 +198,8 @@ bool isOpenMPDefaultOnHost();
 
 /// Lowers the project's own dialects (ttt, linattn) to upstream
 /// func/tensor/linalg/scf/arith/math ops. The first step of every pipeline.
-/// `scan` is linattn-to-linalg's chunk-state scan: "parallel" (log-depth,
+/// `scan` is linattn-to-linalg's chunk-state scan: "per-entry" (for the
+/// GPU: a kernel with a thread per state entry), "parallel" (log-depth,
 /// for the GPU) or "sequential" (one pass over the states, for the CPU).
 void addTTTToUpstreamPasses(OpPassManager &pm, StringRef scan = "parallel");
 

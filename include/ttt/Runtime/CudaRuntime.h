@@ -18,6 +18,8 @@
 |* Environment:
 |*   TTT_CUDA_DRIVER   path of the driver library (default: libcuda.so.1)
 |*   TTT_CUDA_DEVICE   device ordinal (default: 0)
+|*   TTT_CUBLAS_LIBRARY  cuBLAS for ttt_cublas_sgemm (default: the usual
+|*                     sonames; empty: none, the generated loops run)
 |*
 |* Errors: a failing CUDA call inside an mgpu* or allocator function calls
 |* the error handler with one line ("cuLaunchKernel: CUDA_ERROR_... (...)");
@@ -112,6 +114,25 @@ void mgpuMemHostRegisterMemRef(int64_t rank, void *descriptor,
 void mgpuMemHostUnregisterMemRef(int64_t rank, void *descriptor,
                                  int64_t elementSizeBytes);
 void mgpuSetDefaultDevice(int32_t device);
+
+/*===------------------------- GEMMs (cuBLAS) ----------------------------===*/
+
+/** Non-zero when cuBLAS is loaded and has a handle on the runtime's device:
+ *  $TTT_CUBLAS_LIBRARY (empty: none), else libcublas.so.13, .so.12, .so or
+ *  /usr/local/cuda/lib64/libcublas.so, opened on first use. */
+int32_t ttt_cublas_available(void);
+
+/** C (m x n) = A (m x k) * B (k x n), or C += A * B when `accumulate` is
+ *  non-zero, on fp32 views given as addresses, element offsets and (row,
+ *  column) strides: what ttt-contractions-to-blas{library=cublas} passes.
+ *  cublasSgemm_v2 for row- or column-major views, synchronous like the
+ *  launches; other strides are computed on the host (managed memory). */
+void ttt_cublas_sgemm(int64_t m, int64_t n, int64_t k, int64_t a,
+                      int64_t aOffset, int64_t aRowStride, int64_t aColStride,
+                      int64_t b, int64_t bOffset, int64_t bRowStride,
+                      int64_t bColStride, int64_t c, int64_t cOffset,
+                      int64_t cRowStride, int64_t cColStride,
+                      int64_t accumulate);
 
 #ifdef __cplusplus
 } /* extern "C" */

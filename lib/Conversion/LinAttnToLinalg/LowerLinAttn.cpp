@@ -589,6 +589,94 @@ struct LowerScanInParallel : OpRewritePattern<ScanOp> {
   }
 };
 
+/// Additive and decayed scans as one loop over chunks per state entry: an
+/// scf.forall over (batch, head, row, column) whose body carries its entry's
+/// state in a scalar through the chunks. It computes what the sequential
+/// loop computes, in the same order; on a GPU it is one kernel, a thread per
+/// entry with the state in a register (ttt-to-gpu moves foralls whose bodies
+/// are scalar code onto the device), where the loop above would launch
+/// kernels chunk by chunk.
+struct LowerScanPerEntry : OpRewritePattern<ScanOp> {
+  LowerScanPerEntry(MLIRContext *ctx) : OpRewritePattern(ctx, /*benefit=*/2) {}
+
+  LogicalResult matchAndRewrite(ScanOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getKind() != ScanKind::additive && op.getKind() != ScanKind::decayed)
+      return rewriter.notifyMatchFailure(op, "affine scans stay sequential");
+    Location loc = op.getLoc();
+    auto type = cast<FloatType>(op.getInputs().getType().getElementType());
+    TensorMath tm(rewriter, loc, type);
+    OpBuilder &b = rewriter;
+    Value g = op.getInputs(), decay = op.getDecay(), initial = op.getInitial();
+    auto gType = cast<RankedTensorType>(g.getType());
+    SmallVector<OpFoldResult> sizes = tm.sizes(g);
+    Value chunks = tm.indexValue(sizes[2]);
+    Value c0 = arith::ConstantIndexOp::create(b, loc, 0);
+    Value c1 = arith::ConstantIndexOp::create(b, loc, 1);
+    Value zeroState =
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0));
+    Value empty = tensor::EmptyOp::create(b, loc, sizes, type);
+    SmallVector<OpFoldResult> entries{sizes[0], sizes[1], sizes[3], sizes[4]};
+    auto forall =
+        scf::ForallOp::create(b, loc, entries, ValueRange{empty}, std::nullopt);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(forall.getTerminator());
+      SmallVector<Value> iv = forall.getInductionVars();
+      Value bi = iv[0], hi = iv[1], fi = iv[2], ei = iv[3];
+      Value out = forall.getRegionIterArgs()[0];
+      OpFoldResult zero = b.getIndexAttr(0), one = b.getIndexAttr(1);
+      SmallVector<OpFoldResult> at{bi, hi, zero, fi, ei};
+      SmallVector<OpFoldResult> extent{one, one, sizes[2], one, one};
+      SmallVector<OpFoldResult> strides(5, one);
+      auto columnType = RankedTensorType::get({gType.getDimSize(2)}, type);
+      Value column = tensor::ExtractSliceOp::create(b, loc, columnType, out, at,
+                                                    extent, strides);
+      Value start = zeroState;
+      if (initial) {
+        // Per sample [B, H, F, E] or shared by the batch [H, F, E].
+        bool perSample =
+            cast<RankedTensorType>(initial.getType()).getRank() == 4;
+        SmallVector<Value> index{hi, fi, ei};
+        if (perSample)
+          index.insert(index.begin(), bi);
+        start = tensor::ExtractOp::create(b, loc, initial, index);
+      }
+      auto loop =
+          scf::ForOp::create(b, loc, c0, chunks, c1, ValueRange{start, column});
+      {
+        OpBuilder::InsertionGuard inner(b);
+        b.setInsertionPointToStart(loop.getBody());
+        Value n = loop.getInductionVar();
+        Value state = loop.getRegionIterArgs()[0];
+        Value col = loop.getRegionIterArgs()[1];
+        if (op.getMode() == ScanMode::exclusive)
+          col = tensor::InsertOp::create(b, loc, state, col, ValueRange{n});
+        Value gn =
+            tensor::ExtractOp::create(b, loc, g, ValueRange{bi, hi, n, fi, ei});
+        Value next;
+        if (decay) {
+          Value alpha =
+              tensor::ExtractOp::create(b, loc, decay, ValueRange{bi, hi, n});
+          Value decayed = arith::MulFOp::create(b, loc, alpha, state);
+          next = arith::AddFOp::create(b, loc, decayed, gn);
+        } else {
+          next = arith::AddFOp::create(b, loc, state, gn);
+        }
+        if (op.getMode() == ScanMode::inclusive)
+          col = tensor::InsertOp::create(b, loc, next, col, ValueRange{n});
+        scf::YieldOp::create(b, loc, ValueRange{next, col});
+      }
+      b.setInsertionPointToEnd(forall.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(b, loc, loop.getResult(1), out, at,
+                                            extent, strides);
+    }
+    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(),
+                                                forall.getResult(0));
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // state_transform (Newton-Schulz, batched over every chunk state)
 //===----------------------------------------------------------------------===//
@@ -799,13 +887,13 @@ struct LinAttnToLinalgPass
     : ttt::impl::LinAttnToLinalgBase<LinAttnToLinalgPass> {
   using Base::Base;
   void runOnOperation() override {
-    if (scan != "parallel" && scan != "sequential") {
+    if (scan != "parallel" && scan != "sequential" && scan != "per-entry") {
       getOperation()->emitError("linattn-to-linalg: unknown scan strategy '")
-          << scan << "' (expected 'parallel' or 'sequential')";
+          << scan << "' (expected 'parallel', 'sequential' or 'per-entry')";
       return signalPassFailure();
     }
     RewritePatternSet patterns(&getContext());
-    populateLinAttnToLinalgPatterns(patterns, scan == "parallel");
+    populateLinAttnToLinalgPatterns(patterns, scan);
     GreedyRewriteConfig config;
     config.enableFolding(false);
     if (failed(
@@ -826,10 +914,12 @@ struct LinAttnToLinalgPass
 } // namespace
 
 void mlir::ttt::populateLinAttnToLinalgPatterns(RewritePatternSet &patterns,
-                                                bool parallelScan) {
+                                                StringRef scan) {
   patterns.add<LowerFeatureMap, LowerChunkReduce, LowerChunkMean, LowerScan,
                LowerStateTransform, LowerChunkApply>(patterns.getContext());
   linattn::populateDecomposePatterns(patterns);
-  if (parallelScan)
+  if (scan == "parallel")
     patterns.add<LowerScanInParallel>(patterns.getContext());
+  else if (scan == "per-entry")
+    patterns.add<LowerScanPerEntry>(patterns.getContext());
 }

@@ -44,6 +44,8 @@ namespace {
 
 constexpr StringLiteral kAvailable = "ttt_blas_available";
 constexpr StringLiteral kSgemm = "ttt_sgemm";
+constexpr StringLiteral kCublasAvailable = "ttt_cublas_available";
+constexpr StringLiteral kCublasSgemm = "ttt_cublas_sgemm";
 
 /// Which loops of a contraction are its GEMM's m, n and k; every other loop
 /// is a batch loop. A GEMM without an m (n) loop has one row (column).
@@ -234,7 +236,7 @@ private:
 
 void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
                    func::FuncOp available, func::FuncOp sgemm,
-                   RewriterBase &rewriter) {
+                   bool sequentialBatch, RewriterBase &rewriter) {
   Location loc = op.getLoc();
   linalg::FillOp zeroFill = findZeroFillOfC(op);
   rewriter.setInsertionPoint(op);
@@ -294,6 +296,10 @@ void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
   };
   if (loops.batch.empty()) {
     emitCall(rewriter, loc, {});
+  } else if (sequentialBatch) {
+    // Calls made by the host one after the other, each a whole GEMM on the
+    // device: a parallel loop here would become a kernel of its own.
+    scf::buildLoopNest(rewriter, loc, lower, upper, steps, emitCall);
   } else {
     scf::ParallelOp::create(
         rewriter, loc, lower, upper, steps,
@@ -306,8 +312,15 @@ void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
 
 struct TTTContractionsToBLASPass
     : public ttt::impl::TTTContractionsToBLASBase<TTTContractionsToBLASPass> {
+  using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (library != "blas" && library != "cublas") {
+      module.emitError("ttt-contractions-to-blas: unknown library '")
+          << library << "' (expected 'blas' or 'cublas')";
+      return signalPassFailure();
+    }
+    bool cublas = library == "cublas";
     MLIRContext *ctx = module.getContext();
     IRRewriter rewriter(ctx);
     // Named contractions (linalg.matmul, linalg.batch_matmul, ...) as the
@@ -332,13 +345,14 @@ struct TTTContractionsToBLASPass
       return;
     Type index = IndexType::get(ctx);
     auto available =
-        declare(module, kAvailable,
+        declare(module, cublas ? kCublasAvailable : kAvailable,
                 FunctionType::get(ctx, {}, {IntegerType::get(ctx, 32)}));
     auto sgemm =
-        declare(module, kSgemm,
+        declare(module, cublas ? kCublasSgemm : kSgemm,
                 FunctionType::get(ctx, SmallVector<Type>(16, index), {}));
     for (auto &[op, loops] : gemms)
-      rewriteToCall(op, loops, available, sgemm, rewriter);
+      rewriteToCall(op, loops, available, sgemm, /*sequentialBatch=*/cublas,
+                    rewriter);
   }
 };
 

@@ -6,6 +6,8 @@
 
 #include "ttt/Runtime/BlasRuntime.h"
 
+#include "../GemmViews.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -87,45 +89,6 @@ const Blas &getBlas() {
   return blas;
 }
 
-struct Matrix {
-  float *data;
-  int64_t rowStride, colStride;
-  float &at(int64_t i, int64_t j) const {
-    return data[i * rowStride + j * colStride];
-  }
-};
-
-/// The CBLAS description of a rows x cols matrix in row-major CBLAS terms:
-/// whether it is transposed and its leading dimension; false when neither
-/// of its strides is 1 (or the other stride is too small for BLAS).
-bool asBlasOperand(const Matrix &x, int64_t rows, int64_t cols,
-                   bool &transposed, int64_t &ld) {
-  // A stride over a dimension of size 1 is never used: any value is fine.
-  int64_t rowStride = rows == 1 ? std::max<int64_t>(cols, 1) : x.rowStride;
-  int64_t colStride = cols == 1 ? 1 : x.colStride;
-  if (colStride == 1 && rowStride >= std::max<int64_t>(cols, 1)) {
-    transposed = false;
-    ld = rowStride;
-    return true;
-  }
-  colStride = cols == 1 ? std::max<int64_t>(rows, 1) : x.colStride;
-  rowStride = rows == 1 ? 1 : x.rowStride;
-  if (rowStride == 1 && colStride >= std::max<int64_t>(rows, 1)) {
-    transposed = true;
-    ld = colStride;
-    return true;
-  }
-  return false;
-}
-
-void setZero(const Matrix &x, int64_t rows, int64_t cols) {
-  for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j)
-      x.at(i, j) = 0.0f;
-}
-
-bool fitsInt(int64_t value) { return value >= 0 && value <= 0x7fffffff; }
-
 } // namespace
 
 extern "C" int32_t ttt_blas_available() { return getBlas().sgemm != nullptr; }
@@ -138,49 +101,21 @@ extern "C" void ttt_sgemm(int64_t m, int64_t n, int64_t k, int64_t a,
                           int64_t cColStride, int64_t accumulate) {
   if (m <= 0 || n <= 0)
     return;
-  Matrix ma{reinterpret_cast<float *>(a) + aOffset, aRowStride, aColStride};
-  Matrix mb{reinterpret_cast<float *>(b) + bOffset, bRowStride, bColStride};
-  Matrix mc{reinterpret_cast<float *>(c) + cOffset, cRowStride, cColStride};
-  if (k <= 0) {
-    if (!accumulate)
-      setZero(mc, m, n);
+  ttt::runtime::GemmCall gemm = ttt::runtime::makeGemmCall(
+      m, n, k, a, aOffset, aRowStride, aColStride, b, bOffset, bRowStride,
+      bColStride, c, cOffset, cRowStride, cColStride);
+  const Blas &blas = getBlas();
+  if (k > 0 && blas.sgemm && gemm.prepare()) {
+    blas.sgemm(CblasRowMajor, gemm.transA ? CblasTrans : CblasNoTrans,
+               gemm.transB ? CblasTrans : CblasNoTrans, int(gemm.m),
+               int(gemm.n), int(gemm.k), 1.0f, gemm.a.data, int(gemm.lda),
+               gemm.b.data, int(gemm.ldb), accumulate ? 1.0f : 0.0f,
+               gemm.c.data, int(gemm.ldc));
     return;
   }
-  // A column-major C is the row-major C^T = B^T A^T.
-  bool cRowMajor = n == 1 ? true : cColStride == 1;
-  if (!cRowMajor && (m == 1 || cRowStride == 1)) {
-    std::swap(m, n);
-    Matrix at{ma.data, ma.colStride, ma.rowStride};
-    Matrix bt{mb.data, mb.colStride, mb.rowStride};
-    ma = bt;
-    mb = at;
-    mc = Matrix{mc.data, mc.colStride, mc.rowStride};
-  }
-  bool transA = false, transB = false;
-  int64_t lda = 0, ldb = 0, ldc = 0;
-  bool cTransposed = false;
-  if (asBlasOperand(mc, m, n, cTransposed, ldc) && !cTransposed) {
-    const Blas &blas = getBlas();
-    if (blas.sgemm && asBlasOperand(ma, m, k, transA, lda) &&
-        asBlasOperand(mb, k, n, transB, ldb) && fitsInt(m) && fitsInt(n) &&
-        fitsInt(k) && fitsInt(lda) && fitsInt(ldb) && fitsInt(ldc)) {
-      blas.sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
-                 transB ? CblasTrans : CblasNoTrans, int(m), int(n), int(k),
-                 1.0f, ma.data, int(lda), mb.data, int(ldb),
-                 accumulate ? 1.0f : 0.0f, mc.data, int(ldc));
-      return;
-    }
-  }
-  // Strides BLAS cannot take (broadcasts, interleaved views): the same sum
-  // in the generated loops' (i, k, j) order.
-  if (!accumulate)
-    setZero(mc, m, n);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t p = 0; p < k; ++p) {
-      float x = ma.at(i, p);
-      for (int64_t j = 0; j < n; ++j)
-        mc.at(i, j) += x * mb.at(p, j);
-    }
+  // No reduction (k = 0), or strides BLAS cannot take (broadcasts,
+  // interleaved views).
+  gemm.runLoops(accumulate != 0);
 }
 
 namespace ttt::runtime {

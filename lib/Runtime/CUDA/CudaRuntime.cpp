@@ -13,6 +13,8 @@
 
 #include "ttt/Runtime/CudaRuntime.h"
 
+#include "../GemmViews.h"
+
 #include <dlfcn.h>
 
 #include <cstdarg>
@@ -700,4 +702,107 @@ extern "C" void mgpuSetDefaultDevice(int32_t device) {
     fail(format("mgpuSetDefaultDevice(%d): the runtime already uses device "
                 "%d",
                 device, runtime.getDeviceOrdinal()));
+}
+
+//===----------------------------------------------------------------------===//
+// GEMMs through cuBLAS (ttt-contractions-to-blas{library=cublas})
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// cuBLAS's ABI, declared here like the driver's: the library is opened on
+// first use ($TTT_CUBLAS_LIBRARY, else the usual sonames), never linked.
+using CublasHandle = struct cublasContext *;
+using CublasCreateFn = int (*)(CublasHandle *);
+using CublasSgemmFn = int (*)(CublasHandle, int transa, int transb, int m,
+                              int n, int k, const float *alpha, const float *a,
+                              int lda, const float *b, int ldb,
+                              const float *beta, float *c, int ldc);
+constexpr int kCublasOpN = 0, kCublasOpT = 1;
+
+struct Cublas {
+  CublasHandle handle = nullptr;
+  CublasSgemmFn sgemm = nullptr;
+};
+
+Cublas loadCublas() {
+  Cublas cublas;
+  if (!Runtime::get().getError().empty())
+    return cublas;
+  std::vector<std::string> candidates;
+  if (const char *env = std::getenv("TTT_CUBLAS_LIBRARY")) {
+    if (!*env)
+      return cublas;
+    candidates.push_back(env);
+  } else {
+    for (const char *name :
+         {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+          "/usr/local/cuda/lib64/libcublas.so"})
+      candidates.push_back(name);
+  }
+  for (const std::string &path : candidates) {
+    void *library = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!library)
+      continue;
+    auto create =
+        reinterpret_cast<CublasCreateFn>(dlsym(library, "cublasCreate_v2"));
+    auto sgemm =
+        reinterpret_cast<CublasSgemmFn>(dlsym(library, "cublasSgemm_v2"));
+    // cuBLAS works in the current context: the runtime's (primary) one.
+    Runtime::get().use();
+    if (create && sgemm && create(&cublas.handle) == 0) {
+      cublas.sgemm = sgemm;
+      return cublas;
+    }
+    dlclose(library);
+  }
+  return cublas;
+}
+
+const Cublas &getCublas() {
+  static const Cublas cublas = loadCublas();
+  return cublas;
+}
+
+} // namespace
+
+extern "C" int32_t ttt_cublas_available() {
+  return getCublas().sgemm != nullptr;
+}
+
+extern "C" void ttt_cublas_sgemm(int64_t m, int64_t n, int64_t k, int64_t a,
+                                 int64_t aOffset, int64_t aRowStride,
+                                 int64_t aColStride, int64_t b, int64_t bOffset,
+                                 int64_t bRowStride, int64_t bColStride,
+                                 int64_t c, int64_t cOffset, int64_t cRowStride,
+                                 int64_t cColStride, int64_t accumulate) {
+  if (m <= 0 || n <= 0)
+    return;
+  ttt::runtime::GemmCall gemm = ttt::runtime::makeGemmCall(
+      m, n, k, a, aOffset, aRowStride, aColStride, b, bOffset, bRowStride,
+      bColStride, c, cOffset, cRowStride, cColStride);
+  const Cublas &cublas = getCublas();
+  Runtime &runtime = Runtime::get();
+  const DriverApi &driver = runtime.use();
+  if (k > 0 && cublas.sgemm && gemm.prepare()) {
+    // Row-major C = A B is column-major C^T = B^T A^T: the same memory.
+    float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
+    int status = cublas.sgemm(
+        cublas.handle, gemm.transB ? kCublasOpT : kCublasOpN,
+        gemm.transA ? kCublasOpT : kCublasOpN, int(gemm.n), int(gemm.m),
+        int(gemm.k), &alpha, gemm.b.data, int(gemm.ldb), gemm.a.data,
+        int(gemm.lda), &beta, gemm.c.data, int(gemm.ldc));
+    if (status != 0)
+      fail(format("cublasSgemm_v2: status %d (m=%lld n=%lld k=%lld)", status,
+                  static_cast<long long>(gemm.m),
+                  static_cast<long long>(gemm.n),
+                  static_cast<long long>(gemm.k)));
+    // Launches are synchronous in this runtime; so is a GEMM.
+    runtime.check(driver.CtxSynchronize(), "cuCtxSynchronize");
+    return;
+  }
+  // No reduction, or views cuBLAS cannot take: the buffers are managed
+  // memory, which the host reads and writes once the device is idle.
+  runtime.check(driver.CtxSynchronize(), "cuCtxSynchronize");
+  gemm.runLoops(accumulate != 0);
 }
