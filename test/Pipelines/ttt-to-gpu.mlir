@@ -18,6 +18,8 @@
 // RUN:   --load-pass-plugin=%ttt_lib_dir/libTTTPlugin.so \
 // RUN:   --pass-pipeline='builtin.module(ttt-to-gpu{format=isa})' \
 // RUN:   %S/Inputs/ttt-to-gpu-linattn.mlir | FileCheck %s --check-prefixes=CHECK,LINATTN
+// RUN: ttt-opt --ttt-to-gpu='format=isa contractions=cublas' %S/Inputs/ttt-to-gpu-linattn.mlir \
+// RUN:   | FileCheck %s --check-prefix=CUBLAS
 // RUN: not ttt-opt --ttt-to-gpu=precision=fp16 %S/Inputs/ttt-to-gpu-linattn.mlir 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADOPT
 
@@ -88,3 +90,12 @@
 // EMU-NOT: gpu.
 
 // BADOPT: Cannot find option named 'fp16'
+
+// contractions=cublas: the host calls cuBLAS for the fp32 GEMMs (feature
+// maps, chunk states and their application, Newton-Schulz), a generated
+// kernel only where cuBLAS is missing at run time.
+// CUBLAS: llvm.func @layer(
+// CUBLAS: llvm.call @ttt_cublas_available() : () -> i32
+// CUBLAS: llvm.call @ttt_cublas_sgemm(
+// CUBLAS-DAG: llvm.func @ttt_cublas_available() -> i32
+// CUBLAS-DAG: llvm.func @ttt_cublas_sgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)

@@ -31,6 +31,7 @@ from test_recurrent import make_case
 
 RUNTIME = build_dir() / "lib" / "libttt_cuda_runtime.so"
 FAKE_DRIVER_SOURCE = REPO / "test" / "GPU" / "fake_libcuda.c"
+FAKE_CUBLAS_SOURCE = REPO / "test" / "GPU" / "fake_libcublas.c"
 CUDA_STUB = Path("/usr/local/cuda/lib64/stubs/libcuda.so")
 
 
@@ -182,6 +183,45 @@ def test_host_side_runs_with_fake_driver(fmt, fake_driver, v2_layer):
     assert np.load(out).shape == (2, 2, 37, 8)
 
 
+@pytest.fixture(scope="module")
+def fake_cublas(tmp_path_factory, fake_driver):
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    out = tmp_path_factory.mktemp("fake_cublas") / "libcublas.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(out), str(FAKE_CUBLAS_SOURCE)], check=True)
+    return out
+
+
+def test_cublas_gemms_match_the_cpu(fake_driver, fake_cublas, v2_layer, tmp_path):
+    # contractions=cublas with the kernels emulated on the host: each GEMM is
+    # a ttt_cublas_sgemm call, which the fake cuBLAS computes on host memory
+    # as cuBLAS defines it (column-major), so the runtime's mapping of the
+    # row-major views is checked against the CPU pipeline's result. Without
+    # a driver, ttt_cublas_available() is 0 and the generated kernels run.
+    args = [str(tool("ttt-run")), str(v2_layer / "v2.mlir"), f"--inputs={v2_layer / 'in.npz'}"]
+    cpu = tmp_path / "cpu.npy"
+    subprocess.run([*args, f"--outputs={cpu}"], check=True, capture_output=True, timeout=300)
+    log = tmp_path / "cublas.log"
+    for name, env in [
+            ("cublas", {"TTT_CUDA_DRIVER": str(fake_driver), "TTT_CUBLAS_LIBRARY": str(fake_cublas),
+                        "FAKE_CUBLAS_LOG": str(log)}),
+            ("fallback", {"TTT_CUDA_DRIVER": str(tmp_path / "none" / "libcuda.so.1")})]:
+        out = tmp_path / f"{name}.npy"
+        proc = subprocess.run([*args, "--device=cuda",
+                               "--gpu-options=emulate=true contractions=cublas",
+                               f"--outputs={out}"], capture_output=True, text=True,
+                              env={**os.environ, **env}, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert ttt_mlir.relative_error(np.load(out), np.load(cpu)) <= 1e-5, name
+    calls = log.read_text().splitlines()
+    # Feature maps, chunk states and their application, Newton-Schulz: GEMMs
+    # with transposed operands among them, overwriting C and accumulating.
+    assert len(calls) > 20
+    assert all(re.fullmatch(r"sgemm [NT] [NT] m=\d+ n=\d+ k=\d+ lda=\d+ ldb=\d+ ldc=\d+ "
+                            r"beta=[01]", c) for c in calls), calls[:3]
+    assert any(" T " in c or c.startswith("sgemm T") for c in calls)
+    assert {c.rsplit("=", 1)[1] for c in calls} == {"0", "1"}
+
+
 @pytest.mark.parametrize("function,what", [
     ("cuLaunchKernel", "cuLaunchKernel"),
     ("cuStreamSynchronize", "cuStreamSynchronize (a kernel failed)"),
@@ -223,26 +263,36 @@ def _prepare(out, *args, env=None):
     return json.loads((out / "manifest.json").read_text())
 
 
-def test_gpu_check_prepare_and_run_emulated(tmp_path):
+@pytest.mark.parametrize("gemms", ["kernels", "fake cuBLAS"])
+def test_gpu_check_prepare_and_run_emulated(gemms, tmp_path, fake_driver, fake_cublas):
     # Both halves at a tiny shape with the kernels compiled for the host: the
     # ahead-of-time programs against the CPU recurrent reference (ttt-run).
+    # The cuBLAS programs run their kernels without a driver, and call the
+    # fake cuBLAS (a host GEMM, cuBLAS's column-major definition) with one.
     pack = tmp_path / "pack"
     manifest = _prepare(pack, "--emulate", "--variants", "V2,MSE")
     assert manifest["emulated"] and [e["variant"] for e in manifest["layers"]] == ["V2"] * 2 + ["MSE"] * 2
     report = tmp_path / "report.md"
+    log = tmp_path / "cublas.log"
+    env = ({"TTT_CUDA_DRIVER": str(tmp_path / "none" / "libcuda.so.1")} if gemms == "kernels" else
+           {"TTT_CUDA_DRIVER": str(fake_driver), "TTT_CUBLAS_LIBRARY": str(fake_cublas),
+            "FAKE_CUBLAS_LOG": str(log)})
     proc = subprocess.run([sys.executable, str(pack / "gpu_check.py"), "run", str(pack),
                            "--no-torch", "--repeat", "1", "--report", str(report)],
-                          capture_output=True, text=True, timeout=600)
+                          capture_output=True, text=True, timeout=600, env={**os.environ, **env})
     text = report.read_text()
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip() == text.strip()
     assert "programs: EMULATED on the host" in text
+    assert f"- cuBLAS: {'no' if gemms == 'kernels' else 'yes'}" in text
     for variant in ("V2", "MSE"):
-        for what in ("parallel fp32", "parallel bf16", "recurrent fp32"):
+        for what in ("parallel fp32", "parallel fp32 cublas", "parallel bf16", "recurrent fp32"):
             assert f"- ok   {variant} B=2 H=1 D=8 T=37 C=16: {what} vs CPU recurrent reference" in text
-        assert f"- ok   {variant} B=1 H=2 D=16 T=200 C=64: parallel fp32 vs recurrent" in text
+        for what in ("parallel fp32", "parallel fp32 cublas"):
+            assert f"- ok   {variant} B=1 H=2 D=16 T=200 C=64: {what} vs recurrent" in text
         assert f"| {variant} B=1 H=2 D=16 T=200 C=64 |" in text
     assert text.rstrip().endswith("result: PASS")
+    assert log.exists() == (gemms != "kernels")
 
 
 def test_gpu_check_run_fails_on_wrong_numbers(tmp_path):
@@ -256,13 +306,13 @@ def test_gpu_check_run_fails_on_wrong_numbers(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "- FAIL V6 B=2 H=1 D=8 T=37 C=16: parallel fp32 vs CPU recurrent reference" in proc.stdout
-    # 1e-3 off: both fp32 forms fail; bf16 (limit 3e-2) cannot tell.
+    # 1e-3 off: the three fp32 programs fail; bf16 (limit 3e-2) cannot tell.
     assert "- FAIL V6 B=2 H=1 D=8 T=37 C=16: recurrent fp32 vs" in proc.stdout
     assert "- ok   V6 B=2 H=1 D=8 T=37 C=16: parallel bf16 vs" in proc.stdout
-    assert proc.stdout.rstrip().endswith("result: FAIL (2 failed)")
+    assert proc.stdout.rstrip().endswith("result: FAIL (3 failed)")
 
 
-def test_gpu_check_pack_runs_with_fake_driver(tmp_path, fake_driver):
+def test_gpu_check_pack_runs_with_fake_driver(tmp_path, fake_driver, fake_cublas):
     # The pack a GPU machine gets: CUDA fatbinaries in shared objects that
     # need no MLIR or LLVM library, run by `gpu_check.sh run` through the
     # fake driver (which loads and launches, but runs no kernel).
@@ -273,7 +323,7 @@ def test_gpu_check_pack_runs_with_fake_driver(tmp_path, fake_driver):
     manifest = _prepare(pack, "--variants", "V5", "--toolkit", str(toolkit))
     assert not manifest["emulated"]
     programs = [pack / name for e in manifest["layers"] for name in e["programs"].values()]
-    assert len(programs) == 6
+    assert len(programs) == 8
     for program in programs:
         needed = subprocess.run(["readelf", "-d", str(program)], capture_output=True,
                                 text=True, check=True).stdout
@@ -282,7 +332,8 @@ def test_gpu_check_pack_runs_with_fake_driver(tmp_path, fake_driver):
                         "libm.so.6"}, (program.name, libs)
     log = tmp_path / "driver.log"
     env = {**os.environ, "TTT_CUDA_DRIVER": str(fake_driver), "FAKE_CUDA_LOG": str(log),
-           "PACK": str(pack), "REPORT": str(tmp_path / "report.md")}
+           "PACK": str(pack), "REPORT": str(tmp_path / "report.md"),
+           "TTT_CUBLAS_LIBRARY": str(fake_cublas), "FAKE_CUBLAS_LOG": str(tmp_path / "cublas.log")}
     proc = subprocess.run(["bash", str(REPO / "bench" / "gpu_check.sh"), "run", "--no-torch",
                            "--repeat", "1"], capture_output=True, text=True, env=env,
                           timeout=600, cwd=tmp_path)
@@ -297,3 +348,6 @@ def test_gpu_check_pack_runs_with_fake_driver(tmp_path, fake_driver):
     launches = [line for line in lines if line.startswith("launch ")]
     assert launches and all(re.fullmatch(r"launch \w+ grid=\d+,\d+,\d+ block=\d+,\d+,\d+", line)
                             for line in launches)
+    # The cuBLAS programs' GEMMs are library calls.
+    assert "- cuBLAS: yes" in text
+    assert (tmp_path / "cublas.log").read_text().startswith("sgemm ")

@@ -542,7 +542,11 @@ static std::vector<std::string> getSharedLibs() {
       TTT_LLVM_LIBRARY_DIR "/libmlir_runner_utils.so"};
   if (openmp)
     libs.push_back(TTT_LLVM_LIBRARY_DIR "/libomp.so");
-  if (usesCudaRuntime())
+  // Emulated kernels with contractions=cublas still call the runtime's
+  // ttt_cublas_* (which, without a device, send them to the kernels).
+  if (usesCudaRuntime() ||
+      (device == Device::cuda &&
+       parsedGPUOptions->contractions == mlir::ttt::GPUContractions::cublas))
     libs.push_back(getCudaRuntimePath());
   libs.insert(libs.end(), sharedLibs.begin(), sharedLibs.end());
   return libs;

@@ -2,6 +2,11 @@
 // call per point of its batch loops, guarded by the run-time check for a
 // BLAS library; the original op stays as the fallback.
 // RUN: ttt-opt %s --ttt-contractions-to-blas --split-input-file | FileCheck %s
+// RUN: ttt-opt %s --ttt-contractions-to-blas=library=cublas --split-input-file \
+// RUN:   | FileCheck %s --check-prefix=CUBLAS
+// RUN: not ttt-opt %s --ttt-contractions-to-blas=library=mkl --split-input-file 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADLIB
+// BADLIB: error: ttt-contractions-to-blas: unknown library 'mkl' (expected 'blas' or 'cublas')
 
 #mk = affine_map<(i, k, j) -> (i, k)>
 #kn = affine_map<(i, k, j) -> (k, j)>
@@ -83,6 +88,19 @@ func.func @transposed_b(%a: memref<64x32xf32>, %b: memref<16x32xf32>, %c: memref
 // CHECK: call @ttt_sgemm(%[[T]], %c16, %c8, %{{.+}}, %[[XO2]], %[[XSTR]]#2, %[[XSTR]]#3, %{{.+}}, %[[WO]], %[[WSTR]]#1, %[[WSTR]]#2,
 // CHECK: } else {
 // CHECK: linalg.generic
+// With cuBLAS (ttt-to-gpu's contractions=cublas) the host calls one GEMM
+// after the other on device buffers: the batch loops are scf.for loops.
+// CUBLAS-LABEL: func.func @batched
+// CUBLAS: %[[OK:.+]] = call @ttt_cublas_available() : () -> i32
+// CUBLAS: scf.if
+// CUBLAS: scf.for %[[BI:.+]] = %{{.+}} to %{{.+}} step
+// CUBLAS-NEXT: scf.for %[[HI:.+]] = %{{.+}} to %{{.+}} step
+// CUBLAS-NOT: scf.parallel
+// CUBLAS: call @ttt_cublas_sgemm(
+// CUBLAS: } else {
+// CUBLAS: linalg.generic
+// CUBLAS: func.func private @ttt_cublas_available() -> i32
+// CUBLAS: func.func private @ttt_cublas_sgemm(index, index, index, index, index, index, index, index, index, index, index, index, index, index, index, index)
 func.func @batched(%x: memref<?x4x?x8xf32>, %w: memref<4x8x16xf32>, %y: memref<?x4x?x16xf32>) {
   linalg.generic {indexing_maps = [affine_map<(b, h, t, k, j) -> (b, h, t, k)>,
                                    affine_map<(b, h, t, k, j) -> (h, k, j)>,
