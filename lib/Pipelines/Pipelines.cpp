@@ -162,6 +162,10 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createConvertElementwiseToLinalgPass());
+  // A chain of elementwise ops is one generic, so one kernel (no launch and
+  // no round trip through memory per op).
+  pm.addPass(createTTTFuseElementwise());
+  pm.addPass(createCanonicalizerPass());
   if (options.precision == GPUPrecision::bf16) {
     // Named contractions (matmul, ...) as generics, whose bodies the
     // rounding step can see.
