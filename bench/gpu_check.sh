@@ -13,7 +13,7 @@
 # checks passed, 1 a check, the build or the compilation failed.
 # Environment: BUILD_DIR (default build), PACK (default $BUILD_DIR/gpu_pack),
 # REPORT (default bench/results/gpu_check_<date>.md), JOBS (build jobs, default nproc), GPU_CHECK_BUDGET (seconds for the run
-# half, default 240), CUDA_HOME (toolkit for prepare; default: found through
+# half, default 300), CUDA_HOME (toolkit for prepare; default: found through
 # ptxas on PATH or /usr/local/cuda), TTT_CUDA_DRIVER (driver library, default
 # libcuda.so.1). Further arguments go to bench/gpu_check.py's half.
 set -euo pipefail
@@ -30,7 +30,7 @@ case "${1:-}" in
 esac
 # The budget bounds the run half (device time is scarce); building and
 # compiling here get an hour.
-BUDGET=${GPU_CHECK_BUDGET:-240}
+BUDGET=${GPU_CHECK_BUDGET:-300}
 [ "$MODE" = prepare ] && BUDGET=3600
 DEADLINE=$((START + BUDGET))
 

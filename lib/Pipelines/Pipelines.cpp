@@ -175,7 +175,8 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
   addBufferizationPasses(pm);
   if (options.contractions == GPUContractions::cublas) {
     TTTContractionsToBLASOptions library;
-    library.library = "cublas";
+    library.library =
+        options.precision == GPUPrecision::tf32 ? "cublas-tf32" : "cublas";
     pm.addPass(createTTTContractionsToBLAS(library));
   }
 

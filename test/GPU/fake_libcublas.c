@@ -1,10 +1,11 @@
 /* A fake cuBLAS (libcublas.so) for testing ttt_cublas_sgemm on machines
  * without a GPU, next to the fake driver (fake_libcuda.c), whose "device"
  * memory is host memory: cublasSgemm_v2 computes the column-major GEMM on
- * the host, as cuBLAS defines it, so the argument mapping of the runtime
+ * the host, as cuBLAS defines it (in fp32 whatever the math mode), so the
+ * argument mapping of the runtime
  * (row-major views to cuBLAS's column-major call) is checked numerically.
  * With $FAKE_CUBLAS_LOG set, every call appends a line there:
- *   sgemm <N|T> <N|T> m=M n=N k=K lda=L ldb=L ldc=L beta=B
+ *   sgemm <N|T> <N|T> m=M n=N k=K lda=L ldb=L ldc=L beta=B math=<fp32|tf32>
  *
  *   cc -shared -fPIC -o libcublas.so fake_libcublas.c
  */
@@ -17,6 +18,14 @@ typedef struct Handle {
 } Handle;
 
 static Handle theHandle;
+static int mathMode;
+
+int cublasSetMathMode(Handle *handle, int mode) {
+  if (handle != &theHandle || (mode != 0 && mode != 3))
+    return 7; /* CUBLAS_STATUS_INVALID_VALUE */
+  mathMode = mode;
+  return 0;
+}
 
 int cublasCreate_v2(Handle **handle) {
   *handle = &theHandle;
@@ -38,9 +47,11 @@ int cublasSgemm_v2(Handle *handle, int transa, int transb, int m, int n, int k,
   if (log) {
     FILE *f = fopen(log, "a");
     if (f) {
-      fprintf(f, "sgemm %c %c m=%d n=%d k=%d lda=%d ldb=%d ldc=%d beta=%g\n",
+      fprintf(f,
+              "sgemm %c %c m=%d n=%d k=%d lda=%d ldb=%d ldc=%d beta=%g "
+              "math=%s\n",
               transa ? 'T' : 'N', transb ? 'T' : 'N', m, n, k, lda, ldb, ldc,
-              (double)*beta);
+              (double)*beta, mathMode == 3 ? "tf32" : "fp32");
       fclose(f);
     }
   }

@@ -20,6 +20,8 @@
 // RUN:   %S/Inputs/ttt-to-gpu-linattn.mlir | FileCheck %s --check-prefixes=CHECK,LINATTN
 // RUN: ttt-opt --ttt-to-gpu='format=isa contractions=cublas' %S/Inputs/ttt-to-gpu-linattn.mlir \
 // RUN:   | FileCheck %s --check-prefix=CUBLAS
+// RUN: ttt-opt --ttt-to-gpu='format=isa contractions=cublas precision=tf32' \
+// RUN:   %S/Inputs/ttt-to-gpu-linattn.mlir | FileCheck %s --check-prefix=TF32
 // RUN: not ttt-opt --ttt-to-gpu=precision=fp16 %S/Inputs/ttt-to-gpu-linattn.mlir 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADOPT
 
@@ -99,3 +101,7 @@
 // CUBLAS: llvm.call @ttt_cublas_sgemm(
 // CUBLAS-DAG: llvm.func @ttt_cublas_available() -> i32
 // CUBLAS-DAG: llvm.func @ttt_cublas_sgemm(i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64, i64)
+// precision=tf32: the same calls, on TF32 tensor cores.
+// TF32: llvm.func @layer(
+// TF32-NOT: llvm.call @ttt_cublas_sgemm(
+// TF32: llvm.call @ttt_cublas_sgemm_tf32(

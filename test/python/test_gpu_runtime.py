@@ -217,9 +217,26 @@ def test_cublas_gemms_match_the_cpu(fake_driver, fake_cublas, v2_layer, tmp_path
     # with transposed operands among them, overwriting C and accumulating.
     assert len(calls) > 20
     assert all(re.fullmatch(r"sgemm [NT] [NT] m=\d+ n=\d+ k=\d+ lda=\d+ ldb=\d+ ldc=\d+ "
-                            r"beta=[01]", c) for c in calls), calls[:3]
+                            r"beta=[01] math=fp32", c) for c in calls), calls[:3]
     assert any(" T " in c or c.startswith("sgemm T") for c in calls)
-    assert {c.rsplit("=", 1)[1] for c in calls} == {"0", "1"}
+    assert {re.search(r"beta=(\d)", c).group(1) for c in calls} == {"0", "1"}
+
+
+def test_cublas_tf32_sets_the_math_mode(fake_driver, fake_cublas, v2_layer, tmp_path):
+    # precision=tf32 calls the TF32 entry point, which puts cuBLAS in its TF32
+    # tensor-op math mode for every GEMM (the fake computes fp32 anyway).
+    log = tmp_path / "cublas.log"
+    out = tmp_path / "tf32.npy"
+    env = {**os.environ, "TTT_CUDA_DRIVER": str(fake_driver),
+           "TTT_CUBLAS_LIBRARY": str(fake_cublas), "FAKE_CUBLAS_LOG": str(log)}
+    proc = subprocess.run([str(tool("ttt-run")), str(v2_layer / "v2.mlir"),
+                           f"--inputs={v2_layer / 'in.npz'}", "--device=cuda",
+                           "--gpu-options=emulate=true contractions=cublas precision=tf32",
+                           f"--outputs={out}"], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    calls = log.read_text().splitlines()
+    assert calls and all(c.endswith(" math=tf32") for c in calls)
 
 
 @pytest.mark.parametrize("function,what", [
@@ -286,7 +303,8 @@ def test_gpu_check_prepare_and_run_emulated(gemms, tmp_path, fake_driver, fake_c
     assert "programs: EMULATED on the host" in text
     assert f"- cuBLAS: {'no' if gemms == 'kernels' else 'yes'}" in text
     for variant in ("V2", "MSE"):
-        for what in ("parallel fp32", "parallel fp32 cublas", "parallel bf16", "recurrent fp32"):
+        for what in ("parallel fp32", "parallel fp32 cublas", "parallel tf32 cublas",
+                     "parallel bf16", "recurrent fp32"):
             assert f"- ok   {variant} B=2 H=1 D=8 T=37 C=16: {what} vs CPU recurrent reference" in text
         for what in ("parallel fp32", "parallel fp32 cublas"):
             assert f"- ok   {variant} B=1 H=2 D=16 T=200 C=64: {what} vs recurrent" in text
@@ -306,7 +324,8 @@ def test_gpu_check_run_fails_on_wrong_numbers(tmp_path):
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "- FAIL V6 B=2 H=1 D=8 T=37 C=16: parallel fp32 vs CPU recurrent reference" in proc.stdout
-    # 1e-3 off: the three fp32 programs fail; bf16 (limit 3e-2) cannot tell.
+    # 1e-3 off: the three fp32 programs fail; tf32 (limit 1e-3) and bf16 (3e-2)
+    # cannot tell.
     assert "- FAIL V6 B=2 H=1 D=8 T=37 C=16: recurrent fp32 vs" in proc.stdout
     assert "- ok   V6 B=2 H=1 D=8 T=37 C=16: parallel bf16 vs" in proc.stdout
     assert proc.stdout.rstrip().endswith("result: FAIL (3 failed)")
@@ -323,7 +342,7 @@ def test_gpu_check_pack_runs_with_fake_driver(tmp_path, fake_driver, fake_cublas
     manifest = _prepare(pack, "--variants", "V5", "--toolkit", str(toolkit))
     assert not manifest["emulated"]
     programs = [pack / name for e in manifest["layers"] for name in e["programs"].values()]
-    assert len(programs) == 8
+    assert len(programs) == 10
     for program in programs:
         needed = subprocess.run(["readelf", "-d", str(program)], capture_output=True,
                                 text=True, check=True).stdout

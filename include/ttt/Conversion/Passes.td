@@ -184,12 +184,14 @@ def TTTContractionsToBLAS : Pass<"ttt-contractions-to-blas", "::mlir::ModuleOp">
     `libttt_cuda_runtime`, on device-accessible buffers: cuBLAS computes each
     GEMM on the GPU, and the batch loops are `scf.for` loops of the host (a
     parallel loop there would become a kernel). The fallback branch's op
-    becomes a kernel as every other.
+    becomes a kernel as every other. `library=cublas-tf32` calls
+    `ttt_cublas_sgemm_tf32`, the same GEMM on TF32 tensor cores.
   }];
   let options = [
     Option<"library", "library", "std::string", /*default=*/"\"blas\"",
-           "Whose GEMM: blas (ttt_sgemm, a CBLAS on the CPU) or cublas "
-           "(ttt_cublas_sgemm, cuBLAS on the GPU, called by the host)">,
+           "Whose GEMM: blas (ttt_sgemm, a CBLAS on the CPU), cublas "
+           "(ttt_cublas_sgemm, cuBLAS on the GPU, called by the host) or "
+           "cublas-tf32 (the same on TF32 tensor cores)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

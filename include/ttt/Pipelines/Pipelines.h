@@ -91,6 +91,10 @@ enum class GPUPrecision {
   /// bf16 GEMMs do. Elementwise ops, scans and reductions of one operand stay
   /// in fp32.
   bf16,
+  /// fp32 data; the GEMMs cuBLAS runs (contractions=cublas) use TF32 tensor
+  /// cores (10-bit mantissas in products, fp32 sums). Generated kernels stay
+  /// fp32.
+  tf32,
 };
 
 /// How `ttt-to-gpu` computes the fp32 GEMM-shaped ops (contractions).
@@ -133,7 +137,10 @@ struct TTTToGPUOptions : public PassPipelineOptions<TTTToGPUOptions> {
           clEnumValN(GPUPrecision::fp32, "fp32", "fp32 throughout"),
           clEnumValN(GPUPrecision::bf16, "bf16",
                      "operands of products rounded to bf16, fp32 "
-                     "accumulation"))};
+                     "accumulation"),
+          clEnumValN(GPUPrecision::tf32, "tf32",
+                     "cuBLAS GEMMs on TF32 tensor cores (with "
+                     "contractions=cublas), fp32 elsewhere"))};
   PassOptions::Option<GPUContractions> contractions{
       *this, "contractions",
       llvm::cl::desc("How fp32 contractions (GEMMs) run"),

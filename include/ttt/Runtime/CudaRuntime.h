@@ -133,6 +133,13 @@ void ttt_cublas_sgemm(int64_t m, int64_t n, int64_t k, int64_t a,
                       int64_t bColStride, int64_t c, int64_t cOffset,
                       int64_t cRowStride, int64_t cColStride,
                       int64_t accumulate);
+/** The same GEMM on TF32 tensor cores (cuBLAS's TF32 math mode). */
+void ttt_cublas_sgemm_tf32(int64_t m, int64_t n, int64_t k, int64_t a,
+                           int64_t aOffset, int64_t aRowStride,
+                           int64_t aColStride, int64_t b, int64_t bOffset,
+                           int64_t bRowStride, int64_t bColStride, int64_t c,
+                           int64_t cOffset, int64_t cRowStride,
+                           int64_t cColStride, int64_t accumulate);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -46,6 +46,7 @@ constexpr StringLiteral kAvailable = "ttt_blas_available";
 constexpr StringLiteral kSgemm = "ttt_sgemm";
 constexpr StringLiteral kCublasAvailable = "ttt_cublas_available";
 constexpr StringLiteral kCublasSgemm = "ttt_cublas_sgemm";
+constexpr StringLiteral kCublasSgemmTF32 = "ttt_cublas_sgemm_tf32";
 
 /// Which loops of a contraction are its GEMM's m, n and k; every other loop
 /// is a batch loop. A GEMM without an m (n) loop has one row (column).
@@ -315,12 +316,12 @@ struct TTTContractionsToBLASPass
   using Base::Base;
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (library != "blas" && library != "cublas") {
+    if (library != "blas" && library != "cublas" && library != "cublas-tf32") {
       module.emitError("ttt-contractions-to-blas: unknown library '")
-          << library << "' (expected 'blas' or 'cublas')";
+          << library << "' (expected 'blas', 'cublas' or 'cublas-tf32')";
       return signalPassFailure();
     }
-    bool cublas = library == "cublas";
+    bool cublas = library != "blas";
     MLIRContext *ctx = module.getContext();
     IRRewriter rewriter(ctx);
     // Named contractions (linalg.matmul, linalg.batch_matmul, ...) as the
@@ -348,7 +349,10 @@ struct TTTContractionsToBLASPass
         declare(module, cublas ? kCublasAvailable : kAvailable,
                 FunctionType::get(ctx, {}, {IntegerType::get(ctx, 32)}));
     auto sgemm =
-        declare(module, cublas ? kCublasSgemm : kSgemm,
+        declare(module,
+                library == "cublas-tf32" ? kCublasSgemmTF32
+                : cublas                 ? kCublasSgemm
+                                         : kSgemm,
                 FunctionType::get(ctx, SmallVector<Type>(16, index), {}));
     for (auto &[op, loops] : gemms)
       rewriteToCall(op, loops, available, sgemm, /*sequentialBatch=*/cublas,

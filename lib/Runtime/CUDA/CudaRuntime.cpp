@@ -718,11 +718,14 @@ using CublasSgemmFn = int (*)(CublasHandle, int transa, int transb, int m,
                               int n, int k, const float *alpha, const float *a,
                               int lda, const float *b, int ldb,
                               const float *beta, float *c, int ldc);
+using CublasSetMathModeFn = int (*)(CublasHandle, int mode);
 constexpr int kCublasOpN = 0, kCublasOpT = 1;
+constexpr int kCublasDefaultMath = 0, kCublasTF32TensorOpMath = 3;
 
 struct Cublas {
   CublasHandle handle = nullptr;
   CublasSgemmFn sgemm = nullptr;
+  CublasSetMathModeFn setMathMode = nullptr;
 };
 
 Cublas loadCublas() {
@@ -750,8 +753,11 @@ Cublas loadCublas() {
         reinterpret_cast<CublasSgemmFn>(dlsym(library, "cublasSgemm_v2"));
     // cuBLAS works in the current context: the runtime's (primary) one.
     Runtime::get().use();
-    if (create && sgemm && create(&cublas.handle) == 0) {
+    auto setMathMode = reinterpret_cast<CublasSetMathModeFn>(
+        dlsym(library, "cublasSetMathMode"));
+    if (create && sgemm && setMathMode && create(&cublas.handle) == 0) {
       cublas.sgemm = sgemm;
+      cublas.setMathMode = setMathMode;
       return cublas;
     }
     dlclose(library);
@@ -770,12 +776,12 @@ extern "C" int32_t ttt_cublas_available() {
   return getCublas().sgemm != nullptr;
 }
 
-extern "C" void ttt_cublas_sgemm(int64_t m, int64_t n, int64_t k, int64_t a,
-                                 int64_t aOffset, int64_t aRowStride,
-                                 int64_t aColStride, int64_t b, int64_t bOffset,
-                                 int64_t bRowStride, int64_t bColStride,
-                                 int64_t c, int64_t cOffset, int64_t cRowStride,
-                                 int64_t cColStride, int64_t accumulate) {
+namespace {
+void cublasGemm(int64_t m, int64_t n, int64_t k, int64_t a, int64_t aOffset,
+                int64_t aRowStride, int64_t aColStride, int64_t b,
+                int64_t bOffset, int64_t bRowStride, int64_t bColStride,
+                int64_t c, int64_t cOffset, int64_t cRowStride,
+                int64_t cColStride, int64_t accumulate, bool tf32) {
   if (m <= 0 || n <= 0)
     return;
   ttt::runtime::GemmCall gemm = ttt::runtime::makeGemmCall(
@@ -785,13 +791,16 @@ extern "C" void ttt_cublas_sgemm(int64_t m, int64_t n, int64_t k, int64_t a,
   Runtime &runtime = Runtime::get();
   const DriverApi &driver = runtime.use();
   if (k > 0 && cublas.sgemm && gemm.prepare()) {
+    int status = cublas.setMathMode(
+        cublas.handle, tf32 ? kCublasTF32TensorOpMath : kCublasDefaultMath);
     // Row-major C = A B is column-major C^T = B^T A^T: the same memory.
     float alpha = 1.0f, beta = accumulate ? 1.0f : 0.0f;
-    int status = cublas.sgemm(
-        cublas.handle, gemm.transB ? kCublasOpT : kCublasOpN,
-        gemm.transA ? kCublasOpT : kCublasOpN, int(gemm.n), int(gemm.m),
-        int(gemm.k), &alpha, gemm.b.data, int(gemm.ldb), gemm.a.data,
-        int(gemm.lda), &beta, gemm.c.data, int(gemm.ldc));
+    if (status == 0)
+      status = cublas.sgemm(
+          cublas.handle, gemm.transB ? kCublasOpT : kCublasOpN,
+          gemm.transA ? kCublasOpT : kCublasOpN, int(gemm.n), int(gemm.m),
+          int(gemm.k), &alpha, gemm.b.data, int(gemm.ldb), gemm.a.data,
+          int(gemm.lda), &beta, gemm.c.data, int(gemm.ldc));
     if (status != 0)
       fail(format("cublasSgemm_v2: status %d (m=%lld n=%lld k=%lld)", status,
                   static_cast<long long>(gemm.m),
@@ -805,4 +814,26 @@ extern "C" void ttt_cublas_sgemm(int64_t m, int64_t n, int64_t k, int64_t a,
   // memory, which the host reads and writes once the device is idle.
   runtime.check(driver.CtxSynchronize(), "cuCtxSynchronize");
   gemm.runLoops(accumulate != 0);
+}
+} // namespace
+
+extern "C" void ttt_cublas_sgemm(int64_t m, int64_t n, int64_t k, int64_t a,
+                                 int64_t aOffset, int64_t aRowStride,
+                                 int64_t aColStride, int64_t b, int64_t bOffset,
+                                 int64_t bRowStride, int64_t bColStride,
+                                 int64_t c, int64_t cOffset, int64_t cRowStride,
+                                 int64_t cColStride, int64_t accumulate) {
+  cublasGemm(m, n, k, a, aOffset, aRowStride, aColStride, b, bOffset,
+             bRowStride, bColStride, c, cOffset, cRowStride, cColStride,
+             accumulate, /*tf32=*/false);
+}
+
+extern "C" void ttt_cublas_sgemm_tf32(
+    int64_t m, int64_t n, int64_t k, int64_t a, int64_t aOffset,
+    int64_t aRowStride, int64_t aColStride, int64_t b, int64_t bOffset,
+    int64_t bRowStride, int64_t bColStride, int64_t c, int64_t cOffset,
+    int64_t cRowStride, int64_t cColStride, int64_t accumulate) {
+  cublasGemm(m, n, k, a, aOffset, aRowStride, aColStride, b, bOffset,
+             bRowStride, bColStride, c, cOffset, cRowStride, cColStride,
+             accumulate, /*tf32=*/true);
 }

@@ -6,7 +6,7 @@
 // RUN:   | FileCheck %s --check-prefix=CUBLAS
 // RUN: not ttt-opt %s --ttt-contractions-to-blas=library=mkl --split-input-file 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADLIB
-// BADLIB: error: ttt-contractions-to-blas: unknown library 'mkl' (expected 'blas' or 'cublas')
+// BADLIB: error: ttt-contractions-to-blas: unknown library 'mkl' (expected 'blas', 'cublas' or 'cublas-tf32')
 
 #mk = affine_map<(i, k, j) -> (i, k)>
 #kn = affine_map<(i, k, j) -> (k, j)>
