@@ -53,7 +53,7 @@ EXCLUDED = [
     (r"make demo\b", "installs packages and rebuilds the project (make demo)"),
     # Runs this very test suite again after setup and a build: it would recurse.
     (r"make test\b", "runs the whole test suite, this file included (it would recurse)"),
-    # prepare rebuilds the project and compiles 48 GPU programs (minutes); run needs
+    # prepare rebuilds the project and compiles 60 GPU programs (minutes); run needs
     # a GPU and exits with status 2 without one, by design. test_gpu_runtime.py runs
     # both halves at a tiny shape (emulated, and through the fake driver).
     (r"bench/gpu_check\.sh\b", "rebuilds the project and compiles for minutes (prepare), "
