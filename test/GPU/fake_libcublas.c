@@ -40,8 +40,8 @@ static float element(const float *x, int ld, int transposed, int i, int j) {
 int cublasSgemm_v2(Handle *handle, int transa, int transb, int m, int n, int k,
                    const float *alpha, const float *a, int lda, const float *b,
                    int ldb, const float *beta, float *c, int ldc) {
-  if (handle != &theHandle || m < 0 || n < 0 || k < 0 || lda < 1 ||
-      ldb < 1 || ldc < m)
+  if (handle != &theHandle || m < 0 || n < 0 || k < 0 || lda < 1 || ldb < 1 ||
+      ldc < m)
     return 7; /* CUBLAS_STATUS_INVALID_VALUE */
   const char *log = getenv("FAKE_CUBLAS_LOG");
   if (log) {
