@@ -430,7 +430,10 @@ def _torch_times(torch, layers, entry, arrays, repeat: int, deadline: float):
 
 def run(args) -> int:
     pack = args.pack.resolve()
-    manifest = json.loads((pack / "manifest.json").read_text())
+    try:
+        manifest = json.loads((pack / "manifest.json").read_text())
+    except (OSError, ValueError) as error:
+        sys.exit(f"gpu_check run: error: {pack}: not a prepared pack ({error})")
     if args.report:
         args.report.parent.mkdir(parents=True, exist_ok=True)
     report = Report(args.report)

@@ -156,9 +156,21 @@ static const char *getFormatName(GPUBinaryFormat format) {
   llvm_unreachable("unknown GPU binary format");
 }
 
+static StringRef getScanName(GPUScan scan) {
+  switch (scan) {
+  case GPUScan::perEntry:
+    return "per-entry";
+  case GPUScan::parallel:
+    return "parallel";
+  case GPUScan::sequential:
+    return "sequential";
+  }
+  llvm_unreachable("unknown scan strategy");
+}
+
 void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
   // The same linalg-on-tensors form as ttt-to-cpu, but for the scan.
-  addTTTToUpstreamPasses(pm, options.scan);
+  addTTTToUpstreamPasses(pm, getScanName(options.scan));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createConvertElementwiseToLinalgPass());

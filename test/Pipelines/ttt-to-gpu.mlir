@@ -22,6 +22,10 @@
 // RUN:   | FileCheck %s --check-prefix=CUBLAS
 // RUN: ttt-opt --ttt-to-gpu='format=isa contractions=cublas precision=tf32' \
 // RUN:   %S/Inputs/ttt-to-gpu-linattn.mlir | FileCheck %s --check-prefix=TF32
+// RUN: not ttt-opt --ttt-to-gpu=scan=foo %S/Inputs/ttt-to-gpu-linattn.mlir 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADSCAN
+// BADSCAN: for the --scan option: Cannot find option named 'foo'!
+// BADSCAN-NOT: {{.}}
 // RUN: not ttt-opt --ttt-to-gpu=precision=fp16 %S/Inputs/ttt-to-gpu-linattn.mlir 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADOPT
 

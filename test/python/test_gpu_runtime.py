@@ -115,14 +115,17 @@ def test_ttt_run_without_gpu_is_one_line(tmp_path):
 # A fake driver: the host side end to end
 #===------------------------------------------------------------------------===#
 
-@pytest.fixture(scope="module")
-def fake_driver(tmp_path_factory, runtime):
+def compile_fake(source: Path, out: Path) -> Path:
     cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if not cc:
-        pytest.skip("no C compiler for the fake driver")
-    out = tmp_path_factory.mktemp("fake") / "libcuda.so.1"
-    subprocess.run([cc, "-shared", "-fPIC", "-o", str(out), str(FAKE_DRIVER_SOURCE)], check=True)
+        pytest.skip(f"no C compiler for {source.name}")
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(out), str(source)], check=True)
     return out
+
+
+@pytest.fixture(scope="module")
+def fake_driver(tmp_path_factory, runtime):
+    return compile_fake(FAKE_DRIVER_SOURCE, tmp_path_factory.mktemp("fake") / "libcuda.so.1")
 
 
 LACT = dict(model="swiglu", trained=[0, 1, 2], loss="dot", chunk=8, order="apply_then_update",
@@ -185,10 +188,8 @@ def test_host_side_runs_with_fake_driver(fmt, fake_driver, v2_layer):
 
 @pytest.fixture(scope="module")
 def fake_cublas(tmp_path_factory, fake_driver):
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    out = tmp_path_factory.mktemp("fake_cublas") / "libcublas.so"
-    subprocess.run([cc, "-shared", "-fPIC", "-o", str(out), str(FAKE_CUBLAS_SOURCE)], check=True)
-    return out
+    return compile_fake(FAKE_CUBLAS_SOURCE,
+                        tmp_path_factory.mktemp("fake_cublas") / "libcublas.so")
 
 
 def test_cublas_gemms_match_the_cpu(fake_driver, fake_cublas, v2_layer, tmp_path):

@@ -107,6 +107,9 @@ enum class GPUContractions {
   cublas,
 };
 
+/// How `ttt-to-gpu` scans chunk states (linattn-to-linalg's `scan`).
+enum class GPUScan { perEntry, parallel, sequential };
+
 /// What `ttt-to-gpu` embeds for each kernel module (gpu-module-to-binary's
 /// format).
 enum class GPUBinaryFormat {
@@ -151,13 +154,17 @@ struct TTTToGPUOptions : public PassPipelineOptions<TTTToGPUOptions> {
           clEnumValN(GPUContractions::cublas, "cublas",
                      "cuBLAS calls of the host (libttt_cuda_runtime loads "
                      "libcublas at run time; kernels without it)"))};
-  PassOptions::Option<std::string> scan{
-      *this, "scan",
-      llvm::cl::desc("linattn-to-linalg's chunk-state scan: per-entry (one "
-                     "kernel, a thread per state entry carrying it through "
-                     "the chunks), parallel (log-depth rounds, a kernel "
-                     "each) or sequential (a kernel per chunk)"),
-      llvm::cl::init("per-entry")};
+  PassOptions::Option<GPUScan> scan{
+      *this, "scan", llvm::cl::desc("linattn-to-linalg's chunk-state scan"),
+      llvm::cl::init(GPUScan::perEntry),
+      llvm::cl::values(
+          clEnumValN(GPUScan::perEntry, "per-entry",
+                     "one kernel, a thread per state entry carrying it "
+                     "through the chunks"),
+          clEnumValN(GPUScan::parallel, "parallel",
+                     "log-depth rounds, a kernel each"),
+          clEnumValN(GPUScan::sequential, "sequential",
+                     "a loop over chunks on the host, kernels per chunk"))};
   PassOptions::Option<GPUBinaryFormat> format{
       *this, "format", llvm::cl::desc("What to embed for each kernel module"),
       llvm::cl::init(GPUBinaryFormat::fatbin),
