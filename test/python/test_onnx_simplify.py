@@ -35,6 +35,8 @@ from onnx import numpy_helper  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compiler import run_function, tool  # noqa: E402
 from raised_graph import raised_op, run_raised_graph  # noqa: E402
+import dwconv_mutants  # noqa: E402
+import onnx_models as om  # noqa: E402
 from oracle import kvb_layer  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "onnx"
@@ -64,9 +66,9 @@ def _opt(*args):
                           text=True, timeout=300)
 
 
-def _inputs(meta, B, T, seed, Tq=None):
+def _inputs(meta, B, T, seed, Tq=None, **sizes):
     rng = np.random.default_rng(seed)
-    dims = {"B": B, "T": T, "Tq": Tq or T}
+    dims = {"B": B, "T": T, "Tq": Tq or T, **sizes}
     out = {}
     for spec in meta["inputs"]:
         shape = [dims[d] if isinstance(d, str) else d for d in spec["shape"]]
@@ -238,10 +240,7 @@ DWCONV = {"vit3_dwconv.traced": (2, 6), "vit3_dwconv.traced_opset20": (2, 6),
           "vit3_dwconv_shift.traced": (1, 6), "vit3_dwconv_shift.traced_opset20": (1, 6)}
 
 
-@pytest.mark.parametrize("name", sorted(DWCONV))
-def test_the_raised_dwconv_branch_computes_the_model(name, tmp_path):
-    """The raised graph (its ttt.dwconv_layer run by ttt-run's lowering) against
-    onnxruntime on the original model, on fresh inputs."""
+def _check_raised_dwconv(name, x, tmp_path):
     raised = tmp_path / "raised.mlir"
     proc = _opt(_path(name), "--ttt-raise-onnx=raise-all", "-o", raised)
     assert proc.returncode == 0, proc.stderr
@@ -249,10 +248,40 @@ def test_the_raised_dwconv_branch_computes_the_model(name, tmp_path):
     for needle in ("ttt.dwconv_layer", "kind = dot", "reduction = mean",
                    "clip = frobenius"):
         assert needle in text, needle
-    B, side = DWCONV[name]
-    x = _inputs(_meta(name), B, side, zlib.crc32(name.encode()))
     got = run_raised_graph(text, _path(name), x, tmp_path)
     assert _rel(got, _run(_path(name), x).astype(np.float64)) <= RTOL
+
+
+@pytest.mark.parametrize("name", sorted(DWCONV))
+def test_the_raised_dwconv_branch_computes_the_model(name, tmp_path):
+    """The raised graph (its ttt.dwconv_layer run by ttt-run's lowering) against
+    onnxruntime on the original model, on fresh inputs."""
+    B, side = DWCONV[name]
+    _check_raised_dwconv(name, _inputs(_meta(name), B, side, zlib.crc32(name.encode())),
+                         tmp_path)
+
+
+# The shifted products scripted: its windows and its mean's h * w are read from the
+# shape of the keys at run time, so one raised graph serves every image size.
+@pytest.mark.parametrize("name", ["vit3_dwconv_shift.scripted",
+                                  "vit3_dwconv_shift.scripted_opset20"])
+@pytest.mark.parametrize("B,Hs,Ws", [(1, 6, 6), (2, 5, 7), (1, 9, 4)])
+def test_the_raised_scripted_dwconv_branch_computes_the_model(name, B, Hs, Ws, tmp_path):
+    seed = zlib.crc32(f"{name}{B}{Hs}{Ws}".encode())
+    _check_raised_dwconv(name, _inputs(_meta(name), B, 0, seed, Hs=Hs, Ws=Ws), tmp_path)
+
+
+@pytest.mark.parametrize("kind", dwconv_mutants.KINDS)
+def test_a_scripted_dwconv_branch_computing_something_else_is_left(kind, tmp_path):
+    """The scripted branch with a wrong mean or queries of their own size: found, left
+    with the reason, and written back node for node."""
+    path = dwconv_mutants.write(kind, tmp_path)
+    out = tmp_path / "out.onnx"
+    proc = _opt(path, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert "no ttt.dwconv_layer form: " + dwconv_mutants.REASONS[kind] in proc.stderr, \
+        proc.stderr
+    assert om.structure(onnx.load(str(out))) == om.structure(onnx.load(str(path)))
 
 
 @pytest.mark.parametrize("name", sorted(DUAL_FORM))

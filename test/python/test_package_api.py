@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import dwconv_mutants
 from package_env import BUILD_DIR, EXAMPLES, FIXTURES, REPO, skip_reason
 V2_SMALL = EXAMPLES / "lact_v2_small.mlir"
 LLM_LAYER = EXAMPLES / "lact_llm_layer.mlir"
@@ -116,10 +117,10 @@ def test_explain_onnx_layer_left_alone_has_a_reason():
     assert r.explanation.count("exact lowering:") == 1, r.explanation
 
 
-def test_explain_onnx_layer_without_a_layer_op_has_the_finders_reason():
-    # ViT^3's conv branch as shifted products with sizes computed at run time: found,
-    # not read (no ttt.dwconv_layer form).
-    (r,) = ttt.explain(FIXTURES / "vit3_dwconv_shift.scripted.onnx")
+def test_explain_onnx_layer_without_a_layer_op_has_the_finders_reason(tmp_path):
+    # ViT^3's conv branch as shifted products whose mean divides by h * h: found, not
+    # read (no ttt.dwconv_layer form).
+    (r,) = ttt.explain(dwconv_mutants.write("mean_over_h_h", tmp_path))
     assert r.op == "onnx" and not r.rewritable
     assert r.blockers and "left as it was" not in r.blockers[0]
     assert "no ttt.dwconv_layer form" in r.blockers[0]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+import dwconv_mutants
 from package_env import EXAMPLES, FIXTURES, extension_built, skip_reason
 from package_env import run_cli as cli
 
@@ -24,7 +25,7 @@ def test_explain_mlir():
     assert any("ttt.kvb_layer" in line and "prefix sum" in line for line in lines)
 
 
-def test_explain_onnx_lists_layers():
+def test_explain_onnx_lists_layers(tmp_path):
     proc = cli("explain", FIXTURES / "lact_v2.traced.onnx")
     assert proc.returncode == 0, proc.stderr
     assert "lact_v2.traced.onnx: node '/layer/Concat'" in proc.stdout
@@ -35,7 +36,7 @@ def test_explain_onnx_lists_layers():
     assert "| ttt.kvb_layer |" in proc.stdout and "| no |" in proc.stdout
     assert "LayerNorm inside the loss" in proc.stdout
     # A layer found but not read says so in the op column.
-    proc = cli("explain", FIXTURES / "vit3_dwconv_shift.scripted.onnx")
+    proc = cli("explain", dwconv_mutants.write("mean_over_h_h", tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert "| onnx |" in proc.stdout and "| no |" in proc.stdout
 

@@ -128,20 +128,49 @@ Value frobeniusClipped(Value value) {
   return squares ? g : Value();
 }
 
-/// `c * x` however the constant factors are spelled: returns x and c.
-std::pair<Value, double> scaled(Value value) {
+/// The run-time extents a value is the product of (`Shape(x)[d]`, cast,
+/// multiplied), or false.
+bool extentProduct(Value value, SmallVectorImpl<ShapeDim> &dims) {
+  value = skipLayout(value);
+  if (onnx::NodeOp cast = nodeOf(value, "Cast"))
+    return extentProduct(cast.getInputs()[0], dims);
+  if (std::optional<ShapeDim> dim = shapeDim(value)) {
+    dims.push_back(*dim);
+    return true;
+  }
+  onnx::NodeOp mul = nodeOf(value, "Mul");
+  return mul && extentProduct(mul.getInputs()[0], dims) &&
+         extentProduct(mul.getInputs()[1], dims);
+}
+
+/// `c * x / (e_1 ... e_n)`, however the constant factors are spelled and with
+/// the divisors `e_i` run-time extents of tensors (a mean over positions
+/// whose count is read from a shape).
+struct Scaled {
+  Value x;
   double factor = 1.0;
+  SmallVector<ShapeDim> divisors;
+};
+
+Scaled scaled(Value value) {
+  Scaled result;
   while (true) {
     value = skipLayout(value);
     if (onnx::NodeOp neg = nodeOf(value, "Neg")) {
-      factor = -factor;
+      result.factor = -result.factor;
       value = neg.getInputs()[0];
       continue;
     }
     if (onnx::NodeOp div = nodeOf(value, "Div")) {
       std::optional<double> d = scalarConstant(div.getInputs()[1]);
       if (d && *d != 0.0) {
-        factor /= *d;
+        result.factor /= *d;
+        value = div.getInputs()[0];
+        continue;
+      }
+      SmallVector<ShapeDim> dims;
+      if (!d && extentProduct(div.getInputs()[1], dims)) {
+        llvm::append_range(result.divisors, dims);
         value = div.getInputs()[0];
         continue;
       }
@@ -150,13 +179,56 @@ std::pair<Value, double> scaled(Value value) {
       std::optional<double> s = scalarConstant(c);
       if (!s)
         return false;
-      factor *= *s;
+      result.factor *= *s;
       value = x;
       return true;
     });
-    if (!peeled)
-      return {value, factor};
+    if (!peeled) {
+      result.x = value;
+      return result;
+    }
   }
+}
+
+/// True if `a` and `b` have the same extent on `axis` for every input the
+/// model accepts: the same static size, the same tensor, or graph inputs
+/// that declare the axis with one symbolic name.
+bool sameExtent(Value a, Value b, int64_t axis) {
+  auto aType = dyn_cast<RankedTensorType>(a.getType());
+  auto bType = dyn_cast<RankedTensorType>(b.getType());
+  if (!aType || !bType || axis >= aType.getRank() || axis >= bType.getRank())
+    return false;
+  if (a == b)
+    return true;
+  int64_t aSize = aType.getDimSize(axis), bSize = bType.getDimSize(axis);
+  if (!ShapedType::isDynamic(aSize) || !ShapedType::isDynamic(bSize))
+    return aSize == bSize;
+  auto symbol = [&](Value x) -> StringRef {
+    auto arg = dyn_cast<BlockArgument>(x);
+    auto graph =
+        arg ? dyn_cast<onnx::GraphOp>(arg.getOwner()->getParentOp()) : nullptr;
+    auto names = graph ? graph.getArgAttrOfType<ArrayAttr>(
+                             arg.getArgNumber(), onnx::ONNXDialect::kDimParams)
+                       : nullptr;
+    auto name = names && axis < static_cast<int64_t>(names.size())
+                    ? dyn_cast<StringAttr>(names[axis])
+                    : nullptr;
+    return name ? name.getValue() : StringRef();
+  };
+  StringRef aName = symbol(a);
+  return !aName.empty() && aName == symbol(b);
+}
+
+/// True if `a` and `b` have the same shape for every input the model
+/// accepts.
+bool sameShape(Value a, Value b) {
+  auto type = dyn_cast<RankedTensorType>(a.getType());
+  if (!type || a.getType() != b.getType())
+    return false;
+  for (int64_t axis = 0, e = type.getRank(); axis < e; ++axis)
+    if (!sameExtent(a, b, axis))
+      return false;
+  return true;
 }
 
 /// True if `type` is `[B, C, h, w]` with batch and channels merged into one
@@ -171,12 +243,21 @@ bool foldsBatchIntoChannels(Type type, ArrayRef<int64_t> bchw) {
   return merged && to.getDimSize(2) == bchw[2] && to.getDimSize(3) == bchw[3];
 }
 
-/// The static `[B, C, h, w]` of a sequence, or nothing.
+/// The `[B, C, h, w]` of an image (a static channel count; the batch and
+/// the image size may be known at run time only), or nothing.
 std::optional<SmallVector<int64_t>> imageShape(Value x) {
   auto type = dyn_cast<RankedTensorType>(x.getType());
-  if (!type || !type.hasStaticShape() || type.getRank() != 4)
+  if (!type || type.getRank() != 4 || type.isDynamicDim(1))
     return std::nullopt;
   return SmallVector<int64_t>(type.getShape());
+}
+
+/// True if two lists of divisors are the same extents of the same tensors.
+bool sameDivisors(ArrayRef<ShapeDim> a, ArrayRef<ShapeDim> b) {
+  return a.size() == b.size() && llvm::all_of(llvm::zip(a, b), [](auto pair) {
+           auto [x, y] = pair;
+           return x.tensor == y.tensor && x.axis == y.axis;
+         });
 }
 
 /// A window of a zero-padded image at tap (a, b): Slices of its two spatial
@@ -186,29 +267,96 @@ struct Tap {
   int64_t pad = 0, a = 0, b = 0;
 };
 
-std::optional<Tap> tapOf(Value value, ArrayRef<int64_t> image) {
-  Tap tap;
-  std::optional<int64_t> rows, cols;
+/// A Slice of one axis with unit steps, a constant start and an end that is
+/// a constant or a run-time extent plus a constant.
+struct Cut {
+  int64_t axis = 0, start = 0;
+  std::optional<int64_t> end;
+  std::optional<ShapeDim> extent;
+  int64_t offset = 0;
+};
+
+std::optional<Cut> cutOf(onnx::NodeOp slice) {
+  if (auto cut = singleAxisCut(slice)) {
+    auto [axis, start, end] = *cut;
+    return Cut{axis, start, end, std::nullopt, 0};
+  }
+  auto inputs = slice.getInputs();
+  std::optional<int64_t> rank = rankOf(inputs[0]);
+  if (inputs.size() < 4 || inputs.size() > 5 || !rank)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
+  std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
+  if (!starts || !axes || starts->size() != 1 || axes->size() != 1)
+    return std::nullopt;
+  if (inputs.size() == 5 && !isa<NoneType>(inputs[4].getType()) &&
+      intConstant(inputs[4]) != SmallVector<int64_t>{1})
+    return std::nullopt;
+  Cut cut;
+  cut.axis = (*axes)[0] < 0 ? (*axes)[0] + *rank : (*axes)[0];
+  cut.start = (*starts)[0];
+  Value end = skipLayout(inputs[2]);
+  cut.extent = shapeDim(end);
+  if (!cut.extent)
+    matchCommutative(end, "Add", [&](Value dim, Value offset) {
+      std::optional<SmallVector<int64_t>> c = intConstant(offset);
+      cut.extent = shapeDim(dim);
+      if (!cut.extent || !c || c->size() != 1)
+        return false;
+      cut.offset = c->front();
+      return true;
+    });
+  if (!cut.extent || cut.axis < 0 || cut.axis >= *rank)
+    return std::nullopt;
+  return cut;
+}
+
+/// True if `cut` takes as many entries as `image` has on its axis, from the
+/// start: a constant end with a static size, or the end `start + extent`
+/// of a tensor of the image's extent.
+bool spans(const Cut &cut, Value image) {
+  auto type = cast<RankedTensorType>(image.getType());
+  if (cut.end)
+    return !type.isDynamicDim(cut.axis) &&
+           *cut.end - cut.start == type.getDimSize(cut.axis);
+  return cut.offset == cut.start && cut.extent->axis == cut.axis &&
+         sameExtent(cut.extent->tensor, image, cut.axis);
+}
+
+std::optional<Tap> tapOf(Value value) {
+  SmallVector<Cut> cuts;
   Value at = skipLayout(value);
   while (onnx::NodeOp slice = nodeOf(at, "Slice")) {
-    auto cut = singleAxisCut(slice);
+    std::optional<Cut> cut = cutOf(slice);
     if (!cut)
       return std::nullopt;
-    auto [axis, start, end] = *cut;
-    int64_t length = end - start;
-    if (axis == 2 && !rows && length == image[2])
-      rows = start;
-    else if (axis == 3 && !cols && length == image[3])
-      cols = start;
-    else
-      return std::nullopt;
+    cuts.push_back(*cut);
     at = skipLayout(slice.getInputs()[0]);
   }
   std::optional<std::pair<Value, int64_t>> padded = zeroPadded(at);
-  if (!rows || !cols || !padded)
+  if (!padded || !imageShape(padded->first))
     return std::nullopt;
-  tap.image = skipLayout(padded->first);
+  Tap tap;
+  // The image itself, unless the nodes in front of it change its shape.
+  Value source = padded->first;
+  tap.image = skipLayout(source).getType() == source.getType()
+                  ? skipLayout(source)
+                  : source;
   tap.pad = padded->second;
+  std::optional<int64_t> rows, cols;
+  for (const Cut &cut : cuts) {
+    // A window inside the padding: 0 <= a <= 2p, so no end is clamped.
+    if (cut.start < 0 || cut.start > 2 * tap.pad || !spans(cut, source))
+      return std::nullopt;
+    if (cut.axis == 2 && !rows)
+      rows = cut.start;
+    else if (cut.axis == 3 && !cols)
+      cols = cut.start;
+    else
+      return std::nullopt;
+  }
+  if (!rows || !cols)
+    return std::nullopt;
   tap.a = *rows;
   tap.b = *cols;
   return tap;
@@ -278,7 +426,9 @@ private:
   DWConvConfig config;
   SmallVector<int64_t> image;
   int64_t padding = 0, kh = 0, kw = 0;
-  double step = 0.0, valueFactor = 0.0;
+  double step = 0.0;
+  /// The values as the kernel's step scales them.
+  Scaled values;
 };
 
 Value ConvReader::readStep(Value stepped, int64_t kh, int64_t kw) {
@@ -292,19 +442,23 @@ Value ConvReader::readStep(Value stepped, int64_t kh, int64_t kw) {
            (isa<BlockArgument>(base) &&
             isa<onnx::GraphOp>(base.getParentRegion()->getParentOp()));
   };
+  // The step size is a constant: a change divided by the image size is not
+  // this form.
   if (onnx::NodeOp sub = nodeOf(next, "Sub")) {
-    auto [x, c] = scaled(sub.getInputs()[1]);
-    startKernel = sub.getInputs()[0];
-    change = x;
-    step = -c;
+    Scaled scaledChange = scaled(sub.getInputs()[1]);
+    if (scaledChange.divisors.empty()) {
+      startKernel = sub.getInputs()[0];
+      change = scaledChange.x;
+      step = -scaledChange.factor;
+    }
   } else {
     matchCommutative(next, "Add", [&](Value a, Value b) {
-      if (!isStartKernel(a))
+      Scaled scaledChange = scaled(b);
+      if (!isStartKernel(a) || !scaledChange.divisors.empty())
         return false;
-      auto [x, c] = scaled(b);
       startKernel = a;
-      change = x;
-      step = c;
+      change = scaledChange.x;
+      step = scaledChange.factor;
       return true;
     });
   }
@@ -342,9 +496,8 @@ LogicalResult ConvReader::readGradient(Value gradient) {
     return fail("its kernel's step does not correlate the keys padded as "
                 "the output convolution pads the queries");
   config.k = skipLayout(padded->first);
-  std::pair<Value, double> values = scaled(correlate.getInputs()[1]);
-  config.v = values.first;
-  valueFactor = values.second;
+  values = scaled(correlate.getInputs()[1]);
+  config.v = values.x;
   if (!foldsBatchIntoChannels(correlate.getInputs()[1].getType(), image))
     return fail("its kernel's step does not correlate with the values "
                 "[B, C, h, w]");
@@ -369,17 +522,18 @@ LogicalResult ConvReader::readTapGradient(Value gradient) {
                   "tap");
     bool read = matchCommutative(
         skipLayout(sum.getInputs()[0]), "Mul", [&](Value e, Value window) {
-          std::optional<Tap> tap = tapOf(window, image);
+          std::optional<Tap> tap = tapOf(window);
           if (!tap || tap->pad != padding || tap->a * kw + tap->b != index)
             return false;
-          std::pair<Value, double> values = scaled(e);
+          Scaled tapValues = scaled(e);
           if (index == 0) {
             config.k = tap->image;
-            config.v = values.first;
-            valueFactor = values.second;
+            config.v = tapValues.x;
+            values = tapValues;
           }
-          return tap->image == config.k && values.first == config.v &&
-                 values.second == valueFactor;
+          return tap->image == config.k && tapValues.x == config.v &&
+                 tapValues.factor == values.factor &&
+                 sameDivisors(tapValues.divisors, values.divisors);
         });
     if (!read)
       return fail("tap " + Twine(index) +
@@ -407,7 +561,8 @@ LogicalResult ConvReader::readShiftedOutput(Value output) {
       int64_t a = -1, b = -1;
       Value kernel = kernelEntry(entry, a, b);
       Value q = skipLayout(window);
-      if (!kernel || (stepped && kernel != stepped) || a >= kh || b >= kw)
+      if (!kernel || (stepped && kernel != stepped) || a < 0 || b < 0 ||
+          a >= kh || b >= kw)
         return false;
       if (image.empty()) {
         // The queries' shape, from the padded tensor the window reads.
@@ -416,12 +571,12 @@ LogicalResult ConvReader::readShiftedOutput(Value output) {
           base = skipLayout(slice.getInputs()[0]);
         std::optional<std::pair<Value, int64_t>> padded = zeroPadded(base);
         std::optional<SmallVector<int64_t>> shape =
-            padded ? imageShape(skipLayout(padded->first)) : std::nullopt;
+            padded ? imageShape(padded->first) : std::nullopt;
         if (!shape)
           return false;
         image = *shape;
       }
-      std::optional<Tap> tap = tapOf(window, image);
+      std::optional<Tap> tap = tapOf(window);
       if (!tap || tap->a != a || tap->b != b || tap->pad != padding ||
           seen[a * kw + b] || (config.q && tap->image != config.q))
         return false;
@@ -476,12 +631,30 @@ FailureOr<DWConvConfig> ConvReader::read() {
 
 LogicalResult ConvReader::finish() {
   for (Value x : {config.k, config.v})
-    if (x.getType() != config.q.getType())
+    if (!sameShape(x, config.q))
       return fail("its queries, keys and values differ in shape");
-  double positions = static_cast<double>(image[2] * image[3]);
-  // G = c * sum v kpad is the gradient of the dot loss with scale
-  // -c * h * w and the mean over the positions.
-  double scale = -valueFactor * positions;
+  // G = c * sum v kpad is the gradient of the dot loss with scale -c * h * w
+  // and the mean over the positions; c may divide by h * w read from the
+  // shape of the image at run time, which is that mean.
+  double scale = -values.factor;
+  if (values.divisors.empty()) {
+    if (ShapedType::isDynamic(image[2]) || ShapedType::isDynamic(image[3]))
+      return fail("its kernel's step is scaled by a constant, not by the "
+                  "mean over an image size known at run time only");
+    scale *= static_cast<double>(image[2] * image[3]);
+  } else {
+    SmallVector<int64_t> axes;
+    for (const ShapeDim &dim : values.divisors) {
+      if (!sameExtent(dim.tensor, config.q, dim.axis))
+        return fail("its kernel's step divides by an extent of a tensor "
+                    "shaped unlike the image");
+      axes.push_back(dim.axis);
+    }
+    llvm::sort(axes);
+    if (axes != SmallVector<int64_t>{2, 3})
+      return fail("its kernel's step divides by extents other than the "
+                  "image's height and width");
+  }
   if (scale <= 0.0)
     return fail("its kernel's step ascends the dot loss's gradient scale "
                 "it reads (a non-positive loss scale)");

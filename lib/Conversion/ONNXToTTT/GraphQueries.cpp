@@ -639,33 +639,40 @@ raise::tokenWindow(Value value, const WholeSequences *whole, bool timeLast) {
   return window;
 }
 
+std::optional<ShapeDim> raise::shapeDim(Value value) {
+  value = skipLayout(value);
+  if (onnx::NodeOp cast = nodeOf(value, "Cast"))
+    value = skipLayout(cast.getInputs()[0]);
+  onnx::NodeOp gather = nodeOf(value, "Gather");
+  if (!gather || gather.getInputs().size() != 2)
+    return std::nullopt;
+  onnx::NodeOp shape = nodeOf(skipLayout(gather.getInputs()[0]), "Shape");
+  if (!shape || shape.getInputs().size() != 1 || shape.getONNXAttr("start") ||
+      shape.getONNXAttr("end"))
+    return std::nullopt;
+  auto gatherAxis = dyn_cast_or_null<IntegerAttr>(gather.getONNXAttr("axis"));
+  if (gatherAxis && gatherAxis.getInt() != 0)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> index =
+      intConstant(gather.getInputs()[1]);
+  Value tensor = shape.getInputs()[0];
+  std::optional<int64_t> rank = rankOf(tensor);
+  if (!index || index->size() != 1 || !rank)
+    return std::nullopt;
+  int64_t axis = (*index)[0] < 0 ? (*index)[0] + *rank : (*index)[0];
+  if (axis < 0 || axis >= *rank)
+    return std::nullopt;
+  return ShapeDim{tensor, axis};
+}
+
 bool raise::isTimeLengthOf(Value value, Value tensor) {
   if (std::optional<double> n = scalarConstant(value)) {
     std::optional<int64_t> length = staticTimeLength(tensor);
     return length && *n == static_cast<double>(*length);
   }
-  if (onnx::NodeOp cast = nodeOf(value, "Cast"))
-    value = cast.getInputs()[0];
-  // Shape(tensor)[axis], as a Gather of one index.
-  onnx::NodeOp gather = nodeOf(skipLayout(value), "Gather");
-  if (gather && gather.getInputs().size() != 2)
-    return false;
-  onnx::NodeOp shape =
-      gather ? nodeOf(skipLayout(gather.getInputs()[0]), "Shape") : nullptr;
-  if (!shape || shape.getInputs().size() != 1 || shape.getONNXAttr("start") ||
-      shape.getONNXAttr("end"))
-    return false;
-  auto gatherAxis = dyn_cast_or_null<IntegerAttr>(gather.getONNXAttr("axis"));
-  if (gatherAxis && gatherAxis.getInt() != 0)
-    return false;
-  std::optional<SmallVector<int64_t>> index =
-      intConstant(gather.getInputs()[1]);
-  std::optional<int64_t> rank = rankOf(tensor);
-  if (!index || index->size() != 1 || !rank ||
-      skipLayout(shape.getInputs()[0]) != skipLayout(tensor))
-    return false;
-  int64_t axis = (*index)[0] < 0 ? (*index)[0] + *rank : (*index)[0];
-  return isTimeAxis(axis, rank);
+  std::optional<ShapeDim> dim = shapeDim(value);
+  return dim && skipLayout(dim->tensor) == skipLayout(tensor) &&
+         isTimeAxis(dim->axis, rankOf(tensor));
 }
 
 /// True if two cuts take the same tokens: equal constant bounds, or bounds

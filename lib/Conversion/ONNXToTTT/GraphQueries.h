@@ -156,6 +156,17 @@ struct WholeSequences {
 std::optional<SliceChain> tokenWindow(Value value, const WholeSequences *whole,
                                       bool timeLast = false);
 
+/// A run-time extent `Shape(tensor)[axis]`: a Gather of one constant index
+/// from a Shape node (maybe cast, maybe unsqueezed).
+struct ShapeDim {
+  Value tensor;
+  int64_t axis;
+};
+
+/// The extent `value` reads, if it is `Shape(tensor)[axis]` (`tensor` the
+/// Shape's input, the axis counted from 0).
+std::optional<ShapeDim> shapeDim(Value value);
+
 /// True if `value` is the number of tokens of `tensor`'s time axis: its
 /// static length, or `Shape(tensor)[axis]` (maybe cast).
 bool isTimeLengthOf(Value value, Value tensor);

@@ -4,6 +4,7 @@
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/vit3_dwconv.traced.onnx --ttt-raise-onnx 2>&1 | FileCheck %s --check-prefix=CONV
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/vit3_dwconv.traced.onnx --ttt-raise-onnx=raise-all 2>/dev/null | FileCheck %s --check-prefix=CONV-ALL
 // RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/vit3_dwconv_shift.traced.onnx --ttt-raise-onnx=raise-all 2>/dev/null | FileCheck %s --check-prefix=SHIFT
+// RUN: ttt-opt %ttt_src_root/test/fixtures/onnx/vit3_dwconv_shift.scripted.onnx --ttt-raise-onnx=raise-all 2>/dev/null | FileCheck %s --check-prefix=SCRIPTED
 
 // Layers that are not linear attention are found, reported with the reason
 // read off their dataflow, and left exactly as they were.
@@ -53,3 +54,17 @@
 // SHIFT: %[[O:.+]] = ttt.dwconv_layer %[[Q]], %[[K]], %[[V]], %[[W]] : {{.*}} loss = #ttt.loss<kind = dot, scale = 0.3333{{[0-9]+}}, reduction = mean> update = #ttt.update<clip = frobenius>
 // SHIFT: onnx.node "Identity"(%[[O]])
 // SHIFT-NOT: "Slice"
+
+// Scripted, the same branch cuts its windows as `Slice(Pad(x), a,
+// Shape(k)[2] + a)` and divides the values by `Cast(Shape(k)[2] *
+// Shape(k)[3])`: the windows span the image because q, k and v declare the
+// same symbolic sizes, and the divisor is the mean over the positions, so the
+// layer op keeps the run-time image size and the loss scale is the constant
+// factor alone.
+// SCRIPTED-LABEL: onnx.graph @main_graph(
+// SCRIPTED-SAME: %[[Q:[^:]+]]: tensor<?x8x?x?xf32> {onnx.dim_params = ["B", "", "Hs", "Ws"], onnx.name = "q"}, %[[K:[^:]+]]: tensor<?x8x?x?xf32> {{.*}}, %[[V:[^:]+]]: tensor<?x8x?x?xf32>
+// SCRIPTED: %[[W:.+]] = onnx.node "Reshape"(%{{.+}}, %{{.+}}) : (tensor<8x1x3x3xf32>, tensor<3xi64>) -> tensor<8x3x3xf32>
+// SCRIPTED: %[[O:.+]] = ttt.dwconv_layer %[[Q]], %[[K]], %[[V]], %[[W]] : {{.*}} loss = #ttt.loss<kind = dot, scale = 0.3333{{[0-9]+}}, reduction = mean> update = #ttt.update<clip = frobenius> -> tensor<?x8x?x?xf32>
+// SCRIPTED: onnx.node "Identity"(%[[O]])
+// SCRIPTED-NOT: "Slice"
+// SCRIPTED-NOT: "Shape"
