@@ -997,6 +997,134 @@ struct ReshapeOfReshape : NodePattern {
   }
 };
 
+/// NumPy broadcasting of static shapes (innermost dims aligned).
+static std::optional<SmallVector<int64_t>>
+broadcastShapes(ArrayRef<SmallVector<int64_t>> shapes) {
+  size_t rank = 0;
+  for (const SmallVector<int64_t> &shape : shapes)
+    rank = std::max(rank, shape.size());
+  SmallVector<int64_t> result(rank, 1);
+  for (const SmallVector<int64_t> &shape : shapes)
+    for (size_t i = 0; i < shape.size(); ++i) {
+      int64_t &d = result[rank - shape.size() + i];
+      if (shape[i] != 1 && d != 1 && shape[i] != d)
+        return std::nullopt;
+      if (shape[i] != 1)
+        d = shape[i];
+    }
+  return result;
+}
+
+/// The static shape of `value`, if it has one.
+static std::optional<SmallVector<int64_t>> staticDims(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type || !type.hasStaticShape())
+    return std::nullopt;
+  return SmallVector<int64_t>(type.getShape());
+}
+
+/// True if `value` is a parameter or an input (a constant, an initializer, a
+/// block argument) or a view of one.
+static bool isStoredTensor(Value value) {
+  if (isa<BlockArgument>(value) || value.getDefiningOp<onnx::InitializerOp>())
+    return true;
+  if (nodeOf(value, "Constant"))
+    return true;
+  onnx::NodeOp view = nodeOf(value, "Reshape");
+  return view && isStoredTensor(view.getInputs()[0]);
+}
+
+/// x, when `value` only broadcasts a stored tensor x (isStoredTensor):
+/// `Reshape(x)` that puts unit dims in front of x's dims, or `Expand(x, s)`
+/// (x broadcast to its result). Views of computed values stay: the batch
+/// merges of torch-mlir's batched products read them.
+static Value broadcastSource(Value value) {
+  auto node = value.getDefiningOp<onnx::NodeOp>();
+  if (!node || !node.isDefaultDomain() || node.getInputs().size() != 2 ||
+      node->getNumResults() != 1)
+    return nullptr;
+  Value x = node.getInputs()[0];
+  std::optional<SmallVector<int64_t>> from = staticDims(x);
+  std::optional<SmallVector<int64_t>> to = staticDims(value);
+  if (!from || !to || from->size() > to->size() || !isStoredTensor(x))
+    return nullptr;
+  if (node.getOpType() == "Reshape")
+    return llvm::all_of(ArrayRef<int64_t>(*to).drop_back(from->size()),
+                        [](int64_t d) { return d == 1; }) &&
+                   ArrayRef<int64_t>(*to).take_back(from->size()) ==
+                       ArrayRef<int64_t>(*from)
+               ? x
+               : nullptr;
+  if (node.getOpType() == "Expand") {
+    std::optional<SmallVector<int64_t>> shape = broadcastShapes({*from, *to});
+    return shape && *shape == *to ? x : nullptr;
+  }
+  return nullptr;
+}
+
+/// Op(.., B(x), ..) -> Op(.., x, ..) where B only broadcasts x
+/// (broadcastSource) and Op broadcasts its operands itself (Add, Sub, Mul,
+/// Div; MatMul on its batch dims, B keeping the two matrix dims), when the
+/// result keeps its shape: broadcasting aligns the innermost dims, so every
+/// element reads the same element of x. torch-mlir reads a parameter per
+/// sample (`W [H, o, i]` added to, or multiplied with, `[B, H, o, i]`)
+/// through such a view, the ONNX exporters read the parameter itself; with
+/// the view gone the transposes an out x in weight's updates carry reach the
+/// parameter, and the chunks read one spelling of it.
+struct BroadcastOperand : NodePattern {
+  BroadcastOperand(MLIRContext *context, StringRef opType)
+      : NodePattern(context, opType) {}
+
+  LogicalResult matchNode(onnx::NodeOp node,
+                          PatternRewriter &rewriter) const override {
+    bool matmul = node.getOpType() == "MatMul";
+    std::optional<SmallVector<int64_t>> result = staticDims(node->getResult(0));
+    if (!result || (matmul && node.getInputs().size() != 2))
+      return rewriter.notifyMatchFailure(node, "not a static broadcast");
+    SmallVector<Value> operands(node.getInputs());
+    SmallVector<SmallVector<int64_t>> shapes;
+    for (Value operand : operands) {
+      std::optional<SmallVector<int64_t>> shape = staticDims(operand);
+      if (!shape || (matmul && shape->size() < 2))
+        return rewriter.notifyMatchFailure(node, "an operand not static");
+      shapes.push_back(*shape);
+    }
+    // The broadcast of the operands (their batch dims for a MatMul) must
+    // stay the result's.
+    auto keepsShape = [&](ArrayRef<SmallVector<int64_t>> candidate) {
+      if (!matmul)
+        return broadcastShapes(candidate) == result;
+      SmallVector<SmallVector<int64_t>> batches;
+      for (const SmallVector<int64_t> &shape : candidate)
+        batches.push_back(SmallVector<int64_t>(ArrayRef(shape).drop_back(2)));
+      return broadcastShapes(batches) ==
+             SmallVector<int64_t>(ArrayRef(*result).drop_back(2));
+    };
+    bool changed = false;
+    for (auto [i, operand] : llvm::enumerate(operands)) {
+      Value x = broadcastSource(operand);
+      if (!x)
+        continue;
+      SmallVector<int64_t> from = *staticDims(x);
+      if (matmul && (from.size() < 2 || ArrayRef(from).take_back(2) !=
+                                            ArrayRef(shapes[i]).take_back(2)))
+        continue;
+      SmallVector<SmallVector<int64_t>> candidate(shapes);
+      candidate[i] = from;
+      if (!keepsShape(candidate))
+        continue;
+      operands[i] = x;
+      shapes[i] = from;
+      changed = true;
+    }
+    if (!changed)
+      return rewriter.notifyMatchFailure(node, "no operand only broadcasts");
+    rewriter.modifyOpInPlace(node,
+                             [&] { node.getInputsMutable().assign(operands); });
+    return success();
+  }
+};
+
 struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -1166,4 +1294,6 @@ void raise::populateViewNormalizations(RewritePatternSet &patterns) {
       patterns.getContext());
   for (StringRef opType : {"Add", "Sub", "Mul", "Div", "Expand"})
     patterns.add<GatherOfElementwise>(patterns.getContext(), opType);
+  for (StringRef opType : {"Add", "Sub", "Mul", "Div", "MatMul"})
+    patterns.add<BroadcastOperand>(patterns.getContext(), opType);
 }

@@ -488,3 +488,57 @@ module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %kt, %back : tensor<2x4x8xf32>, tensor<2x4x4xf32>
   }
 }
+
+// -----
+
+// torch-mlir reads a parameter per sample through a view that only
+// broadcasts it (unit dims put in front, an Expand to the batch); an op that
+// broadcasts by itself reads the parameter, as the ONNX exporters write it.
+
+// CHECK-LABEL: onnx.graph @broadcast_views(
+// CHECK-SAME: %[[W:[^:]+]]: tensor<2x4x4xf32> {{.*}}, %[[M:[^:]+]]: tensor<3x2x4x4xf32> {{.*}}, %[[Q:[^:]+]]: tensor<3x2x8x4xf32>
+// CHECK-DAG: %[[SUM:.+]] = onnx.node "Add"(%[[W]], %[[M]]) {{.*}} : (tensor<2x4x4xf32>, tensor<3x2x4x4xf32>) -> tensor<3x2x4x4xf32>
+// CHECK-DAG: %[[O:.+]] = onnx.node "MatMul"(%[[Q]], %[[W]]) {{.*}} : (tensor<3x2x8x4xf32>, tensor<2x4x4xf32>) -> tensor<3x2x8x4xf32>
+// CHECK-NOT: "Reshape"
+// CHECK-NOT: "Expand"
+// CHECK: onnx.yield %[[SUM]], %[[O]]
+module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"", 20>]} {
+  onnx.graph @broadcast_views(%w: tensor<2x4x4xf32> {onnx.name = "w"}, %m: tensor<3x2x4x4xf32> {onnx.name = "m"}, %q: tensor<3x2x8x4xf32> {onnx.name = "q"}) -> (tensor<3x2x4x4xf32> {onnx.name = "sum"}, tensor<3x2x8x4xf32> {onnx.name = "o"}) {
+    %s1 = onnx.node "Constant"() attrs {value = dense<[1, 2, 4, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+    %wr = onnx.node "Reshape"(%w, %s1) : (tensor<2x4x4xf32>, tensor<4xi64>) -> tensor<1x2x4x4xf32>
+    %sum = onnx.node "Add"(%wr, %m) {outputs = ["sum"]} : (tensor<1x2x4x4xf32>, tensor<3x2x4x4xf32>) -> tensor<3x2x4x4xf32>
+    %s3 = onnx.node "Constant"() attrs {value = dense<[3, 2, 4, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+    %we = onnx.node "Expand"(%wr, %s3) : (tensor<1x2x4x4xf32>, tensor<4xi64>) -> tensor<3x2x4x4xf32>
+    %o = onnx.node "MatMul"(%q, %we) {outputs = ["o"]} : (tensor<3x2x8x4xf32>, tensor<3x2x4x4xf32>) -> tensor<3x2x8x4xf32>
+    onnx.yield %sum, %o : tensor<3x2x4x4xf32>, tensor<3x2x8x4xf32>
+  }
+}
+
+// -----
+
+// The views stay where the op would read something else: a MatMul operand
+// broadcast along a matrix dim, a view that gives the result its batch dim,
+// and a view of a computed value (the batch merges of torch-mlir's batched
+// products read those).
+
+// CHECK-LABEL: onnx.graph @kept_broadcast_views(
+// CHECK: %[[COL:.+]] = onnx.node "Expand"
+// CHECK: onnx.node "MatMul"({{.*}}, %[[COL]])
+// CHECK: %[[LIFT:.+]] = onnx.node "Reshape"
+// CHECK: onnx.node "Add"(%[[LIFT]], {{.*}}) {{.*}} -> tensor<1x2x4x4xf32>
+// CHECK: %[[VIEW:.+]] = onnx.node "Reshape"
+// CHECK: onnx.node "Add"(%[[VIEW]], {{.*}}) {{.*}} -> tensor<3x2x4x4xf32>
+module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"", 20>]} {
+  onnx.graph @kept_broadcast_views(%w: tensor<2x4x4xf32> {onnx.name = "w"}, %m: tensor<3x2x4x4xf32> {onnx.name = "m"}, %q: tensor<3x2x8x4xf32> {onnx.name = "q"}, %c: tensor<2x4x1xf32> {onnx.name = "c"}, %s: tensor<4x4xf32> {onnx.name = "s"}) -> (tensor<3x2x8x4xf32> {onnx.name = "o"}, tensor<1x2x4x4xf32> {onnx.name = "lifted"}, tensor<3x2x4x4xf32> {onnx.name = "sum"}) {
+    %s3 = onnx.node "Constant"() attrs {value = dense<[3, 2, 4, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+    %col = onnx.node "Expand"(%c, %s3) : (tensor<2x4x1xf32>, tensor<4xi64>) -> tensor<3x2x4x4xf32>
+    %o = onnx.node "MatMul"(%q, %col) {outputs = ["o"]} : (tensor<3x2x8x4xf32>, tensor<3x2x4x4xf32>) -> tensor<3x2x8x4xf32>
+    %s1 = onnx.node "Constant"() attrs {value = dense<[1, 2, 4, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
+    %wr = onnx.node "Reshape"(%w, %s1) : (tensor<2x4x4xf32>, tensor<4xi64>) -> tensor<1x2x4x4xf32>
+    %lifted = onnx.node "Add"(%wr, %s) {outputs = ["lifted"]} : (tensor<1x2x4x4xf32>, tensor<4x4xf32>) -> tensor<1x2x4x4xf32>
+    %n = onnx.node "Sigmoid"(%w) : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+    %nr = onnx.node "Reshape"(%n, %s1) : (tensor<2x4x4xf32>, tensor<4xi64>) -> tensor<1x2x4x4xf32>
+    %sum = onnx.node "Add"(%nr, %m) {outputs = ["sum"]} : (tensor<1x2x4x4xf32>, tensor<3x2x4x4xf32>) -> tensor<3x2x4x4xf32>
+    onnx.yield %o, %lifted, %sum : tensor<3x2x8x4xf32>, tensor<1x2x4x4xf32>, tensor<3x2x4x4xf32>
+  }
+}
