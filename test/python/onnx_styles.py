@@ -331,14 +331,7 @@ LOOP_REFUSED = {
 # the reason: the test never draws both.
 REFUSED_PAIRS = {}
 # The same, in a Loop form only.
-LOOP_REFUSED_PAIRS = {
-    (("assembly", "scatter"), ("layout", "bthd_chunk_transposed")):
-        "every chunk output is transposed back to [B, C, H, E] before the Loop "
-        "writes it into a [B, T, H, E] buffer: left as it was, 'it writes its chunks "
-        "into a buffer that is not proven to be as long as the sequence (.., or its "
-        "time axis is not the one before the features)'; the normalization moves such "
-        "transposes out of a Loop sequence, not out of the writes into a buffer",
-}
+LOOP_REFUSED_PAIRS = {}
 
 
 def drawn_by_test(spec) -> bool:

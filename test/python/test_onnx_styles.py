@@ -303,14 +303,18 @@ def test_buffer_writes_elsewhere_than_the_chunks_are_left(where, tmp_path):
     assert _node_types(onnx.load(str(out)).graph) == _node_types(model.graph)
 
 
-@pytest.mark.parametrize("pair", sorted(styles.LOOP_REFUSED_PAIRS))
-def test_loop_refused_pairs_are_left_with_their_reason(pair, tmp_path):
-    """What the sweep never draws in a Loop is still found there, and left (its nodes
-    unchanged) with the reason the table gives."""
+@pytest.mark.parametrize("family,partial", [("linear_dot", True), ("token_lr_mse", False),
+                                            ("momentum_mse", True), ("swiglu_dot", False)])
+def test_turned_buffer_writes_in_a_loop_are_raised(family, partial, tmp_path):
+    """A Loop that turns each chunk output [B, H, C, E] to [B, C, H, E] before it writes
+    it into a [B, T, H, E] buffer (scatter assembly, bthd_chunk_transposed layout; the
+    last chunk written after the loop when it is partial): found, rewritten (or left with
+    its reason, momentum with MSE) and exact against the oracle."""
     rng = np.random.default_rng(SEED + 9)
-    spec = styles.draw_spec(rng, 0, SEED + 9, family="token_lr_mse",
-                            fixed=styles.canonical_spelling(form="loop_static", **dict(pair)))
+    spec = styles.draw_spec(rng, 0, SEED + 9, family=family, partial=partial,
+                            fixed=styles.canonical_spelling(
+                                form="loop_static", assembly="scatter",
+                                layout="bthd_chunk_transposed"))
     result = styles.check_case(spec, tmp_path)
-    assert result.found and "left as it was" in result.remark, result.remark
-    quoted = styles.LOOP_REFUSED_PAIRS[pair].split("'")[1].split("(..")[0]
-    assert quoted in result.remark, (quoted, result.remark)
+    assert result.found and result.rewritten and result.exact and not result.problem, \
+        (result.problem, result.remark)

@@ -607,6 +607,19 @@ static int64_t loopChunkSize(const SliceChain &slice, Block &body) {
   return size;
 }
 
+/// A buffer write's update turned into the buffer's layout: `Transpose(x,
+/// perm)` with the feature axis kept last, as x and the perm (empty when the
+/// update is not turned).
+static std::pair<Value, SmallVector<int64_t>> unturned(Value update) {
+  onnx::NodeOp turn = nodeOf(update, "Transpose");
+  std::optional<SmallVector<int64_t>> perm =
+      turn ? transposePerm(turn) : std::nullopt;
+  if (!perm || perm->empty() ||
+      perm->back() != static_cast<int64_t>(perm->size()) - 1)
+    return {update, {}};
+  return {turn.getInputs()[0], *perm};
+}
+
 /// The Loop writes its chunks into the buffer `buffer` holds after it: the
 /// layer's output is that buffer, after the last chunk's write if the next
 /// node is one.
@@ -622,8 +635,12 @@ finishBufferLoop(FoundLayer layer, onnx::NodeOp bodyWrite, Value buffer,
                           : onnx::NodeOp();
   if (tail && tail.getOpType() == "ScatterND" && tail.getInputs().size() == 3 &&
       tail.getInputs()[0] == buffer) {
-    std::optional<ChunkStep> step = builder.chunked(
-        tail.getInputs()[2], {}, layer.steps[0].query, dualForm);
+    // The last chunk is written in the layout of the others.
+    auto [update, perm] = unturned(tail.getInputs()[2]);
+    if (perm != layer.outputPerm)
+      return std::nullopt;
+    std::optional<ChunkStep> step =
+        builder.chunked(update, {}, layer.steps[0].query, dualForm);
     if (!step)
       return std::nullopt;
     layer.steps.push_back(std::move(*step));
@@ -650,6 +667,7 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
   std::optional<unsigned> sequenceSlot;
   Value chunkOutput;
   onnx::NodeOp bodyWrite;
+  SmallVector<int64_t> outputPerm;
   for (unsigned i = 0; i < numCarried; ++i) {
     Value carried = body.getArgument(2 + i);
     onnx::NodeOp insert = nodeOf(yield.getOperand(1 + i), "SequenceInsert");
@@ -658,11 +676,12 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
       sequenceSlot = i;
       chunkOutput = insert.getInputs()[1];
       bodyWrite = nullptr;
+      outputPerm.clear();
     } else if (write && write.getInputs().size() == 3 &&
                write.getInputs()[0] == carried && carried.hasOneUse() &&
                !sequenceSlot) {
       sequenceSlot = i;
-      chunkOutput = write.getInputs()[2];
+      std::tie(chunkOutput, outputPerm) = unturned(write.getInputs()[2]);
       bodyWrite = write;
     }
   }
@@ -683,6 +702,7 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
   FoundLayer layer;
   layer.form = LayerForm::Loop;
   layer.loop = loop;
+  layer.outputPerm = outputPerm;
   layer.chunkSize = loopChunkSize(step->querySlices.front(), body);
   SmallVector<std::pair<Value, Value>> updates;
   for (Value read : step->weightsRead) {

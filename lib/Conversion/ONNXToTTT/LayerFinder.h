@@ -66,6 +66,10 @@ struct FoundLayer {
   /// sequence: the body's write, and the last chunk's write after the loop
   /// if there is one. The matcher proves that the writes tile the buffer.
   onnx::NodeOp bodyWrite, tailWrite;
+  /// The permutation those writes turn each chunk output by (a [B, H, C, E]
+  /// output written into a [B, T, H, E] buffer), empty if they do not: the
+  /// layer's output is turned the same way.
+  SmallVector<int64_t> outputPerm;
   /// Unrolled: one step per chunk. Loop: the body's step, then the step
   /// after the loop (the last chunk) if there is one. Full batch: one step.
   SmallVector<ChunkStep> steps;

@@ -1532,10 +1532,20 @@ LogicalResult LayerReader::checkBufferWrites() {
   auto buffer = dyn_cast<RankedTensorType>(initial.getType());
   std::optional<int64_t> length = staticTimeLength(window.root);
   int64_t rank = buffer ? buffer.getRank() : 0;
+  // The time axis of a chunk output is the one before its features; the
+  // writes may turn it to another axis of the buffer.
+  int64_t time = rank - 2;
+  ArrayRef<int64_t> turn = layer.outputPerm;
+  if (!turn.empty()) {
+    const int64_t *at = llvm::find(turn, rank - 2);
+    time = static_cast<int64_t>(turn.size()) == rank && at != turn.end()
+               ? at - turn.begin()
+               : -1;
+  }
   // Rows that no chunk writes would keep the buffer's values: its time axis
   // must be the sequence, which a dynamic length does not prove.
-  if (!buffer || !buffer.hasStaticShape() || !length || rank < 3 ||
-      buffer.getDimSize(rank - 2) != *length)
+  if (!buffer || !buffer.hasStaticShape() || !length || rank < 3 || time < 0 ||
+      buffer.getDimSize(time) != *length)
     return fail("it writes its chunks into a buffer that is not proven to "
                 "be as long as the sequence (its type or the queries' "
                 "length is not static, or its time axis is not the one "
@@ -1548,13 +1558,13 @@ LogicalResult LayerReader::checkBufferWrites() {
                          ? skipLayout(cut.getInputs()[1])
                          : Value();
   Value base =
-      shiftedWindowBase(bodyWrite.getInputs()[1], rank - 2, [&](Value start) {
+      shiftedWindowBase(bodyWrite.getInputs()[1], time, [&](Value start) {
         return start == queryStart ||
                isChunkStart(start, body, layer.chunkSize);
       });
   std::optional<IndexWindow> first =
       base ? indexWindow(base, buffer.getShape()) : std::nullopt;
-  if (!first || first->axis != rank - 2 || first->start != 0 ||
+  if (!first || first->axis != time || first->start != 0 ||
       first->size != layer.chunkSize)
     return fail("its buffer writes are not at its queries' tokens");
   if (!tailWrite)
@@ -1562,7 +1572,7 @@ LogicalResult LayerReader::checkBufferWrites() {
   int64_t loopEnd = layer.chunkSize * ((*length - 1) / layer.chunkSize);
   std::optional<IndexWindow> last =
       indexWindow(tailWrite.getInputs()[1], buffer.getShape());
-  if (!last || last->axis != rank - 2 || last->start != loopEnd ||
+  if (!last || last->axis != time || last->start != loopEnd ||
       last->start + last->size != *length)
     return fail("its last chunk's write is not at the tokens after the loop");
   return success();
@@ -2420,6 +2430,9 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
     weights.push_back(shaped);
   }
   Type type = layer.output.getType();
+  // An output turned to another layout: the layer op's is turned back.
+  ArrayRef<int64_t> turn =
+      config.outputPerm.empty() ? layer.outputPerm : config.outputPerm;
   // A scripted export may not type its Loop's joined outputs (or types them
   // all dynamic); a chunked layer's output has the values' shape.
   auto known = [](Type t) {
@@ -2429,20 +2442,18 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
                   : -1;
   };
   if (!isa<RankedTensorType>(type) ||
-      (!config.fullBatch && config.outputPerm.empty() &&
+      (!config.fullBatch && turn.empty() &&
        known(config.rule.v.getType()) > known(type)))
     type = config.rule.v.getType();
   // The output feature size the values give, where neither type says it.
   auto ranked = dyn_cast<RankedTensorType>(type);
   if (ranked && ranked.getRank() > 0 &&
-      ranked.isDynamicDim(ranked.getRank() - 1) && config.outputPerm.empty())
+      ranked.isDynamicDim(ranked.getRank() - 1) && turn.empty())
     if (std::optional<int64_t> features = lastDimOf(config.rule.v)) {
       SmallVector<int64_t> shape(ranked.getShape());
       shape.back() = *features;
       type = RankedTensorType::get(shape, ranked.getElementType());
     }
-  // An output turned to another layout: the layer op's is turned back.
-  ArrayRef<int64_t> turn = config.outputPerm;
   Type layerType = type;
   SmallVector<int64_t> inverse(turn.size());
   if (!turn.empty()) {
