@@ -15,7 +15,9 @@
 //                the transpose of a constant, -> Constant
 //  views         Split -> Slice per piece; Gather(Reshape to [.., N, C, ..], i)
 //                -> Slice; Transpose(Slice(x)) -> Slice(Transpose(x));
-//                Transpose(Transpose(x)) -> one Transpose (or none)
+//                Transpose(Transpose(x)) -> one Transpose (or none); a view
+//                that only broadcasts a stored tensor, read by ops that
+//                broadcast by themselves -> the tensor
 //  contractions  Einsum with one contracted index -> MatMul and Transposes;
 //                (A B)^T -> B^T A^T; a transpose of a sum, difference,
 //                negation or scaling -> the same of the transposes

@@ -1062,65 +1062,62 @@ static Value broadcastSource(Value value) {
   return nullptr;
 }
 
-/// Op(.., B(x), ..) -> Op(.., x, ..) where B only broadcasts x
-/// (broadcastSource) and Op broadcasts its operands itself (Add, Sub, Mul,
-/// Div; MatMul on its batch dims, B keeping the two matrix dims), when the
-/// result keeps its shape: broadcasting aligns the innermost dims, so every
+/// True if `user` reads x in place of each of its operands `view` with the
+/// same result: an op that broadcasts by itself (Add, Sub, Mul, Div; MatMul
+/// on its batch dims, the view keeping the two matrix dims) whose operands'
+/// broadcast stays the result's shape.
+static bool readsBroadcastSource(Operation *user, Value view, Value x) {
+  auto node = dyn_cast<onnx::NodeOp>(user);
+  if (!node || !node.isDefaultDomain() || node->getNumResults() != 1 ||
+      node->getNumRegions() != 0 ||
+      !llvm::is_contained({"Add", "Sub", "Mul", "Div", "MatMul"},
+                          node.getOpType()))
+    return false;
+  bool matmul = node.getOpType() == "MatMul";
+  std::optional<SmallVector<int64_t>> result = staticDims(node->getResult(0));
+  SmallVector<int64_t> from = *staticDims(x), viewed = *staticDims(view);
+  if (!result || node.getInputs().size() != 2 ||
+      (matmul && (from.size() < 2 || ArrayRef(from).take_back(2) !=
+                                         ArrayRef(viewed).take_back(2))))
+    return false;
+  SmallVector<SmallVector<int64_t>> shapes;
+  for (Value operand : node.getInputs()) {
+    std::optional<SmallVector<int64_t>> shape =
+        operand == view ? from : staticDims(operand);
+    if (!shape || (matmul && shape->size() < 2))
+      return false;
+    shapes.push_back(
+        matmul ? SmallVector<int64_t>(ArrayRef(*shape).drop_back(2)) : *shape);
+  }
+  std::optional<SmallVector<int64_t>> shape = broadcastShapes(shapes);
+  return shape && ArrayRef<int64_t>(*shape) ==
+                      ArrayRef<int64_t>(*result).drop_back(matmul ? 2 : 0);
+}
+
+/// B(x) -> x where B only broadcasts a stored tensor x (broadcastSource) and
+/// every reader broadcasts by itself with the same result
+/// (readsBroadcastSource): broadcasting aligns the innermost dims, so every
 /// element reads the same element of x. torch-mlir reads a parameter per
 /// sample (`W [H, o, i]` added to, or multiplied with, `[B, H, o, i]`)
 /// through such a view, the ONNX exporters read the parameter itself; with
 /// the view gone the transposes an out x in weight's updates carry reach the
-/// parameter, and the chunks read one spelling of it.
-struct BroadcastOperand : NodePattern {
-  BroadcastOperand(MLIRContext *context, StringRef opType)
+/// parameter, and the chunks read one spelling of it. A view that some
+/// reader needs (a Transpose of it) stays for all of them, so that the
+/// chunks keep reading one spelling of the weight.
+struct DropBroadcastView : NodePattern {
+  DropBroadcastView(MLIRContext *context, StringRef opType)
       : NodePattern(context, opType) {}
 
-  LogicalResult matchNode(onnx::NodeOp node,
+  LogicalResult matchNode(onnx::NodeOp view,
                           PatternRewriter &rewriter) const override {
-    bool matmul = node.getOpType() == "MatMul";
-    std::optional<SmallVector<int64_t>> result = staticDims(node->getResult(0));
-    if (!result || (matmul && node.getInputs().size() != 2))
-      return rewriter.notifyMatchFailure(node, "not a static broadcast");
-    SmallVector<Value> operands(node.getInputs());
-    SmallVector<SmallVector<int64_t>> shapes;
-    for (Value operand : operands) {
-      std::optional<SmallVector<int64_t>> shape = staticDims(operand);
-      if (!shape || (matmul && shape->size() < 2))
-        return rewriter.notifyMatchFailure(node, "an operand not static");
-      shapes.push_back(*shape);
-    }
-    // The broadcast of the operands (their batch dims for a MatMul) must
-    // stay the result's.
-    auto keepsShape = [&](ArrayRef<SmallVector<int64_t>> candidate) {
-      if (!matmul)
-        return broadcastShapes(candidate) == result;
-      SmallVector<SmallVector<int64_t>> batches;
-      for (const SmallVector<int64_t> &shape : candidate)
-        batches.push_back(SmallVector<int64_t>(ArrayRef(shape).drop_back(2)));
-      return broadcastShapes(batches) ==
-             SmallVector<int64_t>(ArrayRef(*result).drop_back(2));
-    };
-    bool changed = false;
-    for (auto [i, operand] : llvm::enumerate(operands)) {
-      Value x = broadcastSource(operand);
-      if (!x)
-        continue;
-      SmallVector<int64_t> from = *staticDims(x);
-      if (matmul && (from.size() < 2 || ArrayRef(from).take_back(2) !=
-                                            ArrayRef(shapes[i]).take_back(2)))
-        continue;
-      SmallVector<SmallVector<int64_t>> candidate(shapes);
-      candidate[i] = from;
-      if (!keepsShape(candidate))
-        continue;
-      operands[i] = x;
-      shapes[i] = from;
-      changed = true;
-    }
-    if (!changed)
-      return rewriter.notifyMatchFailure(node, "no operand only broadcasts");
-    rewriter.modifyOpInPlace(node,
-                             [&] { node.getInputsMutable().assign(operands); });
+    Value result = view->getResult(0);
+    Value x = broadcastSource(result);
+    if (!x || result.use_empty())
+      return rewriter.notifyMatchFailure(view, "not a broadcast view read");
+    for (Operation *user : result.getUsers())
+      if (!readsBroadcastSource(user, result, x))
+        return rewriter.notifyMatchFailure(view, "a reader needs the view");
+    rewriter.replaceAllUsesWith(result, x);
     return success();
   }
 };
@@ -1294,6 +1291,6 @@ void raise::populateViewNormalizations(RewritePatternSet &patterns) {
       patterns.getContext());
   for (StringRef opType : {"Add", "Sub", "Mul", "Div", "Expand"})
     patterns.add<GatherOfElementwise>(patterns.getContext(), opType);
-  for (StringRef opType : {"Add", "Sub", "Mul", "Div", "MatMul"})
-    patterns.add<BroadcastOperand>(patterns.getContext(), opType);
+  for (StringRef opType : {"Reshape", "Expand"})
+    patterns.add<DropBroadcastView>(patterns.getContext(), opType);
 }

@@ -516,10 +516,11 @@ module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"
 
 // -----
 
-// The views stay where the op would read something else: a MatMul operand
+// The views stay where a reader would read something else: a MatMul operand
 // broadcast along a matrix dim, a view that gives the result its batch dim,
-// and a view of a computed value (the batch merges of torch-mlir's batched
-// products read those).
+// a view of a computed value (the batch merges of torch-mlir's batched
+// products read those), and a view that a reader which does not broadcast
+// needs: then for every reader, so that all read one spelling of it.
 
 // CHECK-LABEL: onnx.graph @kept_broadcast_views(
 // CHECK: %[[COL:.+]] = onnx.node "Expand"
@@ -528,8 +529,11 @@ module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"
 // CHECK: onnx.node "Add"(%[[LIFT]], {{.*}}) {{.*}} -> tensor<1x2x4x4xf32>
 // CHECK: %[[VIEW:.+]] = onnx.node "Reshape"
 // CHECK: onnx.node "Add"(%[[VIEW]], {{.*}}) {{.*}} -> tensor<3x2x4x4xf32>
+// CHECK: %[[NEEDED:.+]] = onnx.node "Reshape"(%u,
+// CHECK-DAG: onnx.node "Sigmoid"(%[[NEEDED]])
+// CHECK-DAG: onnx.node "Add"(%[[NEEDED]], %m)
 module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"", 20>]} {
-  onnx.graph @kept_broadcast_views(%w: tensor<2x4x4xf32> {onnx.name = "w"}, %m: tensor<3x2x4x4xf32> {onnx.name = "m"}, %q: tensor<3x2x8x4xf32> {onnx.name = "q"}, %c: tensor<2x4x1xf32> {onnx.name = "c"}, %s: tensor<4x4xf32> {onnx.name = "s"}) -> (tensor<3x2x8x4xf32> {onnx.name = "o"}, tensor<1x2x4x4xf32> {onnx.name = "lifted"}, tensor<3x2x4x4xf32> {onnx.name = "sum"}) {
+  onnx.graph @kept_broadcast_views(%w: tensor<2x4x4xf32> {onnx.name = "w"}, %m: tensor<3x2x4x4xf32> {onnx.name = "m"}, %q: tensor<3x2x8x4xf32> {onnx.name = "q"}, %c: tensor<2x4x1xf32> {onnx.name = "c"}, %s: tensor<4x4xf32> {onnx.name = "s"}, %u: tensor<2x4x4xf32> {onnx.name = "u"}) -> (tensor<3x2x8x4xf32> {onnx.name = "o"}, tensor<1x2x4x4xf32> {onnx.name = "lifted"}, tensor<3x2x4x4xf32> {onnx.name = "sum"}, tensor<1x2x4x4xf32> {onnx.name = "squashed"}, tensor<3x2x4x4xf32> {onnx.name = "shifted"}) {
     %s3 = onnx.node "Constant"() attrs {value = dense<[3, 2, 4, 4]> : tensor<4xi64>} : () -> tensor<4xi64>
     %col = onnx.node "Expand"(%c, %s3) : (tensor<2x4x1xf32>, tensor<4xi64>) -> tensor<3x2x4x4xf32>
     %o = onnx.node "MatMul"(%q, %col) {outputs = ["o"]} : (tensor<3x2x8x4xf32>, tensor<3x2x4x4xf32>) -> tensor<3x2x8x4xf32>
@@ -539,6 +543,9 @@ module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"
     %n = onnx.node "Sigmoid"(%w) : (tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
     %nr = onnx.node "Reshape"(%n, %s1) : (tensor<2x4x4xf32>, tensor<4xi64>) -> tensor<1x2x4x4xf32>
     %sum = onnx.node "Add"(%nr, %m) {outputs = ["sum"]} : (tensor<1x2x4x4xf32>, tensor<3x2x4x4xf32>) -> tensor<3x2x4x4xf32>
-    onnx.yield %o, %lifted, %sum : tensor<3x2x8x4xf32>, tensor<1x2x4x4xf32>, tensor<3x2x4x4xf32>
+    %ur = onnx.node "Reshape"(%u, %s1) : (tensor<2x4x4xf32>, tensor<4xi64>) -> tensor<1x2x4x4xf32>
+    %squashed = onnx.node "Sigmoid"(%ur) {outputs = ["squashed"]} : (tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+    %shifted = onnx.node "Add"(%ur, %m) {outputs = ["shifted"]} : (tensor<1x2x4x4xf32>, tensor<3x2x4x4xf32>) -> tensor<3x2x4x4xf32>
+    onnx.yield %o, %lifted, %sum, %squashed, %shifted : tensor<3x2x8x4xf32>, tensor<1x2x4x4xf32>, tensor<3x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<3x2x4x4xf32>
   }
 }
