@@ -702,6 +702,7 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
             .Case("math.sqrt", "Sqrt")
             .Case("math.absf", "Abs")
             .Case("math.powf", "Pow")
+            .Case("math.fpowi", "Pow")
             .Case("math.erf", "Erf")
             .Case("math.rsqrt", "Reciprocal(Sqrt)")
             .Cases({"arith.truncf", "arith.extf"}, "Cast")

@@ -209,3 +209,36 @@ Value raise::elementwiseArgument(Value y,
   }
   return nullptr;
 }
+
+std::optional<double> raise::misscaledGeluTanh(Value y) {
+  // The scalar constants the chain reads.
+  SmallVector<double> constants;
+  SmallVector<Value> stack{skipLayout(y)};
+  llvm::DenseSet<Value> seen;
+  static constexpr size_t kMaxNodes = 64;
+  while (!stack.empty() && seen.size() < kMaxNodes) {
+    Value value = stack.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    if (std::optional<double> c = scalarConstant(value)) {
+      constants.push_back(*c);
+      continue;
+    }
+    auto node = value.getDefiningOp<onnx::NodeOp>();
+    if (!isElementwise(node))
+      continue;
+    for (Value input : node.getInputs())
+      stack.push_back(skipLayout(input));
+  }
+  for (double c : constants) {
+    double off = std::abs(c - kSqrt2OverPi);
+    if (off < 1e-6 || off > 1e-2 * kSqrt2OverPi)
+      continue;
+    auto gelu = [c](double x) {
+      return 0.5 * x * (1.0 + std::tanh(c * (x + kGeluCubic * x * x * x)));
+    };
+    if (elementwiseArgument(y, gelu))
+      return c;
+  }
+  return std::nullopt;
+}

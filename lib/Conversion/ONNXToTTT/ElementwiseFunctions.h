@@ -32,6 +32,12 @@ double geluTanhDerivative(double x);
 /// `x`'s shape), returns `x`; null otherwise.
 Value elementwiseArgument(Value y, llvm::function_ref<double(double)> f);
 
+/// If `y` is `x/2 (1 + tanh(c (x + 0.044715 x^3)))` elementwise for one
+/// tensor with a constant c written in the chain that is near sqrt(2/pi) but
+/// not it (torch-mlir lowers `gelu(approximate="tanh")` with c =
+/// 0.7977240352), returns c: the chain is not gelu, and the remark says why.
+std::optional<double> misscaledGeluTanh(Value y);
+
 } // namespace mlir::ttt::raise
 
 #endif // TTT_LIB_CONVERSION_ONNXTOTTT_ELEMENTWISEFUNCTIONS_H

@@ -24,6 +24,8 @@
 #include "Normalize.h"
 #include "SwiGLUForms.h"
 
+#include "llvm/Support/FormatVariadic.h"
+
 using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::raise;
@@ -858,9 +860,20 @@ LogicalResult DualFormReader::readLayers(Value zbar, DualChunk &chunk,
     return success();
   }
   Value inner = elementwiseArgument(top->applied, geluTanh);
-  if (!inner)
+  if (!inner) {
+    // A tanh gelu with another constant is another function (torch-mlir
+    // lowers gelu so): the remark names it rather than finding no gelu.
+    if (std::optional<double> scale = misscaledGeluTanh(top->applied))
+      return fail(llvm::formatv("its activation is gelu's tanh approximation "
+                                "with sqrt(2/pi) written {0:F7} instead of "
+                                "0.7978846 (as torch-mlir lowers gelu), so it "
+                                "is not gelu and the layer op would compute "
+                                "another function",
+                                *scale)
+                      .str());
     return fail("its output applies the weight to something other than a "
                 "chunk of the queries or gelu of a dual form");
+  }
   FailureOr<DualSum> first = readSum(inner, state);
   if (failed(first))
     return failure();

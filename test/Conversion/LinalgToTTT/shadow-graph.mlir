@@ -26,6 +26,11 @@
 // CHECK: "LessOrEqual"({{.*}}) -> tensor<4x4xi1>
 // CHECK: "Where"({{.*}}, %arg0, {{.*}}) -> tensor<4x4xf32>
 // CHECK-NOT: ttt.opaque
+
+// CHECK-LABEL: onnx.graph @integer_power(
+// CHECK: %[[THREE:.+]] = onnx.node "Constant"() attrs {value = dense<3> : tensor<i64>}
+// CHECK: "Pow"(%arg0, %[[THREE]]) {{.*}} : (tensor<2x4xf32>, tensor<i64>) -> tensor<2x4xf32>
+// CHECK-NOT: ttt.opaque
 #id1 = affine_map<(d0) -> (d0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (0, d1)>
@@ -119,6 +124,19 @@ module {
       linalg.yield %r : f32
     } -> tensor<4x4xf32>
     return %masked : tensor<4x4xf32>
+  }
+
+  // torch-mlir's gelu(approximate="tanh") cubes with math.fpowi by a
+  // captured integer: a Pow by that integer.
+  func.func @integer_power(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
+    %three = arith.constant 3 : i64
+    %e = tensor.empty() : tensor<2x4xf32>
+    %cube = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<2x4xf32>) outs(%e : tensor<2x4xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %p = math.fpowi %a, %three : f32, i64
+      linalg.yield %p : f32
+    } -> tensor<2x4xf32>
+    return %cube : tensor<2x4xf32>
   }
 }
 
