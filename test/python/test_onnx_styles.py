@@ -303,18 +303,22 @@ def test_buffer_writes_elsewhere_than_the_chunks_are_left(where, tmp_path):
     assert _node_types(onnx.load(str(out)).graph) == _node_types(model.graph)
 
 
-@pytest.mark.parametrize("family,partial", [("linear_dot", True), ("token_lr_mse", False),
-                                            ("momentum_mse", True), ("swiglu_dot", False)])
-def test_turned_buffer_writes_in_a_loop_are_raised(family, partial, tmp_path):
+@pytest.mark.parametrize("family,partial,orientation", [
+    ("linear_dot", True, "x_w"), ("token_lr_mse", False, "x_w"),
+    ("momentum_mse", True, "einsum"), ("swiglu_dot", False, "x_wt"),
+    ("linear_dot", False, "w_xt"), ("momentum_muon_dot", True, "w_xt")])
+def test_turned_buffer_writes_in_a_loop_are_raised(family, partial, orientation, tmp_path):
     """A Loop that turns each chunk output [B, H, C, E] to [B, C, H, E] before it writes
     it into a [B, T, H, E] buffer (scatter assembly, bthd_chunk_transposed layout; the
-    last chunk written after the loop when it is partial): found, rewritten (or left with
-    its reason, momentum with MSE) and exact against the oracle."""
+    last chunk written after the loop when it is partial), or, with the weight stored
+    output x input (w_xt), turns W q^T [B, H, E, C] there in one Transpose: found,
+    rewritten (or left with its reason, momentum with MSE) and exact against the
+    oracle."""
     rng = np.random.default_rng(SEED + 9)
     spec = styles.draw_spec(rng, 0, SEED + 9, family=family, partial=partial,
                             fixed=styles.canonical_spelling(
                                 form="loop_static", assembly="scatter",
-                                layout="bthd_chunk_transposed"))
+                                layout="bthd_chunk_transposed", orientation=orientation))
     result = styles.check_case(spec, tmp_path)
     assert result.found and result.rewritten and result.exact and not result.problem, \
         (result.problem, result.remark)

@@ -607,17 +607,39 @@ static int64_t loopChunkSize(const SliceChain &slice, Block &body) {
   return size;
 }
 
-/// A buffer write's update turned into the buffer's layout: `Transpose(x,
-/// perm)` with the feature axis kept last, as x and the perm (empty when the
-/// update is not turned).
-static std::pair<Value, SmallVector<int64_t>> unturned(Value update) {
+/// A buffer write's update turned into the buffer's layout.
+struct Unturned {
+  /// The chunk's output, or its `W phi(q)^T` when `swapped`.
+  Value output;
+  /// The permutation from the [.., C, E] chunk output to the update.
+  SmallVector<int64_t> perm;
+  bool swapped = false;
+};
+
+/// `Transpose(x, perm)` with the feature axis kept last, or `Transpose(x,
+/// perm)` of x = `W phi(q)^T` ([.., E, C]) that the exporter merged with the
+/// transpose back to [.., C, E]; otherwise the update itself, unturned.
+static Unturned unturned(Value update) {
   onnx::NodeOp turn = nodeOf(update, "Transpose");
   std::optional<SmallVector<int64_t>> perm =
       turn ? transposePerm(turn) : std::nullopt;
-  if (!perm || perm->empty() ||
-      perm->back() != static_cast<int64_t>(perm->size()) - 1)
-    return {update, {}};
-  return {turn.getInputs()[0], *perm};
+  int64_t rank = perm ? static_cast<int64_t>(perm->size()) : 0;
+  if (rank < 2)
+    return {update, {}, false};
+  if (perm->back() == rank - 1)
+    return {turn.getInputs()[0], *perm, false};
+  // Transpose(x, p) = Transpose(Transpose(x, s), r) with s the swap of the
+  // last two axes and r[i] = s[p[i]].
+  SmallVector<int64_t> composed(*perm);
+  for (int64_t &axis : composed)
+    axis = axis == rank - 1 ? rank - 2 : axis == rank - 2 ? rank - 1 : axis;
+  // A plain swap is the product turned back: the update is the chunk output.
+  bool identity = llvm::all_of(llvm::enumerate(composed), [](auto entry) {
+    return entry.value() == static_cast<int64_t>(entry.index());
+  });
+  if (identity || composed.back() != rank - 1)
+    return {update, {}, false};
+  return {turn.getInputs()[0], composed, true};
 }
 
 /// The Loop writes its chunks into the buffer `buffer` holds after it: the
@@ -636,11 +658,12 @@ finishBufferLoop(FoundLayer layer, onnx::NodeOp bodyWrite, Value buffer,
   if (tail && tail.getOpType() == "ScatterND" && tail.getInputs().size() == 3 &&
       tail.getInputs()[0] == buffer) {
     // The last chunk is written in the layout of the others.
-    auto [update, perm] = unturned(tail.getInputs()[2]);
-    if (perm != layer.outputPerm)
+    Unturned update = unturned(tail.getInputs()[2]);
+    if (update.perm != layer.outputPerm ||
+        update.swapped != layer.outputSwapped)
       return std::nullopt;
     std::optional<ChunkStep> step =
-        builder.chunked(update, {}, layer.steps[0].query, dualForm);
+        builder.chunked(update.output, {}, layer.steps[0].query, dualForm);
     if (!step)
       return std::nullopt;
     layer.steps.push_back(std::move(*step));
@@ -668,6 +691,7 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
   Value chunkOutput;
   onnx::NodeOp bodyWrite;
   SmallVector<int64_t> outputPerm;
+  bool outputSwapped = false;
   for (unsigned i = 0; i < numCarried; ++i) {
     Value carried = body.getArgument(2 + i);
     onnx::NodeOp insert = nodeOf(yield.getOperand(1 + i), "SequenceInsert");
@@ -677,11 +701,15 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
       chunkOutput = insert.getInputs()[1];
       bodyWrite = nullptr;
       outputPerm.clear();
+      outputSwapped = false;
     } else if (write && write.getInputs().size() == 3 &&
                write.getInputs()[0] == carried && carried.hasOneUse() &&
                !sequenceSlot) {
       sequenceSlot = i;
-      std::tie(chunkOutput, outputPerm) = unturned(write.getInputs()[2]);
+      Unturned update = unturned(write.getInputs()[2]);
+      chunkOutput = update.output;
+      outputPerm = update.perm;
+      outputSwapped = update.swapped;
       bodyWrite = write;
     }
   }
@@ -703,6 +731,7 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
   layer.form = LayerForm::Loop;
   layer.loop = loop;
   layer.outputPerm = outputPerm;
+  layer.outputSwapped = outputSwapped;
   layer.chunkSize = loopChunkSize(step->querySlices.front(), body);
   SmallVector<std::pair<Value, Value>> updates;
   for (Value read : step->weightsRead) {

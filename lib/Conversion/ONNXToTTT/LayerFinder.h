@@ -70,6 +70,11 @@ struct FoundLayer {
   /// output written into a [B, T, H, E] buffer), empty if they do not: the
   /// layer's output is turned the same way.
   SmallVector<int64_t> outputPerm;
+  /// Whether the writes turn each chunk's `W phi(q)^T` ([B, H, E, C], the
+  /// product of a weight stored output x input) rather than its output: the
+  /// steps' outputs are those products, and outputPerm turns the layer's
+  /// [B, H, T, E] output.
+  bool outputSwapped = false;
   /// Unrolled: one step per chunk. Loop: the body's step, then the step
   /// after the loop (the last chunk) if there is one. Full batch: one step.
   SmallVector<ChunkStep> steps;

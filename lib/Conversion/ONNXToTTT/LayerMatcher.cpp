@@ -1177,6 +1177,9 @@ private:
 FailureOr<Value> LayerReader::readOutput(const ChunkStep &step) {
   if (step.chunkData.empty())
     return readApplied(step.output, step);
+  if (layer.outputSwapped)
+    return fail("its buffer writes turn each chunk's W phi(q)^T, which the "
+                "raise does not read for a causal, dual-form step");
   // The dual form: phi(q_c) W_c plus (or minus) the chunk's causal term.
   onnx::NodeOp sum = nodeOf(skipLayout(step.output), "Add");
   onnx::NodeOp difference =
@@ -1250,11 +1253,18 @@ FailureOr<Value> LayerReader::readApplied(Value value, const ChunkStep &step) {
   Value state = apply ? apply.getInputs()[1] : Value();
   // `(W phi(q)^T)^T` with W stored output x input: in a Loop whose carried
   // W changes rank (it broadcasts over the batch once updated) no Transpose
-  // can move inside, so the product is read as written, as phi(q) W^T.
+  // can move inside, so the product is read as written, as phi(q) W^T. A
+  // buffer whose writes turn W phi(q)^T into place (outputSwapped) holds the
+  // product itself.
   outputReadsStored = false;
-  if (Value inner = !apply && layer.form == LayerForm::Loop
-                        ? transposedInput(output)
-                        : Value()) {
+  Value inner;
+  if (layer.outputSwapped) {
+    inner = output;
+    apply = nullptr;
+  } else if (!apply && layer.form == LayerForm::Loop) {
+    inner = transposedInput(output);
+  }
+  if (inner) {
     onnx::NodeOp product = nodeOf(skipLayout(inner), "MatMul");
     inputs = product ? transposedInput(product.getInputs()[1]) : Value();
     if (inputs) {

@@ -634,9 +634,78 @@ struct FoldGatherOfConstant : NodePattern {
     return success();
   }
 };
+
+/// Integer `Add(x, 0)` -> x, where x already has the result's type: the
+/// scripted export of `for s in range(0, T, C)` starts chunk i at `0 + i * C`.
+struct AddOfIntegerZero : NodePattern {
+  explicit AddOfIntegerZero(MLIRContext *context)
+      : NodePattern(context, "Add") {}
+
+  LogicalResult matchNode(onnx::NodeOp add,
+                          PatternRewriter &rewriter) const override {
+    Type type = add->getResult(0).getType();
+    auto element = dyn_cast<IntegerType>(getElementTypeOrSelf(type));
+    if (!element || add.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(add, "not an integer Add");
+    for (unsigned i = 0; i < 2; ++i) {
+      Value x = add.getInputs()[1 - i];
+      std::optional<IntTensor> zero = intTensorOf(add.getInputs()[i]);
+      if (x.getType() == type && zero && zero->data.size() == 1 &&
+          zero->data.front() == 0) {
+        rewriter.replaceOp(add, x);
+        return success();
+      }
+    }
+    return rewriter.notifyMatchFailure(add, "no zero added to a value of "
+                                            "the result's type");
+  }
+};
+
+/// `Cast(Ceil(c))` (or Floor, or c itself) to an integer type, c one float
+/// constant -> the integer constant: a traced export of
+/// `for s in range(0, T, C)` with T known folds the trip count to
+/// `Cast(Ceil(T / C))` of a float constant.
+struct FoldIntegerCastOfConstant : NodePattern {
+  explicit FoldIntegerCastOfConstant(MLIRContext *context)
+      : NodePattern(context, "Cast") {}
+
+  LogicalResult matchNode(onnx::NodeOp cast,
+                          PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(cast->getResult(0).getType());
+    auto element =
+        type ? dyn_cast<IntegerType>(type.getElementType()) : IntegerType();
+    if (!element || element.getWidth() < 2 || type.getNumElements() != 1 ||
+        cast.getInputs().size() != 1)
+      return rewriter.notifyMatchFailure(cast, "not a cast to one integer");
+    Value input = cast.getInputs()[0];
+    onnx::NodeOp ceil = nodeOf(input, "Ceil");
+    onnx::NodeOp floor = nodeOf(input, "Floor");
+    if (onnx::NodeOp rounding = ceil ? ceil : floor)
+      input = rounding.getInputs()[0];
+    std::optional<double> value =
+        isa<FloatType>(getElementTypeOrSelf(input.getType()))
+            ? scalarConstant(input)
+            : std::nullopt;
+    if (!value || !std::isfinite(*value) || std::abs(*value) > 0x1p52)
+      return rewriter.notifyMatchFailure(cast, "not of one float constant");
+    double rounded = ceil    ? std::ceil(*value)
+                     : floor ? std::floor(*value)
+                             : *value;
+    // Only a whole number: ONNX leaves the rounding of a Cast open.
+    if (rounded != std::trunc(rounded))
+      return rewriter.notifyMatchFailure(cast, "not a whole number");
+    APInt number(element.getWidth(), static_cast<uint64_t>(rounded),
+                 /*isSigned=*/true, /*implicitTrunc=*/true);
+    onnx::OnnxBuilder b(rewriter, cast.getLoc(), element);
+    rewriter.replaceOp(cast, b.constant(DenseElementsAttr::get(type, number)));
+    return success();
+  }
+};
 } // namespace
 
 void raise::populateConstantNormalizations(RewritePatternSet &patterns) {
-  patterns.add<FoldIntegerNode, FoldShapeOfStatic, FoldTransposeOfConstant,
-               FoldGatherOfConstant>(patterns.getContext());
+  patterns
+      .add<AddOfIntegerZero, FoldIntegerCastOfConstant, FoldIntegerNode,
+           FoldShapeOfStatic, FoldTransposeOfConstant, FoldGatherOfConstant>(
+          patterns.getContext());
 }

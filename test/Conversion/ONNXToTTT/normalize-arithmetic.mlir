@@ -164,3 +164,34 @@ module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %l, %u, %w : tensor<2x3x3xf32>, tensor<2x3x3xf32>, tensor<2x3x3xf32>
   }
 }
+
+// -----
+
+// `for s in range(0, T, C)` scripted: chunk i starts at `0 + i * C`, which is
+// `i * C`; traced with T known, the trip count `Cast(Ceil(T / C))` of a float
+// constant is the integer. A zero added to a broadcast operand (the result
+// wider than it) and a Cast of a number that is not whole stay.
+
+// CHECK-LABEL: onnx.graph @loop_arithmetic(
+// CHECK-SAME: %[[I:[^:]+]]: tensor<i64>
+// CHECK: %[[C:.+]] = onnx.node "Constant"() attrs {value = dense<8> : tensor<i64>}
+// CHECK: %[[S:.+]] = onnx.node "Mul"(%[[I]], %[[C]])
+// CHECK: %[[WIDE:.+]] = onnx.node "Add"(%[[I]], %{{.+}}) {{.*}}: (tensor<i64>, tensor<2xi64>) -> tensor<2xi64>
+// CHECK: %[[TRIPS:.+]] = onnx.node "Constant"() attrs {value = dense<5> : tensor<i64>}
+// CHECK: %[[HALF:.+]] = onnx.node "Cast"(%{{.+}}) attrs {to = 7 : i64} {{.*}}: (tensor<f32>) -> tensor<i64>
+// CHECK: onnx.yield %[[S]], %[[WIDE]], %[[TRIPS]], %[[HALF]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @loop_arithmetic(%i: tensor<i64> {onnx.name = "i"}) -> (tensor<i64> {onnx.name = "s"}, tensor<2xi64> {onnx.name = "wide"}, tensor<i64> {onnx.name = "trips"}, tensor<i64> {onnx.name = "half"}) {
+    %zero = onnx.node "Constant"() attrs {value = dense<0> : tensor<i64>} {outputs = ["zero"]} : () -> tensor<i64>
+    %c = onnx.node "Constant"() attrs {value = dense<8> : tensor<i64>} {outputs = ["c"]} : () -> tensor<i64>
+    %ic = onnx.node "Mul"(%i, %c) {outputs = ["ic"]} : (tensor<i64>, tensor<i64>) -> tensor<i64>
+    %s = onnx.node "Add"(%zero, %ic) {outputs = ["s"]} : (tensor<i64>, tensor<i64>) -> tensor<i64>
+    %zeros = onnx.node "Constant"() attrs {value = dense<0> : tensor<2xi64>} {outputs = ["zeros"]} : () -> tensor<2xi64>
+    %wide = onnx.node "Add"(%i, %zeros) {outputs = ["wide"]} : (tensor<i64>, tensor<2xi64>) -> tensor<2xi64>
+    %ratio = onnx.node "Constant"() attrs {value = dense<4.5> : tensor<f32>} {outputs = ["ratio"]} : () -> tensor<f32>
+    %up = onnx.node "Ceil"(%ratio) {outputs = ["up"]} : (tensor<f32>) -> tensor<f32>
+    %trips = onnx.node "Cast"(%up) attrs {to = 7 : i64} {outputs = ["trips"]} : (tensor<f32>) -> tensor<i64>
+    %half = onnx.node "Cast"(%ratio) attrs {to = 7 : i64} {outputs = ["half"]} : (tensor<f32>) -> tensor<i64>
+    onnx.yield %s, %wide, %trips, %half : tensor<i64>, tensor<2xi64>, tensor<i64>, tensor<i64>
+  }
+}
