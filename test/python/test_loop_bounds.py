@@ -101,8 +101,31 @@ def _trips_by_max(model):
     loop.input[0] = "trips_by_max"
 
 
-@pytest.mark.parametrize("respell", [_end_unclamped, _trips_by_max],
-                         ids=["end_unclamped", "trips_by_max"])
+def _trips_in_float(rounding="Ceil", to=onnx.TensorProto.FLOAT):
+    """The trip count as torch's scripted `range(0, T, C)` writes it:
+    Cast(Ceil(Cast(T - 0, float) / C)), in float32 (or another float type)."""
+    def respell(model):
+        loop, _ = _body(model)
+        producers = {o: n for n in model.graph.node for o in n.output}
+        div = producers[producers[loop.input[0]].input[0]]
+        length = producers[div.input[0]].input[0]
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(to)
+        _constant(model.graph, "zero", 0)
+        model.graph.node.insert(0, h.make_node(
+            "Constant", [], ["chunk_f"], value=nh.from_array(np.array(C, dtype))))
+        _before_loop(model, [h.make_node("Sub", [length, "zero"], ["t0"]),
+                             h.make_node("Cast", ["t0"], ["t_f"], to=to),
+                             h.make_node("Div", ["t_f", "chunk_f"], ["q_f"]),
+                             h.make_node(rounding, ["q_f"], ["r_f"]),
+                             h.make_node("Cast", ["r_f"], ["trips_in_float"],
+                                         to=onnx.TensorProto.INT64)])
+        loop.input[0] = "trips_in_float"
+    respell.__name__ = f"_trips_by_{rounding.lower()}_{to}"
+    return respell
+
+
+@pytest.mark.parametrize("respell", [_end_unclamped, _trips_by_max, _trips_in_float()],
+                         ids=["end_unclamped", "trips_by_max", "trips_by_float_ceil"])
 def test_equal_bounds_in_other_spellings_are_proven(respell, tmp_path):
     case = _layer()
     model = case.model
@@ -155,7 +178,12 @@ def _mean_by_chunk_size(model):
     (_window_overlaps, "its Loop's iterations do not cut the sequence into consecutive "
                        "chunks"),
     (_mean_by_chunk_size, "the update divides by a value that is not the chunk length"),
-], ids=["trips_floor", "trips_capped", "window_overlaps", "mean_by_chunk_size"])
+    (_trips_in_float("Floor"), "its Loop's trip count is not the number of chunks"),
+    # float16 divides T / C exactly only below 2^10 tokens.
+    (_trips_in_float("Ceil", onnx.TensorProto.FLOAT16),
+     "its Loop's trip count is not the number of chunks"),
+], ids=["trips_floor", "trips_capped", "window_overlaps", "mean_by_chunk_size",
+        "trips_by_float_floor", "trips_by_float16_ceil"])
 def test_bounds_wrong_for_some_lengths_are_refused(change, reason, tmp_path):
     model = _layer().model
     change(model)

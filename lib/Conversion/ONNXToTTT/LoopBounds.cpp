@@ -199,6 +199,8 @@ private:
       }
       return result;
     }
+    if ((type == "Ceil" || type == "Floor") && inputs.size() == 1)
+      return roundedQuotient(node, set, depth);
     bool minOrMaxNode = type == "Min" || type == "Max";
     if ((type == "Add" || type == "Sub" || minOrMaxNode) &&
         (inputs.size() == 2 || (minOrMaxNode && inputs.size() > 2))) {
@@ -227,6 +229,72 @@ private:
       return acc;
     }
     return std::nullopt;
+  }
+
+  /// True if a sequence is `Reshape(x, Concat(.., Shape(x)[t], ..))` with
+  /// the time axis t of x at its own time axis: the heads folded into the
+  /// batch by a reshape read off x's shape, which keeps x's length.
+  bool foldedIntoSequence(Value x) {
+    std::optional<int64_t> xRank = rankOf(x);
+    for (Value sequence : sequences) {
+      onnx::NodeOp reshape = nodeOf(sequence, "Reshape");
+      onnx::NodeOp concat = reshape && reshape.getInputs()[0] == x
+                                ? nodeOf(reshape.getInputs()[1], "Concat")
+                                : onnx::NodeOp();
+      std::optional<int64_t> rank = rankOf(sequence);
+      if (!concat || !xRank || !rank || *rank < 2 ||
+          static_cast<int64_t>(concat.getInputs().size()) != *rank ||
+          llvm::any_of(concat.getInputs(), [](Value piece) {
+            auto type = dyn_cast<RankedTensorType>(piece.getType());
+            return !type || type.getShape() != ArrayRef<int64_t>{1};
+          }))
+        continue;
+      std::optional<ShapeDim> length = shapeDim(concat.getInputs()[*rank - 2]);
+      if (length && length->tensor == x && isTimeAxis(length->axis, xRank))
+        return true;
+    }
+    return false;
+  }
+
+  /// `Ceil(x / c)` or `Floor(x / c)` in floating point, c a whole positive
+  /// constant: the trip count a traced `range(0, T, C)` computes,
+  /// `Cast(Ceil(Cast(T) / C))`. For 0 <= x < 2^(m-1), m the type's mantissa
+  /// bits, x converts exactly and x / c rounds to within 1 / (2c) of the
+  /// quotient, which is that far from no whole number but itself: the
+  /// rounding is that of integer arithmetic. The pieces cover only the
+  /// lengths T < 2^(m-1) (2^23 in float32), where the model's own float
+  /// arithmetic counts right.
+  std::optional<Pieces> roundedQuotient(onnx::NodeOp rounding,
+                                        const IntegerPolyhedron &set,
+                                        int depth) {
+    onnx::NodeOp div = nodeOf(rounding.getInputs()[0], "Div");
+    auto element = div ? dyn_cast<FloatType>(
+                             getElementTypeOrSelf(div->getResult(0).getType()))
+                       : FloatType();
+    std::optional<double> c =
+        div ? scalarConstant(div.getInputs()[1]) : std::nullopt;
+    if (!element || element.getFPMantissaWidth() < 12 || !c || *c < 1.0 ||
+        *c > 0x1p30 || *c != std::trunc(*c))
+      return std::nullopt;
+    auto divisor = static_cast<int64_t>(*c);
+    int64_t limit = int64_t{1}
+                    << std::min<unsigned>(element.getFPMantissaWidth() - 1, 52);
+    IntegerPolyhedron bounded = set;
+    constrain(bounded, {{kLength, -1}}, limit - 1, /*equal=*/false);
+    std::optional<Pieces> dividend =
+        evaluate(div.getInputs()[0], bounded, depth + 1);
+    if (!dividend)
+      return std::nullopt;
+    bool ceil = rounding.getOpType() == "Ceil";
+    for (Piece &piece : *dividend) {
+      if (!alwaysNonNegative(piece.set, {{piece.var, 1}}, 0) ||
+          !alwaysNonNegative(piece.set, {{piece.var, -1}}, limit - 1))
+        return std::nullopt;
+      unsigned x =
+          ceil ? linear(piece.set, {{piece.var, 1}}, divisor - 1) : piece.var;
+      piece.var = floorDiv(piece.set, x, divisor);
+    }
+    return dividend;
   }
 
   std::optional<Pieces>
@@ -282,7 +350,8 @@ private:
     if (dim < 0 && rank)
       dim += *rank;
     bool time = isTimeAxis(dim, rank) || dim == lastAxisTime(source);
-    if ((time && llvm::is_contained(sequences, source)) ||
+    if ((time && (llvm::is_contained(sequences, source) ||
+                  foldedIntoSequence(source))) ||
         isTurnedTimeAxis(source, dim))
       return std::optional<int64_t>();
     auto shaped = dyn_cast<ShapedType>(source.getType());

@@ -1122,6 +1122,107 @@ struct DropBroadcastView : NodePattern {
   }
 };
 
+/// The entries of a 1-d integer tensor that are constants, the others
+/// nullopt: a Constant, ConstantOfShape of a known length, or a Concat of
+/// such pieces and pieces of known length (`w.repeat(B, 1, 1, 1)` scripted
+/// repeats by `Concat(B, 1, 1, 1)`, B read from a shape).
+static std::optional<SmallVector<std::optional<int64_t>>>
+partialInts(Value value) {
+  SmallVector<std::optional<int64_t>> entries;
+  if (std::optional<SmallVector<int64_t>> ints = intConstant(value)) {
+    llvm::append_range(entries, *ints);
+    return entries;
+  }
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (onnx::NodeOp fill = nodeOf(value, "ConstantOfShape")) {
+    auto filler =
+        dyn_cast_or_null<DenseIntElementsAttr>(fill.getONNXAttr("value"));
+    std::optional<int64_t> length;
+    if (std::optional<SmallVector<int64_t>> dims =
+            intConstant(fill.getInputs()[0]))
+      length = dims->size() == 1 ? std::optional((*dims)[0]) : std::nullopt;
+    else if (onnx::NodeOp shape = nodeOf(fill.getInputs()[0], "Shape"))
+      if (auto of = dyn_cast<RankedTensorType>(shape.getInputs()[0].getType());
+          of && of.getRank() == 1 && !of.isDynamicDim(0) &&
+          shape.getInputs().size() == 1 && !shape.getONNXAttr("start") &&
+          !shape.getONNXAttr("end"))
+        length = of.getDimSize(0);
+    if (!filler || filler.getNumElements() != 1 || !length || *length < 0)
+      return std::nullopt;
+    entries.assign(*length,
+                   (*filler.getValues<APInt>().begin()).getSExtValue());
+    return entries;
+  }
+  onnx::NodeOp concat = nodeOf(value, "Concat");
+  if (!concat || !type || type.getRank() != 1)
+    return std::nullopt;
+  for (Value piece : concat.getInputs()) {
+    if (std::optional<SmallVector<std::optional<int64_t>>> known =
+            partialInts(piece)) {
+      llvm::append_range(entries, *known);
+      continue;
+    }
+    auto pieceType = dyn_cast<RankedTensorType>(piece.getType());
+    if (!pieceType || pieceType.getRank() != 1 || pieceType.isDynamicDim(0))
+      return std::nullopt;
+    entries.append(pieceType.getDimSize(0), std::nullopt);
+  }
+  return entries;
+}
+
+/// Expand(x, [1, ..]) with no more ones than x has dims -> x: it broadcasts
+/// nothing (`w.repeat(..)` scripted expands by ones first).
+struct ExpandByOnes : NodePattern {
+  explicit ExpandByOnes(MLIRContext *context)
+      : NodePattern(context, "Expand") {}
+
+  LogicalResult matchNode(onnx::NodeOp expand,
+                          PatternRewriter &rewriter) const override {
+    std::optional<int64_t> rank = rankOf(expand.getInputs()[0]);
+    std::optional<SmallVector<std::optional<int64_t>>> shape =
+        expand.getInputs().size() == 2 ? partialInts(expand.getInputs()[1])
+                                       : std::nullopt;
+    if (!rank || !shape || static_cast<int64_t>(shape->size()) > *rank ||
+        llvm::any_of(*shape, [](std::optional<int64_t> d) { return d != 1; }))
+      return rewriter.notifyMatchFailure(expand, "not an Expand by ones");
+    rewriter.replaceOp(expand, expand.getInputs()[0]);
+    return success();
+  }
+};
+
+/// Tile(x, r) -> Expand(x, r) where every axis repeats once or is one wide
+/// in x: then both make the same copies (`w.repeat(B, 1, 1, 1)` of a
+/// `[1, H, d, e]` weight), and the raise looks through an Expand.
+struct TileOfUnitDims : NodePattern {
+  explicit TileOfUnitDims(MLIRContext *context)
+      : NodePattern(context, "Tile") {}
+
+  LogicalResult matchNode(onnx::NodeOp tile,
+                          PatternRewriter &rewriter) const override {
+    if (tile.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(tile, "not a Tile");
+    Value x = tile.getInputs()[0], repeats = tile.getInputs()[1];
+    auto type = dyn_cast<RankedTensorType>(x.getType());
+    std::optional<SmallVector<std::optional<int64_t>>> r = partialInts(repeats);
+    if (!type || !r || static_cast<int64_t>(r->size()) != type.getRank())
+      return rewriter.notifyMatchFailure(tile, "repeats not read");
+    // The copies' shape, which the Tile may not have been typed with.
+    SmallVector<int64_t> shape(type.getShape());
+    for (auto [axis, count] : llvm::enumerate(*r)) {
+      if (count != 1 && type.getDimSize(axis) != 1)
+        return rewriter.notifyMatchFailure(tile, "repeats a wide axis");
+      if (count != 1)
+        shape[axis] = count ? *count : ShapedType::kDynamic;
+    }
+    Type result = tile->getResult(0).getType();
+    if (!isa<RankedTensorType>(result))
+      result = type.clone(shape);
+    onnx::OnnxBuilder b(rewriter, tile.getLoc(), type.getElementType());
+    rewriter.replaceOp(tile, b.node("Expand", {x, repeats}, result));
+    return success();
+  }
+};
+
 struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -1236,6 +1337,132 @@ struct RefineSliceType : NodePattern {
   }
 };
 
+/// A Tile of a ranked tensor gets the shape its repeats make (a scripted
+/// `w.repeat(B, 1, 1)` is typed unranked): the repeated axes read from a
+/// shape are dynamic, the others the input's times their count.
+struct RefineTileType : NodePattern {
+  explicit RefineTileType(MLIRContext *context)
+      : NodePattern(context, "Tile") {}
+
+  LogicalResult matchNode(onnx::NodeOp tile,
+                          PatternRewriter &rewriter) const override {
+    auto type = tile.getInputs().size() == 2
+                    ? dyn_cast<RankedTensorType>(tile.getInputs()[0].getType())
+                    : RankedTensorType();
+    std::optional<SmallVector<std::optional<int64_t>>> repeats =
+        type ? partialInts(tile.getInputs()[1]) : std::nullopt;
+    if (!repeats || static_cast<int64_t>(repeats->size()) != type.getRank())
+      return rewriter.notifyMatchFailure(tile, "repeats not read");
+    SmallVector<int64_t> shape(type.getShape());
+    for (auto [dim, count] : llvm::zip(shape, *repeats))
+      if (!count || *count < 0 || ShapedType::isDynamic(dim))
+        dim = ShapedType::kDynamic;
+      else
+        dim *= *count;
+    if (tile->getResult(0).getType() == type.clone(shape))
+      return rewriter.notifyMatchFailure(tile, "typed already");
+    return refineResultType(tile, type.clone(shape), rewriter);
+  }
+};
+
+/// A Reshape whose target is partly known (`x.view(B * H, T, D)` scripted,
+/// D a constant and the others read from a shape) gets the dims it knows:
+/// a positive entry, or a 0 that copies a static dim of x.
+struct RefineReshapeType : NodePattern {
+  explicit RefineReshapeType(MLIRContext *context)
+      : NodePattern(context, "Reshape") {}
+
+  LogicalResult matchNode(onnx::NodeOp reshape,
+                          PatternRewriter &rewriter) const override {
+    auto source =
+        reshape.getInputs().size() == 2
+            ? dyn_cast<RankedTensorType>(reshape.getInputs()[0].getType())
+            : RankedTensorType();
+    std::optional<SmallVector<std::optional<int64_t>>> target =
+        source ? partialInts(reshape.getInputs()[1]) : std::nullopt;
+    if (!target)
+      return rewriter.notifyMatchFailure(reshape, "target not read");
+    bool allowZero = intAttr(reshape, "allowzero").value_or(0) != 0;
+    SmallVector<int64_t> shape;
+    for (auto [axis, entry] : llvm::enumerate(*target)) {
+      int64_t dim = ShapedType::kDynamic;
+      if (entry && *entry > 0)
+        dim = *entry;
+      else if (entry && *entry == 0 && !allowZero &&
+               static_cast<int64_t>(axis) < source.getRank())
+        dim = source.getDimSize(axis);
+      shape.push_back(dim);
+    }
+    auto result = dyn_cast<RankedTensorType>(reshape->getResult(0).getType());
+    if (result && result.getShape() == ArrayRef<int64_t>(shape))
+      return rewriter.notifyMatchFailure(reshape, "typed already");
+    if (result && llvm::count_if(result.getShape(), ShapedType::isStatic) >=
+                      llvm::count_if(shape, ShapedType::isStatic))
+      return rewriter.notifyMatchFailure(reshape, "typed as precisely");
+    return refineResultType(reshape, source.clone(shape), rewriter);
+  }
+};
+
+/// Gather(Shape(x), d) of a dim a graph input declares static -> that size
+/// (the graph declares it, and onnxruntime holds inputs to it).
+struct FoldStaticDimOfInput : NodePattern {
+  explicit FoldStaticDimOfInput(MLIRContext *context)
+      : NodePattern(context, "Gather") {}
+
+  LogicalResult matchNode(onnx::NodeOp gather,
+                          PatternRewriter &rewriter) const override {
+    std::optional<ShapeDim> dim = shapeDim(gather->getResult(0));
+    auto input = dim ? dyn_cast<BlockArgument>(dim->tensor) : BlockArgument();
+    auto type = dyn_cast<RankedTensorType>(gather->getResult(0).getType());
+    if (!input || !isa<onnx::GraphOp>(input.getOwner()->getParentOp()) ||
+        !type || type.getRank() != 0 ||
+        cast<RankedTensorType>(input.getType()).isDynamicDim(dim->axis))
+      return rewriter.notifyMatchFailure(gather,
+                                         "not a static dim of a graph input");
+    int64_t size =
+        cast<RankedTensorType>(input.getType()).getDimSize(dim->axis);
+    onnx::OnnxBuilder b(rewriter, gather.getLoc(), type.getElementType());
+    rewriter.replaceOp(gather, b.constant(DenseElementsAttr::get(
+                                   type, APInt(64, size, /*isSigned=*/true))));
+    return success();
+  }
+};
+
+/// Slice(Shape(x), s, e) of dims a graph input declares static -> those
+/// sizes (`x.shape[-1]` in a scripted export).
+struct FoldStaticDimsOfInput : NodePattern {
+  explicit FoldStaticDimsOfInput(MLIRContext *context)
+      : NodePattern(context, "Slice") {}
+
+  LogicalResult matchNode(onnx::NodeOp slice,
+                          PatternRewriter &rewriter) const override {
+    onnx::NodeOp shape = nodeOf(slice.getInputs()[0], "Shape");
+    auto input = shape && shape.getInputs().size() == 1 &&
+                         !shape.getONNXAttr("start") &&
+                         !shape.getONNXAttr("end")
+                     ? dyn_cast<BlockArgument>(shape.getInputs()[0])
+                     : BlockArgument();
+    auto cut = singleAxisCut(slice);
+    if (!input || !isa<onnx::GraphOp>(input.getOwner()->getParentOp()) ||
+        !cut || std::get<0>(*cut) != 0)
+      return rewriter.notifyMatchFailure(slice,
+                                         "not a cut of a graph input's shape");
+    ArrayRef<int64_t> dims = cast<RankedTensorType>(input.getType()).getShape();
+    auto rank = static_cast<int64_t>(dims.size());
+    auto clamp = [&](int64_t at) {
+      return std::clamp<int64_t>(at < 0 ? at + rank : at, 0, rank);
+    };
+    int64_t start = clamp(std::get<1>(*cut)), end = clamp(std::get<2>(*cut));
+    SmallVector<int64_t> kept(dims.begin() + start,
+                              dims.begin() + std::max(start, end));
+    if (llvm::any_of(kept, ShapedType::isDynamic))
+      return rewriter.notifyMatchFailure(slice, "a dim is dynamic");
+    onnx::OnnxBuilder b(rewriter, slice.getLoc(), rewriter.getI64Type());
+    rewriter.replaceOp(slice, b.i64s(kept));
+    return success();
+  }
+};
+
 /// An Unsqueeze of a static tensor by constant axes gets its static type.
 struct RefineUnsqueezeType : NodePattern {
   explicit RefineUnsqueezeType(MLIRContext *context)
@@ -1287,7 +1514,9 @@ void raise::populateViewNormalizations(RewritePatternSet &patterns) {
                TransposeOfSplitReshape, SliceOfSplitAxis, SequenceAtOfSplit,
                TransposeOfSlice, TransposeOfTranspose, TurnedInputTranspose,
                CutOfColumn, NoOpReshape, ReshapeOfReshape, TransposeOfUnitDims,
-               InnerTransposeOfBatchView, RefineSliceType, RefineUnsqueezeType>(
+               InnerTransposeOfBatchView, RefineSliceType, RefineUnsqueezeType,
+               ExpandByOnes, TileOfUnitDims, RefineTileType, RefineReshapeType,
+               FoldStaticDimOfInput, FoldStaticDimsOfInput>(
       patterns.getContext());
   for (StringRef opType : {"Add", "Sub", "Mul", "Div", "Expand"})
     patterns.add<GatherOfElementwise>(patterns.getContext(), opType);

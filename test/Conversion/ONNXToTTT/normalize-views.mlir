@@ -549,3 +549,57 @@ module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %o, %lifted, %sum, %squashed, %shifted : tensor<3x2x8x4xf32>, tensor<1x2x4x4xf32>, tensor<3x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<3x2x4x4xf32>
   }
 }
+
+// -----
+
+// A scripted export spells a weight's batch repeat `w.repeat(B, 1, 1, 1)` as
+// an Expand by ones and a Tile by `Concat(B, 1, 1, 1)`, and folds heads into
+// the batch with a Reshape whose target is read from shapes. The Expand by
+// ones goes; a Tile that repeats only unit axes is that Expand; a Tile of a
+// wide axis stays, typed with what its repeats say; the static dims a graph
+// input declares (`Shape(q)[3]`, `q.shape[-1:]`) fold, and the Reshape gets
+// the dims its target fixes.
+
+// CHECK-LABEL: onnx.graph @scripted_repeats(
+// CHECK-SAME: %[[Q:[^:]+]]: tensor<?x2x?x16xf32>
+// CHECK-DAG: %[[W:.+]] = onnx.initializer "w" {{.*}} : tensor<1x2x16x16xf32>
+// CHECK-DAG: %[[W3:.+]] = onnx.initializer "w3" {{.*}} : tensor<2x16x16xf32>
+// CHECK-NOT: "ConstantOfShape"
+// CHECK: %[[E:.+]] = onnx.node "Expand"(%[[W]], %[[R4:.+]]) : (tensor<1x2x16x16xf32>, tensor<4xi64>) -> tensor<?x2x16x16xf32>
+// CHECK: %[[T:.+]] = onnx.node "Tile"(%[[W3]], %{{.+}}) {{.*}}: (tensor<2x16x16xf32>, tensor<3xi64>) -> tensor<?x16x16xf32>
+// CHECK-DAG: %[[LAST:.+]] = onnx.node "Constant"() attrs {value = dense<16> : tensor<1xi64>}
+// CHECK-DAG: %[[D:.+]] = onnx.node "Constant"() attrs {value = dense<16> : tensor<i64>}
+// CHECK: %[[TARGET:.+]] = onnx.node "Concat"(%{{.+}}, %{{.+}}, %[[LAST]])
+// CHECK: %[[F:.+]] = onnx.node "Reshape"(%[[Q]], %[[TARGET]]) {{.*}}: (tensor<?x2x?x16xf32>, tensor<3xi64>) -> tensor<?x?x16xf32>
+// CHECK: onnx.yield %[[E]], %[[T]], %[[F]], %[[D]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @scripted_repeats(%q: tensor<?x2x?x16xf32> {onnx.dim_params = ["B", "", "T", ""], onnx.name = "q"}) -> (tensor<*xf32> {onnx.name = "e"}, tensor<*xf32> {onnx.name = "t"}, tensor<?x?x?xf32> {onnx.name = "f"}, tensor<i64> {onnx.name = "d"}) {
+    %w = onnx.initializer "w" dense<0.5> : tensor<1x2x16x16xf32>
+    %w3 = onnx.initializer "w3" dense<0.25> : tensor<2x16x16xf32>
+    %shape = onnx.node "Shape"(%q) {outputs = ["shape"]} : (tensor<?x2x?x16xf32>) -> tensor<4xi64>
+    %i0 = onnx.node "Constant"() attrs {value = dense<0> : tensor<i64>} {outputs = ["i0"]} : () -> tensor<i64>
+    %i2 = onnx.node "Constant"() attrs {value = dense<2> : tensor<i64>} {outputs = ["i2"]} : () -> tensor<i64>
+    %i3 = onnx.node "Constant"() attrs {value = dense<3> : tensor<i64>} {outputs = ["i3"]} : () -> tensor<i64>
+    %axis = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["axis"]} : () -> tensor<1xi64>
+    %one = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["one"]} : () -> tensor<1xi64>
+    %b = onnx.node "Gather"(%shape, %i0) attrs {axis = 0 : i64} {outputs = ["b"]} : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+    %b1 = onnx.node "Unsqueeze"(%b, %axis) {outputs = ["b1"]} : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+    %r4 = onnx.node "Concat"(%b1, %one, %one, %one) attrs {axis = 0 : i64} {outputs = ["r4"]} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+    %rank = onnx.node "Shape"(%r4) {outputs = ["rank"]} : (tensor<4xi64>) -> tensor<1xi64>
+    %ones = onnx.node "ConstantOfShape"(%rank) attrs {value = dense<1> : tensor<1xi64>} {outputs = ["ones"]} : (tensor<1xi64>) -> tensor<?xi64>
+    %same = onnx.node "Expand"(%w, %ones) {outputs = ["same"]} : (tensor<1x2x16x16xf32>, tensor<?xi64>) -> tensor<*xf32>
+    %e = onnx.node "Tile"(%same, %r4) {outputs = ["e"]} : (tensor<*xf32>, tensor<4xi64>) -> tensor<*xf32>
+    %r3 = onnx.node "Concat"(%b1, %one, %one) attrs {axis = 0 : i64} {outputs = ["r3"]} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xi64>
+    %t = onnx.node "Tile"(%w3, %r3) {outputs = ["t"]} : (tensor<2x16x16xf32>, tensor<3xi64>) -> tensor<*xf32>
+    %len = onnx.node "Gather"(%shape, %i2) attrs {axis = 0 : i64} {outputs = ["len"]} : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+    %len1 = onnx.node "Unsqueeze"(%len, %axis) {outputs = ["len1"]} : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+    %d = onnx.node "Gather"(%shape, %i3) attrs {axis = 0 : i64} {outputs = ["d"]} : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+    %last_start = onnx.node "Constant"() attrs {value = dense<-1> : tensor<1xi64>} {outputs = ["last_start"]} : () -> tensor<1xi64>
+    %last_end = onnx.node "Constant"() attrs {value = dense<9223372036854775807> : tensor<1xi64>} {outputs = ["last_end"]} : () -> tensor<1xi64>
+    %last = onnx.node "Slice"(%shape, %last_start, %last_end, %axis) {outputs = ["last"]} : (tensor<4xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    %minus = onnx.node "Constant"() attrs {value = dense<-1> : tensor<1xi64>} {outputs = ["minus"]} : () -> tensor<1xi64>
+    %target = onnx.node "Concat"(%minus, %len1, %last) attrs {axis = 0 : i64} {outputs = ["target"]} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xi64>
+    %f = onnx.node "Reshape"(%q, %target) {outputs = ["f"]} : (tensor<?x2x?x16xf32>, tensor<3xi64>) -> tensor<?x?x?xf32>
+    onnx.yield %e, %t, %f, %d : tensor<*xf32>, tensor<*xf32>, tensor<?x?x?xf32>, tensor<i64>
+  }
+}
