@@ -31,7 +31,8 @@ lact_v2 math written with preallocated outputs, fast weights as arguments, out x
 weights, einsum/bmm, heads folded into the batch, [B, T, H, D]; TTT-Linear/MLP in
 ttt-lm-pytorch's scan over mini-batches), each checked in float64
 against its layers.py twin and exported traced with the TorchScript exporter at opset 17
-and at torch's default opset and with the dynamo exporter, plus linear_dot and lact_v2
+and at torch's default opset and with the dynamo exporter, scripted (an ONNX Loop with
+symbolic batch and length) where TorchScript takes the module, plus linear_dot and lact_v2
 re-exported at torch's default opset; into test/fixtures/onnx/research/ (see
 build_research). test/python/test_research_fixtures.py checks them without torch.
 
@@ -52,7 +53,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -376,11 +377,31 @@ def _check_size(path: Path) -> int:
     return size
 
 
-def build_research(out: Path = RESEARCH_DIR,
-                   only: Optional[List[str]] = None) -> List[Dict[str, Any]]:
+RESEARCH_EXPORTS = ("traced", "dynamo", "scripted")
+
+
+def _scripted_axes(names, args, dims) -> Dict[str, Dict[int, str]]:
+    """Symbolic batch and length for a scripted research export: axis 0 of an input
+    as long as the batch is "B", its first later axis as long as the sequence "T"."""
+    axes = {}
+    for n, a in zip(names, args):
+        ax = {0: "B"} if a.shape[0] == dims["B"] else {}
+        for d in range(1, a.dim()):
+            if a.shape[d] == dims["T"]:
+                ax[d] = "T"
+                break
+        axes[n] = ax
+    return axes
+
+
+def build_research(out: Path = RESEARCH_DIR, only: Optional[List[str]] = None,
+                   exports: Sequence[str] = RESEARCH_EXPORTS) -> List[Dict[str, Any]]:
     """Every module of ttt.models.research, traced: TorchScript exporter at opset 17
     and at the default opset (``traced_opset<N>``), dynamo exporter at the default
-    opset and, where its conversion to 17 succeeds, at 17 (``dynamo_opset<N>``).
+    opset and, where its conversion to 17 succeeds, at 17 (``dynamo_opset<N>``); and
+    scripted (``torch.jit.script``, the chunk loop an ONNX Loop, batch and length
+    symbolic) at opset 17 (``scripted_opset17``) where the module scripts.
+    `exports` picks among these.
 
     Each module is built from its twin in layers.py (the fixture of FIXTURES with the
     same family, batch RESEARCH_B) and must equal it in float64 (relative 1e-12) on the
@@ -442,14 +463,24 @@ def build_research(out: Path = RESEARCH_DIR,
         values = {n: xi[n].numpy() for n in names}
         values["o"] = o.numpy()
         variants = [("traced", False, OPSET), ("traced", False, dflt), ("dynamo", True, dflt),
-                    ("dynamo", True, OPSET)]
+                    ("dynamo", True, OPSET), ("scripted", False, OPSET)]
         for export, dynamo, opset in variants:
+            if export not in exports:
+                continue
             stem = f"research_{name}.{export}_opset{opset}"
             path = out / f"{stem}.onnx"
             if dynamo:
                 got_opset = _export_dynamo(module, args, path, opset, names)
                 if got_opset != opset:
                     print(f"  {stem}: dynamo wrote opset {got_opset}, not {opset}; left out")
+                    path.unlink(missing_ok=True)
+                    continue
+            elif export == "scripted":
+                try:
+                    export_scripted(module, args, path, opset, input_names=names,
+                                    dynamic_axes=_scripted_axes(names, args, dims))
+                except Exception as error:  # noqa: BLE001 - TorchScript refuses the module
+                    print(f"  {stem}: not scriptable ({type(error).__name__}); left out")
                     path.unlink(missing_ok=True)
                     continue
             else:
@@ -461,6 +492,8 @@ def build_research(out: Path = RESEARCH_DIR,
                     "ir_version": onnx.load(str(path)).ir_version}
             _write_sidecars(out, stem, meta, {}, values)
             results.append({"name": stem, "bytes": _check_size(path)})
+    if "traced" not in exports:
+        return results
     for family in filter(wanted, OPSET_TWINS):
         results.append(build_opset_twin(_fixture(family), dflt, out))
     for family in filter(wanted, SCRIPTED_OPSET_TWINS):
@@ -523,11 +556,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--research", action="store_true",
                     help="build only the research-spelling fixtures and the opset re-exports "
                          "(test/fixtures/onnx/research/, or --out); the others are untouched")
+    ap.add_argument("--exports", nargs="*", choices=RESEARCH_EXPORTS,
+                    default=list(RESEARCH_EXPORTS),
+                    help="with --research, the exporters to run (default: all; the opset "
+                         "re-exports come with 'traced')")
     args = ap.parse_args(argv)
     torch.set_num_threads(1)
     if args.research:
         out = args.out if "--out" in (argv if argv is not None else sys.argv) else RESEARCH_DIR
-        for r in build_research(out, args.only):
+        for r in build_research(out, args.only, args.exports):
             print(f"{r['name']:56s} {r['bytes']:8d} bytes")
         return 0
     if args.list:

@@ -79,6 +79,9 @@ def run_raised_graph(text, path, x, tmp_path):
         if any(used in tainted for used in re.findall(r"%[\w.]+", body)):
             tainted.add(ssa)
     graph_output = model.graph.output[0].name
+    # A node the normalization took out of a constant If keeps its name, which the
+    # original's own graph does not have: such a node is computed here.
+    top_level = {o for n in model.graph.node for o in n.output}
 
     def from_model(names):
         extra = [n for n in names if n not in {o.name for o in model.graph.output}]
@@ -100,7 +103,7 @@ def run_raised_graph(text, path, x, tmp_path):
             return values[ssa]
         if ssa in args:
             out = x[args[ssa]]
-        elif ssa in named and named[ssa] != graph_output:
+        elif ssa in named and named[ssa] != graph_output and named[ssa] in top_level:
             assert ssa not in tainted, f"{ssa} depends on the layer op"
             out = from_model([named[ssa]])[named[ssa]]
         else:

@@ -139,6 +139,7 @@ void raise::normalizeGraph(onnx::GraphOp graph) {
   // Transpose (MergeTurnedValues.cpp); once one, its readers merge and push
   // on, which can leave the next such pair.
   FrozenRewritePatternSet frozen(std::move(patterns));
+  loosenRankChangingCarriedTypes(graph);
   mergeEqualNodes(graph);
   (void)applyPatternsGreedily(graph, frozen, config);
   for (int round = 0; round < kTurnedValueRounds; ++round) {

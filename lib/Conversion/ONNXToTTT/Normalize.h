@@ -71,6 +71,13 @@ permutedBytes(ShapedType type, ArrayRef<char> bytes, ArrayRef<int64_t> perm);
 /// same value (the same op, attributes and operands; names aside).
 void mergeEqualNodes(onnx::GraphOp graph);
 
+/// Types a Loop body's carried argument unranked where the body yields a
+/// value of another (or no known) rank for it: `w + k^T v` broadcasts a
+/// carried [H, o, i] weight over the batch after the first iteration, so
+/// the argument's declared rank holds only once, and no view may be built on
+/// it from that rank.
+void loosenRankChangingCarriedTypes(onnx::GraphOp graph);
+
 /// Replaces each Transpose of a node's innermost axes by a node that
 /// already computes the transposed value (its operands turned, as a pushed
 /// transpose leaves them); true if it replaced any. The transposes stay,

@@ -150,6 +150,27 @@ struct ScanOutputsToSequences : OpRewritePattern<onnx::NodeOp> {
 };
 } // namespace
 
+void raise::loosenRankChangingCarriedTypes(onnx::GraphOp graph) {
+  graph.walk([](onnx::NodeOp loop) {
+    if (loop.getOpType() != "Loop" || loop->getNumRegions() != 1 ||
+        loop->getRegion(0).empty())
+      return;
+    Block &body = loop->getRegion(0).front();
+    auto yield = dyn_cast<onnx::YieldOp>(body.getTerminator());
+    // Yielded: the condition, the carried values, then the scan outputs.
+    if (!yield || yield->getNumOperands() + 1 < body.getNumArguments())
+      return;
+    for (unsigned i = 2, e = body.getNumArguments(); i < e; ++i) {
+      BlockArgument carried = body.getArgument(i);
+      auto declared = dyn_cast<RankedTensorType>(carried.getType());
+      auto next =
+          dyn_cast<RankedTensorType>(yield->getOperand(i - 1).getType());
+      if (declared && (!next || next.getRank() != declared.getRank()))
+        carried.setType(UnrankedTensorType::get(declared.getElementType()));
+    }
+  });
+}
+
 void raise::populateLoopNormalizations(RewritePatternSet &patterns) {
   patterns.add<ScanOutputsToSequences>(patterns.getContext());
 }

@@ -1192,7 +1192,9 @@ struct ExpandByOnes : NodePattern {
 
 /// Tile(x, r) -> Expand(x, r) where every axis repeats once or is one wide
 /// in x: then both make the same copies (`w.repeat(B, 1, 1, 1)` of a
-/// `[1, H, d, e]` weight), and the raise looks through an Expand.
+/// `[1, H, d, e]` weight, scripted, B read from a shape), and the raise
+/// looks through an Expand. A Tile by constant repeats is typed already,
+/// and the raise reads it as it is.
 struct TileOfUnitDims : NodePattern {
   explicit TileOfUnitDims(MLIRContext *context)
       : NodePattern(context, "Tile") {}
@@ -1206,6 +1208,9 @@ struct TileOfUnitDims : NodePattern {
     std::optional<SmallVector<std::optional<int64_t>>> r = partialInts(repeats);
     if (!type || !r || static_cast<int64_t>(r->size()) != type.getRank())
       return rewriter.notifyMatchFailure(tile, "repeats not read");
+    if (llvm::all_of(*r,
+                     [](std::optional<int64_t> c) { return c.has_value(); }))
+      return rewriter.notifyMatchFailure(tile, "constant repeats");
     // The copies' shape, which the Tile may not have been typed with.
     SmallVector<int64_t> shape(type.getShape());
     for (auto [axis, count] : llvm::enumerate(*r)) {

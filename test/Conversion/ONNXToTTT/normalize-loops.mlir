@@ -143,3 +143,30 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %a, %b : tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// `w = w + k^T v` with w a stored [H, o, i] weight broadcasts it over the
+// batch: the carried argument is declared [2, 3, 3] but holds [B, 2, 3, 3]
+// from the second iteration on. Its type loosens to unranked, so that no
+// view is built on the rank it has only once; a carried value that keeps its
+// rank keeps its type.
+
+// CHECK-LABEL: onnx.graph @rank_changing_carry(
+// CHECK: onnx.node "Loop"
+// CHECK: ^bb0(%{{[^:]+}}: tensor<i64>, %{{[^:]+}}: tensor<i1>, %{{[^:]+}}: tensor<*xf32>, %{{[^:]+}}: tensor<2x3xf32>,
+// CHECK: onnx.yield
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @rank_changing_carry(%w0: tensor<2x3x3xf32> {onnx.name = "w0"}, %d: tensor<4x2x3x3xf32> {onnx.name = "d"}, %x: tensor<4x2x3x5xf32> {onnx.name = "x"}, %c0: tensor<2x3xf32> {onnx.name = "c0"}, %n: tensor<i64> {onnx.name = "n"}) -> (tensor<*xf32> {onnx.name = "w"}, tensor<2x3xf32> {onnx.name = "c"}, tensor<*xf32> {onnx.name = "y"}) {
+    %true = onnx.node "Constant"() attrs {value = dense<true> : tensor<i1>} {outputs = ["true"]} : () -> tensor<i1>
+    %w, %c, %y = onnx.node "Loop"(%n, %true, %w0, %c0) attrs {body = #onnx.graph<region = 0, name = "body", inputs = ["i", "cond", "w_in", "c_in"], outputs = ["cond_out", "w_out", "c_out", "y_out"]>} {outputs = ["w", "c", "y"]} : (tensor<i64>, tensor<i1>, tensor<2x3x3xf32>, tensor<2x3xf32>) -> (tensor<*xf32>, tensor<2x3xf32>, tensor<*xf32>) graphs {
+    ^bb0(%i: tensor<i64>, %cond: tensor<i1>, %w_in: tensor<2x3x3xf32>, %c_in: tensor<2x3xf32>):
+      %cond_out = onnx.node "Identity"(%cond) {outputs = ["cond_out"]} : (tensor<i1>) -> tensor<i1>
+      %w_out = onnx.node "Add"(%w_in, %d) {outputs = ["w_out"]} : (tensor<2x3x3xf32>, tensor<4x2x3x3xf32>) -> tensor<4x2x3x3xf32>
+      %c_out = onnx.node "Identity"(%c_in) {outputs = ["c_out"]} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+      %y_out = onnx.node "MatMul"(%w_in, %x) {outputs = ["y_out"]} : (tensor<2x3x3xf32>, tensor<4x2x3x5xf32>) -> tensor<4x2x3x5xf32>
+      onnx.yield %cond_out, %w_out, %c_out, %y_out : tensor<i1>, tensor<4x2x3x3xf32>, tensor<2x3xf32>, tensor<4x2x3x5xf32>
+    }
+    onnx.yield %w, %c, %y : tensor<*xf32>, tensor<2x3xf32>, tensor<*xf32>
+  }
+}

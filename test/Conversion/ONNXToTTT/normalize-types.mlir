@@ -3,14 +3,14 @@
 
 // torch.tile exports an If on whether the repeats outnumber the dims; the
 // condition is a constant, so the branch it takes replaces the If, and the
-// nodes after it get the static types their inputs fix: the Tile (which,
-// repeating only a unit axis, is an Expand), the product and the broadcast
-// Add; the Expand to the slot's own shape then is the sum itself.
+// nodes after it get the static types their inputs fix: the Tile, the
+// product and the broadcast Add; the Expand to the slot's own shape then
+// is the sum itself.
 
 // CHECK-LABEL: onnx.graph @constant_if(
 // CHECK-SAME: %[[X:[^:]+]]: tensor<2x2x8x16xf32>
 // CHECK-NOT: "If"
-// CHECK: %[[T:.+]] = onnx.node "Expand"(%[[W:[^,]+]], %{{.+}}) {{.*}}: (tensor<1x2x16x16xf32>, tensor<4xi64>) -> tensor<2x2x16x16xf32>
+// CHECK: %[[T:.+]] = onnx.node "Tile"(%[[W:[^,]+]], %{{.+}}) {{.*}} : (tensor<1x2x16x16xf32>, tensor<4xi64>) -> tensor<2x2x16x16xf32>
 // CHECK: %[[P:.+]] = onnx.node "MatMul"(%[[X]], %[[T]]) {{.*}} -> tensor<2x2x8x16xf32>
 // CHECK: %[[S:.+]] = onnx.node "Add"(%[[P]], %{{.+}}) {{.*}} -> tensor<2x2x8x16xf32>
 // CHECK: %[[R:.+]] = onnx.node "ReduceMean"(%[[S]]) {{.*}} -> tensor<2x2x8x1xf32>

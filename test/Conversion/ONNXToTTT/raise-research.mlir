@@ -8,9 +8,7 @@
 // with Muon on the stored orientation), and the momentum is averaged over the
 // time axis of a [B, T, H] tensor (the layer op gets it as [B, H, T]).
 
-// The batch repeat of W1 (a Tile of a unit axis, read as an Expand) names
-// the stored parameter.
-// CHECK: remark: {{.*}}node '/Concat': TTT layer: unrolled chunk loop (4 chunks of 16 tokens), fast weights 'onnx::Expand_{{[0-9]+}}' (transposed); {{.*}}: raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)
+// CHECK: remark: {{.*}}node '/Concat': TTT layer: unrolled chunk loop (4 chunks of 16 tokens), fast weights '/Tile_output_0' (transposed); {{.*}}: raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)
 // CHECK-LABEL: onnx.graph @main_graph(
 // CHECK-SAME: %[[Q:[^:]+]]: tensor<2x64x2x8xf32> {onnx.name = "q"}, {{.*}} %[[M:[^:]+]]: tensor<2x64x2xf32> {onnx.name = "momentum"}
 // CHECK-DAG: %[[QT:.+]] = onnx.node "Transpose"(%[[Q]]) attrs {perm = array<i64: 0, 2, 1, 3>}
