@@ -190,35 +190,6 @@ Scaled scaled(Value value) {
   }
 }
 
-/// True if `a` and `b` have the same extent on `axis` for every input the
-/// model accepts: the same static size, the same tensor, or graph inputs
-/// that declare the axis with one symbolic name.
-bool sameExtent(Value a, Value b, int64_t axis) {
-  auto aType = dyn_cast<RankedTensorType>(a.getType());
-  auto bType = dyn_cast<RankedTensorType>(b.getType());
-  if (!aType || !bType || axis >= aType.getRank() || axis >= bType.getRank())
-    return false;
-  if (a == b)
-    return true;
-  int64_t aSize = aType.getDimSize(axis), bSize = bType.getDimSize(axis);
-  if (!ShapedType::isDynamic(aSize) || !ShapedType::isDynamic(bSize))
-    return aSize == bSize;
-  auto symbol = [&](Value x) -> StringRef {
-    auto arg = dyn_cast<BlockArgument>(x);
-    auto graph =
-        arg ? dyn_cast<onnx::GraphOp>(arg.getOwner()->getParentOp()) : nullptr;
-    auto names = graph ? graph.getArgAttrOfType<ArrayAttr>(
-                             arg.getArgNumber(), onnx::ONNXDialect::kDimParams)
-                       : nullptr;
-    auto name = names && axis < static_cast<int64_t>(names.size())
-                    ? dyn_cast<StringAttr>(names[axis])
-                    : nullptr;
-    return name ? name.getValue() : StringRef();
-  };
-  StringRef aName = symbol(a);
-  return !aName.empty() && aName == symbol(b);
-}
-
 /// True if `a` and `b` have the same shape for every input the model
 /// accepts.
 bool sameShape(Value a, Value b) {

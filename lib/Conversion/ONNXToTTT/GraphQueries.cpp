@@ -50,7 +50,7 @@ static bool isFloatToFloatCast(onnx::NodeOp node) {
 
 /// True if `slice` keeps every element: starts 0, ends past every axis it
 /// cuts (torch writes `x[:, :]` so, with INT64_MAX), steps 1.
-static bool isWholeSlice(onnx::NodeOp slice) {
+bool raise::isWholeSlice(onnx::NodeOp slice) {
   auto inputs = slice.getInputs();
   if (inputs.size() < 3)
     return false;
@@ -663,6 +663,32 @@ std::optional<ShapeDim> raise::shapeDim(Value value) {
   if (axis < 0 || axis >= *rank)
     return std::nullopt;
   return ShapeDim{tensor, axis};
+}
+
+bool raise::sameExtent(Value a, Value b, int64_t axis) {
+  auto aType = dyn_cast<RankedTensorType>(a.getType());
+  auto bType = dyn_cast<RankedTensorType>(b.getType());
+  if (!aType || !bType || axis >= aType.getRank() || axis >= bType.getRank())
+    return false;
+  if (a == b)
+    return true;
+  int64_t aSize = aType.getDimSize(axis), bSize = bType.getDimSize(axis);
+  if (!ShapedType::isDynamic(aSize) || !ShapedType::isDynamic(bSize))
+    return aSize == bSize;
+  auto symbol = [&](Value x) -> StringRef {
+    auto arg = dyn_cast<BlockArgument>(x);
+    auto graph =
+        arg ? dyn_cast<onnx::GraphOp>(arg.getOwner()->getParentOp()) : nullptr;
+    auto names = graph ? graph.getArgAttrOfType<ArrayAttr>(
+                             arg.getArgNumber(), onnx::ONNXDialect::kDimParams)
+                       : nullptr;
+    auto name = names && axis < static_cast<int64_t>(names.size())
+                    ? dyn_cast<StringAttr>(names[axis])
+                    : nullptr;
+    return name ? name.getValue() : StringRef();
+  };
+  StringRef aName = symbol(a);
+  return !aName.empty() && aName == symbol(b);
 }
 
 bool raise::isTimeLengthOf(Value value, Value tensor) {

@@ -73,6 +73,10 @@ bool matchCommutative(Value value, StringRef opType,
 /// the batch). Without a rank, only 2 and -2 count.
 bool isTimeAxis(int64_t axis, std::optional<int64_t> rank);
 
+/// True if `slice` keeps every element: starts 0, ends past every axis it
+/// cuts, unit steps.
+bool isWholeSlice(onnx::NodeOp slice);
+
 /// The constant single-axis cut of a Slice with unit steps: (axis, start,
 /// end), the axis counted from 0.
 std::optional<std::tuple<int64_t, int64_t, int64_t>>
@@ -166,6 +170,11 @@ struct ShapeDim {
 /// The extent `value` reads, if it is `Shape(tensor)[axis]` (`tensor` the
 /// Shape's input, the axis counted from 0).
 std::optional<ShapeDim> shapeDim(Value value);
+
+/// True if `a` and `b` have the same extent on `axis` for every input the
+/// model accepts: the same static size, the same tensor, or graph inputs
+/// that declare the axis with one symbolic name.
+bool sameExtent(Value a, Value b, int64_t axis);
 
 /// True if `value` is the number of tokens of `tensor`'s time axis: its
 /// static length, or `Shape(tensor)[axis]` (maybe cast).

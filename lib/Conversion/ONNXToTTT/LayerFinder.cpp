@@ -70,6 +70,10 @@ static SmallVector<Value> sliceHeads(Value output) {
         heads.push_back(value);
       continue;
     }
+    // A Shape reads no values of what it measures (a buffer write sizes
+    // the chunk output by its window of the buffer).
+    if (nodeOf(value, "Shape"))
+      continue;
     if (Operation *op = value.getDefiningOp())
       for (Value operand : op->getOperands())
         stack.push_back(operand);
@@ -607,6 +611,22 @@ static int64_t loopChunkSize(const SliceChain &slice, Block &body) {
   return size;
 }
 
+/// True if `user` reads nothing of `value` but its shape: a Shape node, or a
+/// view of it whose values reach only Shape nodes (a scripted export sizes a
+/// buffer write by `out[:, :, s:e]`'s shape).
+static bool readsOnlyShape(Operation *user) {
+  auto node = dyn_cast<onnx::NodeOp>(user);
+  if (!node || !node.isDefaultDomain())
+    return false;
+  if (node.getOpType() == "Shape")
+    return true;
+  return node->getNumResults() == 1 &&
+         llvm::is_contained(
+             {"Slice", "Identity", "Reshape", "Unsqueeze", "Squeeze"},
+             node.getOpType()) &&
+         llvm::all_of(node->getResult(0).getUsers(), readsOnlyShape);
+}
+
 /// A buffer write's update turned into the buffer's layout.
 struct Unturned {
   /// The chunk's output, or its `W phi(q)^T` when `swapped`.
@@ -620,6 +640,18 @@ struct Unturned {
 /// perm)` of x = `W phi(q)^T` ([.., E, C]) that the exporter merged with the
 /// transpose back to [.., C, E]; otherwise the update itself, unturned.
 static Unturned unturned(Value update) {
+  // A scripted export sizes the update as the window it writes:
+  // `Reshape(Expand(x, Shape(buffer[.., s:e])), ..)`, x itself.
+  if (onnx::NodeOp reshape = nodeOf(update, "Reshape")) {
+    onnx::NodeOp expand = nodeOf(reshape.getInputs()[0], "Expand");
+    onnx::NodeOp shape =
+        expand ? nodeOf(expand.getInputs()[1], "Shape") : onnx::NodeOp();
+    std::optional<SliceChain> window =
+        shape ? sliceChain(shape.getInputs()[0]) : std::nullopt;
+    if (window && isa<BlockArgument>(window->root) &&
+        nodeOf(expand.getInputs()[0], "Transpose"))
+      update = expand.getInputs()[0];
+  }
   onnx::NodeOp turn = nodeOf(update, "Transpose");
   std::optional<SmallVector<int64_t>> perm =
       turn ? transposePerm(turn) : std::nullopt;
@@ -703,8 +735,10 @@ findLoop(onnx::NodeOp loop, DependenceCache &deps, std::string &rejection) {
       outputPerm.clear();
       outputSwapped = false;
     } else if (write && write.getInputs().size() == 3 &&
-               write.getInputs()[0] == carried && carried.hasOneUse() &&
-               !sequenceSlot) {
+               write.getInputs()[0] == carried && !sequenceSlot &&
+               llvm::all_of(carried.getUsers(), [&](Operation *user) {
+                 return user == write || readsOnlyShape(user);
+               })) {
       sequenceSlot = i;
       Unturned update = unturned(write.getInputs()[2]);
       chunkOutput = update.output;

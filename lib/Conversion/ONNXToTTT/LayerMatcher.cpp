@@ -1049,6 +1049,13 @@ FailureOr<Update> Matcher::matchGLUUpdate(Value next, Value start,
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// A run-time window of a buffer write (gridWindow): every index of the
+/// written axes but `axis`, which runs from `start` to `end`.
+struct GridWindow {
+  int64_t axis;
+  Value start, end;
+};
+
 /// Collects a layer's configuration from its output and its updates, and
 /// insists that every chunk agrees.
 class LayerReader {
@@ -1117,6 +1124,9 @@ private:
   /// chunk's output at its queries' tokens, and the writes cover the
   /// buffer: it then holds the chunk outputs joined along the time axis.
   LogicalResult checkBufferWrites();
+  /// The same for writes at indices built at run time (gridWindow).
+  LogicalResult checkGridWrites(const GridWindow &grid, int64_t time,
+                                Value initial);
   /// An unrolled layer's momentum starts from zero and is carried from
   /// chunk to chunk.
   LogicalResult checkMomentumChain(ArrayRef<Update> updates);
@@ -1522,6 +1532,124 @@ static Value shiftedWindowBase(Value indices, int64_t axis,
   return base;
 }
 
+/// ScatterND indices that a scripted `out[:, :, s:e] = o` builds at run
+/// time: the grid of the ranges of `buffer`'s leading axes, every index of
+/// each axis but one, which runs from `start` to `end`. Column d of the
+/// last axis is `Range(0, Shape(buffer)[d], 1)`, maybe cut, reshaped to
+/// vary along axis d of a rank-K grid (`[-1, 1, ..]` with K - 1 - d ones)
+/// and broadcast over it.
+static std::optional<GridWindow> gridWindow(Value indices, Value buffer) {
+  onnx::NodeOp concat = nodeOf(indices, "Concat");
+  auto columns = concat ? concat.getInputs() : ValueRange();
+  auto k = static_cast<int64_t>(columns.size());
+  std::optional<int64_t> rank = rankOf(buffer);
+  if (!concat || k == 0 || !rank || k > *rank)
+    return std::nullopt;
+  std::optional<GridWindow> window;
+  for (auto [d, column] : llvm::enumerate(columns)) {
+    // Unsqueeze(Expand(x, shape), -1): the broadcasts Concat needs equal.
+    onnx::NodeOp unsqueeze = nodeOf(column, "Unsqueeze");
+    std::optional<SmallVector<int64_t>> axes =
+        unsqueeze ? reduceAxes(unsqueeze) : std::nullopt;
+    if (!axes || axes->size() != 1 || ((*axes)[0] != -1 && (*axes)[0] != k))
+      return std::nullopt;
+    Value x = unsqueeze.getInputs()[0];
+    if (onnx::NodeOp expand = nodeOf(x, "Expand")) {
+      auto shape = dyn_cast<RankedTensorType>(expand.getInputs()[1].getType());
+      if (!shape || shape.getRank() != 1 || shape.getDimSize(0) != k)
+        return std::nullopt;
+      x = expand.getInputs()[0];
+    }
+    // The last column varies along the last axis as it is.
+    onnx::NodeOp reshape = nodeOf(x, "Reshape");
+    bool last = static_cast<int64_t>(d) == k - 1;
+    std::optional<SmallVector<int64_t>> target =
+        reshape ? intConstant(reshape.getInputs()[1]) : std::nullopt;
+    SmallVector<int64_t> along{-1};
+    along.append(k - 1 - static_cast<int64_t>(d), 1);
+    if ((!last || reshape) && (!target || *target != along))
+      return std::nullopt;
+    Value range = reshape ? reshape.getInputs()[0] : x;
+    if (rankOf(range) != 1)
+      return std::nullopt;
+    onnx::NodeOp cut = nodeOf(range, "Slice");
+    if (cut) {
+      if (isWholeSlice(cut)) {
+        cut = nullptr;
+      } else {
+        ValueRange in = cut.getInputs();
+        std::optional<SmallVector<int64_t>> cutAxes =
+            in.size() > 3 ? intConstant(in[3]) : std::nullopt;
+        std::optional<double> step =
+            in.size() > 4 ? scalarConstant(in[4]) : std::optional<double>(1.0);
+        if (in.size() < 4 || cutAxes != SmallVector<int64_t>{0} ||
+            step != 1.0 || window)
+          return std::nullopt;
+        window = GridWindow{static_cast<int64_t>(d), skipLayout(in[1]),
+                            skipLayout(in[2])};
+      }
+      range = cut ? cut.getInputs()[0] : skipLayout(range);
+    }
+    onnx::NodeOp numbers = nodeOf(range, "Range");
+    std::optional<ShapeDim> extent =
+        numbers ? shapeDim(numbers.getInputs()[1]) : std::nullopt;
+    if (!numbers || scalarConstant(numbers.getInputs()[0]) != 0.0 ||
+        scalarConstant(numbers.getInputs()[2]) != 1.0 || !extent ||
+        skipLayout(extent->tensor) != buffer ||
+        extent->axis != static_cast<int64_t>(d))
+      return std::nullopt;
+  }
+  return window;
+}
+
+LogicalResult LayerReader::checkGridWrites(const GridWindow &grid, int64_t time,
+                                           Value initial) {
+  const SliceChain &window = layer.steps.front().querySlices.front();
+  onnx::NodeOp cut = window.timeSlice;
+  if (layer.tailWrite || grid.axis != time || !cut ||
+      cut.getOpType() != "Slice" ||
+      grid.start != skipLayout(cut.getInputs()[1]) ||
+      grid.end != skipLayout(cut.getInputs()[2]))
+    return fail("its buffer writes are not at its queries' tokens");
+  // The buffer starts as zeros whose time axis is as long as the queries'
+  // (`zeros_like(v)`, or `new_zeros(B, T, ..)` with T read off the queries),
+  // so the writes, at the tokens the loop walks, cover all of it.
+  Value queries = window.root;
+  std::optional<int64_t> rank = rankOf(queries);
+  int64_t queryTime = rank ? *rank - 2 : -1;
+  // The normalization turns [B, T, H, D] inputs to [B, H, T, D] first.
+  if (onnx::NodeOp turn = nodeOf(queries, "Transpose"))
+    if (std::optional<SmallVector<int64_t>> perm = transposePerm(turn);
+        perm && queryTime >= 0 && static_cast<int64_t>(perm->size()) == *rank) {
+      queryTime = (*perm)[queryTime];
+      queries = turn.getInputs()[0];
+    }
+  auto asLongAsQueries = [&](Value tensor, int64_t axis) {
+    return axis == queryTime && rankOf(tensor) == rankOf(queries) &&
+           sameExtent(tensor, queries, axis);
+  };
+  onnx::NodeOp zeros = nodeOf(initial, "ConstantOfShape");
+  Value shape = zeros ? zeros.getInputs()[0] : Value();
+  bool longEnough = false;
+  if (onnx::NodeOp of = shape ? nodeOf(shape, "Shape") : onnx::NodeOp())
+    longEnough = of.getInputs().size() == 1 && !of.getONNXAttr("start") &&
+                 !of.getONNXAttr("end") &&
+                 asLongAsQueries(of.getInputs()[0], time);
+  else if (onnx::NodeOp dims = shape ? nodeOf(shape, "Concat") : onnx::NodeOp())
+    if (static_cast<int64_t>(dims.getInputs().size()) == rank &&
+        llvm::all_of(dims.getInputs(), [](Value piece) {
+          auto type = dyn_cast<RankedTensorType>(piece.getType());
+          return type && type.getShape() == ArrayRef<int64_t>{1};
+        }))
+      if (std::optional<ShapeDim> length = shapeDim(dims.getInputs()[time]))
+        longEnough = asLongAsQueries(length->tensor, length->axis);
+  if (!longEnough || !isZeroConstant(initial) || time != queryTime)
+    return fail("it writes its chunks into a buffer that is not proven to "
+                "be as long as the sequence (not zeros shaped like a "
+                "sequence the queries' length)");
+  return success();
+}
+
 LogicalResult LayerReader::checkBufferWrites() {
   const SliceChain &window = layer.steps.front().querySlices.front();
   onnx::NodeOp loop = layer.loop, bodyWrite = layer.bodyWrite,
@@ -1552,6 +1680,9 @@ LogicalResult LayerReader::checkBufferWrites() {
                ? at - turn.begin()
                : -1;
   }
+  if (std::optional<GridWindow> grid =
+          gridWindow(bodyWrite.getInputs()[1], carried))
+    return checkGridWrites(*grid, time, initial);
   // Rows that no chunk writes would keep the buffer's values: its time axis
   // must be the sequence, which a dynamic length does not prove.
   if (!buffer || !buffer.hasStaticShape() || !length || rank < 3 || time < 0 ||
