@@ -67,6 +67,12 @@ std::optional<std::pair<ShapedType, ArrayRef<char>>> constantBytes(Value value);
 std::optional<std::vector<char>>
 permutedBytes(ShapedType type, ArrayRef<char> bytes, ArrayRef<int64_t> perm);
 
+/// The dims [start, end) of a shape, the bounds counted from the end when
+/// negative and clamped to it, as Shape's `start`/`end` and a Slice of a
+/// shape take them.
+SmallVector<int64_t> dimsBetween(ArrayRef<int64_t> dims, int64_t start,
+                                 int64_t end);
+
 /// Replaces every pure node by the first node of its block that computes the
 /// same value (the same op, attributes and operands; names aside).
 void mergeEqualNodes(onnx::GraphOp graph);

@@ -423,6 +423,18 @@ private:
 
 } // namespace
 
+SmallVector<int64_t> raise::dimsBetween(ArrayRef<int64_t> dims, int64_t start,
+                                        int64_t end) {
+  auto rank = static_cast<int64_t>(dims.size());
+  auto clamp = [&](int64_t axis) {
+    return std::clamp<int64_t>(axis < 0 ? axis + rank : axis, 0, rank);
+  };
+  start = clamp(start);
+  end = clamp(end);
+  return SmallVector<int64_t>(dims.begin() + start,
+                              dims.begin() + std::max(start, end));
+}
+
 /// Shape(x) of a statically shaped graph input x -> its dims (the graph
 /// declares them, and onnxruntime holds inputs to them), so that the shape
 /// arithmetic around it folds: `lr.chunk(3, -1)` of a traced export cuts at
@@ -442,15 +454,9 @@ struct FoldShapeOfStatic : NodePattern {
         !isa<onnx::GraphOp>(input.getOwner()->getParentOp()))
       return rewriter.notifyMatchFailure(shape,
                                          "not of a statically shaped input");
-    int64_t rank = type.getRank();
-    auto clamp = [&](int64_t axis) {
-      return std::clamp<int64_t>(axis < 0 ? axis + rank : axis, 0, rank);
-    };
-    int64_t start = clamp(intAttr(shape, "start").value_or(0));
-    int64_t end = clamp(intAttr(shape, "end").value_or(rank));
-    ArrayRef<int64_t> dims = type.getShape();
-    SmallVector<int64_t> kept(dims.begin() + start,
-                              dims.begin() + std::max(start, end));
+    SmallVector<int64_t> kept =
+        dimsBetween(type.getShape(), intAttr(shape, "start").value_or(0),
+                    intAttr(shape, "end").value_or(type.getRank()));
     onnx::OnnxBuilder b(rewriter, shape.getLoc(), rewriter.getI64Type());
     rewriter.replaceOp(shape, b.i64s(kept));
     return success();

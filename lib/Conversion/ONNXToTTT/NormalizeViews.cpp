@@ -1452,14 +1452,9 @@ struct FoldStaticDimsOfInput : NodePattern {
         !cut || std::get<0>(*cut) != 0)
       return rewriter.notifyMatchFailure(slice,
                                          "not a cut of a graph input's shape");
-    ArrayRef<int64_t> dims = cast<RankedTensorType>(input.getType()).getShape();
-    auto rank = static_cast<int64_t>(dims.size());
-    auto clamp = [&](int64_t at) {
-      return std::clamp<int64_t>(at < 0 ? at + rank : at, 0, rank);
-    };
-    int64_t start = clamp(std::get<1>(*cut)), end = clamp(std::get<2>(*cut));
-    SmallVector<int64_t> kept(dims.begin() + start,
-                              dims.begin() + std::max(start, end));
+    SmallVector<int64_t> kept =
+        dimsBetween(cast<RankedTensorType>(input.getType()).getShape(),
+                    std::get<1>(*cut), std::get<2>(*cut));
     if (llvm::any_of(kept, ShapedType::isDynamic))
       return rewriter.notifyMatchFailure(slice, "a dim is dynamic");
     onnx::OnnxBuilder b(rewriter, slice.getLoc(), rewriter.getI64Type());
