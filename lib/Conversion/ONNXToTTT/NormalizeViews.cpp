@@ -1277,10 +1277,13 @@ struct NoOpReshape : OpRewritePattern<onnx::NodeOp> {
 } // namespace
 
 /// Gives `node`'s result the static type `refined` unless its type
-/// contradicts it.
+/// contradicts it or already is it (a rewrite that changes nothing would
+/// keep the greedy driver from converging).
 static LogicalResult refineResultType(onnx::NodeOp node,
                                       RankedTensorType refined,
                                       PatternRewriter &rewriter) {
+  if (node->getResult(0).getType() == refined)
+    return rewriter.notifyMatchFailure(node, "typed already");
   auto result = cast<ShapedType>(node->getResult(0).getType());
   if (result.hasRank() &&
       failed(verifyCompatibleShape(result.getShape(), refined.getShape())))
@@ -1364,8 +1367,6 @@ struct RefineTileType : NodePattern {
         dim = ShapedType::kDynamic;
       else
         dim *= *count;
-    if (tile->getResult(0).getType() == type.clone(shape))
-      return rewriter.notifyMatchFailure(tile, "typed already");
     return refineResultType(tile, type.clone(shape), rewriter);
   }
 };
@@ -1399,8 +1400,6 @@ struct RefineReshapeType : NodePattern {
       shape.push_back(dim);
     }
     auto result = dyn_cast<RankedTensorType>(reshape->getResult(0).getType());
-    if (result && result.getShape() == ArrayRef<int64_t>(shape))
-      return rewriter.notifyMatchFailure(reshape, "typed already");
     if (result && llvm::count_if(result.getShape(), ShapedType::isStatic) >=
                       llvm::count_if(shape, ShapedType::isStatic))
       return rewriter.notifyMatchFailure(reshape, "typed as precisely");
