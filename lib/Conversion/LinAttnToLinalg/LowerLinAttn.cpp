@@ -10,10 +10,15 @@
 // chunk-state scan is a loop (over chunks, vectorized over streams and the
 // state). Chunked views pad the sequence with zeros to whole chunks and
 // reshape [.., T, D] to [.., N, C, D]; padded tokens contribute nothing.
+// The chunk views, the doubling scan, Newton-Schulz and the activations are
+// the shared ones of LinAttnAlgorithms.h, built by LinalgAlgebra; the ONNX
+// export builds the same ones as nodes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ttt/Conversion/Passes.h"
+#include "ttt/Conversion/Utils/LinAttnAlgorithms.h"
+#include "ttt/Conversion/Utils/LinalgAlgebra.h"
 #include "ttt/Conversion/Utils/TensorMath.h"
 #include "ttt/Dialect/LinAttn/IR/LinAttnOps.h"
 #include "ttt/Dialect/LinAttn/Transforms/Passes.h"
@@ -76,44 +81,14 @@ Value multiplyAdd(ScalarMath &s, ValueRange v) {
 class Lowering {
 public:
   Lowering(OpBuilder &b, Location loc, FloatType type)
-      : tm(b, loc, type), b(b), loc(loc) {}
+      : alg(b, loc, type), tm(alg.math()), b(b), loc(loc) {}
 
-  TensorMath tm;
+  LinalgAlgebra alg;
+  TensorMath &tm;
 
-  /// [B, H, T, D...] -> [B, H, N, C, D...], zero-padded to N * C tokens;
-  /// without a chunk size, [B, H, 1, T, D...] (the whole sequence).
+  /// [B, H, T, D...] -> [B, H, N, C, D...] (LinAttnAlgorithms.h).
   Value chunked(Value x, std::optional<int64_t> chunk) {
-    auto type = cast<RankedTensorType>(x.getType());
-    int64_t rank = type.getRank();
-    SmallVector<OpFoldResult> sizes = tm.sizes(x);
-    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-    Value full = x;
-    SmallVector<OpFoldResult> shape{sizes[0], sizes[1], b.getIndexAttr(1),
-                                    sizes[2]};
-    SmallVector<int64_t> staticShape{type.getDimSize(0), type.getDimSize(1), 1,
-                                     type.getDimSize(2)};
-    if (chunk) {
-      Value tokens = tm.indexValue(sizes[2]);
-      Value c = arith::ConstantIndexOp::create(b, loc, *chunk);
-      Value count = arith::CeilDivUIOp::create(b, loc, tokens, c);
-      SmallVector<OpFoldResult> padded(sizes);
-      padded[2] = arith::MulIOp::create(b, loc, count, c).getResult();
-      full = tm.insert(x, tm.zeros(padded), offsets, sizes);
-      shape[2] = count;
-      shape[3] = b.getIndexAttr(*chunk);
-      staticShape[2] = ShapedType::kDynamic;
-      staticShape[3] = *chunk;
-    }
-    for (int64_t d = 3; d < rank; ++d) {
-      shape.push_back(sizes[d]);
-      staticShape.push_back(type.getDimSize(d));
-    }
-    SmallVector<ReassociationIndices> groups{{0}, {1}, {2, 3}};
-    for (int64_t d = 3; d < rank; ++d)
-      groups.push_back({d + 1});
-    auto resultType = RankedTensorType::get(staticShape, type.getElementType());
-    return tensor::ExpandShapeOp::create(b, loc, resultType, full, groups,
-                                         shape);
+    return mlir::ttt::chunked(alg, x, chunkingOf(alg, x, chunk));
   }
 
   /// The per-token scale [B, H, T]: `scale` itself, or its column `column`
@@ -134,14 +109,10 @@ public:
         SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
   }
 
-  /// Inverse of chunked() for [B, H, N, C, E]: back to [B, H, tokens, E].
-  Value unchunked(Value x, OpFoldResult tokens) {
-    auto collapsed = tensor::CollapseShapeOp::create(
-        b, loc, x, SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}, {4}});
-    return tm.slice(collapsed,
-                    {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0),
-                     b.getIndexAttr(0)},
-                    {tm.dim(x, 0), tm.dim(x, 1), tokens, tm.dim(x, 4)}, 4);
+  /// Inverse of chunked() for [B, H, N, C, E] cut from the tokens of
+  /// `like` [B, H, T, ..].
+  Value unchunked(Value x, Value like, std::optional<int64_t> chunk) {
+    return mlir::ttt::unchunked(alg, x, chunkingOf(alg, like, chunk));
   }
 
   /// Number of tokens in chunk n (index), min(C, T - n C); T without a
@@ -219,7 +190,6 @@ struct LowerFeatureMap : OpRewritePattern<FeatureMapOp> {
     Lowering l(rewriter, op.getLoc(), type);
     TensorMath &tm = l.tm;
     Value x = op.getInput();
-    auto silu = [](ScalarMath &s, Value z) { return s.mul(z, s.sigmoid(z)); };
     Value phi;
     switch (op.getKind()) {
     case FeatureMapKind::identity:
@@ -229,26 +199,9 @@ struct LowerFeatureMap : OpRewritePattern<FeatureMapOp> {
       Value z = l.project(x, op.getWeights()[0]);
       if (op.getWeights().size() == 2)
         z = l.addBias(z, op.getWeights()[1]);
-      Activation act = op.getActivation();
-      phi = tm.map({z}, [&](ScalarMath &s, ValueRange v) -> Value {
-        Value zero = s.constant(0.0);
-        switch (act) {
-        case Activation::silu:
-          return silu(s, v[0]);
-        case Activation::relu:
-          return s.select(s.greaterThan(v[0], zero), v[0], zero);
-        case Activation::gelu_tanh: {
-          Value z3 = s.mul(v[0], s.mul(v[0], v[0]));
-          Value c = s.constant(0.7978845608028654);
-          Value a = s.constant(0.044715);
-          Value inner = s.mul(c, s.add(v[0], s.mul(a, z3)));
-          Value half = s.constant(0.5);
-          Value halfZ = s.mul(half, v[0]);
-          Value one = s.constant(1.0);
-          return s.mul(halfZ, s.add(one, s.tanh(inner)));
-        }
-        }
-        llvm_unreachable("unknown activation");
+      Nonlinearity act = nonlinearityOf(op.getActivation());
+      phi = tm.map({z}, [&](ScalarMath &s, ValueRange v) {
+        return activation(s, act, v[0]);
       });
       break;
     }
@@ -454,12 +407,11 @@ struct LowerScan : OpRewritePattern<ScanOp> {
   }
 };
 
-/// Additive and decayed scans as a Hillis-Steele scan over chunks: log2(N)
+/// Additive and decayed scans as the doubling (Hillis-Steele) scan over
+/// chunks (doublingScan in LinAttnAlgorithms.h, an scf.while here): log2(N)
 /// rounds, each one batched linalg op over every chunk, stream and state
-/// entry. The decays are combined as products (a_i * a_{i-d}), never by
-/// dividing cumulative products, so factors near 0 underflow harmlessly to 0
-/// instead of producing inf or NaN; the initial state enters at the end,
-/// scaled by the cumulative decay of each chunk.
+/// entry. The initial state enters at the end, scaled by the cumulative
+/// decay of each chunk.
 struct LowerScanInParallel : OpRewritePattern<ScanOp> {
   LowerScanInParallel(MLIRContext *ctx)
       : OpRewritePattern(ctx, /*benefit=*/2) {}
@@ -479,57 +431,8 @@ struct LowerScanInParallel : OpRewritePattern<ScanOp> {
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1);
     Maps m5{b.getContext(), 5};
-
-    SmallVector<Value> init{one, g};
-    if (decay)
-      init.push_back(decay);
-    auto loop = scf::WhileOp::create(
-        b, loc, ValueRange(init).getTypes(), init,
-        [&](OpBuilder &nb, Location nl, ValueRange args) {
-          Value more = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult,
-                                             args[0], chunks);
-          scf::ConditionOp::create(nb, nl, more, args);
-        },
-        [&](OpBuilder &nb, Location nl, ValueRange args) {
-          TensorMath t(nb, nl, type);
-          Value d = args[0], s = args[1];
-          Value len = arith::SubIOp::create(nb, nl, chunks, d);
-          auto window = [&](Value x, OpFoldResult at) {
-            SmallVector<OpFoldResult> offsets(
-                cast<RankedTensorType>(x.getType()).getRank(), zero);
-            SmallVector<OpFoldResult> extent = t.sizes(x);
-            offsets[2] = at;
-            extent[2] = len;
-            return t.slice(x, offsets, extent,
-                           cast<RankedTensorType>(x.getType()).getRank());
-          };
-          Value hi = window(s, d), lo = window(s, zero);
-          SmallVector<Value> next{arith::MulIOp::create(
-              nb, nl, d, arith::ConstantIndexOp::create(nb, nl, 2))};
-          Value combined;
-          SmallVector<OpFoldResult> sOffsets{zero, zero, d, zero, zero};
-          if (decay) {
-            Value a = args[2];
-            Value aHi = window(a, d), aLo = window(a, zero);
-            Value init5 = tensor::EmptyOp::create(nb, nl, t.sizes(hi), type);
-            combined =
-                t.generic(init5.getType(), {aHi, lo, hi}, init5,
-                          {m5.dims({0, 1, 2}), m5.dims({0, 1, 2, 3, 4}),
-                           m5.dims({0, 1, 2, 3, 4}), m5.dims({0, 1, 2, 3, 4})},
-                          iterators(5, 0), [](ScalarMath &sm, ValueRange v) {
-                            return sm.add(sm.mul(v[0], v[1]), v[2]);
-                          });
-            Value aNew = t.mul(aHi, aLo);
-            next.push_back(t.insert(combined, s, sOffsets, t.sizes(combined)));
-            next.push_back(t.insert(aNew, a, {zero, zero, d}, t.sizes(aNew)));
-          } else {
-            combined = t.add(hi, lo);
-            next.push_back(t.insert(combined, s, sOffsets, t.sizes(combined)));
-          }
-          scf::YieldOp::create(nb, nl, next);
-        });
-    Value partial = loop.getResult(1);
-    Value cumulative = decay ? loop.getResult(2) : Value();
+    auto [partial, cumulative] = doublingScan(
+        l.alg, decay ? TransitionKind::decay : TransitionKind::none, g, decay);
 
     // Inclusive states: partial sums plus the (decayed) initial state.
     Value inclusive = partial;
@@ -688,74 +591,8 @@ struct LowerStateTransform : OpRewritePattern<StateTransformOp> {
     auto type = cast<FloatType>(op.getInputs().getType().getElementType());
     Lowering l(rewriter, op.getLoc(), type);
     TensorMath &tm = l.tm;
-    MLIRContext *ctx = rewriter.getContext();
-    Value x = op.getInputs();
-    auto xType = cast<RankedTensorType>(x.getType());
-    bool transposed = xType.getDimSize(3) > xType.getDimSize(4);
-    Maps m5{ctx, 5};
-    auto transpose = [&](Value t) {
-      SmallVector<OpFoldResult> s = tm.sizes(t);
-      Value init = tensor::EmptyOp::create(
-          rewriter, op.getLoc(), {s[0], s[1], s[2], s[4], s[3]}, type);
-      return tm.generic(init.getType(), {t}, init,
-                        {m5.dims({0, 1, 2, 4, 3}), m5.dims({0, 1, 2, 3, 4})},
-                        iterators(5, 0),
-                        [](ScalarMath &, ValueRange v) { return v[0]; });
-    };
-    if (transposed)
-      x = transpose(x);
-    SmallVector<OpFoldResult> s = tm.sizes(x);
-    // X / (|X|_F + eps), one norm per chunk state.
-    Value sq = tm.zeros({s[0], s[1], s[2]});
-    sq = tm.generic(sq.getType(), {x}, sq,
-                    {m5.dims({0, 1, 2, 3, 4}), m5.dims({0, 1, 2})},
-                    iterators(3, 2), [](ScalarMath &sm, ValueRange v) {
-                      return sm.add(v[1], sm.mul(v[0], v[0]));
-                    });
-    double eps = op.getEps().convertToDouble();
-    Value init = tensor::EmptyOp::create(rewriter, op.getLoc(), s, type);
-    x = tm.generic(init.getType(), {x, sq}, init,
-                   {m5.dims({0, 1, 2, 3, 4}), m5.dims({0, 1, 2}),
-                    m5.dims({0, 1, 2, 3, 4})},
-                   iterators(5, 0), [&](ScalarMath &sm, ValueRange v) {
-                     Value norm = sm.sqrt(v[1]);
-                     return sm.div(v[0], sm.add(norm, sm.constant(eps)));
-                   });
-    // Batched products of the [r, c] states: (b, h, n, i, j, k).
-    Maps m6{ctx, 6};
-    auto gram = [&](Value a) { // A = X X^T
-      Value z = tm.zeros({s[0], s[1], s[2], s[3], s[3]});
-      return tm.generic(z.getType(), {a, a}, z,
-                        {m6.dims({0, 1, 2, 3, 5}), m6.dims({0, 1, 2, 4, 5}),
-                         m6.dims({0, 1, 2, 3, 4})},
-                        iterators(5, 1), multiplyAdd);
-    };
-    auto product = [&](Value a, Value c,
-                       OpFoldResult cols) { // a [r,r] c [r,cols]
-      Value z = tm.zeros({s[0], s[1], s[2], s[3], cols});
-      return tm.generic(z.getType(), {a, c}, z,
-                        {m6.dims({0, 1, 2, 3, 4}), m6.dims({0, 1, 2, 4, 5}),
-                         m6.dims({0, 1, 2, 3, 5})},
-                        innerReduction(6), multiplyAdd);
-    };
-    ArrayRef<double> coeffs = op.getCoeffs();
-    for (int64_t step = 0, e = op.getSteps(); step < e; ++step) {
-      size_t base = coeffs.size() == 3 ? 0 : 3 * step;
-      double a = coeffs[base], bc = coeffs[base + 1], c = coeffs[base + 2];
-      Value g = gram(x);
-      Value g2 = product(g, g, s[3]);
-      Value poly = tm.map({g, g2}, [&](ScalarMath &sm, ValueRange v) {
-        Value linear = sm.mul(sm.constant(bc), v[0]);
-        Value quadratic = sm.mul(sm.constant(c), v[1]);
-        return sm.add(linear, quadratic);
-      });
-      Value px = product(poly, x, s[4]);
-      x = tm.map({x, px}, [&](ScalarMath &sm, ValueRange v) {
-        return sm.add(sm.mul(sm.constant(a), v[0]), v[1]);
-      });
-    }
-    if (transposed)
-      x = transpose(x);
+    Value x = newtonSchulz(l.alg, op.getInputs(), op.getSteps(), op.getCoeffs(),
+                           op.getEps().convertToDouble());
     double factor = op.getFactor().convertToDouble();
     if (factor != 1.0)
       x = tm.map({x}, [&](ScalarMath &sm, ValueRange v) {
@@ -837,7 +674,7 @@ struct LowerChunkApply : OpRewritePattern<ChunkApplyOp> {
                      {m6.dims({0, 1, 2, 3, 4}), m6.dims({0, 1, 2, 4, 5}),
                       m6.dims({0, 1, 2, 3, 5})},
                      innerReduction(6), multiplyAdd);
-      out = l.unchunked(outc, tm.dim(q, 2));
+      out = l.unchunked(outc, q, chunkSize);
     } else {
       Maps m{ctx, 5}; // b, h, t, f, e
       Value init = tm.zeros(
@@ -876,7 +713,7 @@ struct LowerChunkApply : OpRewritePattern<ChunkApplyOp> {
                          {m6.dims({0, 1, 2, 3, 4}), m6.dims({0, 1, 2, 4, 5}),
                           m6.dims({0, 1, 2, 3, 5})},
                          innerReduction(6), multiplyAdd);
-      out = tm.add(out, l.unchunked(intra, tm.dim(q, 2)));
+      out = tm.add(out, l.unchunked(intra, q, chunk));
     }
     rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), out);
     return success();

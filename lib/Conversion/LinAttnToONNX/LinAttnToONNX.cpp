@@ -5,8 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // Rewrites linattn ops inside an onnx.graph into default-domain onnx.node ops
-// (opset 17) that compute the chunk-parallel form, following the linalg
-// lowering (LowerLinAttn.cpp) op by op:
+// (opset 17) that compute the chunk-parallel form. The chunk views, the
+// doubling scan, Newton-Schulz and the activations are the ones the linalg
+// lowering uses (LinAttnAlgorithms.h), built here as ONNX nodes
+// (OnnxAlgebra.h):
 //
 //   chunked view   Pad T up to N * C with zeros, Reshape to [B, H, N, C, ..]
 //   chunk_reduce   MatMul(K_c^T, eta V_c) * factor (/ chunk lengths)
@@ -24,7 +26,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "ttt/Conversion/LinAttnToONNX/LinAttnToONNX.h"
+#include "OnnxAlgebra.h"
 #include "ttt/Conversion/Passes.h"
+#include "ttt/Conversion/Utils/LinAttnAlgorithms.h"
 #include "ttt/Dialect/LinAttn/IR/LinAttnOps.h"
 #include "ttt/Dialect/LinAttn/Transforms/Passes.h"
 #include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
@@ -48,37 +52,15 @@ using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::linattn;
 namespace tonnx = mlir::ttt::onnx;
+using tonnx::OnnxAlgebra;
 using tonnx::OnnxBuilder;
+using tonnx::OnnxMath;
 
 namespace {
 
 //===----------------------------------------------------------------------===//
 // Chunked views
 //===----------------------------------------------------------------------===//
-
-/// The chunking of a sequence of T tokens (axis 2) into N chunks of C, or
-/// into one chunk of all T tokens (no chunk size).
-struct Chunking {
-  std::optional<int64_t> size; // C
-  Value length;                // C, or T without a chunk size, [1] i64
-  Value tokens;                // T, [1] i64
-  Value count;                 // N = ceil(T / C), [1] i64
-  Value padding;               // N * C - T, [1] i64
-};
-
-Chunking chunkingOf(OnnxBuilder &b, Value x, std::optional<int64_t> chunk) {
-  Value tokens = b.dim(x, 2);
-  if (!chunk)
-    return {chunk, tokens, tokens, b.i64s({1}), b.i64s({0})};
-  Value c = b.i64s({*chunk});
-  // Integer Div truncates; T >= 0, so (T + C - 1) / C is the ceiling.
-  Value count = b.node(
-      "Div", {b.node("Add", {tokens, b.i64s({*chunk - 1})}, b.ints(1)), c},
-      b.ints(1));
-  Value padded = b.node("Mul", {count, c}, b.ints(1));
-  Value padding = b.node("Sub", {padded, tokens}, b.ints(1));
-  return {chunk, c, tokens, count, padding};
-}
 
 /// The per-token scale [B, H, T]: `scale` itself, or its column `column`
 /// when it is [B, H, T, n] (a scalar index drops the gathered axis).
@@ -87,26 +69,6 @@ Value tokenScale(OnnxBuilder &b, Value scale, int64_t column) {
     return scale;
   return b.node("Gather", {scale, b.i64Scalar(column)}, b.floats(3),
                 {b.attr("axis", 3)});
-}
-
-/// [B, H, T, D...] -> [B, H, N, C, D...], zero-padded to N * C tokens (the
-/// padded tokens contribute nothing to sums and products), or
-/// [B, H, 1, T, D...] for one chunk of the whole sequence.
-Value chunked(OnnxBuilder &b, Value x, const Chunking &ch) {
-  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
-  Value full = x;
-  if (ch.size) {
-    // Pads are all begins, then all ends; only the end of axis 2 is nonzero.
-    SmallVector<Value> pads{b.i64s(SmallVector<int64_t>(rank + 2, 0)),
-                            ch.padding};
-    if (rank > 3)
-      pads.push_back(b.i64s(SmallVector<int64_t>(rank - 3, 0)));
-    full = b.node("Pad", {x, b.concat(pads, 0)}, b.floats(rank));
-  }
-  SmallVector<Value> shape{b.shape(x, 0, 2), ch.count, ch.length};
-  if (rank > 3)
-    shape.push_back(b.shape(x, 3, rank));
-  return b.reshape(full, b.concat(shape, 0), rank + 1);
 }
 
 /// The number of tokens of each chunk, min(C, T - n C), as floats [N].
@@ -214,7 +176,8 @@ struct FeatureMapToONNX : ToONNXPattern<FeatureMapToONNX, FeatureMapOp> {
       break;
     }
     case FeatureMapKind::swiglu: {
-      Value gate = b.silu(b.matmul(x, op.getWeights()[0]));
+      OnnxMath m(b);
+      Value gate = silu(m, b.matmul(x, op.getWeights()[0]));
       Value up = b.matmul(x, op.getWeights()[1]);
       phi = b.mul(gate, up);
       break;
@@ -228,21 +191,8 @@ struct FeatureMapToONNX : ToONNXPattern<FeatureMapToONNX, FeatureMapOp> {
   }
 
   static Value activation(OnnxBuilder &b, Value z, Activation act) {
-    switch (act) {
-    case Activation::silu:
-      return b.silu(z);
-    case Activation::relu:
-      return b.unary("Relu", z);
-    case Activation::gelu_tanh: {
-      // 0.5 z (1 + tanh(sqrt(2 / pi) (z + 0.044715 z^3))), as the linalg form.
-      Value z3 = b.mul(z, b.mul(z, z));
-      Value inner = b.mul(b.add(z, b.mul(z3, 0.044715)), 0.7978845608028654);
-      Value tanh = b.unary("Tanh", inner);
-      Value t = b.add(tanh, b.scalar(1.0));
-      return b.mul(b.mul(z, 0.5), t);
-    }
-    }
-    llvm_unreachable("unknown activation");
+    OnnxMath m(b);
+    return mlir::ttt::activation(m, nonlinearityOf(act), z);
   }
 };
 
@@ -256,9 +206,10 @@ struct ChunkReduceToONNX : ToONNXPattern<ChunkReduceToONNX, ChunkReduceOp> {
     Value v = op.getV();
     if (Value scale = op.getScale())
       v = b.mul(v, b.unsqueeze(tokenScale(b, scale, op.getScaleColumn()), {3}));
-    Chunking ch = chunkingOf(b, op.getK(), op.getChunkSize());
-    Value kc = chunked(b, op.getK(), ch); // [B, H, N, C, F]
-    Value vc = chunked(b, v, ch);         // [B, H, N, C, E]
+    OnnxAlgebra t(b, "");
+    Chunking ch = chunkingOf(t, op.getK(), op.getChunkSize());
+    Value kc = chunked(t, op.getK(), ch); // [B, H, N, C, F]
+    Value vc = chunked(t, v, ch);         // [B, H, N, C, E]
     Value g = b.matmul(b.transposeInner(kc), vc);
     g = b.mul(g, op.getFactor().convertToDouble());
     if (op.getMean())
@@ -270,8 +221,9 @@ struct ChunkReduceToONNX : ToONNXPattern<ChunkReduceToONNX, ChunkReduceOp> {
 struct ChunkMeanToONNX : ToONNXPattern<ChunkMeanToONNX, ChunkMeanOp> {
   using ToONNXPattern::ToONNXPattern;
   Value build(OnnxBuilder &b, ChunkMeanOp op) const {
-    Chunking ch = chunkingOf(b, op.getInput(), op.getChunkSize());
-    Value sums = b.reduceSum(chunked(b, op.getInput(), ch), {3},
+    OnnxAlgebra t(b, "");
+    Chunking ch = chunkingOf(t, op.getInput(), op.getChunkSize());
+    Value sums = b.reduceSum(chunked(t, op.getInput(), ch), {3},
                              /*keepDims=*/false); // [B, H, N]
     Value mean = b.div(sums, chunkLengths(b, ch));
     return mean;
@@ -281,21 +233,6 @@ struct ChunkMeanToONNX : ToONNXPattern<ChunkMeanToONNX, ChunkMeanOp> {
 //===----------------------------------------------------------------------===//
 // scan
 //===----------------------------------------------------------------------===//
-
-/// How one chunk's transition acts: a decay [B, H, N] scales the state, a
-/// matrix [B, H, N, F, F] multiplies it from the left.
-struct Transition {
-  bool matrix;
-
-  /// a applied to the states x ([B, H, n, F, E]).
-  Value apply(OnnxBuilder &b, Value a, Value x) const {
-    return matrix ? b.matmul(a, x) : b.mul(b.unsqueeze(a, {3, 4}), x);
-  }
-  /// The transition of `later` after `earlier`.
-  Value compose(OnnxBuilder &b, Value later, Value earlier) const {
-    return matrix ? b.matmul(later, earlier) : b.mul(later, earlier);
-  }
-};
 
 struct ScanToONNX : ToONNXPattern<ScanToONNX, ScanOp> {
   using ToONNXPattern::ToONNXPattern;
@@ -311,13 +248,16 @@ struct ScanToONNX : ToONNXPattern<ScanToONNX, ScanOp> {
       if (Value initial = op.getInitial())
         result = b.add(result, initialPerChunk(b, initial));
     } else {
-      Transition t{op.getKind() != ScanKind::decayed};
-      Value a = transitions(b, op);
-      auto [partial, cumulative] = hillisSteele(b, op, t, g, a);
+      TransitionKind kind = op.getKind() == ScanKind::decayed
+                                ? TransitionKind::decay
+                                : TransitionKind::matrix;
+      OnnxAlgebra t(b, loopPrefix(op));
+      auto [partial, cumulative] = doublingScan(t, kind, g, transitions(b, op));
       Value inclusive = partial;
+      // ONNX broadcasts the initial state [1|B, H, 1, F, E] over the chunks.
       if (Value initial = op.getInitial())
-        inclusive =
-            b.add(partial, t.apply(b, cumulative, initialPerChunk(b, initial)));
+        inclusive = applyTransition(t, kind, cumulative,
+                                    initialPerChunk(b, initial), partial);
       result =
           exclusive ? shiftByOne(b, inclusive, op.getInitial()) : inclusive;
     }
@@ -362,65 +302,6 @@ struct ScanToONNX : ToONNXPattern<ScanToONNX, ScanOp> {
     return b.slice(all, start, end, 2);
   }
 
-  /// Inclusive scan of the pairs (a_c, G_c) from a zero state: log2(N)
-  /// rounds of a Loop over doubling offsets d; in each round chunk i >= d
-  /// combines with chunk i - d: G_i += a_i G_{i-d}, a_i = a_i a_{i-d}.
-  /// Returns (partial states, cumulative transitions).
-  std::pair<Value, Value> hillisSteele(OnnxBuilder &b, ScanOp op, Transition t,
-                                       Value g, Value a) const {
-    OpBuilder &ob = b.builder();
-    MLIRContext *ctx = ob.getContext();
-    Location loc = op.getLoc();
-    Value count = b.dim(g, 2);
-    Value one = b.i64s({1});
-    Value more = b.squeeze(b.node("Less", {one, count}, boolType(ctx, 1)), {0});
-    Value none = tonnx::NoneOp::create(ob, loc, ob.getNoneType());
-    Type dType = b.ints(1), gType = g.getType(), aType = a.getType();
-
-    std::string prefix = loopPrefix(op);
-    auto names = [&](ArrayRef<StringRef> suffixes) {
-      SmallVector<Attribute> out;
-      for (StringRef s : suffixes)
-        out.push_back(ob.getStringAttr(prefix + s.str()));
-      return ob.getArrayAttr(out);
-    };
-    auto body = tonnx::GraphAttr::get(
-        ctx, /*region=*/0, ob.getStringAttr(prefix + "body"),
-        names({"iter", "cond_in", "d_in", "g_in", "a_in"}),
-        names({"cond_out", "d_out", "g_out", "a_out"}));
-    tonnx::NodeOp loop =
-        b.build("Loop", {none, more, one, g, a}, {dType, gType, aType},
-                {ob.getNamedAttr("body", body)}, /*regions=*/1);
-
-    OpBuilder::InsertionGuard guard(ob);
-    Block *block = ob.createBlock(&loop->getRegion(0), {},
-                                  {RankedTensorType::get({}, ob.getI64Type()),
-                                   boolType(ctx, 0), dType, gType, aType},
-                                  SmallVector<Location>(5, loc));
-    Value d = block->getArgument(2), s = block->getArgument(3),
-          cum = block->getArgument(4);
-    Value zero = b.i64s({0});
-    Value rest = b.node("Sub", {count, d}, dType); // N - d chunks combine
-    auto window = [&](Value x, Value from, Value to) {
-      return b.slice(x, from, to, 2);
-    };
-    Value sHi = window(s, d, count), sLo = window(s, zero, rest);
-    Value aHi = window(cum, d, count), aLo = window(cum, zero, rest);
-    Value sNext =
-        b.concat({window(s, zero, d), b.add(t.apply(b, aHi, sLo), sHi)}, 2);
-    Value aNext = b.concat({window(cum, zero, d), t.compose(b, aHi, aLo)}, 2);
-    Value dNext = b.node("Mul", {d, b.i64s({2})}, dType);
-    Value again =
-        b.squeeze(b.node("Less", {dNext, count}, boolType(ctx, 1)), {0});
-    tonnx::YieldOp::create(ob, loc, ValueRange{again, dNext, sNext, aNext});
-    return {loop->getResult(1), loop->getResult(2)};
-  }
-
-  static Type boolType(MLIRContext *ctx, int64_t rank) {
-    return RankedTensorType::get(SmallVector<int64_t>(rank, 1),
-                                 IntegerType::get(ctx, 1));
-  }
-
   /// A name prefix for the Loop body's inputs and outputs, unique in the
   /// graph: ONNX names must not repeat across a graph and its subgraphs.
   /// It numbers the graph's Loop nodes: those already there are counted once
@@ -452,26 +333,9 @@ struct StateTransformToONNX
   Value build(OnnxBuilder &b, StateTransformOp op) const {
     Value x = op.getInputs();
     auto type = cast<RankedTensorType>(x.getType());
-    // Iterate on the wide orientation, so that X X^T is the smaller Gram.
-    bool transposed = type.getDimSize(3) > type.getDimSize(4);
-    if (transposed)
-      x = b.transposeInner(x);
-    // X / (|X|_F + eps), one norm per chunk state.
-    Value norm = b.unary("Sqrt", b.reduceSum(b.mul(x, x), {3, 4},
-                                             /*keepDims=*/true));
-    x = b.div(x, b.add(norm, b.scalar(op.getEps().convertToDouble())));
-    ArrayRef<double> coeffs = op.getCoeffs();
-    for (int64_t step = 0, e = op.getSteps(); step < e; ++step) {
-      size_t base = coeffs.size() == 3 ? 0 : 3 * step;
-      Value gram = b.matmul(x, b.transposeInner(x));
-      Value linear = b.mul(gram, coeffs[base + 1]);
-      Value quadratic = b.mul(b.matmul(gram, gram), coeffs[base + 2]);
-      Value poly = b.add(linear, quadratic);
-      Value scaled = b.mul(x, coeffs[base]);
-      x = b.add(scaled, b.matmul(poly, x));
-    }
-    if (transposed)
-      x = b.transposeInner(x);
+    OnnxAlgebra t(b, "");
+    x = newtonSchulz(t, x, op.getSteps(), op.getCoeffs(),
+                     op.getEps().convertToDouble());
     x = b.mul(x, op.getFactor().convertToDouble());
     return x;
   }
@@ -508,9 +372,9 @@ struct ChunkApplyToONNX : ToONNXPattern<ChunkApplyToONNX, ChunkApplyOp> {
   /// q k^T times a constant lower-triangular mask (the chunk size is static,
   /// and a constant needs no Trilu, which opset 13 lacks), then the values.
   /// The zero-padded tokens of a short last chunk add nothing.
-  static Value intraChunkTerm(OnnxBuilder &b, Value qc, Value k, Value v,
-                              const Chunking &ch) {
-    Value kc = chunked(b, k, ch), vc = chunked(b, v, ch);
+  static Value intraChunkTerm(OnnxBuilder &b, OnnxAlgebra &t, Value qc, Value k,
+                              Value v, const Chunking &ch) {
+    Value kc = chunked(t, k, ch), vc = chunked(t, v, ch);
     Value scores = b.matmul(qc, b.transposeInner(kc)); // [B, H, N, C, C]
     int64_t size = *ch.size;
     SmallVector<float> lower(size * size, 0.0f);
@@ -528,16 +392,14 @@ struct ChunkApplyToONNX : ToONNXPattern<ChunkApplyToONNX, ChunkApplyOp> {
 
   Value build(OnnxBuilder &b, ChunkApplyOp op) const {
     Value q = op.getQ(), states = op.getStates();
-    Chunking ch = chunkingOf(b, q, op.getChunkSize());
-    Value qc = chunked(b, q, ch);
+    OnnxAlgebra t(b, "");
+    Chunking ch = chunkingOf(t, q, op.getChunkSize());
+    Value qc = chunked(t, q, ch);
     Value o = b.matmul(qc, states); // [B, H, N, C, E]
     if (Value k = op.getIntraK())
-      o = b.add(o, intraChunkTerm(b, qc, k, scaledIntraValues(b, op, ch), ch));
-    Value tokens = b.node("Mul", {ch.count, ch.length}, b.ints(1));
-    Value shape =
-        b.concat({b.shape(o, 0, 2), tokens, b.shape(states, 4, 5)}, 0);
-    Value flat = b.reshape(o, shape, 4);
-    Value out = b.slice(flat, b.i64s({0}), ch.tokens, 2);
+      o = b.add(o,
+                intraChunkTerm(b, t, qc, k, scaledIntraValues(b, op, ch), ch));
+    Value out = unchunked(t, o, ch);
     return out;
   }
 };

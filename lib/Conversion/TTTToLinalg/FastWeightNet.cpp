@@ -6,6 +6,8 @@
 
 #include "FastWeightNet.h"
 
+#include "ttt/Conversion/Utils/LinAttnAlgorithms.h"
+
 using namespace mlir;
 using namespace mlir::ttt;
 
@@ -17,81 +19,28 @@ Value FastWeightNet::ones(Value rowsLike) {
 
 Value FastWeightNet::silu(Value z) {
   return tm.map({z}, [](ScalarMath &s, ValueRange x) {
-    return s.mul(x[0], s.sigmoid(x[0]));
+    return mlir::ttt::silu(s, x[0]);
   });
 }
 
-// silu'(z) = sigma(z) (1 + z (1 - sigma(z))).
 Value FastWeightNet::siluDerivative(Value z) {
   return tm.map({z}, [](ScalarMath &s, ValueRange x) {
-    Value sig = s.sigmoid(x[0]);
-    Value one = s.constant(1.0);
-    Value oneMinusSig = s.sub(one, sig);
-    return s.mul(sig, s.add(one, s.mul(x[0], oneMinusSig)));
+    return mlir::ttt::siluDerivative(s, x[0]);
   });
 }
 
-// gelu_tanh(z) = z/2 (1 + tanh(c (z + 0.044715 z^3))), c = sqrt(2/pi).
-static constexpr double kGeluC = 0.7978845608028654;
-static constexpr double kGeluA = 0.044715;
-
 Value FastWeightNet::activation(Value z) {
-  switch (model.getActivation()) {
-  case Activation::silu:
-    return silu(z);
-  case Activation::relu:
-    return tm.map({z}, [](ScalarMath &s, ValueRange x) {
-      Value zero = s.constant(0.0);
-      return s.select(s.greaterThan(x[0], zero), x[0], zero);
-    });
-  case Activation::gelu_tanh:
-    return tm.map({z}, [](ScalarMath &s, ValueRange x) {
-      Value z3 = s.mul(x[0], s.mul(x[0], x[0]));
-      Value c = s.constant(kGeluC);
-      Value a = s.constant(kGeluA);
-      Value inner = s.mul(c, s.add(x[0], s.mul(a, z3)));
-      Value half = s.constant(0.5);
-      Value halfZ = s.mul(half, x[0]);
-      Value one = s.constant(1.0);
-      return s.mul(halfZ, s.add(one, s.tanh(inner)));
-    });
-  }
-  llvm_unreachable("unknown activation");
+  Nonlinearity f = nonlinearityOf(model.getActivation());
+  return tm.map({z}, [&](ScalarMath &s, ValueRange x) {
+    return mlir::ttt::activation(s, f, x[0]);
+  });
 }
 
 Value FastWeightNet::activationDerivative(Value z) {
-  switch (model.getActivation()) {
-  case Activation::silu:
-    return siluDerivative(z);
-  case Activation::relu:
-    // relu'(0) = 0, as the reference models' autograd takes it.
-    return tm.map({z}, [](ScalarMath &s, ValueRange x) {
-      Value zero = s.constant(0.0);
-      Value positive = s.greaterThan(x[0], zero);
-      Value one = s.constant(1.0);
-      Value zeroGrad = s.constant(0.0);
-      return s.select(positive, one, zeroGrad);
-    });
-  case Activation::gelu_tanh:
-    // d/dz = (1 + t)/2 + z/2 (1 - t^2) c (1 + 3a z^2), t = tanh(c (z + a z^3)).
-    return tm.map({z}, [](ScalarMath &s, ValueRange x) {
-      Value one = s.constant(1.0), half = s.constant(0.5);
-      Value z2 = s.mul(x[0], x[0]);
-      Value c = s.constant(kGeluC);
-      Value a = s.constant(kGeluA);
-      Value z3 = s.mul(z2, x[0]);
-      Value t = s.tanh(s.mul(c, s.add(x[0], s.mul(a, z3))));
-      Value c2 = s.constant(kGeluC);
-      Value a3 = s.constant(3 * kGeluA);
-      Value dInner = s.mul(c2, s.add(one, s.mul(a3, z2)));
-      Value left = s.mul(half, s.add(one, t));
-      Value halfZ = s.mul(half, x[0]);
-      Value oneMinusT2 = s.sub(one, s.mul(t, t));
-      Value right = s.mul(halfZ, s.mul(oneMinusT2, dInner));
-      return s.add(left, right);
-    });
-  }
-  llvm_unreachable("unknown activation");
+  Nonlinearity f = nonlinearityOf(model.getActivation());
+  return tm.map({z}, [&](ScalarMath &s, ValueRange x) {
+    return mlir::ttt::activationDerivative(s, f, x[0]);
+  });
 }
 
 Value FastWeightNet::forward(Value x, LayerProduct product,

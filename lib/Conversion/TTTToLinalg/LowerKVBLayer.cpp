@@ -14,6 +14,8 @@
 #include "LowerRecurrent.h"
 #include "StreamLoop.h"
 
+#include "ttt/Conversion/Utils/LinAttnAlgorithms.h"
+#include "ttt/Conversion/Utils/LinalgAlgebra.h"
 #include "ttt/Conversion/Utils/TensorMath.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
@@ -247,26 +249,9 @@ Value KVBLowering::orthogonalize(Value u) {
   NewtonSchulzAttr ns = update.getOrthogonalize();
   if (!ns)
     return u;
-  ScalarMath &s = tm.s();
-  auto type = cast<RankedTensorType>(u.getType());
-  bool transposed = type.getDimSize(0) > type.getDimSize(1);
-  Value x = transposed ? tm.transpose(u) : u;
-  Value norm = tm.frobeniusNorm(x);
-  double eps = ns.getEps().convertToDouble();
-  Value one = s.constant(1.0);
-  Value denominator = s.add(norm, s.constant(eps));
-  x = tm.scale(x, s.div(one, denominator));
-  for (int64_t i = 0; i < ns.getSteps(); ++i) {
-    auto [a, bc, c] = ns.getStepCoeffs(i);
-    Value gram = tm.matmul(x, x, false, true);
-    Value linear = tm.scale(gram, s.constant(bc));
-    Value gram2 = tm.matmul(gram, gram);
-    Value quadratic = tm.scale(gram2, s.constant(c));
-    Value poly = tm.add(linear, quadratic);
-    Value scaled = tm.scale(x, s.constant(a));
-    x = tm.add(scaled, tm.matmul(poly, x));
-  }
-  return transposed ? tm.transpose(x) : x;
+  LinalgAlgebra alg(tm.builder(), tm.getLoc(), tm.getType());
+  return newtonSchulz(alg, u, ns.getSteps(), ns.getCoeffs().asArrayRef(),
+                      ns.getEps().convertToDouble());
 }
 
 Value KVBLowering::normalize(Value w, Value initialNorm) {

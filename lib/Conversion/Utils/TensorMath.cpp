@@ -54,6 +54,13 @@ Value ScalarMath::sigmoid(Value x) {
   Value one = constant(1.0);
   return div(one, add(one, exp(neg(x))));
 }
+Value ScalarMath::relu(Value x) {
+  Value zero = constant(0.0);
+  return select(greaterThan(x, zero), x, zero);
+}
+Value ScalarMath::positive(Value x) {
+  return select(greaterThan(x, constant(0.0)), constant(1.0), constant(0.0));
+}
 Value ScalarMath::fromIndex(Value index) {
   Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
   return arith::SIToFPOp::create(b, loc, type, i64);

@@ -47,14 +47,16 @@ onnx.graph @mlp_append_one(%x: tensor<?x2x?x4xf32> {onnx.name = "x"}) -> (tensor
 // CHECK: %[[C:.+]] = onnx.node "Constant"() attrs {value = dense<4> : tensor<1xi64>}
 // CHECK: %[[CM1:.+]] = onnx.node "Constant"() attrs {value = dense<3> : tensor<1xi64>}
 // CHECK: %[[TC:.+]] = onnx.node "Add"(%[[T]], %[[CM1]])
-// CHECK: %[[N:.+]] = onnx.node "Div"(%[[TC]], %[[C]])
+// CHECK: %[[C2:.+]] = onnx.node "Constant"() attrs {value = dense<4> : tensor<1xi64>}
+// CHECK: %[[N:.+]] = onnx.node "Div"(%[[TC]], %[[C2]])
 // CHECK: %[[NC:.+]] = onnx.node "Mul"(%[[N]], %[[C]])
-// CHECK: %[[PAD:.+]] = onnx.node "Sub"(%[[NC]], %[[T]])
 // CHECK: %[[Z6:.+]] = onnx.node "Constant"() attrs {value = dense<0> : tensor<6xi64>}
+// CHECK: %[[KT0:.+]] = onnx.node "Shape"(%k) attrs {end = 3 : i64, start = 2 : i64}
+// CHECK: %[[PAD:.+]] = onnx.node "Sub"(%[[NC]], %[[KT0]])
 // CHECK: %[[PADS:.+]] = onnx.node "Concat"(%[[Z6]], %[[PAD]], %{{.+}}) attrs {axis = 0 : i64}
 // CHECK: %[[KP:.+]] = onnx.node "Pad"(%k, %[[PADS]])
-// CHECK: %[[BH:.+]] = onnx.node "Shape"(%k) attrs {end = 2 : i64, start = 0 : i64}
-// CHECK: %[[KS:.+]] = onnx.node "Concat"(%[[BH]], %[[N]], %{{.+}}, %{{.+}}) attrs {axis = 0 : i64}
+// CHECK: %[[BH:.+]] = onnx.node "Shape"(%[[KP]]) attrs {end = 2 : i64, start = 0 : i64}
+// CHECK: %[[KS:.+]] = onnx.node "Concat"(%[[BH]], %[[N]], %[[C]], %{{.+}}) attrs {axis = 0 : i64}
 // CHECK: %[[KC:.+]] = onnx.node "Reshape"(%[[KP]], %[[KS]]) {{.*}} -> tensor<?x?x?x?x?xf32>
 // CHECK: %[[VP:.+]] = onnx.node "Pad"(%[[V]], %{{.+}})
 // CHECK: %[[VC:.+]] = onnx.node "Reshape"(%[[VP]], %{{.+}})
@@ -119,13 +121,13 @@ onnx.graph @additive(%g: tensor<?x2x?x4x3xf32> {onnx.name = "g"}) -> (tensor<?x2
 // CHECK:   %[[SLO:.+]] = onnx.node "Slice"(%[[S]], %{{.+}}, %[[REST]], %{{.+}})
 // CHECK:   %[[AHI:.+]] = onnx.node "Slice"(%[[A]], %[[D]], %[[N]], %{{.+}})
 // CHECK:   %[[ALO:.+]] = onnx.node "Slice"(%[[A]], %{{.+}}, %[[REST]], %{{.+}})
-// CHECK:   %[[SHEAD:.+]] = onnx.node "Slice"(%[[S]], %{{.+}}, %[[D]], %{{.+}})
 // CHECK:   %[[A5:.+]] = onnx.node "Unsqueeze"(%[[AHI]], %{{.+}})
 // CHECK:   %[[AS:.+]] = onnx.node "Mul"(%[[A5]], %[[SLO]])
 // CHECK:   %[[COMB:.+]] = onnx.node "Add"(%[[AS]], %[[SHI]])
+// CHECK:   %[[AA:.+]] = onnx.node "Mul"(%[[AHI]], %[[ALO]])
+// CHECK:   %[[SHEAD:.+]] = onnx.node "Slice"(%[[S]], %{{.+}}, %[[D]], %{{.+}})
 // CHECK:   %[[SNEXT:.+]] = onnx.node "Concat"(%[[SHEAD]], %[[COMB]]) attrs {axis = 2 : i64}
 // CHECK:   %[[AHEAD:.+]] = onnx.node "Slice"(%[[A]], %{{.+}}, %[[D]], %{{.+}})
-// CHECK:   %[[AA:.+]] = onnx.node "Mul"(%[[AHI]], %[[ALO]])
 // CHECK:   %[[ANEXT:.+]] = onnx.node "Concat"(%[[AHEAD]], %[[AA]]) attrs {axis = 2 : i64}
 // CHECK:   %[[DNEXT:.+]] = onnx.node "Mul"(%[[D]], %{{.+}})
 // CHECK:   %[[AGAIN:.+]] = onnx.node "Less"(%[[DNEXT]], %[[N]])
@@ -151,7 +153,7 @@ onnx.graph @decayed(%g: tensor<?x2x?x4x3xf32> {onnx.name = "g"}, %a: tensor<?x2x
 // CHECK:   onnx.yield
 // CHECK: %[[S0:.+]] = onnx.node "Unsqueeze"(%s0, %{{.+}})
 // CHECK: %[[MS0:.+]] = onnx.node "MatMul"(%[[LOOP]]#2, %[[S0]])
-// CHECK: %[[INC:.+]] = onnx.node "Add"(%[[LOOP]]#1, %[[MS0]])
+// CHECK: %[[INC:.+]] = onnx.node "Add"(%[[MS0]], %[[LOOP]]#1)
 // CHECK: %[[FIRST:.+]] = onnx.node "Expand"
 // CHECK: %[[ALL:.+]] = onnx.node "Concat"(%[[FIRST]], %[[INC]]) attrs {axis = 2 : i64}
 // CHECK: %[[N:.+]] = onnx.node "Shape"(%[[INC]]) attrs {end = 3 : i64, start = 2 : i64}
@@ -171,20 +173,23 @@ onnx.graph @residual_affine(%g: tensor<?x2x?x4x3xf32> {onnx.name = "g"}, %t: ten
 // CHECK-LABEL: onnx.graph @state_transform
 // CHECK: %[[X0:.+]] = onnx.node "Transpose"(%u) attrs {perm = array<i64: 0, 1, 2, 4, 3>}
 // CHECK: %[[SQ:.+]] = onnx.node "Mul"(%[[X0]], %[[X0]])
-// CHECK: %[[SUM:.+]] = onnx.node "ReduceSum"(%[[SQ]], %{{.+}}) attrs {keepdims = 1 : i64}
-// CHECK: %[[NORM:.+]] = onnx.node "Sqrt"(%[[SUM]])
+// CHECK: %[[SUM:.+]] = onnx.node "ReduceSum"(%[[SQ]], %{{.+}}) attrs {keepdims = 0 : i64}
+// CHECK: %[[SUM5:.+]] = onnx.node "Unsqueeze"(%[[SUM]], %{{.+}})
+// CHECK: %[[NORM:.+]] = onnx.node "Sqrt"(%[[SUM5]])
 // CHECK: %[[EPS:.+]] = onnx.node "Constant"() attrs {value = dense<1.000000e-07> : tensor<f32>}
 // CHECK: %[[DEN:.+]] = onnx.node "Add"(%[[NORM]], %[[EPS]])
 // CHECK: %[[X:.+]] = onnx.node "Div"(%[[X0]], %[[DEN]])
 // CHECK: %[[XT:.+]] = onnx.node "Transpose"(%[[X]])
 // CHECK: %[[A:.+]] = onnx.node "MatMul"(%[[X]], %[[XT]])
-// CHECK: onnx.node "Constant"() attrs {value = dense<-4.000000e+00> : tensor<f32>}
 // CHECK: %[[AA:.+]] = onnx.node "MatMul"(%[[A]], %[[A]])
-// CHECK: onnx.node "Constant"() attrs {value = dense<2.000000e+00> : tensor<f32>}
-// CHECK: %[[P:.+]] = onnx.node "Add"
-// CHECK: onnx.node "Constant"() attrs {value = dense<3.000000e+00> : tensor<f32>}
-// CHECK: %[[AX:.+]] = onnx.node "Mul"(%[[X]], %{{.+}})
+// CHECK: %[[CB:.+]] = onnx.node "Constant"() attrs {value = dense<-4.000000e+00> : tensor<f32>}
+// CHECK: %[[BA:.+]] = onnx.node "Mul"(%[[CB]], %[[A]])
+// CHECK: %[[CC:.+]] = onnx.node "Constant"() attrs {value = dense<2.000000e+00> : tensor<f32>}
+// CHECK: %[[CAA:.+]] = onnx.node "Mul"(%[[CC]], %[[AA]])
+// CHECK: %[[P:.+]] = onnx.node "Add"(%[[BA]], %[[CAA]])
 // CHECK: %[[PX:.+]] = onnx.node "MatMul"(%[[P]], %[[X]])
+// CHECK: %[[CA:.+]] = onnx.node "Constant"() attrs {value = dense<3.000000e+00> : tensor<f32>}
+// CHECK: %[[AX:.+]] = onnx.node "Mul"(%[[CA]], %[[X]])
 // CHECK: %[[X1:.+]] = onnx.node "Add"(%[[AX]], %[[PX]])
 // CHECK: %[[BACK:.+]] = onnx.node "Transpose"(%[[X1]])
 // CHECK: onnx.node "Constant"() attrs {value = dense<5.000000e-01> : tensor<f32>}

@@ -16,6 +16,8 @@
 #ifndef TTT_CONVERSION_UTILS_TENSORMATH_H
 #define TTT_CONVERSION_UTILS_TENSORMATH_H
 
+#include "ttt/Conversion/Utils/Algebra.h"
+
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -25,26 +27,28 @@
 namespace mlir::ttt {
 
 /// Builds scalar arithmetic in one float type (usable inside linalg bodies
-/// and outside them).
-class ScalarMath {
+/// and outside them): the element-wise math of the linalg back end.
+class ScalarMath : public ElementwiseMath {
 public:
   ScalarMath(OpBuilder &b, Location loc, FloatType type)
       : b(b), loc(loc), type(type) {}
 
-  Value constant(double value);
-  Value add(Value x, Value y);
-  Value sub(Value x, Value y);
-  Value mul(Value x, Value y);
-  Value div(Value x, Value y);
+  Value constant(double value) override;
+  Value add(Value x, Value y) override;
+  Value sub(Value x, Value y) override;
+  Value mul(Value x, Value y) override;
+  Value div(Value x, Value y) override;
+  Value sqrt(Value x) override;
+  Value tanh(Value x) override;
+  Value sigmoid(Value x) override;
+  Value relu(Value x) override;
+  Value positive(Value x) override;
   Value neg(Value x);
-  Value sqrt(Value x);
   Value exp(Value x);
-  Value tanh(Value x);
   Value max(Value x, Value y);
   /// The i1 `x > y` (ordered).
   Value greaterThan(Value x, Value y);
   Value select(Value cond, Value x, Value y);
-  Value sigmoid(Value x);
   /// Converts an index to this float type.
   Value fromIndex(Value index);
 

@@ -1,0 +1,63 @@
+//===- LinalgAlgebra.h - the shared algebra as linalg on tensors -*- C++
+//-*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// TensorAlgebra as linalg/tensor/scf ops on tensors: every map one
+// linalg.generic (so an element-wise chain is one loop nest), every product
+// one contraction whose innermost loop is contiguous in its result (what
+// ttt-contractions-to-blas and the vectorizer take), the doubling loop an
+// scf.while. Sizes are index values; static ones stay static in the types.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_CONVERSION_UTILS_LINALGALGEBRA_H
+#define TTT_CONVERSION_UTILS_LINALGALGEBRA_H
+
+#include "ttt/Conversion/Utils/Algebra.h"
+#include "ttt/Conversion/Utils/TensorMath.h"
+
+namespace mlir::ttt {
+
+class LinalgAlgebra : public TensorAlgebra {
+public:
+  LinalgAlgebra(OpBuilder &b, Location loc, FloatType type)
+      : tm(b, loc, type), b(b), loc(loc) {}
+
+  TensorMath &math() { return tm; }
+
+  Value size(int64_t n) override;
+  Value dim(Value x, int64_t axis) override;
+  Value sizeSub(Value a, Value c) override;
+  Value sizeMul(Value a, Value c) override;
+  Value sizeCeilDiv(Value a, int64_t c) override;
+
+  Value map(ValueRange inputs, ElementwiseBody body) override;
+  Value mapWith(ValueRange inputs, Value other, ArrayRef<int64_t> otherAxes,
+                ElementwiseBody body) override;
+
+  Value matmul(Value a, Value c, bool transposeB) override;
+  Value transposeInner(Value x) override;
+  Value sumSquaresInner(Value x) override;
+
+  Value slice(Value x, int64_t axis, Value from, Value to) override;
+  Value replaceFrom(Value x, int64_t axis, Value from, Value tail) override;
+  Value padTo(Value x, int64_t axis, Value length) override;
+  Value splitAxis(Value x, int64_t axis, Value outer, Value inner,
+                  std::optional<int64_t> staticInner) override;
+  Value mergeAxes(Value x, int64_t axis) override;
+
+  SmallVector<Value> doublingLoop(Value count, ValueRange carried,
+                                  DoublingBody body) override;
+
+private:
+  TensorMath tm;
+  OpBuilder &b;
+  Location loc;
+};
+
+} // namespace mlir::ttt
+
+#endif // TTT_CONVERSION_UTILS_LINALGALGEBRA_H

@@ -1,0 +1,192 @@
+//===- LinAttnAlgorithms.cpp - the algorithms every back end shares -------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "ttt/Conversion/Utils/LinAttnAlgorithms.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+// gelu_tanh(z) = z/2 (1 + tanh(c (z + a z^3))), c = sqrt(2/pi).
+static constexpr double kGeluC = 0.7978845608028654;
+static constexpr double kGeluA = 0.044715;
+
+Value mlir::ttt::silu(ElementwiseMath &m, Value z) {
+  return m.mul(z, m.sigmoid(z));
+}
+
+Value mlir::ttt::siluDerivative(ElementwiseMath &m, Value z) {
+  Value sig = m.sigmoid(z);
+  Value one = m.constant(1.0);
+  Value oneMinusSig = m.sub(one, sig);
+  return m.mul(sig, m.add(one, m.mul(z, oneMinusSig)));
+}
+
+/// tanh(c (z + a z^3)), the inner term of gelu_tanh.
+static Value geluTanh(ElementwiseMath &m, Value z) {
+  Value z3 = m.mul(z, m.mul(z, z));
+  Value inner =
+      m.mul(m.constant(kGeluC), m.add(z, m.mul(m.constant(kGeluA), z3)));
+  return m.tanh(inner);
+}
+
+Value mlir::ttt::activation(ElementwiseMath &m, Nonlinearity f, Value z) {
+  switch (f) {
+  case Nonlinearity::silu:
+    return silu(m, z);
+  case Nonlinearity::relu:
+    return m.relu(z);
+  case Nonlinearity::gelu_tanh: {
+    Value halfZ = m.mul(m.constant(0.5), z);
+    return m.mul(halfZ, m.add(m.constant(1.0), geluTanh(m, z)));
+  }
+  }
+  llvm_unreachable("unknown activation");
+}
+
+Value mlir::ttt::activationDerivative(ElementwiseMath &m, Nonlinearity f,
+                                      Value z) {
+  switch (f) {
+  case Nonlinearity::silu:
+    return siluDerivative(m, z);
+  case Nonlinearity::relu:
+    return m.positive(z);
+  case Nonlinearity::gelu_tanh: {
+    // (1 + t)/2 + z/2 (1 - t^2) c (1 + 3a z^2), t = tanh(c (z + a z^3)).
+    Value one = m.constant(1.0), half = m.constant(0.5);
+    Value t = geluTanh(m, z);
+    Value z2 = m.mul(z, z);
+    Value dInner = m.mul(m.constant(kGeluC),
+                         m.add(one, m.mul(m.constant(3 * kGeluA), z2)));
+    Value left = m.mul(half, m.add(one, t));
+    Value oneMinusT2 = m.sub(one, m.mul(t, t));
+    Value right = m.mul(m.mul(half, z), m.mul(oneMinusT2, dInner));
+    return m.add(left, right);
+  }
+  }
+  llvm_unreachable("unknown activation");
+}
+
+//===----------------------------------------------------------------------===//
+// Newton-Schulz
+//===----------------------------------------------------------------------===//
+
+Value mlir::ttt::newtonSchulz(TensorAlgebra &t, Value x, int64_t steps,
+                              ArrayRef<double> coeffs, double eps) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  bool transposed = type.getDimSize(rank - 2) > type.getDimSize(rank - 1) &&
+                    !type.isDynamicDim(rank - 1);
+  if (transposed)
+    x = t.transposeInner(x);
+  SmallVector<int64_t> leading;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    leading.push_back(d);
+  x = t.mapWith({x}, t.sumSquaresInner(x), leading,
+                [&](ElementwiseMath &m, ValueRange v) {
+                  Value norm = m.sqrt(v[1]);
+                  return m.div(v[0], m.add(norm, m.constant(eps)));
+                });
+  for (int64_t step = 0; step < steps; ++step) {
+    size_t base = coeffs.size() == 3 ? 0 : 3 * step;
+    double a = coeffs[base], b = coeffs[base + 1], c = coeffs[base + 2];
+    Value gram = t.matmul(x, x, /*transposeB=*/true);
+    Value gram2 = t.matmul(gram, gram, /*transposeB=*/false);
+    Value poly = t.map({gram, gram2}, [&](ElementwiseMath &m, ValueRange v) {
+      return m.add(m.mul(m.constant(b), v[0]), m.mul(m.constant(c), v[1]));
+    });
+    Value px = t.matmul(poly, x, /*transposeB=*/false);
+    x = t.map({x, px}, [&](ElementwiseMath &m, ValueRange v) {
+      return m.add(m.mul(m.constant(a), v[0]), v[1]);
+    });
+  }
+  return transposed ? t.transposeInner(x) : x;
+}
+
+//===----------------------------------------------------------------------===//
+// Chunk views
+//===----------------------------------------------------------------------===//
+
+Chunking mlir::ttt::chunkingOf(TensorAlgebra &t, Value x,
+                               std::optional<int64_t> chunk) {
+  Value tokens = t.dim(x, 2);
+  if (!chunk)
+    return {chunk, tokens, tokens, t.size(1)};
+  return {chunk, tokens, t.size(*chunk), t.sizeCeilDiv(tokens, *chunk)};
+}
+
+Value mlir::ttt::chunked(TensorAlgebra &t, Value x, const Chunking &ch) {
+  Value full = x;
+  if (ch.size)
+    full = t.padTo(x, 2, t.sizeMul(ch.count, ch.length));
+  return t.splitAxis(full, 2, ch.count, ch.length, ch.size);
+}
+
+Value mlir::ttt::unchunked(TensorAlgebra &t, Value x, const Chunking &ch) {
+  Value flat = t.mergeAxes(x, 2);
+  if (!ch.size)
+    return flat;
+  return t.slice(flat, 2, t.size(0), ch.tokens);
+}
+
+//===----------------------------------------------------------------------===//
+// The doubling scan
+//===----------------------------------------------------------------------===//
+
+Value mlir::ttt::applyTransition(TensorAlgebra &t, TransitionKind kind, Value a,
+                                 Value x, Value y) {
+  auto add = [](ElementwiseMath &m, ValueRange v) { return m.add(v[0], v[1]); };
+  switch (kind) {
+  case TransitionKind::none:
+    return t.map({x, y}, add);
+  case TransitionKind::decay:
+    return t.mapWith({x, y}, a, {0, 1, 2},
+                     [](ElementwiseMath &m, ValueRange v) {
+                       return m.add(m.mul(v[2], v[0]), v[1]);
+                     });
+  case TransitionKind::matrix:
+    return t.map({t.matmul(a, x, /*transposeB=*/false), y}, add);
+  }
+  llvm_unreachable("unknown transition kind");
+}
+
+std::pair<Value, Value> mlir::ttt::doublingScan(TensorAlgebra &t,
+                                                TransitionKind kind, Value g,
+                                                Value a) {
+  bool transitions = kind != TransitionKind::none;
+  Value count = t.dim(g, 2);
+  SmallVector<Value> init{g};
+  if (transitions)
+    init.push_back(a);
+  SmallVector<Value> final =
+      t.doublingLoop(count, init, [&](Value d, ValueRange carried) {
+        Value rest = t.sizeSub(count, d); // chunks d.. combine with 0..
+        Value zero = t.size(0);
+        Value s = carried[0];
+        Value sHi = t.slice(s, 2, d, count), sLo = t.slice(s, 2, zero, rest);
+        if (!transitions)
+          return SmallVector<Value>{
+              t.replaceFrom(s, 2, d, applyTransition(t, kind, {}, sLo, sHi))};
+        Value cum = carried[1];
+        Value aHi = t.slice(cum, 2, d, count),
+              aLo = t.slice(cum, 2, zero, rest);
+        Value combined = applyTransition(t, kind, aHi, sLo, sHi);
+        Value composed =
+            kind == TransitionKind::matrix
+                ? t.matmul(aHi, aLo, /*transposeB=*/false)
+                : t.map({aHi, aLo}, [](ElementwiseMath &m, ValueRange v) {
+                    return m.mul(v[0], v[1]);
+                  });
+        return SmallVector<Value>{t.replaceFrom(s, 2, d, combined),
+                                  t.replaceFrom(cum, 2, d, composed)};
+      });
+  return {final[0], transitions ? final[1] : Value()};
+}

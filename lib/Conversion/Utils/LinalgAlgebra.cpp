@@ -1,0 +1,261 @@
+//===- LinalgAlgebra.cpp - the shared algebra as linalg on tensors --------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "ttt/Conversion/Utils/LinalgAlgebra.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/Sequence.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using utils::IteratorType;
+
+namespace {
+
+/// The map over `loops` loop dims that reads the dims at `positions`.
+AffineMap dimsMap(MLIRContext *ctx, unsigned loops,
+                  ArrayRef<int64_t> positions) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t p : positions)
+    exprs.push_back(getAffineDimExpr(p, ctx));
+  return AffineMap::get(loops, 0, exprs, ctx);
+}
+
+SmallVector<int64_t> range(int64_t from, int64_t to) {
+  return llvm::to_vector(llvm::seq<int64_t>(from, to));
+}
+
+int64_t rankOf(Value x) {
+  return cast<RankedTensorType>(x.getType()).getRank();
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Sizes
+//===----------------------------------------------------------------------===//
+
+Value LinalgAlgebra::size(int64_t n) {
+  return arith::ConstantIndexOp::create(b, loc, n);
+}
+
+Value LinalgAlgebra::dim(Value x, int64_t axis) {
+  return tm.indexValue(tm.dim(x, axis));
+}
+
+Value LinalgAlgebra::sizeSub(Value a, Value c) {
+  return b.createOrFold<arith::SubIOp>(loc, a, c);
+}
+
+Value LinalgAlgebra::sizeMul(Value a, Value c) {
+  return b.createOrFold<arith::MulIOp>(loc, a, c);
+}
+
+Value LinalgAlgebra::sizeCeilDiv(Value a, int64_t c) {
+  return b.createOrFold<arith::CeilDivUIOp>(loc, a, size(c));
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise
+//===----------------------------------------------------------------------===//
+
+Value LinalgAlgebra::map(ValueRange inputs, ElementwiseBody body) {
+  return tm.map(inputs, [&](ScalarMath &s, ValueRange v) {
+    return body(s, v.drop_back());
+  });
+}
+
+Value LinalgAlgebra::mapWith(ValueRange inputs, Value other,
+                             ArrayRef<int64_t> otherAxes,
+                             ElementwiseBody body) {
+  int64_t rank = rankOf(inputs.front());
+  MLIRContext *ctx = b.getContext();
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  SmallVector<AffineMap> maps(inputs.size(), id);
+  maps.push_back(dimsMap(ctx, rank, otherAxes));
+  maps.push_back(id);
+  SmallVector<Value> operands(inputs);
+  operands.push_back(other);
+  Value init =
+      tensor::EmptyOp::create(b, loc, tm.sizes(inputs.front()), tm.getType());
+  return tm.generic(
+      init.getType(), operands, init, maps,
+      SmallVector<IteratorType>(rank, IteratorType::parallel),
+      [&](ScalarMath &s, ValueRange v) { return body(s, v.drop_back()); });
+}
+
+//===----------------------------------------------------------------------===//
+// Batched matrices
+//===----------------------------------------------------------------------===//
+
+// a b runs its loops (batch, i, k, j): the innermost j walks rows of b and of
+// the result, so it vectorizes. a b^T runs (batch, i, j, k): both operands
+// are read along their rows.
+Value LinalgAlgebra::matmul(Value a, Value c, bool transposeB) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = rankOf(a);
+  int64_t loops = rank + 1;
+  int64_t i = rank - 2, second = rank - 1, third = rank;
+  SmallVector<int64_t> batch = range(0, rank - 2);
+  auto with = [&](ArrayRef<int64_t> tail) {
+    SmallVector<int64_t> dims(batch);
+    dims.append(tail.begin(), tail.end());
+    return dimsMap(ctx, loops, dims);
+  };
+  // Loop positions of k and j.
+  int64_t k = transposeB ? third : second, j = transposeB ? second : third;
+  SmallVector<AffineMap> maps{
+      with({i, k}), transposeB ? with({j, k}) : with({k, j}), with({i, j})};
+  SmallVector<IteratorType> iters(loops, IteratorType::parallel);
+  iters[k] = IteratorType::reduction;
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : batch)
+    sizes.push_back(tm.dim(a, d));
+  sizes.push_back(tm.dim(a, rank - 2));
+  sizes.push_back(tm.dim(c, transposeB ? rank - 2 : rank - 1));
+  Value init = tm.zeros(sizes);
+  return tm.generic(init.getType(), {a, c}, init, maps, iters,
+                    [](ScalarMath &s, ValueRange v) {
+                      return s.add(v[2], s.mul(v[0], v[1]));
+                    });
+}
+
+Value LinalgAlgebra::transposeInner(Value x) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = rankOf(x);
+  SmallVector<int64_t> perm = range(0, rank);
+  std::swap(perm[rank - 2], perm[rank - 1]);
+  SmallVector<OpFoldResult> sizes = tm.sizes(x);
+  std::swap(sizes[rank - 2], sizes[rank - 1]);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, tm.getType());
+  return tm.generic(
+      init.getType(), {x}, init,
+      {dimsMap(ctx, rank, perm), AffineMap::getMultiDimIdentityMap(rank, ctx)},
+      SmallVector<IteratorType>(rank, IteratorType::parallel),
+      [](ScalarMath &, ValueRange v) { return v[0]; });
+}
+
+Value LinalgAlgebra::sumSquaresInner(Value x) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = rankOf(x);
+  SmallVector<OpFoldResult> sizes = tm.sizes(x);
+  sizes.resize(rank - 2);
+  Value init = tm.zeros(sizes);
+  SmallVector<IteratorType> iters(rank - 2, IteratorType::parallel);
+  iters.append(2, IteratorType::reduction);
+  return tm.generic(init.getType(), {x}, init,
+                    {AffineMap::getMultiDimIdentityMap(rank, ctx),
+                     dimsMap(ctx, rank, range(0, rank - 2))},
+                    iters, [](ScalarMath &s, ValueRange v) {
+                      return s.add(v[1], s.mul(v[0], v[0]));
+                    });
+}
+
+//===----------------------------------------------------------------------===//
+// Views along one axis
+//===----------------------------------------------------------------------===//
+
+Value LinalgAlgebra::slice(Value x, int64_t axis, Value from, Value to) {
+  int64_t rank = rankOf(x);
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes = tm.sizes(x);
+  offsets[axis] = getAsOpFoldResult(from);
+  sizes[axis] =
+      getAsOpFoldResult(matchPattern(from, m_Zero()) ? to : sizeSub(to, from));
+  return tm.slice(x, offsets, sizes, rank);
+}
+
+Value LinalgAlgebra::replaceFrom(Value x, int64_t axis, Value from,
+                                 Value tail) {
+  SmallVector<OpFoldResult> offsets(rankOf(x), b.getIndexAttr(0));
+  offsets[axis] = getAsOpFoldResult(from);
+  return tm.insert(tail, x, offsets, tm.sizes(tail));
+}
+
+Value LinalgAlgebra::padTo(Value x, int64_t axis, Value length) {
+  SmallVector<OpFoldResult> sizes = tm.sizes(x);
+  SmallVector<OpFoldResult> padded(sizes);
+  padded[axis] = getAsOpFoldResult(length);
+  return tm.insert(x, tm.zeros(padded),
+                   SmallVector<OpFoldResult>(sizes.size(), b.getIndexAttr(0)),
+                   sizes);
+}
+
+Value LinalgAlgebra::splitAxis(Value x, int64_t axis, Value outer, Value inner,
+                               std::optional<int64_t> staticInner) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  OpFoldResult outerSize = getAsOpFoldResult(outer);
+  OpFoldResult innerSize = getAsOpFoldResult(inner);
+  SmallVector<OpFoldResult> shape = tm.sizes(x);
+  shape[axis] = innerSize;
+  shape.insert(shape.begin() + axis, outerSize);
+  SmallVector<int64_t> staticShape(type.getShape());
+  staticShape[axis] =
+      staticInner
+          ? *staticInner
+          : getConstantIntValue(innerSize).value_or(ShapedType::kDynamic);
+  staticShape.insert(
+      staticShape.begin() + axis,
+      getConstantIntValue(outerSize).value_or(ShapedType::kDynamic));
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t first = d <= axis ? d : d + 1;
+    if (d == axis)
+      groups.push_back({first, first + 1});
+    else
+      groups.push_back({first});
+  }
+  auto resultType = RankedTensorType::get(staticShape, type.getElementType());
+  return tensor::ExpandShapeOp::create(b, loc, resultType, x, groups, shape);
+}
+
+Value LinalgAlgebra::mergeAxes(Value x, int64_t axis) {
+  int64_t rank = rankOf(x);
+  SmallVector<ReassociationIndices> groups;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == axis + 1)
+      continue;
+    if (d == axis)
+      groups.push_back({d, d + 1});
+    else
+      groups.push_back({d});
+  }
+  return tensor::CollapseShapeOp::create(b, loc, x, groups);
+}
+
+//===----------------------------------------------------------------------===//
+// Control
+//===----------------------------------------------------------------------===//
+
+SmallVector<Value> LinalgAlgebra::doublingLoop(Value count, ValueRange carried,
+                                               DoublingBody body) {
+  SmallVector<Value> init{size(1)};
+  init.append(carried.begin(), carried.end());
+  // The region builders get this algebra's own builder, positioned in the
+  // region, so the body is built with `this`.
+  auto loop = scf::WhileOp::create(
+      b, loc, ValueRange(init).getTypes(), init,
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value more = arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult,
+                                           args[0], count);
+        scf::ConditionOp::create(nb, nl, more, args);
+      },
+      [&](OpBuilder &nb, Location nl, ValueRange args) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+        Value d = args[0];
+        SmallVector<Value> next{arith::MulIOp::create(b, loc, d, size(2))};
+        llvm::append_range(next, body(d, args.drop_front()));
+        scf::YieldOp::create(b, loc, next);
+      });
+  return SmallVector<Value>(loop.getResults().drop_front());
+}
