@@ -18,6 +18,7 @@
 
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Conversion/Utils/LinAttnAlgorithms.h"
+#include "ttt/Conversion/Utils/LinAttnForms.h"
 #include "ttt/Conversion/Utils/LinalgAlgebra.h"
 #include "ttt/Conversion/Utils/TensorMath.h"
 #include "ttt/Dialect/LinAttn/IR/LinAttnOps.h"
@@ -144,36 +145,6 @@ public:
                       [](ScalarMath &, ValueRange v) { return v[0]; });
   }
 
-  /// x [B, H, T, D] times a per-head weight [H, D, F] / [B, H, D, F].
-  Value project(Value x, Value w) {
-    // Loops (b, h, t, d, f): the innermost f walks rows of W and of the
-    // result, so it vectorizes.
-    Maps m{b.getContext(), 5};
-    bool perSample = cast<RankedTensorType>(w.getType()).getRank() == 4;
-    Value init = tm.zeros({tm.dim(x, 0), tm.dim(x, 1), tm.dim(x, 2),
-                           tm.dim(w, perSample ? 3 : 2)});
-    return tm.generic(init.getType(), {x, w}, init,
-                      {m.dims({0, 1, 2, 3}),
-                       perSample ? m.dims({0, 1, 3, 4}) : m.dims({1, 3, 4}),
-                       m.dims({0, 1, 2, 4})},
-                      innerReduction(5), multiplyAdd);
-  }
-
-  /// z [B, H, T, F] plus a per-head bias row [H, 1, F] / [B, H, 1, F].
-  Value addBias(Value z, Value bias) {
-    MLIRContext *ctx = b.getContext();
-    Maps m{ctx, 4};
-    bool perSample = cast<RankedTensorType>(bias.getType()).getRank() == 4;
-    AffineExpr zero = getAffineConstantExpr(0, ctx);
-    AffineMap biasMap = perSample ? m.of({m.d(0), m.d(1), zero, m.d(3)})
-                                  : m.of({m.d(1), zero, m.d(3)});
-    Value init = tensor::EmptyOp::create(b, loc, tm.sizes(z), tm.getType());
-    return tm.generic(
-        init.getType(), {z, bias}, init,
-        {m.dims({0, 1, 2, 3}), biasMap, m.dims({0, 1, 2, 3})}, iterators(4, 0),
-        [](ScalarMath &s, ValueRange v) { return s.add(v[0], v[1]); });
-  }
-
   OpBuilder &b;
   Location loc;
 };
@@ -187,43 +158,8 @@ struct LowerFeatureMap : OpRewritePattern<FeatureMapOp> {
   LogicalResult matchAndRewrite(FeatureMapOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<FloatType>(op.getInput().getType().getElementType());
-    Lowering l(rewriter, op.getLoc(), type);
-    TensorMath &tm = l.tm;
-    Value x = op.getInput();
-    Value phi;
-    switch (op.getKind()) {
-    case FeatureMapKind::identity:
-      phi = x;
-      break;
-    case FeatureMapKind::mlp: {
-      Value z = l.project(x, op.getWeights()[0]);
-      if (op.getWeights().size() == 2)
-        z = l.addBias(z, op.getWeights()[1]);
-      Nonlinearity act = nonlinearityOf(op.getActivation());
-      phi = tm.map({z}, [&](ScalarMath &s, ValueRange v) {
-        return activation(s, act, v[0]);
-      });
-      break;
-    }
-    case FeatureMapKind::swiglu: {
-      Value gate = l.project(x, op.getWeights()[0]);
-      Value up = l.project(x, op.getWeights()[1]);
-      phi = tm.map({gate, up}, [&](ScalarMath &s, ValueRange v) {
-        return s.mul(silu(s, v[0]), v[1]);
-      });
-      break;
-    }
-    }
-    if (op.getAppendOne()) {
-      SmallVector<OpFoldResult> sizes = tm.sizes(phi);
-      SmallVector<OpFoldResult> wider(sizes);
-      wider[3] = rewriter.getIndexAttr(
-          cast<RankedTensorType>(op.getType()).getDimSize(3));
-      Value ones = tm.full(wider, tm.s().constant(1.0));
-      phi = tm.insert(phi, ones,
-                      SmallVector<OpFoldResult>(4, rewriter.getIndexAttr(0)),
-                      sizes);
-    }
+    LinalgAlgebra alg(rewriter, op.getLoc(), type);
+    Value phi = buildFeatureMap(alg, op);
     rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), phi);
     return success();
   }
@@ -589,15 +525,8 @@ struct LowerStateTransform : OpRewritePattern<StateTransformOp> {
   LogicalResult matchAndRewrite(StateTransformOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<FloatType>(op.getInputs().getType().getElementType());
-    Lowering l(rewriter, op.getLoc(), type);
-    TensorMath &tm = l.tm;
-    Value x = newtonSchulz(l.alg, op.getInputs(), op.getSteps(), op.getCoeffs(),
-                           op.getEps().convertToDouble());
-    double factor = op.getFactor().convertToDouble();
-    if (factor != 1.0)
-      x = tm.map({x}, [&](ScalarMath &sm, ValueRange v) {
-        return sm.mul(v[0], sm.constant(factor));
-      });
+    LinalgAlgebra alg(rewriter, op.getLoc(), type);
+    Value x = buildStateTransform(alg, op);
     rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), x);
     return success();
   }

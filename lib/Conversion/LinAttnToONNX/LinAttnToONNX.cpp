@@ -29,6 +29,7 @@
 #include "OnnxAlgebra.h"
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Conversion/Utils/LinAttnAlgorithms.h"
+#include "ttt/Conversion/Utils/LinAttnForms.h"
 #include "ttt/Dialect/LinAttn/IR/LinAttnOps.h"
 #include "ttt/Dialect/LinAttn/Transforms/Passes.h"
 #include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
@@ -162,37 +163,8 @@ struct ToONNXPattern : OpRewritePattern<Op> {
 struct FeatureMapToONNX : ToONNXPattern<FeatureMapToONNX, FeatureMapOp> {
   using ToONNXPattern::ToONNXPattern;
   Value build(OnnxBuilder &b, FeatureMapOp op) const {
-    Value x = op.getInput();
-    Value phi = x;
-    switch (op.getKind()) {
-    case FeatureMapKind::identity:
-      break;
-    case FeatureMapKind::mlp: {
-      // [B, H, T, D] x [H, D, F] broadcasts the weight over the batch.
-      Value z = b.matmul(x, op.getWeights()[0]);
-      if (op.getWeights().size() == 2)
-        z = b.add(z, op.getWeights()[1]);
-      phi = activation(b, z, op.getActivation());
-      break;
-    }
-    case FeatureMapKind::swiglu: {
-      OnnxMath m(b);
-      Value gate = silu(m, b.matmul(x, op.getWeights()[0]));
-      Value up = b.matmul(x, op.getWeights()[1]);
-      phi = b.mul(gate, up);
-      break;
-    }
-    }
-    if (op.getAppendOne()) {
-      Value shape = b.concat({b.shape(phi, 0, 3), b.i64s({1})}, 0);
-      phi = b.concat({phi, b.full(shape, 4, 1.0)}, 3);
-    }
-    return phi;
-  }
-
-  static Value activation(OnnxBuilder &b, Value z, Activation act) {
-    OnnxMath m(b);
-    return mlir::ttt::activation(m, nonlinearityOf(act), z);
+    OnnxAlgebra t(b, "");
+    return buildFeatureMap(t, op);
   }
 };
 
@@ -331,13 +303,8 @@ struct StateTransformToONNX
     : ToONNXPattern<StateTransformToONNX, StateTransformOp> {
   using ToONNXPattern::ToONNXPattern;
   Value build(OnnxBuilder &b, StateTransformOp op) const {
-    Value x = op.getInputs();
-    auto type = cast<RankedTensorType>(x.getType());
     OnnxAlgebra t(b, "");
-    x = newtonSchulz(t, x, op.getSteps(), op.getCoeffs(),
-                     op.getEps().convertToDouble());
-    x = b.mul(x, op.getFactor().convertToDouble());
-    return x;
+    return buildStateTransform(t, op);
   }
 };
 

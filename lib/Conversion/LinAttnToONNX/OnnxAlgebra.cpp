@@ -50,6 +50,9 @@ Value OnnxMath::positive(Value x) {
 
 Value OnnxAlgebra::size(int64_t n) { return b.i64s({n}); }
 Value OnnxAlgebra::dim(Value x, int64_t axis) { return b.dim(x, axis); }
+Value OnnxAlgebra::sizeAdd(Value a, Value c) {
+  return b.node("Add", {a, c}, b.ints(1));
+}
 Value OnnxAlgebra::sizeSub(Value a, Value c) {
   return b.node("Sub", {a, c}, b.ints(1));
 }
@@ -83,6 +86,13 @@ Value OnnxAlgebra::mapWith(ValueRange inputs, Value other,
   return body(math, operands);
 }
 
+Value OnnxAlgebra::mapBroadcast(ValueRange inputs, Value other,
+                                ElementwiseBody body) {
+  SmallVector<Value> operands(inputs);
+  operands.push_back(other);
+  return body(math, operands);
+}
+
 //===----------------------------------------------------------------------===//
 // Batched matrices
 //===----------------------------------------------------------------------===//
@@ -110,14 +120,16 @@ Value OnnxAlgebra::replaceFrom(Value x, int64_t axis, Value from, Value tail) {
   return b.concat({b.slice(x, size(0), from, axis), tail}, axis);
 }
 
-Value OnnxAlgebra::padTo(Value x, int64_t axis, Value length) {
+Value OnnxAlgebra::padEnd(Value x, int64_t axis, Value count, double value) {
   // Pads are all begins, then all ends; only the end of `axis` is nonzero.
   int64_t rank = rankOf(x);
-  SmallVector<Value> pads{b.i64s(SmallVector<int64_t>(rank + axis, 0)),
-                          sizeSub(length, dim(x, axis))};
+  SmallVector<Value> pads{b.i64s(SmallVector<int64_t>(rank + axis, 0)), count};
   if (axis + 1 < rank)
     pads.push_back(b.i64s(SmallVector<int64_t>(rank - axis - 1, 0)));
-  return b.node("Pad", {x, b.concat(pads, 0)}, b.floats(rank));
+  SmallVector<Value> operands{x, b.concat(pads, 0)};
+  if (value != 0.0)
+    operands.push_back(b.scalar(value));
+  return b.node("Pad", operands, b.floats(rank));
 }
 
 Value OnnxAlgebra::splitAxis(Value x, int64_t axis, Value outer, Value inner,

@@ -76,6 +76,36 @@ Value mlir::ttt::activationDerivative(ElementwiseMath &m, Nonlinearity f,
 }
 
 //===----------------------------------------------------------------------===//
+// Feature maps
+//===----------------------------------------------------------------------===//
+
+Value mlir::ttt::mlpFeatures(TensorAlgebra &t, Value x, Value weight,
+                             Value bias, Nonlinearity f) {
+  Value z = t.matmul(x, weight, /*transposeB=*/false);
+  if (!bias)
+    return t.map({z}, [&](ElementwiseMath &m, ValueRange v) {
+      return activation(m, f, v[0]);
+    });
+  return t.mapBroadcast({z}, bias, [&](ElementwiseMath &m, ValueRange v) {
+    return activation(m, f, m.add(v[0], v[1]));
+  });
+}
+
+Value mlir::ttt::swigluFeatures(TensorAlgebra &t, Value x, Value gate,
+                                Value up) {
+  Value g = t.matmul(x, gate, /*transposeB=*/false);
+  Value u = t.matmul(x, up, /*transposeB=*/false);
+  return t.map({g, u}, [](ElementwiseMath &m, ValueRange v) {
+    return m.mul(silu(m, v[0]), v[1]);
+  });
+}
+
+Value mlir::ttt::appendOne(TensorAlgebra &t, Value phi) {
+  int64_t last = cast<RankedTensorType>(phi.getType()).getRank() - 1;
+  return t.padEnd(phi, last, t.size(1), /*value=*/1.0);
+}
+
+//===----------------------------------------------------------------------===//
 // Newton-Schulz
 //===----------------------------------------------------------------------===//
 
@@ -126,7 +156,7 @@ Chunking mlir::ttt::chunkingOf(TensorAlgebra &t, Value x,
 Value mlir::ttt::chunked(TensorAlgebra &t, Value x, const Chunking &ch) {
   Value full = x;
   if (ch.size)
-    full = t.padTo(x, 2, t.sizeMul(ch.count, ch.length));
+    full = t.padEnd(x, 2, t.sizeSub(t.sizeMul(ch.count, ch.length), ch.tokens));
   return t.splitAxis(full, 2, ch.count, ch.length, ch.size);
 }
 

@@ -51,6 +51,10 @@ Value LinalgAlgebra::dim(Value x, int64_t axis) {
   return tm.indexValue(tm.dim(x, axis));
 }
 
+Value LinalgAlgebra::sizeAdd(Value a, Value c) {
+  return b.createOrFold<arith::AddIOp>(loc, a, c);
+}
+
 Value LinalgAlgebra::sizeSub(Value a, Value c) {
   return b.createOrFold<arith::SubIOp>(loc, a, c);
 }
@@ -92,6 +96,34 @@ Value LinalgAlgebra::mapWith(ValueRange inputs, Value other,
       [&](ScalarMath &s, ValueRange v) { return body(s, v.drop_back()); });
 }
 
+Value LinalgAlgebra::mapBroadcast(ValueRange inputs, Value other,
+                                  ElementwiseBody body) {
+  auto type = cast<RankedTensorType>(inputs.front().getType());
+  auto otherType = cast<RankedTensorType>(other.getType());
+  int64_t rank = type.getRank();
+  MLIRContext *ctx = b.getContext();
+  // Right-aligned, as NumPy and ONNX broadcast.
+  int64_t offset = rank - otherType.getRank();
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d = offset; d < rank; ++d)
+    exprs.push_back(otherType.getDimSize(d - offset) == 1 &&
+                            type.getDimSize(d) != 1
+                        ? getAffineConstantExpr(0, ctx)
+                        : getAffineDimExpr(d, ctx));
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  SmallVector<AffineMap> maps(inputs.size(), id);
+  maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
+  maps.push_back(id);
+  SmallVector<Value> operands(inputs);
+  operands.push_back(other);
+  Value init =
+      tensor::EmptyOp::create(b, loc, tm.sizes(inputs.front()), tm.getType());
+  return tm.generic(
+      init.getType(), operands, init, maps,
+      SmallVector<IteratorType>(rank, IteratorType::parallel),
+      [&](ScalarMath &s, ValueRange v) { return body(s, v.drop_back()); });
+}
+
 //===----------------------------------------------------------------------===//
 // Batched matrices
 //===----------------------------------------------------------------------===//
@@ -105,22 +137,25 @@ Value LinalgAlgebra::matmul(Value a, Value c, bool transposeB) {
   int64_t loops = rank + 1;
   int64_t i = rank - 2, second = rank - 1, third = rank;
   SmallVector<int64_t> batch = range(0, rank - 2);
-  auto with = [&](ArrayRef<int64_t> tail) {
-    SmallVector<int64_t> dims(batch);
+  // b's batch axes are a's last ones: a shared weight has none of the first.
+  int64_t shared = rank - rankOf(c);
+  auto with = [&](ArrayRef<int64_t> tail, int64_t skip = 0) {
+    SmallVector<int64_t> dims(batch.begin() + skip, batch.end());
     dims.append(tail.begin(), tail.end());
     return dimsMap(ctx, loops, dims);
   };
   // Loop positions of k and j.
   int64_t k = transposeB ? third : second, j = transposeB ? second : third;
   SmallVector<AffineMap> maps{
-      with({i, k}), transposeB ? with({j, k}) : with({k, j}), with({i, j})};
+      with({i, k}), transposeB ? with({j, k}, shared) : with({k, j}, shared),
+      with({i, j})};
   SmallVector<IteratorType> iters(loops, IteratorType::parallel);
   iters[k] = IteratorType::reduction;
   SmallVector<OpFoldResult> sizes;
   for (int64_t d : batch)
     sizes.push_back(tm.dim(a, d));
   sizes.push_back(tm.dim(a, rank - 2));
-  sizes.push_back(tm.dim(c, transposeB ? rank - 2 : rank - 1));
+  sizes.push_back(tm.dim(c, rankOf(c) - (transposeB ? 2 : 1)));
   Value init = tm.zeros(sizes);
   return tm.generic(init.getType(), {a, c}, init, maps, iters,
                     [](ScalarMath &s, ValueRange v) {
@@ -180,11 +215,11 @@ Value LinalgAlgebra::replaceFrom(Value x, int64_t axis, Value from,
   return tm.insert(tail, x, offsets, tm.sizes(tail));
 }
 
-Value LinalgAlgebra::padTo(Value x, int64_t axis, Value length) {
+Value LinalgAlgebra::padEnd(Value x, int64_t axis, Value count, double value) {
   SmallVector<OpFoldResult> sizes = tm.sizes(x);
   SmallVector<OpFoldResult> padded(sizes);
-  padded[axis] = getAsOpFoldResult(length);
-  return tm.insert(x, tm.zeros(padded),
+  padded[axis] = getAsOpFoldResult(sizeAdd(dim(x, axis), count));
+  return tm.insert(x, tm.full(padded, tm.s().constant(value)),
                    SmallVector<OpFoldResult>(sizes.size(), b.getIndexAttr(0)),
                    sizes);
 }

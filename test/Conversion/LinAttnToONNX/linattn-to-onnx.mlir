@@ -6,9 +6,9 @@
 // the last node carries the op's own result type.
 // CHECK-LABEL: onnx.graph @swiglu
 // CHECK: %[[GATE:.+]] = onnx.node "MatMul"(%x, %w0)
+// CHECK: %[[UP:.+]] = onnx.node "MatMul"(%x, %w2)
 // CHECK: %[[SIG:.+]] = onnx.node "Sigmoid"(%[[GATE]])
 // CHECK: %[[SILU:.+]] = onnx.node "Mul"(%[[GATE]], %[[SIG]])
-// CHECK: %[[UP:.+]] = onnx.node "MatMul"(%x, %w2)
 // CHECK: %[[PHI:.+]] = onnx.node "Mul"(%[[SILU]], %[[UP]]) {{.*}} -> tensor<?x2x?x6xf32>
 // CHECK: onnx.yield %[[PHI]]
 // CHECK-NOT: linattn.
@@ -21,13 +21,17 @@ onnx.graph @swiglu(%x: tensor<?x2x?x4xf32> {onnx.name = "x"}) -> (tensor<?x2x?x6
 
 // -----
 
-// MLP with a bias, relu, and the appended constant feature.
+// MLP with a bias, relu, and the appended constant feature (a Pad by one
+// with the value 1).
 // CHECK-LABEL: onnx.graph @mlp_append_one
 // CHECK: %[[Z:.+]] = onnx.node "MatMul"(%x, %w0)
 // CHECK: %[[ZB:.+]] = onnx.node "Add"(%[[Z]], %b0)
 // CHECK: %[[R:.+]] = onnx.node "Relu"(%[[ZB]])
-// CHECK: %[[ONES:.+]] = onnx.node "ConstantOfShape"(%{{.+}}) attrs {value = dense<1.000000e+00> : tensor<1xf32>}
-// CHECK: onnx.node "Concat"(%[[R]], %[[ONES]]) attrs {axis = 3 : i64} {{.*}} -> tensor<?x2x?x7xf32>
+// CHECK: %[[ONE:.+]] = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>}
+// CHECK: %[[Z7:.+]] = onnx.node "Constant"() attrs {value = dense<0> : tensor<7xi64>}
+// CHECK: %[[PADS:.+]] = onnx.node "Concat"(%[[Z7]], %[[ONE]]) attrs {axis = 0 : i64}
+// CHECK: %[[ONEF:.+]] = onnx.node "Constant"() attrs {value = dense<1.000000e+00> : tensor<f32>}
+// CHECK: onnx.node "Pad"(%[[R]], %[[PADS]], %[[ONEF]]) {{.*}} -> tensor<?x2x?x7xf32>
 onnx.graph @mlp_append_one(%x: tensor<?x2x?x4xf32> {onnx.name = "x"}) -> (tensor<?x2x?x7xf32> {onnx.name = "y"}) {
   %w0 = onnx.initializer "w0" dense<0.5> : tensor<2x4x6xf32>
   %b0 = onnx.initializer "b0" dense<0.1> : tensor<2x1x6xf32>
@@ -50,9 +54,8 @@ onnx.graph @mlp_append_one(%x: tensor<?x2x?x4xf32> {onnx.name = "x"}) -> (tensor
 // CHECK: %[[C2:.+]] = onnx.node "Constant"() attrs {value = dense<4> : tensor<1xi64>}
 // CHECK: %[[N:.+]] = onnx.node "Div"(%[[TC]], %[[C2]])
 // CHECK: %[[NC:.+]] = onnx.node "Mul"(%[[N]], %[[C]])
+// CHECK: %[[PAD:.+]] = onnx.node "Sub"(%[[NC]], %[[T]])
 // CHECK: %[[Z6:.+]] = onnx.node "Constant"() attrs {value = dense<0> : tensor<6xi64>}
-// CHECK: %[[KT0:.+]] = onnx.node "Shape"(%k) attrs {end = 3 : i64, start = 2 : i64}
-// CHECK: %[[PAD:.+]] = onnx.node "Sub"(%[[NC]], %[[KT0]])
 // CHECK: %[[PADS:.+]] = onnx.node "Concat"(%[[Z6]], %[[PAD]], %{{.+}}) attrs {axis = 0 : i64}
 // CHECK: %[[KP:.+]] = onnx.node "Pad"(%k, %[[PADS]])
 // CHECK: %[[BH:.+]] = onnx.node "Shape"(%[[KP]]) attrs {end = 2 : i64, start = 0 : i64}

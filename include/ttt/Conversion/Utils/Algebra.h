@@ -67,6 +67,7 @@ public:
   // --- Sizes -----------------------------------------------------------------
   virtual Value size(int64_t n) = 0;
   virtual Value dim(Value x, int64_t axis) = 0;
+  virtual Value sizeAdd(Value a, Value b) = 0;
   virtual Value sizeSub(Value a, Value b) = 0;
   virtual Value sizeMul(Value a, Value b) = 0;
   /// ceil(a / c) for a >= 0.
@@ -80,9 +81,15 @@ public:
   /// (in order): the body gets the inputs' elements, then other's.
   virtual Value mapWith(ValueRange inputs, Value other,
                         ArrayRef<int64_t> otherAxes, ElementwiseBody body) = 0;
+  /// Same-shaped inputs with `other` broadcast to them as NumPy does: its
+  /// axes are their last ones, and its static unit dims broadcast (a bias
+  /// row [H, 1, F] over the batch and the tokens, say).
+  virtual Value mapBroadcast(ValueRange inputs, Value other,
+                             ElementwiseBody body) = 0;
 
   // --- Batched matrices [..., r, c] -----------------------------------------
-  /// a b, or a b^T, batched over the leading axes (a and b of one rank).
+  /// a b, or a b^T, batched over the leading axes; b may have fewer
+  /// leading axes than a (a weight shared by a's leading batch axes).
   virtual Value matmul(Value a, Value b, bool transposeB) = 0;
   virtual Value transposeInner(Value x) = 0;
   /// The sum of squares of each matrix: [..., r, c] -> [...].
@@ -94,8 +101,9 @@ public:
   virtual Value slice(Value x, int64_t axis, Value from, Value to) = 0;
   /// x with x[.., from:, ..] on `axis` replaced by `tail`.
   virtual Value replaceFrom(Value x, int64_t axis, Value from, Value tail) = 0;
-  /// x zero-padded at the end of `axis` to `length` elements.
-  virtual Value padTo(Value x, int64_t axis, Value length) = 0;
+  /// x with `count` elements of `value` appended to `axis`.
+  virtual Value padEnd(Value x, int64_t axis, Value count,
+                       double value = 0.0) = 0;
   /// Axis `axis` of `outer * inner` elements as two axes [outer, inner];
   /// `staticInner` is inner's value when it is a constant.
   virtual Value splitAxis(Value x, int64_t axis, Value outer, Value inner,

@@ -56,6 +56,20 @@ Value activation(ElementwiseMath &m, Nonlinearity f, Value z);
 Value activationDerivative(ElementwiseMath &m, Nonlinearity f, Value z);
 
 //===----------------------------------------------------------------------===//
+// Feature maps
+//===----------------------------------------------------------------------===//
+
+/// f(x W (+ b)) for x [.., T, D] and a weight [.., D, F] (shared by x's
+/// leading axes or not) and an optional bias row [.., 1, F].
+Value mlpFeatures(TensorAlgebra &t, Value x, Value weight, Value bias,
+                  Nonlinearity f);
+/// silu(x Wg) (x Wu).
+Value swigluFeatures(TensorAlgebra &t, Value x, Value gate, Value up);
+/// phi with a constant 1 appended to its last axis (the feature that
+/// carries a bias).
+Value appendOne(TensorAlgebra &t, Value phi);
+
+//===----------------------------------------------------------------------===//
 // Newton-Schulz
 //===----------------------------------------------------------------------===//
 

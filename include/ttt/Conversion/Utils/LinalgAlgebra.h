@@ -30,6 +30,7 @@ public:
 
   Value size(int64_t n) override;
   Value dim(Value x, int64_t axis) override;
+  Value sizeAdd(Value a, Value c) override;
   Value sizeSub(Value a, Value c) override;
   Value sizeMul(Value a, Value c) override;
   Value sizeCeilDiv(Value a, int64_t c) override;
@@ -37,6 +38,8 @@ public:
   Value map(ValueRange inputs, ElementwiseBody body) override;
   Value mapWith(ValueRange inputs, Value other, ArrayRef<int64_t> otherAxes,
                 ElementwiseBody body) override;
+  Value mapBroadcast(ValueRange inputs, Value other,
+                     ElementwiseBody body) override;
 
   Value matmul(Value a, Value c, bool transposeB) override;
   Value transposeInner(Value x) override;
@@ -44,7 +47,7 @@ public:
 
   Value slice(Value x, int64_t axis, Value from, Value to) override;
   Value replaceFrom(Value x, int64_t axis, Value from, Value tail) override;
-  Value padTo(Value x, int64_t axis, Value length) override;
+  Value padEnd(Value x, int64_t axis, Value count, double value = 0.0) override;
   Value splitAxis(Value x, int64_t axis, Value outer, Value inner,
                   std::optional<int64_t> staticInner) override;
   Value mergeAxes(Value x, int64_t axis) override;

@@ -1,0 +1,28 @@
+//===- LinAttnForms.h - linattn ops built on the shared algebra -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// The linattn ops whose whole computation is back-end neutral, built once on
+// TensorAlgebra: the linalg lowering and the ONNX export both call these.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_CONVERSION_UTILS_LINATTNFORMS_H
+#define TTT_CONVERSION_UTILS_LINATTNFORMS_H
+
+#include "ttt/Conversion/Utils/Algebra.h"
+#include "ttt/Dialect/LinAttn/IR/LinAttnOps.h"
+
+namespace mlir::ttt {
+
+/// phi(x) of a linattn.feature_map (before the cast to the op's type).
+Value buildFeatureMap(TensorAlgebra &t, linattn::FeatureMapOp op);
+
+/// The orthogonalized, scaled states of a linattn.state_transform.
+Value buildStateTransform(TensorAlgebra &t, linattn::StateTransformOp op);
+
+} // namespace mlir::ttt
+
+#endif // TTT_CONVERSION_UTILS_LINATTNFORMS_H
