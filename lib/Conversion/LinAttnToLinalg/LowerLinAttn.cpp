@@ -177,31 +177,23 @@ struct LowerChunkReduce : OpRewritePattern<ChunkReduceOp> {
     Lowering l(rewriter, op.getLoc(), type);
     TensorMath &tm = l.tm;
     std::optional<int64_t> chunk = op.getChunkSize();
+    // eta_j v_j first, so that the per-chunk sums are a plain batched GEMM
+    // (acc + k v: ttt-contractions-to-blas takes it).
+    Value v = op.getV();
+    if (Value scale = op.getScale())
+      v = l.alg.mapWith(
+          {v}, l.tokenScale(scale, op.getScaleColumn()), {0, 1, 2},
+          [](ElementwiseMath &m, ValueRange x) { return m.mul(x[0], x[1]); });
     Value kc = l.chunked(op.getK(), chunk); // [B, H, N, C, F]
-    Value vc = l.chunked(op.getV(), chunk); // [B, H, N, C, E]
+    Value vc = l.chunked(v, chunk);         // [B, H, N, C, E]
     // Loops (b, h, n, f, i, e): innermost e is contiguous in v and G.
     Maps m{rewriter.getContext(), 6};
-    SmallVector<Value> inputs{kc, vc};
-    SmallVector<AffineMap> maps{m.dims({0, 1, 2, 4, 3}),
-                                m.dims({0, 1, 2, 4, 5})};
-    if (Value scale = op.getScale()) {
-      Value sc = l.chunked(l.tokenScale(scale, op.getScaleColumn()),
-                           chunk); // [B, H, N, C]
-      inputs.push_back(sc);
-      maps.push_back(m.dims({0, 1, 2, 4}));
-    }
-    maps.push_back(m.dims({0, 1, 2, 3, 5}));
     Value init = tm.zeros({tm.dim(kc, 0), tm.dim(kc, 1), tm.dim(kc, 2),
                            tm.dim(kc, 4), tm.dim(vc, 4)});
-    bool scaled = static_cast<bool>(op.getScale());
-    Value sums =
-        tm.generic(init.getType(), inputs, init, maps, innerReduction(6),
-                   [&](ScalarMath &s, ValueRange v) {
-                     Value prod = s.mul(v[0], v[1]);
-                     if (scaled)
-                       prod = s.mul(prod, v[2]);
-                     return s.add(v.back(), prod);
-                   });
+    Value sums = tm.generic(init.getType(), {kc, vc}, init,
+                            {m.dims({0, 1, 2, 4, 3}), m.dims({0, 1, 2, 4, 5}),
+                             m.dims({0, 1, 2, 3, 5})},
+                            innerReduction(6), multiplyAdd);
     double factor = op.getFactor().convertToDouble();
     bool mean = op.getMean();
     Value tokens = tm.indexValue(tm.dim(op.getK(), 2));

@@ -156,7 +156,8 @@ Chunking mlir::ttt::chunkingOf(TensorAlgebra &t, Value x,
 Value mlir::ttt::chunked(TensorAlgebra &t, Value x, const Chunking &ch) {
   Value full = x;
   if (ch.size)
-    full = t.padEnd(x, 2, t.sizeSub(t.sizeMul(ch.count, ch.length), ch.tokens));
+    full =
+        t.padEnd(x, 2, t.sizeSub(t.sizeMul(ch.count, ch.length), t.dim(x, 2)));
   return t.splitAxis(full, 2, ch.count, ch.length, ch.size);
 }
 

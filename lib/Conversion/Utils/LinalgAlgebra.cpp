@@ -37,6 +37,24 @@ int64_t rankOf(Value x) {
   return cast<RankedTensorType>(x.getType()).getRank();
 }
 
+/// Whether two index values are one size: one value, equal constants, or
+/// the same dim of the same tensor.
+bool sameSize(Value a, Value b) {
+  if (a == b)
+    return true;
+  std::optional<int64_t> ca = getConstantIntValue(a),
+                         cb = getConstantIntValue(b);
+  if (ca || cb)
+    return ca == cb;
+  auto da = a.getDefiningOp<tensor::DimOp>();
+  auto db = b.getDefiningOp<tensor::DimOp>();
+  if (!da || !db || da.getSource() != db.getSource())
+    return false;
+  std::optional<int64_t> ia = getConstantIntValue(da.getIndex()),
+                         ib = getConstantIntValue(db.getIndex());
+  return ia && ia == ib;
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -52,6 +70,10 @@ Value LinalgAlgebra::dim(Value x, int64_t axis) {
 }
 
 Value LinalgAlgebra::sizeAdd(Value a, Value c) {
+  // a + (y - a) = y: a pad to a length keeps that length's value.
+  if (auto sub = c.getDefiningOp<arith::SubIOp>();
+      sub && sameSize(sub.getRhs(), a))
+    return sub.getLhs();
   return b.createOrFold<arith::AddIOp>(loc, a, c);
 }
 

@@ -18,6 +18,27 @@ func.func @chunk_reduce(%k: tensor<?x2x?x8xf32>, %v: tensor<?x2x?x4xf32>) -> ten
 
 // -----
 
+// A per-token scale multiplies the values first, so that the chunk sums stay
+// a plain multiply-accumulate (a GEMM for ttt-contractions-to-blas).
+// CHECK-LABEL: func.func @chunk_reduce_scaled
+// CHECK-SAME: %[[K:[a-z0-9]+]]: tensor<?x2x?x8xf32>, %[[V:[a-z0-9]+]]: tensor<?x2x?x4xf32>, %[[ETA:[a-z0-9]+]]: tensor<?x2x?xf32>
+// CHECK: %[[EV:.+]] = linalg.generic {{.*}} ins(%[[V]], %[[ETA]] : tensor<?x2x?x4xf32>, tensor<?x2x?xf32>)
+// CHECK-NEXT: ^bb0(%[[X:.+]]: f32, %[[E:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT:   %[[P:.+]] = arith.mulf %[[X]], %[[E]] : f32
+// CHECK-NEXT:   linalg.yield %[[P]]
+// CHECK: %[[VC:.+]] = tensor.expand_shape {{.+}} into tensor<?x2x?x16x4xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[VC]] : tensor<?x2x?x16x8xf32>, tensor<?x2x?x16x4xf32>)
+// CHECK-NEXT: ^bb0(%[[A:.+]]: f32, %[[B:.+]]: f32, %[[ACC:.+]]: f32):
+// CHECK-NEXT:   %[[AB:.+]] = arith.mulf %[[A]], %[[B]] : f32
+// CHECK-NEXT:   %[[SUM:.+]] = arith.addf %[[ACC]], %[[AB]] : f32
+// CHECK-NEXT:   linalg.yield %[[SUM]]
+func.func @chunk_reduce_scaled(%k: tensor<?x2x?x8xf32>, %v: tensor<?x2x?x4xf32>, %eta: tensor<?x2x?xf32>) -> tensor<?x2x?x8x4xf32> {
+  %g = linattn.chunk_reduce %k, %v scale(%eta : tensor<?x2x?xf32>) chunk_size = 16 : tensor<?x2x?x8xf32>, tensor<?x2x?x4xf32> -> tensor<?x2x?x8x4xf32>
+  return %g : tensor<?x2x?x8x4xf32>
+}
+
+// -----
+
 // A decayed scan: log2(N) rounds that combine pairs (a, b) at distance d.
 // CHECK-LABEL: func.func @decayed_scan
 // CHECK: %[[R:.+]]:3 = scf.while (%[[D:.+]] = %c1, %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}})

@@ -54,7 +54,8 @@ onnx.graph @mlp_append_one(%x: tensor<?x2x?x4xf32> {onnx.name = "x"}) -> (tensor
 // CHECK: %[[C2:.+]] = onnx.node "Constant"() attrs {value = dense<4> : tensor<1xi64>}
 // CHECK: %[[N:.+]] = onnx.node "Div"(%[[TC]], %[[C2]])
 // CHECK: %[[NC:.+]] = onnx.node "Mul"(%[[N]], %[[C]])
-// CHECK: %[[PAD:.+]] = onnx.node "Sub"(%[[NC]], %[[T]])
+// CHECK: %[[KT:.+]] = onnx.node "Shape"(%k) attrs {end = 3 : i64, start = 2 : i64}
+// CHECK: %[[PAD:.+]] = onnx.node "Sub"(%[[NC]], %[[KT]])
 // CHECK: %[[Z6:.+]] = onnx.node "Constant"() attrs {value = dense<0> : tensor<6xi64>}
 // CHECK: %[[PADS:.+]] = onnx.node "Concat"(%[[Z6]], %[[PAD]], %{{.+}}) attrs {axis = 0 : i64}
 // CHECK: %[[KP:.+]] = onnx.node "Pad"(%k, %[[PADS]])
