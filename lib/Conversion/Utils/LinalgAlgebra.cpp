@@ -99,14 +99,12 @@ Value LinalgAlgebra::map(ValueRange inputs, ElementwiseBody body) {
   });
 }
 
-Value LinalgAlgebra::mapWith(ValueRange inputs, Value other,
-                             ArrayRef<int64_t> otherAxes,
-                             ElementwiseBody body) {
+Value LinalgAlgebra::mapWithMap(ValueRange inputs, Value other,
+                                AffineMap otherMap, ElementwiseBody body) {
   int64_t rank = rankOf(inputs.front());
-  MLIRContext *ctx = b.getContext();
-  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
+  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
   SmallVector<AffineMap> maps(inputs.size(), id);
-  maps.push_back(dimsMap(ctx, rank, otherAxes));
+  maps.push_back(otherMap);
   maps.push_back(id);
   SmallVector<Value> operands(inputs);
   operands.push_back(other);
@@ -116,6 +114,14 @@ Value LinalgAlgebra::mapWith(ValueRange inputs, Value other,
       init.getType(), operands, init, maps,
       SmallVector<IteratorType>(rank, IteratorType::parallel),
       [&](ScalarMath &s, ValueRange v) { return body(s, v.drop_back()); });
+}
+
+Value LinalgAlgebra::mapWith(ValueRange inputs, Value other,
+                             ArrayRef<int64_t> otherAxes,
+                             ElementwiseBody body) {
+  AffineMap otherMap =
+      dimsMap(b.getContext(), rankOf(inputs.front()), otherAxes);
+  return mapWithMap(inputs, other, otherMap, body);
 }
 
 Value LinalgAlgebra::mapBroadcast(ValueRange inputs, Value other,
@@ -132,18 +138,7 @@ Value LinalgAlgebra::mapBroadcast(ValueRange inputs, Value other,
                             type.getDimSize(d) != 1
                         ? getAffineConstantExpr(0, ctx)
                         : getAffineDimExpr(d, ctx));
-  AffineMap id = AffineMap::getMultiDimIdentityMap(rank, ctx);
-  SmallVector<AffineMap> maps(inputs.size(), id);
-  maps.push_back(AffineMap::get(rank, 0, exprs, ctx));
-  maps.push_back(id);
-  SmallVector<Value> operands(inputs);
-  operands.push_back(other);
-  Value init =
-      tensor::EmptyOp::create(b, loc, tm.sizes(inputs.front()), tm.getType());
-  return tm.generic(
-      init.getType(), operands, init, maps,
-      SmallVector<IteratorType>(rank, IteratorType::parallel),
-      [&](ScalarMath &s, ValueRange v) { return body(s, v.drop_back()); });
+  return mapWithMap(inputs, other, AffineMap::get(rank, 0, exprs, ctx), body);
 }
 
 //===----------------------------------------------------------------------===//

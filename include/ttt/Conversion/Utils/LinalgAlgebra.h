@@ -56,6 +56,10 @@ public:
                                   DoublingBody body) override;
 
 private:
+  /// The inputs element by element with `other` read through `otherMap`.
+  Value mapWithMap(ValueRange inputs, Value other, AffineMap otherMap,
+                   ElementwiseBody body);
+
   TensorMath tm;
   OpBuilder &b;
   Location loc;
