@@ -149,7 +149,8 @@ Value OnnxAlgebra::mergeAxes(Value x, int64_t axis) {
   SmallVector<Value> shape;
   if (axis > 0)
     shape.push_back(b.shape(x, 0, axis));
-  shape.push_back(sizeMul(dim(x, axis), dim(x, axis + 1)));
+  Value outer = dim(x, axis);
+  shape.push_back(sizeMul(outer, dim(x, axis + 1)));
   if (axis + 2 < rank)
     shape.push_back(b.shape(x, axis + 2, rank));
   return b.reshape(x, b.concat(shape, 0), rank - 1);

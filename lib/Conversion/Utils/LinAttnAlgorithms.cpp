@@ -33,9 +33,9 @@ Value mlir::ttt::siluDerivative(ElementwiseMath &m, Value z) {
 /// tanh(c (z + a z^3)), the inner term of gelu_tanh.
 static Value geluTanh(ElementwiseMath &m, Value z) {
   Value z3 = m.mul(z, m.mul(z, z));
-  Value inner =
-      m.mul(m.constant(kGeluC), m.add(z, m.mul(m.constant(kGeluA), z3)));
-  return m.tanh(inner);
+  Value cubic = m.mul(m.constant(kGeluA), z3);
+  Value c = m.constant(kGeluC);
+  return m.tanh(m.mul(c, m.add(z, cubic)));
 }
 
 Value mlir::ttt::activation(ElementwiseMath &m, Nonlinearity f, Value z) {
@@ -46,7 +46,8 @@ Value mlir::ttt::activation(ElementwiseMath &m, Nonlinearity f, Value z) {
     return m.relu(z);
   case Nonlinearity::gelu_tanh: {
     Value halfZ = m.mul(m.constant(0.5), z);
-    return m.mul(halfZ, m.add(m.constant(1.0), geluTanh(m, z)));
+    Value one = m.constant(1.0);
+    return m.mul(halfZ, m.add(one, geluTanh(m, z)));
   }
   }
   llvm_unreachable("unknown activation");
@@ -64,11 +65,12 @@ Value mlir::ttt::activationDerivative(ElementwiseMath &m, Nonlinearity f,
     Value one = m.constant(1.0), half = m.constant(0.5);
     Value t = geluTanh(m, z);
     Value z2 = m.mul(z, z);
-    Value dInner = m.mul(m.constant(kGeluC),
-                         m.add(one, m.mul(m.constant(3 * kGeluA), z2)));
+    Value slope = m.add(one, m.mul(m.constant(3 * kGeluA), z2));
+    Value dInner = m.mul(m.constant(kGeluC), slope);
     Value left = m.mul(half, m.add(one, t));
     Value oneMinusT2 = m.sub(one, m.mul(t, t));
-    Value right = m.mul(m.mul(half, z), m.mul(oneMinusT2, dInner));
+    Value halfZ = m.mul(half, z);
+    Value right = m.mul(halfZ, m.mul(oneMinusT2, dInner));
     return m.add(left, right);
   }
   }
@@ -131,7 +133,8 @@ Value mlir::ttt::newtonSchulz(TensorAlgebra &t, Value x, int64_t steps,
     Value gram = t.matmul(x, x, /*transposeB=*/true);
     Value gram2 = t.matmul(gram, gram, /*transposeB=*/false);
     Value poly = t.map({gram, gram2}, [&](ElementwiseMath &m, ValueRange v) {
-      return m.add(m.mul(m.constant(b), v[0]), m.mul(m.constant(c), v[1]));
+      Value first = m.mul(m.constant(b), v[0]);
+      return m.add(first, m.mul(m.constant(c), v[1]));
     });
     Value px = t.matmul(poly, x, /*transposeB=*/false);
     x = t.map({x, px}, [&](ElementwiseMath &m, ValueRange v) {
@@ -155,9 +158,10 @@ Chunking mlir::ttt::chunkingOf(TensorAlgebra &t, Value x,
 
 Value mlir::ttt::chunked(TensorAlgebra &t, Value x, const Chunking &ch) {
   Value full = x;
-  if (ch.size)
-    full =
-        t.padEnd(x, 2, t.sizeSub(t.sizeMul(ch.count, ch.length), t.dim(x, 2)));
+  if (ch.size) {
+    Value padded = t.sizeMul(ch.count, ch.length);
+    full = t.padEnd(x, 2, t.sizeSub(padded, t.dim(x, 2)));
+  }
   return t.splitAxis(full, 2, ch.count, ch.length, ch.size);
 }
 

@@ -59,7 +59,9 @@ Value ScalarMath::relu(Value x) {
   return select(greaterThan(x, zero), x, zero);
 }
 Value ScalarMath::positive(Value x) {
-  return select(greaterThan(x, constant(0.0)), constant(1.0), constant(0.0));
+  Value zero = constant(0.0);
+  Value one = constant(1.0);
+  return select(greaterThan(x, zero), one, zero);
 }
 Value ScalarMath::fromIndex(Value index) {
   Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
