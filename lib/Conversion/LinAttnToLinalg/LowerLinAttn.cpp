@@ -10,9 +10,9 @@
 // chunk-state scan is a loop (over chunks, vectorized over streams and the
 // state). Chunked views pad the sequence with zeros to whole chunks and
 // reshape [.., T, D] to [.., N, C, D]; padded tokens contribute nothing.
-// The chunk views, the doubling scan, Newton-Schulz and the activations are
-// the shared ones of LinAttnAlgorithms.h, built by LinalgAlgebra; the ONNX
-// export builds the same ones as nodes.
+// Every op but the sequential and per-entry scans is built on the algebra
+// every back end shares (LinAttnForms.h, LinAttnAlgorithms.h), here by
+// LinalgAlgebra; the ONNX export builds the same as nodes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,49 +87,6 @@ public:
   LinalgAlgebra alg;
   TensorMath &tm;
 
-  /// [B, H, T, D...] -> [B, H, N, C, D...] (LinAttnAlgorithms.h).
-  Value chunked(Value x, std::optional<int64_t> chunk) {
-    return mlir::ttt::chunked(alg, x, chunkingOf(alg, x, chunk));
-  }
-
-  /// The per-token scale [B, H, T]: `scale` itself, or its column `column`
-  /// when it is [B, H, T, n].
-  Value tokenScale(Value scale, int64_t column) {
-    auto type = cast<RankedTensorType>(scale.getType());
-    if (type.getRank() == 3)
-      return scale;
-    auto resultType = RankedTensorType::get(
-        {type.getDimSize(0), type.getDimSize(1), type.getDimSize(2)},
-        type.getElementType());
-    return tensor::ExtractSliceOp::create(
-        b, loc, resultType, scale,
-        {b.getIndexAttr(0), b.getIndexAttr(0), b.getIndexAttr(0),
-         b.getIndexAttr(column)},
-        {tm.dim(scale, 0), tm.dim(scale, 1), tm.dim(scale, 2),
-         b.getIndexAttr(1)},
-        SmallVector<OpFoldResult>(4, b.getIndexAttr(1)));
-  }
-
-  /// Inverse of chunked() for [B, H, N, C, E] cut from the tokens of
-  /// `like` [B, H, T, ..].
-  Value unchunked(Value x, Value like, std::optional<int64_t> chunk) {
-    return mlir::ttt::unchunked(alg, x, chunkingOf(alg, like, chunk));
-  }
-
-  /// Number of tokens in chunk n (index), min(C, T - n C); T without a
-  /// chunk size.
-  Value chunkLength(ScalarMath &s, Value n, Value tokens,
-                    std::optional<int64_t> chunk) {
-    if (!chunk)
-      return tokens;
-    OpBuilder &nb = s.builder();
-    Location l = s.getLoc();
-    Value c = arith::ConstantIndexOp::create(nb, l, *chunk);
-    Value start = arith::MulIOp::create(nb, l, n, c);
-    Value left = arith::SubIOp::create(nb, l, tokens, start);
-    return arith::MinUIOp::create(nb, l, c, left);
-  }
-
   /// The initial state [H, F, E] / [B, H, F, E] broadcast to
   /// [B, H, F, E] (or zero without one).
   Value initialState(Value init, ArrayRef<OpFoldResult> stateSizes) {
@@ -150,89 +107,30 @@ public:
 };
 
 //===----------------------------------------------------------------------===//
-// feature_map
+// feature_map, chunk_reduce, chunk_mean, state_transform, chunk_apply
 //===----------------------------------------------------------------------===//
 
-struct LowerFeatureMap : OpRewritePattern<FeatureMapOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(FeatureMapOp op,
+/// Builds a linattn op on the shared algebra (LinAttnForms.h) and replaces
+/// the op by it.
+template <typename Op, Value (*build)(TensorAlgebra &, Op)>
+struct LowerWithForm : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op,
                                 PatternRewriter &rewriter) const override {
-    auto type = cast<FloatType>(op.getInput().getType().getElementType());
+    auto type = cast<FloatType>(getElementTypeOrSelf(op->getOperand(0)));
     LinalgAlgebra alg(rewriter, op.getLoc(), type);
-    Value phi = buildFeatureMap(alg, op);
-    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), phi);
-    return success();
-  }
-};
-
-//===----------------------------------------------------------------------===//
-// chunk_reduce, chunk_mean
-//===----------------------------------------------------------------------===//
-
-struct LowerChunkReduce : OpRewritePattern<ChunkReduceOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ChunkReduceOp op,
-                                PatternRewriter &rewriter) const override {
-    auto type = cast<FloatType>(op.getK().getType().getElementType());
-    Lowering l(rewriter, op.getLoc(), type);
-    TensorMath &tm = l.tm;
-    std::optional<int64_t> chunk = op.getChunkSize();
-    // eta_j v_j first, so that the per-chunk sums are a plain batched GEMM
-    // (acc + k v: ttt-contractions-to-blas takes it).
-    Value v = op.getV();
-    if (Value scale = op.getScale())
-      v = l.alg.mapWith(
-          {v}, l.tokenScale(scale, op.getScaleColumn()), {0, 1, 2},
-          [](ElementwiseMath &m, ValueRange x) { return m.mul(x[0], x[1]); });
-    Value kc = l.chunked(op.getK(), chunk); // [B, H, N, C, F]
-    Value vc = l.chunked(v, chunk);         // [B, H, N, C, E]
-    // Loops (b, h, n, f, i, e): innermost e is contiguous in v and G.
-    Maps m{rewriter.getContext(), 6};
-    Value init = tm.zeros({tm.dim(kc, 0), tm.dim(kc, 1), tm.dim(kc, 2),
-                           tm.dim(kc, 4), tm.dim(vc, 4)});
-    Value sums = tm.generic(init.getType(), {kc, vc}, init,
-                            {m.dims({0, 1, 2, 4, 3}), m.dims({0, 1, 2, 4, 5}),
-                             m.dims({0, 1, 2, 3, 5})},
-                            innerReduction(6), multiplyAdd);
-    double factor = op.getFactor().convertToDouble();
-    bool mean = op.getMean();
-    Value tokens = tm.indexValue(tm.dim(op.getK(), 2));
-    Value result = tm.map({sums}, [&](ScalarMath &s, ValueRange v) {
-      Value out = s.mul(v[0], s.constant(factor));
-      if (!mean)
-        return out;
-      Value n = linalg::IndexOp::create(s.builder(), s.getLoc(), 2);
-      return s.div(out, s.fromIndex(l.chunkLength(s, n, tokens, chunk)));
-    });
+    Value result = build(alg, op);
     rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), result);
     return success();
   }
 };
 
-struct LowerChunkMean : OpRewritePattern<ChunkMeanOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ChunkMeanOp op,
-                                PatternRewriter &rewriter) const override {
-    auto type = cast<FloatType>(op.getInput().getType().getElementType());
-    Lowering l(rewriter, op.getLoc(), type);
-    TensorMath &tm = l.tm;
-    int64_t chunk = op.getChunkSize();
-    Value xc = l.chunked(op.getInput(), chunk); // [B, H, N, C]
-    Maps m{rewriter.getContext(), 4};
-    Value init = tm.zeros({tm.dim(xc, 0), tm.dim(xc, 1), tm.dim(xc, 2)});
-    Value sums = tm.generic(
-        init.getType(), {xc}, init, {m.dims({0, 1, 2, 3}), m.dims({0, 1, 2})},
-        iterators(3, 1),
-        [](ScalarMath &s, ValueRange v) { return s.add(v[1], v[0]); });
-    Value tokens = tm.indexValue(tm.dim(op.getInput(), 2));
-    Value result = tm.map({sums}, [&](ScalarMath &s, ValueRange v) {
-      Value n = linalg::IndexOp::create(s.builder(), s.getLoc(), 2);
-      return s.div(v[0], s.fromIndex(l.chunkLength(s, n, tokens, chunk)));
-    });
-    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), result);
-    return success();
-  }
-};
+using LowerFeatureMap = LowerWithForm<FeatureMapOp, buildFeatureMap>;
+using LowerChunkReduce = LowerWithForm<ChunkReduceOp, buildChunkReduce>;
+using LowerChunkMean = LowerWithForm<ChunkMeanOp, buildChunkMean>;
+using LowerStateTransform =
+    LowerWithForm<StateTransformOp, buildStateTransform>;
+using LowerChunkApply = LowerWithForm<ChunkApplyOp, buildChunkApply>;
 
 //===----------------------------------------------------------------------===//
 // scan
@@ -504,139 +402,6 @@ struct LowerScanPerEntry : OpRewritePattern<ScanOp> {
     }
     rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(),
                                                 forall.getResult(0));
-    return success();
-  }
-};
-
-//===----------------------------------------------------------------------===//
-// state_transform (Newton-Schulz, batched over every chunk state)
-//===----------------------------------------------------------------------===//
-
-struct LowerStateTransform : OpRewritePattern<StateTransformOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(StateTransformOp op,
-                                PatternRewriter &rewriter) const override {
-    auto type = cast<FloatType>(op.getInputs().getType().getElementType());
-    LinalgAlgebra alg(rewriter, op.getLoc(), type);
-    Value x = buildStateTransform(alg, op);
-    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), x);
-    return success();
-  }
-};
-
-//===----------------------------------------------------------------------===//
-// chunk_apply
-//===----------------------------------------------------------------------===//
-
-struct LowerChunkApply : OpRewritePattern<ChunkApplyOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  /// v_j * eta_j * factor (/ n_c, the length of token j's chunk, for the
-  /// mean): the values the intra-chunk term weighs.
-  static Value scaledIntraValues(Lowering &l, ChunkApplyOp op) {
-    TensorMath &tm = l.tm;
-    Value v = op.getIntraV();
-    double factor = op.getIntraFactor().convertToDouble();
-    bool mean = op.getIntraMean();
-    Value eta = op.getIntraScale();
-    if (!eta && !mean && factor == 1.0)
-      return v;
-    if (eta)
-      eta = l.tokenScale(eta, op.getScaleColumn());
-    int64_t chunk = *op.getChunkSize();
-    Maps m{v.getContext(), 4}; // b, h, t, e
-    SmallVector<Value> inputs{v};
-    SmallVector<AffineMap> maps{m.dims({0, 1, 2, 3})};
-    if (eta) {
-      inputs.push_back(eta);
-      maps.push_back(m.dims({0, 1, 2}));
-    }
-    maps.push_back(m.dims({0, 1, 2, 3}));
-    Value init =
-        tm.zeros({tm.dim(v, 0), tm.dim(v, 1), tm.dim(v, 2), tm.dim(v, 3)});
-    Value tokens = tm.indexValue(tm.dim(v, 2));
-    return tm.generic(
-        init.getType(), inputs, init, maps, iterators(4, 0),
-        [&](ScalarMath &s, ValueRange x) {
-          Value out = s.mul(x[0], s.constant(factor));
-          if (eta)
-            out = s.mul(out, x[1]);
-          if (!mean)
-            return out;
-          Value t = linalg::IndexOp::create(s.builder(), s.getLoc(), 2);
-          Value n = arith::DivUIOp::create(
-              s.builder(), s.getLoc(), t,
-              arith::ConstantIndexOp::create(s.builder(), s.getLoc(), chunk));
-          return s.div(out, s.fromIndex(l.chunkLength(s, n, tokens, chunk)));
-        });
-  }
-
-  LogicalResult matchAndRewrite(ChunkApplyOp op,
-                                PatternRewriter &rewriter) const override {
-    auto type = cast<FloatType>(op.getQ().getType().getElementType());
-    Lowering l(rewriter, op.getLoc(), type);
-    TensorMath &tm = l.tm;
-    MLIRContext *ctx = rewriter.getContext();
-    std::optional<int64_t> chunkSize = op.getChunkSize();
-    Value q = op.getQ(), states = op.getStates();
-    // o[b, h, n, c, e] = sum_f q[b, h, n, c, f] S[b, h, n, f, e] on the
-    // queries cut into chunks (a batched GEMM, and affine maps that every
-    // tiler takes, where reading S at `t floordiv C` is not), or
-    // o[b, h, t, e] = sum_f q[b, h, t, f] S[b, h, 0, f, e] for the one state
-    // of the whole sequence.
-    Value out;
-    if (chunkSize) {
-      Value qc = l.chunked(q, *chunkSize);
-      Maps m6{ctx, 6}; // b, h, n, c, f, e
-      Value init = tm.zeros({tm.dim(qc, 0), tm.dim(qc, 1), tm.dim(qc, 2),
-                             tm.dim(qc, 3), tm.dim(states, 4)});
-      Value outc =
-          tm.generic(init.getType(), {qc, states}, init,
-                     {m6.dims({0, 1, 2, 3, 4}), m6.dims({0, 1, 2, 4, 5}),
-                      m6.dims({0, 1, 2, 3, 5})},
-                     innerReduction(6), multiplyAdd);
-      out = l.unchunked(outc, q, chunkSize);
-    } else {
-      Maps m{ctx, 5}; // b, h, t, f, e
-      Value init = tm.zeros(
-          {tm.dim(q, 0), tm.dim(q, 1), tm.dim(q, 2), tm.dim(states, 4)});
-      out = tm.generic(init.getType(), {q, states}, init,
-                       {m.dims({0, 1, 2, 3}),
-                        m.of({m.d(0), m.d(1), getAffineConstantExpr(0, ctx),
-                              m.d(3), m.d(4)}),
-                        m.dims({0, 1, 2, 4})},
-                       innerReduction(5), multiplyAdd);
-    }
-    if (Value k = op.getIntraK()) {
-      int64_t chunk = *chunkSize;
-      // Inside each chunk: factor / n_c * sum_{j <= i} eta_j (q_i . k_j) v_j.
-      Value qc = l.chunked(q, chunk), kc = l.chunked(k, chunk);
-      Value vc = l.chunked(scaledIntraValues(l, op), chunk);
-      Maps m6{ctx, 6}; // b, h, n, i, j, f
-      Value scores = tm.zeros({tm.dim(qc, 0), tm.dim(qc, 1), tm.dim(qc, 2),
-                               tm.dim(qc, 3), tm.dim(qc, 3)});
-      scores = tm.generic(scores.getType(), {qc, kc}, scores,
-                          {m6.dims({0, 1, 2, 3, 5}), m6.dims({0, 1, 2, 4, 5}),
-                           m6.dims({0, 1, 2, 3, 4})},
-                          iterators(5, 1), multiplyAdd);
-      Value masked = tm.map({scores}, [](ScalarMath &s, ValueRange v) {
-        OpBuilder &nb = s.builder();
-        Value i = linalg::IndexOp::create(nb, s.getLoc(), 3);
-        Value j = linalg::IndexOp::create(nb, s.getLoc(), 4);
-        Value keep = arith::CmpIOp::create(nb, s.getLoc(),
-                                           arith::CmpIPredicate::uge, i, j);
-        return s.select(keep, v[0], s.constant(0.0));
-      });
-      Value intra = tm.zeros({tm.dim(qc, 0), tm.dim(qc, 1), tm.dim(qc, 2),
-                              tm.dim(qc, 3), tm.dim(vc, 4)});
-      // (b, h, n, i, j, e)
-      intra = tm.generic(intra.getType(), {masked, vc}, intra,
-                         {m6.dims({0, 1, 2, 3, 4}), m6.dims({0, 1, 2, 4, 5}),
-                          m6.dims({0, 1, 2, 3, 5})},
-                         innerReduction(6), multiplyAdd);
-      out = tm.add(out, l.unchunked(intra, q, chunk));
-    }
-    rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), out);
     return success();
   }
 };

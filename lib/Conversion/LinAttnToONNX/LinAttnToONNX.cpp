@@ -5,10 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // Rewrites linattn ops inside an onnx.graph into default-domain onnx.node ops
-// (opset 17) that compute the chunk-parallel form. The chunk views, the
-// doubling scan, Newton-Schulz and the activations are the ones the linalg
-// lowering uses (LinAttnAlgorithms.h), built here as ONNX nodes
-// (OnnxAlgebra.h):
+// (opset 17) that compute the chunk-parallel form. Every op but the scan is
+// built as the linalg lowering builds it (LinAttnForms.h and
+// LinAttnAlgorithms.h), here as ONNX nodes (OnnxAlgebra.h):
 //
 //   chunked view   Pad T up to N * C with zeros, Reshape to [B, H, N, C, ..]
 //   chunk_reduce   MatMul(K_c^T, eta V_c) * factor (/ chunk lengths)
@@ -58,30 +57,6 @@ using tonnx::OnnxBuilder;
 using tonnx::OnnxMath;
 
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Chunked views
-//===----------------------------------------------------------------------===//
-
-/// The per-token scale [B, H, T]: `scale` itself, or its column `column`
-/// when it is [B, H, T, n] (a scalar index drops the gathered axis).
-Value tokenScale(OnnxBuilder &b, Value scale, int64_t column) {
-  if (cast<RankedTensorType>(scale.getType()).getRank() == 3)
-    return scale;
-  return b.node("Gather", {scale, b.i64Scalar(column)}, b.floats(3),
-                {b.attr("axis", 3)});
-}
-
-/// The number of tokens of each chunk, min(C, T - n C), as floats [N].
-Value chunkLengths(OnnxBuilder &b, const Chunking &ch) {
-  Value n = b.node("Range",
-                   {b.i64Scalar(0), b.squeeze(ch.count, {0}), b.i64Scalar(1)},
-                   b.ints(-1));
-  Value c = ch.length;
-  Value starts = b.node("Mul", {n, c}, b.ints(-1));
-  Value left = b.node("Sub", {ch.tokens, starts}, b.ints(-1));
-  return b.toFloat(b.node("Min", {c, left}, b.ints(-1)));
-}
 
 //===----------------------------------------------------------------------===//
 // Support checks
@@ -156,51 +131,21 @@ struct ToONNXPattern : OpRewritePattern<Op> {
   }
 };
 
-//===----------------------------------------------------------------------===//
-// feature_map
-//===----------------------------------------------------------------------===//
-
-struct FeatureMapToONNX : ToONNXPattern<FeatureMapToONNX, FeatureMapOp> {
-  using ToONNXPattern::ToONNXPattern;
-  Value build(OnnxBuilder &b, FeatureMapOp op) const {
+/// Builds a linattn op on the shared algebra (LinAttnForms.h), as nodes.
+template <typename Op, Value (*form)(TensorAlgebra &, Op)>
+struct FormToONNX : ToONNXPattern<FormToONNX<Op, form>, Op> {
+  using ToONNXPattern<FormToONNX<Op, form>, Op>::ToONNXPattern;
+  Value build(OnnxBuilder &b, Op op) const {
     OnnxAlgebra t(b, "");
-    return buildFeatureMap(t, op);
+    return form(t, op);
   }
 };
 
-//===----------------------------------------------------------------------===//
-// chunk_reduce, chunk_mean
-//===----------------------------------------------------------------------===//
-
-struct ChunkReduceToONNX : ToONNXPattern<ChunkReduceToONNX, ChunkReduceOp> {
-  using ToONNXPattern::ToONNXPattern;
-  Value build(OnnxBuilder &b, ChunkReduceOp op) const {
-    Value v = op.getV();
-    if (Value scale = op.getScale())
-      v = b.mul(v, b.unsqueeze(tokenScale(b, scale, op.getScaleColumn()), {3}));
-    OnnxAlgebra t(b, "");
-    Chunking ch = chunkingOf(t, op.getK(), op.getChunkSize());
-    Value kc = chunked(t, op.getK(), ch); // [B, H, N, C, F]
-    Value vc = chunked(t, v, ch);         // [B, H, N, C, E]
-    Value g = b.matmul(b.transposeInner(kc), vc);
-    g = b.mul(g, op.getFactor().convertToDouble());
-    if (op.getMean())
-      g = b.div(g, b.unsqueeze(chunkLengths(b, ch), {0, 1, 3, 4}));
-    return g;
-  }
-};
-
-struct ChunkMeanToONNX : ToONNXPattern<ChunkMeanToONNX, ChunkMeanOp> {
-  using ToONNXPattern::ToONNXPattern;
-  Value build(OnnxBuilder &b, ChunkMeanOp op) const {
-    OnnxAlgebra t(b, "");
-    Chunking ch = chunkingOf(t, op.getInput(), op.getChunkSize());
-    Value sums = b.reduceSum(chunked(t, op.getInput(), ch), {3},
-                             /*keepDims=*/false); // [B, H, N]
-    Value mean = b.div(sums, chunkLengths(b, ch));
-    return mean;
-  }
-};
+using FeatureMapToONNX = FormToONNX<FeatureMapOp, buildFeatureMap>;
+using ChunkReduceToONNX = FormToONNX<ChunkReduceOp, buildChunkReduce>;
+using ChunkMeanToONNX = FormToONNX<ChunkMeanOp, buildChunkMean>;
+using StateTransformToONNX = FormToONNX<StateTransformOp, buildStateTransform>;
+using ChunkApplyToONNX = FormToONNX<ChunkApplyOp, buildChunkApply>;
 
 //===----------------------------------------------------------------------===//
 // scan
@@ -293,82 +238,6 @@ struct ScanToONNX : ToONNXPattern<ScanToONNX, ScanOp> {
   /// Loop nodes per onnx.graph, for loopPrefix (patterns are const while
   /// they rewrite; the pattern set lives for one run of the pass).
   mutable llvm::DenseMap<Operation *, unsigned> loopCounts;
-};
-
-//===----------------------------------------------------------------------===//
-// state_transform (Newton-Schulz, batched over every chunk state)
-//===----------------------------------------------------------------------===//
-
-struct StateTransformToONNX
-    : ToONNXPattern<StateTransformToONNX, StateTransformOp> {
-  using ToONNXPattern::ToONNXPattern;
-  Value build(OnnxBuilder &b, StateTransformOp op) const {
-    OnnxAlgebra t(b, "");
-    return buildStateTransform(t, op);
-  }
-};
-
-//===----------------------------------------------------------------------===//
-// chunk_apply
-//===----------------------------------------------------------------------===//
-
-struct ChunkApplyToONNX : ToONNXPattern<ChunkApplyToONNX, ChunkApplyOp> {
-  using ToONNXPattern::ToONNXPattern;
-
-  /// v_j * eta_j * factor (/ n_c, the length of token j's chunk, for the
-  /// mean).
-  static Value scaledIntraValues(OnnxBuilder &b, ChunkApplyOp op,
-                                 const Chunking &ch) {
-    Value v = op.getIntraV();
-    if (Value eta = op.getIntraScale())
-      v = b.mul(v, b.unsqueeze(tokenScale(b, eta, op.getScaleColumn()), {3}));
-    double factor = op.getIntraFactor().convertToDouble();
-    if (factor != 1.0)
-      v = b.mul(v, factor);
-    if (!op.getIntraMean())
-      return v;
-    // Each token's chunk length: [N] repeated C times, cut to T, as [T, 1].
-    Value lengths = b.unsqueeze(chunkLengths(b, ch), {1});        // [N, 1]
-    Value repeated = b.expand(lengths, b.i64s({1, *ch.size}), 2); // [N, C]
-    Value flat = b.reshape(repeated, b.i64s({-1, 1}), 2);
-    Value perToken = b.slice(flat, b.i64s({0}), ch.tokens, 0); // [T, 1]
-    return b.div(v, perToken);
-  }
-
-  /// sum over j <= t in chunk(t) of (q_t . k_j) v_j, per chunk: the scores
-  /// q k^T times a constant lower-triangular mask (the chunk size is static,
-  /// and a constant needs no Trilu, which opset 13 lacks), then the values.
-  /// The zero-padded tokens of a short last chunk add nothing.
-  static Value intraChunkTerm(OnnxBuilder &b, OnnxAlgebra &t, Value qc, Value k,
-                              Value v, const Chunking &ch) {
-    Value kc = chunked(t, k, ch), vc = chunked(t, v, ch);
-    Value scores = b.matmul(qc, b.transposeInner(kc)); // [B, H, N, C, C]
-    int64_t size = *ch.size;
-    SmallVector<float> lower(size * size, 0.0f);
-    for (int64_t t = 0; t < size; ++t)
-      for (int64_t j = 0; j <= t; ++j)
-        lower[t * size + j] = 1.0f;
-    Type elem = cast<RankedTensorType>(qc.getType()).getElementType();
-    auto maskType = RankedTensorType::get({size, size}, elem);
-    Value mask = b.constant(DenseElementsAttr::get(
-        maskType, llvm::map_to_vector(lower, [&](float x) -> Attribute {
-          return FloatAttr::get(elem, x);
-        })));
-    return b.matmul(b.mul(scores, mask), vc);
-  }
-
-  Value build(OnnxBuilder &b, ChunkApplyOp op) const {
-    Value q = op.getQ(), states = op.getStates();
-    OnnxAlgebra t(b, "");
-    Chunking ch = chunkingOf(t, q, op.getChunkSize());
-    Value qc = chunked(t, q, ch);
-    Value o = b.matmul(qc, states); // [B, H, N, C, E]
-    if (Value k = op.getIntraK())
-      o = b.add(o,
-                intraChunkTerm(b, t, qc, k, scaledIntraValues(b, op, ch), ch));
-    Value out = unchunked(t, o, ch);
-    return out;
-  }
 };
 
 //===----------------------------------------------------------------------===//

@@ -65,6 +65,16 @@ Value OnnxAlgebra::sizeCeilDiv(Value a, int64_t c) {
   return b.node("Div", {sum, b.i64s({c})}, b.ints(1));
 }
 
+Value OnnxAlgebra::chunkLengths(Value tokens, Value length, Value count) {
+  // A braced list evaluates in order: 0, count, 1.
+  Value n =
+      b.node("Range", {b.i64Scalar(0), b.squeeze(count, {0}), b.i64Scalar(1)},
+             b.ints(-1));
+  Value starts = b.node("Mul", {n, length}, b.ints(-1));
+  Value left = b.node("Sub", {tokens, starts}, b.ints(-1));
+  return b.toFloat(b.node("Min", {length, left}, b.ints(-1)));
+}
+
 //===----------------------------------------------------------------------===//
 // Element-wise
 //===----------------------------------------------------------------------===//
@@ -101,11 +111,43 @@ Value OnnxAlgebra::matmul(Value a, Value c, bool transposeB) {
   return b.matmul(a, transposeB ? b.transposeInner(c) : c);
 }
 
+Value OnnxAlgebra::matmulTransposedA(Value a, Value c) {
+  return b.matmul(b.transposeInner(a), c);
+}
+
 Value OnnxAlgebra::transposeInner(Value x) { return b.transposeInner(x); }
 
 Value OnnxAlgebra::sumSquaresInner(Value x) {
   int64_t rank = rankOf(x);
   return b.reduceSum(b.mul(x, x), {rank - 2, rank - 1}, /*keepDims=*/false);
+}
+
+// A constant mask: the size is static, and a constant needs no Trilu, which
+// opset 13 lacks.
+Value OnnxAlgebra::lowerTriangle(Value x, int64_t size) {
+  Type elem = b.elementType();
+  SmallVector<Attribute> lower;
+  for (int64_t i = 0; i < size; ++i)
+    for (int64_t j = 0; j < size; ++j)
+      lower.push_back(FloatAttr::get(elem, j <= i ? 1.0 : 0.0));
+  auto maskType = RankedTensorType::get({size, size}, elem);
+  Value mask = b.constant(DenseElementsAttr::get(maskType, lower));
+  return b.mul(x, mask);
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and selections on the last axis
+//===----------------------------------------------------------------------===//
+
+Value OnnxAlgebra::sumLast(Value x) {
+  return b.reduceSum(x, {rankOf(x) - 1}, /*keepDims=*/false);
+}
+
+// A scalar index drops the gathered axis.
+Value OnnxAlgebra::column(Value x, int64_t index) {
+  int64_t last = rankOf(x) - 1;
+  return b.node("Gather", {x, b.i64Scalar(index)}, b.floats(last),
+                {b.attr("axis", last)});
 }
 
 //===----------------------------------------------------------------------===//

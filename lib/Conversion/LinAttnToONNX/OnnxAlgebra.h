@@ -54,6 +54,7 @@ public:
   Value sizeSub(Value a, Value c) override;
   Value sizeMul(Value a, Value c) override;
   Value sizeCeilDiv(Value a, int64_t c) override;
+  Value chunkLengths(Value tokens, Value length, Value count) override;
 
   Value map(ValueRange inputs, ElementwiseBody body) override;
   Value mapWith(ValueRange inputs, Value other, ArrayRef<int64_t> otherAxes,
@@ -62,8 +63,13 @@ public:
                      ElementwiseBody body) override;
 
   Value matmul(Value a, Value c, bool transposeB) override;
+  Value matmulTransposedA(Value a, Value c) override;
   Value transposeInner(Value x) override;
   Value sumSquaresInner(Value x) override;
+  Value lowerTriangle(Value x, int64_t size) override;
+
+  Value sumLast(Value x) override;
+  Value column(Value x, int64_t index) override;
 
   Value slice(Value x, int64_t axis, Value from, Value to) override;
   Value replaceFrom(Value x, int64_t axis, Value from, Value tail) override;

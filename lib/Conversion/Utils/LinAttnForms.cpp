@@ -7,6 +7,8 @@
 #include "ttt/Conversion/Utils/LinAttnForms.h"
 #include "ttt/Conversion/Utils/LinAttnAlgorithms.h"
 
+#include "mlir/IR/BuiltinTypes.h"
+
 using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::linattn;
@@ -39,4 +41,92 @@ Value mlir::ttt::buildStateTransform(TensorAlgebra &t, StateTransformOp op) {
   return t.map({x}, [&](ElementwiseMath &m, ValueRange v) {
     return m.mul(v[0], m.constant(factor));
   });
+}
+
+//===----------------------------------------------------------------------===//
+// The chunk contractions
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+Value multiply(ElementwiseMath &m, ValueRange v) { return m.mul(v[0], v[1]); }
+Value divide(ElementwiseMath &m, ValueRange v) { return m.div(v[0], v[1]); }
+Value sum(ElementwiseMath &m, ValueRange v) { return m.add(v[0], v[1]); }
+
+/// The per-token scale [B, H, T]: `scale` itself, or its column `column`
+/// when it is [B, H, T, n].
+Value tokenScale(TensorAlgebra &t, Value scale, int64_t column) {
+  if (cast<RankedTensorType>(scale.getType()).getRank() == 3)
+    return scale;
+  return t.column(scale, column);
+}
+
+/// x [B, H, N, ...] divided by the length of its chunk n.
+Value perChunkLength(TensorAlgebra &t, Value x, const Chunking &ch) {
+  Value lengths = t.chunkLengths(ch.tokens, ch.length, ch.count);
+  return t.mapWith({x}, lengths, {2}, divide);
+}
+
+/// v_j eta_j factor: the values the intra-chunk term weighs.
+Value scaledIntraValues(TensorAlgebra &t, ChunkApplyOp op) {
+  Value v = op.getIntraV();
+  if (Value eta = op.getIntraScale())
+    v = t.mapWith({v}, tokenScale(t, eta, op.getScaleColumn()), {0, 1, 2},
+                  multiply);
+  double factor = op.getIntraFactor().convertToDouble();
+  if (factor == 1.0)
+    return v;
+  return t.map({v}, [&](ElementwiseMath &m, ValueRange x) {
+    return m.mul(x[0], m.constant(factor));
+  });
+}
+
+} // namespace
+
+// eta_j v_j first, so that the per-chunk sums are a plain batched product
+// (acc + k v, which ttt-contractions-to-blas takes).
+Value mlir::ttt::buildChunkReduce(TensorAlgebra &t, ChunkReduceOp op) {
+  Value k = op.getK(), v = op.getV();
+  if (Value scale = op.getScale())
+    v = t.mapWith({v}, tokenScale(t, scale, op.getScaleColumn()), {0, 1, 2},
+                  multiply);
+  Chunking ch = chunkingOf(t, k, op.getChunkSize());
+  Value kc = chunked(t, k, ch); // [B, H, N, C, F]
+  Value vc = chunked(t, v, ch); // [B, H, N, C, E]
+  Value sums = t.matmulTransposedA(kc, vc);
+  double factor = op.getFactor().convertToDouble();
+  if (factor != 1.0)
+    sums = t.map({sums}, [&](ElementwiseMath &m, ValueRange x) {
+      return m.mul(x[0], m.constant(factor));
+    });
+  return op.getMean() ? perChunkLength(t, sums, ch) : sums;
+}
+
+Value mlir::ttt::buildChunkMean(TensorAlgebra &t, ChunkMeanOp op) {
+  Value x = op.getInput();
+  Chunking ch = chunkingOf(t, x, op.getChunkSize());
+  Value sums = t.sumLast(chunked(t, x, ch)); // [B, H, N]
+  return perChunkLength(t, sums, ch);
+}
+
+// Without a chunk size the queries are one chunk of T tokens, read against
+// the one state [B, H, 1, F, E].
+Value mlir::ttt::buildChunkApply(TensorAlgebra &t, ChunkApplyOp op) {
+  Value q = op.getQ();
+  Chunking ch = chunkingOf(t, q, op.getChunkSize());
+  Value qc = chunked(t, q, ch);
+  Value out = t.matmul(qc, op.getStates(), /*transposeB=*/false);
+  if (Value k = op.getIntraK()) {
+    // Inside each chunk: factor (/ n_c) sum_{j <= i} eta_j (q_i . k_j) v_j.
+    // The zero-padded tokens of a short last chunk add nothing.
+    Value kc = chunked(t, k, ch);
+    Value vc = chunked(t, scaledIntraValues(t, op), ch);
+    if (op.getIntraMean())
+      vc = perChunkLength(t, vc, ch);
+    Value scores = t.matmul(qc, kc, /*transposeB=*/true); // [B, H, N, C, C]
+    Value causal = t.lowerTriangle(scores, *ch.size);
+    Value intra = t.matmul(causal, vc, /*transposeB=*/false);
+    out = t.map({out, intra}, sum);
+  }
+  return unchunked(t, out, ch);
 }

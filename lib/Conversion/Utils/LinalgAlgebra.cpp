@@ -7,6 +7,7 @@
 #include "ttt/Conversion/Utils/LinalgAlgebra.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
@@ -89,6 +90,23 @@ Value LinalgAlgebra::sizeCeilDiv(Value a, int64_t c) {
   return b.createOrFold<arith::CeilDivUIOp>(loc, a, size(c));
 }
 
+// Index arithmetic in the body, converted to the element type once.
+Value LinalgAlgebra::chunkLengths(Value tokens, Value length, Value count) {
+  MLIRContext *ctx = b.getContext();
+  Value init = tensor::EmptyOp::create(
+      b, loc, ArrayRef<OpFoldResult>{getAsOpFoldResult(count)}, tm.getType());
+  return tm.generic(
+      init.getType(), {}, init, {AffineMap::getMultiDimIdentityMap(1, ctx)},
+      {IteratorType::parallel}, [&](ScalarMath &s, ValueRange) {
+        OpBuilder &nb = s.builder();
+        Location l = s.getLoc();
+        Value n = linalg::IndexOp::create(nb, l, 0);
+        Value start = arith::MulIOp::create(nb, l, n, length);
+        Value left = arith::SubIOp::create(nb, l, tokens, start);
+        return s.fromIndex(arith::MinUIOp::create(nb, l, length, left));
+      });
+}
+
 //===----------------------------------------------------------------------===//
 // Element-wise
 //===----------------------------------------------------------------------===//
@@ -149,6 +167,15 @@ Value LinalgAlgebra::mapBroadcast(ValueRange inputs, Value other,
 // the result, so it vectorizes. a b^T runs (batch, i, j, k): both operands
 // are read along their rows.
 Value LinalgAlgebra::matmul(Value a, Value c, bool transposeB) {
+  return contract(a, c, /*transposeA=*/false, transposeB);
+}
+
+Value LinalgAlgebra::matmulTransposedA(Value a, Value c) {
+  return contract(a, c, /*transposeA=*/true, /*transposeB=*/false);
+}
+
+Value LinalgAlgebra::contract(Value a, Value c, bool transposeA,
+                              bool transposeB) {
   MLIRContext *ctx = b.getContext();
   int64_t rank = rankOf(a);
   int64_t loops = rank + 1;
@@ -164,14 +191,14 @@ Value LinalgAlgebra::matmul(Value a, Value c, bool transposeB) {
   // Loop positions of k and j.
   int64_t k = transposeB ? third : second, j = transposeB ? second : third;
   SmallVector<AffineMap> maps{
-      with({i, k}), transposeB ? with({j, k}, shared) : with({k, j}, shared),
-      with({i, j})};
+      transposeA ? with({k, i}) : with({i, k}),
+      transposeB ? with({j, k}, shared) : with({k, j}, shared), with({i, j})};
   SmallVector<IteratorType> iters(loops, IteratorType::parallel);
   iters[k] = IteratorType::reduction;
   SmallVector<OpFoldResult> sizes;
   for (int64_t d : batch)
     sizes.push_back(tm.dim(a, d));
-  sizes.push_back(tm.dim(a, rank - 2));
+  sizes.push_back(tm.dim(a, rank - (transposeA ? 1 : 2)));
   sizes.push_back(tm.dim(c, rankOf(c) - (transposeB ? 2 : 1)));
   Value init = tm.zeros(sizes);
   return tm.generic(init.getType(), {a, c}, init, maps, iters,
@@ -209,6 +236,54 @@ Value LinalgAlgebra::sumSquaresInner(Value x) {
                     iters, [](ScalarMath &s, ValueRange v) {
                       return s.add(v[1], s.mul(v[0], v[0]));
                     });
+}
+
+Value LinalgAlgebra::lowerTriangle(Value x, int64_t) {
+  int64_t rank = rankOf(x);
+  return tm.map({x}, [&](ScalarMath &s, ValueRange v) {
+    OpBuilder &nb = s.builder();
+    Value row = linalg::IndexOp::create(nb, s.getLoc(), rank - 2);
+    Value col = linalg::IndexOp::create(nb, s.getLoc(), rank - 1);
+    Value keep = arith::CmpIOp::create(nb, s.getLoc(),
+                                       arith::CmpIPredicate::uge, row, col);
+    return s.select(keep, v[0], s.constant(0.0));
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and selections on the last axis
+//===----------------------------------------------------------------------===//
+
+Value LinalgAlgebra::sumLast(Value x) {
+  MLIRContext *ctx = b.getContext();
+  int64_t rank = rankOf(x);
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    sizes.push_back(tm.dim(x, d));
+  Value init = tm.zeros(sizes);
+  SmallVector<IteratorType> iters(rank - 1, IteratorType::parallel);
+  iters.push_back(IteratorType::reduction);
+  return tm.generic(
+      init.getType(), {x}, init,
+      {AffineMap::getMultiDimIdentityMap(rank, ctx),
+       dimsMap(ctx, rank, range(0, rank - 1))},
+      iters, [](ScalarMath &s, ValueRange v) { return s.add(v[1], v[0]); });
+}
+
+Value LinalgAlgebra::column(Value x, int64_t index) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  offsets.back() = b.getIndexAttr(index);
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    sizes.push_back(tm.dim(x, d));
+  sizes.push_back(b.getIndexAttr(1));
+  auto resultType =
+      RankedTensorType::get(type.getShape().drop_back(), type.getElementType());
+  return tensor::ExtractSliceOp::create(
+      b, loc, resultType, x, offsets, sizes,
+      SmallVector<OpFoldResult>(rank, b.getIndexAttr(1)));
 }
 
 //===----------------------------------------------------------------------===//

@@ -85,7 +85,8 @@ onnx.graph @chunk_reduce(%k: tensor<?x2x?x4xf32> {onnx.name = "k"}, %v: tensor<?
 // CHECK: %[[MC:.+]] = onnx.node "Reshape"(%{{.+}}, %{{.+}}) {{.*}} -> tensor<?x?x?x?xf32>
 // CHECK: %[[SUM:.+]] = onnx.node "ReduceSum"(%[[MC]], %{{.+}}) attrs {keepdims = 0 : i64}
 // CHECK: %[[LEN:.+]] = onnx.node "Cast"
-// CHECK: onnx.node "Div"(%[[SUM]], %[[LEN]]) {{.*}} -> tensor<?x2x?xf32>
+// CHECK: %[[LEN3:.+]] = onnx.node "Unsqueeze"(%[[LEN]], %{{.+}})
+// CHECK: onnx.node "Div"(%[[SUM]], %[[LEN3]]) {{.*}} -> tensor<?x2x?xf32>
 onnx.graph @chunk_mean(%m: tensor<?x2x?xf32> {onnx.name = "m"}) -> (tensor<?x2x?xf32> {onnx.name = "mu"}) {
   %mu = linattn.chunk_mean %m chunk_size = 4 : tensor<?x2x?xf32> -> tensor<?x2x?xf32>
   onnx.yield %mu : tensor<?x2x?xf32>
@@ -227,11 +228,11 @@ onnx.graph @chunk_apply(%q: tensor<?x2x?x4xf32> {onnx.name = "q"}, %s: tensor<?x
 // CHECK-LABEL: onnx.graph @chunk_apply_intra
 // CHECK: %[[QC:.+]] = onnx.node "Reshape"
 // CHECK: %[[O:.+]] = onnx.node "MatMul"(%[[QC]], %s)
+// CHECK: %[[KC:.+]] = onnx.node "Reshape"
 // CHECK: %[[ETA:.+]] = onnx.node "Unsqueeze"(%eta, %{{.+}})
 // CHECK: %[[VE:.+]] = onnx.node "Mul"(%v, %[[ETA]])
 // CHECK: %[[HALF:.+]] = onnx.node "Constant"() attrs {value = dense<5.000000e-01> : tensor<f32>}
 // CHECK: %[[VS:.+]] = onnx.node "Mul"(%[[VE]], %[[HALF]])
-// CHECK: %[[KC:.+]] = onnx.node "Reshape"
 // CHECK: %[[VC:.+]] = onnx.node "Reshape"
 // CHECK: %[[KT:.+]] = onnx.node "Transpose"(%[[KC]]) attrs {perm = array<i64: 0, 1, 2, 4, 3>}
 // CHECK: %[[SC:.+]] = onnx.node "MatMul"(%[[QC]], %[[KT]])

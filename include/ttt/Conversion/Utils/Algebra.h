@@ -5,9 +5,10 @@
 //===----------------------------------------------------------------------===//
 //
 // The algorithms of the linear-attention forms (chunk views, the doubling
-// scan, Newton-Schulz, the activations and their derivatives) are written
-// once, in LinAttnAlgorithms.h, against the two small interfaces below. Each
-// back end implements them once:
+// scan, Newton-Schulz, the activations and their derivatives) and the linattn
+// ops built from them are written once, in LinAttnAlgorithms.h and
+// LinAttnForms.h, against the two small interfaces below. Each back end
+// implements them once:
 //
 //   ElementwiseMath  ScalarMath (arith/math inside a linalg body), and the
 //                    ONNX export's nodes on whole tensors (which broadcast);
@@ -72,9 +73,12 @@ public:
   virtual Value sizeMul(Value a, Value b) = 0;
   /// ceil(a / c) for a >= 0.
   virtual Value sizeCeilDiv(Value a, int64_t c) = 0;
+  /// The lengths min(length, tokens - n length) of the chunks n = 0 ..
+  /// count - 1 of a sequence, as floats [count] (exact integers converted
+  /// once, so that a half-precision type still divides by the true count).
+  virtual Value chunkLengths(Value tokens, Value length, Value count) = 0;
 
-  // --- Element-wise
-  // ------------------------------------------------------------
+  // --- Element-wise ----------------------------------------------------------
   /// Same-shaped inputs, element by element.
   virtual Value map(ValueRange inputs, ElementwiseBody body) = 0;
   /// Same-shaped inputs with `other`, whose axes are `otherAxes` of theirs
@@ -91,12 +95,22 @@ public:
   /// a b, or a b^T, batched over the leading axes; b may have fewer
   /// leading axes than a (a weight shared by a's leading batch axes).
   virtual Value matmul(Value a, Value b, bool transposeB) = 0;
+  /// a^T b, batched as matmul: [..., k, r] x [..., k, c] -> [..., r, c].
+  virtual Value matmulTransposedA(Value a, Value b) = 0;
   virtual Value transposeInner(Value x) = 0;
   /// The sum of squares of each matrix: [..., r, c] -> [...].
   virtual Value sumSquaresInner(Value x) = 0;
+  /// Each matrix with its entries above the diagonal (column > row) zeroed;
+  /// the matrices are `size` x `size`.
+  virtual Value lowerTriangle(Value x, int64_t size) = 0;
 
-  // --- Views along one axis
-  // ----------------------------------------------------
+  // --- Reductions and selections on the last axis ---------------------------
+  /// [..., n] -> [...]: the sum over the last axis.
+  virtual Value sumLast(Value x) = 0;
+  /// [..., n] -> [...]: entry `index` of the last axis.
+  virtual Value column(Value x, int64_t index) = 0;
+
+  // --- Views along one axis --------------------------------------------------
   /// x[.., from:to, ..] on `axis`.
   virtual Value slice(Value x, int64_t axis, Value from, Value to) = 0;
   /// x with x[.., from:, ..] on `axis` replaced by `tail`.

@@ -23,6 +23,15 @@ Value buildFeatureMap(TensorAlgebra &t, linattn::FeatureMapOp op);
 /// The orthogonalized, scaled states of a linattn.state_transform.
 Value buildStateTransform(TensorAlgebra &t, linattn::StateTransformOp op);
 
+/// Per-chunk sums k_c^T (eta v_c) * factor (/ chunk length): [B, H, N, F, E].
+Value buildChunkReduce(TensorAlgebra &t, linattn::ChunkReduceOp op);
+
+/// The mean of each chunk: [B, H, T] -> [B, H, N].
+Value buildChunkMean(TensorAlgebra &t, linattn::ChunkMeanOp op);
+
+/// q_c S_c per chunk, plus the causal intra-chunk term when the op has one.
+Value buildChunkApply(TensorAlgebra &t, linattn::ChunkApplyOp op);
+
 } // namespace mlir::ttt
 
 #endif // TTT_CONVERSION_UTILS_LINATTNFORMS_H

@@ -34,6 +34,7 @@ public:
   Value sizeSub(Value a, Value c) override;
   Value sizeMul(Value a, Value c) override;
   Value sizeCeilDiv(Value a, int64_t c) override;
+  Value chunkLengths(Value tokens, Value length, Value count) override;
 
   Value map(ValueRange inputs, ElementwiseBody body) override;
   Value mapWith(ValueRange inputs, Value other, ArrayRef<int64_t> otherAxes,
@@ -42,8 +43,13 @@ public:
                      ElementwiseBody body) override;
 
   Value matmul(Value a, Value c, bool transposeB) override;
+  Value matmulTransposedA(Value a, Value c) override;
   Value transposeInner(Value x) override;
   Value sumSquaresInner(Value x) override;
+  Value lowerTriangle(Value x, int64_t size) override;
+
+  Value sumLast(Value x) override;
+  Value column(Value x, int64_t index) override;
 
   Value slice(Value x, int64_t axis, Value from, Value to) override;
   Value replaceFrom(Value x, int64_t axis, Value from, Value tail) override;
@@ -56,6 +62,8 @@ public:
                                   DoublingBody body) override;
 
 private:
+  /// The batched product of matmul and matmulTransposedA.
+  Value contract(Value a, Value c, bool transposeA, bool transposeB);
   /// The inputs element by element with `other` read through `otherMap`.
   Value mapWithMap(ValueRange inputs, Value other, AffineMap otherMap,
                    ElementwiseBody body);
