@@ -40,8 +40,9 @@ class Spelling:
     lr: float = 0.5
     # A negative: tanh of each chunk output (an output not linear in W).
     tanh_output: bool = False
-    # `unrolled`, or `loop`: an scf.for over the chunks carrying W and the output
-    # buffer (insert_slice at the chunk's offset); needs T % C == 0.
+    # `unrolled`; `loop`: an scf.for over the chunks carrying W and the output
+    # buffer (insert_slice at the chunk's offset); `while`: the same as an
+    # scf.while that counts the chunk offset itself. The loops need T % C == 0.
     form: str = "unrolled"
 
     @property
@@ -228,23 +229,38 @@ def ttt_program(s: Spelling) -> str:
         return o
 
     out_t = _t(B, H, T, E)
-    if s.form == "loop":
+    if s.form in ("loop", "while"):
         if T % C or s.assembly != "insert":
-            raise ValueError("the scf.for form writes full chunks into a buffer")
+            raise ValueError("the loop forms write full chunks into a buffer")
         w.emit("%c0 = arith.constant 0 : index")
         w.emit(f"%cC = arith.constant {C} : index")
         w.emit(f"%cT = arith.constant {T} : index")
         w.emit(f"%buf0 = tensor.empty() : {out_t}")
         w_t = _t(*w_shape)
-        w.emit(f"%r:2 = scf.for %i = %c0 to %cT step %cC iter_args(%w = {weight}, "
-               f"%buf = %buf0) -> ({w_t}, {out_t}) {{")
+        if s.form == "loop":
+            w.emit(f"%r:2 = scf.for %i = %c0 to %cT step %cC iter_args(%w = {weight}, "
+                   f"%buf = %buf0) -> ({w_t}, {out_t}) {{")
+        else:
+            types = f"index, {w_t}, {out_t}"
+            w.emit(f"%r:3 = scf.while (%i0 = %c0, %w0_ = {weight}, %buf_ = %buf0) : "
+                   f"({types}) -> ({types}) {{")
+            w.emit("%more = arith.cmpi slt, %i0, %cT : index")
+            w.emit(f"scf.condition(%more) %i0, %w0_, %buf_ : {types}")
+            w.emit("} do {")
+            w.emit(f"^bb0(%i: index, %w: {w_t}, %buf: {out_t}):")
         weight = "%w"
         o = chunk_step("%i", C, update=True)
         w.emit(f"%next = tensor.insert_slice {o} into %buf[0, 0, %i, 0] [{B}, {H}, {C}, {E}] "
                f"[1, 1, 1, 1] : {_t(B, H, C, E)} into {out_t}")
-        w.emit(f"scf.yield {weight}, %next : {w_t}, {out_t}")
-        w.emit("}")
-        w.emit(f"return %r#1 : {out_t}")
+        if s.form == "loop":
+            w.emit(f"scf.yield {weight}, %next : {w_t}, {out_t}")
+            w.emit("}")
+            w.emit(f"return %r#1 : {out_t}")
+        else:
+            w.emit("%inext = arith.addi %i, %cC : index")
+            w.emit(f"scf.yield %inext, {weight}, %next : index, {w_t}, {out_t}")
+            w.emit("}")
+            w.emit(f"return %r#2 : {out_t}")
         return head + "\n" + "\n".join(w.lines) + "\n}\n"
     for start in range(0, T, C):
         n = min(C, T - start)
@@ -348,8 +364,9 @@ def chunk_sums(T=8, C=4) -> str:
     return f"func.func @sums(%x: {seq}) -> {seq} {{\n" + "\n".join(w.lines) + "\n}\n"
 
 
-def rnn_loop(T=6) -> str:
-    """The RNN cell as an scf.for over time carrying h and the output buffer."""
+def rnn_loop(T=6, form="for") -> str:
+    """The RNN cell as an scf.for (or a counted scf.while) over time carrying h
+    and the output buffer."""
     w = _Writer()
     x_t, hid = _t(1, T, 4), _t(1, 1, 4)
     w.emit("%zero = arith.constant 0.0 : f32")
@@ -358,15 +375,30 @@ def rnn_loop(T=6) -> str:
     w.emit(f"%cT = arith.constant {T} : index")
     w.emit(f"%h0 = arith.constant {_dense(np.zeros((1, 1, 4), np.float32))} : {hid}")
     w.emit(f"%buf0 = tensor.empty() : {x_t}")
-    w.emit(f"%r:2 = scf.for %t = %c0 to %cT step %c1 iter_args(%h = %h0, %buf = %buf0) "
-           f"-> ({hid}, {x_t}) {{")
+    types = f"index, {hid}, {x_t}"
+    if form == "for":
+        w.emit(f"%r:2 = scf.for %t = %c0 to %cT step %c1 iter_args(%h = %h0, %buf = %buf0) "
+               f"-> ({hid}, {x_t}) {{")
+    else:
+        w.emit(f"%r:3 = scf.while (%t0 = %c0, %h_ = %h0, %buf_ = %buf0) : ({types}) -> "
+               f"({types}) {{")
+        w.emit("%more = arith.cmpi slt, %t0, %cT : index")
+        w.emit(f"scf.condition(%more) %t0, %h_, %buf_ : {types}")
+        w.emit("} do {")
+        w.emit(f"^bb0(%t: index, %h: {hid}, %buf: {x_t}):")
     w.emit(f"%xt = tensor.extract_slice %x[0, %t, 0] [1, 1, 4] [1, 1, 1] : {x_t} to {hid}")
     h = _rnn_step(w, "%xt", "%h")
     w.emit(f"%next = tensor.insert_slice {h} into %buf[0, %t, 0] [1, 1, 4] [1, 1, 1] : "
            f"{hid} into {x_t}")
-    w.emit(f"scf.yield {h}, %next : {hid}, {x_t}")
-    w.emit("}")
-    w.emit(f"return %r#1 : {x_t}")
+    if form == "for":
+        w.emit(f"scf.yield {h}, %next : {hid}, {x_t}")
+        w.emit("}")
+        w.emit(f"return %r#1 : {x_t}")
+    else:
+        w.emit("%tnext = arith.addi %t, %c1 : index")
+        w.emit(f"scf.yield %tnext, {h}, %next : {types}")
+        w.emit("}")
+        w.emit(f"return %r#2 : {x_t}")
     return (f"func.func @rnn_loop(%x: {x_t}, %w: {_t(4, 4)}, %u: {_t(4, 4)}) -> {x_t} {{\n" +
             "\n".join(w.lines) + "\n}\n")
 

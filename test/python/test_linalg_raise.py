@@ -1,7 +1,8 @@
 """TTT layers written by hand in linalg on tensors are found, raised and rewritten
 exactly; ordinary recurrences are left alone (`ttt-raise-linalg`, `ttt-optimize-linalg`).
 
-Each program of linalg_programs.py (chunk loops unrolled or as an `scf.for`) runs first as written (ttt-run, the ttt-to-cpu
+Each program of linalg_programs.py (chunk loops unrolled, as an `scf.for` or as a
+counted `scf.while`) runs first as written (ttt-run, the ttt-to-cpu
 pipeline) against the NumPy oracle written from the math, so the program is the layer;
 then `ttt-raise-linalg` must replace its chunk loop by one `ttt.kvb_layer` with the
 remark of the ONNX raise, and `ttt-optimize-linalg` must leave only upstream dialects
@@ -38,6 +39,10 @@ SPELLINGS = [
     lp.Spelling(form="loop", T=8),
     lp.Spelling(form="loop", contraction="named", loss="mse"),
     lp.Spelling(form="loop", weight="const", orientation="w_xt", T=16),
+    # the same loop as an scf.while that counts the chunk offset itself
+    lp.Spelling(form="while", T=8),
+    lp.Spelling(form="while", contraction="named", loss="mse"),
+    lp.Spelling(form="while", weight="const", orientation="w_xt", T=16),
 ]
 UPSTREAM = ("func.", "arith.", "linalg.", "tensor.", "scf.", "math.", "affine.")
 
@@ -79,7 +84,7 @@ def test_a_hand_written_linalg_layer_is_raised_and_rewritten_exactly(spelling, t
     assert "raised to ttt.kvb_layer (linear attention" in remarks, remarks
     assert raised.count("ttt.kvb_layer") == 1, raised
     assert "linalg.generic" not in raised and "batch_matmul" not in raised, raised
-    assert "scf.for" not in raised, raised
+    assert "scf.for" not in raised and "scf.while" not in raised, raised
 
     optimized = run_opt(program, "--pass-pipeline=builtin.module(ttt-optimize-linalg)")
     assert all(op.startswith(UPSTREAM) for op in _ops(optimized)), _ops(optimized)
@@ -92,6 +97,7 @@ def test_a_hand_written_linalg_layer_is_raised_and_rewritten_exactly(spelling, t
     ("rnn", lp.rnn_cell(), "no TTT layer found"),
     ("chunk_sums", lp.chunk_sums(), "no TTT layer found"),
     ("rnn_loop", lp.rnn_loop(), "no TTT layer found"),
+    ("rnn_while", lp.rnn_loop(form="while"), "no TTT layer found"),
     ("sum_loop", lp.sum_loop(), "no TTT layer found"),
     ("tanh_output", lp.ttt_program(lp.Spelling(tanh_output=True)),
      "left as it was: its output depends non-linearly on the trained fast weights"),

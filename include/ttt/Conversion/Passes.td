@@ -745,7 +745,11 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
     Reshape, `tensor.concat` and a chain of `insert_slice`s that tiles a
     fresh tensor a Concat, an `insert_slice` at a computed offset a
     ScatterND window, `scf.for` with constant bounds a Loop (its induction
-    variable `lb + iteration * step`), index arithmetic integer nodes.
+    variable `lb + iteration * step`), index arithmetic integer nodes. A
+    function with counted `scf.while` loops (`before`: one comparison of
+    the counter; `after`: the counter plus a step) is read as its copy with
+    `scf.for` loops (upstream's uplift), and takes the copy's body only if
+    a layer is raised in it.
     torch-mlir's spellings are read too: a unit dim indexed at 0 is a
     broadcast and a kept reduced dim keepdims; a payload that selects on
     `linalg.index` comparisons is a Trilu, one that selects on a float

@@ -21,9 +21,11 @@
 #include "ttt/Dialect/TTT/IR/TTTDialect.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::ttt {
@@ -207,21 +209,78 @@ void eraseComputation(Operation *root) {
   }
 }
 
+/// A copy of `func` whose counted scf.while loops are scf.for loops
+/// (upstream's uplift: a `before` region that only compares the counter, an
+/// `after` region that adds the step), which the shadow graph reads as Loop
+/// nodes; null when `func` has no such loop. The copy sits next to `func`
+/// under another name until the caller keeps its body or erases it.
+func::FuncOp withWhileLoopsAsFor(func::FuncOp func) {
+  SmallVector<Operation *> loops;
+  func.walk([&](scf::WhileOp loop) { loops.push_back(loop); });
+  if (loops.empty())
+    return {};
+  OpBuilder b(func);
+  auto copy = cast<func::FuncOp>(b.clone(*func));
+  copy.setSymName((func.getSymName() + "__ttt_while_as_for").str());
+  loops.clear();
+  llvm::SmallPtrSet<Operation *, 32> old;
+  copy.walk([&](Operation *op) {
+    old.insert(op);
+    if (isa<scf::WhileOp>(op))
+      loops.push_back(op);
+  });
+  RewritePatternSet patterns(func.getContext());
+  scf::populateUpliftWhileToForPatterns(patterns);
+  GreedyRewriteConfig config;
+  config.enableFolding(false);
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+  bool changed = false;
+  (void)applyOpPatternsGreedily(loops, std::move(patterns), config, &changed);
+  if (!changed) {
+    copy.erase();
+    return {};
+  }
+  // The uplift computes each counter's value after its loop; unread, it goes.
+  SmallVector<Operation *> made;
+  copy.walk([&](Operation *op) {
+    if (!old.contains(op))
+      made.push_back(op);
+  });
+  for (Operation *op : llvm::reverse(made))
+    if (isOpTriviallyDead(op))
+      op->erase();
+  return copy;
+}
+
 struct TTTRaiseLinalgPass
     : public mlir::ttt::impl::TTTRaiseLinalgBase<TTTRaiseLinalgPass> {
   using Base::Base;
 
   void runOnOperation() override {
     SmallVector<func::FuncOp> funcs(getOperation().getOps<func::FuncOp>());
-    for (func::FuncOp func : funcs)
-      if (failed(raise(func)))
+    for (func::FuncOp func : funcs) {
+      // A function with counted scf.while loops is read, and raised, as its
+      // copy with scf.for loops; the function takes the copy's body only if
+      // a layer was raised in it, so that it is otherwise left as it was.
+      func::FuncOp copy = withWhileLoopsAsFor(func);
+      FailureOr<bool> raised = raise(copy ? copy : func, bool(copy));
+      if (copy) {
+        if (succeeded(raised) && *raised)
+          func.getBody().takeBody(copy.getBody());
+        copy.erase();
+      }
+      if (failed(raised))
         return signalPassFailure();
+    }
   }
 
-  LogicalResult raise(func::FuncOp func) {
+  /// Raises the layers of `func`; whether it raised one. `whileLoops`: the
+  /// function's scf.for loops were scf.while loops in the program.
+  FailureOr<bool> raise(func::FuncOp func, bool whileLoops) {
     FailureOr<ShadowGraph> shadow = buildShadowGraph(func);
     if (failed(shadow))
-      return success(); // not a function on static float tensors
+      return false; // not a function on static float tensors
     if (printShadow)
       shadow->module->print(llvm::errs());
     PassManager pm(func.getContext(), ModuleOp::getOperationName());
@@ -239,23 +298,26 @@ struct TTTRaiseLinalgPass
       });
       return pm.run(*shadow->module);
     }();
-    // The shadow's Loop nodes are the function's scf.for loops.
+    // The shadow's Loop nodes are the function's loops.
     for (auto &[loc, text] : remarks) {
       StringRef shadowLoop = "ONNX Loop over chunks";
       if (size_t at = text.find(shadowLoop.str()); at != std::string::npos)
-        text.replace(at, shadowLoop.size(), "scf.for over chunks");
+        text.replace(at, shadowLoop.size(),
+                     whileLoops ? "counted scf.while over chunks"
+                                : "scf.for over chunks");
       emitRemark(loc) << text;
     }
     // The function itself is untouched: the shadow is a reading of it.
     if (failed(ran)) {
       func.emitRemark("no TTT layer read: the ONNX raise stopped on the "
                       "function's shadow graph");
-      return success();
+      return false;
     }
     // The raise replaced the graph by its normalized copy if it rewrote.
     auto graphs = shadow->module->getOps<onnx::GraphOp>();
     if (graphs.empty())
-      return success();
+      return false;
+    bool raisedAny = false;
     onnx::GraphOp graph = *graphs.begin();
     SmallVector<onnx::NodeOp> markers;
     graph.walk([&](onnx::NodeOp node) {
@@ -307,8 +369,9 @@ struct TTTRaiseLinalgPass
       Operation *assembly = replaced.getDefiningOp();
       replaced.replaceAllUsesWith(*layer);
       eraseComputation(assembly);
+      raisedAny = true;
     }
-    return success();
+    return raisedAny;
   }
 };
 

@@ -151,6 +151,15 @@ Value Translator::get(Value value) {
   // opaque or defines them later) get an opaque placeholder.
   Type type = value.getType();
   Location loc = value.getLoc();
+  // They are remembered, so they go in the graph's own block, before the
+  // node being built: a Loop body's nodes are not seen after the Loop.
+  OpBuilder::InsertionGuard guard(b);
+  if (Operation *inside = b.getInsertionBlock()->getParentOp();
+      !isa<onnx::GraphOp>(inside)) {
+    while (!isa<onnx::GraphOp>(inside->getParentOp()))
+      inside = inside->getParentOp();
+    b.setInsertionPoint(inside);
+  }
   if (auto tensor = dyn_cast<RankedTensorType>(type); !tensor) {
     if (isa<FloatType, IntegerType, IndexType>(type)) {
       Type element = isa<IndexType>(type) ? b.getI64Type() : type;
