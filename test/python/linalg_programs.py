@@ -44,11 +44,15 @@ class Spelling:
     # buffer (insert_slice at the chunk's offset); `while`: the same as an
     # scf.while that counts the chunk offset itself. The loops need T % C == 0.
     form: str = "unrolled"
+    # The loops' bounds: `constant`, or `computed` (the end a tensor.dim of the
+    # queries, the step that end divided by the chunk count).
+    bounds: str = "constant"
 
     @property
     def name(self) -> str:
+        bounds = "" if self.bounds == "constant" else "_computed"
         return (f"{self.contraction}_{self.assembly}_{self.weight}_{self.orientation}_"
-                f"{self.loss}_{self.form}")
+                f"{self.loss}_{self.form}{bounds}")
 
 
 # The payload of a contraction: out + a * b.
@@ -233,8 +237,14 @@ def ttt_program(s: Spelling) -> str:
         if T % C or s.assembly != "insert":
             raise ValueError("the loop forms write full chunks into a buffer")
         w.emit("%c0 = arith.constant 0 : index")
-        w.emit(f"%cC = arith.constant {C} : index")
-        w.emit(f"%cT = arith.constant {T} : index")
+        if s.bounds == "constant":
+            w.emit(f"%cC = arith.constant {C} : index")
+            w.emit(f"%cT = arith.constant {T} : index")
+        else:
+            w.emit("%c2 = arith.constant 2 : index")
+            w.emit(f"%cN = arith.constant {T // C} : index")
+            w.emit(f"%cT = tensor.dim %q, %c2 : {seq}")
+            w.emit("%cC = arith.divui %cT, %cN : index")
         w.emit(f"%buf0 = tensor.empty() : {out_t}")
         w_t = _t(*w_shape)
         if s.form == "loop":

@@ -43,6 +43,9 @@ SPELLINGS = [
     lp.Spelling(form="while", T=8),
     lp.Spelling(form="while", contraction="named", loss="mse"),
     lp.Spelling(form="while", weight="const", orientation="w_xt", T=16),
+    # bounds computed from the queries' static length
+    lp.Spelling(form="loop", bounds="computed", T=16),
+    lp.Spelling(form="while", bounds="computed", loss="mse"),
 ]
 UPSTREAM = ("func.", "arith.", "linalg.", "tensor.", "scf.", "math.", "affine.")
 

@@ -744,7 +744,7 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
     `tensor.extract_slice` a Slice, `expand_shape`/`collapse_shape` a
     Reshape, `tensor.concat` and a chain of `insert_slice`s that tiles a
     fresh tensor a Concat, an `insert_slice` at a computed offset a
-    ScatterND window, `scf.for` with constant bounds a Loop (its induction
+    ScatterND window, `scf.for` whose bounds fold to constants a Loop (its induction
     variable `lb + iteration * step`), index arithmetic integer nodes. A
     function with counted `scf.while` loops (`before`: one comparison of
     the counter; `after`: the counter plus a step) is read as its copy with

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinDialect.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -1080,10 +1081,50 @@ LogicalResult Translator::insertAtOffset(tensor::InsertSliceOp op) {
   return success();
 }
 
+/// The constant an integer value is: a constant, or what the ops' own
+/// folders make of constants and static dims (`tensor.dim` of a static
+/// tensor, index arithmetic, affine.apply). Folding works on a detached
+/// copy of each op, so that the program is not touched.
+static std::optional<int64_t> constantIndex(Value value, unsigned depth = 0) {
+  if (std::optional<int64_t> c = getConstantIntValue(value))
+    return c;
+  Operation *op = value.getDefiningOp();
+  if (op && depth < 16 && op->getNumRegions() == 0 && isPure(op)) {
+    SmallVector<Attribute> operands;
+    bool known = true;
+    for (Value operand : op->getOperands()) {
+      if (!isa<IndexType, IntegerType>(operand.getType())) {
+        operands.push_back(nullptr); // a tensor, whose static dims fold
+        continue;
+      }
+      std::optional<int64_t> c = constantIndex(operand, depth + 1);
+      known = known && c;
+      operands.push_back(c ? IntegerAttr::get(operand.getType(), *c)
+                           : Attribute());
+    }
+    if (known) {
+      Operation *copy = op->clone();
+      SmallVector<OpFoldResult> folded;
+      std::optional<int64_t> result;
+      if (succeeded(copy->fold(operands, folded)) && !folded.empty()) {
+        OpFoldResult r = folded[cast<OpResult>(value).getResultNumber()];
+        if (auto attr = dyn_cast<Attribute>(r))
+          result = getConstantIntValue(attr);
+        else if (auto other = dyn_cast<Value>(r); other && other != value)
+          result = constantIndex(other, depth + 1);
+      }
+      copy->destroy();
+      if (result)
+        return result;
+    }
+  }
+  return std::nullopt;
+}
+
 LogicalResult Translator::forLoop(scf::ForOp loop) {
-  std::optional<int64_t> lb = getConstantIntValue(loop.getLowerBound());
-  std::optional<int64_t> ub = getConstantIntValue(loop.getUpperBound());
-  std::optional<int64_t> step = getConstantIntValue(loop.getStep());
+  std::optional<int64_t> lb = constantIndex(loop.getLowerBound());
+  std::optional<int64_t> ub = constantIndex(loop.getUpperBound());
+  std::optional<int64_t> step = constantIndex(loop.getStep());
   if (!lb || !ub || !step || *step <= 0 ||
       !llvm::all_of(loop.getInitArgs(), [](Value init) {
         return isStaticFloatTensor(init.getType());
