@@ -114,6 +114,12 @@ void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options) {
 
   pm.addPass(createTTTDuplicateFills());
   addBufferizationPasses(pm);
+  // A buffer written in place and then "copied" onto itself (a chunk's
+  // output view, a loop's carried stream): one value once the loops' unchanged
+  // iter_args fold and the equal subviews merge.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createTTTDropSelfCopies());
   // The per-stream scf.forall loops of the ttt lowerings become scf.parallel,
   // which runs sequentially or on OpenMP threads below.
   pm.addPass(createForallToParallelLoopPass());

@@ -142,6 +142,26 @@ def TTTDuplicateFills : Pass<"ttt-duplicate-fills"> {
   ];
 }
 
+def TTTDropSelfCopies : Pass<"ttt-drop-self-copies"> {
+  let summary = "Erase memref.copy ops whose source is their target";
+  let description = [{
+    After bufferization, a chunk's output written in place in the stream's
+    buffer is still copied onto its own view, and a loop's result onto the
+    buffer it already is; once canonicalization and CSE make source and
+    target one value, `memref.copy %a, %a` changes nothing and this pass
+    erases it (a memmove of a whole stream per layer call otherwise).
+
+    Example:
+
+    ```mlir
+    %v = memref.subview %buf[%i, 0] [512, 128] [1, 1] : ...
+    memref.copy %v, %v : memref<512x128xf32, strided<[128, 1], offset: ?>> to ...
+    ```
+
+    loses the copy and keeps the subview.
+  }];
+}
+
 def TTTContractionsToBLAS : Pass<"ttt-contractions-to-blas", "::mlir::ModuleOp"> {
   let summary = "Call a BLAS GEMM for every fp32 contraction on buffers";
   let description = [{

@@ -18,6 +18,21 @@ func.func @chunk_reduce(%k: tensor<?x2x?x8xf32>, %v: tensor<?x2x?x4xf32>) -> ten
 
 // -----
 
+// A static length of whole chunks is viewed as chunks directly: no padded
+// copy (a fill and an insert_slice per operand).
+// CHECK-LABEL: func.func @chunk_reduce_whole_chunks
+// CHECK-SAME: %[[K:[a-z0-9]+]]: tensor<1x2x32x8xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x32x4xf32>
+// CHECK-NOT: tensor.insert_slice
+// CHECK: %[[KC:.+]] = tensor.expand_shape %[[K]] {{\[\[}}0], [1], [2, 3], [4]] output_shape [1, 2, 2, 16, 8] : tensor<1x2x32x8xf32> into tensor<1x2x2x16x8xf32>
+// CHECK: %[[VC:.+]] = tensor.expand_shape %[[V]]
+// CHECK: linalg.generic {{.*}} ins(%[[KC]], %[[VC]] : tensor<1x2x2x16x8xf32>, tensor<1x2x2x16x4xf32>)
+func.func @chunk_reduce_whole_chunks(%k: tensor<1x2x32x8xf32>, %v: tensor<1x2x32x4xf32>) -> tensor<1x2x2x8x4xf32> {
+  %g = linattn.chunk_reduce %k, %v chunk_size = 16 : tensor<1x2x32x8xf32>, tensor<1x2x32x4xf32> -> tensor<1x2x2x8x4xf32>
+  return %g : tensor<1x2x2x8x4xf32>
+}
+
+// -----
+
 // A per-token scale multiplies the values first, so that the chunk sums stay
 // a plain multiply-accumulate (a GEMM for ttt-contractions-to-blas).
 // CHECK-LABEL: func.func @chunk_reduce_scaled
