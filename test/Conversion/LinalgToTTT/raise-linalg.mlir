@@ -379,3 +379,34 @@ func.func @rnn(%x: tensor<1x3x4xf32>, %w: tensor<4x4xf32>, %u: tensor<4x4xf32>) 
   %o28 = tensor.concat dim(1) %v9, %v18, %v27 : (tensor<1x1x4xf32>, tensor<1x1x4xf32>, tensor<1x1x4xf32>) -> tensor<1x3x4xf32>
   return %o28 : tensor<1x3x4xf32>
 }
+
+// -----
+
+// An scf.while whose condition reads the data (iterate while the running
+// sum is below a threshold) is no counted loop: it is not uplifted, nothing
+// is found, and the function stays as written.
+
+// REMARK: remark: no TTT layer found
+// CHECK-LABEL: func.func @data_dependent_while(
+// CHECK: scf.while
+// CHECK: arith.cmpf olt
+// CHECK: scf.condition
+func.func @data_dependent_while(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %limit = arith.constant 10.0 : f32
+  %r = scf.while (%s = %x) : (tensor<4xf32>) -> tensor<4xf32> {
+    %first = tensor.extract %s[%c0] : tensor<4xf32>
+    %below = arith.cmpf olt, %first, %limit : f32
+    scf.condition(%below) %s : tensor<4xf32>
+  } do {
+  ^bb0(%s: tensor<4xf32>):
+    %e = tensor.empty() : tensor<4xf32>
+    %next = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%s, %x : tensor<4xf32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %sum = arith.addf %a, %b : f32
+      linalg.yield %sum : f32
+    } -> tensor<4xf32>
+    scf.yield %next : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
