@@ -278,9 +278,14 @@ struct TTTRaiseLinalgPass
   /// Raises the layers of `func`; whether it raised one. `whileLoops`: the
   /// function's scf.for loops were scf.while loops in the program.
   FailureOr<bool> raise(func::FuncOp func, bool whileLoops) {
-    FailureOr<ShadowGraph> shadow = buildShadowGraph(func);
-    if (failed(shadow))
-      return false; // not a function on static float tensors
+    std::string why;
+    FailureOr<ShadowGraph> shadow = buildShadowGraph(func, why);
+    if (failed(shadow)) {
+      // Declarations have nothing to read and say nothing.
+      if (!func.isExternal())
+        func.emitRemark() << "not read for TTT layers: " << why;
+      return false;
+    }
     if (printShadow)
       shadow->module->print(llvm::errs());
     PassManager pm(func.getContext(), ModuleOp::getOperationName());

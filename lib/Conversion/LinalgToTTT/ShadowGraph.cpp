@@ -1187,13 +1187,29 @@ LogicalResult Translator::forLoop(scf::ForOp loop) {
 
 } // namespace
 
-FailureOr<ShadowGraph> linalg_raise::buildShadowGraph(func::FuncOp func) {
-  if (func.isExternal() || !func.getBody().hasOneBlock())
+FailureOr<ShadowGraph> linalg_raise::buildShadowGraph(func::FuncOp func,
+                                                      std::string &why) {
+  if (func.isExternal()) {
+    why = "it is a declaration";
     return failure();
+  }
+  if (!func.getBody().hasOneBlock()) {
+    why = "its body has more than one block";
+    return failure();
+  }
   FunctionType type = func.getFunctionType();
-  for (Type t : llvm::concat<const Type>(type.getInputs(), type.getResults()))
+  auto notRead = [&](StringRef what, unsigned index, Type t) {
+    llvm::raw_string_ostream os(why);
+    os << what << " #" << index << " is " << t
+       << ", not a statically shaped tensor of floats";
+    return failure();
+  };
+  for (auto [index, t] : llvm::enumerate(type.getInputs()))
     if (!isStaticFloatTensor(t))
-      return failure();
+      return notRead("argument", index, t);
+  for (auto [index, t] : llvm::enumerate(type.getResults()))
+    if (!isStaticFloatTensor(t))
+      return notRead("result", index, t);
   MLIRContext *context = func.getContext();
   context->getOrLoadDialect<onnx::ONNXDialect>();
   ShadowGraph shadow;

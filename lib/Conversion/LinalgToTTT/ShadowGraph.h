@@ -40,9 +40,10 @@ struct ShadowGraph {
   int64_t translated = 0, opaque = 0;
 };
 
-/// The shadow of `func`, or failure if its signature has other than ranked
-/// tensors of floats.
-FailureOr<ShadowGraph> buildShadowGraph(func::FuncOp func);
+/// The shadow of `func`, or failure, with the reason in `why`, if it is a
+/// declaration, has more than one block, or its signature has other than
+/// statically shaped tensors of floats.
+FailureOr<ShadowGraph> buildShadowGraph(func::FuncOp func, std::string &why);
 
 } // namespace mlir::ttt::linalg_raise
 

@@ -410,3 +410,16 @@ func.func @data_dependent_while(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// Dynamic shapes are not read yet: the function is left, and the remark says
+// which argument stopped the reading.
+
+// REMARK: remark: not read for TTT layers: argument #0 is tensor<?x4xf32>, not a statically shaped tensor of floats
+// CHECK-LABEL: func.func @dynamic_rows(
+// CHECK: linalg.matmul
+func.func @dynamic_rows(%x: tensor<?x4xf32>, %w: tensor<4x4xf32>, %init: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %y = linalg.matmul ins(%x, %w : tensor<?x4xf32>, tensor<4x4xf32>) outs(%init : tensor<?x4xf32>) -> tensor<?x4xf32>
+  return %y : tensor<?x4xf32>
+}
