@@ -234,10 +234,11 @@ struct LowerScan : OpRewritePattern<ScanOp> {
 };
 
 /// Additive and decayed scans as the doubling (Hillis-Steele) scan over
-/// chunks (doublingScan in LinAttnAlgorithms.h, an scf.while here): log2(N)
-/// rounds, each one batched linalg op over every chunk, stream and state
-/// entry. The initial state enters at the end, scaled by the cumulative
-/// decay of each chunk.
+/// chunks (buildScan in LinAttnForms.h, an scf.while here): log2(N) rounds,
+/// each one batched linalg op over every chunk, stream and state entry. The
+/// initial state enters at the end, scaled by the cumulative decay of each
+/// chunk. Affine scans stay sequential: composing F x F transitions would
+/// cost log2(N) more products than the loop does.
 struct LowerScanInParallel : OpRewritePattern<ScanOp> {
   LowerScanInParallel(MLIRContext *ctx)
       : OpRewritePattern(ctx, /*benefit=*/2) {}
@@ -246,73 +247,9 @@ struct LowerScanInParallel : OpRewritePattern<ScanOp> {
                                 PatternRewriter &rewriter) const override {
     if (op.getKind() != ScanKind::additive && op.getKind() != ScanKind::decayed)
       return rewriter.notifyMatchFailure(op, "affine scans stay sequential");
-    Location loc = op.getLoc();
     auto type = cast<FloatType>(op.getInputs().getType().getElementType());
-    Lowering l(rewriter, loc, type);
-    TensorMath &tm = l.tm;
-    OpBuilder &b = rewriter;
-    Value g = op.getInputs(), decay = op.getDecay();
-    SmallVector<OpFoldResult> sizes = tm.sizes(g);
-    Value chunks = tm.indexValue(sizes[2]);
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    OpFoldResult zero = b.getIndexAttr(0), unit = b.getIndexAttr(1);
-    Maps m5{b.getContext(), 5};
-    auto [partial, cumulative] = doublingScan(
-        l.alg, decay ? TransitionKind::decay : TransitionKind::none, g, decay);
-
-    // Inclusive states: partial sums plus the (decayed) initial state.
-    Value inclusive = partial;
-    if (Value initial = op.getInitial()) {
-      bool perSample = cast<RankedTensorType>(initial.getType()).getRank() == 4;
-      SmallVector<Value> inputs{partial, initial};
-      SmallVector<AffineMap> maps{m5.dims({0, 1, 2, 3, 4}),
-                                  perSample ? m5.dims({0, 1, 3, 4})
-                                            : m5.dims({1, 3, 4})};
-      if (cumulative) {
-        inputs.push_back(cumulative);
-        maps.push_back(m5.dims({0, 1, 2}));
-      }
-      maps.push_back(m5.dims({0, 1, 2, 3, 4}));
-      Value empty = tensor::EmptyOp::create(b, loc, sizes, type);
-      bool decayed = static_cast<bool>(cumulative);
-      inclusive =
-          tm.generic(empty.getType(), inputs, empty, maps, iterators(5, 0),
-                     [&](ScalarMath &sm, ValueRange v) {
-                       Value start = decayed ? sm.mul(v[2], v[1]) : v[1];
-                       return sm.add(v[0], start);
-                     });
-    }
-    Value result = inclusive;
-    if (op.getMode() == ScanMode::exclusive) {
-      // Chunk c reads S_{c-1}: the initial state, then the inclusive states
-      // shifted by one chunk. An empty sequence has no chunk to shift.
-      Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
-      Value any = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                        chunks, zeroIndex);
-      auto shift = scf::IfOp::create(b, loc, TypeRange{inclusive.getType()},
-                                     any, /*withElseRegion=*/true);
-      {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(&shift.getThenRegion().front());
-        Value first = l.initialState(op.getInitial(),
-                                     {sizes[0], sizes[1], sizes[3], sizes[4]});
-        Value shifted = tensor::EmptyOp::create(b, loc, sizes, type);
-        shifted = tensor::InsertSliceOp::create(
-            b, loc, first, shifted, {zero, zero, zero, zero, zero},
-            {sizes[0], sizes[1], unit, sizes[3], sizes[4]},
-            SmallVector<OpFoldResult>(5, unit));
-        Value rest = arith::SubIOp::create(b, loc, chunks, one);
-        Value head =
-            tm.slice(inclusive, {zero, zero, zero, zero, zero},
-                     {sizes[0], sizes[1], rest, sizes[3], sizes[4]}, 5);
-        Value full = tm.insert(head, shifted, {zero, zero, unit, zero, zero},
-                               {sizes[0], sizes[1], rest, sizes[3], sizes[4]});
-        scf::YieldOp::create(b, loc, full);
-        b.setInsertionPointToStart(&shift.getElseRegion().front());
-        scf::YieldOp::create(b, loc, inclusive);
-      }
-      result = shift.getResult(0);
-    }
+    LinalgAlgebra alg(rewriter, op.getLoc(), type);
+    Value result = buildScan(alg, op);
     rewriter.replaceOpWithNewOp<tensor::CastOp>(op, op.getType(), result);
     return success();
   }

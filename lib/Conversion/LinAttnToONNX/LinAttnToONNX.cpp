@@ -5,9 +5,9 @@
 //===----------------------------------------------------------------------===//
 //
 // Rewrites linattn ops inside an onnx.graph into default-domain onnx.node ops
-// (opset 17) that compute the chunk-parallel form. Every op but the scan is
-// built as the linalg lowering builds it (LinAttnForms.h and
-// LinAttnAlgorithms.h), here as ONNX nodes (OnnxAlgebra.h):
+// (opset 17) that compute the chunk-parallel form. Every op is built as the
+// linalg lowering builds it (LinAttnForms.h and LinAttnAlgorithms.h), here
+// as ONNX nodes (OnnxAlgebra.h):
 //
 //   chunked view   Pad T up to N * C with zeros, Reshape to [B, H, N, C, ..]
 //   chunk_reduce   MatMul(K_c^T, eta V_c) * factor (/ chunk lengths)
@@ -151,72 +151,13 @@ using ChunkApplyToONNX = FormToONNX<ChunkApplyOp, buildChunkApply>;
 // scan
 //===----------------------------------------------------------------------===//
 
+/// The scan as LinAttnForms builds it (CumSum for an additive scan, a Loop
+/// over doubling offsets for the others), with its Loop's names made unique.
 struct ScanToONNX : ToONNXPattern<ScanToONNX, ScanOp> {
   using ToONNXPattern::ToONNXPattern;
   Value build(OnnxBuilder &b, ScanOp op) const {
-    Value g = op.getInputs();
-    bool exclusive = op.getMode() == ScanMode::exclusive;
-    Value result;
-    if (op.getKind() == ScanKind::additive) {
-      // S_c = S0 + sum_{j <= c} G_j (or j < c): a CumSum, plus the initial
-      // state broadcast over the chunks.
-      result = b.node("CumSum", {g, b.i64Scalar(2)}, b.floats(5),
-                      {b.attr("exclusive", exclusive ? 1 : 0)});
-      if (Value initial = op.getInitial())
-        result = b.add(result, initialPerChunk(b, initial));
-    } else {
-      TransitionKind kind = op.getKind() == ScanKind::decayed
-                                ? TransitionKind::decay
-                                : TransitionKind::matrix;
-      OnnxAlgebra t(b, loopPrefix(op));
-      auto [partial, cumulative] = doublingScan(t, kind, g, transitions(b, op));
-      Value inclusive = partial;
-      // ONNX broadcasts the initial state [1|B, H, 1, F, E] over the chunks.
-      if (Value initial = op.getInitial())
-        inclusive = applyTransition(t, kind, cumulative,
-                                    initialPerChunk(b, initial), partial);
-      result =
-          exclusive ? shiftByOne(b, inclusive, op.getInitial()) : inclusive;
-    }
-    return result;
-  }
-
-  /// The initial state [H, F, E] or [B, H, F, E] as [1|B, H, 1, F, E].
-  static Value initialPerChunk(OnnxBuilder &b, Value initial) {
-    bool perSample = cast<RankedTensorType>(initial.getType()).getRank() == 4;
-    return perSample ? b.unsqueeze(initial, {2}) : b.unsqueeze(initial, {0, 2});
-  }
-
-  /// The per-chunk transitions: the decays, A_c, or I + A_c.
-  static Value transitions(OnnxBuilder &b, ScanOp op) {
-    if (op.getKind() == ScanKind::decayed)
-      return op.getDecay();
-    Value a = op.getTransition();
-    if (op.getKind() == ScanKind::affine)
-      return a;
-    int64_t f = cast<RankedTensorType>(op.getInputs().getType()).getDimSize(3);
-    SmallVector<double> eye(f * f, 0.0);
-    for (int64_t i = 0; i < f; ++i)
-      eye[i * f + i] = 1.0;
-    auto type = RankedTensorType::get({f, f}, b.elementType());
-    SmallVector<Attribute> values;
-    for (double e : eye)
-      values.push_back(FloatAttr::get(b.elementType(), e));
-    return b.add(a, b.constant(DenseElementsAttr::get(type, values)));
-  }
-
-  /// Chunk c reads S_{c-1}: the initial state (zero without one), then the
-  /// inclusive states but the last. Slicing N chunks off the concatenation
-  /// keeps an empty sequence empty.
-  static Value shiftByOne(OnnxBuilder &b, Value inclusive, Value initial) {
-    Value shape = b.concat(
-        {b.shape(inclusive, 0, 2), b.i64s({1}), b.shape(inclusive, 3, 5)}, 0);
-    Value first = initial ? b.expand(initialPerChunk(b, initial), shape, 5)
-                          : b.full(shape, 5, 0.0);
-    Value all = b.concat({first, inclusive}, 2);
-    Value start = b.i64s({0});
-    Value end = b.dim(inclusive, 2);
-    return b.slice(all, start, end, 2);
+    OnnxAlgebra t(b, loopPrefix(op));
+    return buildScan(t, op);
   }
 
   /// A name prefix for the Loop body's inputs and outputs, unique in the

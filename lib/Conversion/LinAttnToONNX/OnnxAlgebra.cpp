@@ -96,11 +96,15 @@ Value OnnxAlgebra::mapWith(ValueRange inputs, Value other,
   return body(math, operands);
 }
 
-Value OnnxAlgebra::mapBroadcast(ValueRange inputs, Value other,
+Value OnnxAlgebra::mapBroadcast(ValueRange inputs, ValueRange others,
                                 ElementwiseBody body) {
   SmallVector<Value> operands(inputs);
-  operands.push_back(other);
+  operands.append(others.begin(), others.end());
   return body(math, operands);
+}
+
+Value OnnxAlgebra::expandAxes(Value x, ArrayRef<int64_t> axes) {
+  return b.unsqueeze(x, axes);
 }
 
 //===----------------------------------------------------------------------===//
@@ -133,6 +137,16 @@ Value OnnxAlgebra::lowerTriangle(Value x, int64_t size) {
   auto maskType = RankedTensorType::get({size, size}, elem);
   Value mask = b.constant(DenseElementsAttr::get(maskType, lower));
   return b.mul(x, mask);
+}
+
+Value OnnxAlgebra::plusIdentity(Value x, int64_t size) {
+  Type elem = b.elementType();
+  SmallVector<Attribute> eye;
+  for (int64_t i = 0; i < size; ++i)
+    for (int64_t j = 0; j < size; ++j)
+      eye.push_back(FloatAttr::get(elem, i == j ? 1.0 : 0.0));
+  auto type = RankedTensorType::get({size, size}, elem);
+  return b.add(x, b.constant(DenseElementsAttr::get(type, eye)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -196,6 +210,28 @@ Value OnnxAlgebra::mergeAxes(Value x, int64_t axis) {
   if (axis + 2 < rank)
     shape.push_back(b.shape(x, axis + 2, rank));
   return b.reshape(x, b.concat(shape, 0), rank - 1);
+}
+
+// Slicing the old length off the concatenation keeps an empty axis empty.
+Value OnnxAlgebra::shiftByOne(Value x, int64_t axis, Value first) {
+  int64_t rank = rankOf(x);
+  Value headShape = b.concat(
+      {b.shape(x, 0, axis), b.i64s({1}), b.shape(x, axis + 1, rank)}, 0);
+  Value head =
+      first ? b.expand(first, headShape, rank) : b.full(headShape, rank, 0.0);
+  Value all = b.concat({head, x}, axis);
+  Value start = size(0);
+  Value end = dim(x, axis);
+  return slice(all, axis, start, end);
+}
+
+//===----------------------------------------------------------------------===//
+// Scans
+//===----------------------------------------------------------------------===//
+
+Value OnnxAlgebra::nativePrefixSum(Value x, int64_t axis, bool exclusive) {
+  return b.node("CumSum", {x, b.i64Scalar(axis)}, b.floats(rankOf(x)),
+                {b.attr("exclusive", exclusive ? 1 : 0)});
 }
 
 //===----------------------------------------------------------------------===//

@@ -59,14 +59,16 @@ public:
   Value map(ValueRange inputs, ElementwiseBody body) override;
   Value mapWith(ValueRange inputs, Value other, ArrayRef<int64_t> otherAxes,
                 ElementwiseBody body) override;
-  Value mapBroadcast(ValueRange inputs, Value other,
+  Value mapBroadcast(ValueRange inputs, ValueRange others,
                      ElementwiseBody body) override;
+  Value expandAxes(Value x, ArrayRef<int64_t> axes) override;
 
   Value matmul(Value a, Value c, bool transposeB) override;
   Value matmulTransposedA(Value a, Value c) override;
   Value transposeInner(Value x) override;
   Value sumSquaresInner(Value x) override;
   Value lowerTriangle(Value x, int64_t size) override;
+  Value plusIdentity(Value x, int64_t size) override;
 
   Value sumLast(Value x) override;
   Value column(Value x, int64_t index) override;
@@ -77,6 +79,9 @@ public:
   Value splitAxis(Value x, int64_t axis, Value outer, Value inner,
                   std::optional<int64_t> staticInner) override;
   Value mergeAxes(Value x, int64_t axis) override;
+  Value shiftByOne(Value x, int64_t axis, Value first) override;
+
+  Value nativePrefixSum(Value x, int64_t axis, bool exclusive) override;
 
   SmallVector<Value> doublingLoop(Value count, ValueRange carried,
                                   DoublingBody body) override;

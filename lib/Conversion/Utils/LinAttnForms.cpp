@@ -130,3 +130,86 @@ Value mlir::ttt::buildChunkApply(TensorAlgebra &t, ChunkApplyOp op) {
   }
   return unchunked(t, out, ch);
 }
+
+//===----------------------------------------------------------------------===//
+// The scan
+//===----------------------------------------------------------------------===//
+
+Value mlir::ttt::buildScan(TensorAlgebra &t, ScanOp op) {
+  Value g = op.getInputs();
+  TransitionKind kind = TransitionKind::none;
+  Value transitions;
+  switch (op.getKind()) {
+  case ScanKind::additive:
+    break;
+  case ScanKind::decayed:
+    kind = TransitionKind::decay;
+    transitions = op.getDecay();
+    break;
+  case ScanKind::affine:
+    kind = TransitionKind::matrix;
+    transitions = op.getTransition();
+    break;
+  case ScanKind::residual_affine:
+    kind = TransitionKind::matrix;
+    transitions = t.plusIdentity(
+        op.getTransition(), cast<RankedTensorType>(g.getType()).getDimSize(3));
+    break;
+  }
+
+  // The initial state [H, F, E] or [B, H, F, E] as [1|B, H, 1, F, E]: it
+  // broadcasts over the chunks (and the batch), carried through each chunk's
+  // cumulative transition.
+  auto initialPerChunk = [&]() -> Value {
+    Value initial = op.getInitial();
+    if (!initial)
+      return {};
+    bool perSample = cast<RankedTensorType>(initial.getType()).getRank() == 4;
+    return t.expandAxes(initial, perSample ? SmallVector<int64_t>{2}
+                                           : SmallVector<int64_t>{0, 2});
+  };
+  bool exclusive = op.getMode() == ScanMode::exclusive;
+
+  // S_c = S0 + the sum of the chunks up to c (or before c), in one op where
+  // the back end has one.
+  if (kind == TransitionKind::none)
+    if (Value sums = t.nativePrefixSum(g, 2, exclusive)) {
+      Value initial = initialPerChunk();
+      return initial ? t.mapBroadcast({sums}, {initial}, sum) : sums;
+    }
+
+  // The partial states from a zero state, and the cumulative transitions.
+  auto [partial, cumulative] = doublingScan(t, kind, g, transitions);
+  Value initial = initialPerChunk();
+  Value inclusive = partial;
+  if (initial) {
+    switch (kind) {
+    case TransitionKind::none:
+      inclusive = t.mapBroadcast({partial}, {initial}, sum);
+      break;
+    case TransitionKind::decay: {
+      Value decays = t.expandAxes(cumulative, {3, 4});
+      inclusive = t.mapBroadcast({partial}, {initial, decays},
+                                 [](ElementwiseMath &m, ValueRange v) {
+                                   return m.add(v[0], m.mul(v[2], v[1]));
+                                 });
+      break;
+    }
+    case TransitionKind::matrix: {
+      // A_c S0 with S0 broadcast over the chunks first: the product's batch
+      // axes are the same on both sides.
+      Value start =
+          t.mapBroadcast({partial}, {initial},
+                         [](ElementwiseMath &, ValueRange v) { return v[1]; });
+      inclusive = t.map(
+          {t.matmul(cumulative, start, /*transposeB=*/false), partial}, sum);
+      break;
+    }
+    }
+  }
+  // Chunk c reads S_{c-1}: the initial state, then the inclusive states
+  // but the last.
+  if (exclusive)
+    return t.shiftByOne(inclusive, 2, initial);
+  return inclusive;
+}

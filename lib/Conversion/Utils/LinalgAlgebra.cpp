@@ -117,15 +117,16 @@ Value LinalgAlgebra::map(ValueRange inputs, ElementwiseBody body) {
   });
 }
 
-Value LinalgAlgebra::mapWithMap(ValueRange inputs, Value other,
-                                AffineMap otherMap, ElementwiseBody body) {
+Value LinalgAlgebra::mapWithMaps(ValueRange inputs, ValueRange others,
+                                 ArrayRef<AffineMap> otherMaps,
+                                 ElementwiseBody body) {
   int64_t rank = rankOf(inputs.front());
   AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
   SmallVector<AffineMap> maps(inputs.size(), id);
-  maps.push_back(otherMap);
+  maps.append(otherMaps.begin(), otherMaps.end());
   maps.push_back(id);
   SmallVector<Value> operands(inputs);
-  operands.push_back(other);
+  operands.append(others.begin(), others.end());
   Value init =
       tensor::EmptyOp::create(b, loc, tm.sizes(inputs.front()), tm.getType());
   return tm.generic(
@@ -139,15 +140,13 @@ Value LinalgAlgebra::mapWith(ValueRange inputs, Value other,
                              ElementwiseBody body) {
   AffineMap otherMap =
       dimsMap(b.getContext(), rankOf(inputs.front()), otherAxes);
-  return mapWithMap(inputs, other, otherMap, body);
+  return mapWithMaps(inputs, other, otherMap, body);
 }
 
-Value LinalgAlgebra::mapBroadcast(ValueRange inputs, Value other,
-                                  ElementwiseBody body) {
-  auto type = cast<RankedTensorType>(inputs.front().getType());
-  auto otherType = cast<RankedTensorType>(other.getType());
-  int64_t rank = type.getRank();
+AffineMap LinalgAlgebra::broadcastMap(RankedTensorType type,
+                                      RankedTensorType otherType) {
   MLIRContext *ctx = b.getContext();
+  int64_t rank = type.getRank();
   // Right-aligned, as NumPy and ONNX broadcast.
   int64_t offset = rank - otherType.getRank();
   SmallVector<AffineExpr> exprs;
@@ -156,7 +155,41 @@ Value LinalgAlgebra::mapBroadcast(ValueRange inputs, Value other,
                             type.getDimSize(d) != 1
                         ? getAffineConstantExpr(0, ctx)
                         : getAffineDimExpr(d, ctx));
-  return mapWithMap(inputs, other, AffineMap::get(rank, 0, exprs, ctx), body);
+  return AffineMap::get(rank, 0, exprs, ctx);
+}
+
+Value LinalgAlgebra::mapBroadcast(ValueRange inputs, ValueRange others,
+                                  ElementwiseBody body) {
+  auto type = cast<RankedTensorType>(inputs.front().getType());
+  SmallVector<AffineMap> maps;
+  for (Value other : others)
+    maps.push_back(broadcastMap(type, cast<RankedTensorType>(other.getType())));
+  return mapWithMaps(inputs, others, maps, body);
+}
+
+Value LinalgAlgebra::expandAxes(Value x, ArrayRef<int64_t> axes) {
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank() + static_cast<int64_t>(axes.size());
+  SmallVector<OpFoldResult> sizes = tm.sizes(x), shape;
+  SmallVector<int64_t> staticShape;
+  // A unit axis joins the group of the source axis after it (the last
+  // group when none follows).
+  SmallVector<ReassociationIndices> groups(type.getRank());
+  int64_t source = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t group = std::min<int64_t>(source, type.getRank() - 1);
+    groups[group].push_back(d);
+    if (llvm::is_contained(axes, d)) {
+      shape.push_back(b.getIndexAttr(1));
+      staticShape.push_back(1);
+      continue;
+    }
+    shape.push_back(sizes[source]);
+    staticShape.push_back(type.getDimSize(source));
+    ++source;
+  }
+  auto resultType = RankedTensorType::get(staticShape, type.getElementType());
+  return tensor::ExpandShapeOp::create(b, loc, resultType, x, groups, shape);
 }
 
 //===----------------------------------------------------------------------===//
@@ -247,6 +280,19 @@ Value LinalgAlgebra::lowerTriangle(Value x, int64_t) {
     Value keep = arith::CmpIOp::create(nb, s.getLoc(),
                                        arith::CmpIPredicate::uge, row, col);
     return s.select(keep, v[0], s.constant(0.0));
+  });
+}
+
+Value LinalgAlgebra::plusIdentity(Value x, int64_t) {
+  int64_t rank = rankOf(x);
+  return tm.map({x}, [&](ScalarMath &s, ValueRange v) {
+    OpBuilder &nb = s.builder();
+    Value row = linalg::IndexOp::create(nb, s.getLoc(), rank - 2);
+    Value col = linalg::IndexOp::create(nb, s.getLoc(), rank - 1);
+    Value diagonal = arith::CmpIOp::create(nb, s.getLoc(),
+                                           arith::CmpIPredicate::eq, row, col);
+    Value one = s.select(diagonal, s.constant(1.0), s.constant(0.0));
+    return s.add(v[0], one);
   });
 }
 
@@ -360,6 +406,46 @@ Value LinalgAlgebra::mergeAxes(Value x, int64_t axis) {
       groups.push_back({d});
   }
   return tensor::CollapseShapeOp::create(b, loc, x, groups);
+}
+
+// An scf.if keeps an empty axis empty: there is no place to shift into.
+Value LinalgAlgebra::shiftByOne(Value x, int64_t axis, Value first) {
+  int64_t rank = rankOf(x);
+  SmallVector<OpFoldResult> sizes = tm.sizes(x);
+  Value count = dim(x, axis);
+  Value any =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, count, size(0));
+  auto shift = scf::IfOp::create(b, loc, TypeRange{x.getType()}, any,
+                                 /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&shift.getThenRegion().front());
+  SmallVector<OpFoldResult> headSizes(sizes);
+  headSizes[axis] = b.getIndexAttr(1);
+  Value head;
+  if (first) {
+    Value init = tensor::EmptyOp::create(b, loc, headSizes, tm.getType());
+    auto headType = cast<RankedTensorType>(init.getType());
+    AffineMap id = AffineMap::getMultiDimIdentityMap(rank, b.getContext());
+    head = tm.generic(
+        headType, {first}, init,
+        {broadcastMap(headType, cast<RankedTensorType>(first.getType())), id},
+        SmallVector<IteratorType>(rank, IteratorType::parallel),
+        [](ScalarMath &, ValueRange v) { return v[0]; });
+  } else {
+    head = tm.zeros(headSizes);
+  }
+  SmallVector<OpFoldResult> origin(rank, b.getIndexAttr(0));
+  Value shifted = tensor::EmptyOp::create(b, loc, sizes, tm.getType());
+  shifted = tm.insert(head, shifted, origin, headSizes);
+  SmallVector<OpFoldResult> restSizes(sizes);
+  restSizes[axis] = getAsOpFoldResult(sizeSub(count, size(1)));
+  Value rest = tm.slice(x, origin, restSizes, rank);
+  SmallVector<OpFoldResult> at(origin);
+  at[axis] = b.getIndexAttr(1);
+  scf::YieldOp::create(b, loc, tm.insert(rest, shifted, at, restSizes));
+  b.setInsertionPointToStart(&shift.getElseRegion().front());
+  scf::YieldOp::create(b, loc, x);
+  return shift.getResult(0);
 }
 
 //===----------------------------------------------------------------------===//

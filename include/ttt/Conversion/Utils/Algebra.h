@@ -85,11 +85,15 @@ public:
   /// (in order): the body gets the inputs' elements, then other's.
   virtual Value mapWith(ValueRange inputs, Value other,
                         ArrayRef<int64_t> otherAxes, ElementwiseBody body) = 0;
-  /// Same-shaped inputs with `other` broadcast to them as NumPy does: its
-  /// axes are their last ones, and its static unit dims broadcast (a bias
-  /// row [H, 1, F] over the batch and the tokens, say).
-  virtual Value mapBroadcast(ValueRange inputs, Value other,
+  /// Same-shaped inputs with `others` broadcast to them as NumPy does: an
+  /// other's axes are their last ones, and its static unit dims broadcast (a
+  /// bias row [H, 1, F] over the batch and the tokens, say). The body gets
+  /// the inputs' elements, then the others'.
+  virtual Value mapBroadcast(ValueRange inputs, ValueRange others,
                              ElementwiseBody body) = 0;
+  /// x with unit axes inserted so that they are the axes `axes` (ascending)
+  /// of the result: [B, H, N] with {3, 4} is [B, H, N, 1, 1].
+  virtual Value expandAxes(Value x, ArrayRef<int64_t> axes) = 0;
 
   // --- Batched matrices [..., r, c] -----------------------------------------
   /// a b, or a b^T, batched over the leading axes; b may have fewer
@@ -103,6 +107,8 @@ public:
   /// Each matrix with its entries above the diagonal (column > row) zeroed;
   /// the matrices are `size` x `size`.
   virtual Value lowerTriangle(Value x, int64_t size) = 0;
+  /// Each matrix plus the identity; the matrices are `size` x `size`.
+  virtual Value plusIdentity(Value x, int64_t size) = 0;
 
   // --- Reductions and selections on the last axis ---------------------------
   /// [..., n] -> [...]: the sum over the last axis.
@@ -124,6 +130,18 @@ public:
                           std::optional<int64_t> staticInner) = 0;
   /// Axes `axis` and `axis + 1` merged into one.
   virtual Value mergeAxes(Value x, int64_t axis) = 0;
+  /// x moved one place along `axis`: `first` (one element on `axis`, its
+  /// static unit dims broadcast to x's; zero when null) in place 0, x's
+  /// last place dropped. An empty axis stays empty.
+  virtual Value shiftByOne(Value x, int64_t axis, Value first) = 0;
+
+  // --- Scans -----------------------------------------------------------------
+  /// The prefix sums along `axis` (each place's sum of the places before it
+  /// when `exclusive`) as one op of the back end's own, or null when it has
+  /// none (the doubling scan computes them then).
+  virtual Value nativePrefixSum(Value x, int64_t axis, bool exclusive) {
+    return {};
+  }
 
   // --- Control ---------------------------------------------------------------
   /// The body of one round of a doubling loop: the round's offset d and the

@@ -29,6 +29,12 @@ Value buildChunkReduce(TensorAlgebra &t, linattn::ChunkReduceOp op);
 /// The mean of each chunk: [B, H, T] -> [B, H, N].
 Value buildChunkMean(TensorAlgebra &t, linattn::ChunkMeanOp op);
 
+/// The chunk states of a linattn.scan in the chunk-parallel form: the
+/// doubling scan (or the back end's own prefix sum for an additive scan),
+/// the initial state carried through the cumulative transitions, and the
+/// shift by one chunk of an exclusive scan.
+Value buildScan(TensorAlgebra &t, linattn::ScanOp op);
+
 /// q_c S_c per chunk, plus the causal intra-chunk term when the op has one.
 Value buildChunkApply(TensorAlgebra &t, linattn::ChunkApplyOp op);
 
