@@ -2,7 +2,7 @@
 
 - `ttt_sgemm` against NumPy on fresh random matrices: row- and column-major views,
   offsets, views BLAS cannot take (a broadcast row, interleaved strides), C = A B and
-  C += A B, empty sizes — through BLAS where one loads and through its own loop with
+  C += A B, empty sizes, Gram products A A^T (SYRK) — through BLAS where one loads and through its own loop with
   `TTT_BLAS_LIBRARY=""` (none).
 - A layer run by `ttt-run` with BLAS and without (the generated loops of the
   `scf.if`'s other branch) both match the float64 NumPy oracle.
@@ -70,6 +70,25 @@ for m, n, k in [(7, 5, 3), (33, 17, 9), (1, 8, 4), (6, 1, 5), (0, 4, 3), (4, 3, 
                     worst = max(worst, err)
                     if err > 1e-5:
                         sys.exit(f"m={m} n={n} k={k} A={la} B={lb} C={lc} acc={acc}: {err}")
+# Gram products C = A A^T, B being A's own memory read transposed (what the
+# runtime hands to SYRK when C is row-major and overwritten).
+for n, k in [(7, 3), (33, 9), (16, 16), (1, 4), (2, 0)]:
+    for la in ("row", "col", "interleaved"):
+        for lc in ("row", "col"):
+            for acc in (0, 1):
+                a, ao, ars, acs = view(n, k, la)
+                c, co, crs, ccs = view(n, n, lc)
+                dense_a = dense(a, ao, ars, acs, n, k)
+                want = dense_a @ dense_a.T
+                if acc:
+                    want += dense(c, co, crs, ccs, n, n)
+                lib.ttt_sgemm(n, n, k, a.ctypes.data, ao, ars, acs, a.ctypes.data, ao, acs, ars,
+                              c.ctypes.data, co, crs, ccs, acc)
+                got = dense(c, co, crs, ccs, n, n)
+                err = float(np.abs(got - want).max()) / max(1.0, float(np.abs(want).max()))
+                worst = max(worst, err)
+                if err > 1e-5:
+                    sys.exit(f"Gram n={n} k={k} A={la} C={lc} acc={acc}: {err}")
 print(worst)
 """
 

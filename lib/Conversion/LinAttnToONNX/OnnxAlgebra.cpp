@@ -121,6 +121,8 @@ Value OnnxAlgebra::matmulTransposedA(Value a, Value c) {
 
 Value OnnxAlgebra::transposeInner(Value x) { return b.transposeInner(x); }
 
+Value OnnxAlgebra::symmetricSquare(Value s) { return b.matmul(s, s); }
+
 Value OnnxAlgebra::sumSquaresInner(Value x) {
   int64_t rank = rankOf(x);
   return b.reduceSum(b.mul(x, x), {rank - 2, rank - 1}, /*keepDims=*/false);

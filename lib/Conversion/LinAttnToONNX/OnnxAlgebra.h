@@ -66,6 +66,7 @@ public:
   Value matmul(Value a, Value c, bool transposeB) override;
   Value matmulTransposedA(Value a, Value c) override;
   Value transposeInner(Value x) override;
+  Value symmetricSquare(Value s) override;
   Value sumSquaresInner(Value x) override;
   Value lowerTriangle(Value x, int64_t size) override;
   Value plusIdentity(Value x, int64_t size) override;

@@ -131,7 +131,7 @@ Value mlir::ttt::newtonSchulz(TensorAlgebra &t, Value x, int64_t steps,
     size_t base = coeffs.size() == 3 ? 0 : 3 * step;
     double a = coeffs[base], b = coeffs[base + 1], c = coeffs[base + 2];
     Value gram = t.matmul(x, x, /*transposeB=*/true);
-    Value gram2 = t.matmul(gram, gram, /*transposeB=*/false);
+    Value gram2 = t.symmetricSquare(gram);
     Value poly = t.map({gram, gram2}, [&](ElementwiseMath &m, ValueRange v) {
       Value first = m.mul(m.constant(b), v[0]);
       return m.add(first, m.mul(m.constant(c), v[1]));

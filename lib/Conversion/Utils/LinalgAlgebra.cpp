@@ -207,6 +207,12 @@ Value LinalgAlgebra::matmulTransposedA(Value a, Value c) {
   return contract(a, c, /*transposeA=*/true, /*transposeB=*/false);
 }
 
+// s s^T: the product of a matrix with its own transpose, which ttt_sgemm
+// hands to SYRK (BlasRuntime.cpp).
+Value LinalgAlgebra::symmetricSquare(Value s) {
+  return contract(s, s, /*transposeA=*/false, /*transposeB=*/true);
+}
+
 Value LinalgAlgebra::contract(Value a, Value c, bool transposeA,
                               bool transposeB) {
   MLIRContext *ctx = b.getContext();

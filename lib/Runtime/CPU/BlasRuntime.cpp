@@ -20,16 +20,21 @@ namespace {
 // CBLAS's enum values, fixed by the CBLAS standard.
 enum CblasLayout { CblasRowMajor = 101 };
 enum CblasTranspose { CblasNoTrans = 111, CblasTrans = 112 };
+enum CblasUplo { CblasUpper = 121 };
 
 using SgemmFn = void (*)(int layout, int transA, int transB, int m, int n,
                          int k, float alpha, const float *a, int lda,
                          const float *b, int ldb, float beta, float *c,
                          int ldc);
+using SsyrkFn = void (*)(int layout, int uplo, int trans, int n, int k,
+                         float alpha, const float *a, int lda, float beta,
+                         float *c, int ldc);
 using SetThreadsFn = void (*)(int);
 using GetParallelFn = int (*)();
 
 struct Blas {
   SgemmFn sgemm = nullptr;
+  SsyrkFn ssyrk = nullptr; // optional
   std::string library;
 };
 
@@ -71,6 +76,7 @@ Blas loadBlas() {
             dlsym(handle, "openblas_set_num_threads")))
       setThreads(1);
     blas.sgemm = sgemm;
+    blas.ssyrk = reinterpret_cast<SsyrkFn>(dlsym(handle, "cblas_ssyrk"));
     blas.library = path;
     return true;
   };
@@ -89,6 +95,33 @@ const Blas &getBlas() {
   return blas;
 }
 
+/// C = A A^T (C overwritten) through SYRK, which computes one triangle in
+/// about half a GEMM's work: the other is copied over. False when the call
+/// is not that product or the views do not suit SYRK.
+bool runAsSyrk(const Blas &blas, const ttt::runtime::GemmCall &gemm,
+               bool accumulate) {
+  using ttt::runtime::fitsInt;
+  const ttt::runtime::Matrix &a = gemm.a, &b = gemm.b, &c = gemm.c;
+  if (!blas.ssyrk || accumulate || gemm.m != gemm.n || gemm.m < 2 ||
+      b.data != a.data || b.rowStride != a.colStride ||
+      b.colStride != a.rowStride || c.colStride != 1 || c.rowStride < gemm.n)
+    return false;
+  // A (n x k) row-major, or stored as its row-major transpose.
+  bool transposed = false;
+  int64_t lda = 0;
+  if (!ttt::runtime::asBlasOperand(a, gemm.m, gemm.k, transposed, lda) ||
+      !fitsInt(gemm.n) || !fitsInt(gemm.k) || !fitsInt(lda) ||
+      !fitsInt(c.rowStride))
+    return false;
+  blas.ssyrk(CblasRowMajor, CblasUpper, transposed ? CblasTrans : CblasNoTrans,
+             int(gemm.n), int(gemm.k), 1.0f, a.data, int(lda), 0.0f, c.data,
+             int(c.rowStride));
+  for (int64_t i = 1; i < gemm.n; ++i)
+    for (int64_t j = 0; j < i; ++j)
+      c.at(i, j) = c.at(j, i);
+  return true;
+}
+
 } // namespace
 
 extern "C" int32_t ttt_blas_available() { return getBlas().sgemm != nullptr; }
@@ -105,6 +138,8 @@ extern "C" void ttt_sgemm(int64_t m, int64_t n, int64_t k, int64_t a,
       m, n, k, a, aOffset, aRowStride, aColStride, b, bOffset, bRowStride,
       bColStride, c, cOffset, cRowStride, cColStride);
   const Blas &blas = getBlas();
+  if (k > 0 && blas.sgemm && runAsSyrk(blas, gemm, accumulate != 0))
+    return;
   if (k > 0 && blas.sgemm && gemm.prepare()) {
     blas.sgemm(CblasRowMajor, gemm.transA ? CblasTrans : CblasNoTrans,
                gemm.transB ? CblasTrans : CblasNoTrans, int(gemm.m),

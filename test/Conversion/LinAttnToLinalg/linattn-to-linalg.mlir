@@ -108,10 +108,15 @@ func.func @chunk_apply(%q: tensor<?x2x?x8xf32>, %s: tensor<?x2x?x8x4xf32>) -> te
 // -----
 
 // Newton-Schulz batched over every chunk state: X X^T, A A and (bA + cA^2) X
-// are 6-loop generics over all chunks.
+// are 6-loop generics over all chunks. A is symmetric, so A A is read as the
+// Gram product A A^T (both operands the same tensor, as X X^T), which the
+// BLAS runtime computes with SYRK.
+// CHECK-DAG: #[[$ROW_I:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3, d5)>
+// CHECK-DAG: #[[$ROW_J:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d4, d5)>
 // CHECK-LABEL: func.func @newton_schulz
-// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]
-// CHECK-COUNT-2: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]
+// CHECK: %[[GRAM:.+]] = linalg.generic {indexing_maps = [#[[$ROW_I]], #[[$ROW_J]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[X:.+]], %[[X]] :
+// CHECK: linalg.generic {indexing_maps = [#[[$ROW_I]], #[[$ROW_J]], {{.*}}], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[GRAM]], %[[GRAM]] :
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction", "parallel"]
 func.func @newton_schulz(%u: tensor<1x2x?x4x8xf32>) -> tensor<1x2x?x4x8xf32> {
   %d = linattn.state_transform %u steps = 1 coeffs = [3.4445, -4.775, 2.0315]
       : tensor<1x2x?x4x8xf32> -> tensor<1x2x?x4x8xf32>

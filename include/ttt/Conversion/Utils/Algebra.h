@@ -102,6 +102,9 @@ public:
   /// a^T b, batched as matmul: [..., k, r] x [..., k, c] -> [..., r, c].
   virtual Value matmulTransposedA(Value a, Value b) = 0;
   virtual Value transposeInner(Value x) = 0;
+  /// s s for each symmetric matrix s [..., n, n]. A back end may compute it
+  /// as s s^T, the Gram product a BLAS computes at half the cost (SYRK).
+  virtual Value symmetricSquare(Value s) = 0;
   /// The sum of squares of each matrix: [..., r, c] -> [...].
   virtual Value sumSquaresInner(Value x) = 0;
   /// Each matrix with its entries above the diagonal (column > row) zeroed;
