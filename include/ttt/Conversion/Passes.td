@@ -117,8 +117,12 @@ def TTTFuseElementwise : Pass<"ttt-fuse-elementwise"> {
     to consumers without reduction loops, and to producers with one user:
     each chain of maps becomes one loop nest with no temporaries between
     its ops, while every contraction keeps its plain `acc + a * b` body and
-    stays a GEMM for `ttt-contractions-to-blas`. Fusion reorders no
-    arithmetic, so results do not change.
+    stays a GEMM for `ttt-contractions-to-blas`. A negated operand of a
+    zero-initialized contraction moves to the contraction's result when the
+    result is the smaller tensor (`k^T (-v)` over a chunk of tokens becomes
+    `-(k^T v)`, a state-sized negation that then fuses into the update).
+    Fusion reorders no arithmetic and negation is exact, so results do not
+    change.
 
     Example: `ttt-opt f.mlir --convert-elementwise-to-linalg
     --ttt-fuse-elementwise`.
