@@ -106,6 +106,16 @@ def check(got, want):
     assert err <= RTOL, f"relative error {err}"
 
 
+def ttt_opt(text, tmp_path, *options):
+    """`ttt-opt` on `text` with `options`; its stdout."""
+    src = tmp_path / "scan.mlir"
+    src.write_text(text)
+    proc = subprocess.run([str(tool("ttt-opt")), str(src), *options],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
 CASES = [(k, m, i) for k in KINDS for m in MODES for i in INITIALS]
 
 
@@ -119,13 +129,9 @@ def test_linalg_schedules(schedule, kind, mode, initial, tmp_path):
     text = (f"func.func @main({args}) -> {types['g']} {{\n"
             f"  {scan_op(kind, mode, types)}\n"
             f"  return %s : {types['g']}\n}}\n")
-    src = tmp_path / "scan.mlir"
-    src.write_text(text)
-    proc = subprocess.run([str(tool("ttt-opt")), str(src), f"--linattn-to-linalg=scan={schedule}"],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert "linattn." not in proc.stdout
-    (got,) = run_function(proc.stdout, list(ops.values()), tmp_path)
+    lowered = ttt_opt(text, tmp_path, f"--linattn-to-linalg=scan={schedule}")
+    assert "linattn." not in lowered
+    (got,) = run_function(lowered, list(ops.values()), tmp_path)
     check(got, oracle_for(kind, mode, ops))
 
 
@@ -141,12 +147,8 @@ def test_onnx_export(kind, mode, initial, tmp_path):
     text = (f'onnx.graph @main({inputs}) -> ({types["g"]} {{onnx.name = "s"}}) {{\n'
             f"  {scan_op(kind, mode, types)}\n"
             f"  onnx.yield %s : {types['g']}\n}}\n")
-    src = tmp_path / "scan.mlir"
-    src.write_text(text)
     out = tmp_path / "scan.onnx"
-    proc = subprocess.run([str(tool("ttt-opt")), str(src), "--linattn-to-onnx", "-o", str(out)],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    ttt_opt(text, tmp_path, "--linattn-to-onnx", "-o", str(out))
     model = onnx.load(str(out))
     onnx.checker.check_model(model, full_check=True)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])

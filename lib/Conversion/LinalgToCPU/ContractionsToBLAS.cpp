@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ContractionBody.h"
 #include "ttt/Conversion/Passes.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
@@ -74,27 +75,6 @@ std::optional<unsigned> bareResultOf(AffineMap map, unsigned dim) {
 bool isF32StridedBuffer(Value value) {
   auto type = dyn_cast<MemRefType>(value.getType());
   return type && type.getElementType().isF32() && type.isStrided();
-}
-
-/// True when the body is `yield acc + a * b` (in either operand order).
-bool isMultiplyAccumulate(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  if (body.getNumArguments() != 3 || body.getOperations().size() != 3)
-    return false;
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getValues().front().getDefiningOp<arith::AddFOp>();
-  if (!add)
-    return false;
-  Value acc = body.getArgument(2);
-  Value product = add.getLhs() == acc ? add.getRhs() : add.getLhs();
-  if (add.getLhs() != acc && add.getRhs() != acc)
-    return false;
-  auto mul = product.getDefiningOp<arith::MulFOp>();
-  if (!mul || mul->getBlock() != &body)
-    return false;
-  Value a = body.getArgument(0), b = body.getArgument(1);
-  return (mul.getLhs() == a && mul.getRhs() == b) ||
-         (mul.getLhs() == b && mul.getRhs() == a);
 }
 
 FailureOr<GemmLoops> matchGemm(linalg::GenericOp op, RewriterBase &rewriter) {

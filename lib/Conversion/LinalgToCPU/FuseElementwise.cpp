@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ContractionBody.h"
 #include "ttt/Conversion/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -60,20 +61,6 @@ Value negatedInput(linalg::GenericOp op) {
   return op.getDpsInputs()[0];
 }
 
-/// True when the body is `yield acc + a * b`.
-bool isMultiplyAccumulate(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  if (body.getNumArguments() != 3 || body.getOperations().size() != 3)
-    return false;
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  auto add = yield.getValues().front().getDefiningOp<arith::AddFOp>();
-  auto mul =
-      add ? add.getRhs().getDefiningOp<arith::MulFOp>() : arith::MulFOp();
-  return mul && add.getLhs() == body.getArgument(2) &&
-         mul.getLhs() == body.getArgument(0) &&
-         mul.getRhs() == body.getArgument(1);
-}
-
 /// The product of loop sizes; a dynamic size (a chunk's token count, which a
 /// min makes dynamic) counts as larger than any static one.
 int64_t timesOrLarge(int64_t product, int64_t size) {
@@ -93,7 +80,7 @@ struct NegationThroughContraction : OpRewritePattern<linalg::GenericOp> {
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureTensorSemantics() || op.getNumDpsInputs() != 2 ||
         op.getNumDpsInits() != 1 || op.getNumReductionLoops() != 1 ||
-        !isMultiplyAccumulate(op))
+        !ttt::isMultiplyAccumulate(op))
       return rewriter.notifyMatchFailure(op, "not a contraction acc + a * b");
     auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
     if (!fill || !matchPattern(fill.getDpsInputs()[0], m_PosZeroFloat()))

@@ -277,29 +277,33 @@ Value LinalgAlgebra::sumSquaresInner(Value x) {
                     });
 }
 
-Value LinalgAlgebra::lowerTriangle(Value x, int64_t) {
+Value LinalgAlgebra::mapByPosition(
+    Value x, arith::CmpIPredicate rowToColumn,
+    function_ref<Value(ScalarMath &, Value, Value)> body) {
   int64_t rank = rankOf(x);
   return tm.map({x}, [&](ScalarMath &s, ValueRange v) {
     OpBuilder &nb = s.builder();
     Value row = linalg::IndexOp::create(nb, s.getLoc(), rank - 2);
     Value col = linalg::IndexOp::create(nb, s.getLoc(), rank - 1);
-    Value keep = arith::CmpIOp::create(nb, s.getLoc(),
-                                       arith::CmpIPredicate::uge, row, col);
-    return s.select(keep, v[0], s.constant(0.0));
+    Value holds = arith::CmpIOp::create(nb, s.getLoc(), rowToColumn, row, col);
+    return body(s, v[0], holds);
   });
 }
 
+Value LinalgAlgebra::lowerTriangle(Value x, int64_t) {
+  return mapByPosition(x, arith::CmpIPredicate::uge,
+                       [](ScalarMath &s, Value element, Value keep) {
+                         return s.select(keep, element, s.constant(0.0));
+                       });
+}
+
 Value LinalgAlgebra::plusIdentity(Value x, int64_t) {
-  int64_t rank = rankOf(x);
-  return tm.map({x}, [&](ScalarMath &s, ValueRange v) {
-    OpBuilder &nb = s.builder();
-    Value row = linalg::IndexOp::create(nb, s.getLoc(), rank - 2);
-    Value col = linalg::IndexOp::create(nb, s.getLoc(), rank - 1);
-    Value diagonal = arith::CmpIOp::create(nb, s.getLoc(),
-                                           arith::CmpIPredicate::eq, row, col);
-    Value one = s.select(diagonal, s.constant(1.0), s.constant(0.0));
-    return s.add(v[0], one);
-  });
+  return mapByPosition(x, arith::CmpIPredicate::eq,
+                       [](ScalarMath &s, Value element, Value diagonal) {
+                         Value one = s.select(diagonal, s.constant(1.0),
+                                              s.constant(0.0));
+                         return s.add(element, one);
+                       });
 }
 
 //===----------------------------------------------------------------------===//

@@ -19,6 +19,8 @@
 #include "ttt/Conversion/Utils/Algebra.h"
 #include "ttt/Conversion/Utils/TensorMath.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
 namespace mlir::ttt {
 
 class LinalgAlgebra : public TensorAlgebra {
@@ -72,6 +74,10 @@ private:
   /// map in `otherMaps`.
   Value mapWithMaps(ValueRange inputs, ValueRange others,
                     ArrayRef<AffineMap> otherMaps, ElementwiseBody body);
+  /// Each element of the matrices of x through `body`, with whether its row
+  /// and column index compare by `rowToColumn` (row >= column, say).
+  Value mapByPosition(Value x, arith::CmpIPredicate rowToColumn,
+                      function_ref<Value(ScalarMath &, Value, Value)> body);
   /// The map that reads `otherType` broadcast to `type` as NumPy does.
   AffineMap broadcastMap(RankedTensorType type, RankedTensorType otherType);
 
