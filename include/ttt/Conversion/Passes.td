@@ -178,9 +178,11 @@ def TTTContractionsToBLAS : Pass<"ttt-contractions-to-blas", "::mlir::ModuleOp">
     program runs its own loops on a machine without a BLAS library.
     Operands are passed as addresses, offsets and strides; the runtime
     (`libttt_cpu_runtime`, linked into ttt-run and the Python package) calls
-    `cblas_sgemm` for row- or column-major views and loops otherwise. It
-    loads Debian's OpenBLAS on first use, or `$TTT_BLAS_LIBRARY` (empty:
-    none).
+    `cblas_sgemm` for row- or column-major views and loops otherwise; a
+    product `C = A A^T` of a matrix with its own transpose (B reads A's
+    memory transposed) that overwrites a row-major C runs as `cblas_ssyrk`,
+    one triangle at about half the work, copied to the other. It loads
+    Debian's OpenBLAS on first use, or `$TTT_BLAS_LIBRARY` (empty: none).
 
     Named contractions (`linalg.matmul`, `linalg.batch_matmul`, ...) are
     generalized first. A `linalg.fill` of C with zero right before the op
