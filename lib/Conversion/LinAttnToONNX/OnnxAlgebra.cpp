@@ -131,24 +131,26 @@ Value OnnxAlgebra::sumSquaresInner(Value x) {
 // A constant mask: the size is static, and a constant needs no Trilu, which
 // opset 13 lacks.
 Value OnnxAlgebra::lowerTriangle(Value x, int64_t size) {
-  Type elem = b.elementType();
-  SmallVector<Attribute> lower;
-  for (int64_t i = 0; i < size; ++i)
-    for (int64_t j = 0; j < size; ++j)
-      lower.push_back(FloatAttr::get(elem, j <= i ? 1.0 : 0.0));
-  auto maskType = RankedTensorType::get({size, size}, elem);
-  Value mask = b.constant(DenseElementsAttr::get(maskType, lower));
-  return b.mul(x, mask);
+  return b.mul(x, positionMatrix(size, [](int64_t i, int64_t j) {
+                 return j <= i ? 1.0 : 0.0;
+               }));
 }
 
 Value OnnxAlgebra::plusIdentity(Value x, int64_t size) {
+  return b.add(x, positionMatrix(size, [](int64_t i, int64_t j) {
+                 return i == j ? 1.0 : 0.0;
+               }));
+}
+
+Value OnnxAlgebra::positionMatrix(
+    int64_t size, function_ref<double(int64_t, int64_t)> entry) {
   Type elem = b.elementType();
-  SmallVector<Attribute> eye;
+  SmallVector<Attribute> values;
   for (int64_t i = 0; i < size; ++i)
     for (int64_t j = 0; j < size; ++j)
-      eye.push_back(FloatAttr::get(elem, i == j ? 1.0 : 0.0));
+      values.push_back(FloatAttr::get(elem, entry(i, j)));
   auto type = RankedTensorType::get({size, size}, elem);
-  return b.add(x, b.constant(DenseElementsAttr::get(type, eye)));
+  return b.constant(DenseElementsAttr::get(type, values));
 }
 
 //===----------------------------------------------------------------------===//

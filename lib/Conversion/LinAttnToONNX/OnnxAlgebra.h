@@ -38,6 +38,10 @@ public:
   Value positive(Value x) override;
 
 private:
+  /// The constant size x size matrix of `entry(row, column)`.
+  Value positionMatrix(int64_t size,
+                       function_ref<double(int64_t, int64_t)> entry);
+
   OnnxBuilder &b;
 };
 
@@ -88,6 +92,10 @@ public:
                                   DoublingBody body) override;
 
 private:
+  /// The constant size x size matrix of `entry(row, column)`.
+  Value positionMatrix(int64_t size,
+                       function_ref<double(int64_t, int64_t)> entry);
+
   OnnxBuilder &b;
   OnnxMath math;
   std::string loopPrefix;

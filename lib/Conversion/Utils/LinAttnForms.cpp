@@ -183,29 +183,12 @@ Value mlir::ttt::buildScan(TensorAlgebra &t, ScanOp op) {
   Value initial = initialPerChunk();
   Value inclusive = partial;
   if (initial) {
-    switch (kind) {
-    case TransitionKind::none:
-      inclusive = t.mapBroadcast({partial}, {initial}, sum);
-      break;
-    case TransitionKind::decay: {
-      Value decays = t.expandAxes(cumulative, {3, 4});
-      inclusive = t.mapBroadcast({partial}, {initial, decays},
-                                 [](ElementwiseMath &m, ValueRange v) {
-                                   return m.add(v[0], m.mul(v[2], v[1]));
-                                 });
-      break;
-    }
-    case TransitionKind::matrix: {
-      // A_c S0 with S0 broadcast over the chunks first: the product's batch
-      // axes are the same on both sides.
-      Value start =
-          t.mapBroadcast({partial}, {initial},
-                         [](ElementwiseMath &, ValueRange v) { return v[1]; });
-      inclusive = t.map(
-          {t.matmul(cumulative, start, /*transposeB=*/false), partial}, sum);
-      break;
-    }
-    }
+    // S0 broadcast over the chunks (ONNX nodes broadcast it themselves),
+    // then a_c S0 + partial_c as one round of the doubling scan combines.
+    Value start =
+        t.mapBroadcast({partial}, {initial},
+                       [](ElementwiseMath &, ValueRange v) { return v[1]; });
+    inclusive = applyTransition(t, kind, cumulative, start, partial);
   }
   // Chunk c reads S_{c-1}: the initial state, then the inclusive states
   // but the last.
