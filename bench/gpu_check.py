@@ -334,6 +334,25 @@ class Program:
         return output, seconds
 
 
+class Counters(ctypes.Structure):
+    """TTTCudaCounters (include/ttt/Runtime/CudaRuntime.h)."""
+    _fields_ = [("launches", ctypes.c_uint64), ("gemms", ctypes.c_uint64),
+                ("hostGemms", ctypes.c_uint64), ("waitSeconds", ctypes.c_double),
+                ("cachedBuffers", ctypes.c_uint64), ("newBuffers", ctypes.c_uint64),
+                ("newBytes", ctypes.c_uint64)]
+
+
+def ms(x) -> str:
+    """Seconds as milliseconds, or the text that stands for a time."""
+    return f"{x * 1e3:.2f}" if isinstance(x, float) else (x or "—")
+
+
+def take_counters(runtime) -> Counters:
+    counters = Counters()
+    runtime.tttCudaTakeCounters(ctypes.byref(counters))
+    return counters
+
+
 class Report:
     def __init__(self, path: Path | None):
         self.path = path
@@ -591,38 +610,84 @@ def run(args) -> int:
             report.verdict(what, relative_error(got, reference), limit)
     report.say("")
     rows = []
-    timed = [e for e in manifest["layers"] if "reference" not in e]
+    costs = []  # (program, median seconds, counters of the timed calls)
+    # Every variant at the shape with fewest chunks first; out of time, the
+    # long ones are skipped. PyTorch gets the last 30% of the budget.
+    timed = sorted((e for e in manifest["layers"] if "reference" not in e),
+                   key=lambda e: e["T"] // e["C"])
+    ttt_deadline = deadline - (0 if args.no_torch else 0.3 * args.budget)
     report.say(f"## Speed (median of {args.repeat} calls, each with its copies in and out)")
     report.say("")
+    # One row per layer as soon as it is measured: a run stopped at its
+    # deadline keeps what it measured.
+    report.say("| layer | ttt recurrent ms | ttt parallel ms | parallel, cuBLAS ms | parallel, "
+               "cuBLAS TF32 ms | parallel bf16 ms | speed-up (best fp32 parallel) | "
+               "TFLOP/s (best fp32 parallel) | parallel vs recurrent, both on the GPU "
+               f"(fp32 / cuBLAS, limit {CONSISTENCY_RTOL:g}) |")
+    report.say("|---|---|---|---|---|---|---|---|---|")
+    skipped = []
     for entry in timed:
         where = (f"{entry['variant']} B={entry['B']} H={entry['H']} D={entry['D']} "
                  f"T={entry['T']} C={entry['C']}")
-        if time.monotonic() > deadline:
-            report.say(f"- {where}: skipped (out of time)")
+        if time.monotonic() > ttt_deadline:
+            skipped.append(where)
             continue
         specs = entry["operands"]
         arrays = make_inputs(specs, entry["B"], entry["T"], seed=2)
-        row = {"where": where, "flops": entry["flops"]}
+        row = {"where": where}
         outputs = {}
         for key in ("recurrent_fp32", "parallel_fp32", "parallel_fp32_cublas",
                     "parallel_tf32_cublas", "parallel_bf16"):
             prog = program(entry, key)
             outputs[key], _ = prog(arrays)
+            take_counters(runtime)
             row[key] = statistics.median(prog(arrays)[1] for _ in range(args.repeat))
+            costs.append((f"{where} {key.replace('_', ' ')}", row[key],
+                          take_counters(runtime)))
+        agreement = "not compared (fake driver)"
         if not fake:
-            for key in ("parallel_fp32", "parallel_fp32_cublas"):
-                report.verdict(f"{where}: {key.replace('_', ' ')} vs recurrent, both on the GPU",
-                               relative_error(outputs[key], outputs["recurrent_fp32"]),
-                               CONSISTENCY_RTOL)
+            errors = [relative_error(outputs[key], outputs["recurrent_fp32"])
+                      for key in ("parallel_fp32", "parallel_fp32_cublas")]
+            bad = sum(err > CONSISTENCY_RTOL for err in errors)
+            report.failures += bad
+            agreement = (f"{errors[0]:.3g} / {errors[1]:.3g} "
+                         f"{'ok' if not bad else 'FAIL'}")
+        best = min(row["parallel_fp32"], row["parallel_fp32_cublas"])
+        row["best"] = best
+        report.say(f"| {where} | {ms(row['recurrent_fp32'])} | {ms(row['parallel_fp32'])}"
+                   f" | {ms(row['parallel_fp32_cublas'])} | {ms(row['parallel_tf32_cublas'])} | "
+                   f"{ms(row['parallel_bf16'])} | {row['recurrent_fp32'] / best:.2f}x | "
+                   f"{entry['flops'] / best / 1e12:.3g} | {agreement} |")
         row["index"] = manifest["layers"].index(entry)
         row["chunks"] = -(-entry["T"] // entry["C"])
         rows.append(row)
+    for where in skipped:
+        report.say(f"- {where}: skipped (out of time)")
+    report.say("")
+    report.say("TFLOP/s counts each layer's useful products once.")
+    if costs and not emulated:
+        report.say("")
+        report.say(f"Where a ttt call's time goes (the runtime's counters over the {args.repeat} "
+                   "timed calls, per call; waiting = host time in cuStreamSynchronize and "
+                   "cuCtxSynchronize, so kernels and page migrations of managed memory):")
+        report.say("")
+        report.say("| program | ms | kernel launches | cuBLAS GEMMs | host GEMMs | ms waiting | "
+                   "buffers reused | buffers new | new MiB |")
+        report.say("|---|---|---|---|---|---|---|---|---|")
+        n = args.repeat
+        for what, seconds, c in costs:
+            report.say(f"| {what} | {seconds * 1e3:.2f} | {c.launches / n:.0f} | {c.gemms / n:.0f}"
+                       f" | {c.hostGemms / n:.0f} | {c.waitSeconds / n * 1e3:.2f} | "
+                       f"{c.cachedBuffers / n:.0f} | {c.newBuffers / n:.0f} | "
+                       f"{c.newBytes / n / 2**20:.1f} |")
 
-    ceilings = None
     if not args.no_torch and rows:
+        report.say("")
+        report.say("## PyTorch on the same GPU (python/ttt/models, inputs already on the device)")
+        report.say("")
         # Every layer's eager time before any torch.compile (compiling takes
-        # the longest, and may crash).
-        # Compiling traces the chunk loop unrolled: fewest chunks first.
+        # the longest, and may crash). Compiling traces the chunk loop
+        # unrolled: fewest chunks first.
         by_chunks = sorted(rows, key=lambda row: row["chunks"])
         jobs = (["ceilings"] + [f"eager:{row['index']}" for row in rows]
                 + [f"compiled:{row['index']}" for row in by_chunks])
@@ -636,31 +701,14 @@ def run(args) -> int:
                        f"{ceilings['tf32']}), device copy {ceilings['copy']:.0f} GB/s")
         elif ceilings:
             report.say(f"- ceilings: {ceilings}")
-            ceilings = None
-        for row in rows:
-            row["eager"] = results.get(f"eager:{row['index']}")
-            row["compiled"] = results.get(f"compiled:{row['index']}")
-
-    def ms(x):
-        return f"{x * 1e3:.2f}" if isinstance(x, float) else (x or "—")
-
-    report.say("")
-    report.say("| layer | ttt recurrent ms | ttt parallel ms | parallel, cuBLAS ms | parallel, "
-               "cuBLAS TF32 ms | parallel bf16 ms | speed-up (best fp32 parallel) | "
-               "TFLOP/s (best fp32 parallel) | PyTorch eager ms | torch.compile ms |")
-    report.say("|---|---|---|---|---|---|---|---|---|---|")
-    for row in rows:
-        best = min(row["parallel_fp32"], row["parallel_fp32_cublas"])
-        ratio = row["recurrent_fp32"] / best
-        rate = row["flops"] / best / 1e12
-        report.say(f"| {row['where']} | {ms(row['recurrent_fp32'])} | {ms(row['parallel_fp32'])}"
-                   f" | {ms(row['parallel_fp32_cublas'])} | {ms(row['parallel_tf32_cublas'])} | "
-                   f"{ms(row['parallel_bf16'])} | {ratio:.2f}x | {rate:.3g} | "
-                   f"{ms(row.get('eager'))} | {ms(row.get('compiled'))} |")
-    if ceilings:
         report.say("")
-        report.say(f"TFLOP/s counts each layer's useful products once; the same run's bf16 "
-                   f"GEMM ceiling is {ceilings['bf16']:.0f} TFLOP/s.")
+        report.say("| layer | PyTorch eager ms | torch.compile ms | best ttt fp32 parallel / eager |")
+        report.say("|---|---|---|---|")
+        for row in rows:
+            eager = results.get(f"eager:{row['index']}")
+            compiled = results.get(f"compiled:{row['index']}")
+            ratio = f"{row['best'] / eager:.1f}x" if isinstance(eager, float) else "—"
+            report.say(f"| {row['where']} | {ms(eager)} | {ms(compiled)} | {ratio} |")
     report.say("")
     report.say(f"result: {'PASS' if report.failures == 0 else f'FAIL ({report.failures} failed)'}")
     return 0 if report.failures == 0 else 1

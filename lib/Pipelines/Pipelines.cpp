@@ -260,6 +260,7 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createTTTGPULaunchStackScopes());
 
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = getFormatName(options.format);

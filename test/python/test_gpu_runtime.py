@@ -307,9 +307,10 @@ def test_gpu_check_prepare_and_run_emulated(gemms, tmp_path, fake_driver, fake_c
         for what in ("parallel fp32", "parallel fp32 cublas", "parallel tf32 cublas",
                      "parallel bf16", "recurrent fp32"):
             assert f"- ok   {variant} B=2 H=1 D=8 T=37 C=16: {what} vs CPU recurrent reference" in text
-        for what in ("parallel fp32", "parallel fp32 cublas"):
-            assert f"- ok   {variant} B=1 H=2 D=16 T=200 C=64: {what} vs recurrent" in text
-        assert f"| {variant} B=1 H=2 D=16 T=200 C=64 |" in text
+        # The timing row ends with parallel (kernels / cuBLAS) vs recurrent.
+        row = next(line for line in text.splitlines()
+                   if line.startswith(f"| {variant} B=1 H=2 D=16 T=200 C=64 |"))
+        assert re.search(r"\| \S+ / \S+ ok \|$", row), row
     assert text.rstrip().endswith("result: PASS")
     assert log.exists() == (gemms != "kernels")
 
@@ -359,11 +360,12 @@ def test_gpu_check_survives_a_crashing_torch(tmp_path):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "- ceilings: crashed (SIGSEGV)" in proc.stdout
     assert "Fatal Python error: Segmentation fault" in proc.stderr  # the child's stack
-    row = next(line for line in proc.stdout.splitlines() if line.startswith("| V6 B=1"))
+    torch_table = proc.stdout.split("## PyTorch on the same GPU")[1]
+    row = next(line for line in torch_table.splitlines() if line.startswith("| V6 B=1"))
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     # After the crash a new child ran the eager and compiled jobs; the fake
     # has no torch.nn, so each is a reported failure, not a time.
-    assert cells[-2].startswith("failed: ") and cells[-1].startswith("failed: "), row
+    assert cells[1].startswith("failed: ") and cells[2].startswith("failed: "), row
     assert proc.stdout.rstrip().endswith("result: PASS")
 
 
@@ -406,3 +408,19 @@ def test_gpu_check_pack_runs_with_fake_driver(tmp_path, fake_driver, fake_cublas
     # The cuBLAS programs' GEMMs are library calls.
     assert "- cuBLAS: yes" in text
     assert (tmp_path / "cublas.log").read_text().startswith("sgemm ")
+    # The runtime's counters, per timed call: the same programs launch the
+    # same kernels on every call (a timed call of one repeat is one call).
+    costs = {}
+    for line in text.splitlines():
+        m = re.match(r"\| V5 B=1 H=2 D=16 T=200 C=64 (.+?) \| [\d.]+ \| (\d+) \| (\d+) \| (\d+) \|",
+                     line)
+        if m:
+            costs[m.group(1)] = tuple(int(g) for g in m.groups()[1:])
+    assert set(costs) == {"recurrent fp32", "parallel fp32", "parallel fp32 cublas",
+                          "parallel tf32 cublas", "parallel bf16"}, text
+    launches_kernels, gemms_kernels, _ = costs["parallel fp32"]
+    launches_cublas, gemms_cublas, host_gemms = costs["parallel fp32 cublas"]
+    assert launches_kernels > 0 and gemms_kernels == 0
+    assert gemms_cublas > 0 and launches_cublas < launches_kernels and host_gemms == 0
+    assert costs["recurrent fp32"][0] > launches_kernels
+    assert len(launches) >= sum(c[0] for c in costs.values())  # the log has every call's

@@ -463,6 +463,39 @@ def TTTGPUScalarForalls : Pass<"ttt-gpu-scalar-foralls"> {
   let dependentDialects = ["::mlir::scf::SCFDialect"];
 }
 
+def TTTGPULaunchStackScopes
+    : Pass<"ttt-gpu-launch-stack-scopes", "::mlir::ModuleOp"> {
+  let summary = "Free each kernel launch's argument array after the launch "
+                "(llvm.intr.stacksave/stackrestore around gpu.launch_func)";
+  let description = [{
+    After `gpu-to-llvm`: brackets every `gpu.launch_func` with
+    `llvm.intr.stacksave` and `llvm.intr.stackrestore`. The translation to
+    LLVM IR puts each launch's kernel arguments in `alloca`s at the launch;
+    in a loop they are dynamic allocations that live until the function
+    returns, so a host loop of many launches (the recurrent form with many
+    streams and chunks) overflows the stack. With the scope, each launch's
+    arguments are freed when the launch call returns (the driver has copied
+    them by then).
+
+    Example:
+
+    ```mlir
+    gpu.launch_func @m::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+        args(%p : !llvm.ptr)
+    ```
+
+    becomes
+
+    ```mlir
+    %sp = llvm.intr.stacksave : !llvm.ptr
+    gpu.launch_func @m::@k blocks in (%c1, %c1, %c1) threads in (%c32, %c1, %c1)
+        args(%p : !llvm.ptr)
+    llvm.intr.stackrestore %sp : !llvm.ptr
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def TTTGPUMergeModules : Pass<"ttt-gpu-merge-modules", "::mlir::ModuleOp"> {
   let summary = "Move every outlined kernel into one gpu.module (one binary, "
                 "one ptxas run, one module load)";

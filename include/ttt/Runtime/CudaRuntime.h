@@ -64,6 +64,23 @@ void tttCudaSetErrorHandler(TTTCudaErrorHandler handler);
 /** Returns the buffers the allocator keeps for reuse to the driver. */
 void tttCudaReleaseCachedMemory(void);
 
+/** What the programs asked of the runtime since the last call, then starts
+ *  counting again: kernel launches, cuBLAS GEMMs and GEMMs that cuBLAS could
+ *  not take (run on the host over managed memory), host seconds spent
+ *  waiting for them (cuStreamSynchronize and cuCtxSynchronize: the kernels'
+ *  time, page migrations of managed memory included), buffers served from
+ *  the cache and newly allocated, and the new bytes. */
+typedef struct {
+  uint64_t launches;
+  uint64_t gemms;
+  uint64_t hostGemms;
+  double waitSeconds;
+  uint64_t cachedBuffers;
+  uint64_t newBuffers;
+  uint64_t newBytes;
+} TTTCudaCounters;
+void tttCudaTakeCounters(TTTCudaCounters *counters);
+
 /*===------------------- memref allocator (generic) ---------------------===*/
 
 /* The names are the ones MLIR's memref-to-LLVM lowering calls. */

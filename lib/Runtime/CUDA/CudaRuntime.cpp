@@ -17,6 +17,7 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -46,6 +47,7 @@ using CUjit_option = int;
 // The driver API's own names for the values it defines.
 // NOLINTBEGIN(readability-identifier-naming)
 constexpr CUresult CUDA_SUCCESS = 0;
+constexpr CUresult CUDA_ERROR_DEINITIALIZED = 4;
 constexpr unsigned CU_MEM_ATTACH_GLOBAL = 0x1;
 constexpr unsigned CU_STREAM_NON_BLOCKING = 0x1;
 constexpr unsigned CU_EVENT_DISABLE_TIMING = 0x2;
@@ -310,6 +312,7 @@ public:
         base = it->second.back();
         it->second.pop_back();
         cachedBytes -= rounded;
+        ++counters.cachedBuffers;
       }
     }
     if (!base) {
@@ -323,6 +326,10 @@ public:
       if (result != CUDA_SUCCESS)
         fail(describe(result, "cuMemAllocManaged") +
              format(" allocating %zu bytes", size));
+      count([&](TTTCudaCounters &c) {
+        ++c.newBuffers;
+        c.newBytes += rounded;
+      });
     }
     CUdeviceptr aligned = (base + alignment - 1) / alignment * alignment;
     std::lock_guard<std::mutex> lock(mutex);
@@ -421,6 +428,32 @@ private:
   std::map<size_t, std::vector<CUdeviceptr>> cache;
   std::unordered_map<void *, Allocation> live;
   size_t cachedBytes = 0;
+
+public:
+  template <typename Update> void count(Update update) {
+    std::lock_guard<std::mutex> lock(mutex);
+    update(counters);
+  }
+
+  /// `result` of a call that waits for the device, timed into the counters.
+  template <typename Call> CUresult timedWait(Call call) {
+    auto start = std::chrono::steady_clock::now();
+    CUresult result = call();
+    std::chrono::duration<double> waited =
+        std::chrono::steady_clock::now() - start;
+    count([&](TTTCudaCounters &c) { c.waitSeconds += waited.count(); });
+    return result;
+  }
+
+  TTTCudaCounters takeCounters() {
+    std::lock_guard<std::mutex> lock(mutex);
+    TTTCudaCounters taken = counters;
+    counters = {};
+    return taken;
+  }
+
+private:
+  TTTCudaCounters counters = {}; // guarded by `mutex`
 };
 
 CUdeviceptr toDevice(void *ptr) { return reinterpret_cast<CUdeviceptr>(ptr); }
@@ -464,6 +497,10 @@ extern "C" void tttCudaSetErrorHandler(TTTCudaErrorHandler handler) {
 
 extern "C" void tttCudaReleaseCachedMemory(void) {
   Runtime::get().releaseCache();
+}
+
+extern "C" void tttCudaTakeCounters(TTTCudaCounters *counters) {
+  *counters = Runtime::get().takeCounters();
 }
 
 //===----------------------------------------------------------------------===//
@@ -523,8 +560,11 @@ extern "C" void mgpuModuleUnload(void *module) {
   Runtime &runtime = Runtime::get();
   if (!runtime.getError().empty())
     return; // at exit, after a failure
-  runtime.check(runtime.use().ModuleUnload(static_cast<CUmodule>(module)),
-                "cuModuleUnload");
+  CUresult result = runtime.use().ModuleUnload(static_cast<CUmodule>(module));
+  // A program's destructor runs at exit, possibly after the driver has shut
+  // down, which frees every module anyway.
+  if (result != CUDA_ERROR_DEINITIALIZED)
+    runtime.check(result, "cuModuleUnload");
 }
 
 extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
@@ -552,6 +592,7 @@ extern "C" void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                 "(%lld, %lld, %lld), block (%lld, %lld, %lld)",
                 (long long)gridX, (long long)gridY, (long long)gridZ,
                 (long long)blockX, (long long)blockY, (long long)blockZ));
+  runtime.count([](TTTCudaCounters &c) { ++c.launches; });
   runtime.check(driver.LaunchKernel(static_cast<CUfunction>(function), gridX,
                                     gridY, gridZ, blockX, blockY, blockZ, smem,
                                     static_cast<CUstream>(stream), params,
@@ -571,7 +612,10 @@ extern "C" void mgpuStreamDestroy(void *stream) {
 
 extern "C" void mgpuStreamSynchronize(void *stream) {
   Runtime &runtime = Runtime::get();
-  runtime.check(runtime.use().StreamSynchronize(static_cast<CUstream>(stream)),
+  const DriverApi &driver = runtime.use();
+  runtime.check(runtime.timedWait([&] {
+    return driver.StreamSynchronize(static_cast<CUstream>(stream));
+  }),
                 "cuStreamSynchronize (a kernel failed)");
 }
 
@@ -807,11 +851,14 @@ void cublasGemm(int64_t m, int64_t n, int64_t k, int64_t a, int64_t aOffset,
                   static_cast<long long>(gemm.n),
                   static_cast<long long>(gemm.k)));
     // Launches are synchronous in this runtime; so is a GEMM.
-    runtime.check(driver.CtxSynchronize(), "cuCtxSynchronize");
+    runtime.count([](TTTCudaCounters &c) { ++c.gemms; });
+    runtime.check(runtime.timedWait([&] { return driver.CtxSynchronize(); }),
+                  "cuCtxSynchronize");
     return;
   }
   // No reduction, or views cuBLAS cannot take: the buffers are managed
   // memory, which the host reads and writes once the device is idle.
+  runtime.count([](TTTCudaCounters &c) { ++c.hostGemms; });
   runtime.check(driver.CtxSynchronize(), "cuCtxSynchronize");
   gemm.runLoops(accumulate != 0);
 }
