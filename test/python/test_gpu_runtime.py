@@ -333,6 +333,46 @@ def test_gpu_check_run_fails_on_wrong_numbers(tmp_path):
     assert proc.stdout.rstrip().endswith("result: FAIL (3 failed)")
 
 
+STACK_PROBE = """
+import ctypes, json, sys, threading
+from pathlib import Path
+pack = Path(sys.argv[1])
+sys.path.insert(0, str(pack))
+import gpu_check
+manifest = json.loads((pack / "manifest.json").read_text())
+entry = next(e for e in manifest["layers"] if "reference" not in e)
+runtime = ctypes.CDLL(str(pack / "libttt_cuda_runtime.so"), mode=ctypes.RTLD_GLOBAL)
+program = gpu_check.Program(pack / entry["programs"]["recurrent_fp32"], manifest["entry"],
+                            runtime._mlir_memref_to_llvm_free)
+arrays = gpu_check.make_inputs(entry["operands"], 2, 300 * entry["C"], seed=0)
+threading.stack_size(256 * 1024)
+result = []
+thread = threading.Thread(target=lambda: result.append(program(arrays)[0].shape))
+thread.start()
+thread.join()
+print(result[0])
+"""
+
+
+def test_long_host_loops_of_launches_fit_a_small_stack(tmp_path, fake_driver):
+    # The recurrent form's host loops launch kernels per stream and chunk:
+    # here 4 streams x 300 chunks, about 10^4 launches. The argument array
+    # of each launch lives on the stack; before ttt-gpu-launch-stack-scopes
+    # freed it after each launch they all stayed until the function
+    # returned (over 2 MiB here) and the call died with SIGSEGV on a
+    # 256 KiB thread stack (and at 8 MiB on an H200 at B=8, H=16, T=8192).
+    toolkit = Path(os.environ.get("CUDA_HOME") or "/usr/local/cuda")
+    if not ((toolkit / "bin" / "ptxas").exists() and (toolkit / "bin" / "fatbinary").exists()):
+        pytest.skip(f"no CUDA toolkit (ptxas, fatbinary) under {toolkit}")
+    pack = tmp_path / "pack"
+    _prepare(pack, "--variants", "MSE", "--toolkit", str(toolkit))
+    env = {**os.environ, "TTT_CUDA_DRIVER": str(fake_driver)}
+    proc = subprocess.run([sys.executable, "-c", STACK_PROBE, str(pack)], capture_output=True,
+                          text=True, env=env, timeout=600)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])
+    assert proc.stdout.strip() == "(2, 2, 19200, 16)", proc.stdout
+
+
 FAKE_TORCH = """
 import os, signal
 def _crash(*args):
