@@ -669,7 +669,8 @@ def run(args) -> int:
         report.say("")
         report.say(f"Where a ttt call's time goes (the runtime's counters over the {args.repeat} "
                    "timed calls, per call; waiting = host time in cuStreamSynchronize and "
-                   "cuCtxSynchronize, so kernels and page migrations of managed memory):")
+                   "cuCtxSynchronize, so kernels, copies of the arguments and page "
+                   "migrations of managed memory):")
         report.say("")
         report.say("| program | ms | kernel launches | cuBLAS GEMMs | host GEMMs | ms waiting | "
                    "buffers reused | buffers new | new MiB |")

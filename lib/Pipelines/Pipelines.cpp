@@ -212,7 +212,10 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
   mapping.tileX = options.tileX;
   mapping.tileY = options.tileY;
   pm.addPass(createTTTGPUMapParallelLoops(mapping));
-  pm.addPass(createTTTGPUHostBoundary());
+  TTTGPUHostBoundaryOptions boundary;
+  // Emulated kernels run on the host: plain copies there.
+  boundary.gpuMemcpy = !options.emulate;
+  pm.addPass(createTTTGPUHostBoundary(boundary));
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (options.emulate) {

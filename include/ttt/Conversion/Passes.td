@@ -427,8 +427,18 @@ def TTTGPUHostBoundary : Pass<"ttt-gpu-host-boundary", "::mlir::ModuleOp"> {
       return
     }
     ```
+
+    With `gpu-memcpy`, the copies are `gpu.memcpy` ops (one transfer by the
+    driver) instead of `memref.copy` (host loads and stores, which on managed
+    memory fault each page over to the host and back to the device).
   }];
-  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let options = [
+    Option<"gpuMemcpy", "gpu-memcpy", "bool", /*default=*/"false",
+           "Copy with gpu.memcpy (the driver's transfer) instead of "
+           "memref.copy (host code)">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::gpu::GPUDialect"];
 }
 
 def TTTGPUScalarForalls : Pass<"ttt-gpu-scalar-foralls"> {

@@ -17,6 +17,7 @@
 #include "ttt/Conversion/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -32,9 +33,28 @@ using namespace mlir;
 namespace {
 struct TTTGPUHostBoundaryPass
     : public ttt::impl::TTTGPUHostBoundaryBase<TTTGPUHostBoundaryPass> {
+  using Base::Base;
+
+  /// Copies `source` into `target` (same shape, identity layouts); returns
+  /// the op that writes `target`. A gpu.memcpy runs on a stream of its own,
+  /// waited for at once: gpu-to-llvm lowers only the async form.
+  Operation *emitCopy(OpBuilder &b, Location loc, Value source,
+                      Value target) const {
+    if (!gpuMemcpy)
+      return memref::CopyOp::create(b, loc, source, target);
+    Type token = gpu::AsyncTokenType::get(b.getContext());
+    Value stream =
+        gpu::WaitOp::create(b, loc, token, ValueRange()).getResult(0);
+    auto copy = gpu::MemcpyOp::create(b, loc, token, ValueRange{stream}, target,
+                                      source);
+    gpu::WaitOp::create(b, loc, Type(), ValueRange{copy.getAsyncToken()});
+    return copy;
+  }
+
   /// A fresh identity-layout buffer with the contents of `source`, made at
-  /// `b`'s insertion point.
-  static Value copyOf(OpBuilder &b, Location loc, Value source) {
+  /// `b`'s insertion point, and the op that copies them there.
+  std::pair<Value, Operation *> copyOf(OpBuilder &b, Location loc,
+                                       Value source) const {
     auto type = cast<MemRefType>(source.getType());
     SmallVector<Value> dynamicSizes;
     for (int64_t i = 0; i < type.getRank(); ++i)
@@ -44,8 +64,8 @@ struct TTTGPUHostBoundaryPass
         MemRefType::get(type.getShape(), type.getElementType(),
                         MemRefLayoutAttrInterface(), type.getMemorySpace());
     Value buffer = memref::AllocOp::create(b, loc, bufferType, dynamicSizes);
-    memref::CopyOp::create(b, loc, source, buffer);
-    return buffer;
+    Operation *copy = emitCopy(b, loc, source, buffer);
+    return {buffer, copy};
   }
 
   /// Whether the program may write to (a view of) `buffer`: any user that
@@ -112,12 +132,11 @@ struct TTTGPUHostBoundaryPass
         SmallVector<OpOperand *> uses;
         for (OpOperand &use : arg.getUses())
           uses.push_back(&use);
-        Value copy = copyOf(b, loc, arg);
+        auto [copy, copyIn] = copyOf(b, loc, arg);
         for (OpOperand *use : uses)
           use->set(copy);
         copies.push_back(copy);
-        // copyOf's memref.copy is the last op it made.
-        if (mayBeWritten(copy, &*std::prev(b.getInsertionPoint())))
+        if (mayBeWritten(copy, copyIn))
           copyBack.push_back({copy, arg});
       }
       // Globals (bufferized constants) live in host memory: one copy each,
@@ -128,7 +147,7 @@ struct TTTGPUHostBoundaryPass
         OpBuilder::InsertionGuard guard(b);
         Operation *moved = global->clone();
         b.insert(moved);
-        Value copy = copyOf(b, global.getLoc(), moved->getResult(0));
+        Value copy = copyOf(b, global.getLoc(), moved->getResult(0)).first;
         Value result = global.getResult();
         if (copy.getType() != result.getType())
           copy = memref::CastOp::create(b, global.getLoc(), result.getType(),
@@ -141,10 +160,10 @@ struct TTTGPUHostBoundaryPass
         continue;
       func.walk([&](func::ReturnOp ret) {
         OpBuilder rb(ret);
-        for (auto [copy, arg] : copyBack)
-          memref::CopyOp::create(rb, ret.getLoc(), copy, arg);
-        for (Value copy : copies)
-          memref::DeallocOp::create(rb, ret.getLoc(), copy);
+        for (auto [buffer, arg] : copyBack)
+          emitCopy(rb, ret.getLoc(), buffer, arg);
+        for (Value buffer : copies)
+          memref::DeallocOp::create(rb, ret.getLoc(), buffer);
       });
     }
   }

@@ -4,6 +4,10 @@
 // through a view) are copied back before returning; the copies are freed.
 // RUN: ttt-opt %s --split-input-file --verify-diagnostics --ttt-gpu-host-boundary \
 // RUN:   | FileCheck %s
+// With gpu-memcpy (ttt-to-gpu's choice on a real device) the same copies are
+// driver transfers.
+// RUN: ttt-opt %s --split-input-file --verify-diagnostics \
+// RUN:   --ttt-gpu-host-boundary=gpu-memcpy=true | FileCheck %s --check-prefix=DMA
 
 // CHECK-LABEL: func.func @boundary
 // CHECK-SAME: (%[[A:.+]]: memref<?x4xf32>, %[[OUT:.+]]: memref<?x4xf32>, %[[UNUSED:.+]]: memref<4xf32>, %[[N:.+]]: index)
@@ -29,6 +33,25 @@
 // CHECK-NEXT: memref.dealloc %[[COUT]]
 // CHECK-NEXT: memref.dealloc %[[CG]]
 // CHECK-NEXT: return %[[R]]
+// DMA-LABEL: func.func @boundary
+// DMA-SAME: (%[[A:.+]]: memref<?x4xf32>, %[[OUT:.+]]: memref<?x4xf32>, %{{.+}}: memref<4xf32>, %{{.+}}: index)
+// DMA: %[[CA:.+]] = memref.alloc(%{{.+}}) : memref<?x4xf32>
+// DMA-NEXT: %[[S0:.+]] = gpu.wait async
+// DMA-NEXT: %[[T0:.+]] = gpu.memcpy async [%[[S0]]] %[[CA]], %[[A]] : memref<?x4xf32>, memref<?x4xf32>
+// DMA-NEXT: gpu.wait [%[[T0]]]
+// DMA: %[[COUT:.+]] = memref.alloc(%{{.+}}) : memref<?x4xf32>
+// DMA-NEXT: gpu.wait async
+// DMA-NEXT: gpu.memcpy async [%{{.+}}] %[[COUT]], %[[OUT]] : memref<?x4xf32>, memref<?x4xf32>
+// DMA: %[[G:.+]] = memref.get_global @table
+// DMA-NEXT: %[[CG:.+]] = memref.alloc() : memref<4xf32>
+// DMA-NEXT: gpu.wait async
+// DMA-NEXT: gpu.memcpy async [%{{.+}}] %[[CG]], %[[G]] : memref<4xf32>, memref<4xf32>
+// DMA-NOT: memref.copy
+// Only %out is written: only it is copied back.
+// DMA-NOT: gpu.memcpy async [%{{.+}}] %[[A]]
+// DMA: gpu.memcpy async [%{{.+}}] %[[OUT]], %[[COUT]] : memref<?x4xf32>, memref<?x4xf32>
+// DMA-NEXT: gpu.wait [%{{.+}}]
+// DMA-NEXT: memref.dealloc %[[CA]]
 memref.global "private" constant @table : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
 
 func.func @boundary(%a: memref<?x4xf32>, %out: memref<?x4xf32>, %unused: memref<4xf32>, %n: index) -> memref<?x4xf32> {
