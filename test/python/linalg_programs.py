@@ -42,7 +42,8 @@ class Spelling:
     tanh_output: bool = False
     # `unrolled`; `loop`: an scf.for over the chunks carrying W and the output
     # buffer (insert_slice at the chunk's offset); `while`: the same as an
-    # scf.while that counts the chunk offset itself. The loops need T % C == 0.
+    # scf.while that counts the chunk offset itself. Only the scf.for with
+    # constant bounds takes a partial last chunk (T % C != 0: affine.min).
     form: str = "unrolled"
     # The loops' bounds: `constant`, or `computed` (the end a tensor.dim of the
     # queries, the step that end divided by the chunk count).
@@ -80,10 +81,16 @@ class _Writer:
     def emit(self, text):
         self.lines.append("  " + text)
 
+    def empty(self, tensor_type):
+        """A tensor.empty; a dynamic size ('?') is the chunk's, %n."""
+        name = self.fresh("e")
+        sizes = ", ".join(["%n"] * tensor_type.count("?"))
+        self.emit(f"{name} = tensor.empty({sizes}) : {tensor_type}")
+        return name
+
     def zeros(self, tensor_type):
         """A tensor.empty filled with %zero: a contraction's accumulator."""
-        empty, init = self.fresh("e"), self.fresh("z")
-        self.emit(f"{empty} = tensor.empty() : {tensor_type}")
+        empty, init = self.empty(tensor_type), self.fresh("z")
         self.emit(f"{init} = linalg.fill ins(%zero : f32) outs({empty} : {tensor_type}) -> "
                   f"{tensor_type}")
         return init
@@ -119,8 +126,7 @@ def _elementwise(w: _Writer, a, b, dims, line):
     names = ", ".join(f"d{i}" for i in range(rank))
     ident = f"affine_map<({names}) -> ({names})>"
     out_t = _t(*dims)
-    empty = w.fresh("e")
-    w.emit(f"{empty} = tensor.empty() : {out_t}")
+    empty = w.empty(out_t)
     return w.generic([ident] * 3, ["parallel"] * rank, [(a, out_t), (b, out_t)],
                      (empty, out_t), [line, "linalg.yield %r : f32"], out_t)
 
@@ -135,8 +141,7 @@ def _batch_matmul(w: _Writer, lhs, rhs, m, k, n, transpose_lhs=False):
         return name
     if transpose_lhs:
         flat = collapse(lhs, k, m)
-        empty = w.fresh("e")
-        w.emit(f"{empty} = tensor.empty() : {_t(B * H, m, k)}")
+        empty = w.empty(_t(B * H, m, k))
         turned = w.fresh("t")
         w.emit(f"{turned} = linalg.transpose ins({flat} : {_t(B * H, k, m)}) "
                f"outs({empty} : {_t(B * H, m, k)}) permutation = [0, 2, 1]")
@@ -149,8 +154,9 @@ def _batch_matmul(w: _Writer, lhs, rhs, m, k, n, transpose_lhs=False):
     w.emit(f"{out} = linalg.batch_matmul ins({a}, {bm} : {_t(B * H, m, k)}, {_t(B * H, k, n)}) "
            f"outs({init} : {_t(B * H, m, n)}) -> {_t(B * H, m, n)}")
     expanded = w.fresh("x")
+    shape = ", ".join("%n" if d == "?" else str(d) for d in (B, H, m, n))
     w.emit(f"{expanded} = tensor.expand_shape {out} [[0, 1], [2], [3]] output_shape "
-           f"[{B}, {H}, {m}, {n}] : {_t(B * H, m, n)} into {_t(B, H, m, n)}")
+           f"[{shape}] : {_t(B * H, m, n)} into {_t(B, H, m, n)}")
     return expanded
 
 
@@ -191,7 +197,8 @@ def ttt_program(s: Spelling) -> str:
         chunk = {}
         for x, width in (("q", D), ("k", D), ("v", E)):
             name = w.fresh(x)
-            w.emit(f"{name} = tensor.extract_slice %{x}[0, 0, {start}, 0] [{B}, {H}, {n}, "
+            size = "%n" if n == "?" else n
+            w.emit(f"{name} = tensor.extract_slice %{x}[0, 0, {start}, 0] [{B}, {H}, {size}, "
                    f"{width}] [1, 1, 1, 1] : {_t(B, H, T, width)} to {_t(B, H, n, width)}")
             chunk[x] = name
         q_t, k_t = _t(B, H, n, D), _t(B, H, n, D)
@@ -234,8 +241,9 @@ def ttt_program(s: Spelling) -> str:
 
     out_t = _t(B, H, T, E)
     if s.form in ("loop", "while"):
-        if T % C or s.assembly != "insert":
-            raise ValueError("the loop forms write full chunks into a buffer")
+        if s.assembly != "insert" or (T % C and (s.form != "loop" or s.bounds != "constant")):
+            raise ValueError("the loop forms write chunks into a buffer; a partial last "
+                             "chunk only in an scf.for with constant bounds")
         w.emit("%c0 = arith.constant 0 : index")
         if s.bounds == "constant":
             w.emit(f"%cC = arith.constant {C} : index")
@@ -259,9 +267,15 @@ def ttt_program(s: Spelling) -> str:
             w.emit("} do {")
             w.emit(f"^bb0(%i: index, %w: {w_t}, %buf: {out_t}):")
         weight = "%w"
-        o = chunk_step("%i", C, update=True)
-        w.emit(f"%next = tensor.insert_slice {o} into %buf[0, 0, %i, 0] [{B}, {H}, {C}, {E}] "
-               f"[1, 1, 1, 1] : {_t(B, H, C, E)} into {out_t}")
+        n = C
+        if T % C:
+            # The last chunk is shorter: its size, min(C, T - i), is %n.
+            w.emit(f"%n = affine.min affine_map<(d0) -> ({C}, -d0 + {T})>(%i)")
+            n = "?"
+        o = chunk_step("%i", n, update=True)
+        size = "%n" if n == "?" else C
+        w.emit(f"%next = tensor.insert_slice {o} into %buf[0, 0, %i, 0] [{B}, {H}, {size}, {E}] "
+               f"[1, 1, 1, 1] : {_t(B, H, n, E)} into {out_t}")
         if s.form == "loop":
             w.emit(f"scf.yield {weight}, %next : {w_t}, {out_t}")
             w.emit("}")
@@ -423,11 +437,15 @@ def sum_loop(T=8, C=4) -> str:
     w.emit(f"%cT = arith.constant {T} : index")
     w.emit(f"%s0 = arith.constant {_dense(np.zeros((1, 1, 4), np.float32))} : {row}")
     w.emit(f"%r = scf.for %i = %c0 to %cT step %cC iter_args(%s = %s0) -> ({row}) {{")
-    w.emit(f"%xc = tensor.extract_slice %x[0, %i, 0] [1, {C}, 4] [1, 1, 1] : {seq} to "
-           f"{_t(1, C, 4)}")
+    n, size = C, C
+    if T % C:  # a partial last chunk, as in the layers' loops
+        w.emit(f"%n = affine.min affine_map<(d0) -> ({C}, -d0 + {T})>(%i)")
+        n, size = "?", "%n"
+    w.emit(f"%xc = tensor.extract_slice %x[0, %i, 0] [1, {size}, 4] [1, 1, 1] : {seq} to "
+           f"{_t(1, n, 4)}")
     total = w.generic(["affine_map<(b, i, j, t) -> (b, t, j)>",
                        "affine_map<(b, i, j, t) -> (b, i, j)>"],
-                      ["parallel"] * 3 + ["reduction"], [("%xc", _t(1, C, 4))], ("%s", row),
+                      ["parallel"] * 3 + ["reduction"], [("%xc", _t(1, n, 4))], ("%s", row),
                       ["%y = arith.addf %a0, %a1 : f32", "linalg.yield %y : f32"], row)
     w.emit(f"scf.yield {total} : {row}")
     w.emit("}")

@@ -45,6 +45,10 @@ SPELLINGS = [
     lp.Spelling(form="while", weight="const", orientation="w_xt", T=16),
     # bounds computed from the queries' static length
     lp.Spelling(form="loop", bounds="computed", T=16),
+    # a partial last chunk in the scf.for: its size an affine.min of the counter
+    lp.Spelling(form="loop", T=10),
+    lp.Spelling(form="loop", contraction="named", loss="mse", T=10),
+    lp.Spelling(form="loop", weight="const", orientation="w_xt", T=15),
     lp.Spelling(form="while", bounds="computed", loss="mse"),
 ]
 UPSTREAM = ("func.", "arith.", "linalg.", "tensor.", "scf.", "math.", "affine.")
@@ -102,6 +106,8 @@ def test_a_hand_written_linalg_layer_is_raised_and_rewritten_exactly(spelling, t
     ("rnn_loop", lp.rnn_loop(), "no TTT layer found"),
     ("rnn_while", lp.rnn_loop(form="while"), "no TTT layer found"),
     ("sum_loop", lp.sum_loop(), "no TTT layer found"),
+    # Read unrolled for its partial last chunk, and left as written.
+    ("sum_loop_partial", lp.sum_loop(T=10), "no TTT layer found"),
     ("tanh_output", lp.ttt_program(lp.Spelling(tanh_output=True)),
      "left as it was: its output depends non-linearly on the trained fast weights"),
 ])

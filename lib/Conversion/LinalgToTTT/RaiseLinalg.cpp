@@ -21,7 +21,9 @@
 #include "ttt/Dialect/TTT/IR/TTTDialect.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
@@ -253,6 +255,60 @@ func::FuncOp withWhileLoopsAsFor(func::FuncOp func) {
   return copy;
 }
 
+/// Whether `loop` has a chunk of its own size: a value in its body that
+/// depends on its induction variable through affine.min (the last chunk of a
+/// sequence that the step does not divide).
+static bool hasPartialLastChunk(scf::ForOp loop) {
+  bool found = false;
+  loop.getBody()->walk([&](affine::AffineMinOp min) {
+    if (llvm::is_contained(min.getOperands(), loop.getInductionVar()))
+      found = true;
+  });
+  return found;
+}
+
+/// A copy of `func` in which every scf.for with constant bounds and a
+/// partial last chunk (affine.min of its counter) is unrolled, and the chunk
+/// sizes folded to constants, so that the shadow graph reads each chunk at
+/// its own static size, as in a traced program; null when there is no such
+/// loop. Like withWhileLoopsAsFor, the copy sits next to `func`.
+func::FuncOp withPartialChunkLoopsUnrolled(func::FuncOp func) {
+  // Unrolling is for chunk loops, not for long loops of another kind.
+  constexpr int64_t kMaxChunks = 4096;
+  auto unrollable = [](scf::ForOp loop) {
+    std::optional<APInt> trips = loop.getStaticTripCount();
+    return trips && trips->ule(kMaxChunks) && hasPartialLastChunk(loop);
+  };
+  bool any = false;
+  func.walk([&](scf::ForOp loop) { any |= unrollable(loop); });
+  if (!any)
+    return {};
+  OpBuilder b(func);
+  auto copy = cast<func::FuncOp>(b.clone(*func));
+  copy.setSymName((func.getSymName() + "__ttt_unrolled").str());
+  SmallVector<scf::ForOp> loops;
+  copy.walk([&](scf::ForOp loop) {
+    if (unrollable(loop))
+      loops.push_back(loop);
+  });
+  for (scf::ForOp loop : loops)
+    if (failed(loopUnrollFull(loop))) {
+      copy.erase();
+      return {};
+    }
+  RewritePatternSet patterns(func.getContext());
+  for (Dialect *dialect : func.getContext()->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName op :
+       func.getContext()->getRegisteredOperations())
+    op.getCanonicalizationPatterns(patterns, func.getContext());
+  if (failed(applyPatternsGreedily(copy, std::move(patterns)))) {
+    copy.erase();
+    return {};
+  }
+  return copy;
+}
+
 struct TTTRaiseLinalgPass
     : public mlir::ttt::impl::TTTRaiseLinalgBase<TTTRaiseLinalgPass> {
   using Base::Base;
@@ -263,8 +319,16 @@ struct TTTRaiseLinalgPass
       // A function with counted scf.while loops is read, and raised, as its
       // copy with scf.for loops; the function takes the copy's body only if
       // a layer was raised in it, so that it is otherwise left as it was.
+      // Likewise a function whose scf.for loops have a partial last chunk is
+      // read as its copy with those loops unrolled.
+      Reading reading = Reading::asWritten;
       func::FuncOp copy = withWhileLoopsAsFor(func);
-      FailureOr<bool> raised = raise(copy ? copy : func, bool(copy));
+      if (copy) {
+        reading = Reading::whileAsFor;
+      } else if ((copy = withPartialChunkLoopsUnrolled(func))) {
+        reading = Reading::unrolled;
+      }
+      FailureOr<bool> raised = raise(copy ? copy : func, reading);
       if (copy) {
         if (succeeded(raised) && *raised)
           func.getBody().takeBody(copy.getBody());
@@ -275,9 +339,15 @@ struct TTTRaiseLinalgPass
     }
   }
 
-  /// Raises the layers of `func`; whether it raised one. `whileLoops`: the
-  /// function's scf.for loops were scf.while loops in the program.
-  FailureOr<bool> raise(func::FuncOp func, bool whileLoops) {
+  /// How the function that raise() reads differs from the program.
+  enum class Reading {
+    asWritten,
+    whileAsFor, // its scf.for loops were counted scf.while loops
+    unrolled,   // loops with a partial last chunk were unrolled
+  };
+
+  /// Raises the layers of `func`; whether it raised one.
+  FailureOr<bool> raise(func::FuncOp func, Reading reading) {
     std::string why;
     FailureOr<ShadowGraph> shadow = buildShadowGraph(func, why);
     if (failed(shadow)) {
@@ -308,8 +378,15 @@ struct TTTRaiseLinalgPass
       StringRef shadowLoop = "ONNX Loop over chunks";
       if (size_t at = text.find(shadowLoop.str()); at != std::string::npos)
         text.replace(at, shadowLoop.size(),
-                     whileLoops ? "counted scf.while over chunks"
-                                : "scf.for over chunks");
+                     reading == Reading::whileAsFor
+                         ? "counted scf.while over chunks"
+                         : "scf.for over chunks");
+      StringRef unrolledLoop = "unrolled chunk loop";
+      if (size_t at = text.find(unrolledLoop.str());
+          reading == Reading::unrolled && at != std::string::npos)
+        text.replace(at, unrolledLoop.size(),
+                     "scf.for over chunks with a partial last chunk (read "
+                     "unrolled)");
       emitRemark(loc) << text;
     }
     // The function itself is untouched: the shadow is a reading of it.
