@@ -610,7 +610,7 @@ def run(args) -> int:
             report.verdict(what, relative_error(got, reference), limit)
     report.say("")
     rows = []
-    costs = []  # (program, median seconds, counters of the timed calls)
+    costs = []  # (program, median seconds, counters of the timed calls, their number)
     # Every variant at the shape with fewest chunks first; out of time, the
     # long ones are skipped. PyTorch gets the last 30% of the budget.
     timed = sorted((e for e in manifest["layers"] if "reference" not in e),
@@ -626,6 +626,7 @@ def run(args) -> int:
                f"(fp32 / cuBLAS, limit {CONSISTENCY_RTOL:g}) |")
     report.say("|---|---|---|---|---|---|---|---|---|")
     skipped = []
+    short = []  # programs timed fewer than --repeat times, for the time left
     for entry in timed:
         where = (f"{entry['variant']} B={entry['B']} H={entry['H']} D={entry['D']} "
                  f"T={entry['T']} C={entry['C']}")
@@ -639,11 +640,17 @@ def run(args) -> int:
         for key in ("recurrent_fp32", "parallel_fp32", "parallel_fp32_cublas",
                     "parallel_tf32_cublas", "parallel_bf16"):
             prog = program(entry, key)
-            outputs[key], _ = prog(arrays)
+            outputs[key], first = prog(arrays)
+            # As many timed calls as the time left allows, by the first call
+            # (the slowest: it loads the kernels), but at least one.
+            left = ttt_deadline - time.monotonic()
+            calls = max(1, min(args.repeat, int(left / max(first, 1e-6))))
+            if calls < args.repeat:
+                short.append(f"{where} {key.replace('_', ' ')}: {calls}")
             take_counters(runtime)
-            row[key] = statistics.median(prog(arrays)[1] for _ in range(args.repeat))
+            row[key] = statistics.median(prog(arrays)[1] for _ in range(calls))
             costs.append((f"{where} {key.replace('_', ' ')}", row[key],
-                          take_counters(runtime)))
+                          take_counters(runtime), calls))
         agreement = "not compared (fake driver)"
         if not fake:
             errors = [relative_error(outputs[key], outputs["recurrent_fp32"])
@@ -663,20 +670,22 @@ def run(args) -> int:
         rows.append(row)
     for where in skipped:
         report.say(f"- {where}: skipped (out of time)")
+    if short:
+        report.say(f"- timed fewer than {args.repeat} times, for the time left (calls): "
+                   + "; ".join(short))
     report.say("")
     report.say("TFLOP/s counts each layer's useful products once.")
     if costs and not emulated:
         report.say("")
-        report.say(f"Where a ttt call's time goes (the runtime's counters over the {args.repeat} "
-                   "timed calls, per call; waiting = host time in cuStreamSynchronize and "
+        report.say("Where a ttt call's time goes (the runtime's counters over the timed "
+                   "calls, per call; waiting = host time in cuStreamSynchronize and "
                    "cuCtxSynchronize, so kernels, copies of the arguments and page "
                    "migrations of managed memory):")
         report.say("")
         report.say("| program | ms | kernel launches | cuBLAS GEMMs | host GEMMs | ms waiting | "
                    "buffers reused | buffers new | new MiB |")
         report.say("|---|---|---|---|---|---|---|---|---|")
-        n = args.repeat
-        for what, seconds, c in costs:
+        for what, seconds, c, n in costs:
             report.say(f"| {what} | {seconds * 1e3:.2f} | {c.launches / n:.0f} | {c.gemms / n:.0f}"
                        f" | {c.hostGemms / n:.0f} | {c.waitSeconds / n * 1e3:.2f} | "
                        f"{c.cachedBuffers / n:.0f} | {c.newBuffers / n:.0f} | "
