@@ -408,6 +408,17 @@ def test_gpu_check_survives_a_crashing_torch(tmp_path):
     assert cells[1].startswith("failed: ") and cells[2].startswith("failed: "), row
     assert proc.stdout.rstrip().endswith("result: PASS")
 
+    # Out of time, a program is timed as often as the time left allows, at
+    # least once, and the report says which were timed fewer times.
+    proc = subprocess.run([sys.executable, str(pack / "gpu_check.py"), "run", str(pack),
+                           "--no-torch", "--budget", "10", "--repeat", "1000000"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "| V6 B=1 H=2 D=16 T=200 C=64 |" in proc.stdout
+    short = next(line for line in proc.stdout.splitlines()
+                 if line.startswith("- timed fewer than 1000000 times"))
+    assert "V6 B=1 H=2 D=16 T=200 C=64 parallel bf16: 1" in short, short
+
 
 def test_gpu_check_pack_runs_with_fake_driver(tmp_path, fake_driver, fake_cublas):
     # The pack a GPU machine gets: CUDA fatbinaries in shared objects that
