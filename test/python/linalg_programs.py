@@ -42,8 +42,8 @@ class Spelling:
     tanh_output: bool = False
     # `unrolled`; `loop`: an scf.for over the chunks carrying W and the output
     # buffer (insert_slice at the chunk's offset); `while`: the same as an
-    # scf.while that counts the chunk offset itself. Only the scf.for with
-    # constant bounds takes a partial last chunk (T % C != 0: affine.min).
+    # scf.while that counts the chunk offset itself. Only loops with constant
+    # bounds take a partial last chunk (T % C != 0: affine.min).
     form: str = "unrolled"
     # The loops' bounds: `constant`, or `computed` (the end a tensor.dim of the
     # queries, the step that end divided by the chunk count).
@@ -241,9 +241,9 @@ def ttt_program(s: Spelling) -> str:
 
     out_t = _t(B, H, T, E)
     if s.form in ("loop", "while"):
-        if s.assembly != "insert" or (T % C and (s.form != "loop" or s.bounds != "constant")):
+        if s.assembly != "insert" or (T % C and s.bounds != "constant"):
             raise ValueError("the loop forms write chunks into a buffer; a partial last "
-                             "chunk only in an scf.for with constant bounds")
+                             "chunk only in loops with constant bounds")
         w.emit("%c0 = arith.constant 0 : index")
         if s.bounds == "constant":
             w.emit(f"%cC = arith.constant {C} : index")

@@ -49,6 +49,7 @@ SPELLINGS = [
     lp.Spelling(form="loop", T=10),
     lp.Spelling(form="loop", contraction="named", loss="mse", T=10),
     lp.Spelling(form="loop", weight="const", orientation="w_xt", T=15),
+    lp.Spelling(form="while", loss="mse", T=10),
     lp.Spelling(form="while", bounds="computed", loss="mse"),
 ]
 UPSTREAM = ("func.", "arith.", "linalg.", "tensor.", "scf.", "math.", "affine.")

@@ -818,10 +818,11 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
     function with counted `scf.while` loops (`before`: one comparison of
     the counter; `after`: the counter plus a step) is read as its copy with
     `scf.for` loops (upstream's uplift), and takes the copy's body only if
-    a layer is raised in it. Likewise a function whose `scf.for` loops with
-    a constant trip count (at most 4096) have a partial last chunk (a size
-    that is an `affine.min` of the counter) is read as its copy with those
-    loops unrolled and canonicalized, so that each chunk has a static size.
+    a layer is raised in it. Likewise a function whose `scf.for` loops
+    (written so, or uplifted from `scf.while`) with a constant trip count
+    (at most 4096) have a partial last chunk (a size that is an `affine.min`
+    of the counter) is read as its copy with those loops unrolled and
+    canonicalized, so that each chunk has a static size.
     torch-mlir's spellings are read too: a unit dim indexed at 0 is a
     broadcast and a kept reduced dim keepdims; a payload that selects on
     `linalg.index` comparisons is a Trilu, one that selects on a float

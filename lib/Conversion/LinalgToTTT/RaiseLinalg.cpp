@@ -319,14 +319,18 @@ struct TTTRaiseLinalgPass
       // A function with counted scf.while loops is read, and raised, as its
       // copy with scf.for loops; the function takes the copy's body only if
       // a layer was raised in it, so that it is otherwise left as it was.
-      // Likewise a function whose scf.for loops have a partial last chunk is
-      // read as its copy with those loops unrolled.
-      Reading reading = Reading::asWritten;
+      // Likewise a function whose scf.for loops (written so, or uplifted
+      // from scf.while) have a partial last chunk is read as its copy with
+      // those loops unrolled.
+      Reading reading;
       func::FuncOp copy = withWhileLoopsAsFor(func);
-      if (copy) {
-        reading = Reading::whileAsFor;
-      } else if ((copy = withPartialChunkLoopsUnrolled(func))) {
-        reading = Reading::unrolled;
+      reading.whileAsFor = bool(copy);
+      if (func::FuncOp unrolled =
+              withPartialChunkLoopsUnrolled(copy ? copy : func)) {
+        if (copy)
+          copy.erase();
+        copy = unrolled;
+        reading.unrolled = true;
       }
       FailureOr<bool> raised = raise(copy ? copy : func, reading);
       if (copy) {
@@ -340,10 +344,9 @@ struct TTTRaiseLinalgPass
   }
 
   /// How the function that raise() reads differs from the program.
-  enum class Reading {
-    asWritten,
-    whileAsFor, // its scf.for loops were counted scf.while loops
-    unrolled,   // loops with a partial last chunk were unrolled
+  struct Reading {
+    bool whileAsFor = false; // its scf.for loops were counted scf.while loops
+    bool unrolled = false;   // loops with a partial last chunk were unrolled
   };
 
   /// Raises the layers of `func`; whether it raised one.
@@ -378,15 +381,17 @@ struct TTTRaiseLinalgPass
       StringRef shadowLoop = "ONNX Loop over chunks";
       if (size_t at = text.find(shadowLoop.str()); at != std::string::npos)
         text.replace(at, shadowLoop.size(),
-                     reading == Reading::whileAsFor
-                         ? "counted scf.while over chunks"
-                         : "scf.for over chunks");
+                     reading.whileAsFor ? "counted scf.while over chunks"
+                                        : "scf.for over chunks");
       StringRef unrolledLoop = "unrolled chunk loop";
       if (size_t at = text.find(unrolledLoop.str());
-          reading == Reading::unrolled && at != std::string::npos)
+          reading.unrolled && at != std::string::npos)
         text.replace(at, unrolledLoop.size(),
-                     "scf.for over chunks with a partial last chunk (read "
-                     "unrolled)");
+                     reading.whileAsFor
+                         ? "counted scf.while over chunks with a partial "
+                           "last chunk (read unrolled)"
+                         : "scf.for over chunks with a partial last chunk "
+                           "(read unrolled)");
       emitRemark(loc) << text;
     }
     // The function itself is untouched: the shadow is a reading of it.
