@@ -273,24 +273,43 @@ static bool hasPartialLastChunk(scf::ForOp loop) {
 /// its own static size, as in a traced program; null when there is no such
 /// loop. Like withWhileLoopsAsFor, the copy sits next to `func`.
 func::FuncOp withPartialChunkLoopsUnrolled(func::FuncOp func) {
-  // Unrolling is for chunk loops, not for long loops of another kind.
+  // Unrolling is for chunk loops, not for long loops of another kind (such
+  // as the tile loops of a tiled program), and it must not make a huge
+  // function: at most kMaxChunks iterations a loop, kMaxOps ops in all.
   constexpr int64_t kMaxChunks = 4096;
-  auto unrollable = [](scf::ForOp loop) {
+  constexpr int64_t kMaxOps = 250000;
+  auto unrollable = [](scf::ForOp loop) -> int64_t {
     std::optional<APInt> trips = loop.getStaticTripCount();
-    return trips && trips->ule(kMaxChunks) && hasPartialLastChunk(loop);
+    if (!trips || trips->ugt(kMaxChunks) || !hasPartialLastChunk(loop))
+      return 0;
+    return trips->getZExtValue();
   };
-  bool any = false;
-  func.walk([&](scf::ForOp loop) { any |= unrollable(loop); });
-  if (!any)
+  // The outermost such loops (a nested one is copied with its parent).
+  auto outermost = [&](func::FuncOp f) {
+    SmallVector<scf::ForOp> loops;
+    f.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
+      if (!unrollable(loop))
+        return WalkResult::advance();
+      loops.push_back(loop);
+      return WalkResult::skip();
+    });
+    return loops;
+  };
+  SmallVector<scf::ForOp> loops = outermost(func);
+  if (loops.empty())
+    return {};
+  int64_t ops = 0;
+  for (scf::ForOp loop : loops) {
+    int64_t body = 0;
+    loop.getBody()->walk([&](Operation *) { ++body; });
+    ops += unrollable(loop) * body;
+  }
+  if (ops > kMaxOps)
     return {};
   OpBuilder b(func);
   auto copy = cast<func::FuncOp>(b.clone(*func));
   copy.setSymName((func.getSymName() + "__ttt_unrolled").str());
-  SmallVector<scf::ForOp> loops;
-  copy.walk([&](scf::ForOp loop) {
-    if (unrollable(loop))
-      loops.push_back(loop);
-  });
+  loops = outermost(copy);
   for (scf::ForOp loop : loops)
     if (failed(loopUnrollFull(loop))) {
       copy.erase();
