@@ -211,6 +211,15 @@ void eraseComputation(Operation *root) {
   }
 }
 
+/// A copy of `func` right before it, named `func`'s name plus `suffix`: a
+/// reading of the function that the pass keeps only if it raises a layer.
+static func::FuncOp cloneBeside(func::FuncOp func, StringRef suffix) {
+  OpBuilder b(func);
+  auto copy = cast<func::FuncOp>(b.clone(*func));
+  copy.setSymName((func.getSymName() + suffix).str());
+  return copy;
+}
+
 /// A copy of `func` whose counted scf.while loops are scf.for loops
 /// (upstream's uplift: a `before` region that only compares the counter, an
 /// `after` region that adds the step), which the shadow graph reads as Loop
@@ -221,9 +230,7 @@ func::FuncOp withWhileLoopsAsFor(func::FuncOp func) {
   func.walk([&](scf::WhileOp loop) { loops.push_back(loop); });
   if (loops.empty())
     return {};
-  OpBuilder b(func);
-  auto copy = cast<func::FuncOp>(b.clone(*func));
-  copy.setSymName((func.getSymName() + "__ttt_while_as_for").str());
+  func::FuncOp copy = cloneBeside(func, "__ttt_while_as_for");
   loops.clear();
   llvm::SmallPtrSet<Operation *, 32> old;
   copy.walk([&](Operation *op) {
@@ -259,12 +266,13 @@ func::FuncOp withWhileLoopsAsFor(func::FuncOp func) {
 /// depends on its induction variable through affine.min (the last chunk of a
 /// sequence that the step does not divide).
 static bool hasPartialLastChunk(scf::ForOp loop) {
-  bool found = false;
-  loop.getBody()->walk([&](affine::AffineMinOp min) {
-    if (llvm::is_contained(min.getOperands(), loop.getInductionVar()))
-      found = true;
-  });
-  return found;
+  return loop.getBody()
+      ->walk([&](affine::AffineMinOp min) {
+        return llvm::is_contained(min.getOperands(), loop.getInductionVar())
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 /// A copy of `func` in which every scf.for with constant bounds and a
@@ -306,9 +314,7 @@ func::FuncOp withPartialChunkLoopsUnrolled(func::FuncOp func) {
   }
   if (ops > kMaxOps)
     return {};
-  OpBuilder b(func);
-  auto copy = cast<func::FuncOp>(b.clone(*func));
-  copy.setSymName((func.getSymName() + "__ttt_unrolled").str());
+  func::FuncOp copy = cloneBeside(func, "__ttt_unrolled");
   loops = outermost(copy);
   for (scf::ForOp loop : loops)
     if (failed(loopUnrollFull(loop))) {
