@@ -14,8 +14,9 @@ A `Spelling` picks, independently:
   updated as stored; generic only);
 * loss: `dot` (W += lr kᵀv) or `mse` (W -= lr kᵀ(k W − v) / C).
 
-The chunk loop is unrolled (what torch-mlir emits for a Python loop over chunks),
-apply-then-update. `rnn_cell` and `chunk_sums` write an RNN cell unrolled over time and
+The chunk loop is unrolled (what torch-mlir emits for a Python loop over chunks), or an
+`scf.for` / counted `scf.while` over the chunks (`form`), apply-then-update; a loop may
+run to a sequence length the signature leaves dynamic (`dynamic`). `rnn_cell` and `chunk_sums` write an RNN cell unrolled over time and
 a running sum of chunks: loop-carried state that is no TTT layer.
 """
 
@@ -48,10 +49,14 @@ class Spelling:
     # The loops' bounds: `constant`, or `computed` (the end a tensor.dim of the
     # queries, the step that end divided by the chunk count).
     bounds: str = "constant"
+    # The sequence length as the signature says it: static, or dynamic ('?': the
+    # loops run to the queries' run-time length, the buffer is as long).
+    dynamic: bool = False
 
     @property
     def name(self) -> str:
         bounds = "" if self.bounds == "constant" else "_computed"
+        bounds += "_dynamic" if self.dynamic else ""
         return (f"{self.contraction}_{self.assembly}_{self.weight}_{self.orientation}_"
                 f"{self.loss}_{self.form}{bounds}")
 
@@ -173,6 +178,9 @@ def ttt_program(s: Spelling) -> str:
         raise ValueError("the named spelling applies W as x W")
     w = _Writer()
     T, C = s.T, s.C
+    if s.dynamic and (s.form == "unrolled" or T % C):
+        raise ValueError("a dynamic length needs a loop over whole chunks")
+    T = "?" if s.dynamic else T
     seq = _t(B, H, T, D)
     w_shape = (B, H, E, D) if s.orientation == "w_xt" else (B, H, D, E)
     args = [f"%q: {seq}", f"%k: {seq}", f"%v: {_t(B, H, T, E)}"]
@@ -241,11 +249,15 @@ def ttt_program(s: Spelling) -> str:
 
     out_t = _t(B, H, T, E)
     if s.form in ("loop", "while"):
-        if s.assembly != "insert" or (T % C and s.bounds != "constant"):
+        if s.assembly != "insert" or (s.T % C and s.bounds != "constant"):
             raise ValueError("the loop forms write chunks into a buffer; a partial last "
                              "chunk only in loops with constant bounds")
         w.emit("%c0 = arith.constant 0 : index")
-        if s.bounds == "constant":
+        if s.dynamic:
+            w.emit("%c2 = arith.constant 2 : index")
+            w.emit(f"%cC = arith.constant {C} : index")
+            w.emit(f"%cT = tensor.dim %q, %c2 : {seq}")
+        elif s.bounds == "constant":
             w.emit(f"%cC = arith.constant {C} : index")
             w.emit(f"%cT = arith.constant {T} : index")
         else:
@@ -253,7 +265,7 @@ def ttt_program(s: Spelling) -> str:
             w.emit(f"%cN = arith.constant {T // C} : index")
             w.emit(f"%cT = tensor.dim %q, %c2 : {seq}")
             w.emit("%cC = arith.divui %cT, %cN : index")
-        w.emit(f"%buf0 = tensor.empty() : {out_t}")
+        w.emit(f"%buf0 = tensor.empty({'%cT' if s.dynamic else ''}) : {out_t}")
         w_t = _t(*w_shape)
         if s.form == "loop":
             w.emit(f"%r:2 = scf.for %i = %c0 to %cT step %cC iter_args(%w = {weight}, "
@@ -268,7 +280,7 @@ def ttt_program(s: Spelling) -> str:
             w.emit(f"^bb0(%i: index, %w: {w_t}, %buf: {out_t}):")
         weight = "%w"
         n = C
-        if T % C:
+        if not s.dynamic and T % C:
             # The last chunk is shorter: its size, min(C, T - i), is %n.
             w.emit(f"%n = affine.min affine_map<(d0) -> ({C}, -d0 + {T})>(%i)")
             n = "?"
@@ -286,8 +298,8 @@ def ttt_program(s: Spelling) -> str:
             w.emit("}")
             w.emit(f"return %r#2 : {out_t}")
         return head + "\n" + "\n".join(w.lines) + "\n}\n"
-    for start in range(0, T, C):
-        n = min(C, T - start)
+    for start in range(0, s.T, C):
+        n = min(C, s.T - start)
         outs.append((chunk_step(start, n, update=start + C < T), start, n))
     if s.assembly == "concat":
         parts = ", ".join(o for o, _, _ in outs)

@@ -14,6 +14,7 @@ and left unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import sys
 from pathlib import Path
@@ -51,21 +52,29 @@ SPELLINGS = [
     lp.Spelling(form="loop", weight="const", orientation="w_xt", T=15),
     lp.Spelling(form="while", loss="mse", T=10),
     lp.Spelling(form="while", bounds="computed", loss="mse"),
+    # a sequence length known at run time only: the loop runs to tensor.dim of
+    # the queries, the output buffer is a tensor.empty of that length
+    lp.Spelling(form="loop", dynamic=True),
+    lp.Spelling(form="loop", dynamic=True, contraction="named", loss="mse", T=8),
+    lp.Spelling(form="while", dynamic=True, weight="const", orientation="w_xt", T=16),
 ]
+DYNAMIC = [s for s in SPELLINGS if s.dynamic]
 UPSTREAM = ("func.", "arith.", "linalg.", "tensor.", "scf.", "math.", "affine.")
 
 
-def _inputs(s: lp.Spelling, seed: int):
+def _inputs(s: lp.Spelling, seed: int, kv_extra: int = 0):
+    """Fresh inputs and the oracle's output; `kv_extra` more keys and values
+    than queries (which a chunk loop over the queries never reads)."""
     rng = np.random.default_rng(seed)
     q = rng.normal(0, 1, (lp.B, lp.H, s.T, lp.D)).astype(np.float32)
-    k = rng.normal(0, 0.5, (lp.B, lp.H, s.T, lp.D)).astype(np.float32)
-    v = rng.normal(0, 1, (lp.B, lp.H, s.T, lp.E)).astype(np.float32)
+    k = rng.normal(0, 0.5, (lp.B, lp.H, s.T + kv_extra, lp.D)).astype(np.float32)
+    v = rng.normal(0, 1, (lp.B, lp.H, s.T + kv_extra, lp.E)).astype(np.float32)
     args = [q, k, v]
     w0 = lp.initial_weight(s)
     if s.weight == "arg":
         w0 = rng.normal(0, 0.5, w0.shape).astype(np.float32)
         args.append(w0)
-    return args, lp.ttt_oracle(s, q, k, v, w0)
+    return args, lp.ttt_oracle(s, q, k[:, :, :s.T], v[:, :, :s.T], w0)
 
 
 def _rel(got, want):
@@ -118,6 +127,24 @@ def test_ordinary_recurrences_and_non_linear_outputs_are_left(name, program, exp
     raised, remarks = run_opt(program, "--ttt-raise-linalg", stderr=True)
     assert expected in remarks, remarks
     assert raised == same
+
+
+@pytest.mark.parametrize("spelling", DYNAMIC, ids=lambda s: f"{s.name}_T{s.T}")
+def test_a_layer_of_run_time_length_is_exact_at_other_lengths(spelling, tmp_path):
+    """The raised layer of a program whose length is `?` is the program at every
+    length it runs at (whole chunks), also when the keys and values are longer
+    than the queries: the program reads only as many of them."""
+    program = lp.ttt_program(spelling)
+    optimized = run_opt(program, "--pass-pipeline=builtin.module(ttt-optimize-linalg)")
+    assert "ttt." not in optimized and "?x" in optimized  # lowered, still dynamic
+    for chunks, kv_extra in ((1, 0), (5, 0), (3, spelling.C + 1)):
+        s = dataclasses.replace(spelling, T=chunks * spelling.C)
+        args, want = _inputs(s, seed=chunks + kv_extra, kv_extra=kv_extra)
+        name = f"T{s.T}_extra{kv_extra}"
+        (original,) = run_function(program, args, _dir(tmp_path / name / "original"))
+        assert _rel(original, want) <= RTOL
+        (got,) = run_function(optimized, args, _dir(tmp_path / name / "optimized"))
+        assert _rel(got, want) <= RTOL, name
 
 
 def test_the_tanh_output_program_is_what_its_oracle_says(tmp_path):

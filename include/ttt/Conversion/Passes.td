@@ -804,7 +804,7 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
   let description = [{
     The ONNX raise's finder and matcher, on programs in upstream dialects
     (what torch-mlir's linalg-on-tensors pipeline and IREE's input take).
-    Each `func.func` on static float tensors is read as an ONNX graph that
+    Each `func.func` on ranked float tensors is read as an ONNX graph that
     computes the same values (its shadow): a `linalg` op whose payload is
     `out + a * b` becomes an Einsum of its indexing maps (named or generic,
     in any layout), an all-parallel op the nodes of its `arith`/`math`
@@ -813,8 +813,13 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
     `tensor.extract_slice` a Slice, `expand_shape`/`collapse_shape` a
     Reshape, `tensor.concat` and a chain of `insert_slice`s that tiles a
     fresh tensor a Concat, an `insert_slice` at a computed offset a
-    ScatterND window, `scf.for` whose bounds fold to constants a Loop (its induction
-    variable `lb + iteration * step`), index arithmetic integer nodes. A
+    ScatterND window, `scf.for` with a constant step a Loop (its induction
+    variable `lb + iteration * step`; bounds that do not fold to constants,
+    such as a `tensor.dim` of a sequence of run-time length, make its trip
+    count integer nodes), index arithmetic integer nodes, `tensor.dim` of a
+    dynamic dim a Gather of a Shape, a `tensor.empty` of run-time size zeros
+    of its shape (one of the values it may hold). A layer of run-time length
+    reads its keys and values cut to the queries' length. A
     function with counted `scf.while` loops (`before`: one comparison of
     the counter; `after`: the counter plus a step) is read as its copy with
     `scf.for` loops (upstream's uplift), and takes the copy's body only if

@@ -54,6 +54,11 @@ public:
 
 private:
   FailureOr<Value> build(Value value);
+  /// A program that walks the queries' chunks reads only as many keys,
+  /// values and per-token rates as there are queries; when their length is
+  /// known at run time only, nothing says they are not longer, so the
+  /// layer reads them cut to the queries' length.
+  void cutToQueryLength(KVBLayerOp layer);
   FailureOr<Value> reshaped(Value x, RankedTensorType to, Location loc);
 
   ShadowGraph &shadow;
@@ -100,6 +105,40 @@ FailureOr<Value> WriteBack::reshaped(Value x, RankedTensorType to,
   return tensor::ExpandShapeOp::create(b, loc, to, collapsed, back).getResult();
 }
 
+void WriteBack::cutToQueryLength(KVBLayerOp layer) {
+  auto queries = cast<RankedTensorType>(layer.getQ().getType());
+  int64_t rank = queries.getRank(), time = rank - 2;
+  if (layer.getSchedule().getKind() == ScheduleKind::full_batch || rank < 3 ||
+      !queries.isDynamicDim(time))
+    return;
+  Location loc = layer.getLoc();
+  Value length;
+  for (OpOperand *operand : {&layer.getKMutable(), &layer.getVMutable()}) {
+    auto type = dyn_cast<RankedTensorType>(operand->get().getType());
+    if (operand->get() == layer.getQ() || !type || type.getRank() != rank ||
+        !type.isDynamicDim(time))
+      continue;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(layer);
+    if (!length)
+      length = tensor::DimOp::create(b, loc, layer.getQ(), time);
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == time)
+        sizes.push_back(length);
+      else if (type.isDynamicDim(d))
+        sizes.push_back(
+            tensor::DimOp::create(b, loc, operand->get(), d).getResult());
+      else
+        sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+    }
+    operand->set(tensor::ExtractSliceOp::create(b, loc, operand->get(), offsets,
+                                                sizes, strides));
+  }
+}
+
 FailureOr<Value> WriteBack::build(Value value) {
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     if (isa<onnx::GraphOp>(arg.getOwner()->getParentOp()))
@@ -118,6 +157,8 @@ FailureOr<Value> WriteBack::build(Value value) {
       mapping.map(operand, *original);
     }
     Operation *clone = b.clone(*op, mapping);
+    if (auto layer = dyn_cast<KVBLayerOp>(clone))
+      cutToQueryLength(layer);
     return clone->getResult(cast<OpResult>(value).getResultNumber());
   }
   if (auto init = dyn_cast<onnx::InitializerOp>(op)) {

@@ -38,6 +38,13 @@ bool isStaticFloatTensor(Type type) {
          isa<FloatType>(tensor.getElementType());
 }
 
+/// A ranked tensor of floats whose dims may be dynamic: what a signature
+/// and a loop may carry (the sequence length known only at run time).
+bool isFloatTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && isa<FloatType>(tensor.getElementType());
+}
+
 /// True if `value` is all zeros: a zero constant, or a fill of zero.
 bool isZeroTensor(Value value) {
   if (auto fill = value.getDefiningOp<linalg::FillOp>())
@@ -129,6 +136,16 @@ private:
   /// window `base + offset * e_axis` (what a Loop's buffer writes are).
   LogicalResult insertAtOffset(tensor::InsertSliceOp op);
   LogicalResult indexArithmetic(Operation *op);
+  /// `tensor.dim` of a constant dim: the constant for a static size, else
+  /// `Gather(Shape(x), d)`, as a scripted export reads a length.
+  LogicalResult dim(tensor::DimOp op);
+  /// A `tensor.empty` with run-time sizes as zeros of its shape: its
+  /// values are unspecified, so zeros are one of the values it may hold,
+  /// and the shape leads the raise back to the lengths it was made of.
+  LogicalResult emptyOfRunTimeSize(tensor::EmptyOp op);
+  /// The trip count of a loop whose bounds are known only at run time:
+  /// ceil((ub - lb) / step) as integer nodes, for a constant positive step.
+  Value tripCount(scf::ForOp loop, int64_t step);
   /// scf.for with constant bounds -> a Loop of (ub - lb) / step trips whose
   /// body computes the induction variable as lb + iteration * step.
   LogicalResult forLoop(scf::ForOp loop);
@@ -216,8 +233,12 @@ void Translator::translate(Operation *op) {
     } else if (!isa<ShapedType>(constantOp.getType())) {
       return; // a scalar: made a constant where it is read
     }
-  } else if (isa<tensor::EmptyOp>(op)) {
-    return; // only ever an init whose values the ops do not read
+  } else if (auto empty = dyn_cast<tensor::EmptyOp>(op)) {
+    // Only ever an init whose values the ops do not read, or a buffer the
+    // chunks fill; one of a run-time size says how long it is.
+    if (empty.getType().hasStaticShape())
+      return;
+    done = emptyOfRunTimeSize(empty);
   } else if (auto fill = dyn_cast<linalg::FillOp>(op)) {
     auto type = dyn_cast<RankedTensorType>(fill.getResult(0).getType());
     if (type && type.hasStaticShape()) {
@@ -236,8 +257,11 @@ void Translator::translate(Operation *op) {
       done = insertSlices(insert);
   } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
     done = forLoop(loop);
+  } else if (auto dimOp = dyn_cast<tensor::DimOp>(op)) {
+    done = dim(dimOp);
   } else if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::MinSIOp,
-                 arith::MaxSIOp, arith::IndexCastOp>(op)) {
+                 arith::MaxSIOp, arith::DivSIOp, arith::DivUIOp,
+                 arith::IndexCastOp>(op)) {
     done = indexArithmetic(op);
   } else if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
     SmallVector<Value> inputs;
@@ -897,7 +921,9 @@ LogicalResult Translator::reduction(linalg::LinalgOp op) {
 
 LogicalResult Translator::extractSlice(tensor::ExtractSliceOp op) {
   RankedTensorType source = op.getSourceType();
-  if (!source.hasStaticShape() || !op.getType().hasStaticShape() ||
+  // A static window of a tensor whose length is known at run time only
+  // (a chunk of the sequence) is read too.
+  if (!op.getType().hasStaticShape() ||
       !llvm::all_of(op.getStaticStrides(), [](int64_t s) { return s == 1; }))
     return failure();
   Location loc = op.getLoc();
@@ -1020,6 +1046,10 @@ LogicalResult Translator::indexArithmetic(Operation *op) {
                          .Case([](arith::MulIOp) { return "Mul"; })
                          .Case([](arith::MinSIOp) { return "Min"; })
                          .Case([](arith::MaxSIOp) { return "Max"; })
+                         // Index values are sizes and counters, never
+                         // negative: ONNX's truncating Div is both.
+                         .Case([](arith::DivSIOp) { return "Div"; })
+                         .Case([](arith::DivUIOp) { return "Div"; })
                          .Default([](Operation *) { return ""; });
   map(op->getResult(0),
       node(loc, opType, {get(op->getOperand(0)), get(op->getOperand(1))},
@@ -1027,10 +1057,28 @@ LogicalResult Translator::indexArithmetic(Operation *op) {
   return success();
 }
 
+LogicalResult Translator::dim(tensor::DimOp op) {
+  std::optional<int64_t> index = getConstantIntValue(op.getIndex());
+  auto type = dyn_cast<RankedTensorType>(op.getSource().getType());
+  if (!index || !type || *index < 0 || *index >= type.getRank())
+    return failure();
+  Location loc = op.getLoc();
+  if (!type.isDynamicDim(*index)) {
+    map(op, i64Scalar(loc, type.getDimSize(*index)));
+    return success();
+  }
+  Value shape = node(loc, "Shape", {get(op.getSource())},
+                     RankedTensorType::get({type.getRank()}, b.getI64Type()));
+  map(op, node(loc, "Gather", {shape, i64Scalar(loc, *index)}, i64Scalar(),
+               {b.getNamedAttr("axis", b.getI64IntegerAttr(0))}));
+  return success();
+}
+
 LogicalResult Translator::insertAtOffset(tensor::InsertSliceOp op) {
   RankedTensorType type = op.getType(), source = op.getSourceType();
-  if (!type.hasStaticShape() || !source.hasStaticShape() ||
-      source.getRank() != type.getRank() || !op.hasUnitStride())
+  // The buffer may be as long as a run-time length; the window is static.
+  if (!source.hasStaticShape() || source.getRank() != type.getRank() ||
+      !op.hasUnitStride())
     return failure();
   std::optional<int64_t> axis;
   Value offset;
@@ -1121,17 +1169,59 @@ static std::optional<int64_t> constantIndex(Value value, unsigned depth = 0) {
   return std::nullopt;
 }
 
+LogicalResult Translator::emptyOfRunTimeSize(tensor::EmptyOp op) {
+  RankedTensorType type = op.getType();
+  if (!isa<FloatType>(type.getElementType()))
+    return failure();
+  Location loc = op.getLoc();
+  Type one = RankedTensorType::get({1}, b.getI64Type());
+  SmallVector<Value> dims;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (!type.isDynamicDim(d)) {
+      dims.push_back(i64s(loc, {type.getDimSize(d)}));
+      continue;
+    }
+    Value size = get(op.getDynamicSize(d));
+    dims.push_back(node(loc, "Unsqueeze", {size, i64s(loc, {0})}, one));
+  }
+  Value shape = node(loc, "Concat", dims,
+                     RankedTensorType::get({type.getRank()}, b.getI64Type()),
+                     {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+  auto zero =
+      DenseElementsAttr::get(RankedTensorType::get({1}, type.getElementType()),
+                             b.getFloatAttr(type.getElementType(), 0.0));
+  map(op, node(loc, "ConstantOfShape", {shape}, type,
+               {b.getNamedAttr("value", zero)}));
+  return success();
+}
+
+Value Translator::tripCount(scf::ForOp loop, int64_t step) {
+  Location loc = loop.getLoc();
+  Value extent = get(loop.getUpperBound());
+  if (std::optional<int64_t> lb = constantIndex(loop.getLowerBound());
+      !lb || *lb != 0)
+    extent = node(loc, "Sub", {extent, get(loop.getLowerBound())}, i64Scalar());
+  if (step == 1)
+    return extent;
+  Value rounded =
+      node(loc, "Add", {extent, i64Scalar(loc, step - 1)}, i64Scalar());
+  return node(loc, "Div", {rounded, i64Scalar(loc, step)}, i64Scalar());
+}
+
 LogicalResult Translator::forLoop(scf::ForOp loop) {
   std::optional<int64_t> lb = constantIndex(loop.getLowerBound());
   std::optional<int64_t> ub = constantIndex(loop.getUpperBound());
   std::optional<int64_t> step = constantIndex(loop.getStep());
-  if (!lb || !ub || !step || *step <= 0 ||
-      !llvm::all_of(loop.getInitArgs(), [](Value init) {
-        return isStaticFloatTensor(init.getType());
+  if (!step || *step <= 0 || !llvm::all_of(loop.getInitArgs(), [](Value init) {
+        return isFloatTensor(init.getType());
       }))
     return failure();
-  int64_t trips = *ub > *lb ? (*ub - *lb + *step - 1) / *step : 0;
   Location loc = loop.getLoc();
+  Value trips;
+  if (lb && ub)
+    trips = i64Scalar(loc, *ub > *lb ? (*ub - *lb + *step - 1) / *step : 0);
+  else
+    trips = tripCount(loop, *step);
   MLIRContext *context = b.getContext();
   auto names = [&](StringRef prefix, size_t count) {
     SmallVector<Attribute> out;
@@ -1144,7 +1234,7 @@ LogicalResult Translator::forLoop(scf::ForOp loop) {
       context, /*region=*/0, b.getStringAttr("body" + std::to_string(next++)),
       names("b", carried + 2), names("y", carried + 1));
   SmallVector<Value> inputs{
-      i64Scalar(loc, trips),
+      trips,
       constant(loc, DenseElementsAttr::get(
                         RankedTensorType::get({}, b.getI1Type()), true))};
   for (Value init : loop.getInitArgs())
@@ -1165,9 +1255,9 @@ LogicalResult Translator::forLoop(scf::ForOp loop) {
   if (*step != 1)
     iteration =
         this->node(loc, "Mul", {iteration, i64Scalar(loc, *step)}, i64Scalar());
-  if (*lb != 0)
-    iteration =
-        this->node(loc, "Add", {i64Scalar(loc, *lb), iteration}, i64Scalar());
+  if (!lb || *lb != 0)
+    iteration = this->node(loc, "Add", {get(loop.getLowerBound()), iteration},
+                           i64Scalar());
   values[loop.getInductionVar()] = iteration;
   for (auto [arg, shadowArg] :
        llvm::zip(loop.getRegionIterArgs(), body->getArguments().drop_front(2)))
@@ -1201,14 +1291,14 @@ FailureOr<ShadowGraph> linalg_raise::buildShadowGraph(func::FuncOp func,
   auto notRead = [&](StringRef what, unsigned index, Type t) {
     llvm::raw_string_ostream os(why);
     os << what << " #" << index << " is " << t
-       << ", not a statically shaped tensor of floats";
+       << ", not a ranked tensor of floats";
     return failure();
   };
   for (auto [index, t] : llvm::enumerate(type.getInputs()))
-    if (!isStaticFloatTensor(t))
+    if (!isFloatTensor(t))
       return notRead("argument", index, t);
   for (auto [index, t] : llvm::enumerate(type.getResults()))
-    if (!isStaticFloatTensor(t))
+    if (!isFloatTensor(t))
       return notRead("result", index, t);
   MLIRContext *context = func.getContext();
   context->getOrLoadDialect<onnx::ONNXDialect>();

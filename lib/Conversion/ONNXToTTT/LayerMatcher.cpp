@@ -14,6 +14,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::raise;
@@ -1125,6 +1127,10 @@ private:
   /// buffer: it then holds the chunk outputs joined along the time axis.
   LogicalResult checkBufferWrites();
   /// The same for writes at indices built at run time (gridWindow).
+  /// True if `initial` is zeros whose `time` axis is the queries' time axis
+  /// and as long (`zeros_like(v)`, `new_zeros(B, T, ..)` with T read off
+  /// the queries, `tensor.empty(dim(q, t))`).
+  bool isZerosAsLongAsQueries(Value initial, int64_t time);
   LogicalResult checkGridWrites(const GridWindow &grid, int64_t time,
                                 Value initial);
   /// An unrolled layer's momentum starts from zero and is carried from
@@ -1602,18 +1608,8 @@ static std::optional<GridWindow> gridWindow(Value indices, Value buffer) {
   return window;
 }
 
-LogicalResult LayerReader::checkGridWrites(const GridWindow &grid, int64_t time,
-                                           Value initial) {
+bool LayerReader::isZerosAsLongAsQueries(Value initial, int64_t time) {
   const SliceChain &window = layer.steps.front().querySlices.front();
-  onnx::NodeOp cut = window.timeSlice;
-  if (layer.tailWrite || grid.axis != time || !cut ||
-      cut.getOpType() != "Slice" ||
-      grid.start != skipLayout(cut.getInputs()[1]) ||
-      grid.end != skipLayout(cut.getInputs()[2]))
-    return fail("its buffer writes are not at its queries' tokens");
-  // The buffer starts as zeros whose time axis is as long as the queries'
-  // (`zeros_like(v)`, or `new_zeros(B, T, ..)` with T read off the queries),
-  // so the writes, at the tokens the loop walks, cover all of it.
   Value queries = window.root;
   std::optional<int64_t> rank = rankOf(queries);
   int64_t queryTime = rank ? *rank - 2 : -1;
@@ -1643,7 +1639,21 @@ LogicalResult LayerReader::checkGridWrites(const GridWindow &grid, int64_t time,
         }))
       if (std::optional<ShapeDim> length = shapeDim(dims.getInputs()[time]))
         longEnough = asLongAsQueries(length->tensor, length->axis);
-  if (!longEnough || !isZeroConstant(initial) || time != queryTime)
+  return longEnough && isZeroConstant(initial) && time == queryTime;
+}
+
+LogicalResult LayerReader::checkGridWrites(const GridWindow &grid, int64_t time,
+                                           Value initial) {
+  const SliceChain &window = layer.steps.front().querySlices.front();
+  onnx::NodeOp cut = window.timeSlice;
+  if (layer.tailWrite || grid.axis != time || !cut ||
+      cut.getOpType() != "Slice" ||
+      grid.start != skipLayout(cut.getInputs()[1]) ||
+      grid.end != skipLayout(cut.getInputs()[2]))
+    return fail("its buffer writes are not at its queries' tokens");
+  // The buffer starts as zeros as long as the queries, so the writes, at
+  // the tokens the loop walks, cover all of it.
+  if (!isZerosAsLongAsQueries(initial, time))
     return fail("it writes its chunks into a buffer that is not proven to "
                 "be as long as the sequence (not zeros shaped like a "
                 "sequence the queries' length)");
@@ -1684,9 +1694,17 @@ LogicalResult LayerReader::checkBufferWrites() {
           gridWindow(bodyWrite.getInputs()[1], carried))
     return checkGridWrites(*grid, time, initial);
   // Rows that no chunk writes would keep the buffer's values: its time axis
-  // must be the sequence, which a dynamic length does not prove.
-  if (!buffer || !buffer.hasStaticShape() || !length || rank < 3 || time < 0 ||
-      buffer.getDimSize(time) != *length)
+  // must be the sequence. A static buffer is as long as static queries; one
+  // of a run-time length must be made as long as the queries, and takes no
+  // write of a partial last chunk after the loop.
+  bool staticallyLong = buffer && buffer.hasStaticShape() && length &&
+                        rank >= 3 && time >= 0 &&
+                        buffer.getDimSize(time) == *length;
+  bool dynamicallyLong = !staticallyLong && !tailWrite && buffer && rank >= 3 &&
+                         time >= 0 && buffer.isDynamicDim(time) &&
+                         buffer.getNumDynamicDims() == 1 &&
+                         isZerosAsLongAsQueries(initial, time);
+  if (!staticallyLong && !dynamicallyLong)
     return fail("it writes its chunks into a buffer that is not proven to "
                 "be as long as the sequence (its type or the queries' "
                 "length is not static, or its time axis is not the one "
@@ -1703,8 +1721,12 @@ LogicalResult LayerReader::checkBufferWrites() {
         return start == queryStart ||
                isChunkStart(start, body, layer.chunkSize);
       });
+  // The loop walk proves that the windows lie in a run-time length.
+  SmallVector<int64_t> bounds(buffer.getShape());
+  if (dynamicallyLong)
+    bounds[time] = std::numeric_limits<int64_t>::max() / 2;
   std::optional<IndexWindow> first =
-      base ? indexWindow(base, buffer.getShape()) : std::nullopt;
+      base ? indexWindow(base, bounds) : std::nullopt;
   if (!first || first->axis != time || first->start != 0 ||
       first->size != layer.chunkSize)
     return fail("its buffer writes are not at its queries' tokens");

@@ -470,13 +470,72 @@ func.func @data_dependent_while(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Dynamic shapes are not read yet: the function is left, and the remark says
-// which argument stopped the reading.
+// A function of an unranked tensor is not read, and the remark says which
+// argument stopped the reading.
 
-// REMARK: remark: not read for TTT layers: argument #0 is tensor<?x4xf32>, not a statically shaped tensor of floats
-// CHECK-LABEL: func.func @dynamic_rows(
-// CHECK: linalg.matmul
-func.func @dynamic_rows(%x: tensor<?x4xf32>, %w: tensor<4x4xf32>, %init: tensor<?x4xf32>) -> tensor<?x4xf32> {
-  %y = linalg.matmul ins(%x, %w : tensor<?x4xf32>, tensor<4x4xf32>) outs(%init : tensor<?x4xf32>) -> tensor<?x4xf32>
-  return %y : tensor<?x4xf32>
+// REMARK: remark: not read for TTT layers: argument #0 is tensor<*xf32>, not a ranked tensor of floats
+// CHECK-LABEL: func.func @unranked(
+// CHECK: linalg.copy
+func.func @unranked(%x: tensor<*xf32>, %init: tensor<4xf32>) -> tensor<4xf32> {
+  %r = tensor.cast %x : tensor<*xf32> to tensor<4xf32>
+  %y = linalg.copy ins(%r : tensor<4xf32>) outs(%init : tensor<4xf32>) -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A sequence length known only at run time: the loop runs to the queries'
+// tensor.dim and fills a tensor.empty of that length. The layer keeps the
+// dynamic length; the keys and values it reads are cut to the queries'
+// length, the only tokens the loop reads of them.
+
+// REMARK: remark: TTT layer: scf.for over chunks (chunks of 4 tokens), fast weights 'arg3': raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)
+// CHECK-LABEL: func.func @scf_for_run_time_length(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x?x4xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x?x4xf32>
+// CHECK-NOT: scf.for
+// CHECK: %[[T:.+]] = tensor.dim %[[Q]], %{{.+}} : tensor<1x2x?x4xf32>
+// CHECK: %[[KT:.+]] = tensor.extract_slice %[[K]][0, 0, 0, 0] [1, 2, %[[T]], 4] [1, 1, 1, 1]
+// CHECK: %[[VT:.+]] = tensor.extract_slice %[[V]][0, 0, 0, 0] [1, 2, %[[T]], 4] [1, 1, 1, 1]
+// CHECK: %[[O:.+]] = ttt.kvb_layer %[[Q]], %[[KT]], %[[VT]]
+// CHECK-SAME: schedule = #ttt.schedule<kind = chunked, size = 4> -> tensor<1x2x?x4xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @scf_for_run_time_length(%q: tensor<1x2x?x4xf32>, %k: tensor<1x2x?x4xf32>, %v: tensor<1x2x?x4xf32>, %w0: tensor<1x2x4x4xf32>) -> tensor<1x2x?x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lr = arith.constant 0.5 : f32
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %cC = arith.constant 4 : index
+  %cT = tensor.dim %q, %c2 : tensor<1x2x?x4xf32>
+  %buf0 = tensor.empty(%cT) : tensor<1x2x?x4xf32>
+  %r:2 = scf.for %i = %c0 to %cT step %cC iter_args(%w = %w0, %buf = %buf0) -> (tensor<1x2x4x4xf32>, tensor<1x2x?x4xf32>) {
+  %q1 = tensor.extract_slice %q[0, 0, %i, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x?x4xf32> to tensor<1x2x4x4xf32>
+  %k2 = tensor.extract_slice %k[0, 0, %i, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x?x4xf32> to tensor<1x2x4x4xf32>
+  %v3 = tensor.extract_slice %v[0, 0, %i, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x?x4xf32> to tensor<1x2x4x4xf32>
+  %e4 = tensor.empty() : tensor<1x2x4x4xf32>
+  %z5 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %v6 = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, r) -> (b, h, i, r)>, affine_map<(b, h, i, j, r) -> (b, h, r, j)>, affine_map<(b, h, i, j, r) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q1, %w : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%z5 : tensor<1x2x4x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m = arith.mulf %a0, %a1 : f32
+    %s = arith.addf %a2, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x4x4xf32>
+  %e7 = tensor.empty() : tensor<1x2x4x4xf32>
+  %z8 = linalg.fill ins(%zero : f32) outs(%e7 : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %v9 = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, r) -> (b, h, r, i)>, affine_map<(b, h, i, j, r) -> (b, h, r, j)>, affine_map<(b, h, i, j, r) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%k2, %v3 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%z8 : tensor<1x2x4x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m = arith.mulf %a0, %a1 : f32
+    %s = arith.addf %a2, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x4x4xf32>
+  %e10 = tensor.empty() : tensor<1x2x4x4xf32>
+  %v11 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%w, %v9 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%e10 : tensor<1x2x4x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m2 = arith.mulf %a1, %lr : f32
+    %r = arith.addf %a0, %m2 : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x4xf32>
+  %next = tensor.insert_slice %v6 into %buf[0, 0, %i, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x4x4xf32> into tensor<1x2x?x4xf32>
+  scf.yield %v11, %next : tensor<1x2x4x4xf32>, tensor<1x2x?x4xf32>
+  }
+  return %r#1 : tensor<1x2x?x4xf32>
 }

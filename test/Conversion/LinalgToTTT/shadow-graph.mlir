@@ -31,6 +31,20 @@
 // CHECK: %[[THREE:.+]] = onnx.node "Constant"() attrs {value = dense<3> : tensor<i64>}
 // CHECK: "Pow"(%arg0, %[[THREE]]) {{.*}} : (tensor<2x4xf32>, tensor<i64>) -> tensor<2x4xf32>
 // CHECK-NOT: ttt.opaque
+
+// A loop to a run-time length: tensor.dim of the dynamic dim is the Gather of
+// a Shape a scripted export reads; the buffer, a tensor.empty of that length,
+// zeros of its shape; the trip count ceil(T / 3) integer nodes.
+// CHECK-LABEL: onnx.graph @run_time_length(
+// CHECK: %[[SHAPE:.+]] = onnx.node "Shape"(%arg0)
+// CHECK: %[[T:.+]] = onnx.node "Gather"(%[[SHAPE]], %{{.+}}) attrs {axis = 0 : i64}
+// CHECK: %[[DIMS:.+]] = onnx.node "Concat"
+// CHECK: %[[ZEROS:.+]] = onnx.node "ConstantOfShape"(%[[DIMS]]) {{.*}} -> tensor<2x?x4xf32>
+// CHECK: %[[UP:.+]] = onnx.node "Add"(%[[T]], %{{.+}})
+// CHECK: %[[TRIPS:.+]] = onnx.node "Div"(%[[UP]], %{{.+}})
+// CHECK: onnx.node "Loop"(%[[TRIPS]], %{{.+}}, %[[ZEROS]])
+// CHECK: "ScatterND"
+// CHECK-NOT: ttt.opaque
 #id1 = affine_map<(d0) -> (d0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (0, d1)>
@@ -137,6 +151,19 @@ module {
       linalg.yield %p : f32
     } -> tensor<2x4xf32>
     return %cube : tensor<2x4xf32>
+  }
+  func.func @run_time_length(%x: tensor<2x?x4xf32>) -> tensor<2x?x4xf32> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %t = tensor.dim %x, %c1 : tensor<2x?x4xf32>
+    %buf0 = tensor.empty(%t) : tensor<2x?x4xf32>
+    %r = scf.for %i = %c0 to %t step %c3 iter_args(%buf = %buf0) -> (tensor<2x?x4xf32>) {
+      %chunk = tensor.extract_slice %x[0, %i, 0] [2, 3, 4] [1, 1, 1] : tensor<2x?x4xf32> to tensor<2x3x4xf32>
+      %next = tensor.insert_slice %chunk into %buf[0, %i, 0] [2, 3, 4] [1, 1, 1] : tensor<2x3x4xf32> into tensor<2x?x4xf32>
+      scf.yield %next : tensor<2x?x4xf32>
+    }
+    return %r : tensor<2x?x4xf32>
   }
 }
 
