@@ -52,11 +52,16 @@ class Spelling:
     # The sequence length as the signature says it: static, or dynamic ('?': the
     # loops run to the queries' run-time length, the buffer is as long).
     dynamic: bool = False
+    # With a dynamic length: each chunk min(C, T - i) tokens long (an affine.min
+    # of the counter and the length), so that any length runs, a partial last
+    # chunk included.
+    partial_chunks: bool = False
 
     @property
     def name(self) -> str:
         bounds = "" if self.bounds == "constant" else "_computed"
         bounds += "_dynamic" if self.dynamic else ""
+        bounds += "_partial" if self.partial_chunks else ""
         return (f"{self.contraction}_{self.assembly}_{self.weight}_{self.orientation}_"
                 f"{self.loss}_{self.form}{bounds}")
 
@@ -178,8 +183,11 @@ def ttt_program(s: Spelling) -> str:
         raise ValueError("the named spelling applies W as x W")
     w = _Writer()
     T, C = s.T, s.C
-    if s.dynamic and (s.form == "unrolled" or T % C):
-        raise ValueError("a dynamic length needs a loop over whole chunks")
+    if s.dynamic and (s.form == "unrolled" or (T % C and not s.partial_chunks)):
+        raise ValueError("a dynamic length needs a loop over whole chunks, or "
+                         "chunks of min(C, T - i) tokens")
+    if s.partial_chunks and not s.dynamic:
+        raise ValueError("chunks of min(C, T - i) tokens are for a dynamic length")
     T = "?" if s.dynamic else T
     seq = _t(B, H, T, D)
     w_shape = (B, H, E, D) if s.orientation == "w_xt" else (B, H, D, E)
@@ -280,7 +288,11 @@ def ttt_program(s: Spelling) -> str:
             w.emit(f"^bb0(%i: index, %w: {w_t}, %buf: {out_t}):")
         weight = "%w"
         n = C
-        if not s.dynamic and T % C:
+        if s.partial_chunks:
+            # Any length: the chunk's size, min(C, T - i), is %n.
+            w.emit(f"%n = affine.min affine_map<(d0)[s0] -> ({C}, s0 - d0)>(%i)[%cT]")
+            n = "?"
+        elif not s.dynamic and T % C:
             # The last chunk is shorter: its size, min(C, T - i), is %n.
             w.emit(f"%n = affine.min affine_map<(d0) -> ({C}, -d0 + {T})>(%i)")
             n = "?"

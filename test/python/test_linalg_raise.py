@@ -57,6 +57,10 @@ SPELLINGS = [
     lp.Spelling(form="loop", dynamic=True),
     lp.Spelling(form="loop", dynamic=True, contraction="named", loss="mse", T=8),
     lp.Spelling(form="while", dynamic=True, weight="const", orientation="w_xt", T=16),
+    # ... and chunks of min(C, T - i) tokens: any length, a partial last chunk too
+    lp.Spelling(form="loop", dynamic=True, partial_chunks=True, T=10),
+    lp.Spelling(form="loop", dynamic=True, partial_chunks=True, loss="mse", T=10),
+    lp.Spelling(form="while", dynamic=True, partial_chunks=True, orientation="w_xt", T=15),
 ]
 DYNAMIC = [s for s in SPELLINGS if s.dynamic]
 UPSTREAM = ("func.", "arith.", "linalg.", "tensor.", "scf.", "math.", "affine.")
@@ -137,8 +141,12 @@ def test_a_layer_of_run_time_length_is_exact_at_other_lengths(spelling, tmp_path
     program = lp.ttt_program(spelling)
     optimized = run_opt(program, "--pass-pipeline=builtin.module(ttt-optimize-linalg)")
     assert "ttt." not in optimized and "?x" in optimized  # lowered, still dynamic
-    for chunks, kv_extra in ((1, 0), (5, 0), (3, spelling.C + 1)):
-        s = dataclasses.replace(spelling, T=chunks * spelling.C)
+    lengths = [(1, 0), (5, 0), (3, spelling.C + 1)]
+    if spelling.partial_chunks:
+        lengths += [(2, 0), (1, 0), (6, 1)]  # lengths C·n + 1 .. C·n + 3
+    for n, (chunks, kv_extra) in enumerate(lengths):
+        extra_tokens = 0 if n < 3 else n - 2
+        s = dataclasses.replace(spelling, T=chunks * spelling.C + extra_tokens)
         args, want = _inputs(s, seed=chunks + kv_extra, kv_extra=kv_extra)
         name = f"T{s.T}_extra{kv_extra}"
         (original,) = run_function(program, args, _dir(tmp_path / name / "original"))

@@ -817,9 +817,13 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
     variable `lb + iteration * step`; bounds that do not fold to constants,
     such as a `tensor.dim` of a sequence of run-time length, make its trip
     count integer nodes), index arithmetic integer nodes, `tensor.dim` of a
-    dynamic dim a Gather of a Shape, a `tensor.empty` of run-time size zeros
-    of its shape (one of the values it may hold). A layer of run-time length
-    reads its keys and values cut to the queries' length. A
+    dynamic dim a Gather of a Shape, `affine.apply`/`min`/`max` integer
+    nodes, a `tensor.empty` of run-time size zeros of its shape (one of the
+    values it may hold), a contraction or elementwise op on a chunk of
+    run-time size an Einsum or its payload's nodes, and an `insert_slice` of
+    such a chunk a ScatterND at the grid of the buffer's ranges cut to the
+    window. A layer of run-time length reads its keys and values cut to the
+    queries' length. A
     function with counted `scf.while` loops (`before`: one comparison of
     the counter; `after`: the counter plus a step) is read as its copy with
     `scf.for` loops (upstream's uplift), and takes the copy's body only if

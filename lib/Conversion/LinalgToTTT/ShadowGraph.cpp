@@ -9,6 +9,7 @@
 #include "ttt/Dialect/ONNX/IR/ONNXAttrs.h"
 #include "ttt/Dialect/ONNX/IR/ONNXDialect.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -143,6 +144,20 @@ private:
   /// values are unspecified, so zeros are one of the values it may hold,
   /// and the shape leads the raise back to the lengths it was made of.
   LogicalResult emptyOfRunTimeSize(tensor::EmptyOp op);
+  /// `affine.apply`, `affine.min` and `affine.max` of sums of multiples of
+  /// their operands: integer nodes (a chunk's size min(C, T - i)).
+  LogicalResult affineIndex(Operation *op);
+  Value affineExpr(AffineExpr expr, ValueRange dims, ValueRange symbols,
+                   Location loc);
+  /// An insert_slice of a window of run-time size at an offset of one axis:
+  /// a ScatterND at the grid of the buffer's Range of each leading axis,
+  /// the offset axis's cut to the window (how a scripted `out[:, :, s:e] =
+  /// o` writes).
+  LogicalResult insertWindowOfRunTimeSize(tensor::InsertSliceOp op);
+  /// The [1]-shaped start of a window at `offset`, and its end after
+  /// `size` (each a constant or a value).
+  std::pair<Value, Value> window(OpFoldResult offset, OpFoldResult size,
+                                 Location loc);
   /// The trip count of a loop whose bounds are known only at run time:
   /// ceil((ub - lb) / step) as integer nodes, for a constant positive step.
   Value tripCount(scf::ForOp loop, int64_t step);
@@ -254,11 +269,16 @@ void Translator::translate(Operation *op) {
   } else if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
     done = insertAtOffset(insert);
     if (failed(done))
+      done = insertWindowOfRunTimeSize(insert);
+    if (failed(done))
       done = insertSlices(insert);
   } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
     done = forLoop(loop);
   } else if (auto dimOp = dyn_cast<tensor::DimOp>(op)) {
     done = dim(dimOp);
+  } else if (isa<affine::AffineApplyOp, affine::AffineMinOp,
+                 affine::AffineMaxOp>(op)) {
+    done = affineIndex(op);
   } else if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::MinSIOp,
                  arith::MaxSIOp, arith::DivSIOp, arith::DivUIOp,
                  arith::IndexCastOp>(op)) {
@@ -292,22 +312,30 @@ void Translator::translate(Operation *op) {
 LogicalResult Translator::linalgOp(linalg::LinalgOp op) {
   if (op->getNumResults() != 1 || op.getNumDpsInits() != 1)
     return failure();
+  // An Einsum and the nodes of a payload on operands already laid on the
+  // loop dims need no static shape: a chunk of run-time size is read too.
+  auto allParallel = [&] {
+    return llvm::all_of(op.getIteratorTypesArray(), [](utils::IteratorType t) {
+      return t == utils::IteratorType::parallel;
+    });
+  };
+  if (isFloatTensor(op->getResult(0).getType()) &&
+      !isStaticFloatTensor(op->getResult(0).getType())) {
+    if (linalg::isaContractionOpInterface(op))
+      return contraction(op);
+    return allParallel() ? elementwise(op) : failure();
+  }
   if (!isStaticFloatTensor(op->getResult(0).getType())) {
     // Integer and boolean tensors: index arithmetic (torch-mlir's masks).
     auto type = dyn_cast<RankedTensorType>(op->getResult(0).getType());
     if (!type || !type.hasStaticShape() ||
-        !isa<IntegerType>(type.getElementType()) ||
-        !llvm::all_of(op.getIteratorTypesArray(), [](utils::IteratorType t) {
-          return t == utils::IteratorType::parallel;
-        }))
+        !isa<IntegerType>(type.getElementType()) || !allParallel())
       return failure();
     return succeeded(iota(op)) ? success() : elementwise(op);
   }
   if (linalg::isaContractionOpInterface(op))
     return contraction(op);
-  if (llvm::all_of(op.getIteratorTypesArray(), [](utils::IteratorType t) {
-        return t == utils::IteratorType::parallel;
-      }))
+  if (allParallel())
     return succeeded(gather(op)) ? success() : elementwise(op);
   return reduction(op);
 }
@@ -350,6 +378,10 @@ Value Translator::aligned(linalg::LinalgOp op, OpOperand &operand) {
   AffineMap map = op.getMatchingIndexingMap(&operand);
   Value value = get(operand.get());
   auto type = dyn_cast<RankedTensorType>(operand.get().getType());
+  // Already laid on the loop dims, whatever its sizes (a chunk of run-time
+  // size too).
+  if (type && map.isIdentity())
+    return value;
   if (!type || !type.hasStaticShape())
     return nullptr;
   Location loc = op.getLoc();
@@ -923,8 +955,7 @@ LogicalResult Translator::extractSlice(tensor::ExtractSliceOp op) {
   RankedTensorType source = op.getSourceType();
   // A static window of a tensor whose length is known at run time only
   // (a chunk of the sequence) is read too.
-  if (!op.getType().hasStaticShape() ||
-      !llvm::all_of(op.getStaticStrides(), [](int64_t s) { return s == 1; }))
+  if (!llvm::all_of(op.getStaticStrides(), [](int64_t s) { return s == 1; }))
     return failure();
   Location loc = op.getLoc();
   SmallVector<Value> starts, ends;
@@ -932,22 +963,15 @@ LogicalResult Translator::extractSlice(tensor::ExtractSliceOp op) {
   for (auto [d, offset] : llvm::enumerate(op.getMixedOffsets())) {
     int64_t size = op.getStaticSizes()[d];
     std::optional<int64_t> start = getConstantIntValue(offset);
-    if (ShapedType::isDynamic(size))
+    // A window of run-time size on a dim of static size would be a guess.
+    if (ShapedType::isDynamic(size) && !source.isDynamicDim(d))
       return failure();
     if (start && *start == 0 && size == source.getDimSize(d))
       continue;
     axes.push_back(d);
-    if (start) {
-      starts.push_back(i64s(loc, {*start}));
-      ends.push_back(i64s(loc, {*start + size}));
-      continue;
-    }
-    // A window at a computed offset: [o, o + size).
-    Type one = RankedTensorType::get({1}, b.getI64Type());
-    Value at =
-        node(loc, "Unsqueeze", {get(cast<Value>(offset)), i64s(loc, {0})}, one);
-    starts.push_back(at);
-    ends.push_back(node(loc, "Add", {at, i64s(loc, {size})}, one));
+    auto [from, to] = window(offset, op.getMixedSizes()[d], loc);
+    starts.push_back(from);
+    ends.push_back(to);
   }
   Value value = get(op.getSource());
   if (!axes.empty()) {
@@ -1167,6 +1191,145 @@ static std::optional<int64_t> constantIndex(Value value, unsigned depth = 0) {
     }
   }
   return std::nullopt;
+}
+
+std::pair<Value, Value> Translator::window(OpFoldResult offset,
+                                           OpFoldResult size, Location loc) {
+  Type one = RankedTensorType::get({1}, b.getI64Type());
+  auto asVector = [&](OpFoldResult x) {
+    if (std::optional<int64_t> c = getConstantIntValue(x))
+      return i64s(loc, {*c});
+    return node(loc, "Unsqueeze", {get(cast<Value>(x)), i64s(loc, {0})}, one);
+  };
+  std::optional<int64_t> start = getConstantIntValue(offset);
+  std::optional<int64_t> extent = getConstantIntValue(size);
+  if (start && extent)
+    return {i64s(loc, {*start}), i64s(loc, {*start + *extent})};
+  Value at = asVector(offset);
+  return {at, node(loc, "Add", {at, asVector(size)}, one)};
+}
+
+Value Translator::affineExpr(AffineExpr expr, ValueRange dims,
+                             ValueRange symbols, Location loc) {
+  if (auto c = dyn_cast<AffineConstantExpr>(expr))
+    return i64Scalar(loc, c.getValue());
+  if (auto d = dyn_cast<AffineDimExpr>(expr))
+    return get(dims[d.getPosition()]);
+  if (auto s = dyn_cast<AffineSymbolExpr>(expr))
+    return get(symbols[s.getPosition()]);
+  auto binary = dyn_cast<AffineBinaryOpExpr>(expr);
+  if (!binary || (expr.getKind() != AffineExprKind::Add &&
+                  expr.getKind() != AffineExprKind::Mul))
+    return nullptr;
+  Value lhs = affineExpr(binary.getLHS(), dims, symbols, loc);
+  Value rhs = lhs ? affineExpr(binary.getRHS(), dims, symbols, loc) : Value();
+  if (!rhs)
+    return nullptr;
+  return node(loc, expr.getKind() == AffineExprKind::Add ? "Add" : "Mul",
+              {lhs, rhs}, i64Scalar());
+}
+
+LogicalResult Translator::affineIndex(Operation *op) {
+  AffineMap affineMap;
+  ValueRange operands;
+  StringRef combine = "";
+  if (auto apply = dyn_cast<affine::AffineApplyOp>(op)) {
+    affineMap = apply.getAffineMap();
+    operands = apply.getMapOperands();
+  } else if (auto min = dyn_cast<affine::AffineMinOp>(op)) {
+    affineMap = min.getAffineMap();
+    operands = min.getMapOperands();
+    combine = "Min";
+  } else if (auto max = dyn_cast<affine::AffineMaxOp>(op)) {
+    affineMap = max.getAffineMap();
+    operands = max.getMapOperands();
+    combine = "Max";
+  }
+  if (!affineMap || affineMap.getNumResults() == 0 ||
+      (combine.empty() && affineMap.getNumResults() != 1))
+    return failure();
+  ValueRange dims = operands.take_front(affineMap.getNumDims());
+  ValueRange symbols = operands.drop_front(affineMap.getNumDims());
+  Location loc = op->getLoc();
+  Value result;
+  for (AffineExpr expr : affineMap.getResults()) {
+    Value value = affineExpr(expr, dims, symbols, loc);
+    if (!value)
+      return failure();
+    result = result ? node(loc, combine, {result, value}, i64Scalar()) : value;
+  }
+  map(op->getResult(0), result);
+  return success();
+}
+
+LogicalResult Translator::insertWindowOfRunTimeSize(tensor::InsertSliceOp op) {
+  RankedTensorType type = op.getType(), source = op.getSourceType();
+  if (source.getRank() != type.getRank() || !op.hasUnitStride())
+    return failure();
+  std::optional<int64_t> axis;
+  for (auto [d, at] : llvm::enumerate(op.getMixedOffsets())) {
+    std::optional<int64_t> start = getConstantIntValue(at);
+    int64_t size = op.getStaticSizes()[d];
+    if (start && *start == 0 && !ShapedType::isDynamic(size) &&
+        size == type.getDimSize(d))
+      continue;
+    if (axis || !type.isDynamicDim(d))
+      return failure();
+    axis = d;
+  }
+  if (!axis)
+    return failure();
+  // Column d of the indices: every index of axis d, the window's on the
+  // offset axis, laid along axis d of the grid and broadcast over it.
+  Location loc = op.getLoc();
+  int64_t k = *axis + 1;
+  Type i64 = b.getI64Type();
+  Value dest = get(op.getDest());
+  Value shape =
+      node(loc, "Shape", {dest}, RankedTensorType::get({type.getRank()}, i64));
+  auto [from, to] =
+      window(op.getMixedOffsets()[*axis], op.getMixedSizes()[*axis], loc);
+  SmallVector<int64_t> box(source.getShape().take_front(k));
+  SmallVector<Value> extents;
+  for (int64_t d = 0; d < k; ++d)
+    extents.push_back(d == *axis ? node(loc, "Sub", {to, from},
+                                        RankedTensorType::get({1}, i64))
+                                 : i64s(loc, {box[d]}));
+  Value grid = node(loc, "Concat", extents, RankedTensorType::get({k}, i64),
+                    {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+  auto boxType = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, i64);
+  };
+  SmallVector<Value> columns;
+  for (int64_t d = 0; d < k; ++d) {
+    Value extent = node(loc, "Gather", {shape, i64Scalar(loc, d)}, i64Scalar(),
+                        {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+    Value range =
+        node(loc, "Range", {i64Scalar(loc, 0), extent, i64Scalar(loc, 1)},
+             boxType({ShapedType::kDynamic}));
+    if (d == *axis)
+      range = node(loc, "Slice", {range, from, to, i64s(loc, {0})},
+                   boxType({box[d]}));
+    SmallVector<int64_t> along(k, 1), alongShape(k, 1);
+    along[d] = -1;
+    alongShape[d] = box[d];
+    Value laid = range;
+    if (d != k - 1)
+      laid = node(loc, "Reshape",
+                  {range, i64s(loc, ArrayRef<int64_t>(along).drop_front(d))},
+                  boxType(ArrayRef<int64_t>(alongShape).drop_front(d)));
+    Value spread = node(loc, "Expand", {laid, grid}, boxType(box));
+    SmallVector<int64_t> column(box);
+    column.push_back(1);
+    columns.push_back(
+        node(loc, "Unsqueeze", {spread, i64s(loc, {-1})}, boxType(column)));
+  }
+  SmallVector<int64_t> indexShape(box);
+  indexShape.push_back(k);
+  Value indices = node(loc, "Concat", columns, boxType(indexShape),
+                       {b.getNamedAttr("axis", b.getI64IntegerAttr(-1))});
+  map(op, node(loc, "ScatterND", {dest, indices, get(op.getSource())}, type));
+  return success();
 }
 
 LogicalResult Translator::emptyOfRunTimeSize(tensor::EmptyOp op) {

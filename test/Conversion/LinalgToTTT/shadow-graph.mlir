@@ -45,6 +45,22 @@
 // CHECK: onnx.node "Loop"(%[[TRIPS]], %{{.+}}, %[[ZEROS]])
 // CHECK: "ScatterND"
 // CHECK-NOT: ttt.opaque
+
+// With chunks of min(3, T - i) rows: the affine.min is a Min of integer nodes,
+// the chunk a Slice to the window's end, and its write a ScatterND at the grid
+// of the buffer's Range of each leading axis, the chunk's axis cut to the
+// window (what a scripted `out[:, s:e] = chunk` builds).
+// CHECK-LABEL: onnx.graph @run_time_length_partial(
+// CHECK: "Loop"
+// CHECK: %[[N:.+]] = onnx.node "Min"
+// CHECK: "Slice"(%arg0, {{.*}} -> tensor<2x?x4xf32>
+// CHECK: "Range"
+// CHECK: %[[ROWS:.+]] = onnx.node "Range"
+// CHECK: "Slice"(%[[ROWS]], {{.*}} -> tensor<?xi64>
+// CHECK: %[[GRID:.+]] = onnx.node "Concat"({{.*}}) attrs {axis = -1 : i64} {{.*}} -> tensor<2x?x2xi64>
+// CHECK: "ScatterND"(%{{.+}}, %[[GRID]], %{{.+}}) {{.*}} -> tensor<2x?x4xf32>
+// CHECK-NOT: ttt.opaque
+
 #id1 = affine_map<(d0) -> (d0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (0, d1)>
@@ -161,6 +177,20 @@ module {
     %r = scf.for %i = %c0 to %t step %c3 iter_args(%buf = %buf0) -> (tensor<2x?x4xf32>) {
       %chunk = tensor.extract_slice %x[0, %i, 0] [2, 3, 4] [1, 1, 1] : tensor<2x?x4xf32> to tensor<2x3x4xf32>
       %next = tensor.insert_slice %chunk into %buf[0, %i, 0] [2, 3, 4] [1, 1, 1] : tensor<2x3x4xf32> into tensor<2x?x4xf32>
+      scf.yield %next : tensor<2x?x4xf32>
+    }
+    return %r : tensor<2x?x4xf32>
+  }
+  func.func @run_time_length_partial(%x: tensor<2x?x4xf32>) -> tensor<2x?x4xf32> {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c3 = arith.constant 3 : index
+    %t = tensor.dim %x, %c1 : tensor<2x?x4xf32>
+    %buf0 = tensor.empty(%t) : tensor<2x?x4xf32>
+    %r = scf.for %i = %c0 to %t step %c3 iter_args(%buf = %buf0) -> (tensor<2x?x4xf32>) {
+      %n = affine.min affine_map<(d0)[s0] -> (3, s0 - d0)>(%i)[%t]
+      %chunk = tensor.extract_slice %x[0, %i, 0] [2, %n, 4] [1, 1, 1] : tensor<2x?x4xf32> to tensor<2x?x4xf32>
+      %next = tensor.insert_slice %chunk into %buf[0, %i, 0] [2, %n, 4] [1, 1, 1] : tensor<2x?x4xf32> into tensor<2x?x4xf32>
       scf.yield %next : tensor<2x?x4xf32>
     }
     return %r : tensor<2x?x4xf32>
