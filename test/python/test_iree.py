@@ -39,7 +39,9 @@ pytestmark = pytest.mark.skipif(
            "iree-base-compiler and iree-base-runtime wheels and sets TTT_IREE_BIN)")
 
 SPELLINGS = [lp.Spelling(), lp.Spelling(contraction="named", assembly="concat"),
-             lp.Spelling(loss="mse", T=10)]
+             lp.Spelling(loss="mse", T=10),
+             # a length known at run time, chunks of min(C, T - i) tokens
+             lp.Spelling(form="loop", dynamic=True, partial_chunks=True, loss="mse", T=10)]
 
 
 def _run_in_iree(mlir: Path, args, workdir: Path, function: str = "layer") -> np.ndarray:

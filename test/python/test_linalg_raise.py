@@ -2,7 +2,7 @@
 exactly; ordinary recurrences are left alone (`ttt-raise-linalg`, `ttt-optimize-linalg`).
 
 Each program of linalg_programs.py (chunk loops unrolled, as an `scf.for` or as a
-counted `scf.while`) runs first as written (ttt-run, the ttt-to-cpu
+counted `scf.while`, to a static length or to one known at run time) runs first as written (ttt-run, the ttt-to-cpu
 pipeline) against the NumPy oracle written from the math, so the program is the layer;
 then `ttt-raise-linalg` must replace its chunk loop by one `ttt.kvb_layer` with the
 remark of the ONNX raise, and `ttt-optimize-linalg` must leave only upstream dialects
