@@ -61,6 +61,8 @@ SPELLINGS = [
     lp.Spelling(form="loop", dynamic=True, partial_chunks=True, T=10),
     lp.Spelling(form="loop", dynamic=True, partial_chunks=True, loss="mse", T=10),
     lp.Spelling(form="while", dynamic=True, partial_chunks=True, orientation="w_xt", T=15),
+    lp.Spelling(form="loop", dynamic=True, partial_chunks=True, contraction="named",
+                loss="mse", T=10),
 ]
 DYNAMIC = [s for s in SPELLINGS if s.dynamic]
 UPSTREAM = ("func.", "arith.", "linalg.", "tensor.", "scf.", "math.", "affine.")

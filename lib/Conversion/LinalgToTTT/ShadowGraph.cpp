@@ -111,10 +111,16 @@ private:
     return node(loc, "Constant", {}, value.getType(),
                 {b.getNamedAttr("value", value)});
   }
+  /// `x` as `to`, which has at most one dim of run-time size (the Reshape
+  /// infers it: -1).
   Value reshape(Location loc, Value x, RankedTensorType to) {
     if (x.getType() == to)
       return x;
-    return node(loc, "Reshape", {x, i64s(loc, to.getShape())}, to);
+    SmallVector<int64_t> target(to.getShape());
+    for (int64_t &size : target)
+      if (ShapedType::isDynamic(size))
+        size = -1;
+    return node(loc, "Reshape", {x, i64s(loc, target)}, to);
   }
   void opaque(Operation *op);
   LogicalResult linalgOp(linalg::LinalgOp op);
@@ -293,10 +299,8 @@ void Translator::translate(Operation *op) {
     done = success();
   } else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op)) {
     auto to = cast<RankedTensorType>(op->getResult(0).getType());
-    if (to.hasStaticShape()) {
-      map(op->getResult(0),
-          node(loc, "Reshape",
-               {get(op->getOperand(0)), i64s(loc, to.getShape())}, to));
+    if (to.getNumDynamicDims() <= 1) {
+      map(op->getResult(0), reshape(loc, get(op->getOperand(0)), to));
       done = success();
     }
   } else if (auto cast = dyn_cast<tensor::CastOp>(op)) {
@@ -382,7 +386,7 @@ Value Translator::aligned(linalg::LinalgOp op, OpOperand &operand) {
   // size too).
   if (type && map.isIdentity())
     return value;
-  if (!type || !type.hasStaticShape())
+  if (!type || type.getNumDynamicDims() > 1)
     return nullptr;
   Location loc = op.getLoc();
   // A unit dim read at the constant index 0 is a broadcast (torch-mlir's

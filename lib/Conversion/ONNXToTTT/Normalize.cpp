@@ -87,7 +87,12 @@ bool raise::keepsTurnedLayout(onnx::NodeOp inner, ArrayRef<int64_t> perm) {
 Value raise::createReshape(PatternRewriter &rewriter, Location loc, Value x,
                            RankedTensorType type) {
   onnx::OnnxBuilder b(rewriter, loc, type.getElementType());
-  Value shape = b.i64s(type.getShape());
+  // The one dim of run-time size a caller may leave is inferred.
+  SmallVector<int64_t> target(type.getShape());
+  for (int64_t &size : target)
+    if (ShapedType::isDynamic(size))
+      size = -1;
+  Value shape = b.i64s(target);
   return b.node("Reshape", {x, shape}, type);
 }
 

@@ -146,7 +146,8 @@ bool keepsTurnedLayout(onnx::NodeOp inner, ArrayRef<int64_t> perm);
 Value createTranspose(PatternRewriter &rewriter, Location loc, Value x,
                       ArrayRef<int64_t> perm);
 
-/// `x` viewed as the static tensor type `type`: one Reshape node.
+/// `x` viewed as the tensor type `type`, static but for at most one dim
+/// (inferred: -1): one Reshape node.
 Value createReshape(PatternRewriter &rewriter, Location loc, Value x,
                     RankedTensorType type);
 

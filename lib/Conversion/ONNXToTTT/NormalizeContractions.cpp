@@ -452,27 +452,37 @@ struct LayoutTransposeOfElementwise : NodePattern {
     return success();
   }
 };
-/// The static shape of `value`, if it is a ranked tensor of at least
-/// `minRank` dims with a static shape.
-static std::optional<ArrayRef<int64_t>> staticShape(Value value,
-                                                    int64_t minRank) {
+/// The shape of `value`, if it is a ranked tensor of at least `minRank`
+/// dims whose batch (leading) dims are static and at most one of whose two
+/// innermost is not (a chunk of run-time length).
+static std::optional<ArrayRef<int64_t>> batchShape(Value value,
+                                                   int64_t minRank) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || !type.hasStaticShape() || type.getRank() < minRank)
+  if (!type || type.getRank() < minRank || type.getNumDynamicDims() > 1 ||
+      !llvm::none_of(type.getShape().drop_back(2), ShapedType::isDynamic))
     return std::nullopt;
   return type.getShape();
 }
 
 /// If `value` is a Reshape that only merges or splits the leading (batch)
-/// dims of a static tensor of rank >= 3, keeping its two innermost: that
-/// tensor.
+/// dims of a tensor of rank >= 3, keeping its two innermost: that tensor.
+/// The batch dims are static and hold as many elements on both sides, so
+/// an inner dim of run-time size is the same on both.
 static Value batchMergeSource(Value value) {
   onnx::NodeOp reshape = nodeOf(value, "Reshape");
   if (!reshape)
     return nullptr;
   Value source = reshape.getInputs()[0];
-  std::optional<ArrayRef<int64_t>> from = staticShape(source, 3);
-  std::optional<ArrayRef<int64_t>> to = staticShape(value, 3);
-  if (!from || !to || from->take_back(2) != to->take_back(2))
+  std::optional<ArrayRef<int64_t>> from = batchShape(source, 3);
+  std::optional<ArrayRef<int64_t>> to = batchShape(value, 3);
+  auto batchElements = [](ArrayRef<int64_t> shape) {
+    int64_t count = 1;
+    for (int64_t size : shape.drop_back(2))
+      count *= size;
+    return count;
+  };
+  if (!from || !to || from->take_back(2) != to->take_back(2) ||
+      batchElements(*from) != batchElements(*to))
     return nullptr;
   return source;
 }
@@ -500,7 +510,7 @@ static std::optional<MergedFactor> mergedFactor(Value factor) {
   merged.source = batchMergeSource(factor);
   if (!merged.source)
     return std::nullopt;
-  merged.shape.assign(*staticShape(merged.source, 3));
+  merged.shape.assign(*batchShape(merged.source, 3));
   if (merged.turned)
     std::swap(merged.shape.end()[-1], merged.shape.end()[-2]);
   return merged;
@@ -520,7 +530,8 @@ struct MatMulOfBatchMerges : NodePattern {
                           PatternRewriter &rewriter) const override {
     std::optional<MergedFactor> a = mergedFactor(matmul.getInputs()[0]);
     std::optional<MergedFactor> b = mergedFactor(matmul.getInputs()[1]);
-    std::optional<ArrayRef<int64_t>> out = staticShape(matmul->getResult(0), 3);
+    // Inner dims of run-time size match where the MatMul reads them.
+    std::optional<ArrayRef<int64_t>> out = batchShape(matmul->getResult(0), 3);
     if (!a || !b || !out)
       return rewriter.notifyMatchFailure(matmul, "not a batch-merged MatMul");
     ArrayRef<int64_t> sa = a->shape, sb = b->shape;

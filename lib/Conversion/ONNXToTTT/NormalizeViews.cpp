@@ -964,7 +964,9 @@ struct ReshapeOfReshape : NodePattern {
                           PatternRewriter &rewriter) const override {
     onnx::NodeOp inner = nodeOf(outer.getInputs()[0], "Reshape");
     auto type = dyn_cast<RankedTensorType>(outer->getResult(0).getType());
-    if (!inner || !type || !type.hasStaticShape())
+    // A view keeps the element count, so a round trip to a type with one
+    // dim of run-time size (a chunk of run-time length) is one too.
+    if (!inner || !type || type.getNumDynamicDims() > 1)
       return rewriter.notifyMatchFailure(outer, "not a static view of a view");
     // A round trip through several views is their source.
     for (onnx::NodeOp view = inner; view;
@@ -988,6 +990,8 @@ struct ReshapeOfReshape : NodePattern {
       return dims;
     };
     auto xType = dyn_cast<RankedTensorType>(x.getType());
+    if (!type.hasStaticShape())
+      return rewriter.notifyMatchFailure(outer, "not a round trip");
     bool unitsOnly = xType && xType.hasStaticShape() &&
                      nonUnit(xType) == nonUnit(inner->getResult(0).getType());
     if (x.getType() != type && !unitsOnly)
