@@ -56,12 +56,16 @@ class Spelling:
     # of the counter and the length), so that any length runs, a partial last
     # chunk included.
     partial_chunks: bool = False
+    # How the scf.while form advances its counter: by the chunk size (`step`), or by
+    # the chunk's own length min(C, T - i) (`chunk`: not counted as written).
+    advance: str = "step"
 
     @property
     def name(self) -> str:
         bounds = "" if self.bounds == "constant" else "_computed"
         bounds += "_dynamic" if self.dynamic else ""
         bounds += "_partial" if self.partial_chunks else ""
+        bounds += "_advance_chunk" if self.advance == "chunk" else ""
         return (f"{self.contraction}_{self.assembly}_{self.weight}_{self.orientation}_"
                 f"{self.loss}_{self.form}{bounds}")
 
@@ -305,7 +309,11 @@ def ttt_program(s: Spelling) -> str:
             w.emit("}")
             w.emit(f"return %r#1 : {out_t}")
         else:
-            w.emit("%inext = arith.addi %i, %cC : index")
+            if s.advance == "chunk" and n != "?":
+                raise ValueError("advancing by the chunk's length needs chunks of "
+                                 "min(C, T - i) tokens")
+            step = "%n" if s.advance == "chunk" else "%cC"
+            w.emit(f"%inext = arith.addi %i, {step} : index")
             w.emit(f"scf.yield %inext, {weight}, %next : index, {w_t}, {out_t}")
             w.emit("}")
             w.emit(f"return %r#2 : {out_t}")

@@ -825,7 +825,9 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
     window. A layer of run-time length reads its keys and values cut to the
     queries' length. A
     function with counted `scf.while` loops (`before`: one comparison of
-    the counter; `after`: the counter plus a step) is read as its copy with
+    the counter; `after`: the counter plus a step, or plus its chunk's
+    length `min(C, T - i)` when it runs while `i < T` and its last counter
+    is not read: the same counters as a step of C) is read as its copy with
     `scf.for` loops (upstream's uplift), and takes the copy's body only if
     a layer is raised in it. Likewise a function whose `scf.for` loops
     (written so, or uplifted from `scf.while`) with a constant trip count

@@ -266,6 +266,73 @@ static func::FuncOp cloneBeside(func::FuncOp func, StringRef suffix) {
 /// `after` region that adds the step), which the shadow graph reads as Loop
 /// nodes; null when `func` has no such loop. The copy sits next to `func`
 /// under another name until the caller keeps its body or erases it.
+/// If `loop` runs while its counter i < T and advances it by its chunk's
+/// length min(C, T - i) (an `affine.min` of the counter and T), and its
+/// last counter is not read: the `arith.addi` that advances it, which of
+/// its operands is the chunk's length, and C.
+/// Advancing by C instead takes the loop through the same counters (i + C
+/// and i + min(C, T - i) differ only when both reach T or beyond), so the
+/// loop is counted.
+struct ChunkAdvance {
+  arith::AddIOp add;
+  unsigned lengthOperand;
+  int64_t chunk;
+};
+static std::optional<ChunkAdvance> advanceByChunkLength(scf::WhileOp loop) {
+  auto condition =
+      dyn_cast<scf::ConditionOp>(loop.getBeforeBody()->getTerminator());
+  auto cmp = condition ? condition.getCondition().getDefiningOp<arith::CmpIOp>()
+                       : arith::CmpIOp();
+  if (!cmp || (cmp.getPredicate() != arith::CmpIPredicate::slt &&
+               cmp.getPredicate() != arith::CmpIPredicate::ult))
+    return std::nullopt;
+  auto counter = dyn_cast<BlockArgument>(cmp.getLhs());
+  Value bound = cmp.getRhs();
+  if (!counter || counter.getOwner() != loop.getBeforeBody() ||
+      !bound.getParentRegion()->isProperAncestor(&loop.getBefore()))
+    return std::nullopt;
+  // The counter goes on, unchanged, as the same result and after argument.
+  unsigned index = counter.getArgNumber();
+  auto forwarded = llvm::find(condition.getArgs(), counter);
+  if (forwarded == condition.getArgs().end())
+    return std::nullopt;
+  unsigned position = forwarded - condition.getArgs().begin();
+  if (!loop.getResult(position).use_empty())
+    return std::nullopt;
+  Value i = loop.getAfterArguments()[position];
+  auto yield = cast<scf::YieldOp>(loop.getAfterBody()->getTerminator());
+  auto add = yield.getOperand(index).getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return std::nullopt;
+  Value length = add.getLhs() == i ? add.getRhs() : add.getLhs();
+  auto min = length.getDefiningOp<affine::AffineMinOp>();
+  if ((add.getLhs() != i && add.getRhs() != i) || !min ||
+      min.getMapOperands().empty() || min.getMapOperands()[0] != i)
+    return std::nullopt;
+  AffineMap map = min.getAffineMap();
+  MLIRContext *context = loop.getContext();
+  AffineExpr d0 = getAffineDimExpr(0, context);
+  // T - i: T a symbol operand, or a constant when T is one.
+  AffineExpr rest;
+  if (map.getNumDims() == 1 && map.getNumSymbols() == 1 &&
+      min.getMapOperands()[1] == bound)
+    rest = getAffineSymbolExpr(0, context) - d0;
+  else if (std::optional<int64_t> t = getConstantIntValue(bound);
+           t && map.getNumDims() == 1 && map.getNumSymbols() == 0)
+    rest = getAffineConstantExpr(*t, context) - d0;
+  if (!rest || map.getNumResults() != 2)
+    return std::nullopt;
+  std::optional<int64_t> chunk;
+  for (AffineExpr result : map.getResults())
+    if (auto c = dyn_cast<AffineConstantExpr>(result))
+      chunk = c.getValue();
+    else if (result != rest)
+      return std::nullopt;
+  if (!chunk || *chunk < 1)
+    return std::nullopt;
+  return ChunkAdvance{add, add.getLhs() == i ? 1u : 0u, *chunk};
+}
+
 func::FuncOp withWhileLoopsAsFor(func::FuncOp func) {
   SmallVector<Operation *> loops;
   func.walk([&](scf::WhileOp loop) { loops.push_back(loop); });
@@ -279,6 +346,17 @@ func::FuncOp withWhileLoopsAsFor(func::FuncOp func) {
     if (isa<scf::WhileOp>(op))
       loops.push_back(op);
   });
+  // A loop that advances by its chunk's length is read as the counted loop
+  // it is (its step made the constant chunk size).
+  for (Operation *loop : loops)
+    if (std::optional<ChunkAdvance> advance =
+            advanceByChunkLength(cast<scf::WhileOp>(loop))) {
+      OpBuilder b(loop);
+      Value step =
+          arith::ConstantIndexOp::create(b, loop->getLoc(), advance->chunk);
+      old.insert(step.getDefiningOp());
+      advance->add->setOperand(advance->lengthOperand, step);
+    }
   RewritePatternSet patterns(func.getContext());
   scf::populateUpliftWhileToForPatterns(patterns);
   GreedyRewriteConfig config;

@@ -596,3 +596,64 @@ func.func @scf_for_run_time_length_partial_chunks(%q: tensor<1x2x?x4xf32>, %k: t
   }
   return %r#1 : tensor<1x2x?x4xf32>
 }
+
+// -----
+
+// An scf.while over a run-time length that advances its counter by its
+// chunk's length min(4, T - i), not by a constant: it passes through the same
+// counters as a step of 4 (the two differ only once both reach T), so it is
+// read as that counted loop, and raised alike.
+
+// REMARK: remark: TTT layer: counted scf.while over chunks (chunks of 4 tokens), fast weights 'arg3': raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)
+// CHECK-LABEL: func.func @scf_while_advancing_by_chunk_length(
+// CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x?x4xf32>
+// CHECK-NOT: scf.
+// CHECK: %[[O:.+]] = ttt.kvb_layer %[[Q]]
+// CHECK-SAME: schedule = #ttt.schedule<kind = chunked, size = 4> -> tensor<1x2x?x4xf32>
+// CHECK-NEXT: return %[[O]]
+func.func @scf_while_advancing_by_chunk_length(%q: tensor<1x2x?x4xf32>, %k: tensor<1x2x?x4xf32>, %v: tensor<1x2x?x4xf32>, %w0: tensor<1x2x4x4xf32>) -> tensor<1x2x?x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %lr = arith.constant 0.5 : f32
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %cC = arith.constant 4 : index
+  %cT = tensor.dim %q, %c2 : tensor<1x2x?x4xf32>
+  %buf0 = tensor.empty(%cT) : tensor<1x2x?x4xf32>
+  %r:3 = scf.while (%i0 = %c0, %w0_ = %w0, %buf_ = %buf0) : (index, tensor<1x2x4x4xf32>, tensor<1x2x?x4xf32>) -> (index, tensor<1x2x4x4xf32>, tensor<1x2x?x4xf32>) {
+  %more = arith.cmpi slt, %i0, %cT : index
+  scf.condition(%more) %i0, %w0_, %buf_ : index, tensor<1x2x4x4xf32>, tensor<1x2x?x4xf32>
+  } do {
+  ^bb0(%i: index, %w: tensor<1x2x4x4xf32>, %buf: tensor<1x2x?x4xf32>):
+  %n = affine.min affine_map<(d0)[s0] -> (4, s0 - d0)>(%i)[%cT]
+  %q1 = tensor.extract_slice %q[0, 0, %i, 0] [1, 2, %n, 4] [1, 1, 1, 1] : tensor<1x2x?x4xf32> to tensor<1x2x?x4xf32>
+  %k2 = tensor.extract_slice %k[0, 0, %i, 0] [1, 2, %n, 4] [1, 1, 1, 1] : tensor<1x2x?x4xf32> to tensor<1x2x?x4xf32>
+  %v3 = tensor.extract_slice %v[0, 0, %i, 0] [1, 2, %n, 4] [1, 1, 1, 1] : tensor<1x2x?x4xf32> to tensor<1x2x?x4xf32>
+  %e4 = tensor.empty(%n) : tensor<1x2x?x4xf32>
+  %z5 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<1x2x?x4xf32>) -> tensor<1x2x?x4xf32>
+  %v6 = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, r) -> (b, h, i, r)>, affine_map<(b, h, i, j, r) -> (b, h, r, j)>, affine_map<(b, h, i, j, r) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q1, %w : tensor<1x2x?x4xf32>, tensor<1x2x4x4xf32>) outs(%z5 : tensor<1x2x?x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m = arith.mulf %a0, %a1 : f32
+    %s = arith.addf %a2, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x?x4xf32>
+  %e7 = tensor.empty() : tensor<1x2x4x4xf32>
+  %z8 = linalg.fill ins(%zero : f32) outs(%e7 : tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32>
+  %v9 = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, r) -> (b, h, r, i)>, affine_map<(b, h, i, j, r) -> (b, h, r, j)>, affine_map<(b, h, i, j, r) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%k2, %v3 : tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>) outs(%z8 : tensor<1x2x4x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m = arith.mulf %a0, %a1 : f32
+    %s = arith.addf %a2, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x4x4xf32>
+  %e10 = tensor.empty() : tensor<1x2x4x4xf32>
+  %v11 = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%w, %v9 : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%e10 : tensor<1x2x4x4xf32>) {
+  ^bb0(%a0: f32, %a1: f32, %a2: f32):
+    %m2 = arith.mulf %a1, %lr : f32
+    %r = arith.addf %a0, %m2 : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x4xf32>
+  %next = tensor.insert_slice %v6 into %buf[0, 0, %i, 0] [1, 2, %n, 4] [1, 1, 1, 1] : tensor<1x2x?x4xf32> into tensor<1x2x?x4xf32>
+  %inext = arith.addi %i, %n : index
+  scf.yield %inext, %v11, %next : index, tensor<1x2x4x4xf32>, tensor<1x2x?x4xf32>
+  }
+  return %r#2 : tensor<1x2x?x4xf32>
+}
