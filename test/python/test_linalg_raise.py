@@ -199,3 +199,21 @@ def test_a_run_time_length_loop_that_does_not_walk_the_queries_is_left(name, old
     raised, remarks = run_opt(program, "--ttt-raise-linalg", stderr=True)
     assert expected in remarks, remarks
     assert raised == same
+
+
+def test_a_while_whose_last_counter_is_read_is_not_read_as_stepping_by_c(tmp_path):
+    """Advancing by min(C, T - i) and by C pass through the same counters, but end at T
+    and at a multiple of C: a loop whose last counter is read (here the length of the
+    output it returns) is not read as counted, and is left as written."""
+    program = lp.ttt_program(lp.Spelling(form="while", dynamic=True, partial_chunks=True,
+                                         advance="chunk", T=10))
+    ret = "  return %r#2 : tensor<1x2x?x4xf32>"
+    assert ret in program
+    program = program.replace(ret, (
+        "  %cut = tensor.extract_slice %r#2[0, 0, 0, 0] [1, 2, %r#0, 4] [1, 1, 1, 1] : "
+        "tensor<1x2x?x4xf32> to tensor<1x2x?x4xf32>\n"
+        "  return %cut : tensor<1x2x?x4xf32>"))
+    same = run_opt(program)
+    raised, remarks = run_opt(program, "--ttt-raise-linalg", stderr=True)
+    assert "no TTT layer found" in remarks, remarks
+    assert raised == same
