@@ -106,7 +106,9 @@ FailureOr<Value> WriteBack::reshaped(Value x, RankedTensorType to,
 }
 
 void WriteBack::cutToQueryLength(KVBLayerOp layer) {
-  auto queries = cast<RankedTensorType>(layer.getQ().getType());
+  auto queries = dyn_cast<RankedTensorType>(layer.getQ().getType());
+  if (!queries)
+    return;
   int64_t rank = queries.getRank(), time = rank - 2;
   if (layer.getSchedule().getKind() == ScheduleKind::full_batch || rank < 3 ||
       !queries.isDynamicDim(time))
