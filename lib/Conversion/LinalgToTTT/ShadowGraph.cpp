@@ -970,7 +970,16 @@ LogicalResult Translator::extractSlice(tensor::ExtractSliceOp op) {
     // A window of run-time size on a dim of static size would be a guess.
     if (ShapedType::isDynamic(size) && !source.isDynamicDim(d))
       return failure();
-    if (start && *start == 0 && size == source.getDimSize(d))
+    // The whole dim: its static size, or, of run-time size, its tensor.dim.
+    auto dim = ShapedType::isDynamic(size)
+                   ? op.getDynamicSize(d).getDefiningOp<tensor::DimOp>()
+                   : tensor::DimOp();
+    bool wholeSize =
+        ShapedType::isDynamic(size)
+            ? dim && dim.getSource() == op.getSource() &&
+                  getConstantIntValue(dim.getIndex()) == static_cast<int64_t>(d)
+            : size == source.getDimSize(d);
+    if (start && *start == 0 && wholeSize)
       continue;
     axes.push_back(d);
     auto [from, to] = window(offset, op.getMixedSizes()[d], loc);

@@ -61,6 +61,12 @@
 // CHECK: "ScatterND"(%{{.+}}, %[[GRID]], %{{.+}}) {{.*}} -> tensor<2x?x4xf32>
 // CHECK-NOT: ttt.opaque
 
+// A window of run-time size from 0 is the whole dim only when its size is the
+// dim's own tensor.dim: the first min(3, T) rows are a Slice.
+// CHECK-LABEL: onnx.graph @whole_or_window(
+// CHECK: %[[HEAD:.+]] = onnx.node "Slice"(%arg0,
+// CHECK: onnx.yield %[[HEAD]], %arg0 :
+
 #id1 = affine_map<(d0) -> (d0)>
 #id2 = affine_map<(d0, d1) -> (d0, d1)>
 #col = affine_map<(d0, d1) -> (0, d1)>
@@ -194,6 +200,14 @@ module {
       scf.yield %next : tensor<2x?x4xf32>
     }
     return %r : tensor<2x?x4xf32>
+  }
+  func.func @whole_or_window(%x: tensor<2x?x4xf32>) -> (tensor<2x?x4xf32>, tensor<2x?x4xf32>) {
+    %c1 = arith.constant 1 : index
+    %t = tensor.dim %x, %c1 : tensor<2x?x4xf32>
+    %n = affine.min affine_map<()[s0] -> (3, s0)>()[%t]
+    %head = tensor.extract_slice %x[0, 0, 0] [2, %n, 4] [1, 1, 1] : tensor<2x?x4xf32> to tensor<2x?x4xf32>
+    %all = tensor.extract_slice %x[0, 0, 0] [2, %t, 4] [1, 1, 1] : tensor<2x?x4xf32> to tensor<2x?x4xf32>
+    return %head, %all : tensor<2x?x4xf32>, tensor<2x?x4xf32>
   }
 }
 
