@@ -823,8 +823,7 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
     run-time size an Einsum or its payload's nodes, and an `insert_slice` of
     such a chunk a ScatterND at the grid of the buffer's ranges cut to the
     window. A layer of run-time length reads its keys and values cut to the
-    queries' length. A
-    function with counted `scf.while` loops (`before`: one comparison of
+    queries' length. A function with counted `scf.while` loops (`before`: one comparison of
     the counter; `after`: the counter plus a step, or plus its chunk's
     length `min(C, T - i)` when it runs while `i < T` and its last counter
     is not read: the same counters as a step of C) is read as its copy with
@@ -833,7 +832,8 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
     (written so, or uplifted from `scf.while`) with a constant trip count
     (at most 4096) have a partial last chunk (a size that is an `affine.min`
     of the counter) is read as its copy with those loops unrolled and
-    canonicalized, so that each chunk has a static size.
+    canonicalized, so that each chunk has a static size; a loop over a
+    run-time length is read as it is, its chunks of run-time size.
     torch-mlir's spellings are read too: a unit dim indexed at 0 is a
     broadcast and a kept reduced dim keepdims; a payload that selects on
     `linalg.index` comparisons is a Trilu, one that selects on a float
