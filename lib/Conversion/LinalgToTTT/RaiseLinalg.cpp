@@ -263,11 +263,6 @@ static func::FuncOp cloneBeside(func::FuncOp func, StringRef suffix) {
   return copy;
 }
 
-/// A copy of `func` whose counted scf.while loops are scf.for loops
-/// (upstream's uplift: a `before` region that only compares the counter, an
-/// `after` region that adds the step), which the shadow graph reads as Loop
-/// nodes; null when `func` has no such loop. The copy sits next to `func`
-/// under another name until the caller keeps its body or erases it.
 /// If `loop` runs while its counter i < T and advances it by its chunk's
 /// length min(C, T - i) (an `affine.min` of the counter and T), and its
 /// last counter is not read: the `arith.addi` that advances it, which of
@@ -335,6 +330,11 @@ static std::optional<ChunkAdvance> advanceByChunkLength(scf::WhileOp loop) {
   return ChunkAdvance{add, add.getLhs() == i ? 1u : 0u, *chunk};
 }
 
+/// A copy of `func` whose counted scf.while loops are scf.for loops
+/// (upstream's uplift: a `before` region that only compares the counter, an
+/// `after` region that adds the step), which the shadow graph reads as Loop
+/// nodes; null when `func` has no such loop. The copy sits next to `func`
+/// under another name until the caller keeps its body or erases it.
 func::FuncOp withWhileLoopsAsFor(func::FuncOp func) {
   SmallVector<Operation *> loops;
   func.walk([&](scf::WhileOp loop) { loops.push_back(loop); });

@@ -171,6 +171,17 @@ private:
   /// body computes the induction variable as lb + iteration * step.
   LogicalResult forLoop(scf::ForOp loop);
   Type i64Scalar() { return RankedTensorType::get({}, b.getI64Type()); }
+  /// The Shape of a ranked shadow tensor, and one size of it as a scalar:
+  /// `Gather(Shape(x), d)`, as a scripted export reads a length.
+  Value shapeOf(Location loc, Value x) {
+    auto rank = cast<RankedTensorType>(x.getType()).getRank();
+    return node(loc, "Shape", {x},
+                RankedTensorType::get({rank}, b.getI64Type()));
+  }
+  Value sizeOf(Location loc, Value shape, int64_t d) {
+    return node(loc, "Gather", {shape, i64Scalar(loc, d)}, i64Scalar(),
+                {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+  }
   Value i64Scalar(Location loc, int64_t value) {
     return constant(
         loc, DenseElementsAttr::get(cast<ShapedType>(i64Scalar()), value));
@@ -1104,10 +1115,7 @@ LogicalResult Translator::dim(tensor::DimOp op) {
     map(op, i64Scalar(loc, type.getDimSize(*index)));
     return success();
   }
-  Value shape = node(loc, "Shape", {get(op.getSource())},
-                     RankedTensorType::get({type.getRank()}, b.getI64Type()));
-  map(op, node(loc, "Gather", {shape, i64Scalar(loc, *index)}, i64Scalar(),
-               {b.getNamedAttr("axis", b.getI64IntegerAttr(0))}));
+  map(op, sizeOf(loc, shapeOf(loc, get(op.getSource())), *index));
   return success();
 }
 
@@ -1298,8 +1306,7 @@ LogicalResult Translator::insertWindowOfRunTimeSize(tensor::InsertSliceOp op) {
   int64_t k = *axis + 1;
   Type i64 = b.getI64Type();
   Value dest = get(op.getDest());
-  Value shape =
-      node(loc, "Shape", {dest}, RankedTensorType::get({type.getRank()}, i64));
+  Value shape = shapeOf(loc, dest);
   auto [from, to] =
       window(op.getMixedOffsets()[*axis], op.getMixedSizes()[*axis], loc);
   SmallVector<int64_t> box(source.getShape().take_front(k));
@@ -1315,8 +1322,7 @@ LogicalResult Translator::insertWindowOfRunTimeSize(tensor::InsertSliceOp op) {
   };
   SmallVector<Value> columns;
   for (int64_t d = 0; d < k; ++d) {
-    Value extent = node(loc, "Gather", {shape, i64Scalar(loc, d)}, i64Scalar(),
-                        {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+    Value extent = sizeOf(loc, shape, d);
     Value range =
         node(loc, "Range", {i64Scalar(loc, 0), extent, i64Scalar(loc, 1)},
              boxType({ShapedType::kDynamic}));

@@ -1126,11 +1126,11 @@ private:
   /// chunk's output at its queries' tokens, and the writes cover the
   /// buffer: it then holds the chunk outputs joined along the time axis.
   LogicalResult checkBufferWrites();
-  /// The same for writes at indices built at run time (gridWindow).
   /// True if `initial` is zeros whose `time` axis is the queries' time axis
   /// and as long (`zeros_like(v)`, `new_zeros(B, T, ..)` with T read off
   /// the queries, `tensor.empty(dim(q, t))`).
   bool isZerosAsLongAsQueries(Value initial, int64_t time);
+  /// The same for writes at indices built at run time (gridWindow).
   LogicalResult checkGridWrites(const GridWindow &grid, int64_t time,
                                 Value initial);
   /// An unrolled layer's momentum starts from zero and is carried from
