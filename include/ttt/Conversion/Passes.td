@@ -839,9 +839,15 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
     `linalg.index` comparisons is a Trilu, one that selects on a float
     comparison a Max or Min (they differ on NaN only), one that yields
     its index a constant arange, one that reads one element of a
-    captured tensor at constant indices a Slice; `cf.assert` (the
-    division guard) computes nothing; `dense_resource` constants are
-    their elements. Any other op stays an opaque node that keeps the
+    captured tensor at constant indices a Slice, one that reads a captured
+    tensor at `size == 1 ? 0 : i` (numpy broadcasting of a dim of run-time
+    size, such as a dynamic batch) that tensor, stretched to the result's
+    static sizes; `cf.assert` (the division guard) computes nothing;
+    `dense_resource` constants are their elements. Where such a read takes
+    a dim of run-time size as the result's, a layer raised through it
+    asserts (`cf.assert`) that the two sizes are equal: the ops are the
+    same where they are, and a call that broadcasts a batch of 1 against
+    another stops with that message instead of computing something else. Any other op stays an opaque node that keeps the
     dataflow. `ttt-raise-onnx` then finds and reads the layers with the same
     soundness checks and remarks (at the ops' own locations), and every
     layer it raises is written back into the function as a `ttt.kvb_layer`
@@ -863,6 +869,7 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
            "stderr before the raise">,
   ];
   let dependentDialects = [
+    "::mlir::cf::ControlFlowDialect",
     "::mlir::ttt::TTTDialect",
     "::mlir::ttt::onnx::ONNXDialect",
   ];

@@ -21,7 +21,10 @@
 #include "ttt/Dialect/TTT/IR/TTTDialect.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
@@ -455,6 +458,56 @@ func::FuncOp withPartialChunkLoopsUnrolled(func::FuncOp func) {
   return copy;
 }
 
+/// Asserts, before `anchor`, that the sizes the shadow graph read as equal
+/// for the ops `anchor` is computed from are equal: the raised layer takes
+/// one for the other. Fails, making nothing, if a size is not known there.
+static LogicalResult assertAssumedSizes(const ShadowGraph &shadow,
+                                        Operation *anchor, OpBuilder &b,
+                                        func::FuncOp func) {
+  if (shadow.assumptions.empty())
+    return success();
+  SetVector<Operation *> computedFrom;
+  BackwardSliceOptions options;
+  options.omitUsesFromAbove = false;
+  (void)getBackwardSlice(anchor, &computedFrom, options);
+  DominanceInfo dominance(func);
+  auto known = [&](const SizeOf &size) {
+    return dominance.properlyDominates(size.size ? size.size : size.tensor,
+                                       anchor);
+  };
+  // Each pair once, in the order the reading met them.
+  using Key = std::pair<Value, int64_t>;
+  auto key = [](const SizeOf &size) -> Key {
+    return {size.size ? size.size : size.tensor, size.size ? 0 : size.dim};
+  };
+  SmallVector<AssumedEqualSizes> needed;
+  llvm::DenseSet<std::pair<Key, Key>> seen;
+  for (const AssumedEqualSizes &sizes : shadow.assumptions) {
+    if (!computedFrom.contains(sizes.read))
+      continue;
+    if (!known(sizes.source) || !known(sizes.result))
+      return failure();
+    if (seen.insert({key(sizes.source), key(sizes.result)}).second)
+      needed.push_back(sizes);
+  }
+  for (const AssumedEqualSizes &sizes : needed) {
+    Location loc = sizes.read->getLoc();
+    auto value = [&](const SizeOf &size) -> Value {
+      if (size.size)
+        return size.size;
+      return tensor::DimOp::create(b, loc, size.tensor, size.dim);
+    };
+    Value source = value(sizes.source);
+    Value result = value(sizes.result);
+    Value equal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        source, result);
+    cf::AssertOp::create(b, loc, equal,
+                         "ttt: the raised TTT layer takes these two sizes "
+                         "as equal (a broadcast of a dim of run-time size)");
+  }
+  return success();
+}
+
 struct TTTRaiseLinalgPass
     : public mlir::ttt::impl::TTTRaiseLinalgBase<TTTRaiseLinalgPass> {
   using Base::Base;
@@ -573,7 +626,12 @@ struct TTTRaiseLinalgPass
       Operation *before = anchor->getPrevNode();
       OpBuilder b(anchor);
       WriteBack writeBack(*shadow, func, b);
-      FailureOr<Value> layer = writeBack.get(marker.getInputs()[0]);
+      FailureOr<Value> layer = failure();
+      if (succeeded(assertAssumedSizes(*shadow, anchor, b, func)))
+        layer = writeBack.get(marker.getInputs()[0]);
+      else
+        writeBack.why = "a size its reading takes as equal to another is "
+                        "not known before its output";
       if (succeeded(layer) && layer->getType() != replaced.getType()) {
         if (!tensor::CastOp::areCastCompatible(layer->getType(),
                                                replaced.getType()))

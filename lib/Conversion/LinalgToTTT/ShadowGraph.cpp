@@ -186,6 +186,35 @@ private:
     return constant(
         loc, DenseElementsAttr::get(cast<ShapedType>(i64Scalar()), value));
   }
+  /// Size d of `tensor` in the function, with the index value it was made
+  /// with when there is one (a slice's or an empty tensor's size, through
+  /// the inits of destination-style ops).
+  static SizeOf sizeOfOriginal(Value tensor, int64_t d) {
+    Value at = tensor;
+    while (auto result = dyn_cast<OpResult>(at)) {
+      auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());
+      if (!dps || isa<tensor::InsertSliceOp>(result.getOwner()))
+        break;
+      at = dps.getTiedOpOperand(result)->get();
+    }
+    Value size;
+    if (auto slice = at.getDefiningOp<tensor::ExtractSliceOp>()) {
+      if (slice.getType().getRank() == slice.getSourceType().getRank())
+        size = dyn_cast<Value>(slice.getMixedSizes()[d]);
+    } else if (auto empty = at.getDefiningOp<tensor::EmptyOp>()) {
+      if (empty.getType().isDynamicDim(d))
+        size = empty.getDynamicSize(d);
+    }
+    return {size ? at : tensor, d, size};
+  }
+  /// The shape of `op`'s result as an i64 vector: a constant when it is
+  /// static, else the Shape of its init, which has the result's sizes.
+  Value resultShape(Location loc, linalg::LinalgOp op) {
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    if (type.hasStaticShape())
+      return i64s(loc, type.getShape());
+    return shapeOf(loc, get(op.getDpsInits()[0]));
+  }
 
   ShadowGraph &shadow;
   OpBuilder &b;
@@ -272,11 +301,12 @@ void Translator::translate(Operation *op) {
       return;
     done = emptyOfRunTimeSize(empty);
   } else if (auto fill = dyn_cast<linalg::FillOp>(op)) {
-    auto type = dyn_cast<RankedTensorType>(fill.getResult(0).getType());
-    if (type && type.hasStaticShape()) {
+    if (isa<RankedTensorType>(fill.getResult(0).getType())) {
       map(fill.getResult(0),
           node(loc, "Expand",
-               {get(fill.getInputs()[0]), i64s(loc, type.getShape())}, type));
+               {get(fill.getInputs()[0]),
+                resultShape(loc, cast<linalg::LinalgOp>(*fill))},
+               fill.getResult(0).getType()));
       done = success();
     }
   } else if (auto linalg = dyn_cast<linalg::LinalgOp>(op)) {
@@ -338,7 +368,9 @@ LogicalResult Translator::linalgOp(linalg::LinalgOp op) {
       !isStaticFloatTensor(op->getResult(0).getType())) {
     if (linalg::isaContractionOpInterface(op))
       return contraction(op);
-    return allParallel() ? elementwise(op) : failure();
+    if (!allParallel())
+      return failure();
+    return succeeded(gather(op)) ? success() : elementwise(op);
   }
   if (!isStaticFloatTensor(op->getResult(0).getType())) {
     // Integer and boolean tensors: index arithmetic (torch-mlir's masks).
@@ -462,6 +494,20 @@ static std::optional<int64_t> loopIndexOf(Value value) {
   return std::nullopt;
 }
 
+/// The loop dim d of `size == 1 ? 0 : linalg.index d`: torch-mlir's read of
+/// a dim of run-time size that numpy broadcasting may stretch from 1.
+static std::optional<int64_t> broadcastIndexOf(Value value) {
+  auto select = value.getDefiningOp<arith::SelectOp>();
+  auto cmp = select ? select.getCondition().getDefiningOp<arith::CmpIOp>()
+                    : arith::CmpIOp();
+  if (!cmp || cmp.getPredicate() != arith::CmpIPredicate::eq ||
+      !matchPattern(select.getTrueValue(), m_Zero()) ||
+      !(matchPattern(cmp.getRhs(), m_One()) ||
+        matchPattern(cmp.getLhs(), m_One())))
+    return std::nullopt;
+  return loopIndexOf(select.getFalseValue());
+}
+
 /// The predicate of `b op a` when `predicate` is that of `a op b`.
 static arith::CmpIPredicate swapped(arith::CmpIPredicate predicate) {
   using P = arith::CmpIPredicate;
@@ -574,19 +620,30 @@ LogicalResult Translator::gather(linalg::LinalgOp op) {
                     ? dyn_cast<RankedTensorType>(extract.getTensor().getType())
                     : RankedTensorType();
   if (!extract || extract->getBlock() != body || !source ||
-      !source.hasStaticShape() || extract.getTensor().getParentBlock() == body)
+      extract.getTensor().getParentBlock() == body)
     return failure();
   // Per source dim: the loop dim it follows, or the constant it is cut at.
+  // A dim of run-time size can only be followed: the Expand below gives it
+  // the result's size, which is what the read does where it is defined
+  // (sizes equal, or 1 stretched by the broadcast index).
   SmallVector<std::optional<int64_t>> loopDim;
   SmallVector<int64_t> starts, ends, axes;
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
   for (auto [d, index] : llvm::enumerate(extract.getIndices())) {
-    if (std::optional<int64_t> dim = loopIndexOf(index)) {
-      if (type.getDimSize(*dim) != source.getDimSize(d))
+    int64_t size = source.getDimSize(d);
+    std::optional<int64_t> dim = loopIndexOf(index);
+    if (!dim && (ShapedType::isDynamic(size) || size == 1))
+      dim = broadcastIndexOf(index);
+    if (dim) {
+      int64_t extent = type.getDimSize(*dim);
+      if (!ShapedType::isDynamic(size) && !ShapedType::isDynamic(extent) &&
+          size != extent)
         return failure();
       loopDim.push_back(dim);
       continue;
     }
+    if (ShapedType::isDynamic(size))
+      return failure();
     std::optional<int64_t> at = getConstantIntValue(index);
     // An index read from a one-element constant input.
     Value read = index;
@@ -601,10 +658,10 @@ LogicalResult Translator::gather(linalg::LinalgOp op) {
           values.getNumElements() == 1)
         at = (*values.begin()).getSExtValue();
     }
-    if (!at || *at < 0 || *at >= source.getDimSize(d))
+    if (!at || *at < 0 || *at >= size)
       return failure();
     loopDim.push_back(std::nullopt);
-    if (source.getDimSize(d) == 1)
+    if (size == 1)
       continue; // the whole of a unit dim
     starts.push_back(*at);
     ends.push_back(*at + 1);
@@ -627,6 +684,31 @@ LogicalResult Translator::gather(linalg::LinalgOp op) {
   for (size_t i = 1; i < perm.size(); ++i)
     if (*loopDim[followed[perm[i]]] == *loopDim[followed[perm[i - 1]]])
       return failure();
+  SmallVector<int64_t> shape(op.getNumLoops(), 1);
+  for (int64_t i : perm)
+    shape[*loopDim[followed[i]]] = source.getDimSize(followed[i]);
+  // A dim of run-time size is read as the result's, which the raise asserts
+  // (the result's static size could be a prefix of it, which the reading
+  // does not take). A Reshape infers one such dim at most.
+  bool reordered = !axes.empty() || !llvm::is_sorted(perm) ||
+                   followed.size() != loopDim.size() ||
+                   source.getRank() != type.getRank();
+  if (reordered && llvm::count_if(shape, ShapedType::isDynamic) > 1)
+    return failure();
+  SmallVector<AssumedEqualSizes> assumed;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if (!ShapedType::isDynamic(size))
+      continue;
+    if (!type.isDynamicDim(d))
+      return failure();
+    int64_t from = llvm::find(loopDim, static_cast<int64_t>(d)) -
+                   loopDim.begin();
+    SizeOf sourceSize = sizeOfOriginal(extract.getTensor(), from);
+    SizeOf resultSize = sizeOfOriginal(op.getDpsInits()[0], d);
+    if (!sourceSize.size || sourceSize.size != resultSize.size)
+      assumed.push_back({op, sourceSize, resultSize});
+  }
+  shadow.assumptions.append(assumed);
   Location loc = op.getLoc();
   Type element = source.getElementType();
   Value value = get(extract.getTensor());
@@ -648,12 +730,9 @@ LogicalResult Translator::gather(linalg::LinalgOp op) {
     value = node(loc, "Transpose", {value},
                  RankedTensorType::get(turnedShape, element),
                  {b.getNamedAttr("perm", b.getDenseI64ArrayAttr(perm))});
-  SmallVector<int64_t> shape(op.getNumLoops(), 1);
-  for (int64_t i : perm)
-    shape[*loopDim[followed[i]]] = source.getDimSize(followed[i]);
   value = reshape(loc, value, RankedTensorType::get(shape, element));
   if (value.getType() != type)
-    value = node(loc, "Expand", {value, i64s(loc, type.getShape())}, type);
+    value = node(loc, "Expand", {value, resultShape(loc, op)}, type);
   map(op->getResult(0), value);
   return success();
 }
@@ -898,7 +977,7 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
   if (result.getType() != type)
     result =
         cast<RankedTensorType>(result.getType()).getRank() == type.getRank()
-            ? node(loc, "Expand", {result, i64s(loc, type.getShape())}, type)
+            ? node(loc, "Expand", {result, resultShape(loc, op)}, type)
             : Value();
   if (!result)
     return failure();

@@ -458,16 +458,18 @@ struct LayoutTransposeOfElementwise : NodePattern {
 static std::optional<ArrayRef<int64_t>> batchShape(Value value,
                                                    int64_t minRank) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || type.getRank() < minRank || type.getNumDynamicDims() > 1 ||
-      !llvm::none_of(type.getShape().drop_back(2), ShapedType::isDynamic))
+  if (!type || type.getRank() < minRank || type.getNumDynamicDims() > 1)
     return std::nullopt;
   return type.getShape();
 }
 
 /// If `value` is a Reshape that only merges or splits the leading (batch)
 /// dims of a tensor of rank >= 3, keeping its two innermost: that tensor.
-/// The batch dims are static and hold as many elements on both sides, so
-/// an inner dim of run-time size is the same on both.
+/// Each side has one dim of run-time size at most. When it is an inner dim,
+/// the batch dims are static and must hold as many elements on both sides,
+/// so that it is the same on both; when it is a batch dim, the inner dims
+/// are static and the Reshape keeps the element count, so the batch dims
+/// hold as many elements (a dynamic batch, merged with the heads).
 static Value batchMergeSource(Value value) {
   onnx::NodeOp reshape = nodeOf(value, "Reshape");
   if (!reshape)
@@ -481,8 +483,11 @@ static Value batchMergeSource(Value value) {
       count *= size;
     return count;
   };
-  if (!from || !to || from->take_back(2) != to->take_back(2) ||
-      batchElements(*from) != batchElements(*to))
+  if (!from || !to || from->take_back(2) != to->take_back(2))
+    return nullptr;
+  bool innerOfRunTimeSize =
+      llvm::any_of(from->take_back(2), ShapedType::isDynamic);
+  if (innerOfRunTimeSize && batchElements(*from) != batchElements(*to))
     return nullptr;
   return source;
 }
