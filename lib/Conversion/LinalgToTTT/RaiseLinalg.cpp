@@ -13,6 +13,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "ShadowGraph.h"
+
+#include "../ONNXToTTT/AssumedSizes.h"
 // The doc_string the ONNX raise gives a rewritten layer's output.
 #include "../ONNXToTTT/LayerFinder.h"
 
@@ -24,10 +26,10 @@
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
-#include "mlir/IR/Dominance.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -458,54 +460,53 @@ func::FuncOp withPartialChunkLoopsUnrolled(func::FuncOp func) {
   return copy;
 }
 
-/// Asserts, before `anchor`, that the sizes the shadow graph read as equal
-/// for the ops `anchor` is computed from are equal: the raised layer takes
-/// one for the other. Fails, making nothing, if a size is not known there.
-static LogicalResult assertAssumedSizes(const ShadowGraph &shadow,
-                                        Operation *anchor, OpBuilder &b,
-                                        func::FuncOp func) {
-  if (shadow.assumptions.empty())
-    return success();
+/// Asserts, before `anchor`, every equality of sizes that the reading took
+/// (AssumedSizes.h) for a value `anchor` is computed from: the raised layer
+/// takes one size for the other.
+static void assertAssumedSizes(const ShadowGraph &shadow, onnx::GraphOp graph,
+                               Operation *anchor, OpBuilder &b) {
+  SmallVector<raise::EqualSizes> assumed = raise::assumedEqualSizes(graph);
+  if (assumed.empty())
+    return;
   SetVector<Operation *> computedFrom;
   BackwardSliceOptions options;
   options.omitUsesFromAbove = false;
   (void)getBackwardSlice(anchor, &computedFrom, options);
-  DominanceInfo dominance(func);
-  auto known = [&](const SizeOf &size) {
-    return dominance.properlyDominates(size.size ? size.size : size.tensor,
-                                       anchor);
+  auto original = [&](StringRef name) {
+    auto it = shadow.original.find(name);
+    return it == shadow.original.end() ? Value() : it->second;
   };
-  // Each pair once, in the order the reading met them.
-  using Key = std::pair<Value, int64_t>;
-  auto key = [](const SizeOf &size) -> Key {
-    return {size.size ? size.size : size.tensor, size.size ? 0 : size.dim};
+  // A size as the index value it was made with, else as (tensor, dim).
+  auto size = [&](Value tensor, int64_t d) -> std::pair<Value, int64_t> {
+    if (Value made = sizeValueOf(tensor, d))
+      return {made, -1};
+    return {tensor, d};
   };
-  SmallVector<AssumedEqualSizes> needed;
-  llvm::DenseSet<std::pair<Key, Key>> seen;
-  for (const AssumedEqualSizes &sizes : shadow.assumptions) {
-    if (!computedFrom.contains(sizes.read))
+  // Each pair once, in the order they were taken.
+  llvm::DenseSet<std::tuple<Value, int64_t, Value, int64_t>> seen;
+  for (const raise::EqualSizes &sizes : assumed) {
+    Value licensed = original(sizes.licenses);
+    Value a = original(sizes.a), c = original(sizes.b);
+    Operation *read = licensed ? licensed.getDefiningOp() : nullptr;
+    if (!read || !a || !c || !computedFrom.contains(read))
       continue;
-    if (!known(sizes.source) || !known(sizes.result))
-      return failure();
-    if (seen.insert({key(sizes.source), key(sizes.result)}).second)
-      needed.push_back(sizes);
-  }
-  for (const AssumedEqualSizes &sizes : needed) {
-    Location loc = sizes.read->getLoc();
-    auto value = [&](const SizeOf &size) -> Value {
-      if (size.size)
-        return size.size;
-      return tensor::DimOp::create(b, loc, size.tensor, size.dim);
+    auto [x, dx] = size(a, sizes.dimA);
+    auto [y, dy] = size(c, sizes.dimB);
+    if ((x == y && dx == dy) || !seen.insert({x, dx, y, dy}).second)
+      continue;
+    Location loc = read->getLoc();
+    auto index = [&](Value value, int64_t d) -> Value {
+      return d < 0 ? value : tensor::DimOp::create(b, loc, value, d);
     };
-    Value source = value(sizes.source);
-    Value result = value(sizes.result);
-    Value equal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        source, result);
+    Value lhs = index(x, dx);
+    Value rhs = index(y, dy);
+    Value equal =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, rhs);
     cf::AssertOp::create(b, loc, equal,
                          "ttt: the raised TTT layer takes these two sizes "
-                         "as equal (a broadcast of a dim of run-time size)");
+                         "as equal (numpy broadcasting of a dim of run-time "
+                         "size, such as a dynamic batch)");
   }
-  return success();
 }
 
 struct TTTRaiseLinalgPass
@@ -626,12 +627,8 @@ struct TTTRaiseLinalgPass
       Operation *before = anchor->getPrevNode();
       OpBuilder b(anchor);
       WriteBack writeBack(*shadow, func, b);
-      FailureOr<Value> layer = failure();
-      if (succeeded(assertAssumedSizes(*shadow, anchor, b, func)))
-        layer = writeBack.get(marker.getInputs()[0]);
-      else
-        writeBack.why = "a size its reading takes as equal to another is "
-                        "not known before its output";
+      assertAssumedSizes(*shadow, graph, anchor, b);
+      FailureOr<Value> layer = writeBack.get(marker.getInputs()[0]);
       if (succeeded(layer) && layer->getType() != replaced.getType()) {
         if (!tensor::CastOp::areCastCompatible(layer->getType(),
                                                replaced.getType()))

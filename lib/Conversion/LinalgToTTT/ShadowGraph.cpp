@@ -6,6 +6,8 @@
 
 #include "ShadowGraph.h"
 
+#include "../ONNXToTTT/AssumedSizes.h"
+
 #include "ttt/Dialect/ONNX/IR/ONNXAttrs.h"
 #include "ttt/Dialect/ONNX/IR/ONNXDialect.h"
 
@@ -27,6 +29,22 @@
 using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::linalg_raise;
+
+Value linalg_raise::sizeValueOf(Value tensor, int64_t d) {
+  while (auto result = dyn_cast<OpResult>(tensor)) {
+    auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());
+    if (!dps || isa<tensor::InsertSliceOp>(result.getOwner()))
+      break;
+    tensor = dps.getTiedOpOperand(result)->get();
+  }
+  if (auto slice = tensor.getDefiningOp<tensor::ExtractSliceOp>())
+    return slice.getType().getRank() == slice.getSourceType().getRank()
+               ? dyn_cast<Value>(slice.getMixedSizes()[d])
+               : Value();
+  if (auto empty = tensor.getDefiningOp<tensor::EmptyOp>())
+    return empty.getType().isDynamicDim(d) ? empty.getDynamicSize(d) : Value();
+  return {};
+}
 
 namespace {
 
@@ -186,26 +204,11 @@ private:
     return constant(
         loc, DenseElementsAttr::get(cast<ShapedType>(i64Scalar()), value));
   }
-  /// Size d of `tensor` in the function, with the index value it was made
-  /// with when there is one (a slice's or an empty tensor's size, through
-  /// the inits of destination-style ops).
-  static SizeOf sizeOfOriginal(Value tensor, int64_t d) {
-    Value at = tensor;
-    while (auto result = dyn_cast<OpResult>(at)) {
-      auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());
-      if (!dps || isa<tensor::InsertSliceOp>(result.getOwner()))
-        break;
-      at = dps.getTiedOpOperand(result)->get();
-    }
-    Value size;
-    if (auto slice = at.getDefiningOp<tensor::ExtractSliceOp>()) {
-      if (slice.getType().getRank() == slice.getSourceType().getRank())
-        size = dyn_cast<Value>(slice.getMixedSizes()[d]);
-    } else if (auto empty = at.getDefiningOp<tensor::EmptyOp>()) {
-      if (empty.getType().isDynamicDim(d))
-        size = empty.getDynamicSize(d);
-    }
-    return {size ? at : tensor, d, size};
+  /// A name that leads back to `original`, for a node that is not its own.
+  std::string nameFor(Value original) {
+    std::string name = "t" + std::to_string(next++);
+    shadow.original[name] = original;
+    return name;
   }
   /// The shape of `op`'s result as an i64 vector: a constant when it is
   /// static, else the Shape of its init, which has the result's sizes.
@@ -369,7 +372,7 @@ LogicalResult Translator::linalgOp(linalg::LinalgOp op) {
     if (linalg::isaContractionOpInterface(op))
       return contraction(op);
     if (!allParallel())
-      return failure();
+      return reduction(op);
     return succeeded(gather(op)) ? success() : elementwise(op);
   }
   if (!isStaticFloatTensor(op->getResult(0).getType())) {
@@ -695,20 +698,19 @@ LogicalResult Translator::gather(linalg::LinalgOp op) {
                    source.getRank() != type.getRank();
   if (reordered && llvm::count_if(shape, ShapedType::isDynamic) > 1)
     return failure();
-  SmallVector<AssumedEqualSizes> assumed;
+  // (source dim, result dim) pairs of run-time size read as equal.
+  SmallVector<std::pair<int64_t, int64_t>> assumed;
   for (auto [d, size] : llvm::enumerate(shape)) {
     if (!ShapedType::isDynamic(size))
       continue;
     if (!type.isDynamicDim(d))
       return failure();
-    int64_t from = llvm::find(loopDim, static_cast<int64_t>(d)) -
-                   loopDim.begin();
-    SizeOf sourceSize = sizeOfOriginal(extract.getTensor(), from);
-    SizeOf resultSize = sizeOfOriginal(op.getDpsInits()[0], d);
-    if (!sourceSize.size || sourceSize.size != resultSize.size)
-      assumed.push_back({op, sourceSize, resultSize});
+    int64_t from =
+        llvm::find(loopDim, static_cast<int64_t>(d)) - loopDim.begin();
+    Value sourceSize = sizeValueOf(extract.getTensor(), from);
+    if (!sourceSize || sourceSize != sizeValueOf(op.getDpsInits()[0], d))
+      assumed.push_back({from, static_cast<int64_t>(d)});
   }
-  shadow.assumptions.append(assumed);
   Location loc = op.getLoc();
   Type element = source.getElementType();
   Value value = get(extract.getTensor());
@@ -733,6 +735,15 @@ LogicalResult Translator::gather(linalg::LinalgOp op) {
   value = reshape(loc, value, RankedTensorType::get(shape, element));
   if (value.getType() != type)
     value = node(loc, "Expand", {value, resultShape(loc, op)}, type);
+  if (!assumed.empty()) {
+    // Names of their own: a shadow value's name leads to the last value
+    // it was mapped to, which may be this read.
+    std::string read = nameFor(op->getResult(0));
+    std::string source = nameFor(extract.getTensor());
+    std::string init = nameFor(op.getDpsInits()[0]);
+    for (auto [from, to] : assumed)
+      raise::assumeEqualSizes(shadow.graph, {source, from, init, to, read});
+  }
   map(op->getResult(0), value);
   return success();
 }
@@ -1060,14 +1071,17 @@ LogicalResult Translator::extractSlice(tensor::ExtractSliceOp op) {
     // A window of run-time size on a dim of static size would be a guess.
     if (ShapedType::isDynamic(size) && !source.isDynamicDim(d))
       return failure();
-    // The whole dim: its static size, or, of run-time size, its tensor.dim.
+    // The whole dim: its static size, or, of run-time size, its tensor.dim
+    // or the size value the source was made with.
     auto dim = ShapedType::isDynamic(size)
                    ? op.getDynamicSize(d).getDefiningOp<tensor::DimOp>()
                    : tensor::DimOp();
     bool wholeSize =
         ShapedType::isDynamic(size)
-            ? dim && dim.getSource() == op.getSource() &&
-                  getConstantIntValue(dim.getIndex()) == static_cast<int64_t>(d)
+            ? (dim && dim.getSource() == op.getSource() &&
+               getConstantIntValue(dim.getIndex()) ==
+                   static_cast<int64_t>(d)) ||
+                  sizeValueOf(op.getSource(), d) == op.getDynamicSize(d)
             : size == source.getDimSize(d);
     if (start && *start == 0 && wholeSize)
       continue;
@@ -1585,6 +1599,9 @@ FailureOr<ShadowGraph> linalg_raise::buildShadowGraph(func::FuncOp func,
       b, loc, func.getSymName(), type, StringAttr(),
       named("arg", type.getNumInputs()), named("result", type.getNumResults()),
       StringAttr());
+  // Its reading may take sizes of run-time length as equal, which the
+  // raise asserts in the function.
+  shadow.graph->setAttr(raise::kMayAssumeSizes, b.getUnitAttr());
   Block *body = new Block();
   shadow.graph.getBody().push_back(body);
   b.setInsertionPointToStart(body);

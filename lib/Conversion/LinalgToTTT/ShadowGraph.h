@@ -30,30 +30,12 @@ namespace mlir::ttt::linalg_raise {
 /// The domain of the nodes that stand for ops the shadow does not translate.
 inline constexpr llvm::StringLiteral kOpaqueDomain = "ttt.opaque";
 
-/// Two sizes of run-time length that the shadow graph reads as equal: a
-/// gather in torch-mlir's spelling of numpy broadcasting (`out[i] =
-/// x[size == 1 ? 0 : i]`) whose source and result both have a dim of
-/// run-time size is read as its source, which it is when the two sizes are
-/// equal. A layer raised through `read` asserts that they are.
-struct SizeOf {
-  Value tensor;
-  int64_t dim;
-  /// The index value the size was made with, if there is one.
-  Value size;
-};
-struct AssumedEqualSizes {
-  Operation *read;
-  SizeOf source, result;
-};
-
 struct ShadowGraph {
   /// The module that holds the graph (a model of the newest opset).
   OwningOpRef<ModuleOp> module;
   onnx::GraphOp graph;
   /// The function's value each named shadow value stands for.
   llvm::StringMap<Value> original;
-  /// What the reading assumes of sizes known only at run time.
-  SmallVector<AssumedEqualSizes> assumptions;
   /// Ops that became opaque nodes, for the remark when nothing is found.
   int64_t translated = 0, opaque = 0;
 };
@@ -61,6 +43,11 @@ struct ShadowGraph {
 /// The shadow of `func`, or failure, with the reason in `why`, if it is a
 /// declaration, has more than one block, or its signature has other than
 /// statically shaped tensors of floats.
+/// Size d of `tensor` as the index value it was made with, if there is
+/// one: a slice's or an empty tensor's size, through the inits of
+/// destination-style ops.
+Value sizeValueOf(Value tensor, int64_t d);
+
 FailureOr<ShadowGraph> buildShadowGraph(func::FuncOp func, std::string &why);
 
 } // namespace mlir::ttt::linalg_raise

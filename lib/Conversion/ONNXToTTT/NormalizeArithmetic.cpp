@@ -131,11 +131,19 @@ struct SumOverCountToMean : OpRewritePattern<onnx::NodeOp> {
       Value x = sum.getInputs()[0];
       auto source = dyn_cast<RankedTensorType>(x.getType());
       std::optional<SmallVector<int64_t>> axes = reduceAxes(sum);
-      if (!source || !source.hasStaticShape() || !axes || axes->empty())
+      if (!source || !axes || axes->empty())
+        continue;
+      // The dims it sums over are static (a batch of run-time size may not).
+      auto sizeAt = [&](int64_t axis) {
+        return source.getDimSize(axis < 0 ? axis + source.getRank() : axis);
+      };
+      if (llvm::any_of(*axes, [&](int64_t axis) {
+            return ShapedType::isDynamic(sizeAt(axis));
+          }))
         continue;
       int64_t count = 1;
       for (int64_t axis : *axes)
-        count *= source.getDimSize(axis < 0 ? axis + source.getRank() : axis);
+        count *= sizeAt(axis);
       double n = static_cast<double>(count);
       // The reciprocal is stored rounded to the element type.
       if (type == "Div" ? *by != n : std::abs(*by * n - 1.0) > 1e-6)

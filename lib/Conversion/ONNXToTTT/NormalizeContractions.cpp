@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "AssumedSizes.h"
 #include "GraphQueries.h"
 #include "Normalize.h"
 
@@ -566,10 +567,72 @@ struct MatMulOfBatchMerges : NodePattern {
     return success();
   }
 };
+
+/// MatMul(a, Expand(c, Shape(y))) -> MatMul(a, c), either side, in a graph
+/// read from a linalg program, when the Expand only stretches unit batch
+/// dims of c: MatMul broadcasts them to a's by itself. torch-mlir writes a
+/// weight shared by a batch of run-time size so (`W [H, d, e]` stretched to
+/// `[?, H, d, e]` for a batched product); the two products agree where each
+/// stretched size is a's, which the raise asserts (AssumedSizes.h).
+struct MatMulOfStretchedFactor : NodePattern {
+  explicit MatMulOfStretchedFactor(MLIRContext *context)
+      : NodePattern(context, "MatMul") {}
+
+  LogicalResult matchNode(onnx::NodeOp matmul,
+                          PatternRewriter &rewriter) const override {
+    onnx::GraphOp graph = graphThatMayAssumeSizes(matmul);
+    if (!graph || matmul.getInputs().size() != 2)
+      return rewriter.notifyMatchFailure(matmul, "sizes may not be assumed");
+    for (unsigned side = 0; side < 2; ++side) {
+      onnx::NodeOp expand = nodeOf(matmul.getInputs()[side], "Expand");
+      onnx::NodeOp shape = expand && expand.getInputs().size() == 2
+                               ? nodeOf(expand.getInputs()[1], "Shape")
+                               : onnx::NodeOp();
+      if (!shape || shape.getInputs().size() != 1)
+        continue;
+      Value c = expand.getInputs()[0], other = matmul.getInputs()[1 - side];
+      Value y = shape.getInputs()[0];
+      auto cType = dyn_cast<RankedTensorType>(c.getType());
+      auto stretched =
+          dyn_cast<RankedTensorType>(expand->getResult(0).getType());
+      auto otherType = dyn_cast<RankedTensorType>(other.getType());
+      if (!cType || !stretched || !otherType || cType.getRank() < 3 ||
+          cType.getRank() != stretched.getRank() ||
+          cType.getRank() != otherType.getRank() || !cType.hasStaticShape() ||
+          cType.getShape().take_back(2) != stretched.getShape().take_back(2))
+        continue;
+      std::optional<StringRef> yName = valueName(y);
+      std::optional<StringRef> otherName = valueName(other);
+      std::optional<StringRef> read = valueName(expand->getResult(0));
+      SmallVector<int64_t> assumed;
+      bool stretchesOnlyUnits = yName && otherName && read;
+      for (int64_t d = 0; stretchesOnlyUnits && d < cType.getRank() - 2; ++d) {
+        int64_t from = cType.getDimSize(d), to = stretched.getDimSize(d);
+        if (from == to)
+          continue;
+        stretchesOnlyUnits = from == 1 && to == otherType.getDimSize(d);
+        if (ShapedType::isDynamic(to))
+          assumed.push_back(d);
+      }
+      if (!stretchesOnlyUnits)
+        continue;
+      for (int64_t d : assumed)
+        assumeEqualSizes(graph, {*yName, d, *otherName, d, *read});
+      Value lhs = side == 0 ? c : other;
+      Value rhs = side == 0 ? other : c;
+      onnx::OnnxBuilder builder(rewriter, matmul.getLoc(),
+                                elementTypeOf(c.getType()));
+      rewriter.replaceOp(matmul, builder.node("MatMul", {lhs, rhs},
+                                              matmul->getResult(0).getType()));
+      return success();
+    }
+    return rewriter.notifyMatchFailure(matmul, "no stretched factor");
+  }
+};
 } // namespace
 
 void raise::populateContractionNormalizations(RewritePatternSet &patterns) {
   patterns.add<EinsumToMatMul, TransposeOfMatMul, TransposeOfElementwise,
-               LayoutTransposeOfElementwise, MatMulOfBatchMerges>(
-      patterns.getContext());
+               LayoutTransposeOfElementwise, MatMulOfBatchMerges,
+               MatMulOfStretchedFactor>(patterns.getContext());
 }

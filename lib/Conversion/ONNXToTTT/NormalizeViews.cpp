@@ -1078,8 +1078,22 @@ static bool readsBroadcastSource(Operation *user, Value view, Value x) {
                           node.getOpType()))
     return false;
   bool matmul = node.getOpType() == "MatMul";
-  std::optional<SmallVector<int64_t>> result = staticDims(node->getResult(0));
   SmallVector<int64_t> from = *staticDims(x), viewed = *staticDims(view);
+  // A view that only puts unit dims in front of x's changes no result when
+  // the other operand has at least its rank: broadcasting aligns the
+  // innermost dims, whatever their sizes (of run-time size too).
+  if (node.getInputs().size() == 2 && viewed.size() >= from.size() &&
+      ArrayRef(viewed).take_back(from.size()) == ArrayRef(from) &&
+      llvm::all_of(ArrayRef(viewed).drop_back(from.size()),
+                   [](int64_t d) { return d == 1; })) {
+    Value other = node.getInputs()[node.getInputs()[0] == view ? 1 : 0];
+    auto otherType = dyn_cast<RankedTensorType>(other.getType());
+    if (other != view && otherType &&
+        otherType.getRank() >= static_cast<int64_t>(viewed.size()) &&
+        (!matmul || from.size() >= 2))
+      return true;
+  }
+  std::optional<SmallVector<int64_t>> result = staticDims(node->getResult(0));
   if (!result || node.getInputs().size() != 2 ||
       (matmul && (from.size() < 2 || ArrayRef(from).take_back(2) !=
                                          ArrayRef(viewed).take_back(2))))
