@@ -16,25 +16,41 @@ spellings of ``ttt.models.research`` (preallocated outputs, einsum/bmm, folded h
 [B, T, H, D], weights out x in). Sidecar ``<name>.npz``: the inputs (``arg0``, ``arg1``,
 .. in the function's argument order) and PyTorch's eager output ``o``, float32;
 test/python/test_linalg_fixtures.py checks the programs against it and on fresh random
-inputs.
+inputs. ``dynamic_batch/<name>.mlir`` is the same module exported with the batch dim of
+every input symbolic (``dynamic_shapes``, example batch 2): torch-mlir gives each input
+a batch of its own run-time size (``?``) and spells numpy broadcasting between them as
+gathers at ``size == 1 ? 0 : i`` and expands to another tensor's size.
 
-torch-mlir's other producer, the ONNX importer (``python -m torch_mlir.tools.import_onnx``
-then ``torch-mlir-opt --torch-onnx-to-torch-backend-pipeline
---torch-backend-to-linalg-on-tensors-backend-pipeline``), lowers the traced ONNX fixtures
-to the same kind of program; it cannot lower the scripted ones (an ONNX ``Loop`` whose
-chunk outputs are collected in a sequence): "failed to legalize operation
-'torch.operator' that was explicitly marked illegal" on the ``onnx.Loop``. So torch-mlir
-gives no loop form of these layers (the FX importer unrolls Python loops, and on
-``torch._higher_order_ops.while_loop`` it emits a ``torch.prim.Loop`` that fails
-verification: "region branch point has 5 operands, but region successor needs 3
-inputs"); the ``scf.for`` forms are tested with the
-hand-written programs of test/python/linalg_programs.py.
+Where torch-mlir gives no loop form (checked with torch-mlir 20261001, torch 2.9.0):
+
+* The FX importer unrolls Python loops. On ``torch._higher_order_ops.while_loop`` over
+  the chunks at static shapes it lowers the loop to ``scf.for %i = 0 to
+  9223372036854775807`` and drops its condition: ``PrimLoopOp::isForLike`` (TorchOps.cpp)
+  only asks whether the initial condition is constant true, which ``0 < n`` folds to,
+  so the program runs past its last chunk. With a symbolic length the importer stops
+  on ``sym_sum`` ("Unimplemented call_function") or torch.export on a data-dependent
+  guard of the chunk bounds.
+* The ONNX importer (``torch-mlir-import-onnx``, then ``torch-mlir-opt
+  --torch-onnx-to-torch-backend-pipeline
+  --torch-backend-to-linalg-on-tensors-backend-pipeline``) lowers an ONNX ``Loop`` only
+  when it has no scan outputs and every loop-carried value has one type on entry, in
+  the body and as a result; torch's scripted exports type them symbolically (and carry
+  ``W [H, d, e]`` into a body that makes it ``[B, H, d, e]``), so the pass fails with
+  "failed to legalize operation 'torch.operator' that was explicitly marked illegal" on
+  the ``onnx.Loop``. With those types made to agree (static example shapes, ``onnx``
+  shape inference with data propagation, the weight carried with its batch) a scripted
+  loop whose chunks write ``out[:, :, s:e] = o`` does lower to ``scf.for``, but the
+  chunk writes (ONNX ``ScatterND``) become ``tm_tensor.scatter``, which is not an
+  upstream MLIR op: ``mlir-opt`` and ``ttt-opt`` cannot parse it.
+
+So the ``scf.for`` / ``scf.while`` forms are the hand-written programs of
+test/python/linalg_programs.py.
 """
 
 import argparse
 import sys
 from pathlib import Path
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
@@ -50,6 +66,9 @@ from make_fixtures import DISTS, RESEARCH_B, _fixture, _random_inputs  # noqa: E
 from ttt.models import adapt  # noqa: E402
 
 OUT = ROOT / "test" / "fixtures" / "linalg"
+# The same modules exported with a batch of run-time size (torch-mlir's `?`).
+DYNAMIC_BATCH_DIR = "dynamic_batch"
+DYNAMIC_BATCH_EXAMPLE = 2  # torch.export specializes a dim it sees as 1
 MAX_BYTES = 256 * 1024
 
 # name -> family of make_fixtures.FIXTURES (its module, seed and dims), and the research
@@ -72,11 +91,14 @@ FIXTURES: Dict[str, Tuple[str, str]] = {
 }
 
 
-def _module_and_inputs(family: str, research: str) -> Tuple[torch.nn.Module, List[torch.Tensor], str]:
+def _module_and_inputs(family: str, research: str,
+                       batch: Optional[int] = None) -> Tuple[torch.nn.Module, List[torch.Tensor], str]:
     fixture = _fixture(family)
     dims = dict(fixture.dims)
     if research:
         dims["B"] = RESEARCH_B
+    if batch is not None:
+        dims["B"] = batch
     torch.manual_seed(0)
     twin = fixture.make().eval()
     shapes = twin.input_shapes(dims["B"], dims["T"], dims.get("Tq"))
@@ -90,17 +112,26 @@ def _module_and_inputs(family: str, research: str) -> Tuple[torch.nn.Module, Lis
     return module, [xi[n].contiguous() for n in module.input_names], type(module).__name__
 
 
-def build(name: str, out: Path) -> int:
+def build(name: str, out: Path, dynamic_batch: bool = False) -> int:
+    """One fixture; with `dynamic_batch`, exported with the batch dim of every input
+    symbolic (torch.export's `Dim("B")`, example batch DYNAMIC_BATCH_EXAMPLE)."""
     family, research = FIXTURES[name]
-    module, args, cls = _module_and_inputs(family, research)
+    module, args, cls = _module_and_inputs(
+        family, research, DYNAMIC_BATCH_EXAMPLE if dynamic_batch else None)
     with torch.no_grad():
         want = module(*args)
+    extra = {}
+    how = "fx.export_and_import(module, *inputs, output_type=\"linalg-on-tensors\")"
+    if dynamic_batch:
+        from torch.export import Dim
+        batch = Dim("B", min=1, max=1024)
+        extra["dynamic_shapes"] = tuple({0: batch} for _ in args)
+        how = how[:-1] + ", dynamic_shapes=({0: Dim(\"B\")}, ...))"
     program = fx.export_and_import(module, *args, output_type="linalg-on-tensors",
-                                   func_name=name)
+                                   func_name=name, **extra)
     header = (f"// {name}: ttt.models.{'research' if research else 'layers'}.{cls} "
               f"(family {family}), lowered by torch-mlir {_version()} (torch "
-              f"{torch.__version__}): fx.export_and_import(module, *inputs, "
-              f"output_type=\"linalg-on-tensors\").\n"
+              f"{torch.__version__}): {how}.\n"
               f"// Generated by python/scripts/make_linalg_fixtures.py; inputs and "
               f"PyTorch's output in {name}.npz.\n")
     text = header + str(program)
@@ -134,10 +165,13 @@ def main(argv=None) -> int:
             print(name, family, research or "-")
         return 0
     args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / DYNAMIC_BATCH_DIR).mkdir(exist_ok=True)
     for name in FIXTURES:
         if args.only and name not in args.only:
             continue
         print(f"{name}: {build(name, args.out)} bytes")
+        size = build(name, args.out / DYNAMIC_BATCH_DIR, dynamic_batch=True)
+        print(f"{DYNAMIC_BATCH_DIR}/{name}: {size} bytes")
     return 0
 
 

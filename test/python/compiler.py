@@ -46,7 +46,9 @@ def run_function(mlir_text: str, arrays, workdir: Path, *, entry: str | None = N
         cmd.append(f"--entry={entry}")
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
-        raise RuntimeError(f"ttt-run failed ({proc.returncode}): {proc.stderr.strip()}")
+        # A failed cf.assert prints its message on standard output.
+        raise RuntimeError(f"ttt-run failed ({proc.returncode}): {proc.stderr.strip()}"
+                           f"{' (stdout: ' + proc.stdout.strip()[-2000:] + ')' if proc.stdout.strip() else ''}")
     with np.load(outputs) as data:
         return [data[f"result{i}"] for i in range(len(data.files))]
 

@@ -7,6 +7,12 @@ stored with it (1e-4: two fp32 implementations), so the program is the layer. Th
 one `ttt.kvb_layer`, and the optimized program (upstream dialects only) matches PyTorch's
 output and, on fresh random inputs, the original program within 1e-5. The others are
 found and left with the raise's reason, and the pipeline leaves their program as it was.
+
+The same modules exported with a dynamic batch (test/fixtures/linalg/dynamic_batch/:
+every input's batch its own run-time size, broadcasts between them spelled as gathers
+and expands) are raised alike; the raised program asserts the batch sizes it takes as
+equal, matches the original at batch 1, 2 and 3, and stops with that message on a call
+whose batches differ.
 """
 
 from __future__ import annotations
@@ -44,9 +50,9 @@ LEFT_BECAUSE = {
 }
 
 
-def _load(name: str):
-    program = (FIXTURES / f"{name}.mlir").read_text()
-    with np.load(FIXTURES / f"{name}.npz") as data:
+def _load(name: str, folder: Path = FIXTURES):
+    program = (folder / f"{name}.mlir").read_text()
+    with np.load(folder / f"{name}.npz") as data:
         args = [data[f"arg{i}"] for i in range(len(data.files) - 1)]
         want = data["o"]
     return program, args, want
@@ -130,3 +136,73 @@ def test_torch_mlir_ttt_mlp_with_gelu_written_exactly_is_read():
             "layer W1 is linear with its bias as a constant feature") in remarks, remarks
     assert "not rewritten: only the chunk-sequential loop is exact" in remarks, remarks
     assert "ttt.kvb_layer" not in raised
+
+
+DYNAMIC = FIXTURES / "dynamic_batch"
+DYNAMIC_NAMES = sorted(p.stem for p in DYNAMIC.glob("*.mlir"))
+ASSERTED = "ttt: the raised TTT layer takes these two sizes as equal"
+
+
+def _with_batch(args, batch: int, seed: int):
+    """Fresh inputs like `args` (batch first), `batch` samples each."""
+    return _fresh([np.broadcast_to(a[:1], (batch,) + a.shape[1:]) for a in args], seed)
+
+
+def test_every_fixture_has_a_dynamic_batch_twin():
+    assert DYNAMIC_NAMES == NAMES
+
+
+@pytest.mark.parametrize("name", DYNAMIC_NAMES)
+def test_a_dynamic_batch_program_is_its_pytorch_module(name, tmp_path):
+    program, args, want = _load(name, DYNAMIC)
+    assert re.search(r"func\.func @\w+\(%arg0: tensor<\?x", program), "batch not dynamic"
+    (got,) = run_function(program, args, tmp_path)
+    assert _rel(got, want) <= RTOL_TWO_IMPLEMENTATIONS
+
+
+@pytest.mark.parametrize("name", sorted(RAISED))
+def test_a_dynamic_batch_layer_is_raised_and_rewritten_exactly(name, tmp_path):
+    program, args, want = _load(name, DYNAMIC)
+    raised, remarks = run_opt(program, "--ttt-raise-linalg", stderr=True)
+    assert "raised to ttt.kvb_layer (linear attention" in remarks, remarks
+    assert raised.count("ttt.kvb_layer") == 1, remarks
+    # torch-mlir's broadcast of one batch against another (`size == 1 ? 0 : i`)
+    # is read as equal batches, which the raised program asserts.
+    if re.search(r"arith\.cmpi eq, %\w+, %c1 : index", program):
+        assert ASSERTED in raised, "the batch sizes taken as equal are not asserted"
+
+    optimized = run_opt(program, "--pass-pipeline=builtin.module(ttt-optimize-linalg)")
+    assert all(op.startswith(UPSTREAM + ("cf.",)) for op in _ops(optimized)), _ops(optimized)
+    (got,) = run_function(optimized, args, _dir(tmp_path / "stored"))
+    assert _rel(got, want) <= RTOL_TWO_IMPLEMENTATIONS
+    for batch in (1, 2, 3):
+        fresh = _with_batch(args, batch, seed=len(name) + batch)
+        (expected,) = run_function(program, fresh, _dir(tmp_path / f"original{batch}"))
+        (got,) = run_function(optimized, fresh, _dir(tmp_path / f"optimized{batch}"))
+        assert got.shape[0] == batch
+        assert _rel(got, expected) <= RTOL, batch
+
+
+@pytest.mark.parametrize("name", sorted(set(NAMES) - RAISED))
+def test_a_dynamic_batch_layer_the_raise_cannot_read_is_left_with_its_reason(name):
+    program, _, _ = _load(name, DYNAMIC)
+    same = run_opt(program)
+    raised, remarks = run_opt(program, "--ttt-raise-linalg", stderr=True)
+    assert re.search(r"TTT layer: .*: left as it was: \S", remarks), remarks
+    assert LEFT_BECAUSE[name] in remarks, remarks
+    assert raised == same
+
+
+def test_a_call_whose_batches_differ_stops_at_the_assertion(tmp_path):
+    """Queries of batch 1 with keys and values of batch 2: the program torch-mlir
+    wrote broadcasts the queries (its gathers read row 0), the raised layer takes
+    the batches as equal, so it stops with its message instead of computing
+    something else."""
+    program, args, _ = _load("lact_v6", DYNAMIC)
+    q, k, v = _with_batch(args, 2, seed=7)
+    mixed = [q[:1], k, v]
+    (expected,) = run_function(program, mixed, _dir(tmp_path / "original"))
+    assert expected.shape[0] == 2
+    optimized = run_opt(program, "--pass-pipeline=builtin.module(ttt-optimize-linalg)")
+    with pytest.raises(RuntimeError, match="takes these two sizes as equal"):
+        run_function(optimized, mixed, _dir(tmp_path / "optimized"))

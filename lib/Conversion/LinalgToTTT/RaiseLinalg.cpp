@@ -85,18 +85,31 @@ FailureOr<Value> WriteBack::get(Value value) {
 FailureOr<Value> WriteBack::reshaped(Value x, RankedTensorType to,
                                      Location loc) {
   auto from = dyn_cast<RankedTensorType>(x.getType());
-  if (!from || !from.hasStaticShape() || !to.hasStaticShape() ||
-      from.getNumElements() != to.getNumElements())
+  if (!from)
     return failure();
   if (from == to)
     return x;
+  // A dim of run-time size (a dynamic batch) stays in a group of its own
+  // and unit dims, which the reassociation keeps.
   if (from.getRank() > to.getRank()) {
     if (auto assoc = getReassociationIndicesForReshape(from, to))
       return tensor::CollapseShapeOp::create(b, loc, to, x, *assoc).getResult();
   } else if (from.getRank() < to.getRank()) {
-    if (auto assoc = getReassociationIndicesForReshape(to, from))
+    // The expand infers each group's one size of run-time length at most.
+    auto inferable = [&](ArrayRef<ReassociationIndices> groups) {
+      return llvm::all_of(groups, [&](const ReassociationIndices &group) {
+        return llvm::count_if(group, [&](int64_t d) {
+                 return to.isDynamicDim(d);
+               }) <= 1;
+      });
+    };
+    if (auto assoc = getReassociationIndicesForReshape(to, from);
+        assoc && inferable(*assoc))
       return tensor::ExpandShapeOp::create(b, loc, to, x, *assoc).getResult();
   }
+  if (!from.hasStaticShape() || !to.hasStaticShape() ||
+      from.getNumElements() != to.getNumElements())
+    return failure();
   // Through one flat dim.
   auto flat =
       RankedTensorType::get({from.getNumElements()}, from.getElementType());

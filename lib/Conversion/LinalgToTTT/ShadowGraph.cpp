@@ -22,6 +22,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ValueBoundsOpInterface.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -29,6 +30,15 @@
 using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::linalg_raise;
+
+/// True if the value bounds of the function prove `size` to be size `d` of
+/// `tensor` (`b * 2` of a `[b, 2, ..]` tensor viewed as `[b * 2, ..]`).
+static bool provedEqual(Value size, Value tensor, int64_t d) {
+  FailureOr<bool> equal = ValueBoundsConstraintSet::areEqual(
+      ValueBoundsConstraintSet::Variable(size),
+      ValueBoundsConstraintSet::Variable(tensor, d));
+  return succeeded(equal) && *equal;
+}
 
 Value linalg_raise::sizeValueOf(Value tensor, int64_t d) {
   while (auto result = dyn_cast<OpResult>(tensor)) {
@@ -68,6 +78,13 @@ bool isFloatTensor(Type type) {
 bool isZeroTensor(Value value) {
   if (auto fill = value.getDefiningOp<linalg::FillOp>())
     return matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
+  // A generic that yields its one input, a zero: torch-mlir's zeros of a
+  // size known at run time (`torch.zeros(B, ..)`).
+  if (auto generic = value.getDefiningOp<linalg::GenericOp>())
+    return generic.getNumDpsInputs() == 1 &&
+           generic.getBlock()->getTerminator()->getOperand(0) ==
+               generic.getBlock()->getArgument(0) &&
+           isZeroTensor(generic.getDpsInputs()[0]);
   return matchPattern(value, m_AnyZeroFloat());
 }
 
@@ -331,7 +348,7 @@ void Translator::translate(Operation *op) {
     done = affineIndex(op);
   } else if (isa<arith::AddIOp, arith::SubIOp, arith::MulIOp, arith::MinSIOp,
                  arith::MaxSIOp, arith::DivSIOp, arith::DivUIOp,
-                 arith::IndexCastOp>(op)) {
+                 arith::IndexCastOp, arith::CmpIOp, arith::SelectOp>(op)) {
     done = indexArithmetic(op);
   } else if (auto concat = dyn_cast<tensor::ConcatOp>(op)) {
     SmallVector<Value> inputs;
@@ -1081,7 +1098,8 @@ LogicalResult Translator::extractSlice(tensor::ExtractSliceOp op) {
             ? (dim && dim.getSource() == op.getSource() &&
                getConstantIntValue(dim.getIndex()) ==
                    static_cast<int64_t>(d)) ||
-                  sizeValueOf(op.getSource(), d) == op.getDynamicSize(d)
+                  sizeValueOf(op.getSource(), d) == op.getDynamicSize(d) ||
+                  provedEqual(op.getDynamicSize(d), op.getSource(), d)
             : size == source.getDimSize(d);
     if (start && *start == 0 && wholeSize)
       continue;
@@ -1118,14 +1136,17 @@ LogicalResult Translator::insertSlices(tensor::InsertSliceOp op) {
       !op->use_empty())
     return success();
   RankedTensorType type = op.getType();
-  if (!type.hasStaticShape())
-    return failure();
   struct Window {
     int64_t start, size;
     tensor::InsertSliceOp insert;
   };
   SmallVector<Window> windows;
   std::optional<int64_t> axis;
+  // The fresh tensor the chain starts from: a dim of run-time size (a
+  // dynamic batch) is whole in a window whose size is the tensor's own.
+  Value root = op;
+  while (auto insert = root.getDefiningOp<tensor::InsertSliceOp>())
+    root = insert.getDest();
   Value dest = op;
   while (auto insert = dest.getDefiningOp<tensor::InsertSliceOp>()) {
     if (!insert.hasUnitStride())
@@ -1134,7 +1155,11 @@ LogicalResult Translator::insertSlices(tensor::InsertSliceOp op) {
       std::optional<int64_t> start =
           getConstantIntValue(insert.getMixedOffsets()[d]);
       int64_t size = insert.getStaticSizes()[d];
-      if (!start || ShapedType::isDynamic(size))
+      if (start && *start == 0 && ShapedType::isDynamic(size) &&
+          type.isDynamicDim(d) &&
+          sizeValueOf(root, d) == insert.getDynamicSize(d))
+        continue;
+      if (!start || ShapedType::isDynamic(size) || type.isDynamicDim(d))
         return failure();
       if (*start == 0 && size == type.getDimSize(d))
         continue;
@@ -1179,6 +1204,26 @@ LogicalResult Translator::indexArithmetic(Operation *op) {
     return failure();
   if (isa<arith::IndexCastOp>(op)) {
     map(op->getResult(0), get(op->getOperand(0)));
+    return success();
+  }
+  // torch-mlir's guard of a size, `size < 0 ? 1 : size`.
+  if (isa<arith::CmpIOp>(op)) {
+    StringRef comparison = comparisonOpType(*op);
+    if (comparison.empty())
+      return failure();
+    map(op->getResult(0),
+        node(loc, comparison, {get(op->getOperand(0)), get(op->getOperand(1))},
+             RankedTensorType::get({}, b.getI1Type())));
+    return success();
+  }
+  if (auto select = dyn_cast<arith::SelectOp>(op)) {
+    if (!select.getCondition().getType().isInteger(1))
+      return failure();
+    map(op->getResult(0),
+        node(loc, "Where",
+             {get(select.getCondition()), get(select.getTrueValue()),
+              get(select.getFalseValue())},
+             i64Scalar()));
     return success();
   }
   StringRef opType = llvm::TypeSwitch<Operation *, StringRef>(op)

@@ -877,8 +877,11 @@ struct TransposeOfUnitDims : NodePattern {
     auto viewed =
         dyn_cast<RankedTensorType>(transpose.getInputs()[0].getType());
     auto result = dyn_cast<RankedTensorType>(transpose->getResult(0).getType());
+    // One dim of run-time size at most (a dynamic batch), which a Reshape
+    // infers; it is never a unit dim.
     if (!reshape || !perm || !onlyViewed(transpose) || !viewed ||
-        !viewed.hasStaticShape() || !result || !result.hasStaticShape() ||
+        viewed.getNumDynamicDims() > 1 || !result ||
+        result.getNumDynamicDims() > 1 ||
         perm->size() != static_cast<size_t>(viewed.getRank()))
       return rewriter.notifyMatchFailure(transpose, "not of a static Reshape");
     // Where the transpose sends the viewed tensor's non-unit dims, in order.
@@ -891,7 +894,8 @@ struct TransposeOfUnitDims : NodePattern {
     Value source = transpose.getInputs()[0];
     Value x = reshape.getInputs()[0];
     auto xType = dyn_cast<RankedTensorType>(x.getType());
-    if (xType && xType.hasStaticShape()) {
+    if (xType && xType.getNumDynamicDims() <= 1 &&
+        xType.getNumDynamicDims() == viewed.getNumDynamicDims()) {
       SmallVector<int64_t> xDims = nonUnit(xType.getShape());
       bool unitOnly = xDims.size() == dims.size();
       for (size_t i = 0; unitOnly && i < dims.size(); ++i)
@@ -930,16 +934,20 @@ struct InnerTransposeOfBatchView : NodePattern {
     onnx::NodeOp reshape = nodeOf(transpose.getInputs()[0], "Reshape");
     std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
     auto result = dyn_cast<RankedTensorType>(transpose->getResult(0).getType());
+    // Static inner dims, one batch dim of run-time size at most.
+    auto batchView = [](RankedTensorType type) {
+      return type && type.getRank() >= 3 && type.getNumDynamicDims() <= 1 &&
+             llvm::none_of(type.getShape().take_back(2),
+                           ShapedType::isDynamic);
+    };
     if (!reshape || !perm || !onlyViewed(transpose) || perm->size() < 3 ||
-        *perm != swapInnerPerm(perm->size()) || !result ||
-        !result.hasStaticShape())
+        *perm != swapInnerPerm(perm->size()) || !batchView(result))
       return rewriter.notifyMatchFailure(transpose,
                                          "not an inner turn of a view");
     Value y = reshape.getInputs()[0];
     auto source = dyn_cast<RankedTensorType>(y.getType());
     auto viewed = cast<RankedTensorType>(reshape->getResult(0).getType());
-    if (!source || !source.hasStaticShape() || source.getRank() < 3 ||
-        !viewed.hasStaticShape() || viewed.getRank() < 3 ||
+    if (!batchView(source) || !batchView(viewed) ||
         source.getShape().take_back(2) != viewed.getShape().take_back(2))
       return rewriter.notifyMatchFailure(transpose,
                                          "the view is not of batch axes");
@@ -989,10 +997,10 @@ struct ReshapeOfReshape : NodePattern {
             dims.push_back(d);
       return dims;
     };
+    // Unit dims only: the other dims in order, one of run-time size at most
+    // (a dynamic batch: the element count fixes it on both sides).
     auto xType = dyn_cast<RankedTensorType>(x.getType());
-    if (!type.hasStaticShape())
-      return rewriter.notifyMatchFailure(outer, "not a round trip");
-    bool unitsOnly = xType && xType.hasStaticShape() &&
+    bool unitsOnly = xType && xType.getNumDynamicDims() <= 1 &&
                      nonUnit(xType) == nonUnit(inner->getResult(0).getType());
     if (x.getType() != type && !unitsOnly)
       return rewriter.notifyMatchFailure(outer, "not a round trip");
