@@ -98,9 +98,8 @@ FailureOr<Value> WriteBack::reshaped(Value x, RankedTensorType to,
     // The expand infers each group's one size of run-time length at most.
     auto inferable = [&](ArrayRef<ReassociationIndices> groups) {
       return llvm::all_of(groups, [&](const ReassociationIndices &group) {
-        return llvm::count_if(group, [&](int64_t d) {
-                 return to.isDynamicDim(d);
-               }) <= 1;
+        return llvm::count_if(
+                   group, [&](int64_t d) { return to.isDynamicDim(d); }) <= 1;
       });
     };
     if (auto assoc = getReassociationIndicesForReshape(to, from);

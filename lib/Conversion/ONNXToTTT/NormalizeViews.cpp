@@ -937,8 +937,7 @@ struct InnerTransposeOfBatchView : NodePattern {
     // Static inner dims, one batch dim of run-time size at most.
     auto batchView = [](RankedTensorType type) {
       return type && type.getRank() >= 3 && type.getNumDynamicDims() <= 1 &&
-             llvm::none_of(type.getShape().take_back(2),
-                           ShapedType::isDynamic);
+             llvm::none_of(type.getShape().take_back(2), ShapedType::isDynamic);
     };
     if (!reshape || !perm || !onlyViewed(transpose) || perm->size() < 3 ||
         *perm != swapInnerPerm(perm->size()) || !batchView(result))
