@@ -81,8 +81,10 @@ def test_the_optimized_program_runs_in_iree_as_the_original(spelling, tmp_path):
     assert np.abs(got - reference).max() / scale <= 1e-5
 
 
-# linear_dot has a partial last chunk (36 tokens in chunks of 8).
-TORCH_MLIR_FIXTURES = ["linear_dot", "lact_v5", "research_linear_dot_einsum"]
+# linear_dot has a partial last chunk (36 tokens in chunks of 8); the dynamic_batch one
+# asserts the batch sizes it takes as equal (cf.assert, which IREE keeps).
+TORCH_MLIR_FIXTURES = ["linear_dot", "lact_v5", "research_linear_dot_einsum",
+                       "dynamic_batch/lact_v5"]
 
 
 @pytest.mark.parametrize("name", TORCH_MLIR_FIXTURES)
@@ -92,15 +94,26 @@ def test_torch_mlir_to_ttt_to_iree(name, tmp_path):
     original program (1e-5)."""
     fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "linalg"
     original = fixtures / f"{name}.mlir"
+    function = Path(name).name
     with np.load(fixtures / f"{name}.npz") as data:
         args = [data[f"arg{i}"] for i in range(len(data.files) - 1)]
         torch_out = data["o"]
-    optimized = tmp_path / f"{name}.opt.mlir"
+    optimized = tmp_path / f"{function}.opt.mlir"
     optimized.write_text(run_opt(original.read_text(),
                                  "--pass-pipeline=builtin.module(ttt-optimize-linalg)"))
     assert "ttt." not in optimized.read_text().split("{-#")[0]
-    want = _run_in_iree(original, args, tmp_path, function=name)
-    got = _run_in_iree(optimized, args, tmp_path, function=name)
+    want = _run_in_iree(original, args, tmp_path, function=function)
+    got = _run_in_iree(optimized, args, tmp_path, function=function)
     scale = np.abs(torch_out).max()
     assert np.abs(got - want).max() / scale <= 1e-5
     assert np.abs(got - torch_out).max() / scale <= 1e-4
+    if name.startswith("dynamic_batch/"):
+        # Another batch than the export's example.
+        rng = np.random.default_rng(3)
+        other = [rng.normal(0, a.std(), (3,) + a.shape[1:]).astype(np.float32)
+                 if a.min() < 0 else rng.uniform(0, a.max(), (3,) + a.shape[1:])
+                 .astype(np.float32) for a in args]
+        want = _run_in_iree(original, other, tmp_path, function=function)
+        got = _run_in_iree(optimized, other, tmp_path, function=function)
+        assert got.shape[0] == 3
+        assert np.abs(got - want).max() / np.abs(want).max() <= 1e-5

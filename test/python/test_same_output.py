@@ -87,3 +87,15 @@ def test_onnx_fixture_bytes(fixture: Path, tmp_path: Path):
 def test_mlir_lowerings(source: Path, tmp_path: Path):
     for index, pipeline in enumerate(MLIR_PIPELINES):
         _assert_same([str(source), "--split-input-file", *pipeline], tmp_path / str(index))
+
+
+LINALG_PROGRAMS = sorted([*(REPO / "test/fixtures/linalg").rglob("*.mlir"),
+                          *(REPO / "examples").glob("linalg*.mlir")])
+
+
+@pytest.mark.parametrize("source", LINALG_PROGRAMS, ids=lambda p: str(p.relative_to(REPO)))
+def test_linalg_raise(source: Path, tmp_path: Path):
+    """The raise of upstream-dialect programs (torch-mlir's among them) writes the
+    same layer ops, assertions and remarks under both compilers."""
+    _assert_same([str(source), "--pass-pipeline=builtin.module(ttt-optimize-linalg)"],
+                 tmp_path)

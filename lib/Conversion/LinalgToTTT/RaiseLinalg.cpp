@@ -474,12 +474,14 @@ func::FuncOp withPartialChunkLoopsUnrolled(func::FuncOp func) {
 
 /// Asserts, before `anchor`, every equality of sizes that the reading took
 /// (AssumedSizes.h) for a value `anchor` is computed from: the raised layer
-/// takes one size for the other.
-static void assertAssumedSizes(const ShadowGraph &shadow, onnx::GraphOp graph,
-                               Operation *anchor, OpBuilder &b) {
+/// takes one size for the other. Fails, making nothing, if a size is not
+/// known before `anchor` (made inside a loop whose result the layer is).
+static LogicalResult assertAssumedSizes(const ShadowGraph &shadow,
+                                        onnx::GraphOp graph, Operation *anchor,
+                                        OpBuilder &b) {
   SmallVector<raise::EqualSizes> assumed = raise::assumedEqualSizes(graph);
   if (assumed.empty())
-    return;
+    return success();
   SetVector<Operation *> computedFrom;
   BackwardSliceOptions options;
   options.omitUsesFromAbove = false;
@@ -489,36 +491,46 @@ static void assertAssumedSizes(const ShadowGraph &shadow, onnx::GraphOp graph,
     return it == shadow.original.end() ? Value() : it->second;
   };
   // A size as the index value it was made with, else as (tensor, dim).
-  auto size = [&](Value tensor, int64_t d) -> std::pair<Value, int64_t> {
+  using Size = std::pair<Value, int64_t>;
+  auto size = [&](Value tensor, int64_t d) -> Size {
     if (Value made = sizeValueOf(tensor, d))
       return {made, -1};
     return {tensor, d};
   };
+  DominanceInfo dominance(anchor->getParentOfType<func::FuncOp>());
   // Each pair once, in the order they were taken.
-  llvm::DenseSet<std::tuple<Value, int64_t, Value, int64_t>> seen;
+  SmallVector<std::tuple<Size, Size, Location>> equal;
+  llvm::DenseSet<std::pair<Size, Size>> seen;
   for (const raise::EqualSizes &sizes : assumed) {
     Value licensed = original(sizes.licenses);
     Value a = original(sizes.a), c = original(sizes.b);
     Operation *read = licensed ? licensed.getDefiningOp() : nullptr;
-    if (!read || !a || !c || !computedFrom.contains(read))
+    if (!read || !computedFrom.contains(read))
       continue;
-    auto [x, dx] = size(a, sizes.dimA);
-    auto [y, dy] = size(c, sizes.dimB);
-    if ((x == y && dx == dy) || !seen.insert({x, dx, y, dy}).second)
-      continue;
-    Location loc = read->getLoc();
-    auto index = [&](Value value, int64_t d) -> Value {
-      return d < 0 ? value : tensor::DimOp::create(b, loc, value, d);
+    if (!a || !c)
+      return failure();
+    Size x = size(a, sizes.dimA), y = size(c, sizes.dimB);
+    if (!dominance.properlyDominates(x.first, anchor) ||
+        !dominance.properlyDominates(y.first, anchor))
+      return failure();
+    if (x != y && seen.insert({x, y}).second)
+      equal.push_back({x, y, read->getLoc()});
+  }
+  for (auto [x, y, loc] : equal) {
+    auto index = [&, loc = loc](Size s) -> Value {
+      return s.second < 0 ? s.first
+                          : tensor::DimOp::create(b, loc, s.first, s.second);
     };
-    Value lhs = index(x, dx);
-    Value rhs = index(y, dy);
-    Value equal =
+    Value lhs = index(x);
+    Value rhs = index(y);
+    Value same =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, rhs);
-    cf::AssertOp::create(b, loc, equal,
+    cf::AssertOp::create(b, loc, same,
                          "ttt: the raised TTT layer takes these two sizes "
                          "as equal (numpy broadcasting of a dim of run-time "
                          "size, such as a dynamic batch)");
   }
+  return success();
 }
 
 struct TTTRaiseLinalgPass
@@ -639,8 +651,12 @@ struct TTTRaiseLinalgPass
       Operation *before = anchor->getPrevNode();
       OpBuilder b(anchor);
       WriteBack writeBack(*shadow, func, b);
-      assertAssumedSizes(*shadow, graph, anchor, b);
-      FailureOr<Value> layer = writeBack.get(marker.getInputs()[0]);
+      FailureOr<Value> layer = failure();
+      if (succeeded(assertAssumedSizes(*shadow, graph, anchor, b)))
+        layer = writeBack.get(marker.getInputs()[0]);
+      else
+        writeBack.why = "a size its reading takes as equal to another is "
+                        "only known inside a loop";
       if (succeeded(layer) && layer->getType() != replaced.getType()) {
         if (!tensor::CastOp::areCastCompatible(layer->getType(),
                                                replaced.getType()))

@@ -642,10 +642,9 @@ LogicalResult Translator::gather(linalg::LinalgOp op) {
   if (!extract || extract->getBlock() != body || !source ||
       extract.getTensor().getParentBlock() == body)
     return failure();
-  // Per source dim: the loop dim it follows, or the constant it is cut at.
-  // A dim of run-time size can only be followed: the Expand below gives it
-  // the result's size, which is what the read does where it is defined
-  // (sizes equal, or 1 stretched by the broadcast index).
+  // Per source dim: the loop dim it follows (maybe through torch-mlir's
+  // broadcast index), or the constant it is cut at. A dim of run-time size
+  // can only be followed.
   SmallVector<std::optional<int64_t>> loopDim;
   SmallVector<int64_t> starts, ends, axes;
   auto type = cast<RankedTensorType>(op->getResult(0).getType());
