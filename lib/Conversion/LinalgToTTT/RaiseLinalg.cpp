@@ -656,7 +656,7 @@ struct TTTRaiseLinalgPass
         layer = writeBack.get(marker.getInputs()[0]);
       else
         writeBack.why = "a size its reading takes as equal to another is "
-                        "only known inside a loop";
+                        "not known before its output";
       if (succeeded(layer) && layer->getType() != replaced.getType()) {
         if (!tensor::CastOp::areCastCompatible(layer->getType(),
                                                replaced.getType()))
