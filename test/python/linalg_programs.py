@@ -56,6 +56,10 @@ class Spelling:
     # of the counter and the length), so that any length runs, a partial last
     # chunk included.
     partial_chunks: bool = False
+    # The batch as the signature says it: static (B), or dynamic ('?': each
+    # input's batch of run-time size; the fast weight is one per batch entry, an
+    # argument).
+    dynamic_batch: bool = False
     # How the scf.while form advances its counter: by the chunk size (`step`), or by
     # the chunk's own length min(C, T - i) (`chunk`: not counted as written).
     advance: str = "step"
@@ -66,6 +70,7 @@ class Spelling:
         bounds += "_dynamic" if self.dynamic else ""
         bounds += "_partial" if self.partial_chunks else ""
         bounds += "_advance_chunk" if self.advance == "chunk" else ""
+        bounds += "_dynamic_batch" if self.dynamic_batch else ""
         return (f"{self.contraction}_{self.assembly}_{self.weight}_{self.orientation}_"
                 f"{self.loss}_{self.form}{bounds}")
 
@@ -75,8 +80,22 @@ MAC = ["%m = arith.mulf %a0, %a1 : f32", "%s = arith.addf %a2, %m : f32",
        "linalg.yield %s : f32"]
 
 
+# Dims of run-time size in the shapes below: the sequence's chunk ('?', size %n),
+# the batch ('?B', size %cB) and the batch merged with the heads ('?BH', size %cBH).
+SIZE_OF = {"?": "%n", "?B": "%cB", "?BH": "%cBH"}
+
+
+def _dim(d) -> str:
+    return "?" if str(d).startswith("?") else str(d)
+
+
 def _t(*dims) -> str:
-    return "tensor<" + "x".join(str(d) for d in dims) + "xf32>"
+    return "tensor<" + "x".join(_dim(d) for d in dims) + "xf32>"
+
+
+def _size(d) -> str:
+    """A dim as an operand of a view or a tensor.empty: its size value or constant."""
+    return SIZE_OF.get(d, str(d))
 
 
 def _dense(array: np.ndarray) -> str:
@@ -95,16 +114,17 @@ class _Writer:
     def emit(self, text):
         self.lines.append("  " + text)
 
-    def empty(self, tensor_type):
-        """A tensor.empty; a dynamic size ('?') is the chunk's, %n."""
+    def empty(self, dims):
+        """A tensor.empty of `dims`, its dynamic sizes named by SIZE_OF."""
         name = self.fresh("e")
-        sizes = ", ".join(["%n"] * tensor_type.count("?"))
-        self.emit(f"{name} = tensor.empty({sizes}) : {tensor_type}")
+        sizes = ", ".join(SIZE_OF[d] for d in dims if _dim(d) == "?")
+        self.emit(f"{name} = tensor.empty({sizes}) : {_t(*dims)}")
         return name
 
-    def zeros(self, tensor_type):
+    def zeros(self, dims):
         """A tensor.empty filled with %zero: a contraction's accumulator."""
-        empty, init = self.empty(tensor_type), self.fresh("z")
+        tensor_type = _t(*dims)
+        empty, init = self.empty(dims), self.fresh("z")
         self.emit(f"{init} = linalg.fill ins(%zero : f32) outs({empty} : {tensor_type}) -> "
                   f"{tensor_type}")
         return init
@@ -131,7 +151,7 @@ def _contract(w: _Writer, lhs, rhs, lhs_map, rhs_map, out_map, out_dims):
     maps = [f"affine_map<{dims} -> ({m})>" for m in (lhs_map, rhs_map, out_map)]
     out_t = _t(*out_dims)
     return w.generic(maps, ["parallel"] * 4 + ["reduction"], [lhs, rhs],
-                     (w.zeros(out_t), out_t), MAC, out_t)
+                     (w.zeros(out_dims), out_t), MAC, out_t)
 
 
 def _elementwise(w: _Writer, a, b, dims, line):
@@ -140,37 +160,38 @@ def _elementwise(w: _Writer, a, b, dims, line):
     names = ", ".join(f"d{i}" for i in range(rank))
     ident = f"affine_map<({names}) -> ({names})>"
     out_t = _t(*dims)
-    empty = w.empty(out_t)
+    empty = w.empty(dims)
     return w.generic([ident] * 3, ["parallel"] * rank, [(a, out_t), (b, out_t)],
                      (empty, out_t), [line, "linalg.yield %r : f32"], out_t)
 
 
-def _batch_matmul(w: _Writer, lhs, rhs, m, k, n, transpose_lhs=False):
-    """[B, H, m, k] x [B, H, k, n] (lhs given as [B, H, k, m] when transpose_lhs) through
-    linalg.batch_matmul on [B*H, .., ..]."""
+def _batch_matmul(w: _Writer, lhs, rhs, m, k, n, transpose_lhs=False, b=B):
+    """[b, H, m, k] x [b, H, k, n] (lhs given as [b, H, k, m] when transpose_lhs) through
+    linalg.batch_matmul on [b*H, .., ..]."""
+    bh = "?BH" if b == "?B" else b * H
     def collapse(x, r, c):
         name = w.fresh("c")
-        w.emit(f"{name} = tensor.collapse_shape {x} [[0, 1], [2], [3]] : {_t(B, H, r, c)} "
-               f"into {_t(B * H, r, c)}")
+        w.emit(f"{name} = tensor.collapse_shape {x} [[0, 1], [2], [3]] : {_t(b, H, r, c)} "
+               f"into {_t(bh, r, c)}")
         return name
     if transpose_lhs:
         flat = collapse(lhs, k, m)
-        empty = w.empty(_t(B * H, m, k))
+        empty = w.empty((bh, m, k))
         turned = w.fresh("t")
-        w.emit(f"{turned} = linalg.transpose ins({flat} : {_t(B * H, k, m)}) "
-               f"outs({empty} : {_t(B * H, m, k)}) permutation = [0, 2, 1]")
+        w.emit(f"{turned} = linalg.transpose ins({flat} : {_t(bh, k, m)}) "
+               f"outs({empty} : {_t(bh, m, k)}) permutation = [0, 2, 1]")
         a = turned
     else:
         a = collapse(lhs, m, k)
     bm = collapse(rhs, k, n)
-    init = w.zeros(_t(B * H, m, n))
+    init = w.zeros((bh, m, n))
     out = w.fresh("p")
-    w.emit(f"{out} = linalg.batch_matmul ins({a}, {bm} : {_t(B * H, m, k)}, {_t(B * H, k, n)}) "
-           f"outs({init} : {_t(B * H, m, n)}) -> {_t(B * H, m, n)}")
+    w.emit(f"{out} = linalg.batch_matmul ins({a}, {bm} : {_t(bh, m, k)}, {_t(bh, k, n)}) "
+           f"outs({init} : {_t(bh, m, n)}) -> {_t(bh, m, n)}")
     expanded = w.fresh("x")
-    shape = ", ".join("%n" if d == "?" else str(d) for d in (B, H, m, n))
+    shape = ", ".join(_size(d) for d in (b, H, m, n))
     w.emit(f"{expanded} = tensor.expand_shape {out} [[0, 1], [2], [3]] output_shape "
-           f"[{shape}] : {_t(B * H, m, n)} into {_t(B, H, m, n)}")
+           f"[{shape}] : {_t(bh, m, n)} into {_t(b, H, m, n)}")
     return expanded
 
 
@@ -192,15 +213,24 @@ def ttt_program(s: Spelling) -> str:
                          "chunks of min(C, T - i) tokens")
     if s.partial_chunks and not s.dynamic:
         raise ValueError("chunks of min(C, T - i) tokens are for a dynamic length")
+    if s.dynamic_batch and s.weight != "arg":
+        raise ValueError("a batch of run-time size needs the fast weight as an argument")
     T = "?" if s.dynamic else T
-    seq = _t(B, H, T, D)
-    w_shape = (B, H, E, D) if s.orientation == "w_xt" else (B, H, D, E)
-    args = [f"%q: {seq}", f"%k: {seq}", f"%v: {_t(B, H, T, E)}"]
+    Bd = "?B" if s.dynamic_batch else B
+    seq = _t(Bd, H, T, D)
+    w_shape = (Bd, H, E, D) if s.orientation == "w_xt" else (Bd, H, D, E)
+    args = [f"%q: {seq}", f"%k: {seq}", f"%v: {_t(Bd, H, T, E)}"]
     if s.weight == "arg":
         args.append(f"%w0: {_t(*w_shape)}")
-    head = f"func.func @layer({', '.join(args)}) -> {_t(B, H, T, E)} {{"
+    head = f"func.func @layer({', '.join(args)}) -> {_t(Bd, H, T, E)} {{"
     w.emit("%zero = arith.constant 0.0 : f32")
     w.emit(f"%lr = arith.constant {s.lr!r} : f32")
+    if s.dynamic_batch:
+        w.emit("%cb0 = arith.constant 0 : index")
+        w.emit(f"%cB = tensor.dim %q, %cb0 : {seq}")
+        if s.contraction == "named":
+            w.emit(f"%cH = arith.constant {H} : index")
+            w.emit("%cBH = arith.muli %cB, %cH : index")
     if s.loss == "mse":
         w.emit(f"%inv_c = arith.constant {1.0 / C!r} : f32")
     weight = "%w0"
@@ -218,39 +248,39 @@ def ttt_program(s: Spelling) -> str:
         for x, width in (("q", D), ("k", D), ("v", E)):
             name = w.fresh(x)
             size = "%n" if n == "?" else n
-            w.emit(f"{name} = tensor.extract_slice %{x}[0, 0, {start}, 0] [{B}, {H}, {size}, "
-                   f"{width}] [1, 1, 1, 1] : {_t(B, H, T, width)} to {_t(B, H, n, width)}")
+            w.emit(f"{name} = tensor.extract_slice %{x}[0, 0, {start}, 0] [{_size(Bd)}, {H}, {size}, "
+                   f"{width}] [1, 1, 1, 1] : {_t(Bd, H, T, width)} to {_t(Bd, H, n, width)}")
             chunk[x] = name
-        q_t, k_t = _t(B, H, n, D), _t(B, H, n, D)
+        q_t, k_t = _t(Bd, H, n, D), _t(Bd, H, n, D)
         w_t = _t(*w_shape)
         if s.contraction == "named":
-            o = _batch_matmul(w, chunk["q"], weight, n, D, E)
+            o = _batch_matmul(w, chunk["q"], weight, n, D, E, b=Bd)
         else:
             o = _contract(w, (chunk["q"], q_t), (weight, w_t), "b, h, i, r", w_read,
-                          "b, h, i, j", (B, H, n, E))
+                          "b, h, i, j", (Bd, H, n, E))
         if s.tanh_output:
-            o = _elementwise(w, o, o, (B, H, n, E), "%r = math.tanh %a0 : f32")
+            o = _elementwise(w, o, o, (Bd, H, n, E), "%r = math.tanh %a0 : f32")
         if not update:
             return o
         # The update of W as stored: kᵀ g for x W, gᵀ k for W xᵀ.
         if s.loss == "mse":
             if s.contraction == "named":
-                kw = _batch_matmul(w, chunk["k"], weight, n, D, E)
+                kw = _batch_matmul(w, chunk["k"], weight, n, D, E, b=Bd)
             else:
                 kw = _contract(w, (chunk["k"], k_t), (weight, w_t), "b, h, i, r",
-                               w_read, "b, h, i, j", (B, H, n, E))
-            g = _elementwise(w, kw, chunk["v"], (B, H, n, E), "%r = arith.subf %a0, %a1 : f32")
+                               w_read, "b, h, i, j", (Bd, H, n, E))
+            g = _elementwise(w, kw, chunk["v"], (Bd, H, n, E), "%r = arith.subf %a0, %a1 : f32")
         else:
             g = chunk["v"]
-        g_t = _t(B, H, n, E)
+        g_t = _t(Bd, H, n, E)
         if s.contraction == "named":
-            u = _batch_matmul(w, chunk["k"], g, D, n, E, transpose_lhs=True)
+            u = _batch_matmul(w, chunk["k"], g, D, n, E, transpose_lhs=True, b=Bd)
         elif xt:
             u = _contract(w, (g, g_t), (chunk["k"], k_t), "b, h, r, i", "b, h, r, j",
-                          "b, h, i, j", (B, H, E, D))
+                          "b, h, i, j", (Bd, H, E, D))
         else:
             u = _contract(w, (chunk["k"], k_t), (g, g_t), "b, h, r, i", "b, h, r, j",
-                          "b, h, i, j", (B, H, D, E))
+                          "b, h, i, j", (Bd, H, D, E))
         if s.loss == "mse":
             line = ("%m1 = arith.mulf %a1, %lr : f32\n    %m3 = arith.mulf %m1, %inv_c : f32\n"
                     "    %r = arith.subf %a0, %m3 : f32")
@@ -259,7 +289,7 @@ def ttt_program(s: Spelling) -> str:
         weight = _elementwise(w, weight, u, w_shape, line)
         return o
 
-    out_t = _t(B, H, T, E)
+    out_t = _t(Bd, H, T, E)
     if s.form in ("loop", "while"):
         if s.assembly != "insert" or (s.T % C and s.bounds != "constant"):
             raise ValueError("the loop forms write chunks into a buffer; a partial last "
@@ -277,7 +307,9 @@ def ttt_program(s: Spelling) -> str:
             w.emit(f"%cN = arith.constant {T // C} : index")
             w.emit(f"%cT = tensor.dim %q, %c2 : {seq}")
             w.emit("%cC = arith.divui %cT, %cN : index")
-        w.emit(f"%buf0 = tensor.empty({'%cT' if s.dynamic else ''}) : {out_t}")
+        sizes = ["%cB"] if s.dynamic_batch else []
+        sizes += ["%cT"] if s.dynamic else []
+        w.emit(f"%buf0 = tensor.empty({', '.join(sizes)}) : {out_t}")
         w_t = _t(*w_shape)
         if s.form == "loop":
             w.emit(f"%r:2 = scf.for %i = %c0 to %cT step %cC iter_args(%w = {weight}, "
@@ -302,8 +334,8 @@ def ttt_program(s: Spelling) -> str:
             n = "?"
         o = chunk_step("%i", n, update=True)
         size = "%n" if n == "?" else C
-        w.emit(f"%next = tensor.insert_slice {o} into %buf[0, 0, %i, 0] [{B}, {H}, {size}, {E}] "
-               f"[1, 1, 1, 1] : {_t(B, H, n, E)} into {out_t}")
+        w.emit(f"%next = tensor.insert_slice {o} into %buf[0, 0, %i, 0] [{_size(Bd)}, {H}, {size}, {E}] "
+               f"[1, 1, 1, 1] : {_t(Bd, H, n, E)} into {out_t}")
         if s.form == "loop":
             w.emit(f"scf.yield {weight}, %next : {w_t}, {out_t}")
             w.emit("}")
@@ -323,16 +355,16 @@ def ttt_program(s: Spelling) -> str:
         outs.append((chunk_step(start, n, update=start + C < T), start, n))
     if s.assembly == "concat":
         parts = ", ".join(o for o, _, _ in outs)
-        types = ", ".join(_t(B, H, n, E) for _, _, n in outs)
+        types = ", ".join(_t(Bd, H, n, E) for _, _, n in outs)
         result = w.fresh("o")
         w.emit(f"{result} = tensor.concat dim(2) {parts} : ({types}) -> {out_t}")
     else:
         result = w.fresh("buf")
-        w.emit(f"{result} = tensor.empty() : {out_t}")
+        w.emit(f"{result} = tensor.empty({'%cB' if s.dynamic_batch else ''}) : {out_t}")
         for o, start, n in outs:
             nxt = w.fresh("buf")
             w.emit(f"{nxt} = tensor.insert_slice {o} into {result}[0, 0, {start}, 0] "
-                   f"[{B}, {H}, {n}, {E}] [1, 1, 1, 1] : {_t(B, H, n, E)} into {out_t}")
+                   f"[{_size(Bd)}, {H}, {n}, {E}] [1, 1, 1, 1] : {_t(Bd, H, n, E)} into {out_t}")
             result = nxt
     w.emit(f"return {result} : {out_t}")
     return head + "\n" + "\n".join(w.lines) + "\n}\n"
@@ -361,7 +393,7 @@ def _rnn_step(w: _Writer, x, h):
     maps = ["affine_map<(b, i, j, r) -> (b, i, r)>", "affine_map<(b, i, j, r) -> (r, j)>",
             "affine_map<(b, i, j, r) -> (b, i, j)>"]
     pre = [w.generic(maps, ["parallel"] * 3 + ["reduction"], [(src, hid), (mat, _t(4, 4))],
-                     (w.zeros(hid), hid), MAC, hid)
+                     (w.zeros((1, 1, 4)), hid), MAC, hid)
            for src, mat in ((x, "%w"), (h, "%u"))]
     return _elementwise(w, pre[0], pre[1], (1, 1, 4),
                         "%s = arith.addf %a0, %a1 : f32\n    %r = math.tanh %s : f32")
@@ -399,7 +431,7 @@ def chunk_sums(T=8, C=4) -> str:
         xc = w.fresh("x")
         w.emit(f"{xc} = tensor.extract_slice %x[0, {c * C}, 0] [1, {C}, 4] [1, 1, 1] : "
                f"{seq} to {_t(1, C, 4)}")
-        init = w.zeros(row)
+        init = w.zeros((1, 1, 4))
         total = w.generic(["affine_map<(b, i, j, t) -> (b, t, j)>",
                            "affine_map<(b, i, j, t) -> (b, i, j)>"],
                           ["parallel"] * 3 + ["reduction"], [(xc, _t(1, C, 4))], (init, row),

@@ -67,22 +67,37 @@ SPELLINGS = [
     lp.Spelling(form="while", dynamic=True, partial_chunks=True, advance="chunk",
                 loss="mse", T=10),
     lp.Spelling(form="while", advance="chunk", orientation="w_xt", T=10),
+    # a batch of run-time size (each input's batch `?`, one fast weight per entry),
+    # unrolled over a static length and in loops to a run-time length
+    lp.Spelling(dynamic_batch=True),
+    lp.Spelling(dynamic_batch=True, contraction="named", loss="mse", T=10),
+    lp.Spelling(dynamic_batch=True, orientation="w_xt", assembly="concat"),
+    lp.Spelling(form="loop", dynamic_batch=True, loss="mse", T=8),
+    lp.Spelling(form="loop", dynamic=True, dynamic_batch=True),
+    lp.Spelling(form="loop", dynamic=True, partial_chunks=True, dynamic_batch=True,
+                loss="mse", T=10),
+    lp.Spelling(form="while", dynamic=True, partial_chunks=True, dynamic_batch=True,
+                orientation="w_xt", T=15),
+    lp.Spelling(form="while", dynamic=True, partial_chunks=True, advance="chunk",
+                dynamic_batch=True, loss="mse", T=10),
 ]
 DYNAMIC = [s for s in SPELLINGS if s.dynamic]
+DYNAMIC_BATCH = [s for s in SPELLINGS if s.dynamic_batch]
 UPSTREAM = ("func.", "arith.", "linalg.", "tensor.", "scf.", "math.", "affine.")
 
 
-def _inputs(s: lp.Spelling, seed: int, kv_extra: int = 0):
+def _inputs(s: lp.Spelling, seed: int, kv_extra: int = 0, batch: int = lp.B):
     """Fresh inputs and the oracle's output; `kv_extra` more keys and values
-    than queries (which a chunk loop over the queries never reads)."""
+    than queries (which a chunk loop over the queries never reads); `batch`
+    entries (for a program whose batch is of run-time size)."""
     rng = np.random.default_rng(seed)
-    q = rng.normal(0, 1, (lp.B, lp.H, s.T, lp.D)).astype(np.float32)
-    k = rng.normal(0, 0.5, (lp.B, lp.H, s.T + kv_extra, lp.D)).astype(np.float32)
-    v = rng.normal(0, 1, (lp.B, lp.H, s.T + kv_extra, lp.E)).astype(np.float32)
+    q = rng.normal(0, 1, (batch, lp.H, s.T, lp.D)).astype(np.float32)
+    k = rng.normal(0, 0.5, (batch, lp.H, s.T + kv_extra, lp.D)).astype(np.float32)
+    v = rng.normal(0, 1, (batch, lp.H, s.T + kv_extra, lp.E)).astype(np.float32)
     args = [q, k, v]
     w0 = lp.initial_weight(s)
     if s.weight == "arg":
-        w0 = rng.normal(0, 0.5, w0.shape).astype(np.float32)
+        w0 = rng.normal(0, 0.5, (batch,) + w0.shape[1:]).astype(np.float32)
         args.append(w0)
     return args, lp.ttt_oracle(s, q, k[:, :, :s.T], v[:, :, :s.T], w0)
 
@@ -155,6 +170,26 @@ def test_a_layer_of_run_time_length_is_exact_at_other_lengths(spelling, tmp_path
         s = dataclasses.replace(spelling, T=chunks * spelling.C + extra_tokens)
         args, want = _inputs(s, seed=chunks + kv_extra, kv_extra=kv_extra)
         name = f"T{s.T}_extra{kv_extra}"
+        (original,) = run_function(program, args, _dir(tmp_path / name / "original"))
+        assert _rel(original, want) <= RTOL
+        (got,) = run_function(optimized, args, _dir(tmp_path / name / "optimized"))
+        assert _rel(got, want) <= RTOL, name
+
+
+@pytest.mark.parametrize("spelling", DYNAMIC_BATCH, ids=lambda s: f"{s.name}_T{s.T}")
+def test_a_layer_of_run_time_batch_is_exact_at_other_batches(spelling, tmp_path):
+    """The raised layer of a program whose batch (and length) is `?` is the program
+    at every batch, and with a run-time length at other lengths too."""
+    program = lp.ttt_program(spelling)
+    optimized = run_opt(program, "--pass-pipeline=builtin.module(ttt-optimize-linalg)")
+    assert "ttt." not in optimized and "tensor<?x2x" in optimized  # lowered, still dynamic
+    lengths = [spelling.T]
+    if spelling.dynamic:
+        lengths += [spelling.C, 3 * spelling.C + (1 if spelling.partial_chunks else 0)]
+    for batch, T in [(1, lengths[0]), (3, lengths[-1]), (2, lengths[len(lengths) // 2])]:
+        s = dataclasses.replace(spelling, T=T)
+        args, want = _inputs(s, seed=10 * batch + T, batch=batch)
+        name = f"B{batch}_T{T}"
         (original,) = run_function(program, args, _dir(tmp_path / name / "original"))
         assert _rel(original, want) <= RTOL
         (got,) = run_function(optimized, args, _dir(tmp_path / name / "optimized"))

@@ -65,6 +65,12 @@ private:
   /// layer reads them cut to the queries' length.
   void cutToQueryLength(KVBLayerOp layer);
   FailureOr<Value> reshaped(Value x, RankedTensorType to, Location loc);
+  /// The index values an i64 vector of the shadow graph holds: constants,
+  /// and sizes the translation read from the function (named after them).
+  FailureOr<SmallVector<OpFoldResult>> indices(Value vector);
+  /// A Slice from constant starts to such ends: a cut of the keys to the
+  /// queries' batch, which the translation sliced on its own.
+  FailureOr<Value> slice(onnx::NodeOp node, Location loc);
 
   ShadowGraph &shadow;
   func::FuncOp func;
@@ -120,6 +126,78 @@ FailureOr<Value> WriteBack::reshaped(Value x, RankedTensorType to,
   for (int64_t d = 0; d < to.getRank(); ++d)
     back[0].push_back(d);
   return tensor::ExpandShapeOp::create(b, loc, to, collapsed, back).getResult();
+}
+
+FailureOr<SmallVector<OpFoldResult>> WriteBack::indices(Value vector) {
+  if (std::optional<SmallVector<int64_t>> values = raise::intConstant(vector)) {
+    SmallVector<OpFoldResult> attrs;
+    for (int64_t v : *values)
+      attrs.push_back(b.getIndexAttr(v));
+    return attrs;
+  }
+  auto node = vector.getDefiningOp<onnx::NodeOp>();
+  if (!node)
+    return failure();
+  if (ArrayAttr outputs = node.getOutputsAttr()) {
+    auto name =
+        cast<StringAttr>(outputs[cast<OpResult>(vector).getResultNumber()]);
+    auto it = shadow.original.find(name.getValue());
+    if (it != shadow.original.end() && it->second.getType().isIndex())
+      return SmallVector<OpFoldResult>{it->second};
+  }
+  if (node.getOpType() == "Unsqueeze" && !node.getInputs().empty())
+    return indices(node.getInputs()[0]);
+  if (node.getOpType() != "Concat")
+    return failure();
+  SmallVector<OpFoldResult> all;
+  for (Value part : node.getInputs()) {
+    FailureOr<SmallVector<OpFoldResult>> some = indices(part);
+    if (failed(some))
+      return failure();
+    llvm::append_range(all, *some);
+  }
+  return all;
+}
+
+FailureOr<Value> WriteBack::slice(onnx::NodeOp node, Location loc) {
+  ValueRange inputs = node.getInputs();
+  if (inputs.size() != 4)
+    return failure();
+  std::optional<SmallVector<int64_t>> starts = raise::intConstant(inputs[1]);
+  std::optional<SmallVector<int64_t>> axes = raise::intConstant(inputs[3]);
+  FailureOr<SmallVector<OpFoldResult>> ends = indices(inputs[2]);
+  if (!starts || !axes || failed(ends) || starts->size() != axes->size() ||
+      ends->size() != axes->size())
+    return failure();
+  FailureOr<Value> input = get(inputs[0]);
+  if (failed(input))
+    return failure();
+  auto type = dyn_cast<RankedTensorType>(input->getType());
+  if (!type)
+    return failure();
+  int64_t rank = type.getRank();
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> strides(rank, b.getIndexAttr(1));
+  SmallVector<OpFoldResult> sizes(rank);
+  for (auto [axis, start, end] : llvm::zip(*axes, *starts, *ends)) {
+    if (axis < 0 || axis >= rank)
+      return failure();
+    std::optional<int64_t> last = getConstantIntValue(end);
+    // Only a cut from a constant start to a run-time end, or a constant
+    // window: ONNX clamps its bounds, tensor.extract_slice does not.
+    if (start < 0 ||
+        (last && (*last < start || (!type.isDynamicDim(axis) &&
+                                    *last > type.getDimSize(axis)))) ||
+        (!last && start != 0))
+      return failure();
+    offsets[axis] = b.getIndexAttr(start);
+    sizes[axis] = last ? b.getIndexAttr(*last - start) : end;
+  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (!sizes[d])
+      sizes[d] = tensor::getMixedSize(b, loc, *input, d);
+  return tensor::ExtractSliceOp::create(b, loc, *input, offsets, sizes, strides)
+      .getResult();
 }
 
 void WriteBack::cutToQueryLength(KVBLayerOp layer) {
@@ -206,6 +284,9 @@ FailureOr<Value> WriteBack::build(Value value) {
   }
   if (opType == "Identity")
     return get(node.getInputs()[0]);
+  if (opType == "Slice")
+    if (FailureOr<Value> cut = slice(node, loc); succeeded(cut))
+      return cut;
   if (type && (opType == "Reshape" || opType == "Unsqueeze" ||
                opType == "Squeeze" || opType == "Flatten")) {
     FailureOr<Value> input = get(node.getInputs()[0]);
@@ -213,12 +294,18 @@ FailureOr<Value> WriteBack::build(Value value) {
       if (FailureOr<Value> out = reshaped(*input, type, loc); succeeded(out))
         return out;
   }
-  if (type && type.hasStaticShape() && opType == "Transpose") {
+  if (type && opType == "Transpose") {
     auto perm = dyn_cast_or_null<DenseI64ArrayAttr>(node.getONNXAttr("perm"));
     FailureOr<Value> input = get(node.getInputs()[0]);
-    if (perm && succeeded(input)) {
-      Value init = tensor::EmptyOp::create(b, loc, type.getShape(),
-                                           type.getElementType());
+    if (perm && succeeded(input) &&
+        perm.size() == static_cast<int64_t>(type.getRank())) {
+      // Sizes of run-time length (a dynamic batch) are the input's, turned.
+      SmallVector<OpFoldResult> from = tensor::getMixedSizes(b, loc, *input);
+      SmallVector<OpFoldResult> sizes;
+      for (int64_t axis : perm.asArrayRef())
+        sizes.push_back(from[axis]);
+      Value init =
+          tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
       return linalg::TransposeOp::create(b, loc, *input, init,
                                          perm.asArrayRef())
           ->getResult(0);

@@ -40,7 +40,24 @@ static bool provedEqual(Value size, Value tensor, int64_t d) {
   return succeeded(equal) && *equal;
 }
 
+/// The tensor a loop-carried `tensor` starts as, if each iteration yields
+/// it back written into (so that it keeps its sizes): a chunk loop's
+/// output buffer.
+static Value carriedFrom(Value tensor) {
+  auto arg = dyn_cast<BlockArgument>(tensor);
+  auto loop =
+      arg ? dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp()) : scf::ForOp();
+  if (!loop || arg == loop.getInductionVar())
+    return {};
+  Value yielded = loop.getTiedLoopYieldedValue(arg)->get();
+  while (auto insert = yielded.getDefiningOp<tensor::InsertSliceOp>())
+    yielded = insert.getDest();
+  return yielded == arg ? loop.getTiedLoopInit(arg)->get() : Value();
+}
+
 Value linalg_raise::sizeValueOf(Value tensor, int64_t d) {
+  if (Value initial = carriedFrom(tensor))
+    tensor = initial;
   while (auto result = dyn_cast<OpResult>(tensor)) {
     auto dps = dyn_cast<DestinationStyleOpInterface>(result.getOwner());
     if (!dps || isa<tensor::InsertSliceOp>(result.getOwner()))
@@ -158,6 +175,9 @@ private:
     return node(loc, "Reshape", {x, i64s(loc, target)}, to);
   }
   void opaque(Operation *op);
+  /// Before the outermost node being built: in the graph's own block,
+  /// where what is built is seen by every Loop body and after it.
+  void setInsertionAtGraphLevel();
   LogicalResult linalgOp(linalg::LinalgOp op);
   LogicalResult contraction(linalg::LinalgOp op);
   LogicalResult elementwise(linalg::LinalgOp op);
@@ -242,6 +262,15 @@ private:
   int64_t next = 0;
 };
 
+void Translator::setInsertionAtGraphLevel() {
+  if (Operation *inside = b.getInsertionBlock()->getParentOp();
+      !isa<onnx::GraphOp>(inside)) {
+    while (!isa<onnx::GraphOp>(inside->getParentOp()))
+      inside = inside->getParentOp();
+    b.setInsertionPoint(inside);
+  }
+}
+
 Value Translator::get(Value value) {
   auto it = values.find(value);
   if (it != values.end())
@@ -253,12 +282,7 @@ Value Translator::get(Value value) {
   // They are remembered, so they go in the graph's own block, before the
   // node being built: a Loop body's nodes are not seen after the Loop.
   OpBuilder::InsertionGuard guard(b);
-  if (Operation *inside = b.getInsertionBlock()->getParentOp();
-      !isa<onnx::GraphOp>(inside)) {
-    while (!isa<onnx::GraphOp>(inside->getParentOp()))
-      inside = inside->getParentOp();
-    b.setInsertionPoint(inside);
-  }
+  setInsertionAtGraphLevel();
   if (auto tensor = dyn_cast<RankedTensorType>(type); !tensor) {
     if (isa<FloatType, IntegerType, IndexType>(type)) {
       Type element = isa<IndexType>(type) ? b.getI64Type() : type;
@@ -1079,8 +1103,8 @@ LogicalResult Translator::extractSlice(tensor::ExtractSliceOp op) {
   if (!llvm::all_of(op.getStaticStrides(), [](int64_t s) { return s == 1; }))
     return failure();
   Location loc = op.getLoc();
-  SmallVector<Value> starts, ends;
-  SmallVector<int64_t> axes;
+  SmallVector<Value> starts, ends, cutSizes;
+  SmallVector<int64_t> axes, cutAxes;
   for (auto [d, offset] : llvm::enumerate(op.getMixedOffsets())) {
     int64_t size = op.getStaticSizes()[d];
     std::optional<int64_t> start = getConstantIntValue(offset);
@@ -1102,21 +1126,46 @@ LogicalResult Translator::extractSlice(tensor::ExtractSliceOp op) {
             : size == source.getDimSize(d);
     if (start && *start == 0 && wholeSize)
       continue;
-    axes.push_back(d);
+    // A cut to another tensor's size (keys cut to the queries' batch) is
+    // the same in every chunk: sliced first, on its own, it leaves each
+    // chunk a window of one cut tensor.
+    if (start && *start == 0 && dim) {
+      cutAxes.push_back(d);
+      cutSizes.push_back(dim);
+      continue;
+    }
     auto [from, to] = window(offset, op.getMixedSizes()[d], loc);
+    axes.push_back(d);
     starts.push_back(from);
     ends.push_back(to);
   }
   Value value = get(op.getSource());
-  if (!axes.empty()) {
-    auto concat = [&](ArrayRef<Value> parts) {
-      if (parts.size() == 1)
-        return parts[0];
-      return node(loc, "Concat", parts,
-                  RankedTensorType::get({static_cast<int64_t>(parts.size())},
-                                        b.getI64Type()),
-                  {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+  auto concat = [&](ArrayRef<Value> parts) {
+    if (parts.size() == 1)
+      return parts[0];
+    return node(loc, "Concat", parts,
+                RankedTensorType::get({static_cast<int64_t>(parts.size())},
+                                      b.getI64Type()),
+                {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+  };
+  if (!cutAxes.empty()) {
+    // Cut once, before a loop whose body slices chunks of the cut tensor,
+    // when the tensor and the sizes are the function's own.
+    auto topLevel = [&](Value v) {
+      return isa<func::FuncOp>(v.getParentRegion()->getParentOp());
     };
+    OpBuilder::InsertionGuard guard(b);
+    if (topLevel(op.getSource()) && llvm::all_of(cutSizes, topLevel))
+      setInsertionAtGraphLevel();
+    SmallVector<Value> ends;
+    Type one = RankedTensorType::get({1}, b.getI64Type());
+    for (Value size : cutSizes)
+      ends.push_back(node(loc, "Unsqueeze", {get(size), i64s(loc, {0})}, one));
+    Value zeros = i64s(loc, SmallVector<int64_t>(cutAxes.size(), 0));
+    value = node(loc, "Slice", {value, zeros, concat(ends), i64s(loc, cutAxes)},
+                 source); // a cut dim is of run-time size
+  }
+  if (!axes.empty()) {
     SmallVector<int64_t> shape(op.getStaticSizes());
     value = node(loc, "Slice",
                  {value, concat(starts), concat(ends), i64s(loc, axes)},
@@ -1425,17 +1474,27 @@ LogicalResult Translator::insertWindowOfRunTimeSize(tensor::InsertSliceOp op) {
   if (source.getRank() != type.getRank() || !op.hasUnitStride())
     return failure();
   std::optional<int64_t> axis;
+  bool runTimeSizes = false;
   for (auto [d, at] : llvm::enumerate(op.getMixedOffsets())) {
     std::optional<int64_t> start = getConstantIntValue(at);
     int64_t size = op.getStaticSizes()[d];
     if (start && *start == 0 && !ShapedType::isDynamic(size) &&
         size == type.getDimSize(d))
       continue;
-    if (axis || !type.isDynamicDim(d))
+    // A whole dim of run-time size (a dynamic batch): the size the buffer
+    // was made with.
+    if (start && *start == 0 && ShapedType::isDynamic(size) &&
+        sizeValueOf(op.getDest(), d) == op.getDynamicSize(d)) {
+      runTimeSizes = true;
+      continue;
+    }
+    if (axis || (!type.isDynamicDim(d) && start))
       return failure();
     axis = d;
+    runTimeSizes = runTimeSizes || type.isDynamicDim(d);
   }
-  if (!axis)
+  // A static buffer with a window at a run-time offset is insertAtOffset's.
+  if (!axis || !runTimeSizes)
     return failure();
   // Column d of the indices: every index of axis d, the window's on the
   // offset axis, laid along axis d of the grid and broadcast over it.
@@ -1448,10 +1507,16 @@ LogicalResult Translator::insertWindowOfRunTimeSize(tensor::InsertSliceOp op) {
       window(op.getMixedOffsets()[*axis], op.getMixedSizes()[*axis], loc);
   SmallVector<int64_t> box(source.getShape().take_front(k));
   SmallVector<Value> extents;
-  for (int64_t d = 0; d < k; ++d)
-    extents.push_back(d == *axis ? node(loc, "Sub", {to, from},
-                                        RankedTensorType::get({1}, i64))
-                                 : i64s(loc, {box[d]}));
+  Type one = RankedTensorType::get({1}, i64);
+  for (int64_t d = 0; d < k; ++d) {
+    if (d == *axis)
+      extents.push_back(node(loc, "Sub", {to, from}, one));
+    else if (ShapedType::isDynamic(box[d]))
+      extents.push_back(
+          node(loc, "Unsqueeze", {sizeOf(loc, shape, d), i64s(loc, {0})}, one));
+    else
+      extents.push_back(i64s(loc, {box[d]}));
+  }
   Value grid = node(loc, "Concat", extents, RankedTensorType::get({k}, i64),
                     {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
   auto boxType = [&](ArrayRef<int64_t> shape) {

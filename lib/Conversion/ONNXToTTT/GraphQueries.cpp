@@ -12,6 +12,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::ttt;
@@ -552,6 +553,34 @@ raise::singleAxisCut(onnx::NodeOp slice) {
   return std::make_tuple(axis, (*starts)[0], (*ends)[0]);
 }
 
+/// A Slice that keeps every element: from 0 to at least the size of each
+/// of its axes (scripted exports write `x[:, :, s:e]` as a Slice of each
+/// axis, the whole ones to INT64_MAX).
+static bool takesEverything(onnx::NodeOp slice) {
+  auto inputs = slice.getInputs();
+  auto type = dyn_cast<RankedTensorType>(inputs[0].getType());
+  std::optional<SmallVector<int64_t>> starts = intConstant(inputs[1]);
+  std::optional<SmallVector<int64_t>> ends = intConstant(inputs[2]);
+  std::optional<SmallVector<int64_t>> axes =
+      inputs.size() < 4 ? std::nullopt : intConstant(inputs[3]);
+  if (!type || !starts || !ends || starts->size() != ends->size())
+    return false;
+  constexpr int64_t kToTheEnd = std::numeric_limits<int32_t>::max();
+  for (auto [i, start] : llvm::enumerate(*starts)) {
+    int64_t axis =
+        axes ? (i < axes->size() ? (*axes)[i] : -1) : static_cast<int64_t>(i);
+    if (axis < 0)
+      axis += type.getRank();
+    if (start != 0 || axis < 0 || axis >= type.getRank())
+      return false;
+    int64_t end = (*ends)[i];
+    if (end < kToTheEnd &&
+        (type.isDynamicDim(axis) || end < type.getDimSize(axis)))
+      return false;
+  }
+  return true;
+}
+
 std::optional<SliceChain> raise::sliceChain(Value value, bool timeLast) {
   if (std::optional<SliceChain> piece = splitPiece(value, timeLast))
     return piece;
@@ -564,20 +593,32 @@ std::optional<SliceChain> raise::sliceChain(Value value, bool timeLast) {
   while (onnx::NodeOp link = nodeOf(root, "Slice"))
     root = link.getInputs()[0];
   std::optional<int64_t> rootRank = rankOf(root);
+  // A cut of other axes (a batch cut to another tensor's size) below the
+  // time slice makes the sequence that cut tensor; one above it would make
+  // the chunk no window of any sequence.
+  auto otherCut = [&](onnx::NodeOp link) -> bool {
+    if (!chain.timeSlice || takesEverything(link))
+      return false;
+    chain.root = link->getResult(0);
+    return true;
+  };
   for (; slice; slice = nodeOf(slice.getInputs()[0], "Slice")) {
     auto inputs = slice.getInputs();
-    chain.root = inputs[0];
     // A strided cut is no chunk of consecutive tokens.
     if (inputs.size() > 4) {
       std::optional<SmallVector<int64_t>> steps = intConstant(inputs[4]);
       if (!steps || llvm::any_of(*steps, [](int64_t s) { return s != 1; }))
         return std::nullopt;
     }
-    if (inputs.size() < 4)
-      continue; // no axes: a slice of the leading axes, not the time axis
-    std::optional<SmallVector<int64_t>> axes = intConstant(inputs[3]);
-    if (!axes || axes->size() != 1)
+    std::optional<SmallVector<int64_t>> axes =
+        inputs.size() < 4 ? std::nullopt : intConstant(inputs[3]);
+    if (!axes || axes->size() != 1) {
+      if (otherCut(slice))
+        break;
+      chain.root = inputs[0];
       continue;
+    }
+    chain.root = inputs[0];
     int64_t axis = (*axes)[0];
     std::optional<int64_t> rank = rankOf(inputs[0]);
     if (!rank)
@@ -599,6 +640,8 @@ std::optional<SliceChain> raise::sliceChain(Value value, bool timeLast) {
         chain.start = (*starts)[0];
       if (ends && ends->size() == 1)
         chain.end = (*ends)[0];
+    } else if (otherCut(slice)) {
+      break;
     }
   }
   return chain;

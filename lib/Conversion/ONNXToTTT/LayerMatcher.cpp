@@ -1636,9 +1636,16 @@ bool LayerReader::isZerosAsLongAsQueries(Value initial, int64_t time) {
         llvm::all_of(dims.getInputs(), [](Value piece) {
           auto type = dyn_cast<RankedTensorType>(piece.getType());
           return type && type.getShape() == ArrayRef<int64_t>{1};
-        }))
-      if (std::optional<ShapeDim> length = shapeDim(dims.getInputs()[time]))
+        })) {
+      Value dim = dims.getInputs()[time];
+      if (std::optional<ShapeDim> length = shapeDim(dim))
         longEnough = asLongAsQueries(length->tensor, length->axis);
+      // Zeros of a static length and a run-time batch.
+      else if (std::optional<int64_t> queryLength =
+                   staticTimeLength(window.root))
+        longEnough = time == queryTime &&
+                     intConstant(dim) == SmallVector<int64_t>{*queryLength};
+    }
   return longEnough && isZeroConstant(initial) && time == queryTime;
 }
 
