@@ -196,6 +196,26 @@ def test_a_layer_of_run_time_batch_is_exact_at_other_batches(spelling, tmp_path)
         assert _rel(got, want) <= RTOL, name
 
 
+@pytest.mark.parametrize("spelling", DYNAMIC_BATCH[:1] + DYNAMIC_BATCH[-2:],
+                         ids=lambda s: f"{s.name}_T{s.T}")
+def test_keys_of_a_larger_batch_are_cut_to_the_queries_batch(spelling, tmp_path):
+    """The program slices the keys and values to the queries' batch (their
+    tensor.dim): given more, it reads the first ones, and so must the raised layer."""
+    program = lp.ttt_program(spelling)
+    raised = run_opt(program, "--ttt-raise-linalg")
+    assert raised.count("ttt.kvb_layer") == 1, raised
+    optimized = run_opt(program, "--pass-pipeline=builtin.module(ttt-optimize-linalg)")
+    s = dataclasses.replace(spelling, T=2 * spelling.C if spelling.dynamic else spelling.T)
+    args, _ = _inputs(s, seed=5, batch=3)
+    q, k, v, w0 = args
+    want = lp.ttt_oracle(s, q[:2], k[:2], v[:2], w0[:2])
+    args = [q[:2], k, v, w0[:2]]
+    (original,) = run_function(program, args, _dir(tmp_path / "original"))
+    assert _rel(original, want) <= RTOL
+    (got,) = run_function(optimized, args, _dir(tmp_path / "optimized"))
+    assert _rel(got, want) <= RTOL
+
+
 def test_the_tanh_output_program_is_what_its_oracle_says(tmp_path):
     """The negative above is a real layer with a non-linear output, not a broken one."""
     s = lp.Spelling(tanh_output=True)
