@@ -175,6 +175,11 @@ private:
     return node(loc, "Reshape", {x, i64s(loc, target)}, to);
   }
   void opaque(Operation *op);
+  /// An expand_shape or collapse_shape with several dims of run-time size
+  /// (a batch and a chunk length): a Reshape whose target copies each such
+  /// dim that is its own group from the source's Shape, and infers the one
+  /// such dim a merge or split leaves at most.
+  Value viewOfRunTimeSizes(Operation *op);
   /// Before the outermost node being built: in the graph's own block,
   /// where what is built is seen by every Loop body and after it.
   void setInsertionAtGraphLevel();
@@ -261,6 +266,51 @@ private:
   llvm::DenseMap<Value, Value> values;
   int64_t next = 0;
 };
+
+Value Translator::viewOfRunTimeSizes(Operation *op) {
+  Value source = op->getOperand(0);
+  auto to = cast<RankedTensorType>(op->getResult(0).getType());
+  SmallVector<ReassociationIndices> groups;
+  bool expand = isa<tensor::ExpandShapeOp>(op);
+  if (auto e = dyn_cast<tensor::ExpandShapeOp>(op))
+    groups = e.getReassociationIndices();
+  else
+    groups = cast<tensor::CollapseShapeOp>(op).getReassociationIndices();
+  // The source dim each result dim is alone with in its group, if any.
+  SmallVector<std::optional<int64_t>> copyOf(to.getRank());
+  for (auto [g, group] : llvm::enumerate(groups))
+    if (group.size() == 1)
+      copyOf[expand ? group[0] : static_cast<int64_t>(g)] =
+          expand ? static_cast<int64_t>(g) : group[0];
+  Location loc = op->getLoc();
+  Value x = get(source);
+  Value shape;
+  Type one = RankedTensorType::get({1}, b.getI64Type());
+  SmallVector<Value> pieces;
+  int64_t inferred = 0;
+  for (int64_t d = 0; d < to.getRank(); ++d) {
+    if (!to.isDynamicDim(d)) {
+      pieces.push_back(i64s(loc, {to.getDimSize(d)}));
+      continue;
+    }
+    if (!copyOf[d]) {
+      if (++inferred > 1)
+        return {};
+      pieces.push_back(i64s(loc, {-1}));
+      continue;
+    }
+    if (!shape)
+      shape = shapeOf(loc, x);
+    pieces.push_back(node(loc, "Unsqueeze",
+                          {sizeOf(loc, shape, *copyOf[d]), i64s(loc, {0})},
+                          one));
+  }
+  Value target =
+      node(loc, "Concat", pieces,
+           RankedTensorType::get({to.getRank()}, b.getI64Type()),
+           {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+  return node(loc, "Reshape", {x, target}, to);
+}
 
 void Translator::setInsertionAtGraphLevel() {
   if (Operation *inside = b.getInsertionBlock()->getParentOp();
@@ -387,6 +437,9 @@ void Translator::translate(Operation *op) {
     if (to.getNumDynamicDims() <= 1) {
       map(op->getResult(0), reshape(loc, get(op->getOperand(0)), to));
       done = success();
+    } else if (Value view = viewOfRunTimeSizes(op)) {
+      map(op->getResult(0), view);
+      done = success();
     }
   } else if (auto cast = dyn_cast<tensor::CastOp>(op)) {
     map(cast, get(cast.getSource()));
@@ -473,7 +526,10 @@ Value Translator::aligned(linalg::LinalgOp op, OpOperand &operand) {
   // size too).
   if (type && map.isIdentity())
     return value;
-  if (!type || type.getNumDynamicDims() > 1)
+  // Several dims of run-time size (a batch and a chunk length) only in a
+  // permutation of the loop dims: a Transpose, with no view to build.
+  if (!type || (type.getNumDynamicDims() > 1 &&
+                !(map.isPermutation() && map.getNumDims() == op.getNumLoops())))
     return nullptr;
   Location loc = op.getLoc();
   // A unit dim read at the constant index 0 is a broadcast (torch-mlir's

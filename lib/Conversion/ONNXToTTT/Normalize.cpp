@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Normalize.h"
+#include "GraphQueries.h"
 
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
@@ -94,6 +95,62 @@ Value raise::createReshape(PatternRewriter &rewriter, Location loc, Value x,
       size = -1;
   Value shape = b.i64s(target);
   return b.node("Reshape", {x, shape}, type);
+}
+
+Value raise::createBatchReshape(PatternRewriter &rewriter, Location loc,
+                                Value x, RankedTensorType type) {
+  auto from = dyn_cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  if (!from || type.getNumDynamicDims() <= 1 || rank < 2 || from.getRank() < 2)
+    return createReshape(rewriter, loc, x, type);
+  onnx::OnnxBuilder b(rewriter, loc, type.getElementType());
+  Type i64 = rewriter.getI64Type();
+  auto vector = [&](int64_t n) { return RankedTensorType::get({n}, i64); };
+  Value shape;
+  SmallVector<Value> pieces;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t inner = d - rank + from.getRank(); // x's dim, for the last two
+    if (!type.isDynamicDim(d) || d < rank - 2) {
+      pieces.push_back(b.i64s({type.isDynamicDim(d) ? -1 : type.getDimSize(d)}));
+      continue;
+    }
+    if (!shape)
+      shape = b.node("Shape", {x}, vector(from.getRank()));
+    Value size = b.node("Gather", {shape, b.i64Scalar(inner)},
+                        RankedTensorType::get({}, i64),
+                        {b.attr("axis", int64_t{0})});
+    pieces.push_back(b.node("Unsqueeze", {size, b.i64s({0})}, vector(1)));
+  }
+  Value target =
+      b.node("Concat", pieces, vector(rank), {b.attr("axis", int64_t{0})});
+  return b.node("Reshape", {x, target}, type);
+}
+
+/// The tensor and axis a run-time size is a copy of: through Reshapes whose
+/// target reads it as a `Shape(t)[axis]` piece.
+static std::pair<Value, int64_t> dimSource(Value value, int64_t d) {
+  while (onnx::NodeOp reshape = nodeOf(value, "Reshape")) {
+    onnx::NodeOp pieces = nodeOf(reshape.getInputs()[1], "Concat");
+    if (!pieces || d >= static_cast<int64_t>(pieces.getInputs().size()))
+      break;
+    std::optional<ShapeDim> copy = shapeDim(pieces.getInputs()[d]);
+    if (!copy)
+      break;
+    value = copy->tensor;
+    d = copy->axis;
+  }
+  return {value, d};
+}
+
+bool raise::sameDimSize(Value a, int64_t da, Value b, int64_t db) {
+  auto aType = dyn_cast<RankedTensorType>(a.getType());
+  auto bType = dyn_cast<RankedTensorType>(b.getType());
+  if (!aType || !bType || da < 0 || db < 0 || da >= aType.getRank() ||
+      db >= bType.getRank())
+    return false;
+  if (!aType.isDynamicDim(da) || !bType.isDynamicDim(db))
+    return aType.getDimSize(da) == bType.getDimSize(db);
+  return dimSource(a, da) == dimSource(b, db);
 }
 
 Value raise::createTranspose(PatternRewriter &rewriter, Location loc, Value x,

@@ -151,6 +151,18 @@ Value createTranspose(PatternRewriter &rewriter, Location loc, Value x,
 Value createReshape(PatternRewriter &rewriter, Location loc, Value x,
                     RankedTensorType type);
 
+/// `x` viewed as `type` whose two innermost dims are those of `x` (a merge
+/// or split of batch dims): one Reshape node whose target copies those two
+/// from `Shape(x)` where they are of run-time size, so that `type` may have
+/// one more such dim (inferred: -1) among its batch dims.
+Value createBatchReshape(PatternRewriter &rewriter, Location loc, Value x,
+                         RankedTensorType type);
+
+/// True if dim `da` of `a` and dim `db` of `b` are the same size: equal
+/// static sizes, or run-time sizes that Reshape targets copy from one
+/// tensor's dim (`Shape(t)[axis]` pieces of a Concat).
+bool sameDimSize(Value a, int64_t da, Value b, int64_t db);
+
 /// True if `perm` lists 0 .. n-1 once each (hand-written IR that no checker
 /// saw may carry any perm).
 bool isPermutation(ArrayRef<int64_t> perm);

@@ -454,23 +454,24 @@ struct LayoutTransposeOfElementwise : NodePattern {
   }
 };
 /// The shape of `value`, if it is a ranked tensor of at least `minRank`
-/// dims whose batch (leading) dims are static and at most one of whose two
-/// innermost is not (a chunk of run-time length).
+/// dims.
 static std::optional<ArrayRef<int64_t>> batchShape(Value value,
                                                    int64_t minRank) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
-  if (!type || type.getRank() < minRank || type.getNumDynamicDims() > 1)
+  if (!type || type.getRank() < minRank)
     return std::nullopt;
   return type.getShape();
 }
 
 /// If `value` is a Reshape that only merges or splits the leading (batch)
 /// dims of a tensor of rank >= 3, keeping its two innermost: that tensor.
-/// Each side has one dim of run-time size at most. When it is an inner dim,
+/// With one dim of run-time size on each side: when it is an inner dim,
 /// the batch dims are static and must hold as many elements on both sides,
 /// so that it is the same on both; when it is a batch dim, the inner dims
 /// are static and the Reshape keeps the element count, so the batch dims
-/// hold as many elements (a dynamic batch, merged with the heads).
+/// hold as many elements (a dynamic batch, merged with the heads). With
+/// more (a dynamic batch and a chunk of run-time length), the Reshape's
+/// target must copy the inner ones from the source (sameDimSize).
 static Value batchMergeSource(Value value) {
   onnx::NodeOp reshape = nodeOf(value, "Reshape");
   if (!reshape)
@@ -486,6 +487,17 @@ static Value batchMergeSource(Value value) {
   };
   if (!from || !to || from->take_back(2) != to->take_back(2))
     return nullptr;
+  auto dynamicDims = [](ArrayRef<int64_t> shape) {
+    return llvm::count_if(shape, ShapedType::isDynamic);
+  };
+  if (dynamicDims(*from) > 1 || dynamicDims(*to) > 1) {
+    int64_t f = static_cast<int64_t>(from->size());
+    int64_t t = static_cast<int64_t>(to->size());
+    return sameDimSize(value, t - 2, source, f - 2) &&
+                   sameDimSize(value, t - 1, source, f - 1)
+               ? source
+               : nullptr;
+  }
   bool innerOfRunTimeSize =
       llvm::any_of(from->take_back(2), ShapedType::isDynamic);
   if (innerOfRunTimeSize && batchElements(*from) != batchElements(*to))
@@ -561,9 +573,9 @@ struct MatMulOfBatchMerges : NodePattern {
     Value product = builder.node("MatMul", {lhs, rhs},
                                  RankedTensorType::get(shape, element));
     rewriter.replaceOp(
-        matmul,
-        createReshape(rewriter, loc, product,
-                      cast<RankedTensorType>(matmul->getResult(0).getType())));
+        matmul, createBatchReshape(
+                    rewriter, loc, product,
+                    cast<RankedTensorType>(matmul->getResult(0).getType())));
     return success();
   }
 };

@@ -972,16 +972,30 @@ struct ReshapeOfReshape : NodePattern {
     onnx::NodeOp inner = nodeOf(outer.getInputs()[0], "Reshape");
     auto type = dyn_cast<RankedTensorType>(outer->getResult(0).getType());
     // A view keeps the element count, so a round trip to a type with one
-    // dim of run-time size (a chunk of run-time length) is one too.
-    if (!inner || !type || type.getNumDynamicDims() > 1)
-      return rewriter.notifyMatchFailure(outer, "not a static view of a view");
+    // dim of run-time size (a chunk of run-time length) is one too; with
+    // more, all but one must be copies of the source's own (a batch and a
+    // chunk length: the views' targets read them from Shape).
+    if (!inner || !type)
+      return rewriter.notifyMatchFailure(outer, "not a view of a view");
+    auto roundTrip = [&](Value source) {
+      if (source.getType() != type)
+        return false;
+      int64_t unknown = 0;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (type.isDynamicDim(d) &&
+            !sameDimSize(outer->getResult(0), d, source, d))
+          ++unknown;
+      return unknown <= 1;
+    };
     // A round trip through several views is their source.
     for (onnx::NodeOp view = inner; view;
          view = nodeOf(view.getInputs()[0], "Reshape"))
-      if (view.getInputs()[0].getType() == type) {
+      if (roundTrip(view.getInputs()[0])) {
         rewriter.replaceOp(outer, view.getInputs()[0]);
         return success();
       }
+    if (type.getNumDynamicDims() > 1)
+      return rewriter.notifyMatchFailure(outer, "not a round trip");
     Value x = inner.getInputs()[0];
     // A view that others read too stays: the readers of a [.., N, C, ..]
     // split (Gather of a mini-batch) see it through its later views.
