@@ -138,3 +138,73 @@ def test_layer_with_and_without_blas(blas, tmp_path, monkeypatch):
     for form in ("recurrent", "parallel"):
         (got,) = run_function(text, [a for _, a in ops], tmp_path, form=form)
         assert ttt_mlir.relative_error(got, want) <= 1e-5, form
+
+
+# OpenBLAS's kernel sets older than AVX2: what an OpenBLAS that does not know the CPU's
+# model falls back to (Debian 12's 0.3.21 runs "Prescott" on 5th-generation Xeons).
+PRE_AVX2_CORES = {"Katmai", "Coppermine", "Northwood", "Prescott", "Banias", "Atom",
+                  "Core2", "Penryn", "Dunnington", "Nehalem", "Sandybridge",
+                  "Opteron", "Barcelona", "Bobcat", "Bulldozer", "Piledriver",
+                  "Steamroller", "Excavator"}
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def _blas_report(tmp_path, **env):
+    """The `ttt-run: BLAS: ...` line of a small layer's timed run, with these
+    environment variables set (None: unset)."""
+    rng = np.random.default_rng(1)
+    cfg = dict(model="linear", trained=[0], loss="dot", chunk=8, order="apply_then_update")
+    q, k, v = (rng.standard_normal((1, 2, 32, 16)).astype(np.float32) for _ in range(3))
+    ops = ttt_mlir.kvb_operands(cfg, q, k, v, [rng.standard_normal((2, 16, 16)).astype(np.float32)])
+    src, inputs = tmp_path / "layer.mlir", tmp_path / "in.npz"
+    src.write_text(ttt_mlir.kvb_layer_function(cfg, ops, return_weights=False))
+    np.savez(inputs, **{f"arg{i}": a for i, (_, a) in enumerate(ops)})
+    child_env = dict(os.environ)
+    for name, value in env.items():
+        child_env.pop(name, None)
+        if value is not None:
+            child_env[name] = value
+    proc = subprocess.run([str(build_dir() / "bin" / "ttt-run"), str(src), f"--inputs={inputs}",
+                           "--repeat=1", "--print-results=false"],
+                          capture_output=True, text=True, timeout=300, env=child_env)
+    assert proc.returncode == 0, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("ttt-run: BLAS: ")]
+    assert len(lines) == 1, proc.stderr
+    return lines[0]
+
+
+def _kernels(report: str) -> str | None:
+    return report.rsplit("(", 1)[1].split()[0] if report.endswith(" kernels)") else None
+
+
+def test_the_timed_run_says_which_blas_ran(tmp_path):
+    assert (_blas_report(tmp_path, TTT_BLAS_LIBRARY="")
+            == "ttt-run: BLAS: none (the generated loops)")
+
+
+def test_openblas_runs_the_kernels_of_this_cpu(tmp_path):
+    """Where OpenBLAS is loaded and the CPU has AVX2 and FMA, its GEMMs run kernels that
+    use them, also when the OpenBLAS is older than the CPU's model."""
+    report = _blas_report(tmp_path, OPENBLAS_CORETYPE=None)
+    if not _kernels(report):
+        pytest.skip(f"the BLAS loaded does not name its kernels: {report}")
+    if not {"avx2", "fma"} <= _cpu_flags():
+        pytest.skip("the CPU has no AVX2 and FMA")
+    assert _kernels(report) not in PRE_AVX2_CORES, report
+
+
+def test_a_kernel_set_the_user_chose_is_kept(tmp_path):
+    report = _blas_report(tmp_path, OPENBLAS_CORETYPE="Sandybridge")
+    if not _kernels(report):
+        pytest.skip(f"the BLAS loaded does not name its kernels: {report}")
+    assert _kernels(report) == "Sandybridge", report

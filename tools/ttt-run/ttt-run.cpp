@@ -27,6 +27,7 @@
 
 #include "ttt/InitAllDialects.h"
 #include "ttt/Pipelines/Pipelines.h"
+#include "ttt/Runtime/BlasRuntime.h"
 #include "ttt/Runtime/CudaRuntime.h"
 #include "ttt/Support/NpyArchive.h"
 #include "ttt/Support/OutputFile.h"
@@ -649,6 +650,17 @@ static Error runTool(int argc, char **argv) {
   if (repeat.getNumOccurrences()) {
     if (!deviceName.empty())
       errs() << "ttt-run: device: " << deviceName << "\n";
+    // Timings depend on the GEMM kernels: say which ran.
+    if (!usesCudaRuntime() &&
+        contractions == mlir::ttt::CPUContractions::blas) {
+      StringRef library = ttt::runtime::getLoadedBlasLibrary();
+      StringRef core = ttt::runtime::getLoadedBlasCore();
+      errs() << "ttt-run: BLAS: "
+             << (library.empty() ? "none (the generated loops)" : library);
+      if (!core.empty())
+        errs() << " (" << core << " kernels)";
+      errs() << "\n";
+    }
     // Three decimals for typical times, more for sub-millisecond ones.
     double ms = median(seconds) * 1e3;
     errs() << "ttt-run: median of " << repeat

@@ -49,6 +49,8 @@ struct RuntimeSymbol {
 const RuntimeSymbol *getCPURuntimeSymbols(unsigned &count);
 /// The BLAS library loaded (empty when none), for diagnostics.
 const char *getLoadedBlasLibrary();
+/// The kernel set the loaded OpenBLAS runs (empty when it does not say).
+const char *getLoadedBlasCore();
 } // namespace ttt::runtime
 
 #endif // TTT_RUNTIME_BLASRUNTIME_H

@@ -32,11 +32,45 @@ using SsyrkFn = void (*)(int layout, int uplo, int trans, int n, int k,
 using SetThreadsFn = void (*)(int);
 using GetParallelFn = int (*)();
 
+using CoreNameFn = char *(*)();
+
 struct Blas {
   SgemmFn sgemm = nullptr;
   SsyrkFn ssyrk = nullptr; // optional
   std::string library;
+  std::string core; // OpenBLAS's kernel set, when it says
 };
+
+/// The OpenBLAS kernel set for this x86 CPU's vector extensions, or null.
+/// An OpenBLAS older than the CPU does not know its model and falls back to
+/// its oldest kernels (Debian 12's 0.3.21 runs SSE3 "Prescott" kernels on
+/// 5th-generation Xeons: 5x slower GEMMs); the newest set the CPU supports
+/// is what a current OpenBLAS picks for it.
+const char *coreForThisCpu() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    return "SkylakeX";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    return "Haswell";
+#endif
+  return nullptr;
+}
+
+/// dlopen(path), with OpenBLAS told this CPU's kernel set unless the user
+/// chose one (OPENBLAS_CORETYPE): OpenBLAS reads it while it loads, so it
+/// is set for the load only.
+void *openBlas(const std::string &path) {
+  const char *core = std::getenv("OPENBLAS_CORETYPE") ? nullptr
+                                                       : coreForThisCpu();
+  if (core)
+    setenv("OPENBLAS_CORETYPE", core, /*overwrite=*/0);
+  void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (core)
+    unsetenv("OPENBLAS_CORETYPE");
+  return handle;
+}
 
 Blas loadBlas() {
   Blas blas;
@@ -58,7 +92,7 @@ Blas loadBlas() {
       "/usr/lib/aarch64-linux-gnu/openblas-openmp/libopenblas.so.0",
       "libopenblas.so.0"};
   auto tryLoad = [&](const std::string &path) {
-    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    void *handle = openBlas(path);
     if (!handle)
       return false;
     auto sgemm = reinterpret_cast<SgemmFn>(dlsym(handle, "cblas_sgemm"));
@@ -78,6 +112,10 @@ Blas loadBlas() {
     blas.sgemm = sgemm;
     blas.ssyrk = reinterpret_cast<SsyrkFn>(dlsym(handle, "cblas_ssyrk"));
     blas.library = path;
+    if (auto coreName = reinterpret_cast<CoreNameFn>(
+            dlsym(handle, "openblas_get_corename")))
+      if (const char *name = coreName())
+        blas.core = name;
     return true;
   };
   if (!chosen.empty()) {
@@ -163,4 +201,5 @@ const RuntimeSymbol *getCPURuntimeSymbols(unsigned &count) {
 }
 
 const char *getLoadedBlasLibrary() { return getBlas().library.c_str(); }
+const char *getLoadedBlasCore() { return getBlas().core.c_str(); }
 } // namespace ttt::runtime

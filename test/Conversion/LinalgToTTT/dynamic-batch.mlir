@@ -30,6 +30,31 @@
 // CHECK: onnx.yield %[[JOIN]]
 // CHECK-NOT: ttt.opaque
 
+// Keys sliced to the queries' batch in a chunk loop: the cut is the same in
+// every chunk, so it is its own Slice, made once before the Loop; each chunk
+// is a window of the cut keys. The chunk goes into the loop's buffer, whose
+// batch is the one it was made with: a ScatterND at the grid of the buffer's
+// ranges.
+// CHECK-LABEL: onnx.graph @keys_cut_to_the_queries_batch(
+// CHECK: %[[SHAPE:.+]] = onnx.node "Shape"(%arg0)
+// CHECK: %[[BQ:.+]] = onnx.node "Gather"(%[[SHAPE]],
+// CHECK: %[[CUT:.+]] = onnx.node "Slice"(%arg1, %{{.+}}) {{.*}} -> tensor<?x8x4xf32>
+// CHECK: onnx.node "Loop"
+// CHECK: onnx.node "Slice"(%[[CUT]],
+// CHECK: onnx.node "Range"
+// CHECK: onnx.node "ScatterND"
+// CHECK-NOT: ttt.opaque
+
+// A view of a batch and a chunk length both of run-time size: the target
+// copies the length from the source's Shape and infers the merged batch.
+// CHECK-LABEL: onnx.graph @view_of_two_run_time_sizes(
+// CHECK: %[[SHAPE:.+]] = onnx.node "Shape"(%arg0)
+// CHECK: %[[LEN:.+]] = onnx.node "Gather"(%[[SHAPE]], %{{.+}})
+// CHECK: %[[PIECE:.+]] = onnx.node "Unsqueeze"(%[[LEN]],
+// CHECK: %[[TARGET:.+]] = onnx.node "Concat"(%{{.+}}, %[[PIECE]], %{{.+}})
+// CHECK: onnx.node "Reshape"(%arg0, %[[TARGET]]) {{.*}} -> tensor<?x?x4xf32>
+// CHECK-NOT: ttt.opaque
+
 // The raise asserts the batches it takes as equal, before the layer.
 // RAISE-LABEL: func.func @lact_v6(
 // RAISE: %[[BQ:.+]] = tensor.dim %arg0, %c0
@@ -82,5 +107,22 @@ module {
     %w0 = tensor.insert_slice %first into %zeros[0, 0, 0] [%b, 4, 4] [1, 1, 1] : tensor<?x4x4xf32> into tensor<?x8x4xf32>
     %w1 = tensor.insert_slice %second into %w0[0, 4, 0] [%b, 4, 4] [1, 1, 1] : tensor<?x4x4xf32> into tensor<?x8x4xf32>
     return %w1 : tensor<?x8x4xf32>
+  }
+  func.func @keys_cut_to_the_queries_batch(%q: tensor<?x8x4xf32>, %k: tensor<?x8x4xf32>) -> tensor<?x8x4xf32> {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c8 = arith.constant 8 : index
+    %b = tensor.dim %q, %c0 : tensor<?x8x4xf32>
+    %buf0 = tensor.empty(%b) : tensor<?x8x4xf32>
+    %r = scf.for %i = %c0 to %c8 step %c4 iter_args(%buf = %buf0) -> (tensor<?x8x4xf32>) {
+      %chunk = tensor.extract_slice %k[0, %i, 0] [%b, 4, 4] [1, 1, 1] : tensor<?x8x4xf32> to tensor<?x4x4xf32>
+      %next = tensor.insert_slice %chunk into %buf[0, %i, 0] [%b, 4, 4] [1, 1, 1] : tensor<?x4x4xf32> into tensor<?x8x4xf32>
+      scf.yield %next : tensor<?x8x4xf32>
+    }
+    return %r : tensor<?x8x4xf32>
+  }
+  func.func @view_of_two_run_time_sizes(%x: tensor<?x2x?x4xf32>) -> tensor<?x?x4xf32> {
+    %v = tensor.collapse_shape %x [[0, 1], [2], [3]] : tensor<?x2x?x4xf32> into tensor<?x?x4xf32>
+    return %v : tensor<?x?x4xf32>
   }
 }

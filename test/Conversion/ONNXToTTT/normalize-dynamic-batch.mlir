@@ -1,5 +1,6 @@
 // What torch-mlir writes for a batch of run-time size (`?`), read back as the
-// static batch is: the normalizations below take one dim of run-time size.
+// static batch is: the normalizations below take one dim of run-time size, or
+// several where the views' targets copy them from their sources' Shapes.
 // RUN: ttt-opt %s --ttt-normalize-onnx --split-input-file | FileCheck %s
 
 // A weight stretched to another input's batch for a batched product: in a
@@ -71,6 +72,63 @@ module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"
     %p = onnx.node "MatMul"(%am, %bm) {outputs = ["p"]} : (tensor<?x16x8xf32>, tensor<?x8x8xf32>) -> tensor<?x16x8xf32>
     %o = onnx.node "Reshape"(%p, %s4) {outputs = ["o"]} : (tensor<?x16x8xf32>, tensor<4xi64>) -> tensor<?x2x16x8xf32>
     onnx.yield %o : tensor<?x2x16x8xf32>
+  }
+}
+
+// -----
+
+// The same with chunks of run-time length too: each view's target copies the
+// length from its source's Shape, which proves the inner dims the same on
+// both sides; the product is the 4-D one and the view back is a round trip.
+// CHECK-LABEL: onnx.graph @merged_batch_and_length(
+// CHECK: %[[P:.+]] = onnx.node "MatMul"(%a, %b) : (tensor<?x2x?x8xf32>, tensor<?x2x8x8xf32>) -> tensor<?x2x?x8xf32>
+// CHECK: onnx.yield %[[P]]
+module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"", 20>]} {
+  onnx.graph @merged_batch_and_length(%a: tensor<?x2x?x8xf32> {onnx.name = "a"}, %b: tensor<?x2x8x8xf32> {onnx.name = "b"}) -> (tensor<?x2x?x8xf32> {onnx.name = "o"}) {
+    %minus = onnx.node "Constant"() attrs {value = dense<-1> : tensor<1xi64>} {outputs = ["minus"]} : () -> tensor<1xi64>
+    %two = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>} {outputs = ["two"]} : () -> tensor<1xi64>
+    %eight = onnx.node "Constant"() attrs {value = dense<8> : tensor<1xi64>} {outputs = ["eight"]} : () -> tensor<1xi64>
+    %zero = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["zero"]} : () -> tensor<1xi64>
+    %i1 = onnx.node "Constant"() attrs {value = dense<1> : tensor<i64>} {outputs = ["i1"]} : () -> tensor<i64>
+    %i2 = onnx.node "Constant"() attrs {value = dense<2> : tensor<i64>} {outputs = ["i2"]} : () -> tensor<i64>
+    %sa = onnx.node "Shape"(%a) {outputs = ["sa"]} : (tensor<?x2x?x8xf32>) -> tensor<4xi64>
+    %na = onnx.node "Gather"(%sa, %i2) attrs {axis = 0 : i64} {outputs = ["na"]} : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+    %la = onnx.node "Unsqueeze"(%na, %zero) {outputs = ["la"]} : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+    %s3a = onnx.node "Concat"(%minus, %la, %eight) attrs {axis = 0 : i64} {outputs = ["s3a"]} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xi64>
+    %s3b = onnx.node "Constant"() attrs {value = dense<[-1, 8, 8]> : tensor<3xi64>} {outputs = ["s3b"]} : () -> tensor<3xi64>
+    %am = onnx.node "Reshape"(%a, %s3a) {outputs = ["am"]} : (tensor<?x2x?x8xf32>, tensor<3xi64>) -> tensor<?x?x8xf32>
+    %bm = onnx.node "Reshape"(%b, %s3b) {outputs = ["bm"]} : (tensor<?x2x8x8xf32>, tensor<3xi64>) -> tensor<?x8x8xf32>
+    %p = onnx.node "MatMul"(%am, %bm) {outputs = ["p"]} : (tensor<?x?x8xf32>, tensor<?x8x8xf32>) -> tensor<?x?x8xf32>
+    %sp = onnx.node "Shape"(%p) {outputs = ["sp"]} : (tensor<?x?x8xf32>) -> tensor<3xi64>
+    %np = onnx.node "Gather"(%sp, %i1) attrs {axis = 0 : i64} {outputs = ["np"]} : (tensor<3xi64>, tensor<i64>) -> tensor<i64>
+    %lp = onnx.node "Unsqueeze"(%np, %zero) {outputs = ["lp"]} : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+    %s4 = onnx.node "Concat"(%minus, %two, %lp, %eight) attrs {axis = 0 : i64} {outputs = ["s4"]} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4xi64>
+    %o = onnx.node "Reshape"(%p, %s4) {outputs = ["o"]} : (tensor<?x?x8xf32>, tensor<4xi64>) -> tensor<?x2x?x8xf32>
+    onnx.yield %o : tensor<?x2x?x8xf32>
+  }
+}
+
+// -----
+
+// A view whose length is not a copy of its source's (here the keys' length,
+// another tensor's) proves nothing: the batch-merged product stays.
+// CHECK-LABEL: onnx.graph @merged_length_not_copied(
+// CHECK: onnx.node "MatMul"(%am, %bm) {{.*}}: (tensor<?x?x8xf32>, tensor<?x8x8xf32>)
+module attributes {onnx.ir_version = 9 : i64, onnx.opset_import = [#onnx.opset<"", 20>]} {
+  onnx.graph @merged_length_not_copied(%a: tensor<?x2x?x8xf32> {onnx.name = "a"}, %k: tensor<?x2x?x8xf32> {onnx.name = "k"}, %b: tensor<?x2x8x8xf32> {onnx.name = "b"}) -> (tensor<?x?x8xf32> {onnx.name = "o"}) {
+    %minus = onnx.node "Constant"() attrs {value = dense<-1> : tensor<1xi64>} {outputs = ["minus"]} : () -> tensor<1xi64>
+    %eight = onnx.node "Constant"() attrs {value = dense<8> : tensor<1xi64>} {outputs = ["eight"]} : () -> tensor<1xi64>
+    %zero = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["zero"]} : () -> tensor<1xi64>
+    %i2 = onnx.node "Constant"() attrs {value = dense<2> : tensor<i64>} {outputs = ["i2"]} : () -> tensor<i64>
+    %sk = onnx.node "Shape"(%k) {outputs = ["sk"]} : (tensor<?x2x?x8xf32>) -> tensor<4xi64>
+    %nk = onnx.node "Gather"(%sk, %i2) attrs {axis = 0 : i64} {outputs = ["nk"]} : (tensor<4xi64>, tensor<i64>) -> tensor<i64>
+    %lk = onnx.node "Unsqueeze"(%nk, %zero) {outputs = ["lk"]} : (tensor<i64>, tensor<1xi64>) -> tensor<1xi64>
+    %s3a = onnx.node "Concat"(%minus, %lk, %eight) attrs {axis = 0 : i64} {outputs = ["s3a"]} : (tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<3xi64>
+    %s3b = onnx.node "Constant"() attrs {value = dense<[-1, 8, 8]> : tensor<3xi64>} {outputs = ["s3b"]} : () -> tensor<3xi64>
+    %am = onnx.node "Reshape"(%a, %s3a) {outputs = ["am"]} : (tensor<?x2x?x8xf32>, tensor<3xi64>) -> tensor<?x?x8xf32>
+    %bm = onnx.node "Reshape"(%b, %s3b) {outputs = ["bm"]} : (tensor<?x2x8x8xf32>, tensor<3xi64>) -> tensor<?x8x8xf32>
+    %p = onnx.node "MatMul"(%am, %bm) {outputs = ["p"]} : (tensor<?x?x8xf32>, tensor<?x8x8xf32>) -> tensor<?x?x8xf32>
+    onnx.yield %p : tensor<?x?x8xf32>
   }
 }
 
