@@ -138,6 +138,9 @@ void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options) {
     openmp.numThreads = options.numThreads;
     pm.addPass(createConvertSCFToOpenMPPass(openmp));
   }
+  // libm's scalar exp would keep the elementwise loops from vectorizing.
+  if (options.vectorizableMath)
+    pm.addPass(createTTTVectorizableMath());
   // Vector ops (from user code) become loops over memrefs, then intrinsics.
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createCanonicalizerPass());

@@ -194,6 +194,13 @@ static cl::opt<bool> fuseElementwise(
              "(pipeline option fuse-elementwise; default on)"),
     cl::init(true), cl::cat(runCategory));
 
+static cl::opt<bool> vectorizableMath(
+    "vectorizable-math",
+    cl::desc("Compute f32 exp, expm1 and tanh by polynomials LLVM "
+             "vectorizes, within a few ulp of libm (pipeline option "
+             "vectorizable-math; default on; false: libm calls)"),
+    cl::init(true), cl::cat(runCategory));
+
 static cl::opt<mlir::ttt::LayerForm> layerForm(
     "ttt-form",
     cl::desc("The form each ttt layer runs in (pipeline option form)"),
@@ -289,8 +296,8 @@ static bool usesCudaRuntime() {
 static Error checkOptions() {
   if (device == Device::cuda) {
     for (cl::Option *flag : std::initializer_list<cl::Option *>{
-             &openmp, &numThreads, &fuseElementwise, &layerForm, &contractions,
-             &runtimeChecks})
+             &openmp, &numThreads, &fuseElementwise, &vectorizableMath,
+             &layerForm, &contractions, &runtimeChecks})
       if (flag->getNumOccurrences())
         return makeRunError("--" + flag->ArgStr,
                             "only applies with --device=cpu");
@@ -407,6 +414,7 @@ static Error lower(mlir::ModuleOp module) {
     options.openmp = openmp;
     options.numThreads = numThreads;
     options.fuseElementwise = fuseElementwise;
+    options.vectorizableMath = vectorizableMath;
     options.contractions = contractions;
     options.form = layerForm;
     options.runtimeVerification = runtimeChecks;

@@ -64,6 +64,13 @@ struct TTTToCPUOptions : public PassPipelineOptions<TTTToCPUOptions> {
                      "ops before bufferization, saving temporaries "
                      "(never into a contraction; results do not change)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> vectorizableMath{
+      *this, "vectorizable-math",
+      llvm::cl::desc("Compute f32 exp, expm1 and tanh by MLIR's polynomial "
+                     "approximations (within a few ulp of libm), which LLVM "
+                     "vectorizes, instead of libm calls, which it does not "
+                     "(ttt-vectorizable-math)"),
+      llvm::cl::init(true)};
   PassOptions::Option<CPUContractions> contractions{
       *this, "contractions",
       llvm::cl::desc("How fp32 contractions run (default blas)"),

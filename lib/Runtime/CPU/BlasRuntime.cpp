@@ -62,8 +62,8 @@ const char *coreForThisCpu() {
 /// chose one (OPENBLAS_CORETYPE): OpenBLAS reads it while it loads, so it
 /// is set for the load only.
 void *openBlas(const std::string &path) {
-  const char *core = std::getenv("OPENBLAS_CORETYPE") ? nullptr
-                                                       : coreForThisCpu();
+  const char *core =
+      std::getenv("OPENBLAS_CORETYPE") ? nullptr : coreForThisCpu();
   if (core)
     setenv("OPENBLAS_CORETYPE", core, /*overwrite=*/0);
   void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
