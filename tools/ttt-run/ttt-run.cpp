@@ -137,8 +137,9 @@ static cl::opt<int64_t> printLimit(
 static cl::opt<unsigned> repeat(
     "repeat",
     cl::desc("Call the function N times (on fresh copies of the inputs) and "
-             "print 'ttt-run: median of N runs: X ms' to stderr. Times cover "
-             "the call only, not compilation or copying"),
+             "print 'ttt-run: median of N runs: X ms' to stderr, then, on "
+             "the CPU, which BLAS library and kernels ran. Times cover the "
+             "call only, not compilation or copying"),
     cl::init(1), cl::value_desc("n"), cl::cat(runCategory));
 
 namespace {
@@ -658,6 +659,10 @@ static Error runTool(int argc, char **argv) {
   if (repeat.getNumOccurrences()) {
     if (!deviceName.empty())
       errs() << "ttt-run: device: " << deviceName << "\n";
+    // Three decimals for typical times, more for sub-millisecond ones.
+    double ms = median(seconds) * 1e3;
+    errs() << "ttt-run: median of " << repeat
+           << " runs: " << format(ms >= 1 ? "%.3f" : "%.6f", ms) << " ms\n";
     // Timings depend on the GEMM kernels: say which ran.
     if (!usesCudaRuntime() &&
         contractions == mlir::ttt::CPUContractions::blas) {
@@ -669,10 +674,6 @@ static Error runTool(int argc, char **argv) {
         errs() << " (" << core << " kernels)";
       errs() << "\n";
     }
-    // Three decimals for typical times, more for sub-millisecond ones.
-    double ms = median(seconds) * 1e3;
-    errs() << "ttt-run: median of " << repeat
-           << " runs: " << format(ms >= 1 ? "%.3f" : "%.6f", ms) << " ms\n";
   }
 
   if (!outputsPath.empty())

@@ -305,10 +305,9 @@ Value Translator::viewOfRunTimeSizes(Operation *op) {
                           {sizeOf(loc, shape, *copyOf[d]), i64s(loc, {0})},
                           one));
   }
-  Value target =
-      node(loc, "Concat", pieces,
-           RankedTensorType::get({to.getRank()}, b.getI64Type()),
-           {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
+  Value target = node(loc, "Concat", pieces,
+                      RankedTensorType::get({to.getRank()}, b.getI64Type()),
+                      {b.getNamedAttr("axis", b.getI64IntegerAttr(0))});
   return node(loc, "Reshape", {x, target}, to);
 }
 

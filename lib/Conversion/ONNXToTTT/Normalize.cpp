@@ -111,14 +111,15 @@ Value raise::createBatchReshape(PatternRewriter &rewriter, Location loc,
   for (int64_t d = 0; d < rank; ++d) {
     int64_t inner = d - rank + from.getRank(); // x's dim, for the last two
     if (!type.isDynamicDim(d) || d < rank - 2) {
-      pieces.push_back(b.i64s({type.isDynamicDim(d) ? -1 : type.getDimSize(d)}));
+      pieces.push_back(
+          b.i64s({type.isDynamicDim(d) ? -1 : type.getDimSize(d)}));
       continue;
     }
     if (!shape)
       shape = b.node("Shape", {x}, vector(from.getRank()));
-    Value size = b.node("Gather", {shape, b.i64Scalar(inner)},
-                        RankedTensorType::get({}, i64),
-                        {b.attr("axis", int64_t{0})});
+    Value size =
+        b.node("Gather", {shape, b.i64Scalar(inner)},
+               RankedTensorType::get({}, i64), {b.attr("axis", int64_t{0})});
     pieces.push_back(b.node("Unsqueeze", {size, b.i64s({0})}, vector(1)));
   }
   Value target =
