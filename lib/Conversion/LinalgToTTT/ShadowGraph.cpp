@@ -282,20 +282,22 @@ Value Translator::viewOfRunTimeSizes(Operation *op) {
     if (group.size() == 1)
       copyOf[expand ? group[0] : static_cast<int64_t>(g)] =
           expand ? static_cast<int64_t>(g) : group[0];
+  // A Reshape infers one dim at most.
+  if (llvm::count_if(llvm::seq<int64_t>(0, to.getRank()), [&](int64_t d) {
+        return to.isDynamicDim(d) && !copyOf[d];
+      }) > 1)
+    return {};
   Location loc = op->getLoc();
   Value x = get(source);
   Value shape;
   Type one = RankedTensorType::get({1}, b.getI64Type());
   SmallVector<Value> pieces;
-  int64_t inferred = 0;
   for (int64_t d = 0; d < to.getRank(); ++d) {
     if (!to.isDynamicDim(d)) {
       pieces.push_back(i64s(loc, {to.getDimSize(d)}));
       continue;
     }
     if (!copyOf[d]) {
-      if (++inferred > 1)
-        return {};
       pieces.push_back(i64s(loc, {-1}));
       continue;
     }
