@@ -120,12 +120,24 @@ def write_layer(layer, T: int, tmp: Path, stem: str):
     return src, inputs, feeds
 
 
-def ttt_run(src: Path, inputs: Path, form: str, repeat: int, outputs: Path | None = None):
+def find_mkl() -> str | None:
+    """MKL's single dynamic library from the `mkl` wheel in this Python's prefix."""
+    found = sorted(Path(sys.prefix, "lib").glob("libmkl_rt.so*"))
+    return str(found[-1]) if found else None
+
+
+def ttt_run(src: Path, inputs: Path, form: str, repeat: int, outputs: Path | None = None,
+            blas: str | None = None):
+    """Median seconds of `ttt-run`; `blas` names the GEMM library (TTT_BLAS_LIBRARY),
+    None the default (Debian's OpenBLAS)."""
     cmd = [str(BUILD / "bin" / "ttt-run"), str(src), f"--inputs={inputs}",
            f"--ttt-form={form}", "--print-results=false", f"--repeat={repeat}"]
     if outputs:
         cmd.append(f"--outputs={outputs}")
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
+    env = dict(os.environ)
+    if blas:
+        env["TTT_BLAS_LIBRARY"] = blas
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, env=env)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip())
     return float(re.search(r"median of \d+ runs: ([0-9.]+) ms", proc.stderr).group(1)) / 1e3
@@ -211,7 +223,9 @@ def bench_row(name, shape, args, tmp: Path, torch_ok: bool, peak: float):
     with np.load(outputs) as data:
         ours = data["result0"]
     row = dict(layer=name, H=H, D=D, T=T, C=C, **times, torch=None, err=None,
-               ort=None, ort_fast=None, rewritten=None)
+               ort=None, ort_fast=None, rewritten=None, mkl=None)
+    if args.mkl:
+        row["mkl"] = ttt_run(src, inputs, "auto", args.repeat, blas=args.mkl)
     if torch_ok:
         row["torch"], reference = torch_time(layer, feeds, args.repeat)
         row["err"] = rel_error(ours, reference)
@@ -219,6 +233,9 @@ def bench_row(name, shape, args, tmp: Path, torch_ok: bool, peak: float):
         # that a burst of the machine's other load does not decide it.
         for _ in range(args.rounds - 1):
             row["auto"] = min(row["auto"], ttt_run(src, inputs, "auto", args.repeat))
+            if args.mkl:
+                row["mkl"] = min(row["mkl"], ttt_run(src, inputs, "auto", args.repeat,
+                                                     blas=args.mkl))
             row["torch"] = min(row["torch"], torch_time(layer, feeds, args.repeat)[0])
         if not args.no_onnx:
             row["ort"], row["ort_fast"], row["rewritten"] = ort_times(
@@ -229,13 +246,18 @@ def bench_row(name, shape, args, tmp: Path, torch_ok: bool, peak: float):
     return row
 
 
-def table(rows, peak, torch_ok) -> list[str]:
+def table(rows, peak, torch_ok, mkl: bool = False) -> list[str]:
     lines = ["| layer | H | D | T | C | ttt recurrent | ttt parallel | ttt auto | PyTorch eager | "
-             "auto vs PyTorch | ORT original | ORT after ttt-opt | auto GFLOP/s | % of peak | "
+             "auto vs PyTorch | " + ("ttt auto, MKL | MKL vs PyTorch | " if mkl else "") +
+             "ORT original | ORT after ttt-opt | auto GFLOP/s | % of peak | "
              "max rel. diff vs PyTorch |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if mkl else "") +
+             "---|---|---|---|---|"]
     for r in rows:
         speedup = f"{r['torch'] / r['auto']:.2f}x" if r["torch"] else "–"
+        if mkl:
+            with_mkl = f"{r['torch'] / r['mkl']:.2f}x" if r["torch"] and r["mkl"] else "–"
+            speedup += f" | {fmt(r['mkl'])} | {with_mkl}"
         fast = fmt(r["ort_fast"]) + ("" if r["rewritten"] in (None, True) else " (not rewritten)")
         err = f"{r['err']:.1e}" if r["err"] is not None else "–"
         lines.append(f"| {r['layer']} | {r['H']} | {r['D']} | {r['T']} | {r['C']} | "
@@ -312,6 +334,10 @@ def main() -> int:
     parser.add_argument("--no-onnx", action="store_true", help="skip the onnxruntime columns")
     parser.add_argument("--output", help="write the Markdown report to this file")
     parser.add_argument("--plots", help="also write time-vs-T and time-vs-chunk PNGs here")
+    parser.add_argument("--mkl", default=find_mkl(),
+                        help="also time ttt auto with this MKL library (TTT_BLAS_LIBRARY), "
+                             "the GEMMs PyTorch runs; default: the `mkl` wheel's libmkl_rt "
+                             "in this Python's prefix, if installed; '' for none")
     args = parser.parse_args()
     layers = ["V2", "V6"] if args.quick else args.layers.split(",")
     shapes = SHAPES[:1] if args.quick else SHAPES
@@ -331,8 +357,10 @@ def main() -> int:
             f"{time.strftime('%Y-%m-%d')}.",
             f"fp32 GEMM peak of NumPy's BLAS ({numpy_blas()}), 2048^3, same run: "
             f"**{peak:.1f} GFLOP/s**.",
-            f"ttt-run: this machine's defaults (BLAS contractions, OpenMP threads); "
-            f"{' '.join(blas[:1])}.",
+            f"ttt-run: this machine's defaults (BLAS contractions: Debian's OpenBLAS, "
+            f"OpenMP threads); {' '.join(blas[:1])}."
+            + (f" Also with MKL (`TTT_BLAS_LIBRARY={args.mkl}`), the GEMM library "
+               "PyTorch's x86 builds run." if args.mkl else ""),
             f"PyTorch: {'torch ' + __import__('torch').__version__ + ', ' if torch_ok else ''}"
             f"{'eager, no_grad, ' + str(os.cpu_count()) + ' threads' if torch_ok else 'not installed'}; "
             f"ORT: onnxruntime {__import__('onnxruntime').__version__} on the scripted export.",
@@ -346,10 +374,10 @@ def main() -> int:
             for name in layers:
                 row = bench_row(name, shape, args, tmp, torch_ok, peak)
                 rows.append(row)
-                print(table([row], peak, torch_ok)[-1], flush=True)
+                print(table([row], peak, torch_ok, bool(args.mkl))[-1], flush=True)
         one, many = openmp_scaling(args, tmp)
         written = plots(args, Path(args.plots), tmp) if args.plots else []
-    lines = head + table(rows, peak, torch_ok) + [
+    lines = head + table(rows, peak, torch_ok, bool(args.mkl)) + [
         "",
         f"OpenMP: V2 at H=4, D=128, T=8192, C=512, auto form: {one:.1f} ms on one thread, "
         f"{many:.1f} ms with --openmp ({one / many:.2f}x).",

@@ -208,3 +208,87 @@ def test_a_kernel_set_the_user_chose_is_kept(tmp_path):
     if not _kernels(report):
         pytest.skip(f"the BLAS loaded does not name its kernels: {report}")
     assert _kernels(report) == "Sandybridge", report
+
+
+# Two stand-ins for BLAS libraries that are not Debian's OpenBLAS, compiled here: one
+# spelled like MKL (its threading layer must be chosen before its first GEMM), one like
+# the scipy-openblas wheels (every symbol prefixed "scipy_"). Their GEMM is the
+# textbook loop, so the layer's result is checked against the oracle through them.
+FAKE_BLAS = r"""
+#include <stdlib.h>
+static int layer = -1;
+static void gemm(int layout, int ta, int tb, int m, int n, int k, float alpha,
+                 const float *a, int lda, const float *b, int ldb, float beta,
+                 float *c, int ldc) {
+  if (layout != 101) abort();
+  for (int i = 0; i < m; ++i)
+    for (int j = 0; j < n; ++j) {
+      float s = 0;
+      for (int p = 0; p < k; ++p)
+        s += (ta == 111 ? a[i * lda + p] : a[p * lda + i]) *
+             (tb == 111 ? b[p * ldb + j] : b[j * ldb + p]);
+      c[i * ldc + j] = alpha * s + (beta == 0 ? 0 : beta * c[i * ldc + j]);
+    }
+}
+#ifdef MKL
+int MKL_Set_Threading_Layer(int l) { layer = l; return l; }
+void MKL_Get_Version_String(char *buf, int len) {
+  const char *v = "Fake MKL 0.1";
+  int i = 0;
+  for (; v[i] && i < len - 1; ++i) buf[i] = v[i];
+  buf[i] = 0;
+}
+void cblas_sgemm(int layout, int ta, int tb, int m, int n, int k, float alpha,
+                 const float *a, int lda, const float *b, int ldb, float beta,
+                 float *c, int ldc) {
+  if (layer != 1) exit(97);  /* called before the sequential layer was chosen */
+  gemm(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+#else
+int scipy_openblas_get_parallel(void) { return 1; }
+void scipy_openblas_set_num_threads(int n) { layer = n; }
+char *scipy_openblas_get_corename(void) { return "Fakecore"; }
+void scipy_cblas_sgemm(int layout, int ta, int tb, int m, int n, int k, float alpha,
+                       const float *a, int lda, const float *b, int ldb, float beta,
+                       float *c, int ldc) {
+  if (layer != 1) exit(98);  /* called before its threads were set to one */
+  gemm(layout, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+#endif
+"""
+
+
+@pytest.mark.parametrize("flavor, kernels", [("MKL", "Fake MKL 0.1"),
+                                             ("SCIPY", "Fakecore kernels")])
+def test_mkl_and_prefixed_openblas_are_loaded_as_they_need(flavor, kernels, tmp_path):
+    """TTT_BLAS_LIBRARY may name MKL (run on its sequential threading layer, chosen
+    before its first call) or a scipy-openblas build (symbols prefixed "scipy_", one
+    thread): the layer's GEMMs go through it and the result is the oracle's."""
+    src = tmp_path / "fake.c"
+    src.write_text(FAKE_BLAS)
+    lib = tmp_path / f"libfake_{flavor}.so"
+    compiler = os.environ.get("CC", "cc")
+    try:
+        subprocess.run([compiler, "-shared", "-fPIC", "-O1", f"-D{flavor}", str(src), "-o",
+                        str(lib)], check=True, capture_output=True, timeout=120)
+    except (OSError, subprocess.CalledProcessError) as err:
+        pytest.skip(f"no C compiler to build the stand-in library: {err}")
+    rng = np.random.default_rng()
+    B, H, T, D = 1, 2, 40, 8
+    cfg = dict(model="linear", trained=[0], loss="dot", chunk=8, order="apply_then_update")
+    q, k, v = (rng.standard_normal((B, H, T, D)).astype(np.float32) for _ in range(3))
+    w = [(rng.standard_normal((H, D, D)) / np.sqrt(D)).astype(np.float32)]
+    ops = ttt_mlir.kvb_operands(cfg, q, k, v, w)
+    (tmp_path / "layer.mlir").write_text(ttt_mlir.kvb_layer_function(cfg, ops,
+                                                                      return_weights=False))
+    np.savez(tmp_path / "in.npz", **{f"arg{i}": a for i, (_, a) in enumerate(ops)})
+    env = dict(os.environ, TTT_BLAS_LIBRARY=str(lib))
+    proc = subprocess.run([str(build_dir() / "bin" / "ttt-run"), str(tmp_path / "layer.mlir"),
+                           f"--inputs={tmp_path / 'in.npz'}", "--repeat=1",
+                           "--print-results=false", f"--outputs={tmp_path / 'out.npz'}"],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert f"ttt-run: BLAS: {lib} ({kernels})" in proc.stderr.splitlines()
+    want, _ = ttt_oracle.kvb_layer(q, k, v, w, **cfg)
+    with np.load(tmp_path / "out.npz") as out:
+        assert ttt_mlir.relative_error(out["result0"], want) <= 1e-5

@@ -667,11 +667,11 @@ static Error runTool(int argc, char **argv) {
     if (!usesCudaRuntime() &&
         contractions == mlir::ttt::CPUContractions::blas) {
       StringRef library = ttt::runtime::getLoadedBlasLibrary();
-      StringRef core = ttt::runtime::getLoadedBlasCore();
+      StringRef kernels = ttt::runtime::getLoadedBlasKernels();
       errs() << "ttt-run: BLAS: "
              << (library.empty() ? "none (the generated loops)" : library);
-      if (!core.empty())
-        errs() << " (" << core << " kernels)";
+      if (!kernels.empty())
+        errs() << " (" << kernels << ")";
       errs() << "\n";
     }
   }

@@ -49,8 +49,9 @@ struct RuntimeSymbol {
 const RuntimeSymbol *getCPURuntimeSymbols(unsigned &count);
 /// The BLAS library loaded (empty when none), for diagnostics.
 const char *getLoadedBlasLibrary();
-/// The kernel set the loaded OpenBLAS runs (empty when it does not say).
-const char *getLoadedBlasCore();
+/// Which kernels the loaded BLAS runs, for diagnostics: "<core> kernels" of
+/// an OpenBLAS that names its kernel set, MKL's version string, else empty.
+const char *getLoadedBlasKernels();
 } // namespace ttt::runtime
 
 #endif // TTT_RUNTIME_BLASRUNTIME_H

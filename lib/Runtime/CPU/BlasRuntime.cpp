@@ -31,14 +31,18 @@ using SsyrkFn = void (*)(int layout, int uplo, int trans, int n, int k,
                          float *c, int ldc);
 using SetThreadsFn = void (*)(int);
 using GetParallelFn = int (*)();
-
 using CoreNameFn = char *(*)();
+using MklSetThreadingLayerFn = int (*)(int);
+using MklVersionFn = void (*)(char *, int);
+
+// MKL_THREADING_SEQUENTIAL of mkl_service.h.
+constexpr int kMklThreadingSequential = 1;
 
 struct Blas {
   SgemmFn sgemm = nullptr;
   SsyrkFn ssyrk = nullptr; // optional
   std::string library;
-  std::string core; // OpenBLAS's kernel set, when it says
+  std::string kernels; // OpenBLAS's kernel set or MKL's version, when known
 };
 
 /// The OpenBLAS kernel set for this x86 CPU's vector extensions, or null.
@@ -95,27 +99,52 @@ Blas loadBlas() {
     void *handle = openBlas(path);
     if (!handle)
       return false;
+    // The scipy-openblas wheels prefix every symbol with "scipy_".
+    std::string prefix;
     auto sgemm = reinterpret_cast<SgemmFn>(dlsym(handle, "cblas_sgemm"));
+    if (!sgemm) {
+      prefix = "scipy_";
+      sgemm = reinterpret_cast<SgemmFn>(dlsym(handle, "scipy_cblas_sgemm"));
+    }
+    auto symbol = [&](const char *name) {
+      return dlsym(handle, (prefix + name).c_str());
+    };
     // A sequential OpenBLAS (openblas_get_parallel() == 0) shares its
     // buffers between callers unlocked: concurrent calls corrupt results.
     auto parallel =
-        reinterpret_cast<GetParallelFn>(dlsym(handle, "openblas_get_parallel"));
+        reinterpret_cast<GetParallelFn>(symbol("openblas_get_parallel"));
     if (!sgemm || (parallel && parallel() == 0)) {
       dlclose(handle);
       return false;
     }
     // The compiled code runs its own threads over (batch, head, chunk);
     // BLAS threads inside them would only compete for the same cores.
-    if (auto setThreads = reinterpret_cast<SetThreadsFn>(
-            dlsym(handle, "openblas_set_num_threads")))
+    if (auto setThreads =
+            reinterpret_cast<SetThreadsFn>(symbol("openblas_set_num_threads")))
       setThreads(1);
+    // MKL: its sequential layer, which is safe to call from several
+    // threads at once and needs no OpenMP runtime of its own. It must be
+    // chosen before MKL's first call in the process; if the host program
+    // called MKL before, one thread per call is asked for instead.
+    if (auto setLayer = reinterpret_cast<MklSetThreadingLayerFn>(
+            symbol("MKL_Set_Threading_Layer")))
+      if (setLayer(kMklThreadingSequential) != kMklThreadingSequential)
+        if (auto setThreads =
+                reinterpret_cast<SetThreadsFn>(symbol("MKL_Set_Num_Threads")))
+          setThreads(1);
     blas.sgemm = sgemm;
-    blas.ssyrk = reinterpret_cast<SsyrkFn>(dlsym(handle, "cblas_ssyrk"));
+    blas.ssyrk = reinterpret_cast<SsyrkFn>(symbol("cblas_ssyrk"));
     blas.library = path;
-    if (auto coreName = reinterpret_cast<CoreNameFn>(
-            dlsym(handle, "openblas_get_corename")))
+    if (auto coreName =
+            reinterpret_cast<CoreNameFn>(symbol("openblas_get_corename"))) {
       if (const char *name = coreName())
-        blas.core = name;
+        blas.kernels = std::string(name) + " kernels";
+    } else if (auto version = reinterpret_cast<MklVersionFn>(
+                   symbol("MKL_Get_Version_String"))) {
+      char text[256] = {};
+      version(text, sizeof(text) - 1);
+      blas.kernels = text;
+    }
     return true;
   };
   if (!chosen.empty()) {
@@ -201,5 +230,5 @@ const RuntimeSymbol *getCPURuntimeSymbols(unsigned &count) {
 }
 
 const char *getLoadedBlasLibrary() { return getBlas().library.c_str(); }
-const char *getLoadedBlasCore() { return getBlas().core.c_str(); }
+const char *getLoadedBlasKernels() { return getBlas().kernels.c_str(); }
 } // namespace ttt::runtime
