@@ -71,8 +71,9 @@ for m, n, k in [(7, 5, 3), (33, 17, 9), (1, 8, 4), (6, 1, 5), (0, 4, 3), (4, 3, 
                     if err > 1e-5:
                         sys.exit(f"m={m} n={n} k={k} A={la} B={lb} C={lc} acc={acc}: {err}")
 # Gram products C = A A^T, B being A's own memory read transposed (what the
-# runtime hands to SYRK when C is row-major and overwritten).
-for n, k in [(7, 3), (33, 9), (16, 16), (1, 4), (2, 0)]:
+# runtime hands to SYRK when C is row-major, overwritten and at least 128 wide;
+# smaller ones go to GEMM).
+for n, k in [(7, 3), (33, 9), (16, 16), (1, 4), (2, 0), (128, 5), (131, 9)]:
     for la in ("row", "col", "interleaved"):
         for lc in ("row", "col"):
             for acc in (0, 1):
