@@ -120,6 +120,9 @@ void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createTTTDropSelfCopies());
+  // Copies between strided views (a chunk state into its slot of the stacked
+  // states) would otherwise be element-by-element calls of `memrefCopy`.
+  pm.addPass(createTTTStridedCopiesToLinalg());
   // The per-stream scf.forall loops of the ttt lowerings become scf.parallel,
   // which runs sequentially or on OpenMP threads below.
   pm.addPass(createForallToParallelLoopPass());

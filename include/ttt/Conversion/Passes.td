@@ -196,6 +196,30 @@ def TTTDropSelfCopies : Pass<"ttt-drop-self-copies"> {
   }];
 }
 
+def TTTStridedCopiesToLinalg : Pass<"ttt-strided-copies-to-linalg"> {
+  let summary = "Turn memref.copy ops that would not lower to a memcpy into linalg.copy";
+  let description = [{
+    LLVM lowering turns `memref.copy` into a memcpy only when both buffers
+    are contiguous with a static shape (or have an identity layout); every
+    other copy becomes a call of the runner utilities' `memrefCopy`, which
+    moves one element at a time through a generic index walk. This pass
+    makes those copies `linalg.copy` ops, whose loops (from
+    `convert-linalg-to-loops`) LLVM vectorizes along the innermost,
+    unit-stride dimension. Copies that lower to a memcpy are kept.
+
+    Example: a chunk state written into its slot of the stacked states,
+
+    ```mlir
+    %slot = memref.subview %states[0, 0, %c, 0, 0] [1, 4, 1, 128, 128] [1, 1, 1, 1, 1]
+        : memref<1x4x16x128x128xf32> to memref<1x4x128x128xf32, strided<[262144, 65536, 128, 1], offset: ?>>
+    memref.copy %state, %slot : memref<1x4x128x128xf32> to memref<1x4x128x128xf32, strided<[262144, 65536, 128, 1], offset: ?>>
+    ```
+
+    becomes `linalg.copy ins(%state : ...) outs(%slot : ...)`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def TTTContractionsToBLAS : Pass<"ttt-contractions-to-blas", "::mlir::ModuleOp"> {
   let summary = "Call a BLAS GEMM for every fp32 contraction on buffers";
   let description = [{
