@@ -327,7 +327,7 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--layers", default=",".join(LAYERS))
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--rounds", type=int, default=3,
+    parser.add_argument("--rounds", type=int, default=5,
                         help="interleaved rounds of ttt auto and PyTorch (and of the OpenMP "
                              "comparison); each reports its lowest median")
     parser.add_argument("--quick", action="store_true", help="V2 and V6 at the large shape")

@@ -15,11 +15,15 @@ using namespace mlir;
 using namespace mlir::ttt;
 
 namespace {
-/// The parallel form's single-thread time over the recurrent form's in our
-/// CPU benchmark (bench/results/cpu_compare.md: 5-10x for V2, V5, V6 and MSE
-/// with BLAS contractions and the sequential chunk-state scan): its chunk
-/// states and the products over them are full-size temporaries the
-/// recurrent loop never writes.
+/// The parallel form's time over the recurrent form's, as a constant. One
+/// thread, one stream, BLAS contractions, on this project's bench machine
+/// (2026-12-05): 1.3-1.7x with 512-token chunks (D = 128), 2.6-3.7x with
+/// 64-token chunks and 2.4-13x with 16-token chunks (D = 64) for V2, V5,
+/// V6 and MSE: its chunk states and the products over them are full-size
+/// temporaries the recurrent loop never writes. On two threads only V6 with
+/// 512-token chunks gained from it (4.6 against 6.2 ms); the others' parallel
+/// forms barely scale (V2: 48 ms on one thread, 49 on two), so the constant
+/// stays above what two cores can win back.
 constexpr double kParallelOverhead = 5.0;
 } // namespace
 
