@@ -160,14 +160,16 @@ def _cpu_flags() -> set[str]:
     return set()
 
 
-def _blas_report(tmp_path, **env):
-    """The `ttt-run: BLAS: ...` line of a small layer's timed run, with these
-    environment variables set (None: unset)."""
-    rng = np.random.default_rng(1)
+def _run_small_layer(tmp_path, **env):
+    """A small linear layer's timed `ttt-run` on fresh random inputs, with these
+    environment variables set (None: unset). Returns its `ttt-run: BLAS: ...` line,
+    its result and the oracle's."""
+    rng = np.random.default_rng()
     cfg = dict(model="linear", trained=[0], loss="dot", chunk=8, order="apply_then_update")
-    q, k, v = (rng.standard_normal((1, 2, 32, 16)).astype(np.float32) for _ in range(3))
-    ops = ttt_mlir.kvb_operands(cfg, q, k, v, [rng.standard_normal((2, 16, 16)).astype(np.float32)])
-    src, inputs = tmp_path / "layer.mlir", tmp_path / "in.npz"
+    q, k, v = (rng.standard_normal((1, 2, 36, 16)).astype(np.float32) for _ in range(3))
+    w = [(rng.standard_normal((2, 16, 16)) / 4).astype(np.float32)]
+    ops = ttt_mlir.kvb_operands(cfg, q, k, v, w)
+    src, inputs, out = tmp_path / "layer.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
     src.write_text(ttt_mlir.kvb_layer_function(cfg, ops, return_weights=False))
     np.savez(inputs, **{f"arg{i}": a for i, (_, a) in enumerate(ops)})
     child_env = dict(os.environ)
@@ -176,12 +178,19 @@ def _blas_report(tmp_path, **env):
         if value is not None:
             child_env[name] = value
     proc = subprocess.run([str(build_dir() / "bin" / "ttt-run"), str(src), f"--inputs={inputs}",
-                           "--repeat=1", "--print-results=false"],
+                           "--repeat=1", "--print-results=false", f"--outputs={out}"],
                           capture_output=True, text=True, timeout=300, env=child_env)
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.startswith("ttt-run: BLAS: ")]
     assert len(lines) == 1, proc.stderr
-    return lines[0]
+    with np.load(out) as data:
+        got = data["result0"]
+    return lines[0], got, ttt_oracle.kvb_layer(q, k, v, w, **cfg)[0]
+
+
+def _blas_report(tmp_path, **env):
+    """The `ttt-run: BLAS: ...` line of a small layer's timed run."""
+    return _run_small_layer(tmp_path, **env)[0]
 
 
 def _kernels(report: str) -> str | None:
@@ -274,22 +283,6 @@ def test_mkl_and_prefixed_openblas_are_loaded_as_they_need(flavor, kernels, tmp_
                         str(lib)], check=True, capture_output=True, timeout=120)
     except (OSError, subprocess.CalledProcessError) as err:
         pytest.skip(f"no C compiler to build the stand-in library: {err}")
-    rng = np.random.default_rng()
-    B, H, T, D = 1, 2, 40, 8
-    cfg = dict(model="linear", trained=[0], loss="dot", chunk=8, order="apply_then_update")
-    q, k, v = (rng.standard_normal((B, H, T, D)).astype(np.float32) for _ in range(3))
-    w = [(rng.standard_normal((H, D, D)) / np.sqrt(D)).astype(np.float32)]
-    ops = ttt_mlir.kvb_operands(cfg, q, k, v, w)
-    (tmp_path / "layer.mlir").write_text(ttt_mlir.kvb_layer_function(cfg, ops,
-                                                                      return_weights=False))
-    np.savez(tmp_path / "in.npz", **{f"arg{i}": a for i, (_, a) in enumerate(ops)})
-    env = dict(os.environ, TTT_BLAS_LIBRARY=str(lib))
-    proc = subprocess.run([str(build_dir() / "bin" / "ttt-run"), str(tmp_path / "layer.mlir"),
-                           f"--inputs={tmp_path / 'in.npz'}", "--repeat=1",
-                           "--print-results=false", f"--outputs={tmp_path / 'out.npz'}"],
-                          capture_output=True, text=True, timeout=300, env=env)
-    assert proc.returncode == 0, proc.stderr
-    assert f"ttt-run: BLAS: {lib} ({kernels})" in proc.stderr.splitlines()
-    want, _ = ttt_oracle.kvb_layer(q, k, v, w, **cfg)
-    with np.load(tmp_path / "out.npz") as out:
-        assert ttt_mlir.relative_error(out["result0"], want) <= 1e-5
+    report, got, want = _run_small_layer(tmp_path, TTT_BLAS_LIBRARY=str(lib))
+    assert report == f"ttt-run: BLAS: {lib} ({kernels})"
+    assert ttt_mlir.relative_error(got, want) <= 1e-5
