@@ -126,12 +126,20 @@ void buildTTTToCPUPipeline(OpPassManager &pm, const TTTToCPUOptions &options) {
   // The per-stream scf.forall loops of the ttt lowerings become scf.parallel,
   // which runs sequentially or on OpenMP threads below.
   pm.addPass(createForallToParallelLoopPass());
-  if (blas)
-    pm.addPass(createTTTContractionsToBLAS());
+  if (blas) {
+    // A GEMM outside every parallel loop (a layer of one stream) shares the
+    // threads out itself, in blocks.
+    TTTContractionsToBLASOptions gemms;
+    if (options.openmp)
+      gemms.threads = options.numThreads ? unsigned(options.numThreads)
+                      : options.cores    ? unsigned(options.cores)
+                                         : getHostCores();
+    pm.addPass(createTTTContractionsToBLAS(gemms));
+  }
 
   // linalg ops become sequential loops, which LLVM vectorizes; inside an
   // OpenMP region's outlined body it mostly cannot, so threads share out
-  // only the coarse loops: streams, batches of GEMMs.
+  // only the coarse loops: streams, batches of GEMMs, blocks of a GEMM.
   pm.addPass(createConvertLinalgToLoopsPass());
   if (options.openmp) {
     // One OpenMP region per outermost parallel loop; everything inside runs

@@ -6,6 +6,9 @@
   `TTT_BLAS_LIBRARY=""` (none).
 - A layer run by `ttt-run` with BLAS and without (the generated loops of the
   `scf.if`'s other branch) both match the float64 NumPy oracle.
+- A GEMM of a one-stream program, cut into blocks of rows or columns for the
+  OpenMP threads, matches NumPy and the uncut run bit for bit; so does a layer of
+  one stream against the oracle.
 """
 
 from __future__ import annotations
@@ -139,6 +142,76 @@ def test_layer_with_and_without_blas(blas, tmp_path, monkeypatch):
     for form in ("recurrent", "parallel"):
         (got,) = run_function(text, [a for _, a in ops], tmp_path, form=form)
         assert ttt_mlir.relative_error(got, want) <= 1e-5, form
+
+
+MATMUL = """
+func.func @main(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %mm = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>)
+                      outs(%acc : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %mm : tensor<?x?xf32>
+}
+"""
+
+
+def _ttt_run(*args) -> subprocess.CompletedProcess:
+    proc = subprocess.run([str(build_dir() / "bin" / "ttt-run"), *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+# Rows cut (512 rows: 4 blocks of 128; 300: 4 of 75), columns cut (300 columns),
+# and 3 blocks of 67 rows with a shorter last one.
+@pytest.mark.parametrize("m,k,n", [(512, 128, 128), (300, 128, 96), (96, 128, 300),
+                                   (200, 256, 130)])
+def test_a_one_stream_gemm_cut_into_blocks_is_exact(m, k, n, tmp_path):
+    rng = np.random.default_rng()
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    src, inputs = tmp_path / "matmul.mlir", tmp_path / "in.npz"
+    src.write_text(MATMUL)
+    np.savez(inputs, arg0=a, arg1=b)
+    # Four threads cut the GEMM whatever this machine's core count; one does not.
+    assert "omp.parallel" in _ttt_run(src, "--openmp", "--num-threads=4", "--print-ir").stdout
+    assert "omp.parallel" not in _ttt_run(src, "--openmp", "--num-threads=1",
+                                          "--print-ir").stdout
+    results = {}
+    for name, flags in (("cut", ["--openmp", "--num-threads=4"]), ("whole", ["--openmp=false"])):
+        out = tmp_path / f"{name}.npz"
+        _ttt_run(src, f"--inputs={inputs}", f"--outputs={out}", "--print-results=false", *flags)
+        with np.load(out) as data:
+            results[name] = data["result0"]
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    assert ttt_mlir.relative_error(results["cut"], want) <= 1e-5
+    np.testing.assert_array_equal(results["cut"], results["whole"])
+
+
+def test_a_one_stream_layer_with_cut_gemms_matches_the_oracle(tmp_path):
+    # B = H = 1: no loop over streams is left to share out, so the chunks'
+    # GEMMs (256 x 128 x 128) are cut; the last chunk (88 tokens) is too short.
+    rng = np.random.default_rng()
+    cfg = dict(model="linear", trained=[0], loss="mse", chunk=256, order="apply_then_update")
+    q, k, v = (rng.standard_normal((1, 1, 600, 128)).astype(np.float32) / 4
+               for _ in range(3))
+    w = [(rng.standard_normal((1, 128, 128)) / 12).astype(np.float32)]
+    ops = ttt_mlir.kvb_operands(cfg, q, k, v, w)
+    text = ttt_mlir.kvb_layer_function(cfg, ops, return_weights=False)
+    want, _ = ttt_oracle.kvb_layer(q, k, v, w, **cfg)
+    arrays = [a for _, a in ops]
+    (cut,) = run_function(text, arrays, tmp_path, extra_args=["--openmp", "--num-threads=4"])
+    (whole,) = run_function(text, arrays, tmp_path, extra_args=["--openmp=false"])
+    assert ttt_mlir.relative_error(cut, want) <= 1e-5
+    np.testing.assert_array_equal(cut, whole)
+    src = tmp_path / "layer.mlir"
+    src.write_text(text)
+    assert "omp.parallel" in _ttt_run(src, "--openmp", "--num-threads=4", "--print-ir").stdout
 
 
 # OpenBLAS's kernel sets older than AVX2: what an OpenBLAS that does not know the CPU's

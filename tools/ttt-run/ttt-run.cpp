@@ -177,7 +177,8 @@ static cl::opt<std::string> cudaRuntime(
 
 static cl::opt<bool> openmp(
     "openmp",
-    cl::desc("Run the coarse parallel loops (streams, batches of GEMMs) on "
+    cl::desc("Run the coarse parallel loops (streams, batches of GEMMs, "
+             "blocks of a GEMM outside them) on "
              "OpenMP threads (pipeline option openmp; loads libomp; "
              "OMP_NUM_THREADS applies). Default: on when this machine has "
              "more than one core; results are the same either way"),

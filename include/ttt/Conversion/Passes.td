@@ -259,6 +259,16 @@ def TTTContractionsToBLAS : Pass<"ttt-contractions-to-blas", "::mlir::ModuleOp">
     }
     ```
 
+    With `threads=N` (ttt-to-cpu passes its OpenMP thread count), a GEMM
+    whose calls would leave cores idle is cut into blocks: one that no
+    `scf.parallel` or `scf.forall` encloses (a layer of one stream, whose
+    loop over streams folded away), with fewer batch points than N, static
+    sizes and at least 2^21 multiply-adds gets its longer side (m, else n)
+    cut into up to N / points blocks of at least 64, each block's call a
+    point of the parallel loop. Each output element is still one BLAS
+    call's dot product; inside a parallel loop the calls already share the
+    cores and nothing is cut.
+
     With `library=cublas` (ttt-to-gpu's `contractions=cublas`) the calls
     are `ttt_cublas_available` and `ttt_cublas_sgemm` of
     `libttt_cuda_runtime`, on device-accessible buffers: cuBLAS computes each
@@ -272,6 +282,12 @@ def TTTContractionsToBLAS : Pass<"ttt-contractions-to-blas", "::mlir::ModuleOp">
            "Whose GEMM: blas (ttt_sgemm, a CBLAS on the CPU), cublas "
            "(ttt_cublas_sgemm, cuBLAS on the GPU, called by the host) or "
            "cublas-tf32 (the same on TF32 tensor cores)">,
+    Option<"threads", "threads", "unsigned", /*default=*/"1",
+           "Cores the calls of a GEMM that no parallel loop encloses may "
+           "share: with fewer batch points than this, a GEMM of at least "
+           "2^21 multiply-adds and static sizes is cut into blocks of at "
+           "least 64 rows (or columns, whichever is longer), one call "
+           "each, as another dimension of its parallel loop (blas only)">,
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect",

@@ -16,7 +16,9 @@
 //
 // so the code runs at BLAS speed where a BLAS library loads, and runs its
 // own loops where none does. The views are passed as addresses, offsets and
-// strides (BlasRuntime.h); the runtime picks the transposes.
+// strides (BlasRuntime.h); the runtime picks the transposes. A GEMM that
+// no parallel loop encloses gets the threads through blocks of its rows (or
+// columns) instead, one call each, as the parallel loop's last dimension.
 //
 //===----------------------------------------------------------------------===//
 
@@ -215,9 +217,62 @@ private:
   Value zero;
 };
 
+/// Multiply-adds below which a GEMM runs as one call: an OpenMP region costs
+/// a few microseconds, a GEMM of 2^21 multiply-adds about 20 on one core.
+constexpr int64_t kMinSplitWork = int64_t(1) << 21;
+/// The fewest rows (columns) a block gets: BLAS kernels lose little on
+/// blocks of 64 rows against whole 512-row chunks, and much below.
+constexpr int64_t kMinBlockSize = 64;
+
+/// A GEMM to be cut into blocks of its rows (or columns), each its own call.
+struct BlockSplit {
+  bool rows;      // split along m (else n)
+  int64_t wanted; // blocks that would keep every thread busy
+};
+
+/// Whether `op`'s GEMMs are cut so that their calls keep `threads` cores
+/// busy: only a GEMM that no parallel loop encloses (its program has no
+/// other work for the cores meanwhile), with fewer batch points than
+/// threads. How many blocks is decided at run time (a chunk's length may be
+/// known only then): none below kMinSplitWork, none under kMinBlockSize.
+std::optional<BlockSplit> chooseBlockSplit(linalg::GenericOp op,
+                                           const GemmLoops &loops,
+                                           unsigned threads) {
+  if (threads < 2 || op->getParentOfType<scf::ParallelOp>() ||
+      op->getParentOfType<scf::ForallOp>())
+    return std::nullopt;
+  SmallVector<int64_t> ranges = op.getStaticLoopRanges();
+  int64_t points = 1;
+  for (unsigned dim : loops.batch) {
+    if (ShapedType::isDynamic(ranges[dim]))
+      return std::nullopt;
+    points *= ranges[dim];
+  }
+  if (points >= int64_t(threads))
+    return std::nullopt;
+  auto size = [&](std::optional<unsigned> dim) {
+    return dim ? ranges[*dim] : int64_t(1);
+  };
+  int64_t m = size(loops.m), n = size(loops.n), k = size(loops.k);
+  if (!llvm::any_of(ArrayRef<int64_t>{m, n, k}, ShapedType::isDynamic) &&
+      points * m * n * k < kMinSplitWork)
+    return std::nullopt;
+  BlockSplit split;
+  // The longer side; one of run-time size (a chunk's tokens) over a static
+  // one.
+  split.rows =
+      ShapedType::isDynamic(m) || (!ShapedType::isDynamic(n) && m >= n);
+  int64_t side = split.rows ? m : n;
+  if (!ShapedType::isDynamic(side) && side < 2 * kMinBlockSize)
+    return std::nullopt;
+  split.wanted = llvm::divideCeil(int64_t(threads), points);
+  return split;
+}
+
 void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
-                   func::FuncOp available, func::FuncOp sgemm,
-                   bool sequentialBatch, RewriterBase &rewriter) {
+                   std::optional<BlockSplit> split, func::FuncOp available,
+                   func::FuncOp sgemm, bool sequentialBatch,
+                   RewriterBase &rewriter) {
   Location loc = op.getLoc();
   linalg::FillOp zeroFill = findZeroFillOfC(op);
   rewriter.setInsertionPoint(op);
@@ -257,10 +312,14 @@ void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
     steps.push_back(arith::ConstantIndexOp::create(rewriter, loc, 1));
   }
 
-  auto emitCall = [&](OpBuilder &b, Location nestedLoc, ValueRange ivs) {
+  // One call per batch point and, with `blockSize` set, per block of
+  // `blockSize` rows (columns), the block index the last induction variable.
+  auto emitCall = [&](OpBuilder &b, Location nestedLoc, ValueRange ivs,
+                      Value blockSize) {
     GemmEmitter emitter(b, nestedLoc);
     SmallVector<Value> point(op.getNumLoops(), emitter.getZero());
-    for (auto [dim, iv] : llvm::zip_equal(loops.batch, ivs))
+    for (auto [dim, iv] :
+         llvm::zip_equal(loops.batch, ivs.take_front(loops.batch.size())))
       point[dim] = iv;
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     View a =
@@ -269,25 +328,92 @@ void rewriteToCall(linalg::GenericOp op, const GemmLoops &loops,
         emitter.view(op.getDpsInputs()[1], maps[1], point, loops.k, loops.n);
     View c =
         emitter.view(op.getDpsInits()[0], maps[2], point, loops.m, loops.n);
+    Value rows = m, cols = n;
+    if (blockSize) {
+      // Block r: rows (columns) [r * blockSize, min((r + 1) * blockSize,
+      // size)) of A and C (B and C).
+      Value first = arith::MulIOp::create(b, nestedLoc, ivs.back(), blockSize);
+      Value left =
+          arith::SubIOp::create(b, nestedLoc, split->rows ? m : n, first);
+      Value extent = arith::MinSIOp::create(b, nestedLoc, blockSize, left);
+      auto advance = [&](View &view, Value stride) {
+        Value step = arith::MulIOp::create(b, nestedLoc, first, stride);
+        view.offset = arith::AddIOp::create(b, nestedLoc, view.offset, step);
+      };
+      if (split->rows) {
+        rows = extent;
+        advance(a, a.rowStride);
+        advance(c, c.rowStride);
+      } else {
+        cols = extent;
+        advance(bv, bv.colStride);
+        advance(c, c.colStride);
+      }
+    }
     func::CallOp::create(
         b, nestedLoc, sgemm,
-        ValueRange{m, n, k, a.address, a.offset, a.rowStride, a.colStride,
+        ValueRange{rows, cols, k, a.address, a.offset, a.rowStride, a.colStride,
                    bv.address, bv.offset, bv.rowStride, bv.colStride, c.address,
                    c.offset, c.rowStride, c.colStride, accumulate});
   };
-  if (loops.batch.empty()) {
-    emitCall(rewriter, loc, {});
-  } else if (sequentialBatch) {
-    // Calls made by the host one after the other, each a whole GEMM on the
-    // device: a parallel loop here would become a kernel of its own.
-    scf::buildLoopNest(rewriter, loc, lower, upper, steps, emitCall);
-  } else {
-    scf::ParallelOp::create(
-        rewriter, loc, lower, upper, steps,
-        [&](OpBuilder &b, Location nestedLoc, ValueRange ivs) {
-          emitCall(b, nestedLoc, ivs);
-        });
+  // The calls over the batch points and `blocks` blocks (none: whole GEMMs).
+  auto emitCalls = [&](OpBuilder &b, Location l, Value blocks,
+                       Value blockSize) {
+    SmallVector<Value> lo(lower), up(upper), st(steps);
+    if (blocks) {
+      lo.push_back(arith::ConstantIndexOp::create(b, l, 0));
+      up.push_back(blocks);
+      st.push_back(arith::ConstantIndexOp::create(b, l, 1));
+    }
+    auto body = [&](OpBuilder &nested, Location nestedLoc, ValueRange ivs) {
+      emitCall(nested, nestedLoc, ivs, blockSize);
+    };
+    if (lo.empty()) {
+      body(b, l, {});
+    } else if (sequentialBatch) {
+      // Calls made by the host one after the other, each a whole GEMM on
+      // the device: a parallel loop here would become a kernel of its own.
+      scf::buildLoopNest(b, l, lo, up, st, body);
+    } else {
+      scf::ParallelOp::create(b, l, lo, up, st, body);
+    }
+  };
+  if (!split) {
+    emitCalls(rewriter, loc, Value(), Value());
+    rewriter.eraseOp(op);
+    return;
   }
+  // blocks = min(wanted, side / kMinBlockSize), cut only when that is two
+  // or more and the GEMMs have kMinSplitWork multiply-adds in all (static
+  // sizes fold this to one branch).
+  auto constant = [&](int64_t value) {
+    return arith::ConstantIndexOp::create(rewriter, loc, value);
+  };
+  Value side = split->rows ? m : n;
+  Value byLength =
+      arith::DivSIOp::create(rewriter, loc, side, constant(kMinBlockSize));
+  Value blocks =
+      arith::MinSIOp::create(rewriter, loc, byLength, constant(split->wanted));
+  Value work = arith::MulIOp::create(rewriter, loc, m, n);
+  work = arith::MulIOp::create(rewriter, loc, work, k);
+  for (Value points : upper)
+    work = arith::MulIOp::create(rewriter, loc, work, points);
+  Value enough = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                       work, constant(kMinSplitWork));
+  Value several = arith::CmpIOp::create(
+      rewriter, loc, arith::CmpIPredicate::sgt, blocks, constant(1));
+  Value cut = arith::AndIOp::create(rewriter, loc, enough, several);
+  scf::IfOp::create(
+      rewriter, loc, cut,
+      [&](OpBuilder &b, Location l) {
+        Value blockSize = arith::CeilDivSIOp::create(b, l, side, blocks);
+        emitCalls(b, l, blocks, blockSize);
+        scf::YieldOp::create(b, l);
+      },
+      [&](OpBuilder &b, Location l) {
+        emitCalls(b, l, Value(), Value());
+        scf::YieldOp::create(b, l);
+      });
   rewriter.eraseOp(op);
 }
 
@@ -334,9 +460,13 @@ struct TTTContractionsToBLASPass
                 : cublas                 ? kCublasSgemm
                                          : kSgemm,
                 FunctionType::get(ctx, SmallVector<Type>(16, index), {}));
-    for (auto &[op, loops] : gemms)
-      rewriteToCall(op, loops, available, sgemm, /*sequentialBatch=*/cublas,
-                    rewriter);
+    for (auto &[op, loops] : gemms) {
+      std::optional<BlockSplit> split;
+      if (!cublas)
+        split = chooseBlockSplit(op, loops, threads);
+      rewriteToCall(op, loops, split, available, sgemm,
+                    /*sequentialBatch=*/cublas, rewriter);
+    }
   }
 };
 
