@@ -16,7 +16,8 @@ A `Spelling` picks, independently:
 
 The chunk loop is unrolled (what torch-mlir emits for a Python loop over chunks), or an
 `scf.for` / counted `scf.while` over the chunks (`form`), apply-then-update; a loop may
-run to a sequence length the signature leaves dynamic (`dynamic`). `rnn_cell` and `chunk_sums` write an RNN cell unrolled over time and
+run to a sequence length the signature leaves dynamic (`dynamic`); the batch and the
+heads may be of run-time size too (`dynamic_batch`, `dynamic_heads`). `rnn_cell` and `chunk_sums` write an RNN cell unrolled over time and
 a running sum of chunks: loop-carried state that is no TTT layer.
 """
 
@@ -60,6 +61,9 @@ class Spelling:
     # input's batch of run-time size; the fast weight is one per batch entry, an
     # argument).
     dynamic_batch: bool = False
+    # The heads as the signature says it: static (H), or dynamic ('?': the fast
+    # weight an argument with as many heads as the queries).
+    dynamic_heads: bool = False
     # How the scf.while form advances its counter: by the chunk size (`step`), or by
     # the chunk's own length min(C, T - i) (`chunk`: not counted as written).
     advance: str = "step"
@@ -71,6 +75,7 @@ class Spelling:
         bounds += "_partial" if self.partial_chunks else ""
         bounds += "_advance_chunk" if self.advance == "chunk" else ""
         bounds += "_dynamic_batch" if self.dynamic_batch else ""
+        bounds += "_dynamic_heads" if self.dynamic_heads else ""
         return (f"{self.contraction}_{self.assembly}_{self.weight}_{self.orientation}_"
                 f"{self.loss}_{self.form}{bounds}")
 
@@ -81,8 +86,9 @@ MAC = ["%m = arith.mulf %a0, %a1 : f32", "%s = arith.addf %a2, %m : f32",
 
 
 # Dims of run-time size in the shapes below: the sequence's chunk ('?', size %n),
-# the batch ('?B', size %cB) and the batch merged with the heads ('?BH', size %cBH).
-SIZE_OF = {"?": "%n", "?B": "%cB", "?BH": "%cBH"}
+# the batch ('?B', size %cB), the heads ('?H', size %cH) and the batch merged with
+# the heads ('?BH', size %cBH).
+SIZE_OF = {"?": "%n", "?B": "%cB", "?H": "%cH", "?BH": "%cBH"}
 
 
 def _dim(d) -> str:
@@ -165,13 +171,13 @@ def _elementwise(w: _Writer, a, b, dims, line):
                      (empty, out_t), [line, "linalg.yield %r : f32"], out_t)
 
 
-def _batch_matmul(w: _Writer, lhs, rhs, m, k, n, transpose_lhs=False, b=B):
-    """[b, H, m, k] x [b, H, k, n] (lhs given as [b, H, k, m] when transpose_lhs) through
-    linalg.batch_matmul on [b*H, .., ..]."""
-    bh = "?BH" if b == "?B" else b * H
+def _batch_matmul(w: _Writer, lhs, rhs, m, k, n, transpose_lhs=False, b=B, h=H):
+    """[b, h, m, k] x [b, h, k, n] (lhs given as [b, h, k, m] when transpose_lhs) through
+    linalg.batch_matmul on [b*h, .., ..]."""
+    bh = "?BH" if "?" in f"{b}{h}" else b * h
     def collapse(x, r, c):
         name = w.fresh("c")
-        w.emit(f"{name} = tensor.collapse_shape {x} [[0, 1], [2], [3]] : {_t(b, H, r, c)} "
+        w.emit(f"{name} = tensor.collapse_shape {x} [[0, 1], [2], [3]] : {_t(b, h, r, c)} "
                f"into {_t(bh, r, c)}")
         return name
     if transpose_lhs:
@@ -189,9 +195,9 @@ def _batch_matmul(w: _Writer, lhs, rhs, m, k, n, transpose_lhs=False, b=B):
     w.emit(f"{out} = linalg.batch_matmul ins({a}, {bm} : {_t(bh, m, k)}, {_t(bh, k, n)}) "
            f"outs({init} : {_t(bh, m, n)}) -> {_t(bh, m, n)}")
     expanded = w.fresh("x")
-    shape = ", ".join(_size(d) for d in (b, H, m, n))
+    shape = ", ".join(_size(d) for d in (b, h, m, n))
     w.emit(f"{expanded} = tensor.expand_shape {out} [[0, 1], [2], [3]] output_shape "
-           f"[{shape}] : {_t(bh, m, n)} into {_t(b, H, m, n)}")
+           f"[{shape}] : {_t(bh, m, n)} into {_t(b, h, m, n)}")
     return expanded
 
 
@@ -213,24 +219,35 @@ def ttt_program(s: Spelling) -> str:
                          "chunks of min(C, T - i) tokens")
     if s.partial_chunks and not s.dynamic:
         raise ValueError("chunks of min(C, T - i) tokens are for a dynamic length")
-    if s.dynamic_batch and s.weight != "arg":
-        raise ValueError("a batch of run-time size needs the fast weight as an argument")
+    if (s.dynamic_batch or s.dynamic_heads) and s.weight != "arg":
+        raise ValueError("a batch or heads of run-time size need the fast weight as an "
+                         "argument")
     T = "?" if s.dynamic else T
     Bd = "?B" if s.dynamic_batch else B
-    seq = _t(Bd, H, T, D)
-    w_shape = (Bd, H, E, D) if s.orientation == "w_xt" else (Bd, H, D, E)
-    args = [f"%q: {seq}", f"%k: {seq}", f"%v: {_t(Bd, H, T, E)}"]
+    Hd = "?H" if s.dynamic_heads else H
+    seq = _t(Bd, Hd, T, D)
+    w_shape = (Bd, Hd, E, D) if s.orientation == "w_xt" else (Bd, Hd, D, E)
+    args = [f"%q: {seq}", f"%k: {seq}", f"%v: {_t(Bd, Hd, T, E)}"]
     if s.weight == "arg":
         args.append(f"%w0: {_t(*w_shape)}")
-    head = f"func.func @layer({', '.join(args)}) -> {_t(Bd, H, T, E)} {{"
+    head = f"func.func @layer({', '.join(args)}) -> {_t(Bd, Hd, T, E)} {{"
     w.emit("%zero = arith.constant 0.0 : f32")
     w.emit(f"%lr = arith.constant {s.lr!r} : f32")
     if s.dynamic_batch:
         w.emit("%cb0 = arith.constant 0 : index")
         w.emit(f"%cB = tensor.dim %q, %cb0 : {seq}")
-        if s.contraction == "named":
-            w.emit(f"%cH = arith.constant {H} : index")
-            w.emit("%cBH = arith.muli %cB, %cH : index")
+    if s.dynamic_heads:
+        w.emit("%ch1 = arith.constant 1 : index")
+        w.emit(f"%cH = tensor.dim %q, %ch1 : {seq}")
+    if s.contraction == "named" and (s.dynamic_batch or s.dynamic_heads):
+        # The batch merged with the heads, for the collapsed chunks.
+        batch = "%cB" if s.dynamic_batch else "%cB_"
+        heads = "%cH" if s.dynamic_heads else "%cH_"
+        if not s.dynamic_batch:
+            w.emit(f"%cB_ = arith.constant {B} : index")
+        if not s.dynamic_heads:
+            w.emit(f"%cH_ = arith.constant {H} : index")
+        w.emit(f"%cBH = arith.muli {batch}, {heads} : index")
     if s.loss == "mse":
         w.emit(f"%inv_c = arith.constant {1.0 / C!r} : f32")
     weight = "%w0"
@@ -248,39 +265,39 @@ def ttt_program(s: Spelling) -> str:
         for x, width in (("q", D), ("k", D), ("v", E)):
             name = w.fresh(x)
             size = "%n" if n == "?" else n
-            w.emit(f"{name} = tensor.extract_slice %{x}[0, 0, {start}, 0] [{_size(Bd)}, {H}, {size}, "
-                   f"{width}] [1, 1, 1, 1] : {_t(Bd, H, T, width)} to {_t(Bd, H, n, width)}")
+            w.emit(f"{name} = tensor.extract_slice %{x}[0, 0, {start}, 0] [{_size(Bd)}, {_size(Hd)}, {size}, "
+                   f"{width}] [1, 1, 1, 1] : {_t(Bd, Hd, T, width)} to {_t(Bd, Hd, n, width)}")
             chunk[x] = name
-        q_t, k_t = _t(Bd, H, n, D), _t(Bd, H, n, D)
+        q_t, k_t = _t(Bd, Hd, n, D), _t(Bd, Hd, n, D)
         w_t = _t(*w_shape)
         if s.contraction == "named":
-            o = _batch_matmul(w, chunk["q"], weight, n, D, E, b=Bd)
+            o = _batch_matmul(w, chunk["q"], weight, n, D, E, b=Bd, h=Hd)
         else:
             o = _contract(w, (chunk["q"], q_t), (weight, w_t), "b, h, i, r", w_read,
-                          "b, h, i, j", (Bd, H, n, E))
+                          "b, h, i, j", (Bd, Hd, n, E))
         if s.tanh_output:
-            o = _elementwise(w, o, o, (Bd, H, n, E), "%r = math.tanh %a0 : f32")
+            o = _elementwise(w, o, o, (Bd, Hd, n, E), "%r = math.tanh %a0 : f32")
         if not update:
             return o
         # The update of W as stored: kᵀ g for x W, gᵀ k for W xᵀ.
         if s.loss == "mse":
             if s.contraction == "named":
-                kw = _batch_matmul(w, chunk["k"], weight, n, D, E, b=Bd)
+                kw = _batch_matmul(w, chunk["k"], weight, n, D, E, b=Bd, h=Hd)
             else:
                 kw = _contract(w, (chunk["k"], k_t), (weight, w_t), "b, h, i, r",
-                               w_read, "b, h, i, j", (Bd, H, n, E))
-            g = _elementwise(w, kw, chunk["v"], (Bd, H, n, E), "%r = arith.subf %a0, %a1 : f32")
+                               w_read, "b, h, i, j", (Bd, Hd, n, E))
+            g = _elementwise(w, kw, chunk["v"], (Bd, Hd, n, E), "%r = arith.subf %a0, %a1 : f32")
         else:
             g = chunk["v"]
-        g_t = _t(Bd, H, n, E)
+        g_t = _t(Bd, Hd, n, E)
         if s.contraction == "named":
-            u = _batch_matmul(w, chunk["k"], g, D, n, E, transpose_lhs=True, b=Bd)
+            u = _batch_matmul(w, chunk["k"], g, D, n, E, transpose_lhs=True, b=Bd, h=Hd)
         elif xt:
             u = _contract(w, (g, g_t), (chunk["k"], k_t), "b, h, r, i", "b, h, r, j",
-                          "b, h, i, j", (Bd, H, E, D))
+                          "b, h, i, j", (Bd, Hd, E, D))
         else:
             u = _contract(w, (chunk["k"], k_t), (g, g_t), "b, h, r, i", "b, h, r, j",
-                          "b, h, i, j", (Bd, H, D, E))
+                          "b, h, i, j", (Bd, Hd, D, E))
         if s.loss == "mse":
             line = ("%m1 = arith.mulf %a1, %lr : f32\n    %m3 = arith.mulf %m1, %inv_c : f32\n"
                     "    %r = arith.subf %a0, %m3 : f32")
@@ -289,7 +306,7 @@ def ttt_program(s: Spelling) -> str:
         weight = _elementwise(w, weight, u, w_shape, line)
         return o
 
-    out_t = _t(Bd, H, T, E)
+    out_t = _t(Bd, Hd, T, E)
     if s.form in ("loop", "while"):
         if s.assembly != "insert" or (s.T % C and s.bounds != "constant"):
             raise ValueError("the loop forms write chunks into a buffer; a partial last "
@@ -308,6 +325,7 @@ def ttt_program(s: Spelling) -> str:
             w.emit(f"%cT = tensor.dim %q, %c2 : {seq}")
             w.emit("%cC = arith.divui %cT, %cN : index")
         sizes = ["%cB"] if s.dynamic_batch else []
+        sizes += ["%cH"] if s.dynamic_heads else []
         sizes += ["%cT"] if s.dynamic else []
         w.emit(f"%buf0 = tensor.empty({', '.join(sizes)}) : {out_t}")
         w_t = _t(*w_shape)
@@ -334,8 +352,8 @@ def ttt_program(s: Spelling) -> str:
             n = "?"
         o = chunk_step("%i", n, update=True)
         size = "%n" if n == "?" else C
-        w.emit(f"%next = tensor.insert_slice {o} into %buf[0, 0, %i, 0] [{_size(Bd)}, {H}, {size}, {E}] "
-               f"[1, 1, 1, 1] : {_t(Bd, H, n, E)} into {out_t}")
+        w.emit(f"%next = tensor.insert_slice {o} into %buf[0, 0, %i, 0] [{_size(Bd)}, {_size(Hd)}, {size}, {E}] "
+               f"[1, 1, 1, 1] : {_t(Bd, Hd, n, E)} into {out_t}")
         if s.form == "loop":
             w.emit(f"scf.yield {weight}, %next : {w_t}, {out_t}")
             w.emit("}")
@@ -355,16 +373,18 @@ def ttt_program(s: Spelling) -> str:
         outs.append((chunk_step(start, n, update=start + C < T), start, n))
     if s.assembly == "concat":
         parts = ", ".join(o for o, _, _ in outs)
-        types = ", ".join(_t(Bd, H, n, E) for _, _, n in outs)
+        types = ", ".join(_t(Bd, Hd, n, E) for _, _, n in outs)
         result = w.fresh("o")
         w.emit(f"{result} = tensor.concat dim(2) {parts} : ({types}) -> {out_t}")
     else:
         result = w.fresh("buf")
-        w.emit(f"{result} = tensor.empty({'%cB' if s.dynamic_batch else ''}) : {out_t}")
+        sizes = ["%cB"] if s.dynamic_batch else []
+        sizes += ["%cH"] if s.dynamic_heads else []
+        w.emit(f"{result} = tensor.empty({', '.join(sizes)}) : {out_t}")
         for o, start, n in outs:
             nxt = w.fresh("buf")
             w.emit(f"{nxt} = tensor.insert_slice {o} into {result}[0, 0, {start}, 0] "
-                   f"[{_size(Bd)}, {H}, {n}, {E}] [1, 1, 1, 1] : {_t(Bd, H, n, E)} into {out_t}")
+                   f"[{_size(Bd)}, {_size(Hd)}, {n}, {E}] [1, 1, 1, 1] : {_t(Bd, Hd, n, E)} into {out_t}")
             result = nxt
     w.emit(f"return {result} : {out_t}")
     return head + "\n" + "\n".join(w.lines) + "\n}\n"

@@ -174,7 +174,9 @@ private:
         size = -1;
     return node(loc, "Reshape", {x, i64s(loc, target)}, to);
   }
-  void opaque(Operation *op);
+  /// A node of the opaque domain standing for `op`; `why` (its doc string)
+  /// says why it is not translated, where that is known.
+  void opaque(Operation *op, StringRef why = {});
   /// An expand_shape or collapse_shape with several dims of run-time size
   /// (a batch and a chunk length): a Reshape whose target copies each such
   /// dim that is its own group from the source's Shape, and infers the one
@@ -357,7 +359,7 @@ Value Translator::get(Value value) {
   return placeholder;
 }
 
-void Translator::opaque(Operation *op) {
+void Translator::opaque(Operation *op, StringRef why) {
   ++shadow.opaque;
   SmallVector<Value> inputs;
   for (Value operand : op->getOperands())
@@ -373,7 +375,8 @@ void Translator::opaque(Operation *op) {
   auto node = onnx::NodeOp::create(
       b, op->getLoc(), types, op->getName().getStringRef(), kOpaqueDomain,
       /*attrs=*/nullptr, /*node_name=*/nullptr, b.getArrayAttr(names),
-      /*doc_string=*/nullptr, inputs, /*subgraphsCount=*/0);
+      why.empty() ? StringAttr() : b.getStringAttr(why), inputs,
+      /*subgraphsCount=*/0);
   for (auto [result, shadowResult] :
        llvm::zip(op->getResults(), node->getResults()))
     map(result, shadowResult);
@@ -381,6 +384,7 @@ void Translator::opaque(Operation *op) {
 
 void Translator::translate(Operation *op) {
   LogicalResult done = failure();
+  StringRef why;
   Location loc = op->getLoc();
   if (auto constantOp = dyn_cast<arith::ConstantOp>(op)) {
     if (DenseElementsAttr dense = denseValue(constantOp.getValue())) {
@@ -441,13 +445,15 @@ void Translator::translate(Operation *op) {
     } else if (Value view = viewOfRunTimeSizes(op)) {
       map(op->getResult(0), view);
       done = success();
+    } else {
+      why = "it splits or merges several dims of run-time size";
     }
   } else if (auto cast = dyn_cast<tensor::CastOp>(op)) {
     map(cast, get(cast.getSource()));
     done = success();
   }
   if (failed(done))
-    opaque(op);
+    opaque(op, why);
   else
     ++shadow.translated;
 }

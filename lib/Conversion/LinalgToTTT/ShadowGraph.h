@@ -20,6 +20,7 @@
 #ifndef TTT_LIB_CONVERSION_LINALGTOTTT_SHADOWGRAPH_H
 #define TTT_LIB_CONVERSION_LINALGTOTTT_SHADOWGRAPH_H
 
+#include "../ONNXToTTT/LayerFinder.h"
 #include "ttt/Dialect/ONNX/IR/ONNXOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -28,7 +29,7 @@
 namespace mlir::ttt::linalg_raise {
 
 /// The domain of the nodes that stand for ops the shadow does not translate.
-inline constexpr llvm::StringLiteral kOpaqueDomain = "ttt.opaque";
+inline constexpr llvm::StringLiteral kOpaqueDomain = raise::kUntranslatedDomain;
 
 struct ShadowGraph {
   /// The module that holds the graph (a model of the newest opset).

@@ -329,6 +329,20 @@ static std::string describeNode(onnx::NodeOp node) {
   return text;
 }
 
+/// True if `node` stands for an op that a reader of another dialect left
+/// untranslated: it blocks a proof without showing the math non-linear.
+static bool isUntranslated(onnx::NodeOp node) {
+  return node && node.getDomain() == kUntranslatedDomain;
+}
+
+/// "<op>, which ttt does not read (<why>)".
+static std::string describeUntranslated(onnx::NodeOp node) {
+  std::string text = node.getOpType().str() + ", which ttt does not read";
+  if (std::optional<StringRef> why = node.getDocString())
+    text += " (" + why->str() + ")";
+  return text;
+}
+
 /// Names the trained weights among `reads`.
 static SmallVector<Value> trainedReads(const FoundLayer &layer,
                                        const ChunkStep &step) {
@@ -352,6 +366,9 @@ static std::string findBlocker(const FoundLayer &layer, DependenceCache &deps,
     trained.push_back(skipLayout(read));
   DegreeAnalysis output(deps, trained);
   int degree = output.degree(step.output);
+  if (degree >= DegreeAnalysis::kNonlinear && isUntranslated(output.culprit))
+    return "its output passes through " + describeUntranslated(output.culprit) +
+           ", so it cannot be shown linear in the fast weights";
   if (degree >= DegreeAnalysis::kNonlinear)
     return "its output depends non-linearly on the trained fast weights "
            "(through " +
@@ -366,6 +383,10 @@ static std::string findBlocker(const FoundLayer &layer, DependenceCache &deps,
     DegreeAnalysis update(deps, base);
     if (update.degree(after) <= 1)
       continue;
+    if (isUntranslated(update.culprit))
+      return "the update of " + describeValue(before) + " passes through " +
+             describeUntranslated(update.culprit) +
+             ", so it cannot be shown affine in the fast weights";
     return "the update of " + describeValue(before) +
            " is not affine in the fast weights (through " +
            describeNode(update.culprit) +

@@ -34,6 +34,11 @@
 
 namespace mlir::ttt::raise {
 
+/// The domain of nodes that stand for ops a reader of another dialect did
+/// not translate (the shadow graph of a linalg program); their doc string,
+/// when set, says why. The finder names them as what blocks a proof.
+inline constexpr llvm::StringLiteral kUntranslatedDomain = "ttt.opaque";
+
 enum class LayerForm { Unrolled, Loop, FullBatch };
 
 /// What one chunk (or the one full-batch step) computes, as graph values.
