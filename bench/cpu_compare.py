@@ -17,6 +17,7 @@ For every layer and shape, side by side in one run:
 
     python3 bench/cpu_compare.py                       # the issue's grid, ~15 minutes
     python3 bench/cpu_compare.py --quick               # two layers, one shape
+    python3 bench/cpu_compare.py --shapes '1,128,8192,512' --no-onnx  # one stream
     python3 bench/cpu_compare.py --plots bench/results # also time vs T and vs chunk
 
 Writes a Markdown table (`--output`). Speed is measured here, never in tests: the
@@ -322,6 +323,17 @@ def plots(args, directory: Path, tmp: Path):
     return written
 
 
+def parse_shapes(text: str):
+    """'H,D,T,C;H,D,T,C' -> [(H, D, T, C), ...]."""
+    shapes = []
+    for part in text.split(";"):
+        values = tuple(int(v) for v in part.split(","))
+        if len(values) != 4 or min(values) < 1:
+            raise argparse.ArgumentTypeError(f"'{part}' is not H,D,T,C")
+        shapes.append(values)
+    return shapes
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -331,6 +343,9 @@ def main() -> int:
                         help="interleaved rounds of ttt auto and PyTorch (and of the OpenMP "
                              "comparison); each reports its lowest median")
     parser.add_argument("--quick", action="store_true", help="V2 and V6 at the large shape")
+    parser.add_argument("--shapes", type=parse_shapes,
+                        help="other shapes instead of the issue's three: 'H,D,T,C' each, "
+                             "separated by ';' (e.g. '1,128,8192,512' for one stream)")
     parser.add_argument("--no-onnx", action="store_true", help="skip the onnxruntime columns")
     parser.add_argument("--output", help="write the Markdown report to this file")
     parser.add_argument("--plots", help="also write time-vs-T and time-vs-chunk PNGs here")
@@ -340,7 +355,7 @@ def main() -> int:
                              "in this Python's prefix, if installed; '' for none")
     args = parser.parse_args()
     layers = ["V2", "V6"] if args.quick else args.layers.split(",")
-    shapes = SHAPES[:1] if args.quick else SHAPES
+    shapes = args.shapes or (SHAPES[:1] if args.quick else SHAPES)
     torch_ok = have_torch()
     if torch_ok:
         import torch
