@@ -144,20 +144,16 @@ def test_layer_with_and_without_blas(blas, tmp_path, monkeypatch):
         assert ttt_mlir.relative_error(got, want) <= 1e-5, form
 
 
-MATMUL = """
-func.func @main(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
-  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
-  %acc = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
-  %mm = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>)
-                      outs(%acc : tensor<?x?xf32>) -> tensor<?x?xf32>
-  return %mm : tensor<?x?xf32>
-}
-"""
+def _matmul_program(m: int, k: int, n: int) -> str:
+    """C = A B at static sizes (the block count folds at compile time; a layer's
+    chunk of run-time length below decides it at run time)."""
+    a, b, c = (f"tensor<{r}x{q}xf32>" for r, q in ((m, k), (k, n), (m, n)))
+    return (f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n"
+            f"  %zero = arith.constant 0.0 : f32\n"
+            f"  %e = tensor.empty() : {c}\n"
+            f"  %acc = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
+            f"  %mm = linalg.matmul ins(%a, %b : {a}, {b}) outs(%acc : {c}) -> {c}\n"
+            f"  return %mm : {c}\n}}\n")
 
 
 def _ttt_run(*args) -> subprocess.CompletedProcess:
@@ -176,7 +172,7 @@ def test_a_one_stream_gemm_cut_into_blocks_is_exact(m, k, n, tmp_path):
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
     src, inputs = tmp_path / "matmul.mlir", tmp_path / "in.npz"
-    src.write_text(MATMUL)
+    src.write_text(_matmul_program(m, k, n))
     np.savez(inputs, arg0=a, arg1=b)
     # Four threads cut the GEMM whatever this machine's core count; one does not.
     assert "omp.parallel" in _ttt_run(src, "--openmp", "--num-threads=4", "--print-ir").stdout
