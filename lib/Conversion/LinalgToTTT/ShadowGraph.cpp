@@ -354,7 +354,8 @@ Value Translator::get(Value value) {
       type = onnx::UnknownType::get(b.getContext());
     }
   }
-  Value placeholder = node(loc, "Value", {}, type, {}, kOpaqueDomain);
+  Value placeholder =
+      node(loc, "Value", {}, type, {}, raise::kUntranslatedDomain);
   values[value] = placeholder;
   return placeholder;
 }
@@ -373,7 +374,8 @@ void Translator::opaque(Operation *op, StringRef why) {
   for (size_t i = 0; i < types.size(); ++i)
     names.push_back(b.getStringAttr("t" + std::to_string(next++)));
   auto node = onnx::NodeOp::create(
-      b, op->getLoc(), types, op->getName().getStringRef(), kOpaqueDomain,
+      b, op->getLoc(), types, op->getName().getStringRef(),
+      raise::kUntranslatedDomain,
       /*attrs=*/nullptr, /*node_name=*/nullptr, b.getArrayAttr(names),
       why.empty() ? StringAttr() : b.getStringAttr(why), inputs,
       /*subgraphsCount=*/0);

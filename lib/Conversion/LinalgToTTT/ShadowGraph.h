@@ -11,9 +11,9 @@
 // has), elementwise linalg ops the nodes of their payload on operands
 // aligned to the iteration space, sum reductions ReduceSum, views Slice and
 // Reshape, a chain of insert_slices that tiles a fresh tensor a Concat.
-// Every other op becomes an opaque node of domain `ttt.opaque` that keeps
-// the dataflow. Each shadow value of a translated op is named, and the name
-// leads back to the function's value.
+// Every other op becomes an opaque node of domain `ttt.opaque`
+// (raise::kUntranslatedDomain) that keeps the dataflow. Each shadow value of
+// a translated op is named, and the name leads back to the function's value.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,9 +27,6 @@
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::ttt::linalg_raise {
-
-/// The domain of the nodes that stand for ops the shadow does not translate.
-inline constexpr llvm::StringLiteral kOpaqueDomain = raise::kUntranslatedDomain;
 
 struct ShadowGraph {
   /// The module that holds the graph (a model of the newest opset).
