@@ -166,6 +166,16 @@ FIXTURES += [
             note="LayerNorm -> fused q/k/v Linear -> causal softmax attention + LaCT-LLM "
                  "layer (lr/momentum from Linear+softplus/sigmoid) -> o_proj -> LN + GELU MLP"),
 ]
+# The same block around layers that are linear attention: the compiler must find the
+# layer among the block's other products (softmax attention, projections, MLP), whose
+# q/k/v it computes, rewrite it and leave the rest.
+for _n, _desc in [(4, "V4: momentum from sigmoid(Linear), Muon"), (6, "V6: plain")]:
+    FIXTURES.append(Fixture(
+        f"block_v{_n}",
+        (lambda n=_n: TinyTTTBlock(d_model=16, heads=2, chunk=16, seed=17 + n, ttt=lact_variant(
+            n, heads=2, d=8, d_hidden=8, chunk=16, seed=18 + n))),
+        {"B": 1, "T": 64}, {"x": {0: "B", 1: "T"}}, [{"B": 2, "T": 56}],
+        note=f"the block_lact block around LaCT-LLM Table 2 {_desc}"))
 
 
 def _dump(obj: Any, indent: int = 0) -> str:

@@ -62,7 +62,8 @@ import torch  # noqa: E402
 import torch_mlir  # noqa: E402
 from torch_mlir import fx  # noqa: E402
 
-from make_fixtures import DISTS, RESEARCH_B, _fixture, _random_inputs  # noqa: E402
+from make_fixtures import (DISTS, RESEARCH_B, _fixture, _input_shapes,  # noqa: E402
+                           _random_inputs)
 from ttt.models import adapt  # noqa: E402
 
 OUT = ROOT / "test" / "fixtures" / "linalg"
@@ -88,6 +89,8 @@ FIXTURES: Dict[str, Tuple[str, str]] = {
     "research_linear_dot_outin": ("linear_dot", "linear_dot_outin"),
     "research_linear_dot_prealloc": ("linear_dot", "linear_dot_prealloc"),
     "research_linear_mse_xwt": ("linear_mse", "linear_mse_xwt"),
+    "block_v4": ("block_v4", ""),
+    "block_v6": ("block_v6", ""),
 }
 
 
@@ -101,7 +104,7 @@ def _module_and_inputs(family: str, research: str,
         dims["B"] = batch
     torch.manual_seed(0)
     twin = fixture.make().eval()
-    shapes = twin.input_shapes(dims["B"], dims["T"], dims.get("Tq"))
+    shapes = _input_shapes(twin, dims)
     x = _random_inputs(twin.input_names, shapes, DISTS)
     if not research:
         return adapt(twin), [x[n] for n in twin.input_names], type(twin).__name__

@@ -38,7 +38,8 @@ FAMILIES = {
     "lact_llm": True, "lact_v1": True, "lact_v2": True, "lact_v3": True, "lact_v4": True,
     "lact_v5": True, "lact_v6": True, "lact_nvs": True, "vit3_glu": True,
     "vit3_dwconv": False, "vit3_dwconv_shift": True, "ttt_linear": True, "ttt_mlp": True,
-    "linear_dot": True, "linear_mse": True, "block_lact": True,
+    "linear_dot": True, "linear_mse": True, "block_lact": True, "block_v4": True,
+    "block_v6": True,
 }
 
 

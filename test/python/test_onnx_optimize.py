@@ -39,12 +39,13 @@ RTOL = 1e-5
 
 # Families whose layer is exactly linear attention (docs/Theory.md §4.4): a linear output
 # layer on a static feature map, an update that is additive (dot loss) or affine (MSE)
-# in the fast weight, optionally through momentum and a per-chunk Newton-Schulz. The
-# rest train their feature map (LaCT base, NVS, ViT^3 GLU, TTT-MLP, the LaCT block),
-# renormalize their weights (V1), put a LayerNorm on the output (TTT-Linear), or are
-# full-batch steps that already are one parallel step (ViT^3 conv).
+# in the fast weight, optionally through momentum and a per-chunk Newton-Schulz; the
+# transformer block around V4 and V6 too. The rest train their feature map (LaCT base,
+# NVS, ViT^3 GLU, TTT-MLP, the block around the LaCT base layer), renormalize their
+# weights (V1), put a LayerNorm on the output (TTT-Linear), or are full-batch steps that
+# already are one parallel step (ViT^3 conv).
 REWRITTEN = {"lact_v2", "lact_v3", "lact_v4", "lact_v5", "lact_v6", "linear_dot",
-             "linear_mse"}
+             "linear_mse", "block_v4", "block_v6"}
 
 LAYER_REMARK = re.compile(r"^remark: .*: TTT layer: (.*)$", re.M)
 
