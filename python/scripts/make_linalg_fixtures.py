@@ -29,7 +29,13 @@ Where torch-mlir gives no loop form (checked with torch-mlir 20261001, torch 2.9
   only asks whether the initial condition is constant true, which ``0 < n`` folds to,
   so the program runs past its last chunk. With a symbolic length the importer stops
   on ``sym_sum`` ("Unimplemented call_function") or torch.export on a data-dependent
-  guard of the chunk bounds.
+  guard of the chunk bounds. With a counter whose start torch-mlir cannot fold (a
+  ``torch.zeros_like(q, dtype=torch.int64).sum()``) and the chunks cut by ``narrow`` at
+  ``i.item() * C`` and written by ``slice_scatter``, it emits a correct ``scf.while``,
+  but not one ttt reads: the counter a ``tensor<i64>`` stepped and compared by 0-d
+  ``linalg.generic`` ops, the condition computed at the end of the body and carried as
+  an ``i1``, each chunk offset clamped by ``select``/``maxsi``/``minsi`` (PyTorch's
+  slice bounds), and the start a reduction of a zero tensor.
 * The ONNX importer (``torch-mlir-import-onnx``, then ``torch-mlir-opt
   --torch-onnx-to-torch-backend-pipeline
   --torch-backend-to-linalg-on-tensors-backend-pipeline``) lowers an ONNX ``Loop`` only

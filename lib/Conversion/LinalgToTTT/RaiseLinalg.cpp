@@ -26,7 +26,7 @@
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
-#include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/SCF/Transforms/Transforms.h"
 #include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Dominance.h"
@@ -439,38 +439,44 @@ static std::optional<ChunkAdvance> advanceByChunkLength(scf::WhileOp loop) {
 /// `after` region that adds the step), which the shadow graph reads as Loop
 /// nodes; null when `func` has no such loop. The copy sits next to `func`
 /// under another name until the caller keeps its body or erases it.
-func::FuncOp withWhileLoopsAsFor(func::FuncOp func) {
-  SmallVector<Operation *> loops;
-  func.walk([&](scf::WhileOp loop) { loops.push_back(loop); });
-  if (loops.empty())
+/// `unread` gets `func`'s scf.while loops that are not counted.
+func::FuncOp withWhileLoopsAsFor(func::FuncOp func,
+                                 SmallVectorImpl<scf::WhileOp> &unread) {
+  // Post-order, inner loops first: uplifting an outer loop moves the inner
+  // ones into the new scf.for, which keeps them. The copy's loops come in the
+  // same order as the function's.
+  SmallVector<scf::WhileOp> originals;
+  func.walk([&](scf::WhileOp loop) { originals.push_back(loop); });
+  if (originals.empty())
     return {};
   func::FuncOp copy = cloneBeside(func, "__ttt_while_as_for");
-  loops.clear();
+  SmallVector<scf::WhileOp> loops;
   llvm::SmallPtrSet<Operation *, 32> old;
   copy.walk([&](Operation *op) {
     old.insert(op);
-    if (isa<scf::WhileOp>(op))
-      loops.push_back(op);
+    if (auto loop = dyn_cast<scf::WhileOp>(op))
+      loops.push_back(loop);
   });
   // A loop that advances by its chunk's length is read as the counted loop
   // it is (its step made the constant chunk size).
-  for (Operation *loop : loops)
-    if (std::optional<ChunkAdvance> advance =
-            advanceByChunkLength(cast<scf::WhileOp>(loop))) {
+  for (scf::WhileOp loop : loops)
+    if (std::optional<ChunkAdvance> advance = advanceByChunkLength(loop)) {
       OpBuilder b(loop);
       Value step =
           arith::ConstantIndexOp::create(b, loop->getLoc(), advance->chunk);
       old.insert(step.getDefiningOp());
       advance->add->setOperand(advance->lengthOperand, step);
     }
-  RewritePatternSet patterns(func.getContext());
-  scf::populateUpliftWhileToForPatterns(patterns);
-  GreedyRewriteConfig config;
-  config.enableFolding(false);
-  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-  config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+  IRRewriter rewriter(func.getContext());
   bool changed = false;
-  (void)applyOpPatternsGreedily(loops, std::move(patterns), config, &changed);
+  for (auto [loop, original] : llvm::zip_equal(loops, originals)) {
+    // Where a pattern driver would build: at the loop.
+    rewriter.setInsertionPoint(loop);
+    if (succeeded(scf::upliftWhileToForLoop(rewriter, loop)))
+      changed = true;
+    else
+      unread.push_back(original);
+  }
   if (!changed) {
     copy.erase();
     return {};
@@ -485,6 +491,40 @@ func::FuncOp withWhileLoopsAsFor(func::FuncOp func) {
     if (isOpTriviallyDead(op))
       op->erase();
   return copy;
+}
+
+/// Says why `loop`, which may carry a fast weight (a tensor), is not read
+/// as a loop over chunks: a TTT layer in it would otherwise go unreported
+/// behind "no TTT layer found". Loops of scalars only say nothing.
+static void explainUncountedLoop(scf::WhileOp loop) {
+  if (llvm::none_of(loop.getInits(), [](Value init) {
+        return isa<RankedTensorType>(init.getType());
+      }))
+    return;
+  Block *before = loop.getBeforeBody();
+  Value condition = loop.getConditionOp().getCondition();
+  auto cmp = condition.getDefiningOp<arith::CmpIOp>();
+  StringRef why;
+  if (auto arg = dyn_cast<BlockArgument>(condition);
+      arg && arg.getOwner() == before)
+    why = "its condition is an i1 that it carries from one iteration to the "
+          "next (computed at the end of its body), not a comparison of a "
+          "counter with a bound";
+  else if (!cmp)
+    why = "its condition is not an integer comparison of a counter with a "
+          "bound";
+  else if (!llvm::hasSingleElement(before->without_terminator()))
+    why = "its condition region computes more than the comparison of a "
+          "counter with a bound";
+  else
+    why = "its condition is not `counter < bound` with the bound defined "
+          "before the loop and the counter stepped by a loop-invariant "
+          "amount in its body";
+  emitRemark(loop.getLoc())
+      << "scf.while not read as a loop over chunks: " << why
+      << "; ttt reads a loop whose condition region only "
+         "compares a counter with a bound (i < n) and whose "
+         "body adds a step to that counter";
 }
 
 /// Whether `loop` has a chunk of its own size: a value in its body that
@@ -634,7 +674,10 @@ struct TTTRaiseLinalgPass
       // from scf.while) have a partial last chunk is read as its copy with
       // those loops unrolled.
       Reading reading;
-      func::FuncOp copy = withWhileLoopsAsFor(func);
+      SmallVector<scf::WhileOp> unread;
+      func::FuncOp copy = withWhileLoopsAsFor(func, unread);
+      for (scf::WhileOp loop : unread)
+        explainUncountedLoop(loop);
       reading.whileAsFor = bool(copy);
       if (func::FuncOp unrolled =
               withPartialChunkLoopsUnrolled(copy ? copy : func)) {

@@ -440,9 +440,10 @@ func.func @rnn(%x: tensor<1x3x4xf32>, %w: tensor<4x4xf32>, %u: tensor<4x4xf32>) 
 // -----
 
 // An scf.while whose condition reads the data (iterate while the running
-// sum is below a threshold) is no counted loop: it is not uplifted, nothing
-// is found, and the function stays as written.
+// sum is below a threshold) is no counted loop: it is not uplifted, the
+// remark says why, nothing is found, and the function stays as written.
 
+// REMARK: :[[# @LINE + 9]]:8: remark: scf.while not read as a loop over chunks: its condition is not an integer comparison of a counter with a bound; ttt reads a loop whose condition region only compares a counter with a bound (i < n) and whose body adds a step to that counter
 // REMARK: remark: no TTT layer found
 // CHECK-LABEL: func.func @data_dependent_while(
 // CHECK: scf.while
@@ -466,6 +467,66 @@ func.func @data_dependent_while(%x: tensor<4xf32>) -> tensor<4xf32> {
     scf.yield %next : tensor<4xf32>
   }
   return %r : tensor<4xf32>
+}
+
+// -----
+
+// What torch-mlir makes of torch's while_loop when it cannot fold the first
+// condition: the loop carries its condition as an i1 that the body computes
+// for the next iteration (a do-while), so it has no counter that the before
+// region compares. The remark names that; the function stays as written.
+
+// REMARK: :[[# @LINE + 10]]:10: remark: scf.while not read as a loop over chunks: its condition is an i1 that it carries from one iteration to the next (computed at the end of its body), not a comparison of a counter with a bound
+// REMARK: remark: no TTT layer found
+// CHECK-LABEL: func.func @carried_condition_while(
+// CHECK: scf.while
+// CHECK: scf.condition(%{{.+}}) %{{.+}}, %{{.+}} : index, tensor<1x2x4x4xf32>
+func.func @carried_condition_while(%k: tensor<1x2x8x4xf32>, %w0: tensor<1x2x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  %go = arith.cmpi slt, %c0, %c8 : index
+  %r:2 = scf.while (%more = %go, %i = %c0, %w = %w0) : (i1, index, tensor<1x2x4x4xf32>) -> (index, tensor<1x2x4x4xf32>) {
+    scf.condition(%more) %i, %w : index, tensor<1x2x4x4xf32>
+  } do {
+  ^bb0(%i: index, %w: tensor<1x2x4x4xf32>):
+    %kc = tensor.extract_slice %k[0, 0, %i, 0] [1, 2, 4, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x2x4x4xf32>
+    %next = linalg.generic {indexing_maps = [affine_map<(b, h, c, d, e) -> (b, h, c, d)>, affine_map<(b, h, c, d, e) -> (b, h, c, e)>, affine_map<(b, h, c, d, e) -> (b, h, d, e)>], iterator_types = ["parallel", "parallel", "reduction", "parallel", "parallel"]} ins(%kc, %kc : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) outs(%w : tensor<1x2x4x4xf32>) {
+    ^bb0(%a: f32, %b: f32, %o: f32):
+      %m = arith.mulf %a, %b : f32
+      %s = arith.addf %o, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<1x2x4x4xf32>
+    %i2 = arith.addi %i, %c4 : index
+    %more2 = arith.cmpi slt, %i2, %c8 : index
+    scf.yield %more2, %i2, %next : i1, index, tensor<1x2x4x4xf32>
+  }
+  return %r#1 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// A loop of scalars only (no tensor that could be a fast weight) is not
+// worth a remark of its own.
+
+// REMARK-NOT: scf.while not read
+// REMARK: remark: no TTT layer found
+// CHECK-LABEL: func.func @scalar_while(
+// CHECK: scf.while
+func.func @scalar_while(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<1xf32>) {
+  %n = arith.constant 5.0 : f32
+  %one = arith.constant 1.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %r = scf.while (%s = %zero) : (f32) -> f32 {
+    %below = arith.cmpf olt, %s, %n : f32
+    scf.condition(%below) %s : f32
+  } do {
+  ^bb0(%s: f32):
+    %t = arith.addf %s, %one : f32
+    scf.yield %t : f32
+  }
+  %t = tensor.from_elements %r : tensor<1xf32>
+  return %x, %t : tensor<4xf32>, tensor<1xf32>
 }
 
 // -----
