@@ -91,7 +91,7 @@ def test_explain_mlir_text_and_bytes():
 # Families whose layer the ONNX pipeline rewrites (exactly linear attention, from
 # docs/Theory.md §4.4); every other fixture keeps its layer, with the reason.
 REWRITTEN_FAMILIES = {"lact_v2", "lact_v3", "lact_v4", "lact_v5", "lact_v6",
-                      "linear_dot", "linear_mse"}
+                      "linear_dot", "linear_mse", "block_v4", "block_v6"}
 
 
 def _family(name):
