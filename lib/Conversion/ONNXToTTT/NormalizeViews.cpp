@@ -1323,7 +1323,10 @@ static LogicalResult refineResultType(onnx::NodeOp node,
                                       PatternRewriter &rewriter) {
   if (node->getResult(0).getType() == refined)
     return rewriter.notifyMatchFailure(node, "typed already");
-  auto result = cast<ShapedType>(node->getResult(0).getType());
+  // A value of another kind (a sequence) is not a tensor to type.
+  auto result = dyn_cast<ShapedType>(node->getResult(0).getType());
+  if (!result)
+    return rewriter.notifyMatchFailure(node, "not a tensor");
   if (result.hasRank() &&
       failed(verifyCompatibleShape(result.getShape(), refined.getShape())))
     return rewriter.notifyMatchFailure(node, "contradicts its type");
