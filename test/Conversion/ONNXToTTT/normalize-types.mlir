@@ -111,3 +111,21 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %lr0, %s : tensor<2x10x1xf32>, tensor<3xi64>
   }
 }
+
+// -----
+
+// A Reshape whose inputs are swapped (its shape a 2-D table: not a model
+// onnxruntime runs, but one the reader takes) has a result of unknown type;
+// it is no tensor to type, and the node stays as it was.
+
+// CHECK-LABEL: onnx.graph @reshape_of_unknown_type(
+// CHECK: onnx.node "Reshape"(%{{.+}}, %{{.+}}) {{.*}} : (tensor<1xi64>, tensor<2x4xi64>) -> !onnx.unknown
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @reshape_of_unknown_type(%x: tensor<4x2xi64> {onnx.name = "x"}) -> (!onnx.unknown {onnx.name = "y"}) {
+    %data = onnx.node "Constant"() attrs {value = dense<4> : tensor<1xi64>} {outputs = ["data"]} : () -> tensor<1xi64>
+    %table = onnx.node "Constant"() attrs {value = dense<[[1, 2], [3, 4], [5, 6], [7, 8]]> : tensor<4x2xi64>} {outputs = ["table"]} : () -> tensor<4x2xi64>
+    %turned = onnx.node "Transpose"(%table) attrs {perm = array<i64: 1, 0>} {outputs = ["turned"]} : (tensor<4x2xi64>) -> tensor<2x4xi64>
+    %y = onnx.node "Reshape"(%data, %turned) attrs {allowzero = 0 : i64} {outputs = ["y"]} : (tensor<1xi64>, tensor<2x4xi64>) -> !onnx.unknown
+    onnx.yield %y : !onnx.unknown
+  }
+}
