@@ -268,6 +268,22 @@ def test_keys_of_a_larger_batch_are_cut_to_the_queries_batch(spelling, tmp_path)
     assert _rel(got, want) <= RTOL
 
 
+@pytest.mark.parametrize("contraction", ["generic", "named"])
+def test_a_layer_whose_later_update_reads_an_earlier_chunk_is_left(contraction):
+    """Three chunks whose second update reads the first chunk's keys and values
+    again (W_2 = W_1 + k_0^T v_0): no prefix sum of the chunks' updates, so the
+    program is left as it was, with the reason."""
+    program = lp.ttt_program(lp.Spelling(contraction=contraction, T=12, C=4))
+    second = re.compile(r"(tensor\.extract_slice %[kv]\[0, 0, )4(, 0\])")
+    assert len(second.findall(program)) == 2, "the second chunk's keys and values"
+    mutant = second.sub(r"\g<1>0\2", program)
+    same = run_opt(mutant)
+    raised, remarks = run_opt(mutant, "--ttt-raise-linalg", stderr=True)
+    assert "left as it was: no ttt.kvb_layer form: its update after chunk 1 reads " \
+           "other tokens than that chunk's" in remarks, remarks
+    assert raised == same
+
+
 def test_the_tanh_output_program_is_what_its_oracle_says(tmp_path):
     """The negative above is a real layer with a non-linear output, not a broken one."""
     s = lp.Spelling(tanh_output=True)

@@ -1122,6 +1122,10 @@ private:
   LogicalResult checkLoopMomentum(const Update &update);
   /// Chunk i's queries start at i * C, and the last chunk reaches the end.
   LogicalResult checkChunkOrder();
+  /// Update i of an unrolled layer (the first the one before chunk 0's
+  /// output, if any) reads the tokens of chunk i's queries: a layer whose
+  /// later chunks add an earlier chunk's update again is no prefix sum.
+  LogicalResult checkUpdatesInSequence(ArrayRef<Update> updates);
   /// A Loop that writes its chunks into a carried buffer writes each
   /// chunk's output at its queries' tokens, and the writes cover the
   /// buffer: it then holds the chunk outputs joined along the time axis.
@@ -1433,6 +1437,8 @@ LogicalResult LayerReader::readUnrolled(Value &initial) {
   } else {
     return fail("its updates do not read the chunks in sequence order");
   }
+  if (failed(checkUpdatesInSequence(updates)))
+    return failure();
   return checkMomentumChain(updates);
 }
 
@@ -1493,6 +1499,27 @@ LogicalResult LayerReader::checkChunkOrder() {
   std::optional<int64_t> length = staticTimeLength(last.root);
   if (last.end && length && *last.end < *length)
     return fail("its chunks stop before the end of the sequence");
+  return success();
+}
+
+LogicalResult LayerReader::checkUpdatesInSequence(ArrayRef<Update> updates) {
+  // A cut past the end of its tensor ends at the end (`k[:, :, 48:2**63]`).
+  auto end = [](const SliceChain &chunk) -> std::optional<int64_t> {
+    std::optional<int64_t> length = staticTimeLength(chunk.root);
+    if (!chunk.end || !length)
+      return chunk.end;
+    return std::min(*chunk.end, *length);
+  };
+  for (auto [index, update] : llvm::enumerate(updates)) {
+    const SliceChain &queries = layer.steps[index].querySlices.front();
+    const SliceChain &keys = update.keys.input;
+    std::optional<int64_t> keyEnd = end(keys), queryEnd = end(queries);
+    if (!update.keyStart || update.keyStart != queries.start ||
+        (keyEnd && queryEnd && keyEnd != queryEnd))
+      return fail("its update after chunk " + std::to_string(index) +
+                  " reads other tokens than that chunk's (the chunks' "
+                  "updates are not read in sequence order)");
+  }
   return success();
 }
 
@@ -1940,7 +1967,8 @@ LayerReader::readTrainedUnrolled(std::array<std::vector<Update>, 3> &updates,
       return fail("its updates do not read the chunk the output was just "
                   "applied to (the raise reads apply-then-update layers "
                   "that train inner weights)");
-    if (failed(checkMomentumChain(updates[role])))
+    if (failed(checkUpdatesInSequence(updates[role])) ||
+        failed(checkMomentumChain(updates[role])))
       return failure();
   }
   return success();
