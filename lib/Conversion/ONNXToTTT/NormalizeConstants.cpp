@@ -45,6 +45,19 @@ struct IntTensor {
 /// Folded results stay small: shape arithmetic and index tensors.
 static constexpr int64_t kMaxFoldedElements = 1 << 20;
 
+/// True if `shape` is a tensor's (no negative dim) of at most
+/// kMaxFoldedElements elements. Shapes read from a model's integers (a
+/// ConstantOfShape's input, an Expand's or Reshape's target) may be neither.
+static bool isFoldableShape(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > kMaxFoldedElements / d))
+      return false;
+    n *= d;
+  }
+  return true;
+}
+
 /// The dense elements of a Constant node or an initializer.
 static DenseElementsAttr denseOf(Value value) {
   if (auto init = value.getDefiningOp<onnx::InitializerOp>())
@@ -119,7 +132,7 @@ elementwise(ArrayRef<IntTensor> in,
     shape = *b;
   }
   IntTensor out{shape, {}};
-  if (out.size() > kMaxFoldedElements)
+  if (!isFoldableShape(out.shape))
     return std::nullopt;
   SmallVector<int64_t> args(in.size());
   for (int64_t i = 0; i < out.size(); ++i) {
@@ -239,7 +252,7 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
     if (!shape)
       return std::nullopt;
     IntTensor out{*shape, {}};
-    if (out.size() > kMaxFoldedElements)
+    if (!isFoldableShape(out.shape))
       return std::nullopt;
     for (int64_t i = 0; i < out.size(); ++i)
       out.data.push_back(at(in[0], *shape, i));
@@ -267,7 +280,7 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
         shape[unknown] = in[0].size() / known;
       }
       out.shape = shape;
-      if (out.size() != in[0].size())
+      if (!isFoldableShape(shape) || out.size() != in[0].size())
         return std::nullopt;
       return out;
     }
@@ -351,7 +364,7 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
       return std::nullopt;
     IntTensor out{SmallVector<int64_t>(in[0].data.begin(), in[0].data.end()),
                   {}};
-    if (out.size() > kMaxFoldedElements)
+    if (!isFoldableShape(out.shape))
       return std::nullopt;
     out.data.assign(out.size(),
                     (*fill.getValues<APInt>().begin()).getSExtValue());

@@ -105,6 +105,30 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
 
 // -----
 
+// Integer shapes that no tensor has (a ConstantOfShape of [-1], a Reshape to
+// [-2, -3], an Expand to [-4]) are not folded: the nodes stay as they were
+// (the first aborted the normalization before).
+
+// CHECK-LABEL: onnx.graph @impossible_shapes(
+// CHECK: onnx.node "ConstantOfShape"
+// CHECK: onnx.node "Reshape"
+// CHECK: onnx.node "Expand"
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @impossible_shapes(%x: tensor<2xf32> {onnx.name = "x"}) -> (tensor<*xi64> {onnx.name = "a"}, tensor<*xi64> {onnx.name = "b"}, tensor<*xi64> {onnx.name = "c"}) {
+    %minus = onnx.node "Constant"() attrs {value = dense<-1> : tensor<1xi64>} {outputs = ["minus"]} : () -> tensor<1xi64>
+    %a = onnx.node "ConstantOfShape"(%minus) attrs {value = dense<0> : tensor<1xi64>} {outputs = ["a"]} : (tensor<1xi64>) -> tensor<*xi64>
+    %six = onnx.node "Constant"() attrs {value = dense<[1, 2, 3, 4, 5, 6]> : tensor<6xi64>} {outputs = ["six"]} : () -> tensor<6xi64>
+    %odd = onnx.node "Constant"() attrs {value = dense<[-2, -3]> : tensor<2xi64>} {outputs = ["odd"]} : () -> tensor<2xi64>
+    %b = onnx.node "Reshape"(%six, %odd) {outputs = ["b"]} : (tensor<6xi64>, tensor<2xi64>) -> tensor<*xi64>
+    %one = onnx.node "Constant"() attrs {value = dense<7> : tensor<1xi64>} {outputs = ["one"]} : () -> tensor<1xi64>
+    %neg = onnx.node "Constant"() attrs {value = dense<-4> : tensor<1xi64>} {outputs = ["neg"]} : () -> tensor<1xi64>
+    %c = onnx.node "Expand"(%one, %neg) {outputs = ["c"]} : (tensor<1xi64>, tensor<1xi64>) -> tensor<*xi64>
+    onnx.yield %a, %b, %c : tensor<*xi64>, tensor<*xi64>, tensor<*xi64>
+  }
+}
+
+// -----
+
 // The logistic function written out, as torch-mlir's linalg lowering writes
 // sigmoid (1 / (exp(-x) + 1)), and its reciprocal spelling: Sigmoid. A sum
 // divided by the number of elements it adds (or times its inverse) is a
