@@ -187,3 +187,21 @@ def test_a_rewritten_mutant_computes_what_the_mutant_computes(name, tmp_path):
             assert float(np.abs(g - w).max()) / scale <= RTOL, what
         compared += 1
     assert compared >= 1, f"no rewritten mutant of {name} to compare"
+
+
+def test_a_chunk_after_the_loop_that_reads_other_weights_is_left(tmp_path):
+    """A mutant the runs above found: LaCT V2's scripted export with the chunk after
+    its Loop multiplying silu(q W0) by q W0 instead of q W2, so that this chunk reads
+    two weights where the Loop's chunks read three. Describing the layer read past the
+    shorter list (a crash); now the layer is left with the reason."""
+    model = onnx.load(str(FIXTURES / "lact_v2.scripted.onnx"))
+    node = next(n for n in model.graph.node if n.name == "/layer/Mul_26")
+    assert node.input[1] == "/layer/MatMul_22_output_0"
+    node.input[1] = "/layer/MatMul_21_output_0"
+    path = tmp_path / "mutant.onnx"
+    onnx.save(model, str(path))
+    proc = subprocess.run([str(tool("ttt-opt")), str(path), "-o", str(tmp_path / "out.onnx")],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "left as it was: no ttt.kvb_layer form: its chunks use different feature maps" \
+        in proc.stderr, proc.stderr

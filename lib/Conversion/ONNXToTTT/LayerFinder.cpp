@@ -447,8 +447,11 @@ static bool transposeOfOtherSlot(const FoundLayer &layer, size_t index) {
       return true;
     if (layer.steps.size() < 2)
       return false;
+    // A chunk may read fewer weights than the layer starts from (a model
+    // whose chunks do not all apply the same weights).
     ArrayRef<Value> reads = layer.steps[1].weightsRead;
-    return computesTransposeOf(reads[index], reads[other]);
+    return index < reads.size() &&
+           computesTransposeOf(reads[index], reads[other]);
   });
 }
 
