@@ -23,11 +23,12 @@ import numpy as np
 import pytest
 
 onnx = pytest.importorskip("onnx")
-ort = pytest.importorskip("onnxruntime")
+pytest.importorskip("onnxruntime")
 from onnx import numpy_helper  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compiler import tool  # noqa: E402
+from test_onnx_optimize import _inputs, _run  # noqa: E402
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "onnx"
 MODELS = ["ttt_linear.traced", "ttt_mlp.scripted", "vit3_dwconv.traced",
@@ -137,23 +138,6 @@ REWRITTEN_MODELS = ["linear_mse.traced", "linear_mse.scripted", "lact_v5.scripte
 RTOL = 1e-4
 
 
-def _random_feeds(meta, rng):
-    feeds = {}
-    for spec in meta["inputs"]:
-        shape = [meta["dims"][d] if isinstance(d, str) else d for d in spec["shape"]]
-        kind, a, b = spec["dist"]
-        x = rng.normal(a, b, shape) if kind == "normal" else rng.uniform(a, b, shape)
-        feeds[spec["name"]] = x.astype(np.float32)
-    return feeds
-
-
-def _run(path, feeds):
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 4  # a mutant onnxruntime cannot run is skipped, not logged
-    session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
-    return session.run(None, feeds)
-
-
 @pytest.mark.parametrize("name", REWRITTEN_MODELS)
 def test_a_rewritten_mutant_computes_what_the_mutant_computes(name, tmp_path):
     meta = json.loads((FIXTURES / f"{name}.json").read_text())
@@ -171,7 +155,7 @@ def test_a_rewritten_mutant_computes_what_the_mutant_computes(name, tmp_path):
         assert proc.returncode in (0, 1), (what, proc.returncode, proc.stderr[-2000:])
         if proc.returncode == 1 or "raised to ttt.kvb_layer" not in proc.stderr:
             continue
-        feeds = _random_feeds(meta, np.random.default_rng(index))
+        feeds = _inputs(meta, meta["dims"], np.random.default_rng(index))
         try:
             want = _run(path, feeds)
         except Exception:  # noqa: BLE001 - onnxruntime rejects the mutant itself
