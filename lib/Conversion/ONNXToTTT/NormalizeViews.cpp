@@ -1323,7 +1323,8 @@ static LogicalResult refineResultType(onnx::NodeOp node,
                                       PatternRewriter &rewriter) {
   if (node->getResult(0).getType() == refined)
     return rewriter.notifyMatchFailure(node, "typed already");
-  // A value of another kind (a sequence) is not a tensor to type.
+  // A value of unknown type (a node whose inputs ONNX shape inference
+  // rejects) or a sequence is no tensor to type.
   auto result = dyn_cast<ShapedType>(node->getResult(0).getType());
   if (!result)
     return rewriter.notifyMatchFailure(node, "not a tensor");
