@@ -39,6 +39,8 @@ RAISED = {
     "research_linear_dot_bmm_fold", "research_linear_dot_einsum",
     "research_linear_dot_outin", "research_linear_dot_prealloc", "research_linear_mse_xwt",
     "block_v4", "block_v6",
+    # torch's while_loop (python/ttt/models/loops.py): torch-mlir's scf.while.
+    "linear_mse_while", "lact_v3_while", "lact_v5_while", "lact_v6_while",
 }
 NAMES = sorted(p.stem for p in FIXTURES.glob("*.mlir"))
 # Why the raise leaves the others: TTT-Linear and the ViT³ GLU branch are read (only their
@@ -102,6 +104,8 @@ def test_a_torch_mlir_layer_is_raised_and_rewritten_exactly(name, tmp_path):
     # The layer's chunk products go with it; a block's softmax attention keeps its two
     # (q k^T and its probabilities times v, python/ttt/models/blocks.py).
     assert raised.count("linalg.batch_matmul") == (2 if name.startswith("block_") else 0)
+    # torch-mlir's while loop over the chunks goes with the layer it computed.
+    assert "scf.while" not in raised and "scf.for" not in raised, raised
 
     optimized = run_opt(program, "--pass-pipeline=builtin.module(ttt-optimize-linalg)")
     assert all(op.startswith(UPSTREAM) for op in _ops(optimized)), _ops(optimized)

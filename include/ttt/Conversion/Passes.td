@@ -936,7 +936,9 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
   let options = [
     Option<"printShadow", "print-shadow", "bool", /*default=*/"false",
            "Print each function's shadow graph (what the finder reads) to "
-           "stderr before the raise">,
+           "stderr before the raise, after the function as read when that is "
+           "a rewritten copy (scf.while loops uplifted, partial last chunks "
+           "unrolled)">,
   ];
   let dependentDialects = [
     "::mlir::cf::ControlFlowDialect",

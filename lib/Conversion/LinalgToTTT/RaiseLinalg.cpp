@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "LoopReadings.h"
 #include "ShadowGraph.h"
 
 #include "../ONNXToTTT/AssumedSizes.h"
@@ -358,247 +359,6 @@ void eraseComputation(Operation *root) {
   }
 }
 
-/// A copy of `func` right before it, named `func`'s name plus `suffix`: a
-/// reading of the function that the pass keeps only if it raises a layer.
-static func::FuncOp cloneBeside(func::FuncOp func, StringRef suffix) {
-  OpBuilder b(func);
-  auto copy = cast<func::FuncOp>(b.clone(*func));
-  copy.setSymName((func.getSymName() + suffix).str());
-  return copy;
-}
-
-/// If `loop` runs while its counter i < T and advances it by its chunk's
-/// length min(C, T - i) (an `affine.min` of the counter and T), and its
-/// last counter is not read: the `arith.addi` that advances it, which of
-/// its operands is the chunk's length, and C.
-/// Advancing by C instead takes the loop through the same counters (i + C
-/// and i + min(C, T - i) differ only when both reach T or beyond), so the
-/// loop is counted.
-struct ChunkAdvance {
-  arith::AddIOp add;
-  unsigned lengthOperand;
-  int64_t chunk;
-};
-static std::optional<ChunkAdvance> advanceByChunkLength(scf::WhileOp loop) {
-  auto condition =
-      dyn_cast<scf::ConditionOp>(loop.getBeforeBody()->getTerminator());
-  auto cmp = condition ? condition.getCondition().getDefiningOp<arith::CmpIOp>()
-                       : arith::CmpIOp();
-  if (!cmp || (cmp.getPredicate() != arith::CmpIPredicate::slt &&
-               cmp.getPredicate() != arith::CmpIPredicate::ult))
-    return std::nullopt;
-  auto counter = dyn_cast<BlockArgument>(cmp.getLhs());
-  Value bound = cmp.getRhs();
-  if (!counter || counter.getOwner() != loop.getBeforeBody() ||
-      !bound.getParentRegion()->isProperAncestor(&loop.getBefore()))
-    return std::nullopt;
-  // The counter goes on, unchanged, as the same result and after argument.
-  unsigned index = counter.getArgNumber();
-  auto forwarded = llvm::find(condition.getArgs(), counter);
-  if (forwarded == condition.getArgs().end())
-    return std::nullopt;
-  unsigned position = forwarded - condition.getArgs().begin();
-  if (!loop.getResult(position).use_empty())
-    return std::nullopt;
-  Value i = loop.getAfterArguments()[position];
-  auto yield = cast<scf::YieldOp>(loop.getAfterBody()->getTerminator());
-  auto add = yield.getOperand(index).getDefiningOp<arith::AddIOp>();
-  if (!add)
-    return std::nullopt;
-  Value length = add.getLhs() == i ? add.getRhs() : add.getLhs();
-  auto min = length.getDefiningOp<affine::AffineMinOp>();
-  if ((add.getLhs() != i && add.getRhs() != i) || !min ||
-      min.getMapOperands().empty() || min.getMapOperands()[0] != i)
-    return std::nullopt;
-  AffineMap map = min.getAffineMap();
-  MLIRContext *context = loop.getContext();
-  AffineExpr d0 = getAffineDimExpr(0, context);
-  // T - i: T a symbol operand, or a constant when T is one.
-  AffineExpr rest;
-  if (map.getNumDims() == 1 && map.getNumSymbols() == 1 &&
-      min.getMapOperands()[1] == bound)
-    rest = getAffineSymbolExpr(0, context) - d0;
-  else if (std::optional<int64_t> t = getConstantIntValue(bound);
-           t && map.getNumDims() == 1 && map.getNumSymbols() == 0)
-    rest = getAffineConstantExpr(*t, context) - d0;
-  if (!rest || map.getNumResults() != 2)
-    return std::nullopt;
-  std::optional<int64_t> chunk;
-  for (AffineExpr result : map.getResults())
-    if (auto c = dyn_cast<AffineConstantExpr>(result))
-      chunk = c.getValue();
-    else if (result != rest)
-      return std::nullopt;
-  if (!chunk || *chunk < 1)
-    return std::nullopt;
-  return ChunkAdvance{add, add.getLhs() == i ? 1u : 0u, *chunk};
-}
-
-/// A copy of `func` whose counted scf.while loops are scf.for loops
-/// (upstream's uplift: a `before` region that only compares the counter, an
-/// `after` region that adds the step), which the shadow graph reads as Loop
-/// nodes; null when `func` has no such loop. The copy sits next to `func`
-/// under another name until the caller keeps its body or erases it.
-/// `unread` gets `func`'s scf.while loops that are not counted.
-func::FuncOp withWhileLoopsAsFor(func::FuncOp func,
-                                 SmallVectorImpl<scf::WhileOp> &unread) {
-  // Post-order, inner loops first: uplifting an outer loop moves the inner
-  // ones into the new scf.for, which keeps them. The copy's loops come in the
-  // same order as the function's.
-  SmallVector<scf::WhileOp> originals;
-  func.walk([&](scf::WhileOp loop) { originals.push_back(loop); });
-  if (originals.empty())
-    return {};
-  func::FuncOp copy = cloneBeside(func, "__ttt_while_as_for");
-  SmallVector<scf::WhileOp> loops;
-  llvm::SmallPtrSet<Operation *, 32> old;
-  copy.walk([&](Operation *op) {
-    old.insert(op);
-    if (auto loop = dyn_cast<scf::WhileOp>(op))
-      loops.push_back(loop);
-  });
-  // A loop that advances by its chunk's length is read as the counted loop
-  // it is (its step made the constant chunk size).
-  for (scf::WhileOp loop : loops)
-    if (std::optional<ChunkAdvance> advance = advanceByChunkLength(loop)) {
-      OpBuilder b(loop);
-      Value step =
-          arith::ConstantIndexOp::create(b, loop->getLoc(), advance->chunk);
-      old.insert(step.getDefiningOp());
-      advance->add->setOperand(advance->lengthOperand, step);
-    }
-  IRRewriter rewriter(func.getContext());
-  bool changed = false;
-  for (auto [loop, original] : llvm::zip_equal(loops, originals)) {
-    // Where a pattern driver would build: at the loop.
-    rewriter.setInsertionPoint(loop);
-    if (succeeded(scf::upliftWhileToForLoop(rewriter, loop)))
-      changed = true;
-    else
-      unread.push_back(original);
-  }
-  if (!changed) {
-    copy.erase();
-    return {};
-  }
-  // The uplift computes each counter's value after its loop; unread, it goes.
-  SmallVector<Operation *> made;
-  copy.walk([&](Operation *op) {
-    if (!old.contains(op))
-      made.push_back(op);
-  });
-  for (Operation *op : llvm::reverse(made))
-    if (isOpTriviallyDead(op))
-      op->erase();
-  return copy;
-}
-
-/// Says why `loop`, which may carry a fast weight (a tensor), is not read
-/// as a loop over chunks: a TTT layer in it would otherwise go unreported
-/// behind "no TTT layer found". Loops of scalars only say nothing.
-static void explainUncountedLoop(scf::WhileOp loop) {
-  if (llvm::none_of(loop.getInits(), [](Value init) {
-        return isa<RankedTensorType>(init.getType());
-      }))
-    return;
-  Block *before = loop.getBeforeBody();
-  Value condition = loop.getConditionOp().getCondition();
-  auto cmp = condition.getDefiningOp<arith::CmpIOp>();
-  StringRef why;
-  if (auto arg = dyn_cast<BlockArgument>(condition);
-      arg && arg.getOwner() == before)
-    why = "its condition is an i1 that it carries from one iteration to the "
-          "next (computed at the end of its body), not a comparison of a "
-          "counter with a bound";
-  else if (!cmp)
-    why = "its condition is not an integer comparison of a counter with a "
-          "bound";
-  else if (!llvm::hasSingleElement(before->without_terminator()))
-    why = "its condition region computes more than the comparison of a "
-          "counter with a bound";
-  else
-    why = "its condition is not `counter < bound` with the bound defined "
-          "before the loop and the counter stepped by a loop-invariant "
-          "amount in its body";
-  emitRemark(loop.getLoc())
-      << "scf.while not read as a loop over chunks: " << why
-      << "; ttt reads a loop whose condition region only "
-         "compares a counter with a bound (i < n) and whose "
-         "body adds a step to that counter";
-}
-
-/// Whether `loop` has a chunk of its own size: a value in its body that
-/// depends on its induction variable through affine.min (the last chunk of a
-/// sequence that the step does not divide).
-static bool hasPartialLastChunk(scf::ForOp loop) {
-  return loop.getBody()
-      ->walk([&](affine::AffineMinOp min) {
-        return llvm::is_contained(min.getOperands(), loop.getInductionVar())
-                   ? WalkResult::interrupt()
-                   : WalkResult::advance();
-      })
-      .wasInterrupted();
-}
-
-/// A copy of `func` in which every scf.for with constant bounds and a
-/// partial last chunk (affine.min of its counter) is unrolled, and the chunk
-/// sizes folded to constants, so that the shadow graph reads each chunk at
-/// its own static size, as in a traced program; null when there is no such
-/// loop. Like withWhileLoopsAsFor, the copy sits next to `func`.
-func::FuncOp withPartialChunkLoopsUnrolled(func::FuncOp func) {
-  // Unrolling is for chunk loops, not for long loops of another kind (such
-  // as the tile loops of a tiled program), and it must not make a huge
-  // function: at most kMaxChunks iterations a loop, kMaxOps ops in all.
-  constexpr int64_t kMaxChunks = 4096;
-  constexpr int64_t kMaxOps = 250000;
-  auto unrollable = [](scf::ForOp loop) -> int64_t {
-    std::optional<APInt> trips = loop.getStaticTripCount();
-    if (!trips || trips->ugt(kMaxChunks) || !hasPartialLastChunk(loop))
-      return 0;
-    return trips->getZExtValue();
-  };
-  // The outermost such loops (a nested one is copied with its parent).
-  auto outermost = [&](func::FuncOp f) {
-    SmallVector<scf::ForOp> loops;
-    f.walk<WalkOrder::PreOrder>([&](scf::ForOp loop) {
-      if (!unrollable(loop))
-        return WalkResult::advance();
-      loops.push_back(loop);
-      return WalkResult::skip();
-    });
-    return loops;
-  };
-  SmallVector<scf::ForOp> loops = outermost(func);
-  if (loops.empty())
-    return {};
-  int64_t ops = 0;
-  for (scf::ForOp loop : loops) {
-    int64_t body = 0;
-    loop.getBody()->walk([&](Operation *) { ++body; });
-    ops += unrollable(loop) * body;
-  }
-  if (ops > kMaxOps)
-    return {};
-  func::FuncOp copy = cloneBeside(func, "__ttt_unrolled");
-  loops = outermost(copy);
-  for (scf::ForOp loop : loops)
-    if (failed(loopUnrollFull(loop))) {
-      copy.erase();
-      return {};
-    }
-  RewritePatternSet patterns(func.getContext());
-  for (Dialect *dialect : func.getContext()->getLoadedDialects())
-    dialect->getCanonicalizationPatterns(patterns);
-  for (RegisteredOperationName op :
-       func.getContext()->getRegisteredOperations())
-    op.getCanonicalizationPatterns(patterns, func.getContext());
-  if (failed(applyPatternsGreedily(copy, std::move(patterns)))) {
-    copy.erase();
-    return {};
-  }
-  return copy;
-}
-
 /// Asserts, before `anchor`, every equality of sizes that the reading took
 /// (AssumedSizes.h) for a value `anchor` is computed from: the raised layer
 /// takes one size for the other. Fails, making nothing, if a size is not
@@ -613,18 +373,73 @@ static LogicalResult assertAssumedSizes(const ShadowGraph &shadow,
   BackwardSliceOptions options;
   options.omitUsesFromAbove = false;
   (void)getBackwardSlice(anchor, &computedFrom, options);
+  // A loop computes its results with the ops in its body too.
+  computedFrom.insert(anchor);
+  for (Operation *op : computedFrom.takeVector()) {
+    computedFrom.insert(op);
+    op->walk([&](Operation *nested) { computedFrom.insert(nested); });
+  }
   auto original = [&](StringRef name) {
     auto it = shadow.original.find(name);
     return it == shadow.original.end() ? Value() : it->second;
   };
   // A size as the index value it was made with, else as (tensor, dim).
   using Size = std::pair<Value, int64_t>;
+  DominanceInfo dominance(anchor->getParentOfType<func::FuncOp>());
+  // A tensor a loop carries has its initial value's sizes: each iteration
+  // makes the next from sizes asserted equal here, so by induction the
+  // assertions before the loop hold in every iteration.
+  auto beforeLoops = [](Value tensor) {
+    while (auto arg = dyn_cast<BlockArgument>(tensor)) {
+      auto loop = dyn_cast<scf::ForOp>(arg.getOwner()->getParentOp());
+      OpOperand *init = loop ? loop.getTiedLoopInit(arg) : nullptr;
+      if (!init)
+        break;
+      tensor = init->get();
+    }
+    return tensor;
+  };
+  // A size computed in a loop's body from sizes of tensors from before the
+  // loop (or that it carries), computed again before `anchor`.
+  DenseMap<Value, Value> hoisted;
+  std::function<Value(Value)> hoist = [&](Value value) -> Value {
+    if (dominance.properlyDominates(value, anchor))
+      return value;
+    if (Value done = hoisted.lookup(value))
+      return done;
+    Operation *op = value.getDefiningOp();
+    if (!op || op->getNumRegions() != 0 || op->getNumResults() != 1 ||
+        !isPure(op))
+      return {};
+    IRMapping operands;
+    if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+      Value source = beforeLoops(dim.getSource());
+      Value index = hoist(dim.getIndex());
+      if (!index || !dominance.properlyDominates(source, anchor))
+        return {};
+      operands.map(dim.getSource(), source);
+      operands.map(dim.getIndex(), index);
+    } else {
+      for (Value operand : op->getOperands()) {
+        if (!operand.getType().isIntOrIndex())
+          return {};
+        Value before = hoist(operand);
+        if (!before)
+          return {};
+        operands.map(operand, before);
+      }
+    }
+    Value made = b.clone(*op, operands)->getResult(0);
+    hoisted[value] = made;
+    return made;
+  };
   auto size = [&](Value tensor, int64_t d) -> Size {
+    tensor = beforeLoops(tensor);
     if (Value made = sizeValueOf(tensor, d))
-      return {made, -1};
+      if (Value before = hoist(made))
+        return {before, -1};
     return {tensor, d};
   };
-  DominanceInfo dominance(anchor->getParentOfType<func::FuncOp>());
   // Each pair once, in the order they were taken.
   SmallVector<std::tuple<Size, Size, Location>> equal;
   llvm::DenseSet<std::pair<Size, Size>> seen;
@@ -674,10 +489,7 @@ struct TTTRaiseLinalgPass
       // from scf.while) have a partial last chunk is read as its copy with
       // those loops unrolled.
       Reading reading;
-      SmallVector<scf::WhileOp> unread;
-      func::FuncOp copy = withWhileLoopsAsFor(func, unread);
-      for (scf::WhileOp loop : unread)
-        explainUncountedLoop(loop);
+      func::FuncOp copy = withWhileLoopsAsFor(func);
       reading.whileAsFor = bool(copy);
       if (func::FuncOp unrolled =
               withPartialChunkLoopsUnrolled(copy ? copy : func)) {
@@ -713,8 +525,11 @@ struct TTTRaiseLinalgPass
         func.emitRemark() << "not read for TTT layers: " << why;
       return false;
     }
-    if (printShadow)
+    if (printShadow) {
+      if (reading.whileAsFor || reading.unrolled)
+        func.print(llvm::errs());
       shadow->module->print(llvm::errs());
+    }
     PassManager pm(func.getContext(), ModuleOp::getOperationName());
     pm.addPass(createTTTRaiseONNX());
     // The raise speaks at the locations of the function's own ops; the

@@ -201,9 +201,10 @@ private:
   Value aligned(linalg::LinalgOp op, OpOperand &operand);
   LogicalResult extractSlice(tensor::ExtractSliceOp op);
   LogicalResult insertSlices(tensor::InsertSliceOp op);
-  /// An insert_slice at a computed offset of one axis: a ScatterND of the
-  /// window `base + offset * e_axis` (what a Loop's buffer writes are).
-  LogicalResult insertAtOffset(tensor::InsertSliceOp op);
+  /// An insert_slice at a computed offset of one axis (or, with
+  /// `constantOffset`, a constant one): a ScatterND of the window
+  /// `base + offset * e_axis` (what a Loop's buffer writes are).
+  LogicalResult insertAtOffset(tensor::InsertSliceOp op, bool constantOffset);
   LogicalResult indexArithmetic(Operation *op);
   /// `tensor.dim` of a constant dim: the constant for a static size, else
   /// `Gather(Shape(x), d)`, as a scripted export reads a length.
@@ -217,11 +218,13 @@ private:
   LogicalResult affineIndex(Operation *op);
   Value affineExpr(AffineExpr expr, ValueRange dims, ValueRange symbols,
                    Location loc);
-  /// An insert_slice of a window of run-time size at an offset of one axis:
+  /// An insert_slice of a window of run-time size at an offset of one axis
+  /// (computed, or with `constantOffset` also a constant one):
   /// a ScatterND at the grid of the buffer's Range of each leading axis,
   /// the offset axis's cut to the window (how a scripted `out[:, :, s:e] =
   /// o` writes).
-  LogicalResult insertWindowOfRunTimeSize(tensor::InsertSliceOp op);
+  LogicalResult insertWindowOfRunTimeSize(tensor::InsertSliceOp op,
+                                          bool constantOffset);
   /// The [1]-shaped start of a window at `offset`, and its end after
   /// `size` (each a constant or a value).
   std::pair<Value, Value> window(OpFoldResult offset, OpFoldResult size,
@@ -415,11 +418,18 @@ void Translator::translate(Operation *op) {
   } else if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op)) {
     done = extractSlice(slice);
   } else if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
-    done = insertAtOffset(insert);
+    // A window at a constant offset is a piece of a chain of inserts that
+    // tiles a fresh tensor (a Concat) if it can be, else a single write
+    // (the chunk a loop leaves to the code after it).
+    done = insertAtOffset(insert, /*constantOffset=*/false);
     if (failed(done))
-      done = insertWindowOfRunTimeSize(insert);
+      done = insertWindowOfRunTimeSize(insert, /*constantOffset=*/false);
     if (failed(done))
       done = insertSlices(insert);
+    if (failed(done))
+      done = insertAtOffset(insert, /*constantOffset=*/true);
+    if (failed(done))
+      done = insertWindowOfRunTimeSize(insert, /*constantOffset=*/true);
   } else if (auto loop = dyn_cast<scf::ForOp>(op)) {
     done = forLoop(loop);
   } else if (auto dimOp = dyn_cast<tensor::DimOp>(op)) {
@@ -1370,23 +1380,24 @@ LogicalResult Translator::dim(tensor::DimOp op) {
   return success();
 }
 
-LogicalResult Translator::insertAtOffset(tensor::InsertSliceOp op) {
+LogicalResult Translator::insertAtOffset(tensor::InsertSliceOp op,
+                                         bool constantOffset) {
   RankedTensorType type = op.getType(), source = op.getSourceType();
   // The buffer may be as long as a run-time length; the window is static.
   if (!source.hasStaticShape() || source.getRank() != type.getRank() ||
       !op.hasUnitStride())
     return failure();
   std::optional<int64_t> axis;
-  Value offset;
+  OpFoldResult offset;
   for (auto [d, at] : llvm::enumerate(op.getMixedOffsets())) {
     std::optional<int64_t> start = getConstantIntValue(at);
     int64_t size = op.getStaticSizes()[d];
     if (start && *start == 0 && size == type.getDimSize(d))
       continue;
-    if (start || axis)
+    if (axis || (start && !constantOffset))
       return failure();
     axis = d;
-    offset = cast<Value>(at);
+    offset = at;
   }
   if (!axis)
     return failure();
@@ -1414,7 +1425,11 @@ LogicalResult Translator::insertAtOffset(tensor::InsertSliceOp op) {
   SmallVector<int64_t> unit(k, 0);
   unit[*axis] = 1;
   Type vector = RankedTensorType::get({k}, b.getI64Type());
-  Value shift = node(loc, "Mul", {get(offset), i64s(loc, unit)}, vector);
+  // At a constant offset (the chunk a loop leaves to the code after it), the
+  // indices are constants too.
+  std::optional<int64_t> fixed = getConstantIntValue(offset);
+  Value start = fixed ? i64Scalar(loc, *fixed) : get(cast<Value>(offset));
+  Value shift = node(loc, "Mul", {start, i64s(loc, unit)}, vector);
   Value where = node(loc, "Add",
                      {constant(loc, DenseElementsAttr::get(
                                         indexType, ArrayRef<int64_t>(indices))),
@@ -1534,7 +1549,8 @@ LogicalResult Translator::affineIndex(Operation *op) {
   return success();
 }
 
-LogicalResult Translator::insertWindowOfRunTimeSize(tensor::InsertSliceOp op) {
+LogicalResult Translator::insertWindowOfRunTimeSize(tensor::InsertSliceOp op,
+                                                    bool constantOffset) {
   RankedTensorType type = op.getType(), source = op.getSourceType();
   if (source.getRank() != type.getRank() || !op.hasUnitStride())
     return failure();
@@ -1547,13 +1563,22 @@ LogicalResult Translator::insertWindowOfRunTimeSize(tensor::InsertSliceOp op) {
         size == type.getDimSize(d))
       continue;
     // A whole dim of run-time size (a dynamic batch): the size the buffer
-    // was made with.
-    if (start && *start == 0 && ShapedType::isDynamic(size) &&
-        sizeValueOf(op.getDest(), d) == op.getDynamicSize(d)) {
+    // was made with, or the buffer's own size (`tensor.dim`).
+    auto wholeDim = [&, d = d] {
+      Value length = op.getDynamicSize(d);
+      if (sizeValueOf(op.getDest(), d) == length)
+        return true;
+      auto dim = length.getDefiningOp<tensor::DimOp>();
+      return dim && dim.getSource() == op.getDest() &&
+             getConstantIntValue(dim.getIndex()) == int64_t(d);
+    };
+    if (start && *start == 0 && ShapedType::isDynamic(size) && wholeDim()) {
       runTimeSizes = true;
       continue;
     }
-    if (axis || (!type.isDynamicDim(d) && start))
+    // One axis takes the window, at a computed offset or (the chunk a loop
+    // leaves to the code after it) at a constant one.
+    if (axis || (!type.isDynamicDim(d) && start && !constantOffset))
       return failure();
     axis = d;
     runTimeSizes = runTimeSizes || type.isDynamicDim(d);

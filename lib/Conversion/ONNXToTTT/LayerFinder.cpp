@@ -708,9 +708,20 @@ finishBufferLoop(FoundLayer layer, onnx::NodeOp bodyWrite, Value buffer,
   layer.bodyWrite = bodyWrite;
   layer.assembly = layer.loop;
   layer.output = buffer;
-  onnx::NodeOp tail = buffer.hasOneUse()
-                          ? dyn_cast<onnx::NodeOp>(*buffer.getUsers().begin())
-                          : onnx::NodeOp();
+  // The write after the Loop is the buffer's one reader but for Shape
+  // nodes (the grid of a write whose batch is known at run time only reads
+  // the buffer's shape, which the write keeps).
+  onnx::NodeOp tail;
+  for (Operation *user : buffer.getUsers()) {
+    auto node = dyn_cast<onnx::NodeOp>(user);
+    if (node && node.getOpType() == "Shape" && node.isDefaultDomain())
+      continue;
+    if (tail || !node) {
+      tail = {};
+      break;
+    }
+    tail = node;
+  }
   if (tail && tail.getOpType() == "ScatterND" && tail.getInputs().size() == 3 &&
       tail.getInputs()[0] == buffer) {
     // The last chunk is written in the layout of the others.

@@ -1653,6 +1653,26 @@ bool LayerReader::isZerosAsLongAsQueries(Value initial, int64_t time) {
   };
   onnx::NodeOp zeros = nodeOf(initial, "ConstantOfShape");
   Value shape = zeros ? zeros.getInputs()[0] : Value();
+  // A scalar broadcast to a shape of `rank` entries has that shape (a fill
+  // of a buffer of run-time size); the shape of zeros made of a shape is
+  // that shape.
+  if (onnx::NodeOp expand = nodeOf(initial, "Expand");
+      expand && expand.getInputs().size() == 2) {
+    auto scalar = dyn_cast<RankedTensorType>(expand.getInputs()[0].getType());
+    auto entries = dyn_cast<RankedTensorType>(expand.getInputs()[1].getType());
+    std::optional<int64_t> bufferRank = rankOf(initial);
+    if (scalar && entries && entries.hasStaticShape() &&
+        entries.getRank() == 1 && bufferRank &&
+        entries.getDimSize(0) == *bufferRank &&
+        scalar.getRank() <= *bufferRank &&
+        llvm::all_of(scalar.getShape(), [](int64_t d) { return d == 1; }))
+      shape = expand.getInputs()[1];
+  }
+  if (onnx::NodeOp of = shape ? nodeOf(shape, "Shape") : onnx::NodeOp())
+    if (onnx::NodeOp made = nodeOf(of.getInputs()[0], "ConstantOfShape");
+        made && of.getInputs().size() == 1 && !of.getONNXAttr("start") &&
+        !of.getONNXAttr("end"))
+      shape = made.getInputs()[0];
   bool longEnough = false;
   if (onnx::NodeOp of = shape ? nodeOf(shape, "Shape") : onnx::NodeOp())
     longEnough = of.getInputs().size() == 1 && !of.getONNXAttr("start") &&
@@ -1680,11 +1700,30 @@ LogicalResult LayerReader::checkGridWrites(const GridWindow &grid, int64_t time,
                                            Value initial) {
   const SliceChain &window = layer.steps.front().querySlices.front();
   onnx::NodeOp cut = window.timeSlice;
-  if (layer.tailWrite || grid.axis != time || !cut ||
-      cut.getOpType() != "Slice" ||
-      grid.start != skipLayout(cut.getInputs()[1]) ||
-      grid.end != skipLayout(cut.getInputs()[2]))
+  // A bound of a window is its query Slice's: the same value, or the same
+  // constant (the chunk after the loop is cut at constants).
+  auto sameBound = [](Value bound, Value sliceBound) {
+    sliceBound = skipLayout(sliceBound);
+    if (bound == sliceBound)
+      return true;
+    std::optional<SmallVector<int64_t>> a = intConstant(bound);
+    return a && a == intConstant(sliceBound);
+  };
+  auto atTokensOf = [&](const GridWindow &write, onnx::NodeOp slice) {
+    return write.axis == time && slice && slice.getOpType() == "Slice" &&
+           sameBound(write.start, slice.getInputs()[1]) &&
+           sameBound(write.end, slice.getInputs()[2]);
+  };
+  if (!atTokensOf(grid, cut))
     return fail("its buffer writes are not at its queries' tokens");
+  if (onnx::NodeOp tail = layer.tailWrite) {
+    std::optional<GridWindow> last =
+        gridWindow(tail.getInputs()[1], tail.getInputs()[0]);
+    if (!last ||
+        !atTokensOf(*last, layer.steps.back().querySlices.front().timeSlice))
+      return fail("its write after the loop is not at its last chunk's "
+                  "queries' tokens");
+  }
   // The buffer starts as zeros as long as the queries, so the writes, at
   // the tokens the loop walks, cover all of it.
   if (!isZerosAsLongAsQueries(initial, time))

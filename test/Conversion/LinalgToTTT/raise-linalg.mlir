@@ -471,12 +471,14 @@ func.func @data_dependent_while(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// What torch-mlir makes of torch's while_loop when it cannot fold the first
-// condition: the loop carries its condition as an i1 that the body computes
-// for the next iteration (a do-while), so it has no counter that the before
-// region compares. The remark names that; the function stays as written.
+// A do-while: the loop carries its condition as an i1 that the body computes
+// for the next iteration. When the condition it starts with is that
+// computation on its first values, the raise computes it at the start of each
+// iteration instead (raise-linalg-torch-while.mlir); this one starts with
+// 8 <= 4 where its body computes i + 4 < 8 (true at i = 0), so it has no
+// counter that the before region compares. The remark names that; the function stays as written.
 
-// REMARK: :[[# @LINE + 10]]:10: remark: scf.while not read as a loop over chunks: its condition is an i1 that it carries from one iteration to the next (computed at the end of its body), not a comparison of a counter with a bound
+// REMARK: :[[# @LINE + 10]]:10: remark: scf.while not read as a loop over chunks: its condition is an i1 that it carries from one iteration to the next (computed at the end of its body), not a comparison of a counter with a bound, and not read as one: that takes a condition computed only from the values the body yields, and a first condition that is the same computation on the loop's first values
 // REMARK: remark: no TTT layer found
 // CHECK-LABEL: func.func @carried_condition_while(
 // CHECK: scf.while
@@ -485,7 +487,7 @@ func.func @carried_condition_while(%k: tensor<1x2x8x4xf32>, %w0: tensor<1x2x4x4x
   %c0 = arith.constant 0 : index
   %c4 = arith.constant 4 : index
   %c8 = arith.constant 8 : index
-  %go = arith.cmpi slt, %c0, %c8 : index
+  %go = arith.cmpi sle, %c8, %c4 : index
   %r:2 = scf.while (%more = %go, %i = %c0, %w = %w0) : (i1, index, tensor<1x2x4x4xf32>) -> (index, tensor<1x2x4x4xf32>) {
     scf.condition(%more) %i, %w : index, tensor<1x2x4x4xf32>
   } do {
