@@ -21,21 +21,21 @@ every input symbolic (``dynamic_shapes``, example batch 2): torch-mlir gives eac
 a batch of its own run-time size (``?``) and spells numpy broadcasting between them as
 gathers at ``size == 1 ? 0 : i`` and expands to another tensor's size.
 
-Where torch-mlir gives no loop form (checked with torch-mlir 20261001, torch 2.9.0):
+The loop form (checked with torch-mlir 20261001, torch 2.9.0):
 
-* The FX importer unrolls Python loops. On ``torch._higher_order_ops.while_loop`` over
-  the chunks at static shapes it lowers the loop to ``scf.for %i = 0 to
-  9223372036854775807`` and drops its condition: ``PrimLoopOp::isForLike`` (TorchOps.cpp)
-  only asks whether the initial condition is constant true, which ``0 < n`` folds to,
-  so the program runs past its last chunk. With a symbolic length the importer stops
-  on ``sym_sum`` ("Unimplemented call_function") or torch.export on a data-dependent
-  guard of the chunk bounds. With a counter whose start torch-mlir cannot fold (a
-  ``torch.zeros_like(q, dtype=torch.int64).sum()``) and the chunks cut by ``narrow`` at
-  ``i.item() * C`` and written by ``slice_scatter``, it emits a correct ``scf.while``,
-  but not one ttt reads: the counter a ``tensor<i64>`` stepped and compared by 0-d
-  ``linalg.generic`` ops, the condition computed at the end of the body and carried as
-  an ``i1``, each chunk offset clamped by ``select``/``maxsi``/``minsi`` (PyTorch's
-  slice bounds), and the start a reduction of a zero tensor.
+* The FX importer unrolls Python loops. ``torch._higher_order_ops.while_loop`` over the
+  chunks (``ttt.models.loops``, the ``*_while`` fixtures) becomes an ``scf.while`` when
+  the counter's start is a value torch-mlir cannot fold (a
+  ``torch.zeros_like(q, dtype=torch.int64).sum()``): the counter a ``tensor<i64>``
+  stepped and compared by 0-d ``linalg.generic`` ops, the condition computed at the end
+  of the body and carried as an ``i1``, each chunk offset clamped by
+  ``select``/``maxsi``/``minsi`` (PyTorch's slice bounds); ttt-raise-linalg reads it.
+  Started at a constant, torch-mlir lowers the loop to ``scf.for %i = 0 to
+  9223372036854775807`` and drops its condition (``PrimLoopOp::isForLike``, TorchOps.cpp,
+  only asks whether the initial condition is constant true, which ``0 < n`` folds to),
+  so the program runs past its last chunk. With a symbolic length the importer stops on
+  ``sym_sum`` ("Unimplemented call_function"). Dynamo traces a while_loop body once per
+  process: the script resets it after each fixture ("SKIPPED INLINING" otherwise).
 * The ONNX importer (``torch-mlir-import-onnx``, then ``torch-mlir-opt
   --torch-onnx-to-torch-backend-pipeline
   --torch-backend-to-linalg-on-tensors-backend-pipeline``) lowers an ONNX ``Loop`` only
@@ -49,7 +49,7 @@ Where torch-mlir gives no loop form (checked with torch-mlir 20261001, torch 2.9
   chunk writes (ONNX ``ScatterND``) become ``tm_tensor.scatter``, which is not an
   upstream MLIR op: ``mlir-opt`` and ``ttt-opt`` cannot parse it.
 
-So the ``scf.for`` / ``scf.while`` forms are the hand-written programs of
+Other ``scf.for`` / ``scf.while`` spellings are the hand-written programs of
 test/python/linalg_programs.py.
 """
 
@@ -123,12 +123,27 @@ def _module_and_inputs(family: str, research: str,
     if research in LOOPS:
         _, make = LOOPS[research]
         module = make(twin).eval()
+        _check_same_function(module, twin, x)
         return module, [x[n] for n in module.input_names], type(module).__name__
     from ttt.models.research import RESEARCH
     _, _, make, to_inputs, _ = RESEARCH[research]
     module = make(twin).eval()
     xi = to_inputs(twin, x)
     return module, [xi[n].contiguous() for n in module.input_names], type(module).__name__
+
+
+def _check_same_function(module: torch.nn.Module, twin: torch.nn.Module,
+                         x: Dict[str, torch.Tensor]) -> None:
+    """`module` computes its `layers.py` twin's function: the same output in float64."""
+    import copy
+    wide = {n: t.double() for n, t in x.items()}
+    with torch.no_grad():
+        want = adapt(copy.deepcopy(twin).double())(*[wide[n] for n in twin.input_names])
+        got = copy.deepcopy(module).double()(*[wide[n] for n in module.input_names])
+    torch._dynamo.reset()  # see build()
+    error = ((got - want).abs().max() / want.abs().max()).item()
+    if not error <= 1e-12:
+        raise SystemExit(f"{type(module).__name__} is not its twin's function: {error:.3g}")
 
 
 def build(name: str, out: Path, dynamic_batch: bool = False) -> int:
