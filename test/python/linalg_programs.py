@@ -44,8 +44,11 @@ class Spelling:
     tanh_output: bool = False
     # `unrolled`; `loop`: an scf.for over the chunks carrying W and the output
     # buffer (insert_slice at the chunk's offset); `while`: the same as an
-    # scf.while that counts the chunk offset itself. Only loops with constant
-    # bounds take a partial last chunk (T % C != 0: affine.min).
+    # scf.while that counts the chunk offset itself; `dowhile`: an scf.while
+    # that carries its condition, computed at the end of the body (i + C < T)
+    # and before the loop (0 < T), as torch-mlir writes torch's while_loop.
+    # Only loops with constant bounds take a partial last chunk (T % C != 0:
+    # affine.min).
     form: str = "unrolled"
     # The loops' bounds: `constant`, or `computed` (the end a tensor.dim of the
     # queries, the step that end divided by the chunk count).
@@ -307,7 +310,7 @@ def ttt_program(s: Spelling) -> str:
         return o
 
     out_t = _t(Bd, Hd, T, E)
-    if s.form in ("loop", "while"):
+    if s.form in ("loop", "while", "dowhile"):
         if s.assembly != "insert" or (s.T % C and s.bounds != "constant"):
             raise ValueError("the loop forms write chunks into a buffer; a partial last "
                              "chunk only in loops with constant bounds")
@@ -332,12 +335,20 @@ def ttt_program(s: Spelling) -> str:
         if s.form == "loop":
             w.emit(f"%r:2 = scf.for %i = %c0 to %cT step %cC iter_args(%w = {weight}, "
                    f"%buf = %buf0) -> ({w_t}, {out_t}) {{")
-        else:
+        elif s.form == "while":
             types = f"index, {w_t}, {out_t}"
             w.emit(f"%r:3 = scf.while (%i0 = %c0, %w0_ = {weight}, %buf_ = %buf0) : "
                    f"({types}) -> ({types}) {{")
             w.emit("%more = arith.cmpi slt, %i0, %cT : index")
             w.emit(f"scf.condition(%more) %i0, %w0_, %buf_ : {types}")
+            w.emit("} do {")
+            w.emit(f"^bb0(%i: index, %w: {w_t}, %buf: {out_t}):")
+        else:
+            types = f"index, {w_t}, {out_t}"
+            w.emit("%go = arith.cmpi slt, %c0, %cT : index")
+            w.emit(f"%r:3 = scf.while (%more0 = %go, %i0 = %c0, %w0_ = {weight}, "
+                   f"%buf_ = %buf0) : (i1, {types}) -> ({types}) {{")
+            w.emit(f"scf.condition(%more0) %i0, %w0_, %buf_ : {types}")
             w.emit("} do {")
             w.emit(f"^bb0(%i: index, %w: {w_t}, %buf: {out_t}):")
         weight = "%w"
@@ -364,7 +375,12 @@ def ttt_program(s: Spelling) -> str:
                                  "min(C, T - i) tokens")
             step = "%n" if s.advance == "chunk" else "%cC"
             w.emit(f"%inext = arith.addi %i, {step} : index")
-            w.emit(f"scf.yield %inext, {weight}, %next : index, {w_t}, {out_t}")
+            if s.form == "dowhile":
+                w.emit("%more = arith.cmpi slt, %inext, %cT : index")
+                w.emit(f"scf.yield %more, %inext, {weight}, %next : i1, index, {w_t}, "
+                       f"{out_t}")
+            else:
+                w.emit(f"scf.yield %inext, {weight}, %next : index, {w_t}, {out_t}")
             w.emit("}")
             w.emit(f"return %r#2 : {out_t}")
         return head + "\n" + "\n".join(w.lines) + "\n}\n"

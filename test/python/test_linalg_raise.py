@@ -44,6 +44,15 @@ SPELLINGS = [
     lp.Spelling(form="while", T=8),
     lp.Spelling(form="while", contraction="named", loss="mse"),
     lp.Spelling(form="while", weight="const", orientation="w_xt", T=16),
+    # A do-while (torch-mlir's while_loop): the condition carried from the end of the
+    # body, the first one computed before the loop; read with the condition computed
+    # at the start of each iteration (the same constant, or the same ops on the first
+    # values when the length is known at run time only).
+    lp.Spelling(form="dowhile", T=8),
+    lp.Spelling(form="dowhile", contraction="named", loss="mse", T=10),
+    lp.Spelling(form="dowhile", dynamic=True, weight="const", orientation="w_xt", T=16),
+    lp.Spelling(form="dowhile", dynamic=True, partial_chunks=True, dynamic_batch=True,
+                loss="mse", T=10),
     # bounds computed from the queries' static length
     lp.Spelling(form="loop", bounds="computed", T=16),
     # a partial last chunk in the scf.for: its size an affine.min of the counter

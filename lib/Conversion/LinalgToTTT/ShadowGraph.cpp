@@ -70,6 +70,8 @@ Value linalg_raise::sizeValueOf(Value tensor, int64_t d) {
                : Value();
   if (auto empty = tensor.getDefiningOp<tensor::EmptyOp>())
     return empty.getType().isDynamicDim(d) ? empty.getDynamicSize(d) : Value();
+  if (auto expand = tensor.getDefiningOp<tensor::ExpandShapeOp>())
+    return dyn_cast<Value>(expand.getMixedOutputShape()[d]);
   return {};
 }
 
@@ -188,6 +190,11 @@ private:
   LogicalResult linalgOp(linalg::LinalgOp op);
   LogicalResult contraction(linalg::LinalgOp op);
   LogicalResult elementwise(linalg::LinalgOp op);
+  /// The payload ops of `op` that compute `scalar`, as nodes over its
+  /// iteration space (aligned operands); the ops from `stop` on are not
+  /// translated, nor the operands only `stop` reads. Null if some op or
+  /// operand has no node.
+  Value payload(linalg::LinalgOp op, Value scalar, Operation *stop);
   /// A payload that only reads one element of a captured tensor at the
   /// loop's indices or constant ones (torch-mlir's index_select and
   /// select): a Slice of the constant indices laid out on the loop dims.
@@ -950,17 +957,36 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
   if (!maps.back().isIdentity())
     return failure();
+  Location loc = op.getLoc();
+  Value result =
+      payload(op, op.getBlock()->getTerminator()->getOperand(0), nullptr);
+  if (!result)
+    return failure();
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (result.getType() != type)
+    result =
+        cast<RankedTensorType>(result.getType()).getRank() == type.getRank()
+            ? node(loc, "Expand", {result, resultShape(loc, op)}, type)
+            : Value();
+  if (!result)
+    return failure();
+  map(op->getResult(0), result);
+  return success();
+}
+
+Value Translator::payload(linalg::LinalgOp op, Value wanted, Operation *stop) {
   Block *body = op.getBlock();
   Location loc = op.getLoc();
   Type element = getElementTypeOrSelf(op->getResult(0).getType());
   llvm::DenseMap<Value, Value> scalars;
   for (OpOperand &operand : op->getOpOperands()) {
     BlockArgument arg = body->getArgument(operand.getOperandNumber());
-    if (arg.use_empty())
+    if (llvm::all_of(arg.getUsers(),
+                     [&](Operation *user) { return user == stop; }))
       continue;
     Value value = aligned(op, operand);
     if (!value)
-      return failure();
+      return {};
     scalars[arg] = value;
   }
   auto operandOf = [&](Value scalar) -> Value {
@@ -972,6 +998,8 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
     return get(scalar); // captured from outside the payload
   };
   for (Operation &inner : body->without_terminator()) {
+    if (&inner == stop)
+      break;
     StringRef opType =
         llvm::StringSwitch<StringRef>(inner.getName().getStringRef())
             .Case("arith.addf", "Add")
@@ -1017,7 +1045,7 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
       }
       auto f = dyn_cast<FloatAttr>(c.getValue());
       if (!f)
-        return failure();
+        return {};
       scalars[c] = constant(
           loc, DenseElementsAttr::get(RankedTensorType::get({}, element), f));
       continue;
@@ -1046,19 +1074,19 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
         operands = form->operands;
       } else if (condition.getParentBlock() == body &&
                  !isa<BlockArgument>(condition)) {
-        return failure();
+        return {};
       } else {
         opType = "Where"; // a mask read from an input
       }
     }
     if (opType.empty() || inner.getNumResults() != 1)
-      return failure();
+      return {};
     SmallVector<Value> inputs;
     SmallVector<int64_t> shape;
     for (Value operand : operands) {
       Value input = operandOf(operand);
       if (!input)
-        return failure();
+        return {};
       // Aligned operands have the loop rank; scalars rank 0.
       ArrayRef<int64_t> dims =
           cast<RankedTensorType>(input.getType()).getShape();
@@ -1074,7 +1102,7 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
       auto full = cast<RankedTensorType>(op->getResult(0).getType());
       if (shape.size() < 2 || shape.end()[-1] != full.getShape().back() ||
           shape.end()[-2] != full.getShape().end()[-2])
-        return failure();
+        return {};
       inputs.push_back(i64Scalar(loc, form->k));
       attrs.push_back(
           b.getNamedAttr("upper", b.getI64IntegerAttr(form->upper)));
@@ -1096,29 +1124,21 @@ LogicalResult Translator::elementwise(linalg::LinalgOp op) {
         node(loc, opType, inputs, RankedTensorType::get(shape, resultElement),
              attrs);
   }
-  Value result = operandOf(body->getTerminator()->getOperand(0));
-  if (!result)
-    return failure();
-  auto type = cast<RankedTensorType>(op->getResult(0).getType());
-  if (result.getType() != type)
-    result =
-        cast<RankedTensorType>(result.getType()).getRank() == type.getRank()
-            ? node(loc, "Expand", {result, resultShape(loc, op)}, type)
-            : Value();
-  if (!result)
-    return failure();
-  map(op->getResult(0), result);
-  return success();
+  return operandOf(wanted);
 }
 
 LogicalResult Translator::reduction(linalg::LinalgOp op) {
-  // out[p] += in[p, r]: a sum of one input over the reduction dims.
+  // out[p] += f(in[p, r]): a sum over the reduction dims of one input or of
+  // an elementwise function of it (torch-mlir's norm: |x|^2).
   Block *body = op.getBlock();
   Operation *yielded = body->getTerminator()->getOperand(0).getDefiningOp();
+  BlockArgument accumulated = body->getArgument(1);
   if (op.getNumDpsInputs() != 1 || !yielded || !isa<arith::AddFOp>(yielded) ||
-      !llvm::is_contained(yielded->getOperands(), body->getArgument(0)) ||
-      !llvm::is_contained(yielded->getOperands(), body->getArgument(1)))
+      !llvm::is_contained(yielded->getOperands(), accumulated) ||
+      !accumulated.hasOneUse())
     return failure();
+  Value addend = yielded->getOperand(0) == accumulated ? yielded->getOperand(1)
+                                                       : yielded->getOperand(0);
   AffineMap out = op.getIndexingMapsArray().back();
   SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
   SmallVector<int64_t> reduced;
@@ -1144,8 +1164,11 @@ LogicalResult Translator::reduction(linalg::LinalgOp op) {
       parallel.push_back(d);
   if (indexed != parallel)
     return failure();
-  Value input = aligned(op, *op.getDpsInputOperand(0));
-  if (!input)
+  Value input = addend == body->getArgument(0)
+                    ? aligned(op, *op.getDpsInputOperand(0))
+                    : payload(op, addend, yielded);
+  if (!input ||
+      cast<RankedTensorType>(input.getType()).getRank() != op.getNumLoops())
     return failure();
   Location loc = op.getLoc();
   // Every reduced dim kept as a unit dim in its place is keepdims.

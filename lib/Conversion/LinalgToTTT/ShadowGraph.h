@@ -42,8 +42,9 @@ struct ShadowGraph {
 /// declaration, has more than one block, or its signature has other than
 /// statically shaped tensors of floats.
 /// Size d of `tensor` as the index value it was made with, if there is
-/// one: a slice's or an empty tensor's size, through the inits of
-/// destination-style ops and from a loop's buffer to its initial value.
+/// one: a slice's, an empty tensor's or an expand_shape's size, through the
+/// inits of destination-style ops and from a loop's buffer to its initial
+/// value.
 Value sizeValueOf(Value tensor, int64_t d);
 
 FailureOr<ShadowGraph> buildShadowGraph(func::FuncOp func, std::string &why);

@@ -362,22 +362,30 @@ private:
   }
 
   /// `||x||_F` over the two innermost axes: ReduceL2, Sqrt of
-  /// ReduceSumSquare, or Sqrt of ReduceSum of `x * x` or `x ^ 2`.
+  /// ReduceSumSquare, or Sqrt of ReduceSum of `x * x`, `x ^ 2` or `|x| ^ 2`
+  /// (the square root also as `^ 0.5`: torch-mlir's `x.norm()`).
   static bool isFrobeniusNorm(Value norm, Value x) {
     if (onnx::NodeOp l2 = nodeOf(norm, "ReduceL2"))
       return reducesInnerMatrix(l2) && l2.getInputs()[0] == x;
-    onnx::NodeOp sqrt = nodeOf(norm, "Sqrt");
-    if (!sqrt)
+    Value sumOf;
+    if (onnx::NodeOp sqrt = nodeOf(norm, "Sqrt"))
+      sumOf = sqrt.getInputs()[0];
+    else if (onnx::NodeOp root = nodeOf(norm, "Pow");
+             root && scalarConstant(root.getInputs()[1]) == 0.5)
+      sumOf = root.getInputs()[0];
+    if (!sumOf)
       return false;
-    Value sumOf = sqrt.getInputs()[0];
     if (onnx::NodeOp squares = nodeOf(sumOf, "ReduceSumSquare"))
       return reducesInnerMatrix(squares) && squares.getInputs()[0] == x;
     onnx::NodeOp sum = nodeOf(sumOf, "ReduceSum");
     if (!sum || !reducesInnerMatrix(sum))
       return false;
-    if (onnx::NodeOp pow = nodeOf(sum.getInputs()[0], "Pow"))
-      return pow.getInputs()[0] == x &&
-             scalarConstant(pow.getInputs()[1]) == 2.0;
+    if (onnx::NodeOp pow = nodeOf(sum.getInputs()[0], "Pow")) {
+      Value base = pow.getInputs()[0];
+      if (onnx::NodeOp abs = nodeOf(base, "Abs"))
+        base = abs.getInputs()[0];
+      return base == x && scalarConstant(pow.getInputs()[1]) == 2.0;
+    }
     onnx::NodeOp square = nodeOf(sum.getInputs()[0], "Mul");
     return square && square.getInputs()[0] == x && square.getInputs()[1] == x;
   }

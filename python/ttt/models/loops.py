@@ -14,7 +14,8 @@ chunk size divides the tokens the loop covers.
   update, every chunk updates);
 * ``lact_v3`` .. ``lact_v6``: `LaCTLinear` (apply then update, every chunk but the last
   one updates: the loop covers those, the last chunk is applied after it; per-token lr,
-  momentum and Muon as the twin has them).
+  momentum and Muon as the twin has them; V5's Muon written as LaCT's code writes it,
+  `research.zeropower_via_newtonschulz5`).
 """
 
 from typing import Callable, Dict, Optional, Tuple
@@ -23,6 +24,8 @@ import torch
 import torch.nn as nn
 from torch import Tensor
 from torch._higher_order_ops.while_loop import while_loop
+
+from .research import zeropower_via_newtonschulz5
 
 
 __all__ = ["LinearMSEWhileLoop", "LaCTLinearWhileLoop", "LOOPS"]
@@ -134,14 +137,21 @@ class LaCTLinearWhileLoop(nn.Module):
 
 
 def _lact_linear(t) -> LaCTLinearWhileLoop:
+    """Muon as `layers.py` writes it."""
     muon = (lambda g: t._newton_schulz(g, t.tr)) if t.use_ns else None
     return LaCTLinearWhileLoop(t.w, t.chunk, t.use_lr, t.use_momentum, muon)
+
+
+def _lact_linear_research_muon(t) -> LaCTLinearWhileLoop:
+    """Muon as LaCT's code writes it (``X.norm(dim=(-2, -1))``, ``c * A @ A``)."""
+    return LaCTLinearWhileLoop(t.w, t.chunk, t.use_lr, t.use_momentum,
+                               zeropower_via_newtonschulz5)
 
 
 # name -> (twin family, make(twin) -> module); the inputs are the twin's, by name.
 LOOPS: Dict[str, Tuple] = {
     "linear_mse_while": ("linear_mse", lambda t: LinearMSEWhileLoop(t.w, t.chunk)),
     "lact_v3_while": ("lact_v3", _lact_linear),
-    "lact_v5_while": ("lact_v5", _lact_linear),
+    "lact_v5_while": ("lact_v5", _lact_linear_research_muon),
     "lact_v6_while": ("lact_v6", _lact_linear),
 }
