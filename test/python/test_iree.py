@@ -85,7 +85,7 @@ def test_the_optimized_program_runs_in_iree_as_the_original(spelling, tmp_path):
 # asserts the batch sizes it takes as equal (cf.assert, which IREE keeps); block_v6 is a
 # whole transformer block whose softmax attention and MLP stay as torch-mlir wrote them.
 TORCH_MLIR_FIXTURES = ["linear_dot", "lact_v5", "research_linear_dot_einsum",
-                       "dynamic_batch/lact_v5", "block_v6"]
+                       "dynamic_batch/lact_v5", "block_v6", "lact_v5_while"]
 
 
 @pytest.mark.parametrize("name", TORCH_MLIR_FIXTURES)

@@ -879,11 +879,12 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
     `out + a * b` becomes an Einsum of its indexing maps (named or generic,
     in any layout), an all-parallel op the nodes of its `arith`/`math`
     payload on operands aligned to its iteration space (broadcasts and
-    transposes included), a sum over reduction dims a ReduceSum,
+    transposes included), a sum over reduction dims (of an input or of an
+    elementwise function of it) a ReduceSum,
     `tensor.extract_slice` a Slice, `expand_shape`/`collapse_shape` a
     Reshape, `tensor.concat` and a chain of `insert_slice`s that tiles a
-    fresh tensor a Concat, an `insert_slice` at a computed offset a
-    ScatterND window, `scf.for` with a constant step a Loop (its induction
+    fresh tensor a Concat, an `insert_slice` at a computed offset (or at a
+    constant one into a tensor that is not fresh) a ScatterND window, `scf.for` with a constant step a Loop (its induction
     variable `lb + iteration * step`; bounds that do not fold to constants,
     such as a `tensor.dim` of a sequence of run-time length, make its trip
     count integer nodes), index arithmetic integer nodes, `tensor.dim` of a
@@ -898,7 +899,15 @@ def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
     length `min(C, T - i)` when it runs while `i < T` and its last counter
     is not read: the same counters as a step of C) is read as its copy with
     `scf.for` loops (upstream's uplift), and takes the copy's body only if
-    a layer is raised in it. Likewise a function whose `scf.for` loops
+    a layer is raised in it. torch-mlir's `while_loop` is brought into that
+    form first, in the copy: 0-d tensors a loop carries (a `tensor<i64>`
+    counter) are carried as scalars, 0-d `linalg.generic` ops become scalar
+    arithmetic, a sum of integer zeros is its init, a condition carried
+    from the end of the body (a do-while) is computed at the start of each
+    iteration when the one the loop starts with is the same computation on
+    its first values (the same ops, or the same constant), and, once the
+    loop is an `scf.for`, comparisons and `minsi`/`maxsi` that the integer
+    range analysis decides (the clamps of PyTorch's slice bounds) fold. Likewise a function whose `scf.for` loops
     (written so, or uplifted from `scf.while`) with a constant trip count
     (at most 4096) have a partial last chunk (a size that is an `affine.min`
     of the counter) is read as its copy with those loops unrolled and

@@ -297,9 +297,35 @@ Attribute constantAtEntry(Value value, const NextCondition &next,
   return constantOf(value);
 }
 
+/// The predicate that compares b with a as `predicate` compares a with b.
+arith::CmpIPredicate swapped(arith::CmpIPredicate predicate) {
+  using P = arith::CmpIPredicate;
+  switch (predicate) {
+  case P::slt:
+    return P::sgt;
+  case P::sgt:
+    return P::slt;
+  case P::sle:
+    return P::sge;
+  case P::sge:
+    return P::sle;
+  case P::ult:
+    return P::ugt;
+  case P::ugt:
+    return P::ult;
+  case P::ule:
+    return P::uge;
+  case P::uge:
+    return P::ule;
+  default:
+    return predicate; // eq, ne
+  }
+}
+
 /// Whether `value`, computed by `next` from the values the body yields, is
-/// `atEntry` when each of them is its init: the same ops on the inits, or
-/// the same constant.
+/// `atEntry` when each of them is its init: the same ops on the inits (a
+/// comparison also with its operands swapped, as canonicalization puts a
+/// constant on the right), or the same constant.
 bool sameAtEntry(Value value, Value atEntry, const NextCondition &next,
                  scf::WhileOp loop) {
   std::function<bool(Value, Value)> same = [&](Value v, Value w) -> bool {
@@ -309,6 +335,13 @@ bool sameAtEntry(Value value, Value atEntry, const NextCondition &next,
     if (!op || !llvm::is_contained(next.ops, op))
       return v == w;
     Operation *other = w.getDefiningOp();
+    auto cmp = dyn_cast<arith::CmpIOp>(op);
+    auto otherCmp = dyn_cast_or_null<arith::CmpIOp>(other);
+    if (cmp && otherCmp &&
+        swapped(cmp.getPredicate()) == otherCmp.getPredicate() &&
+        same(cmp.getLhs(), otherCmp.getRhs()) &&
+        same(cmp.getRhs(), otherCmp.getLhs()))
+      return true;
     return other &&
            cast<OpResult>(v).getResultNumber() ==
                cast<OpResult>(w).getResultNumber() &&

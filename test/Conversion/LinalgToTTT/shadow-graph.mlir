@@ -32,6 +32,23 @@
 // CHECK: "Pow"(%arg0, %[[THREE]]) {{.*}} : (tensor<2x4xf32>, tensor<i64>) -> tensor<2x4xf32>
 // CHECK-NOT: ttt.opaque
 
+// torch-mlir's `x.norm(dim=(-2, -1))`: a sum whose payload squares |x| before
+// it adds, then ^0.5: the payload over the whole iteration space, then
+// ReduceSum.
+// CHECK-LABEL: onnx.graph @norm(
+// CHECK: %[[ABS:.+]] = onnx.node "Abs"(%arg0) {{.*}} -> tensor<2x8x4xf32>
+// CHECK: %[[SQUARE:.+]] = onnx.node "Pow"(%[[ABS]], %{{.+}}) {{.*}} -> tensor<2x8x4xf32>
+// CHECK: %[[SUM:.+]] = onnx.node "ReduceSum"(%[[SQUARE]], %{{.+}}) attrs {keepdims = 1 : i64} {{.*}} -> tensor<2x1x1xf32>
+// CHECK: "Pow"(%[[SUM]], %{{.+}}) {{.*}} -> tensor<2x1x1xf32>
+// CHECK-NOT: ttt.opaque
+
+// A window written at a constant offset into a tensor that is not fresh (the
+// chunk a loop leaves to the code after it): a ScatterND at constant indices.
+// CHECK-LABEL: onnx.graph @write_at_constant_offset(
+// CHECK: %[[AT:.+]] = onnx.node "Add"
+// CHECK: "ScatterND"(%arg0, %[[AT]], %arg1) {{.*}} -> tensor<2x8x4xf32>
+// CHECK-NOT: ttt.opaque
+
 // A loop to a run-time length: tensor.dim of the dynamic dim is the Gather of
 // a Shape a scripted export reads; the buffer, a tensor.empty of that length,
 // zeros of its shape; the trip count ceil(T / 3) integer nodes.
@@ -173,6 +190,30 @@ module {
       linalg.yield %p : f32
     } -> tensor<2x4xf32>
     return %cube : tensor<2x4xf32>
+  }
+  func.func @norm(%x: tensor<2x8x4xf32>) -> tensor<2x1x1xf32> {
+    %zero = arith.constant 0.0 : f32
+    %two = arith.constant 2.0 : f32
+    %half = arith.constant 0.5 : f32
+    %e = tensor.empty() : tensor<2x1x1xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x1x1xf32>) -> tensor<2x1x1xf32>
+    %sum = linalg.generic {indexing_maps = [#id3, affine_map<(b, i, j) -> (b, 0, 0)>], iterator_types = ["parallel", "reduction", "reduction"]} ins(%x : tensor<2x8x4xf32>) outs(%f : tensor<2x1x1xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %m = math.absf %a : f32
+      %p = math.powf %m, %two : f32
+      %t = arith.addf %p, %o : f32
+      linalg.yield %t : f32
+    } -> tensor<2x1x1xf32>
+    %root = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]} ins(%sum : tensor<2x1x1xf32>) outs(%e : tensor<2x1x1xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %r = math.powf %a, %half : f32
+      linalg.yield %r : f32
+    } -> tensor<2x1x1xf32>
+    return %root : tensor<2x1x1xf32>
+  }
+  func.func @write_at_constant_offset(%buf: tensor<2x8x4xf32>, %chunk: tensor<2x2x4xf32>) -> tensor<2x8x4xf32> {
+    %r = tensor.insert_slice %chunk into %buf[0, 6, 0] [2, 2, 4] [1, 1, 1] : tensor<2x2x4xf32> into tensor<2x8x4xf32>
+    return %r : tensor<2x8x4xf32>
   }
   func.func @run_time_length(%x: tensor<2x?x4xf32>) -> tensor<2x?x4xf32> {
     %c0 = arith.constant 0 : index
