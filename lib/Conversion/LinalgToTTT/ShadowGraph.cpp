@@ -634,31 +634,6 @@ static std::optional<int64_t> broadcastIndexOf(Value value) {
   return loopIndexOf(select.getFalseValue());
 }
 
-/// The predicate of `b op a` when `predicate` is that of `a op b`.
-static arith::CmpIPredicate swapped(arith::CmpIPredicate predicate) {
-  using P = arith::CmpIPredicate;
-  switch (predicate) {
-  case P::slt:
-    return P::sgt;
-  case P::sgt:
-    return P::slt;
-  case P::sle:
-    return P::sge;
-  case P::sge:
-    return P::sle;
-  case P::ult:
-    return P::ugt;
-  case P::ugt:
-    return P::ult;
-  case P::ule:
-    return P::uge;
-  case P::uge:
-    return P::ule;
-  default:
-    return predicate; // eq, ne
-  }
-}
-
 namespace {
 /// An `arith.select` of a payload as the ONNX node it computes.
 struct SelectForm {
@@ -1840,4 +1815,28 @@ FailureOr<ShadowGraph> linalg_raise::buildShadowGraph(func::FuncOp func,
     outputs.push_back(translator.get(result));
   onnx::YieldOp::create(b, terminator->getLoc(), outputs);
   return shadow;
+}
+
+arith::CmpIPredicate linalg_raise::swapped(arith::CmpIPredicate predicate) {
+  using P = arith::CmpIPredicate;
+  switch (predicate) {
+  case P::slt:
+    return P::sgt;
+  case P::sgt:
+    return P::slt;
+  case P::sle:
+    return P::sge;
+  case P::sge:
+    return P::sle;
+  case P::ult:
+    return P::ugt;
+  case P::ugt:
+    return P::ult;
+  case P::ule:
+    return P::uge;
+  case P::uge:
+    return P::ule;
+  default:
+    return predicate; // eq, ne
+  }
 }

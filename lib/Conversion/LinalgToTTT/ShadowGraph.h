@@ -23,6 +23,7 @@
 #include "../ONNXToTTT/LayerFinder.h"
 #include "ttt/Dialect/ONNX/IR/ONNXOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -48,6 +49,9 @@ struct ShadowGraph {
 Value sizeValueOf(Value tensor, int64_t d);
 
 FailureOr<ShadowGraph> buildShadowGraph(func::FuncOp func, std::string &why);
+
+/// The predicate of `b op a` when `predicate` is that of `a op b`.
+arith::CmpIPredicate swapped(arith::CmpIPredicate predicate);
 
 } // namespace mlir::ttt::linalg_raise
 

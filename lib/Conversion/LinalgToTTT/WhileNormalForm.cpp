@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoopReadings.h"
+#include "ShadowGraph.h"
 
 #include "mlir/Analysis/DataFlow/ConstantPropagationAnalysis.h"
 #include "mlir/Analysis/DataFlow/DeadCodeAnalysis.h"
@@ -295,31 +296,6 @@ Attribute constantAtEntry(Value value, const NextCondition &next,
     }
   }
   return constantOf(value);
-}
-
-/// The predicate that compares b with a as `predicate` compares a with b.
-arith::CmpIPredicate swapped(arith::CmpIPredicate predicate) {
-  using P = arith::CmpIPredicate;
-  switch (predicate) {
-  case P::slt:
-    return P::sgt;
-  case P::sgt:
-    return P::slt;
-  case P::sle:
-    return P::sge;
-  case P::sge:
-    return P::sle;
-  case P::ult:
-    return P::ugt;
-  case P::ugt:
-    return P::ult;
-  case P::ule:
-    return P::uge;
-  case P::uge:
-    return P::ule;
-  default:
-    return predicate; // eq, ne
-  }
 }
 
 /// Whether `value`, computed by `next` from the values the body yields, is
