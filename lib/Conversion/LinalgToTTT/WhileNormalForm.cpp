@@ -282,18 +282,23 @@ Attribute constantAtEntry(Value value, const NextCondition &next,
         return {};
       operands.push_back(a);
     }
+    // A detached copy folds: a folder may update its op in place.
+    Operation *copy = op->clone();
     SmallVector<OpFoldResult> results;
-    if (failed(op->fold(operands, results)) ||
-        results.size() != op->getNumResults())
-      return {};
-    for (auto [result, folded] : llvm::zip_equal(op->getResults(), results)) {
-      Attribute a = dyn_cast<Attribute>(folded);
+    bool folded = succeeded(copy->fold(operands, results)) &&
+                  results.size() == op->getNumResults();
+    SmallVector<Attribute> values;
+    for (OpFoldResult result : folded ? results : SmallVector<OpFoldResult>()) {
+      Attribute a = dyn_cast<Attribute>(result);
       if (!a)
-        a = constantOf(cast<Value>(folded));
-      if (!a)
-        return {};
-      known[result] = a;
+        a = constantOf(cast<Value>(result));
+      values.push_back(a);
     }
+    copy->erase();
+    if (!folded || llvm::is_contained(values, Attribute()))
+      return {};
+    for (auto [result, value] : llvm::zip_equal(op->getResults(), values))
+      known[result] = value;
   }
   return constantOf(value);
 }
