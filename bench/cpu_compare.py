@@ -13,7 +13,9 @@ For every layer and shape, side by side in one run:
   (needs torch for the export);
 - the fp32 GEMM peak of NumPy's BLAS (2048^3) measured in the same run, and each
   ttt time as achieved GFLOP/s (the layer's useful FLOPs, the same for every form)
-  and as a share of that peak.
+  and as a share of that peak;
+- where ttt auto's time goes (`ttt-run --profile-gemm`): the share of its threads'
+  time inside GEMM calls and the GEMM library's rate there.
 
     python3 bench/cpu_compare.py                       # the issue's grid, ~15 minutes
     python3 bench/cpu_compare.py --quick               # two layers, one shape
@@ -127,20 +129,33 @@ def find_mkl() -> str | None:
     return str(found[-1]) if found else None
 
 
+GEMM_PROFILE = re.compile(r"GEMM calls in the median run: \d+, [0-9.e+-]+ GFLOP, [0-9.]+ ms "
+                          r"in them summed over threads \((\d+)% of .* time\), "
+                          r"([0-9.]+) GFLOP/s inside them")
+
+
 def ttt_run(src: Path, inputs: Path, form: str, repeat: int, outputs: Path | None = None,
-            blas: str | None = None):
+            blas: str | None = None, profile: dict | None = None):
     """Median seconds of `ttt-run`; `blas` names the GEMM library (TTT_BLAS_LIBRARY),
-    None the default (Debian's OpenBLAS)."""
+    None the default (Debian's OpenBLAS). With a `profile` dict, also where the median
+    run's time went (`--profile-gemm`): `gemm_share`, the share of the threads' time
+    spent in GEMM calls, and `gemm_rate`, the GFLOP/s per thread inside them."""
     cmd = [str(BUILD / "bin" / "ttt-run"), str(src), f"--inputs={inputs}",
            f"--ttt-form={form}", "--print-results=false", f"--repeat={repeat}"]
     if outputs:
         cmd.append(f"--outputs={outputs}")
+    if profile is not None:
+        cmd.append("--profile-gemm")
     env = dict(os.environ)
     if blas:
         env["TTT_BLAS_LIBRARY"] = blas
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=3600, env=env)
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr.strip())
+    if profile is not None:
+        found = GEMM_PROFILE.search(proc.stderr)
+        profile["gemm_share"] = int(found.group(1)) / 100
+        profile["gemm_rate"] = float(found.group(2))
     return float(re.search(r"median of \d+ runs: ([0-9.]+) ms", proc.stderr).group(1)) / 1e3
 
 
@@ -218,12 +233,13 @@ def bench_row(name, shape, args, tmp: Path, torch_ok: bool, peak: float):
     src, inputs, feeds = write_layer(layer, T, tmp, "layer")
     outputs = tmp / "outputs.npz"
     linear = name != "base"
+    profile = {}
     times = {"recurrent": ttt_run(src, inputs, "recurrent", args.repeat),
              "parallel": ttt_run(src, inputs, "parallel", args.repeat) if linear else None,
-             "auto": ttt_run(src, inputs, "auto", args.repeat, outputs)}
+             "auto": ttt_run(src, inputs, "auto", args.repeat, outputs, profile=profile)}
     with np.load(outputs) as data:
         ours = data["result0"]
-    row = dict(layer=name, H=H, D=D, T=T, C=C, **times, torch=None, err=None,
+    row = dict(layer=name, H=H, D=D, T=T, C=C, **times, **profile, torch=None, err=None,
                ort=None, ort_fast=None, rewritten=None, mkl=None)
     if args.mkl:
         row["mkl"] = ttt_run(src, inputs, "auto", args.repeat, blas=args.mkl)
@@ -251,9 +267,10 @@ def table(rows, peak, torch_ok, mkl: bool = False) -> list[str]:
     lines = ["| layer | H | D | T | C | ttt recurrent | ttt parallel | ttt auto | PyTorch eager | "
              "auto vs PyTorch | " + ("ttt auto, MKL | MKL vs PyTorch | " if mkl else "") +
              "ORT original | ORT after ttt-opt | auto GFLOP/s | % of peak | "
+             "auto: threads' time in GEMMs | GEMM GFLOP/s per thread | "
              "max rel. diff vs PyTorch |",
              "|---|---|---|---|---|---|---|---|---|---|" + ("---|---|" if mkl else "") +
-             "---|---|---|---|---|"]
+             "---|---|---|---|---|---|---|"]
     for r in rows:
         speedup = f"{r['torch'] / r['auto']:.2f}x" if r["torch"] else "–"
         if mkl:
@@ -264,7 +281,8 @@ def table(rows, peak, torch_ok, mkl: bool = False) -> list[str]:
         lines.append(f"| {r['layer']} | {r['H']} | {r['D']} | {r['T']} | {r['C']} | "
                      f"{fmt(r['recurrent'])} | {fmt(r['parallel'])} | {fmt(r['auto'])} | "
                      f"{fmt(r['torch'])} | {speedup} | {fmt(r['ort'])} | {fast} | "
-                     f"{r['gflops']:.1f} | {100 * r['peak_share']:.0f}% | {err} |")
+                     f"{r['gflops']:.1f} | {100 * r['peak_share']:.0f}% | "
+                     f"{100 * r['gemm_share']:.0f}% | {r['gemm_rate']:.1f} | {err} |")
     return lines
 
 
@@ -380,6 +398,9 @@ def main() -> int:
             f"{'eager, no_grad, ' + str(os.cpu_count()) + ' threads' if torch_ok else 'not installed'}; "
             f"ORT: onnxruntime {__import__('onnxruntime').__version__} on the scripted export.",
             "Times in ms; GFLOP/s are the layer's useful FLOPs (`layer_flops`) over the auto time.",
+            "Where auto's time goes (`ttt-run --profile-gemm`, its median run): the share of "
+            "the threads' time spent inside GEMM calls, and the rate the GEMM library ran at "
+            f"there, per thread (the peak above is {peak / (os.cpu_count() or 1):.1f} per core).",
             ""]
     print("\n".join(head), flush=True)
     rows = []

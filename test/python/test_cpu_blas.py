@@ -9,12 +9,17 @@
 - A GEMM of a one-stream program, cut into blocks of rows or columns for the
   OpenMP threads, matches NumPy and the uncut run bit for bit; so does a layer of
   one stream against the oracle.
+- `ttt-run --profile-gemm` counts each `ttt_sgemm` call of the median run and its
+  FLOPs (one per block of a GEMM cut for the threads; none when the generated loops
+  run the contractions: `--contractions=loops`, or no BLAS), and is refused where it
+  cannot apply.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import re
 import subprocess
 import sys
 
@@ -355,3 +360,76 @@ def test_mkl_and_prefixed_openblas_are_loaded_as_they_need(flavor, kernels, tmp_
     report, got, want = _run_small_layer(tmp_path, TTT_BLAS_LIBRARY=str(lib))
     assert report == f"ttt-run: BLAS: {lib} ({kernels})"
     assert ttt_mlir.relative_error(got, want) <= 1e-5
+
+
+# `ttt-run --repeat --profile-gemm`: the median run's ttt_sgemm calls, their FLOPs and
+# time, and the share of the threads' time that is.
+PROFILE = re.compile(r"ttt-run: GEMM calls in the median run: (\d+), ([0-9.e+-]+) GFLOP, "
+                     r"([0-9.]+) ms in them summed over threads \((\d+)% of (\d+) "
+                     r"threads?'?s?'? time\), ([0-9.]+) GFLOP/s inside them")
+
+
+def _gemm_profile(tmp_path, m: int, k: int, n: int, *flags, **env):
+    """(calls, GFLOP, ms, threads, whether a BLAS loaded) of a timed run of C = A B on
+    fresh random inputs, after checking the result against NumPy."""
+    rng = np.random.default_rng()
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    src, inputs, out = tmp_path / "matmul.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
+    src.write_text(_matmul_program(m, k, n))
+    np.savez(inputs, arg0=a, arg1=b)
+    child_env = dict(os.environ, **env)
+    proc = subprocess.run([str(build_dir() / "bin" / "ttt-run"), str(src), f"--inputs={inputs}",
+                           f"--outputs={out}", "--print-results=false", "--repeat=3",
+                           "--profile-gemm", *flags],
+                          capture_output=True, text=True, timeout=300, env=child_env)
+    assert proc.returncode == 0, proc.stderr
+    with np.load(out) as data:
+        got = data["result0"]
+    assert ttt_mlir.relative_error(got, a.astype(np.float64) @ b.astype(np.float64)) <= 1e-5
+    found = [PROFILE.fullmatch(line) for line in proc.stderr.splitlines()
+             if line.startswith("ttt-run: GEMM calls")]
+    assert len(found) == 1 and found[0], proc.stderr
+    calls, gflop, ms, _, threads, _ = found[0].groups()
+    loaded = "ttt-run: BLAS: none" not in proc.stderr
+    return int(calls), float(gflop), float(ms), int(threads), loaded
+
+
+def test_the_gemm_profile_counts_each_call_and_its_flops(tmp_path):
+    calls, gflop, ms, threads, loaded = _gemm_profile(tmp_path, 96, 64, 80, "--openmp=false")
+    if not loaded:
+        pytest.skip("no BLAS library loads here: the generated loops make no calls")
+    assert (calls, threads) == (1, 1)
+    assert gflop == pytest.approx(2 * 96 * 64 * 80 / 1e9, rel=1e-5)
+    assert ms > 0
+
+
+def test_the_gemm_profile_counts_the_blocks_each_thread_runs(tmp_path):
+    # 512 rows cut into 4 blocks of 128 for 4 threads: four calls, the same FLOPs.
+    calls, gflop, _, threads, loaded = _gemm_profile(tmp_path, 512, 128, 128, "--openmp",
+                                                     "--num-threads=4")
+    if not loaded:
+        pytest.skip("no BLAS library loads here: the generated loops make no calls")
+    assert (calls, threads) == (4, 4)
+    assert gflop == pytest.approx(2 * 512 * 128 * 128 / 1e9, rel=1e-5)
+
+
+@pytest.mark.parametrize("flags, env", [(["--contractions=loops"], {}),
+                                        ([], {"TTT_BLAS_LIBRARY": ""})],
+                         ids=["loops-only", "no-blas"])
+def test_the_generated_contraction_loops_make_no_gemm_calls(flags, env, tmp_path):
+    calls, gflop, _, _, _ = _gemm_profile(tmp_path, 96, 64, 80, *flags, **env)
+    assert (calls, gflop) == (0, 0)
+
+
+@pytest.mark.parametrize("flags, reason", [
+    ([], "--profile-gemm: only applies with --repeat"),
+    (["--repeat=2", "--device=cuda"], "--profile-gemm: only applies with --device=cpu")])
+def test_the_gemm_profile_is_refused_where_it_cannot_apply(flags, reason, tmp_path):
+    src = tmp_path / "matmul.mlir"
+    src.write_text(_matmul_program(4, 4, 4))
+    proc = subprocess.run([str(build_dir() / "bin" / "ttt-run"), str(src), "--random-inputs=1",
+                           "--profile-gemm", *flags], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr.strip().splitlines() == [f"ttt-run: error: {reason}"]

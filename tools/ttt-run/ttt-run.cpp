@@ -20,6 +20,7 @@
 #include "DiagnosticCollector.h"
 #include "Inputs.h"
 #include "ResultPrinter.h"
+#include "ttt/Dialect/TTT/Analysis/FormChoice.h"
 #include "ttt/Execution/EntrySignature.h"
 #include "ttt/Execution/JitFunction.h"
 #include "ttt/Execution/RunError.h"
@@ -40,6 +41,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/Sequence.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/DynamicLibrary.h"
@@ -141,6 +143,15 @@ static cl::opt<unsigned> repeat(
              "the CPU, which BLAS library and kernels ran. Times cover the "
              "call only, not compilation or copying"),
     cl::init(1), cl::value_desc("n"), cl::cat(runCategory));
+
+static cl::opt<bool> profileGemm(
+    "profile-gemm",
+    cl::desc("With --repeat on the CPU: also print, for the median run, how "
+             "many GEMM calls (ttt_sgemm) it made, the time spent in them "
+             "summed over threads, the share of the threads' time that is "
+             "(with --openmp, of --num-threads or all cores) and the "
+             "GFLOP/s inside them: where a run's time goes"),
+    cl::init(false), cl::cat(runCategory));
 
 namespace {
 enum class Device { cpu, cuda };
@@ -299,7 +310,7 @@ static Error checkOptions() {
   if (device == Device::cuda) {
     for (cl::Option *flag : std::initializer_list<cl::Option *>{
              &openmp, &numThreads, &fuseElementwise, &vectorizableMath,
-             &layerForm, &contractions, &runtimeChecks})
+             &layerForm, &contractions, &runtimeChecks, &profileGemm})
       if (flag->getNumOccurrences())
         return makeRunError("--" + flag->ArgStr,
                             "only applies with --device=cpu");
@@ -329,6 +340,8 @@ static Error checkOptions() {
     if (cudaRuntime.getNumOccurrences())
       return makeRunError("--cuda-runtime", "only applies with --device=cuda");
   }
+  if (profileGemm && !repeat.getNumOccurrences())
+    return makeRunError("--profile-gemm", "only applies with --repeat");
   if (!inputsPath.empty() && randomSeed.getNumOccurrences())
     return makeRunError("command line",
                         "--inputs and --random-inputs exclude each other");
@@ -569,6 +582,45 @@ static double median(std::vector<double> values) {
   return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+/// The threads a run's parallel loops use: --num-threads, else what the
+/// OpenMP runtime starts (OMP_NUM_THREADS, else one per core).
+static unsigned getRunThreads() {
+  if (!openmp)
+    return 1;
+  if (numThreads)
+    return numThreads;
+  unsigned fromEnvironment = 0;
+  if (const char *env = std::getenv("OMP_NUM_THREADS"))
+    if (StringRef(env).split(',').first.trim().getAsInteger(10,
+                                                            fromEnvironment))
+      fromEnvironment = 0;
+  return fromEnvironment ? fromEnvironment : mlir::ttt::getHostCores();
+}
+
+/// The GEMM profile of the median run (the lower one of an even count).
+static void printGemmProfile(ArrayRef<double> seconds,
+                             ArrayRef<ttt::runtime::GemmProfile> profiles) {
+  auto indices = llvm::seq<size_t>(0, seconds.size());
+  SmallVector<size_t> order(indices.begin(), indices.end());
+  llvm::sort(order,
+             [&](size_t a, size_t b) { return seconds[a] < seconds[b]; });
+  size_t median = order[(order.size() - 1) / 2];
+  const ttt::runtime::GemmProfile &profile = profiles[median];
+  unsigned threads = getRunThreads();
+  double share =
+      seconds[median] > 0 ? profile.seconds / (seconds[median] * threads) : 0;
+  errs() << "ttt-run: GEMM calls in the median run: " << profile.calls << ", "
+         << format("%.6g", profile.flops / 1e9) << " GFLOP, "
+         << format("%.3f", profile.seconds * 1e3)
+         << " ms in them summed over threads (" << format("%.0f", 100 * share)
+         << "% of " << threads << (threads == 1 ? " thread's" : " threads'")
+         << " time), "
+         << format("%.1f", profile.seconds > 0
+                               ? profile.flops / profile.seconds / 1e9
+                               : 0.0)
+         << " GFLOP/s inside them\n";
+}
+
 //===----------------------------------------------------------------------===//
 // Driver
 //===----------------------------------------------------------------------===//
@@ -640,6 +692,7 @@ static Error runTool(int argc, char **argv) {
 
   std::vector<npy::Array> results;
   std::vector<double> seconds;
+  std::vector<ttt::runtime::GemmProfile> profiles;
   for (unsigned i = 0; i < repeat; ++i) {
     // Functions may update their arguments in place, so every call gets
     // fresh copies.
@@ -651,7 +704,11 @@ static Error runTool(int argc, char **argv) {
       arguments.push_back(std::move(*copy));
     }
     double time = 0;
+    if (profileGemm)
+      ttt::runtime::startGemmProfile();
     auto output = (*function)->call(arguments, time);
+    if (profileGemm)
+      profiles.push_back(ttt::runtime::stopGemmProfile());
     if (!output)
       return output.takeError();
     results = std::move(*output);
@@ -675,6 +732,8 @@ static Error runTool(int argc, char **argv) {
         errs() << " (" << kernels << ")";
       errs() << "\n";
     }
+    if (!profiles.empty())
+      printGemmProfile(seconds, profiles);
   }
 
   if (!outputsPath.empty())

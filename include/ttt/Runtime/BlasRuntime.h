@@ -52,6 +52,20 @@ const char *getLoadedBlasLibrary();
 /// Which kernels the loaded BLAS runs, for diagnostics: "<core> kernels" of
 /// an OpenBLAS that names its kernel set, MKL's version string, else empty.
 const char *getLoadedBlasKernels();
+
+/// What the `ttt_sgemm` calls between `startGemmProfile` and
+/// `stopGemmProfile` did: how many there were, their time summed over the
+/// threads that made them, and the FLOPs they computed (2 per multiply-add;
+/// a Gram product run as SYRK counts the one triangle it computes).
+struct GemmProfile {
+  uint64_t calls = 0;
+  double seconds = 0;
+  double flops = 0;
+};
+/// Resets the counters and starts counting. Not reentrant: one profile at a
+/// time per process.
+void startGemmProfile();
+GemmProfile stopGemmProfile();
 } // namespace ttt::runtime
 
 #endif // TTT_RUNTIME_BLASRUNTIME_H

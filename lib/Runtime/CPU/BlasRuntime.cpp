@@ -9,6 +9,8 @@
 #include "../GemmViews.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <mutex>
@@ -197,6 +199,34 @@ bool runAsSyrk(const Blas &blas, const ttt::runtime::GemmCall &gemm,
   return true;
 }
 
+/// Runs one `ttt_sgemm` call; returns the multiply-adds it computed (SYRK
+/// computes one triangle of its square).
+double runGemm(ttt::runtime::GemmCall &gemm, bool accumulate) {
+  const Blas &blas = getBlas();
+  double macs = double(gemm.m) * double(gemm.n) * double(gemm.k);
+  if (gemm.k > 0 && blas.sgemm && runAsSyrk(blas, gemm, accumulate))
+    return double(gemm.m) * double(gemm.m + 1) / 2 * double(gemm.k);
+  if (gemm.k > 0 && blas.sgemm && gemm.prepare()) {
+    blas.sgemm(CblasRowMajor, gemm.transA ? CblasTrans : CblasNoTrans,
+               gemm.transB ? CblasTrans : CblasNoTrans, int(gemm.m),
+               int(gemm.n), int(gemm.k), 1.0f, gemm.a.data, int(gemm.lda),
+               gemm.b.data, int(gemm.ldb), accumulate ? 1.0f : 0.0f,
+               gemm.c.data, int(gemm.ldc));
+    return macs;
+  }
+  // No reduction (k = 0), or strides BLAS cannot take (broadcasts,
+  // interleaved views).
+  gemm.runLoops(accumulate);
+  return macs;
+}
+
+// The GEMM profile (ttt-run --profile-gemm). Counters rather than a lock:
+// several threads call at once, and an unprofiled call only reads the flag.
+std::atomic<bool> profiling{false};
+std::atomic<uint64_t> profiledCalls{0};
+std::atomic<uint64_t> profiledNanoseconds{0};
+std::atomic<uint64_t> profiledMultiplyAdds{0};
+
 } // namespace
 
 extern "C" int32_t ttt_blas_available() { return getBlas().sgemm != nullptr; }
@@ -212,20 +242,19 @@ extern "C" void ttt_sgemm(int64_t m, int64_t n, int64_t k, int64_t a,
   ttt::runtime::GemmCall gemm = ttt::runtime::makeGemmCall(
       m, n, k, a, aOffset, aRowStride, aColStride, b, bOffset, bRowStride,
       bColStride, c, cOffset, cRowStride, cColStride);
-  const Blas &blas = getBlas();
-  if (k > 0 && blas.sgemm && runAsSyrk(blas, gemm, accumulate != 0))
-    return;
-  if (k > 0 && blas.sgemm && gemm.prepare()) {
-    blas.sgemm(CblasRowMajor, gemm.transA ? CblasTrans : CblasNoTrans,
-               gemm.transB ? CblasTrans : CblasNoTrans, int(gemm.m),
-               int(gemm.n), int(gemm.k), 1.0f, gemm.a.data, int(gemm.lda),
-               gemm.b.data, int(gemm.ldb), accumulate ? 1.0f : 0.0f,
-               gemm.c.data, int(gemm.ldc));
+  if (!profiling.load(std::memory_order_relaxed)) {
+    runGemm(gemm, accumulate != 0);
     return;
   }
-  // No reduction (k = 0), or strides BLAS cannot take (broadcasts,
-  // interleaved views).
-  gemm.runLoops(accumulate != 0);
+  auto start = std::chrono::steady_clock::now();
+  double macs = runGemm(gemm, accumulate != 0);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  profiledCalls.fetch_add(1, std::memory_order_relaxed);
+  profiledNanoseconds.fetch_add(
+      uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed)
+                   .count()),
+      std::memory_order_relaxed);
+  profiledMultiplyAdds.fetch_add(uint64_t(macs), std::memory_order_relaxed);
 }
 
 namespace ttt::runtime {
@@ -239,4 +268,20 @@ const RuntimeSymbol *getCPURuntimeSymbols(unsigned &count) {
 
 const char *getLoadedBlasLibrary() { return getBlas().library.c_str(); }
 const char *getLoadedBlasKernels() { return getBlas().kernels.c_str(); }
+
+void startGemmProfile() {
+  profiledCalls = 0;
+  profiledNanoseconds = 0;
+  profiledMultiplyAdds = 0;
+  profiling = true;
+}
+
+GemmProfile stopGemmProfile() {
+  profiling = false;
+  GemmProfile profile;
+  profile.calls = profiledCalls;
+  profile.seconds = double(profiledNanoseconds) * 1e-9;
+  profile.flops = 2 * double(profiledMultiplyAdds);
+  return profile;
+}
 } // namespace ttt::runtime
