@@ -210,6 +210,18 @@ def ort_times(layer, feeds, tmp: Path, repeat: int, threads: int):
     return t0, t1, rewritten
 
 
+def gemm_alone(m: int, k: int, n: int, tmp: Path, repeat: int = 50) -> float:
+    """GFLOP/s of ttt-run's GEMM library on one m x k by k x n product, one thread
+    (inside the call, `--profile-gemm`): what the library makes of a layer's
+    product shape with nothing else running."""
+    src = tmp / f"gemm_{m}x{k}x{n}.mlir"
+    src.write_text(ttt_mlir.matmul_function(m, k, n))
+    proc = subprocess.run([str(BUILD / "bin" / "ttt-run"), str(src), "--random-inputs=1",
+                           "--openmp=false", "--print-results=false", f"--repeat={repeat}",
+                           "--profile-gemm"], capture_output=True, text=True, check=True)
+    return float(GEMM_PROFILE.search(proc.stderr).group(2))
+
+
 def gemm_peak(n=2048, repeat=5) -> float:
     a = np.random.default_rng(0).standard_normal((n, n), dtype=np.float32)
     return 2 * n ** 3 / median_time(lambda: a @ a, repeat) / 1e9
@@ -402,10 +414,16 @@ def main() -> int:
             "the threads' time spent inside GEMM calls, and the rate the GEMM library ran at "
             f"there, per thread (the peak above is {peak / (os.cpu_count() or 1):.1f} per core).",
             ""]
-    print("\n".join(head), flush=True)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
+        alone = {(C, D): gemm_alone(C, D, D, tmp) for (_, D, _, C) in shapes}
+        head[-1:-1] = [
+            "The same GEMM library on one chunk's product alone (C x D by D x D, one "
+            "thread, `--profile-gemm` of a matmul): " +
+            "; ".join(f"{C}x{D}x{D}: {rate:.1f} GFLOP/s" for (C, D), rate in alone.items()) +
+            "."]
+        print("\n".join(head), flush=True)
         for shape in shapes:
             for name in layers:
                 row = bench_row(name, shape, args, tmp, torch_ok, peak)

@@ -149,18 +149,6 @@ def test_layer_with_and_without_blas(blas, tmp_path, monkeypatch):
         assert ttt_mlir.relative_error(got, want) <= 1e-5, form
 
 
-def _matmul_program(m: int, k: int, n: int) -> str:
-    """C = A B at static sizes (the block count folds at compile time; a layer's
-    chunk of run-time length below decides it at run time)."""
-    a, b, c = (f"tensor<{r}x{q}xf32>" for r, q in ((m, k), (k, n), (m, n)))
-    return (f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n"
-            f"  %zero = arith.constant 0.0 : f32\n"
-            f"  %e = tensor.empty() : {c}\n"
-            f"  %acc = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
-            f"  %mm = linalg.matmul ins(%a, %b : {a}, {b}) outs(%acc : {c}) -> {c}\n"
-            f"  return %mm : {c}\n}}\n")
-
-
 def _ttt_run(*args) -> subprocess.CompletedProcess:
     proc = subprocess.run([str(build_dir() / "bin" / "ttt-run"), *map(str, args)],
                           capture_output=True, text=True, timeout=300)
@@ -177,7 +165,7 @@ def test_a_one_stream_gemm_cut_into_blocks_is_exact(m, k, n, tmp_path):
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
     src, inputs = tmp_path / "matmul.mlir", tmp_path / "in.npz"
-    src.write_text(_matmul_program(m, k, n))
+    src.write_text(ttt_mlir.matmul_function(m, k, n))
     np.savez(inputs, arg0=a, arg1=b)
     # Four threads cut the GEMM whatever this machine's core count; one does not.
     assert "omp.parallel" in _ttt_run(src, "--openmp", "--num-threads=4", "--print-ir").stdout
@@ -376,7 +364,7 @@ def _gemm_profile(tmp_path, m: int, k: int, n: int, *flags, **env):
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
     src, inputs, out = tmp_path / "matmul.mlir", tmp_path / "in.npz", tmp_path / "out.npz"
-    src.write_text(_matmul_program(m, k, n))
+    src.write_text(ttt_mlir.matmul_function(m, k, n))
     np.savez(inputs, arg0=a, arg1=b)
     child_env = dict(os.environ, **env)
     proc = subprocess.run([str(build_dir() / "bin" / "ttt-run"), str(src), f"--inputs={inputs}",
@@ -427,7 +415,7 @@ def test_the_generated_contraction_loops_make_no_gemm_calls(flags, env, tmp_path
     (["--repeat=2", "--device=cuda"], "--profile-gemm: only applies with --device=cpu")])
 def test_the_gemm_profile_is_refused_where_it_cannot_apply(flags, reason, tmp_path):
     src = tmp_path / "matmul.mlir"
-    src.write_text(_matmul_program(4, 4, 4))
+    src.write_text(ttt_mlir.matmul_function(4, 4, 4))
     proc = subprocess.run([str(build_dir() / "bin" / "ttt-run"), str(src), "--random-inputs=1",
                            "--profile-gemm", *flags], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 1

@@ -147,6 +147,18 @@ def dwconv_layer_function(cfg, q, w, *, name="conv", dynamic=True, return_kernel
 """
 
 
+def matmul_function(m, k, n):
+    """`@main(A, B) -> A B` for A: m x k, B: k x n, f32, static sizes (one
+    `linalg.matmul`, one GEMM call on the CPU)."""
+    a, b, c = (f"tensor<{r}x{q}xf32>" for r, q in ((m, k), (k, n), (m, n)))
+    return (f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n"
+            f"  %zero = arith.constant 0.0 : f32\n"
+            f"  %e = tensor.empty() : {c}\n"
+            f"  %acc = linalg.fill ins(%zero : f32) outs(%e : {c}) -> {c}\n"
+            f"  %mm = linalg.matmul ins(%a, %b : {a}, {b}) outs(%acc : {c}) -> {c}\n"
+            f"  return %mm : {c}\n}}\n")
+
+
 def relative_error(actual, expected):
     """max |actual - expected| / max |expected| (the scale of the result)."""
     import numpy as np
