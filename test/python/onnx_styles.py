@@ -239,8 +239,11 @@ CATEGORIES = {
     # Sub(W, Delta); Add(W, Neg(Delta)); Add(W, Mul(Delta, -1)); Add(W, Mul(G', -s)).
     "subtraction": ["neg_inner", "sub", "neg", "mul_minus_one", "neg_lr"],
     # The step size s and the mean: Mul(G / n, s); Mul(s, G / n) (constant first);
-    # Div(G / n, 1/s); Mul(G * (1/n), s); Mul(G, s/n) (one folded constant).
-    "scaling": ["mul", "mul_swapped", "div_reciprocal", "mean_as_mul", "folded"],
+    # Div(G / n, 1/s); Mul(G * (1/n), s); Mul(G, s/n) (one folded constant); s/n on
+    # the product's left operand, MatMul(Mul(k^T, s/n), v) (PyTorch's reading of
+    # `w + s * k.T @ v`), or on its right one.
+    "scaling": ["mul", "mul_swapped", "div_reciprocal", "mean_as_mul", "folded",
+                "left_operand", "right_operand"],
     # none; Identity nodes around the fast weight and the chunk outputs; a no-op Cast
     # (float to float) there; Identity on the weights and Cast on the outputs.
     "noise": ["none", "identity", "cast", "identity_cast"],
@@ -282,7 +285,8 @@ SUPPORTED = {
                  "gather_permuted"],
     "assembly": ["concat", "concat_negative_axis", "stack", "scatter", "scan_buffer"],
     "subtraction": ["neg_inner", "sub", "neg", "mul_minus_one", "neg_lr"],
-    "scaling": ["mul", "mul_swapped", "div_reciprocal", "mean_as_mul", "folded"],
+    "scaling": ["mul", "mul_swapped", "div_reciprocal", "mean_as_mul", "folded",
+                "left_operand", "right_operand"],
     "noise": ["none", "identity", "cast", "identity_cast"],
     "momentum": ["per_token", "per_chunk", "per_chunk_slice"],
     "norm": ["reduce_l2", "sum_square_sqrt", "pow_sum_sqrt", "mul_sum_sqrt",
@@ -329,7 +333,16 @@ LOOP_REFUSED = {
 
 # Pairs of SUPPORTED options that work alone but not together (from `--pairs`), with
 # the reason: the test never draws both.
-REFUSED_PAIRS = {}
+# A full-batch MSE step whose step size scales one factor of its product is read
+# either as the MSE step (left, as the other spellings) or, for some orientations, as
+# a dot step whose values are the residual k W_0 - v of the initial weight, which one
+# step makes exact (rewritten; the written model matches the oracle): not the one
+# outcome the sweep expects.
+OPERAND_SCALED_FULL_BATCH = "full-batch MSE: left or rewritten (exactly) by orientation"
+REFUSED_PAIRS = {
+    (("scaling", "left_operand"), ("form", "full_batch")): OPERAND_SCALED_FULL_BATCH,
+    (("scaling", "right_operand"), ("form", "full_batch")): OPERAND_SCALED_FULL_BATCH,
+}
 # The same, in a Loop form only.
 LOOP_REFUSED_PAIRS = {}
 
@@ -481,6 +494,8 @@ def invalid(spec: Spec):
         return "the causal form's Trilu needs opset 14"
     if s["scaling"] == "folded" and spec.fam.muon:
         return "Muon's step follows the orthogonalization: no one constant s / n"
+    if s["scaling"].endswith("_operand") and (spec.fam.muon or spec.fam.momentum):
+        return "the step scales the whole update only without momentum and Muon"
     return None
 
 
@@ -954,29 +969,38 @@ class _Writer:
                                 else length])
         return g.op("Add", [self.apply(qf, w, wrank), g.op("Mul", [term, g.f32(factor)])])
 
-    def gradient(self, kf, ke, vc, w, wrank):
-        """The positive gradient term: k^T v (dot) or k^T (k W - v) (MSE), oriented."""
+    def gradient(self, kf, ke, vc, w, wrank, scale=None):
+        """The positive gradient term: k^T v (dot) or k^T (k W - v) (MSE), oriented.
+        `scale` = (operand, factor): that operand (0 or 1) of the outer product is
+        multiplied by `factor` first (PyTorch reads `s * k.T @ v` as `(s k^T) v`)."""
         g, orientation, r = self.g, self.sp["orientation"], self.rank
         b = self.batch
         outer = f"{b}td,{b}te->{b}de"
+
+        def product(op, operands, **attrs):
+            if scale:
+                operands = list(operands)
+                operands[scale[0]] = g.op("Mul", [operands[scale[0]], scale[1]])
+            return g.op(op, operands, **attrs)
+
         if self.s.fam.loss == "dot":
             if orientation == "x_w":
-                return g.op("MatMul", [self.transpose(ke, r), vc])
+                return product("MatMul", [self.transpose(ke, r), vc])
             if orientation in ("w_xt", "x_wt"):
-                return g.op("MatMul", [self.transpose(vc, r), ke])
-            return g.op("Einsum", [ke, vc], equation=outer)
+                return product("MatMul", [self.transpose(vc, r), ke])
+            return product("Einsum", [ke, vc], equation=outer)
         if orientation == "x_w":
             residual = g.op("Sub", [g.op("MatMul", [kf, w]), vc])
-            return g.op("MatMul", [self.transpose(ke, r), residual])
+            return product("MatMul", [self.transpose(ke, r), residual])
         if orientation == "w_xt":
             predicted = g.op("MatMul", [w, self.transpose(kf, r)])
             residual = g.op("Sub", [predicted, self.transpose(vc, r)])
-            return g.op("MatMul", [residual, ke])
+            return product("MatMul", [residual, ke])
         if orientation == "x_wt":
             residual = g.op("Sub", [g.op("MatMul", [kf, self.transpose(w, wrank)]), vc])
-            return g.op("MatMul", [self.transpose(residual, r), ke])
+            return product("MatMul", [self.transpose(residual, r), ke])
         predicted = g.op("Einsum", [kf, w], equation=self.einsum_apply(wrank))
-        return g.op("Einsum", [ke, g.op("Sub", [predicted, vc])], equation=outer)
+        return product("Einsum", [ke, g.op("Sub", [predicted, vc])], equation=outer)
 
     def reduce(self, op, x):
         """`op` over the two innermost axes, kept (axes an input from opset 18 on, and
@@ -1034,11 +1058,8 @@ class _Writer:
         g, s, sp = self.g, self.s, self.sp
         kf = self.features(kc)
         ke = g.op("Mul", [kf, lrc]) if lrc else kf
-        grad = self.gradient(kc if s.fam.model == "linear" else kf, ke, vc, w, wrank)
         negative = s.subtracts
         subtraction = sp["subtraction"] if negative else None
-        if subtraction == "neg_inner":
-            grad = g.op("Neg", [grad])
         scaling = sp["scaling"]
         mean = s.reduction == "mean"
 
@@ -1047,6 +1068,26 @@ class _Writer:
                 return g.f32(value_for_int(length))
             return make_dynamic()
 
+        step = -s.lr_scale if subtraction == "neg_lr" else s.lr_scale
+        scale = None
+        if scaling in ("left_operand", "right_operand"):
+            # s (s / n with the mean) on one factor of the product: the whole step.
+            factor = g.f32(step) if not mean else const_or(
+                lambda n: step / n, lambda: g.op("Div", [g.f32(step), length]))
+            scale = (0 if scaling == "left_operand" else 1, factor)
+        grad = self.gradient(kc if s.fam.model == "linear" else kf, ke, vc, w, wrank, scale)
+        if subtraction == "neg_inner":
+            grad = g.op("Neg", [grad])
+        if scale:
+            delta = grad
+            if subtraction == "sub":
+                return g.op("Sub", [w, delta]), m
+            if subtraction == "neg":
+                delta = g.op("Neg", [delta])
+            elif subtraction == "mul_minus_one":
+                delta = g.op("Mul", [delta, g.f32(-1.0)])
+            return g.op("Add", [w, delta]), m
+
         if mean and scaling != "folded":
             if scaling == "mean_as_mul":
                 inv = const_or(lambda n: 1.0 / n,
@@ -1054,7 +1095,6 @@ class _Writer:
                 grad = g.op("Mul", [grad, inv])
             else:
                 grad = g.op("Div", [grad, const_or(float, lambda: length)])
-        step = -s.lr_scale if subtraction == "neg_lr" else s.lr_scale
         folded = None
         if scaling == "folded":
             folded = g.f32(step) if not mean else const_or(

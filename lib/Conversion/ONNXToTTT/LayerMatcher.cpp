@@ -637,11 +637,16 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
   onnx::NodeOp outer = nodeOf(value, "MatMul");
   if (!outer)
     return fail("the update is not a product of keys and values");
+  // Constant factors of either operand are the update's: PyTorch evaluates
+  // `w + lr * k.T @ v` as `(lr * k^T) v`.
+  Value lhs = peelScalars(outer.getInputs()[0], update.factor, &divisor);
+  Value rhs = peelScalars(outer.getInputs()[1], update.factor, &divisor);
+  if (divisor)
+    update.rule.reduction = Reduction::mean;
   if (transposedWeight) {
     // v_c^T phi(k_c) (dot loss) or (k_c W - v_c)^T k_c (MSE): the update of
     // a weight stored transposed.
-    Value lhs = outer.getInputs()[0];
-    bool keysRead = matchKeySide(outer.getInputs()[1], update);
+    bool keysRead = matchKeySide(rhs, update);
     std::optional<SliceChain> values =
         keysRead ? valuesOf(transposedInput(lhs), update) : std::nullopt;
     std::optional<SliceChain> keysRaw;
@@ -671,10 +676,10 @@ bool Matcher::matchGradient(Value value, Value weight, Update &update) {
     }
     return checkDivisor(*values);
   }
-  if (!matchTransposedKeySide(outer.getInputs()[0], update))
+  if (!matchTransposedKeySide(lhs, update))
     return fail("the update's left factor is not the transposed keys of the "
                 "chunk");
-  return matchValueSide(outer.getInputs()[1], weight, update, checkDivisor);
+  return matchValueSide(rhs, weight, update, checkDivisor);
 }
 
 /// The right factor of a gradient: the chunk's values `v_c` (dot loss) or
