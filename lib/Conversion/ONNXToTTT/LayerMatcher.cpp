@@ -508,8 +508,10 @@ private:
   bool matchKeySide(Value value, Update &update);
   /// The values `v` of a dot-loss gradient, or `v ⊙ η` with the per-token
   /// rates η (Kᵀ (V ⊙ η) is (K ⊙ η)ᵀ V: LaCT's `vi * lr1i`), which it reads
-  /// when the keys took none.
+  /// when the keys took none; constant factors of them are the update's.
   std::optional<SliceChain> valuesOf(Value value, Update &update);
+  /// valuesOf without the constant factors.
+  std::optional<SliceChain> scaledValuesOf(Value value, Update &update);
   bool matchScaledKeys(Value features, Value rate, Update &update);
   bool matchTransposedKeySide(Value value, Update &update);
   bool matchMomentum(Value value, Update &update, Value &gradient);
@@ -539,7 +541,16 @@ bool Matcher::matchKeySide(Value value, Update &update) {
     update.keys = *keys;
     return true;
   }
-  return scaled();
+  if (scaled())
+    return true;
+  // Constant factors on the keys are the update's: an einsum of `s * k`
+  // and v reads as Transpose(s * k) v.
+  double factor = 1;
+  Value inner = peelScalars(value, factor, /*divisor=*/nullptr);
+  if (inner == value || !matchKeySide(inner, update))
+    return false;
+  update.factor *= factor;
+  return true;
 }
 
 /// True if `rates` holds one number per token: one column, or a tensor
@@ -551,6 +562,20 @@ static bool isRateColumn(const SliceChain &rates) {
 }
 
 std::optional<SliceChain> Matcher::valuesOf(Value value, Update &update) {
+  std::optional<SliceChain> found = scaledValuesOf(value, update);
+  if (found || !value)
+    return found;
+  // Constant factors on the values are the update's (`v^T (s k)` of a
+  // weight stored transposed, an einsum of `s * v`).
+  double factor = 1;
+  Value inner = peelScalars(value, factor, /*divisor=*/nullptr);
+  if (inner == value || !(found = scaledValuesOf(inner, update)))
+    return std::nullopt;
+  update.factor *= factor;
+  return found;
+}
+
+std::optional<SliceChain> Matcher::scaledValuesOf(Value value, Update &update) {
   std::optional<SliceChain> scaled;
   if (value && !update.rule.lr)
     matchCommutative(value, "Mul", [&](Value values, Value rate) {

@@ -361,61 +361,6 @@ struct TransposeOfElementwise : NodePattern {
   }
 };
 
-/// Transpose(x * c), Transpose(c * x), Transpose(x / c) and Transpose(-x),
-/// with c one element of a rank no higher than x's -> the same op on
-/// Transpose(x): a constant factor moves out of the permutation, so that
-/// the product it scales reads `(s k^T) v` as `s (k^T v)` (an einsum of
-/// `s * k` becomes a MatMul of Transpose(s * k)).
-struct TransposeOfScaled : NodePattern {
-  explicit TransposeOfScaled(MLIRContext *context)
-      : NodePattern(context, "Transpose") {}
-
-  LogicalResult matchNode(onnx::NodeOp transpose,
-                          PatternRewriter &rewriter) const override {
-    auto node = transpose.getInputs()[0].getDefiningOp<onnx::NodeOp>();
-    std::optional<SmallVector<int64_t>> perm = transposePerm(transpose);
-    if (!perm || !node || !node.isDefaultDomain())
-      return rewriter.notifyMatchFailure(transpose, "not a transpose");
-    StringRef type = node.getOpType();
-    ValueRange inputs = node.getInputs();
-    std::optional<int64_t> rank = rankOf(node->getResult(0));
-    // The operand that is permuted, and the one-element factor.
-    Value x, factor;
-    auto scales = [&](Value candidate, Value by) {
-      std::optional<int64_t> byRank = rankOf(by);
-      if (!isSingleElement(by) || !byRank || !rank || *byRank > *rank ||
-          rankOf(candidate) != rank)
-        return false;
-      x = candidate;
-      factor = by;
-      return true;
-    };
-    if (type == "Neg" && inputs.size() == 1)
-      x = inputs[0];
-    else if (type == "Mul" && inputs.size() == 2)
-      (void)(scales(inputs[0], inputs[1]) || scales(inputs[1], inputs[0]));
-    else if (type == "Div" && inputs.size() == 2)
-      (void)scales(inputs[0], inputs[1]);
-    if (!x)
-      return rewriter.notifyMatchFailure(transpose,
-                                         "not a scaling by one element");
-    Location loc = transpose.getLoc();
-    Value turned = createTranspose(rewriter, loc, x, *perm);
-    SmallVector<Value> operands = {turned};
-    if (factor) {
-      // The factor keeps its side: Mul(c, x) stays c-first.
-      if (inputs[0] == factor)
-        operands.insert(operands.begin(), factor);
-      else
-        operands.push_back(factor);
-    }
-    Type resultType = transpose->getResult(0).getType();
-    onnx::OnnxBuilder builder(rewriter, loc, elementTypeOf(resultType));
-    rewriter.replaceOp(transpose, builder.node(type, operands, resultType));
-    return success();
-  }
-};
-
 /// True if `node` computes elementwise (with broadcasting), so that a
 /// permutation of its result is the same permutation of its operands.
 static bool isElementwise(onnx::NodeOp node) {
@@ -700,7 +645,6 @@ struct MatMulOfStretchedFactor : NodePattern {
 
 void raise::populateContractionNormalizations(RewritePatternSet &patterns) {
   patterns.add<EinsumToMatMul, TransposeOfMatMul, TransposeOfElementwise,
-               TransposeOfScaled, LayoutTransposeOfElementwise,
-               MatMulOfBatchMerges, MatMulOfStretchedFactor>(
-      patterns.getContext());
+               LayoutTransposeOfElementwise, MatMulOfBatchMerges,
+               MatMulOfStretchedFactor>(patterns.getContext());
 }
