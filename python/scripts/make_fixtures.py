@@ -310,6 +310,9 @@ SPELLINGS = {
          "outputs written into a torch.empty buffer (out[i] = y)",
     "h": "input and target views' tokens in one sequence: the step reads a prefix, the "
          "output the rest (LaCT-NVS's ttt_ua_order); per-weight rates lr.chunk(3, -1)",
+    "i": "chunk views: x.reshape(B, H, N, C, D) read by index x[:, :, n], outputs stacked "
+         "and viewed back; the step written on the product's factors, "
+         "(s * k_c^T) @ (r * v_c)",
 }
 
 

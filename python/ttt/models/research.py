@@ -68,6 +68,7 @@ __all__ = [
     "LinearDotEinsum",
     "LinearDotBmmFolded",
     "LinearDotBTHD",
+    "LinearDotChunkView",
     "LinearMSEXWt",
     "LinearMSEBTHDEinsumPrealloc",
     "LaCTV2Function",
@@ -203,6 +204,38 @@ class LinearDotBmmFolded(nn.Module):
             w = w + torch.bmm(k[:, s:e].transpose(1, 2), v[:, s:e])
             outs.append(torch.bmm(q[:, s:e], w))
         return torch.cat(outs, dim=1).reshape(B, H, T, Dv)
+
+
+class LinearDotChunkView(nn.Module):
+    """linear_dot. Spelling (i): the sequence viewed as chunks, ``x.reshape(B, H, N, C,
+    D)``, chunk n read as ``x[:, :, n]``; the update written with a step on each factor,
+    ``w + 0.5 * k_c.T @ (2.0 * v_c)`` (PyTorch evaluates ``s * k.T @ v`` as ``(s k^T) v``;
+    0.5 and 2.0 multiply to the twin's step of 1 exactly); the outputs ``torch.stack``ed
+    on the chunk axis and viewed back. The tokens after the last whole chunk are the
+    last, shorter chunk, cut off by a slice and their output concatenated."""
+
+    input_names = ("q", "k", "v")
+
+    def __init__(self, w: Tensor, chunk: int = 8):
+        super().__init__()
+        self.w = nn.Parameter(w.detach().clone())  # [H, d_in, d_out]
+        self.chunk = chunk
+
+    def forward(self, q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        B, H, T, _ = q.shape
+        C = self.chunk
+        n = T // C
+        qs, ks, vs = (x[:, :, :n * C].reshape(B, H, n, C, x.shape[-1]) for x in (q, k, v))
+        w = self.w
+        outs = []
+        for i in range(n):
+            w = w + 0.5 * ks[:, :, i].transpose(-1, -2) @ (2.0 * vs[:, :, i])
+            outs.append(qs[:, :, i] @ w)
+        o = torch.stack(outs, dim=2).reshape(B, H, n * C, w.shape[-1])
+        if n * C == T:
+            return o
+        w = w + 0.5 * k[:, :, n * C:].transpose(-1, -2) @ (2.0 * v[:, :, n * C:])
+        return torch.cat([o, q[:, :, n * C:] @ w], dim=2)
 
 
 class LinearDotBTHD(nn.Module):
@@ -833,6 +866,9 @@ RESEARCH: Dict[str, Tuple] = {
     "linear_dot_bthd": (
         "linear_dot", "f", lambda t: LinearDotBTHD(t.w, t.chunk),
         lambda t, x: _linear_map(x, "bthd"), lambda t, o: _bthd(o)),
+    "linear_dot_chunk_view": (
+        "linear_dot", "i", lambda t: LinearDotChunkView(t.w, t.chunk),
+        lambda t, x: dict(x), lambda t, o: o),
     "linear_mse_xwt": (
         "linear_mse", "c", lambda t: LinearMSEXWt(t.w, t.chunk),
         lambda t, x: dict(x), lambda t, o: o),
