@@ -107,10 +107,9 @@ EXPECTED = {
     'research_linear_mse_bthd_einsum_prealloc.traced_opset20': 'rewritten',
     'research_linear_mse_xwt.dynamo_opset17': 'rewritten',
     'research_linear_mse_xwt.dynamo_opset20': 'rewritten',
-    # Chunk views (x.reshape(B, H, N, C, D) by index, outputs stacked) with the step on
-    # the product's factors, (0.5 k^T) (2 v): the N whole chunks are one layer; the
-    # shorter last chunk, cut off and concatenated, reads the layer's final weight
-    # through the original chain (kept for it).
+    # Chunk views (x[:, :, :N C].reshape(B, H, N, C, D) by index, outputs stacked) with
+    # the step on the product's factors, (0.5 k^T) (2 v), and the shorter last chunk
+    # cut off and concatenated after them: one layer of N + 1 chunks.
     'research_linear_dot_chunk_view.dynamo_opset17': 'rewritten',
     'research_linear_dot_chunk_view.dynamo_opset20': 'rewritten',
     'research_linear_dot_chunk_view.traced_opset17': 'rewritten',

@@ -127,6 +127,38 @@ struct ConcatOfTransposes : NodePattern {
   }
 };
 
+/// Concat(.., Concat(o_i, a), .., a) -> Concat(.., o_i, .., a), the inner
+/// join read by nothing else: the whole chunks joined (a stack, viewed back)
+/// and a shorter last chunk after them are one run of chunks.
+struct ConcatOfConcat : NodePattern {
+  explicit ConcatOfConcat(MLIRContext *context)
+      : NodePattern(context, "Concat") {}
+
+  LogicalResult matchNode(onnx::NodeOp concat,
+                          PatternRewriter &rewriter) const override {
+    std::optional<int64_t> axis = axisOf(concat);
+    if (!axis)
+      return rewriter.notifyMatchFailure(concat, "no axis");
+    SmallVector<Value> parts;
+    bool flattened = false;
+    for (Value part : concat.getInputs()) {
+      onnx::NodeOp inner = nodeOf(part, "Concat");
+      if (inner && part.hasOneUse() && axisOf(inner) == axis) {
+        llvm::append_range(parts, inner.getInputs());
+        flattened = true;
+        continue;
+      }
+      parts.push_back(part);
+    }
+    if (!flattened)
+      return rewriter.notifyMatchFailure(concat, "joins no join of its axis");
+    rewriter.replaceOp(concat,
+                       createConcat(rewriter, concat.getLoc(), parts, *axis,
+                                    concat->getResult(0).getType()));
+    return success();
+  }
+};
+
 /// Transpose(Concat(o_i)) of the innermost axes -> Concat(o_i^T): chunk
 /// outputs computed feature-major (`W1 h^T`, `[B, D, T]` chunks of a buffer
 /// that is transposed at the end) are read as the products they transpose
@@ -637,8 +669,8 @@ private:
 } // namespace
 
 void raise::populateAssemblyNormalizations(RewritePatternSet &patterns) {
-  patterns.add<ConcatOfTransposes, TransposeOfConcat, TransposeOfStack,
-               StackToConcat, StackedSequenceToConcat,
+  patterns.add<ConcatOfTransposes, ConcatOfConcat, TransposeOfConcat,
+               TransposeOfStack, StackToConcat, StackedSequenceToConcat,
                TransposeOfStackedSequence, SequenceOfTransposes>(
       patterns.getContext());
   for (StringRef opType : {"ScatterND", "ScatterElements"})

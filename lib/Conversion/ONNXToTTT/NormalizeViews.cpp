@@ -128,6 +128,46 @@ struct CutOfColumn : NodePattern {
   }
 };
 
+/// Slice(Slice(x, [s1, e1) of axis a), [s2, e2) of a) -> Slice(x, [s1 + s2,
+/// s1 + min(e2, e1 - s1)) of a), constant bounds of a static axis: the whole
+/// chunks of a sequence viewed as [N, C] (`x[:, :, :N * C].reshape(..)`,
+/// read by index) are windows of the sequence itself, like the shorter last
+/// chunk cut after them.
+struct CutOfCut : NodePattern {
+  explicit CutOfCut(MLIRContext *context) : NodePattern(context, "Slice") {}
+
+  LogicalResult matchNode(onnx::NodeOp outer,
+                          PatternRewriter &rewriter) const override {
+    auto outerCut = singleAxisCut(outer);
+    onnx::NodeOp inner =
+        outerCut ? nodeOf(outer.getInputs()[0], "Slice") : nullptr;
+    auto innerCut = inner ? singleAxisCut(inner) : std::nullopt;
+    if (!outerCut || !innerCut ||
+        std::get<0>(*outerCut) != std::get<0>(*innerCut))
+      return rewriter.notifyMatchFailure(outer,
+                                         "not a cut of a cut of its axis");
+    auto [axis, start, end] = *outerCut;
+    auto [innerAxis, first, last] = *innerCut;
+    (void)innerAxis;
+    auto source = dyn_cast<RankedTensorType>(inner.getInputs()[0].getType());
+    if (!source || axis >= source.getRank() || source.isDynamicDim(axis))
+      return rewriter.notifyMatchFailure(outer, "an axis of run-time size");
+    int64_t length = source.getDimSize(axis);
+    last = std::min(last, length);
+    if (first < 0 || start < 0 || first > last || start > end)
+      return rewriter.notifyMatchFailure(outer, "bounds counted from the end");
+    int64_t cut = last - first;
+    end = std::min(end, cut);
+    if (start > end)
+      return rewriter.notifyMatchFailure(outer, "an empty cut");
+    rewriter.replaceOp(outer, createSlice(rewriter, outer.getLoc(),
+                                          inner.getInputs()[0], first + start,
+                                          first + end, axis,
+                                          outer->getResult(0).getType()));
+    return success();
+  }
+};
+
 /// Transpose(Slice(x, axis a)) -> Slice(Transpose(x), the axis a moved to).
 struct TransposeOfSlice : NodePattern {
   explicit TransposeOfSlice(MLIRContext *context)
@@ -1551,15 +1591,15 @@ std::optional<SmallVector<int64_t>> raise::shapeConstant(Value value) {
 }
 
 void raise::populateViewNormalizations(RewritePatternSet &patterns) {
-  patterns.add<SliceOfInnerTranspose, SplitToSlices, GatherOfReshapeToSlice,
-               GatherOfTranspose, GatherOfTrailingReshape,
-               TransposeOfSplitReshape, SliceOfSplitAxis, SequenceAtOfSplit,
-               TransposeOfSlice, TransposeOfTranspose, TurnedInputTranspose,
-               CutOfColumn, NoOpReshape, ReshapeOfReshape, TransposeOfUnitDims,
-               InnerTransposeOfBatchView, RefineSliceType, RefineUnsqueezeType,
-               ExpandByOnes, TileOfUnitDims, RefineTileType, RefineReshapeType,
-               FoldStaticDimOfInput, FoldStaticDimsOfInput>(
-      patterns.getContext());
+  patterns
+      .add<SliceOfInnerTranspose, SplitToSlices, GatherOfReshapeToSlice,
+           GatherOfTranspose, GatherOfTrailingReshape, TransposeOfSplitReshape,
+           SliceOfSplitAxis, SequenceAtOfSplit, TransposeOfSlice,
+           TransposeOfTranspose, TurnedInputTranspose, CutOfColumn, CutOfCut,
+           NoOpReshape, ReshapeOfReshape, TransposeOfUnitDims,
+           InnerTransposeOfBatchView, RefineSliceType, RefineUnsqueezeType,
+           ExpandByOnes, TileOfUnitDims, RefineTileType, RefineReshapeType,
+           FoldStaticDimOfInput, FoldStaticDimsOfInput>(patterns.getContext());
   for (StringRef opType : {"Add", "Sub", "Mul", "Div", "Expand"})
     patterns.add<GatherOfElementwise>(patterns.getContext(), opType);
   for (StringRef opType : {"Reshape", "Expand"})

@@ -299,3 +299,29 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %y : tensor<2x2xf32>
   }
 }
+
+// -----
+
+// Whole chunks joined, then a shorter last chunk joined after them on the same
+// axis, are one Concat; a join on another axis, or one that something else
+// also reads, stays.
+
+// CHECK-LABEL: onnx.graph @concat_of_concat(
+// CHECK-SAME: %[[A:[^:]+]]: tensor<1x2x3x4xf32> {{.*}}, %[[B:[^:]+]]: tensor<1x2x3x4xf32> {{.*}}, %[[C:[^:]+]]: tensor<1x2x1x4xf32>
+// CHECK: %[[Y:.+]] = onnx.node "Concat"(%[[A]], %[[B]], %[[C]]) attrs {axis = 2 : i64} : {{.*}} -> tensor<1x2x7x4xf32>
+// CHECK: %[[AB:.+]] = onnx.node "Concat"(%[[A]], %[[B]]) attrs {axis = 3 : i64}
+// CHECK: %[[Z:.+]] = onnx.node "Concat"(%[[AB]], %[[AB]]) attrs {axis = 3 : i64}
+// CHECK: %[[ABT:.+]] = onnx.node "Concat"(%[[B]], %[[A]]) attrs {axis = 2 : i64}
+// CHECK: %[[W:.+]] = onnx.node "Concat"(%[[ABT]], %[[C]]) attrs {axis = 2 : i64}
+// CHECK: onnx.yield %[[Y]], %[[Z]], %[[W]], %[[ABT]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @concat_of_concat(%a: tensor<1x2x3x4xf32> {onnx.name = "a"}, %b: tensor<1x2x3x4xf32> {onnx.name = "b"}, %c: tensor<1x2x1x4xf32> {onnx.name = "c"}) -> (tensor<1x2x7x4xf32> {onnx.name = "y"}, tensor<1x2x3x16xf32> {onnx.name = "z"}, tensor<1x2x7x4xf32> {onnx.name = "w"}, tensor<1x2x6x4xf32> {onnx.name = "u"}) {
+    %ab = onnx.node "Concat"(%a, %b) attrs {axis = 2 : i64} {outputs = ["ab"]} : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x6x4xf32>
+    %y = onnx.node "Concat"(%ab, %c) attrs {axis = -2 : i64} {outputs = ["y"]} : (tensor<1x2x6x4xf32>, tensor<1x2x1x4xf32>) -> tensor<1x2x7x4xf32>
+    %ab3 = onnx.node "Concat"(%a, %b) attrs {axis = 3 : i64} {outputs = ["ab3"]} : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x3x8xf32>
+    %z = onnx.node "Concat"(%ab3, %ab3) attrs {axis = 3 : i64} {outputs = ["z"]} : (tensor<1x2x3x8xf32>, tensor<1x2x3x8xf32>) -> tensor<1x2x3x16xf32>
+    %u = onnx.node "Concat"(%b, %a) attrs {axis = 2 : i64} {outputs = ["u"]} : (tensor<1x2x3x4xf32>, tensor<1x2x3x4xf32>) -> tensor<1x2x6x4xf32>
+    %w = onnx.node "Concat"(%u, %c) attrs {axis = 2 : i64} {outputs = ["w"]} : (tensor<1x2x6x4xf32>, tensor<1x2x1x4xf32>) -> tensor<1x2x7x4xf32>
+    onnx.yield %y, %z, %w, %u : tensor<1x2x7x4xf32>, tensor<1x2x3x16xf32>, tensor<1x2x7x4xf32>, tensor<1x2x6x4xf32>
+  }
+}

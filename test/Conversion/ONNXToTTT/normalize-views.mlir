@@ -603,3 +603,42 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %e, %t, %f, %d : tensor<*xf32>, tensor<*xf32>, tensor<?x?x?xf32>, tensor<i64>
   }
 }
+
+// -----
+
+// A cut of a cut of one static axis is one cut of the source: chunk 1 of the
+// whole chunks [0, 32) of 36 tokens is [8, 16), the rest of them cut again
+// to their end clamps to 32; a cut of another axis, or counted from the end,
+// stays.
+
+// CHECK-LABEL: onnx.graph @cut_of_cut(
+// CHECK-SAME: %[[X:[^:]+]]: tensor<2x36x4xf32>
+// CHECK-DAG: %[[S8:.+]] = onnx.node "Constant"() attrs {value = dense<8> : tensor<1xi64>}
+// CHECK-DAG: %[[E16:.+]] = onnx.node "Constant"() attrs {value = dense<16> : tensor<1xi64>}
+// CHECK-DAG: %[[S24:.+]] = onnx.node "Constant"() attrs {value = dense<24> : tensor<1xi64>}
+// CHECK-DAG: %[[E32:.+]] = onnx.node "Constant"() attrs {value = dense<32> : tensor<1xi64>}
+// CHECK-DAG: %[[A:.+]] = onnx.node "Slice"(%[[X]], %[[S8]], %[[E16]], %{{.+}}) : {{.*}} -> tensor<2x8x4xf32>
+// CHECK-DAG: %[[B:.+]] = onnx.node "Slice"(%[[X]], %[[S24]], %[[E32]], %{{.+}}) : {{.*}} -> tensor<2x8x4xf32>
+// CHECK-DAG: %[[W:.+]] = onnx.node "Slice"(%[[X]], {{.*}} -> tensor<2x32x4xf32>
+// CHECK-DAG: %[[C:.+]] = onnx.node "Slice"(%[[W]], {{.*}} -> tensor<2x32x2xf32>
+// CHECK-DAG: %[[D:.+]] = onnx.node "Slice"(%[[W]], {{.*}} -> tensor<2x8x4xf32>
+// CHECK: onnx.yield %[[A]], %[[B]], %[[C]], %[[D]]
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @cut_of_cut(%x: tensor<2x36x4xf32> {onnx.name = "x"}) -> (tensor<2x8x4xf32> {onnx.name = "a"}, tensor<2x8x4xf32> {onnx.name = "b"}, tensor<2x32x2xf32> {onnx.name = "c"}, tensor<2x8x4xf32> {onnx.name = "d"}) {
+    %zero = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["zero"]} : () -> tensor<1xi64>
+    %one = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["one"]} : () -> tensor<1xi64>
+    %two = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>} {outputs = ["two"]} : () -> tensor<1xi64>
+    %c8 = onnx.node "Constant"() attrs {value = dense<8> : tensor<1xi64>} {outputs = ["c8"]} : () -> tensor<1xi64>
+    %c16 = onnx.node "Constant"() attrs {value = dense<16> : tensor<1xi64>} {outputs = ["c16"]} : () -> tensor<1xi64>
+    %c24 = onnx.node "Constant"() attrs {value = dense<24> : tensor<1xi64>} {outputs = ["c24"]} : () -> tensor<1xi64>
+    %c32 = onnx.node "Constant"() attrs {value = dense<32> : tensor<1xi64>} {outputs = ["c32"]} : () -> tensor<1xi64>
+    %big = onnx.node "Constant"() attrs {value = dense<9223372036854775807> : tensor<1xi64>} {outputs = ["big"]} : () -> tensor<1xi64>
+    %minus8 = onnx.node "Constant"() attrs {value = dense<-8> : tensor<1xi64>} {outputs = ["minus8"]} : () -> tensor<1xi64>
+    %whole = onnx.node "Slice"(%x, %zero, %c32, %one) {outputs = ["whole"]} : (tensor<2x36x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x32x4xf32>
+    %a = onnx.node "Slice"(%whole, %c8, %c16, %one) {outputs = ["a"]} : (tensor<2x32x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x8x4xf32>
+    %b = onnx.node "Slice"(%whole, %c24, %big, %one) {outputs = ["b"]} : (tensor<2x32x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x8x4xf32>
+    %c = onnx.node "Slice"(%whole, %zero, %two, %two) {outputs = ["c"]} : (tensor<2x32x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x32x2xf32>
+    %d = onnx.node "Slice"(%whole, %minus8, %big, %one) {outputs = ["d"]} : (tensor<2x32x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x8x4xf32>
+    onnx.yield %a, %b, %c, %d : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x32x2xf32>, tensor<2x8x4xf32>
+  }
+}
