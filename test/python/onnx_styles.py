@@ -1086,14 +1086,7 @@ class _Writer:
         if subtraction == "neg_inner":
             grad = g.op("Neg", [grad])
         if scale:
-            delta = grad
-            if subtraction == "sub":
-                return g.op("Sub", [w, delta]), m
-            if subtraction == "neg":
-                delta = g.op("Neg", [delta])
-            elif subtraction == "mul_minus_one":
-                delta = g.op("Mul", [delta, g.f32(-1.0)])
-            return g.op("Add", [w, delta]), m
+            return self.stepped(w, grad, subtraction), m
 
         if mean and scaling != "folded":
             if scaling == "mean_as_mul":
@@ -1125,13 +1118,18 @@ class _Writer:
             delta = g.op("Div", [grad, g.f32(1.0 / step)])
         else:  # folded: one constant s / n
             delta = g.op("Mul", [grad, folded])
+        return self.stepped(w, delta, subtraction), m
+
+    def stepped(self, w, delta, subtraction):
+        """W + Delta, the subtraction spelled as `subtraction` says."""
+        g = self.g
         if subtraction == "sub":
-            return g.op("Sub", [w, delta]), m
+            return g.op("Sub", [w, delta])
         if subtraction == "neg":
             delta = g.op("Neg", [delta])
         elif subtraction == "mul_minus_one":
             delta = g.op("Mul", [delta, g.f32(-1.0)])
-        return g.op("Add", [w, delta]), m
+        return g.op("Add", [w, delta])
 
     # -- chunks of the inputs -----------------------------------------------------------------
 
