@@ -50,6 +50,22 @@ static Value createSliceAt(PatternRewriter &rewriter, Location loc, Value x,
   return b.node("Slice", {x, starts, ends, axes}, type);
 }
 
+/// A constant single-axis Slice of a constant single-axis Slice: the inner
+/// Slice and both cuts (axis, start, end).
+struct CutOfCutParts {
+  onnx::NodeOp inner;
+  std::tuple<int64_t, int64_t, int64_t> outerCut, innerCut;
+};
+static std::optional<CutOfCutParts> cutOfCut(onnx::NodeOp outer) {
+  auto outerCut = singleAxisCut(outer);
+  onnx::NodeOp inner =
+      outerCut ? nodeOf(outer.getInputs()[0], "Slice") : nullptr;
+  auto innerCut = inner ? singleAxisCut(inner) : std::nullopt;
+  if (!innerCut)
+    return std::nullopt;
+  return CutOfCutParts{inner, *outerCut, *innerCut};
+}
+
 namespace {
 /// Split(x) -> one Slice per piece.
 struct SplitToSlices : NodePattern {
@@ -100,15 +116,13 @@ struct CutOfColumn : NodePattern {
 
   LogicalResult matchNode(onnx::NodeOp outer,
                           PatternRewriter &rewriter) const override {
-    auto outerCut = singleAxisCut(outer);
-    onnx::NodeOp inner =
-        outerCut ? nodeOf(outer.getInputs()[0], "Slice") : nullptr;
-    auto innerCut = inner ? singleAxisCut(inner) : std::nullopt;
+    std::optional<CutOfCutParts> cuts = cutOfCut(outer);
     std::optional<int64_t> rank = rankOf(outer.getInputs()[0]);
-    if (!outerCut || !innerCut || !rank)
+    if (!cuts || !rank)
       return rewriter.notifyMatchFailure(outer, "not a cut of a cut");
-    auto [axis, start, end] = *outerCut;
-    auto [column, first, last] = *innerCut;
+    onnx::NodeOp inner = cuts->inner;
+    auto [axis, start, end] = cuts->outerCut;
+    auto [column, first, last] = cuts->innerCut;
     if (column != *rank - 1 || last != first + 1 || first < 0 || axis == column)
       return rewriter.notifyMatchFailure(outer, "not a cut of a column");
     auto resultType = dyn_cast<RankedTensorType>(outer->getResult(0).getType());
@@ -138,17 +152,14 @@ struct CutOfCut : NodePattern {
 
   LogicalResult matchNode(onnx::NodeOp outer,
                           PatternRewriter &rewriter) const override {
-    auto outerCut = singleAxisCut(outer);
-    onnx::NodeOp inner =
-        outerCut ? nodeOf(outer.getInputs()[0], "Slice") : nullptr;
-    auto innerCut = inner ? singleAxisCut(inner) : std::nullopt;
-    if (!outerCut || !innerCut ||
-        std::get<0>(*outerCut) != std::get<0>(*innerCut))
+    std::optional<CutOfCutParts> cuts = cutOfCut(outer);
+    if (!cuts || std::get<0>(cuts->outerCut) != std::get<0>(cuts->innerCut))
       return rewriter.notifyMatchFailure(outer,
                                          "not a cut of a cut of its axis");
-    auto [axis, start, end] = *outerCut;
-    auto [innerAxis, first, last] = *innerCut;
-    (void)innerAxis;
+    onnx::NodeOp inner = cuts->inner;
+    auto [axis, start, end] = cuts->outerCut;
+    auto [first, last] =
+        std::pair(std::get<1>(cuts->innerCut), std::get<2>(cuts->innerCut));
     auto source = dyn_cast<RankedTensorType>(inner.getInputs()[0].getType());
     if (!source || axis >= source.getRank() || source.isDynamicDim(axis))
       return rewriter.notifyMatchFailure(outer, "an axis of run-time size");
