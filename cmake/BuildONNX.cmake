@@ -8,9 +8,11 @@
 set(TTT_ONNX_VERSION 1.23.2)
 set(TTT_ONNX_URL "https://files.pythonhosted.org/packages/3f/62/bc2dfadb63ecf04cb2d65a6b17751863039d36c65de51d6a3128ab35f1e7/onnx-${TTT_ONNX_VERSION}.tar.gz")
 set(TTT_ONNX_SHA256 008cb0467b2bbee41448acc7da8b6f4e704624cb0d327a2d5adafc7ce19bc5b8)
-# ONNX's CMakeLists needs CMake 3.26; Debian 12 has 3.25, so an older CMake
-# gets this one from PyPI (pip install --target, next to the library).
-set(TTT_ONNX_CMAKE_PIN 3.31.10)
+# ONNX's CMakeLists needs CMake 3.26. Debian 12 has 3.25: `pip install .`
+# configures with PyPI's CMake (pyproject.toml asks for >= 3.26), and `make`,
+# which configures with the system's, runs ONNX's build with the CMake of
+# PyPI's `cmake` package in the Python that configures (scripts/setup.sh
+# installs it). Nothing here installs anything.
 set(TTT_ONNX_PREFIX "${CMAKE_BINARY_DIR}/_deps/onnx-${TTT_ONNX_VERSION}"
   CACHE PATH "Where ONNX is built and installed (another build directory's may be reused)")
 
@@ -34,21 +36,33 @@ if(NOT EXISTS "${_onnx_stamp}")
 
   set(_cmake "${CMAKE_COMMAND}")
   if(CMAKE_VERSION VERSION_LESS 3.26)
-    set(_cmake_dir "${TTT_ONNX_PREFIX}/cmake")
-    set(_cmake "${_cmake_dir}/cmake/data/bin/cmake")
-    if(NOT EXISTS "${_cmake}")
-      if(NOT Python3_EXECUTABLE)
-        find_program(Python3_EXECUTABLE NAMES python3 REQUIRED)
-      endif()
+    set(_cmake "")
+    if(NOT Python3_EXECUTABLE)
+      find_program(Python3_EXECUTABLE NAMES python3)
+    endif()
+    if(Python3_EXECUTABLE)
+      # Not from sys.path's '' (the working directory): the source tree's
+      # cmake/ would be imported instead.
       execute_process(
-        COMMAND "${Python3_EXECUTABLE}" -m pip install -q --no-deps
-          --target "${_cmake_dir}" "cmake==${TTT_ONNX_CMAKE_PIN}"
+        COMMAND "${Python3_EXECUTABLE}" -c
+          "import sys; sys.path.remove(''); import cmake; print(cmake.CMAKE_BIN_DIR)"
+        OUTPUT_VARIABLE _bin OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
         RESULT_VARIABLE _rc)
-      if(NOT _rc EQUAL 0 OR NOT EXISTS "${_cmake}")
-        message(FATAL_ERROR "ONNX: its build needs CMake 3.26 or later, and "
-          "installing cmake==${TTT_ONNX_CMAKE_PIN} from PyPI failed")
+      if(_rc EQUAL 0 AND EXISTS "${_bin}/cmake")
+        execute_process(COMMAND "${_bin}/cmake" --version
+          OUTPUT_VARIABLE _version ERROR_QUIET RESULT_VARIABLE _rc)
+        string(REGEX MATCH "[0-9]+\\.[0-9]+(\\.[0-9]+)?" _version "${_version}")
+        if(_rc EQUAL 0 AND _version VERSION_GREATER_EQUAL 3.26)
+          set(_cmake "${_bin}/cmake")
+        endif()
       endif()
     endif()
+    if(NOT _cmake)
+      message(FATAL_ERROR "ONNX: its build needs CMake 3.26 or later (this is "
+        "${CMAKE_VERSION}): run scripts/setup.sh, or `${Python3_EXECUTABLE} -m pip "
+        "install 'cmake>=3.26'`, or configure with a newer CMake")
+    endif()
+    message(STATUS "ONNX: building it with ${_cmake} (${_version})")
   endif()
 
   cmake_host_system_information(RESULT _jobs QUERY NUMBER_OF_LOGICAL_CORES)
