@@ -8,8 +8,11 @@ Examples::
     python -m ttt run layer.mlir --inputs in.npz --outputs out.npz
 
 ``opt`` is another name of ``optimize``; options may come before or after the
-input. The wheel installs ``ttt``, ``ttt-opt`` (``python -m ttt optimize``)
-and ``ttt-run`` (``python -m ttt run``) commands.
+input. ``pip install .`` installs this interface as the command ``ttt``
+(``ttt explain layer.mlir``), and, as the commands ``ttt-opt`` and ``ttt-run``,
+the C++ tools themselves (the README's ``build/bin/ttt-opt`` and
+``build/bin/ttt-run``, with their own flags: ``ttt-opt layer.mlir
+--ttt-explain``, ``ttt-run layer.mlir --random-inputs=1 --repeat=3``).
 
 Every error is one line, ``ttt: error: MESSAGE``, and exit status 1.
 """
@@ -159,16 +162,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         # traceback when Python flushes stdout at exit.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
-
-
-def opt_main() -> int:
-    """The ``ttt-opt`` command of the wheel: ``python -m ttt optimize``."""
-    return main(["optimize", *sys.argv[1:]])
-
-
-def run_main() -> int:
-    """The ``ttt-run`` command of the wheel: ``python -m ttt run``."""
-    return main(["run", *sys.argv[1:]])
 
 
 if __name__ == "__main__":
