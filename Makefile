@@ -38,17 +38,32 @@ check-python: build
 python: configure
 	ninja -C $(BUILD_DIR) -j $(JOBS) _ttt
 
-# `pip install .` into $(BUILD_DIR)/wheel-test (a separate, slow build through
-# scikit-build-core), then imports the installed package outside the source tree.
+# `pip install .` as a user runs it (build isolation: pip brings scikit-build-core,
+# nanobind and a CMake >= 3.26), into a fresh venv $(BUILD_DIR)/pip-venv; only the
+# ONNX library of $(BUILD_DIR) is reused, and the build is kept in $(BUILD_DIR)/pip
+# so that a rerun is incremental. Then, outside the source tree, the package and
+# the installed commands ttt, ttt-opt and ttt-run (the C++ tools) on README commands.
+PIP_VENV = $(abspath $(BUILD_DIR))/pip-venv
 check-package: configure
-	rm -rf $(BUILD_DIR)/wheel-test
+	rm -rf $(PIP_VENV)
+	$(PYTHON) -m venv $(PIP_VENV)
 	CMAKE_BUILD_PARALLEL_LEVEL=$(JOBS) CC=$(C_COMPILER) CXX=$(CXX_COMPILER) \
 	  CMAKE_ARGS="$(if $(ONNX_PREFIX),-DTTT_ONNX_PREFIX=$(ONNX_PREFIX))" \
-	  $(PYTHON) -m pip install . --no-build-isolation --target $(abspath $(BUILD_DIR))/wheel-test \
+	  $(PIP_VENV)/bin/pip install --disable-pip-version-check '.[runtime]' \
 	  -C build-dir=$(abspath $(BUILD_DIR))/pip/{wheel_tag}
-	cd /tmp && PYTHONPATH=$(abspath $(BUILD_DIR))/wheel-test $(PYTHON) -c \
-	  "import ttt; print(ttt.__version__, len(ttt.explain('$(abspath examples/lact_v2_small.mlir)')), 'layer'); \
-	   m = '$(abspath test/fixtures/onnx/lact_v3.scripted.onnx)'; print(ttt.verify(m, ttt.optimize(m)))"
+	cd /tmp && PATH=$(PIP_VENV)/bin:$$PATH && \
+	  python -c "import ttt; print(ttt.__version__, len(ttt.explain('$(CURDIR)/examples/lact_v2_small.mlir')), 'layer'); \
+	    m = '$(CURDIR)/test/fixtures/onnx/lact_v3.scripted.onnx'; print(ttt.verify(m, ttt.optimize(m)))" && \
+	  test "$$(command -v ttt-opt)" = $(PIP_VENV)/bin/ttt-opt && \
+	  ttt explain $(CURDIR)/examples/lact_v2_small.mlir | grep 'prefix sum' && \
+	  ttt-opt $(CURDIR)/examples/lact_v2_small.mlir --ttt-explain -o /dev/null 2>&1 | \
+	    grep -o 'remark: ttt-explain: exact lowering: [^;]*' && \
+	  ttt-run $(CURDIR)/examples/lact_v2_small.mlir --random-inputs=1 --repeat=2 --print-results=false \
+	    2>&1 | grep 'median of 2 runs' && \
+	  ttt-run $(CURDIR)/examples/linear_dot_layer.mlir --device=cuda \
+	    --gpu-options='emulate=true contractions=cublas' --random-inputs=1 --print-results=false && \
+	  test -f $(PIP_VENV)/lib/libttt_cuda_runtime.so && test -f $(PIP_VENV)/lib/libttt_cpu_runtime.so && \
+	  echo "check-package: the package and the commands ttt, ttt-opt and ttt-run work"
 
 # ttt between two stages of IREE: ttt-optimize-linalg's output compiled by
 # iree-compile and run by IREE's runtime against the original (test_iree.py).

@@ -58,6 +58,11 @@ EXCLUDED = [
     # both halves at a tiny shape (emulated, and through the fake driver).
     (r"bench/gpu_check\.sh\b", "rebuilds the project and compiles for minutes (prepare), "
                                "or needs a GPU (run: exit status 2 without one, by design)"),
+    # `pip install .` into a venv and the commands it installs: a separate build of
+    # many minutes. make check-package runs them, in a fresh venv.
+    (r"^(python3 -m venv|pip install|ttt(-opt|-run)? )",
+     "installs the package (pip install ., minutes) and runs its commands: "
+     "make check-package does"),
 ]
 
 
