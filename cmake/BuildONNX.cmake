@@ -58,9 +58,8 @@ if(NOT EXISTS "${_onnx_stamp}")
       endif()
     endif()
     if(NOT _cmake)
-      message(FATAL_ERROR "ONNX: its build needs CMake 3.26 or later (this is "
-        "${CMAKE_VERSION}): run scripts/setup.sh, or `${Python3_EXECUTABLE} -m pip "
-        "install 'cmake>=3.26'`, or configure with a newer CMake")
+      message(FATAL_ERROR "ONNX's build needs CMake >= 3.26 (this is ${CMAKE_VERSION}): "
+        "pip install 'cmake>=3.26' for ${Python3_EXECUTABLE} (scripts/setup.sh does)")
     endif()
     message(STATUS "ONNX: building it with ${_cmake} (${_version})")
   endif()
