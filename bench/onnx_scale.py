@@ -12,6 +12,14 @@ bench/results/onnx_scale.md.
 
     python3 bench/onnx_scale.py                      # 10k, 50k, 100k, 200k nodes
     python3 bench/onnx_scale.py --nodes 10000 20000
+    python3 bench/onnx_scale.py --shape chain        # one node after another
+    python3 bench/onnx_scale.py --shape wide         # every node on the input
+
+Stacked layers side by side hide a cost that grows with the depth of the graph (a
+recursion per node, a set of ancestors per value): `--shape chain` builds a chain of
+Relu/Neg/Abs nodes, `--shape wide` as many nodes all reading the input and summed.
+They hold no TTT layer; the table gives the same columns (bench/results/
+onnx_scale_chain.md, onnx_scale_wide.md).
 
 Times are measured here, never in tests (the machine is shared and noisy);
 test/python/test_onnx_scale.py checks a 20k-node model's output instead.
@@ -70,6 +78,46 @@ def stacked_model(fixture: Path, copies: int):
     return model
 
 
+def chain_model(nodes: int):
+    """`nodes` unary nodes one after another (Relu, Neg, Abs in turn) on a [4, 8]
+    input: a graph as deep as it is long, where any per-node recursion or per-value
+    ancestor set shows."""
+    import onnx
+    from onnx import helper as h
+
+    ops = ["Relu", "Neg", "Abs"]
+    names = ["x"] + [f"v{i}" for i in range(1, nodes)] + ["y"]
+    graph = h.make_graph(
+        [h.make_node(ops[i % len(ops)], [names[i]], [names[i + 1]], name=f"n{i}")
+         for i in range(nodes)],
+        f"chain_{nodes}",
+        [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4, 8])],
+        [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4, 8])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+def wide_model(nodes: int):
+    """`nodes` nodes side by side: each of `nodes - 1` Relu/Neg/Abs nodes reads the
+    input, and one Sum node adds them up."""
+    import onnx
+    from onnx import helper as h
+
+    ops = ["Relu", "Neg", "Abs"]
+    branches = nodes - 1
+    graph_nodes = [h.make_node(ops[i % len(ops)], ["x"], [f"b{i}"], name=f"n{i}")
+                   for i in range(branches)]
+    graph_nodes.append(h.make_node("Sum", [f"b{i}" for i in range(branches)], ["y"],
+                                   name="sum"))
+    graph = h.make_graph(
+        graph_nodes, f"wide_{nodes}",
+        [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4, 8])],
+        [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4, 8])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+
+
+SHAPES = {"stack": None, "chain": chain_model, "wide": wide_model}
+
+
 def copies_for(nodes: int, fixture: Path = FIXTURE) -> int:
     import onnx
     per_copy = len(onnx.load(str(fixture)).graph.node)
@@ -108,16 +156,24 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, nargs="+",
                         default=[10_000, 50_000, 100_000, 200_000])
     parser.add_argument("--fixture", type=Path, default=FIXTURE)
-    parser.add_argument("--out", type=Path,
-                        default=REPO / "bench" / "results" / "onnx_scale.md")
+    parser.add_argument("--shape", choices=sorted(SHAPES), default="stack",
+                        help="stacked TTT layers (default), a chain, or a wide graph")
+    parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    if args.out is None:
+        suffix = "" if args.shape == "stack" else f"_{args.shape}"
+        args.out = REPO / "bench" / "results" / f"onnx_scale{suffix}.md"
     import onnx
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for nodes in sorted(args.nodes):
-            copies = copies_for(nodes, args.fixture)
-            model = stacked_model(args.fixture, copies)
+            if args.shape == "stack":
+                copies = copies_for(nodes, args.fixture)
+                model = stacked_model(args.fixture, copies)
+            else:
+                copies = 0
+                model = SHAPES[args.shape](nodes)
             path = Path(tmp) / f"stack{nodes}.onnx"
             onnx.save(model, str(path))
             count = len(model.graph.node)
@@ -130,10 +186,13 @@ def main() -> int:
     def fmt(x):
         return "-" if x is None else f"{x:.2f}"
 
+    what = (f"{args.fixture.name} stacked (`python3 bench/onnx_scale.py`)"
+            if args.shape == "stack" else
+            f"a {args.shape} of nodes (`python3 bench/onnx_scale.py --shape {args.shape}`)")
     lines = [
-        f"`ttt-opt model.onnx -o fast.onnx --timing` on {args.fixture.name} stacked "
-        "(`python3 bench/onnx_scale.py`); wall time and peak RSS of the process, and "
-        "the reading (Input) and writing (Output) stages from its timing report.",
+        f"`ttt-opt model.onnx -o fast.onnx --timing` on {what}; wall time and peak RSS "
+        "of the process, and the reading (Input) and writing (Output) stages from its "
+        "timing report.",
         "",
         "| nodes | TTT layers rewritten | model size (MB) | wall (s) | read (s) | "
         "write (s) | peak RSS (MiB) |",

@@ -160,7 +160,7 @@ def _ttt_run(*args) -> subprocess.CompletedProcess:
 # and 3 blocks of 67 rows with a shorter last one.
 @pytest.mark.parametrize("m,k,n", [(512, 128, 128), (300, 128, 96), (96, 128, 300),
                                    (200, 256, 130)])
-def test_a_one_stream_gemm_cut_into_blocks_is_exact(m, k, n, tmp_path):
+def test_a_one_stream_gemm_cut_into_blocks_matches_the_whole(m, k, n, tmp_path):
     rng = np.random.default_rng()
     a = rng.standard_normal((m, k)).astype(np.float32)
     b = rng.standard_normal((k, n)).astype(np.float32)
@@ -178,8 +178,11 @@ def test_a_one_stream_gemm_cut_into_blocks_is_exact(m, k, n, tmp_path):
         with np.load(out) as data:
             results[name] = data["result0"]
     want = a.astype(np.float64) @ b.astype(np.float64)
+    # The blocks may run other kernels of the library than the whole product
+    # (OpenBLAS picks them by shape and CPU), so they agree to rounding only.
     assert ttt_mlir.relative_error(results["cut"], want) <= 1e-5
-    np.testing.assert_array_equal(results["cut"], results["whole"])
+    assert ttt_mlir.relative_error(results["whole"], want) <= 1e-5
+    assert ttt_mlir.relative_error(results["cut"], results["whole"]) <= 1e-5
 
 
 def test_a_one_stream_layer_with_cut_gemms_matches_the_oracle(tmp_path):
@@ -197,7 +200,8 @@ def test_a_one_stream_layer_with_cut_gemms_matches_the_oracle(tmp_path):
     (cut,) = run_function(text, arrays, tmp_path, extra_args=["--openmp", "--num-threads=4"])
     (whole,) = run_function(text, arrays, tmp_path, extra_args=["--openmp=false"])
     assert ttt_mlir.relative_error(cut, want) <= 1e-5
-    np.testing.assert_array_equal(cut, whole)
+    assert ttt_mlir.relative_error(whole, want) <= 1e-5
+    assert ttt_mlir.relative_error(cut, whole) <= 1e-5
     src = tmp_path / "layer.mlir"
     src.write_text(text)
     assert "omp.parallel" in _ttt_run(src, "--openmp", "--num-threads=4", "--print-ir").stdout

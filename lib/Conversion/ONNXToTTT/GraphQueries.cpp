@@ -168,6 +168,10 @@ blobInts(DenseResourceElementsAttr blob) {
 
 std::optional<SmallVector<int64_t>> raise::intConstant(Value value) {
   ElementsAttr elements = constantElements(value);
+  // Index and shape tensors are read whole; a larger one is a weight, or a
+  // model's mistake, and is not read.
+  if (!elements || elements.getNumElements() > kMaxIntConstantElements)
+    return std::nullopt;
   if (auto blob = dyn_cast_or_null<DenseResourceElementsAttr>(elements))
     return blobInts(blob);
   auto dense = dyn_cast_or_null<DenseElementsAttr>(elements);
@@ -760,34 +764,35 @@ bool raise::sameWindow(const SliceChain &a, const SliceChain &b) {
          skipLayout(x.getInputs()[2]) == skipLayout(y.getInputs()[2]);
 }
 
-const llvm::DenseSet<Value> &DependenceCache::cone(Value value) {
-  auto it = cones.find(value);
-  if (it != cones.end())
+const llvm::DenseSet<Value> &DependenceCache::computedFrom(Value source) {
+  auto it = reached.find(source);
+  if (it != reached.end())
     return it->second;
   llvm::DenseSet<Value> result;
-  result.insert(value);
-  Operation *op = value.getDefiningOp();
-  // Shape and Size read only the shape of their input, not its numbers.
-  if (op && (nodeOf(value, "Shape") || nodeOf(value, "Size")))
-    op = nullptr;
-  if (op) {
-    SmallVector<Value> sources(op->getOperands());
-    // A subgraph may read values of the graphs around it.
-    op->walk([&](Operation *inner) {
-      for (Value operand : inner->getOperands())
-        if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
-          sources.push_back(operand);
-    });
-    for (Value source : sources) {
-      if (source == value)
-        continue;
-      const llvm::DenseSet<Value> &inner = cone(source);
-      result.insert(inner.begin(), inner.end());
+  result.insert(source);
+  SmallVector<Value> stack{source};
+  while (!stack.empty()) {
+    Value value = stack.pop_back_val();
+    Operation *home = value.getParentRegion()->getParentOp();
+    for (Operation *user : value.getUsers()) {
+      // The user reads `value`, and so does every op around the user that
+      // `value` is defined outside of: a subgraph reads its enclosing graph.
+      for (Operation *reader = user; reader && !reader->isAncestor(home);
+           reader = reader->getParentOp()) {
+        // Shape and Size read only the shape of their input, not its numbers.
+        if (reader == user && reader->getNumResults() == 1 &&
+            (nodeOf(reader->getResult(0), "Shape") ||
+             nodeOf(reader->getResult(0), "Size")))
+          continue;
+        for (Value next : reader->getResults())
+          if (result.insert(next).second)
+            stack.push_back(next);
+      }
     }
   }
-  return cones[value] = std::move(result);
+  return reached[source] = std::move(result);
 }
 
 bool DependenceCache::dependsOn(Value value, Value source) {
-  return cone(value).contains(source);
+  return computedFrom(source).contains(value);
 }

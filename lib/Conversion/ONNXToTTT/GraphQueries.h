@@ -39,7 +39,12 @@ Value skipLayout(Value value);
 /// with one element, possibly behind layout nodes) holds.
 std::optional<double> scalarConstant(Value value);
 
-/// The integers of a constant integer tensor.
+/// The most elements intConstant reads: index tensors of a whole sequence's
+/// writes fit, a model's int64 weights (or a mistaken shape) do not.
+constexpr int64_t kMaxIntConstantElements = int64_t(1) << 24;
+
+/// The integers of a constant integer tensor of at most
+/// kMaxIntConstantElements elements.
 std::optional<SmallVector<int64_t>> intConstant(Value value);
 
 /// The constant axes of a Reduce* node in either opset form: the `axes`
@@ -180,17 +185,22 @@ bool sameExtent(Value a, Value b, int64_t axis);
 /// static length, or `Shape(tensor)[axis]` (maybe cast).
 bool isTimeLengthOf(Value value, Value tensor);
 
-/// The values a value is computed from, transitively (operands of defining
-/// ops, and values of enclosing graphs that nested subgraphs read). A Shape
-/// or Size node reads no numbers, so what it reads does not count.
+/// Whether a value is computed from another, transitively (operands of
+/// defining ops, and values of enclosing graphs that nested subgraphs read).
+/// A Shape or Size node reads no numbers, so what it reads does not count.
+///
+/// Queries name few sources (graph inputs, fast weights, slice heads) and
+/// many values, so the cache keeps, per source, the values computed from it:
+/// one iterative walk over its users, linear in the graph and without
+/// recursion, however deep the graph.
 class DependenceCache {
 public:
   /// True if `value` is computed (transitively) from `source`.
   bool dependsOn(Value value, Value source);
 
 private:
-  const llvm::DenseSet<Value> &cone(Value value);
-  llvm::DenseMap<Value, llvm::DenseSet<Value>> cones;
+  const llvm::DenseSet<Value> &computedFrom(Value source);
+  llvm::DenseMap<Value, llvm::DenseSet<Value>> reached;
 };
 
 } // namespace mlir::ttt::raise
