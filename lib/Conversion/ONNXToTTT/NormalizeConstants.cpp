@@ -20,8 +20,10 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::ttt;
@@ -173,16 +175,24 @@ static std::optional<IntTensor> sliceOf(ArrayRef<IntTensor> in) {
     if (end < 0)
       end = end < -dim ? -1 : end + dim;
     SmallVector<int64_t> pick;
+    // The bounds clamp to the axis, so `end - i` cannot overflow; `i + step`
+    // could, and is taken only while it stays inside.
     if (step > 0) {
       start = std::clamp<int64_t>(start, 0, dim);
       end = std::clamp<int64_t>(end, 0, dim);
-      for (int64_t i = start; i < end; i += step)
+      for (int64_t i = start; i < end; i += step) {
         pick.push_back(i);
+        if (step >= end - i)
+          break;
+      }
     } else {
       start = std::clamp<int64_t>(start, -1, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
-      for (int64_t i = start; i > end; i += step)
+      for (int64_t i = start; i > end; i += step) {
         pick.push_back(i);
+        if (step <= end - i)
+          break;
+      }
     }
     picks[axis] = std::move(pick);
   }
@@ -212,15 +222,29 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
     return elementwise(in, [&](ArrayRef<int64_t> a) { return op(a[0], a[1]); });
   };
   using R = std::optional<int64_t>;
+  // Arithmetic that overflows int64 is left to run: the model's own kernels
+  // decide what it means.
   if (type == "Add")
-    return binary([](int64_t a, int64_t b) -> R { return a + b; });
+    return binary([](int64_t a, int64_t b) -> R {
+      int64_t r;
+      return llvm::AddOverflow(a, b, r) ? R() : R(r);
+    });
   if (type == "Sub")
-    return binary([](int64_t a, int64_t b) -> R { return a - b; });
+    return binary([](int64_t a, int64_t b) -> R {
+      int64_t r;
+      return llvm::SubOverflow(a, b, r) ? R() : R(r);
+    });
   if (type == "Mul")
-    return binary([](int64_t a, int64_t b) -> R { return a * b; });
+    return binary([](int64_t a, int64_t b) -> R {
+      int64_t r;
+      return llvm::MulOverflow(a, b, r) ? R() : R(r);
+    });
   if (type == "Div")
-    return binary(
-        [](int64_t a, int64_t b) -> R { return b == 0 ? R() : R(a / b); });
+    return binary([](int64_t a, int64_t b) -> R {
+      if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1))
+        return R();
+      return a / b;
+    });
   if (type == "Equal")
     return binary([](int64_t a, int64_t b) -> R { return a == b; });
   if (type == "Less")
@@ -242,8 +266,11 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
       in.size() == 1) {
     IntTensor out = in[0];
     if (type == "Neg")
-      for (int64_t &x : out.data)
+      for (int64_t &x : out.data) {
+        if (x == std::numeric_limits<int64_t>::min())
+          return std::nullopt;
         x = -x;
+      }
     return out;
   }
   if (type == "Expand" && in.size() == 2) {
@@ -268,10 +295,12 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
       int64_t known = 1, unknown = -1;
       for (auto [i, d] : llvm::enumerate(in[1].data)) {
         int64_t dim = d == 0 && i < in[0].shape.size() ? in[0].shape[i] : d;
+        if (dim < -1 || (dim == -1 && unknown >= 0))
+          return std::nullopt;
         if (dim == -1)
           unknown = i;
-        else
-          known *= dim;
+        else if (llvm::MulOverflow(known, dim, known))
+          return std::nullopt;
         shape.push_back(dim);
       }
       if (unknown >= 0) {
@@ -314,6 +343,9 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
                                               : a) == int64_t(i);
                               })
                : d == 1;
+      // Squeezing an axis longer than 1 is an invalid model, not a fold.
+      if (squeezed && d != 1)
+        return std::nullopt;
       if (!squeezed)
         shape.push_back(d);
     }
@@ -332,6 +364,9 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
     for (const IntTensor &t : in) {
       if (static_cast<int64_t>(t.shape.size()) != rank)
         return std::nullopt;
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != axis && t.shape[d] != in[0].shape[d])
+          return std::nullopt;
       out.shape[axis] += t.shape[axis];
     }
     int64_t outer = 1;
@@ -370,15 +405,18 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
                     (*fill.getValues<APInt>().begin()).getSExtValue());
     return out;
   }
-  if (type == "Range" && in.size() == 3 && in[2].data.size() == 1 &&
-      in[2].data[0] != 0) {
+  if (type == "Range" && in.size() == 3 && in[0].data.size() == 1 &&
+      in[1].data.size() == 1 && in[2].data.size() == 1 && in[2].data[0] != 0) {
     IntTensor out{{0}, {}};
-    for (int64_t x = in[0].data[0];
-         in[2].data[0] > 0 ? x < in[1].data[0] : x > in[1].data[0];
-         x += in[2].data[0]) {
+    int64_t limit = in[1].data[0], delta = in[2].data[0];
+    for (int64_t x = in[0].data[0]; delta > 0 ? x < limit : x > limit;) {
       out.data.push_back(x);
       if (static_cast<int64_t>(out.data.size()) > kMaxFoldedElements)
         return std::nullopt;
+      // x + delta without overflow: the range ends where it would pass limit.
+      if (delta > 0 ? delta >= limit - x : delta <= limit - x)
+        break;
+      x += delta;
     }
     out.shape[0] = out.data.size();
     return out;
@@ -416,6 +454,11 @@ struct FoldIntegerNode : OpRewritePattern<onnx::NodeOp> {
     std::optional<IntTensor> result = evaluate(node, inputs);
     if (!result)
       return rewriter.notifyMatchFailure(node, "not evaluated");
+    // A constant whose elements disagree with its shape would be read past
+    // its end by the next fold.
+    if (!isFoldableShape(result->shape) ||
+        result->size() != static_cast<int64_t>(result->data.size()))
+      return rewriter.notifyMatchFailure(node, "inconsistent result shape");
     replaceByConstant(node, *result, element, rewriter);
     return success();
   }

@@ -1216,6 +1216,8 @@ struct DropBroadcastView : NodePattern {
 /// nullopt: a Constant, ConstantOfShape of a known length, or a Concat of
 /// such pieces and pieces of known length (`w.repeat(B, 1, 1, 1)` scripted
 /// repeats by `Concat(B, 1, 1, 1)`, B read from a shape).
+static constexpr int64_t kMaxShapeEntries = 1 << 16;
+
 static std::optional<SmallVector<std::optional<int64_t>>>
 partialInts(Value value) {
   SmallVector<std::optional<int64_t>> entries;
@@ -1237,7 +1239,9 @@ partialInts(Value value) {
           shape.getInputs().size() == 1 && !shape.getONNXAttr("start") &&
           !shape.getONNXAttr("end"))
         length = of.getDimSize(0);
-    if (!filler || filler.getNumElements() != 1 || !length || *length < 0)
+    // A shape vector has a few entries; a longer fill is no shape.
+    if (!filler || filler.getNumElements() != 1 || !length || *length < 0 ||
+        *length > kMaxShapeEntries)
       return std::nullopt;
     entries.assign(*length,
                    (*filler.getValues<APInt>().begin()).getSExtValue());
@@ -1253,10 +1257,13 @@ partialInts(Value value) {
       continue;
     }
     auto pieceType = dyn_cast<RankedTensorType>(piece.getType());
-    if (!pieceType || pieceType.getRank() != 1 || pieceType.isDynamicDim(0))
+    if (!pieceType || pieceType.getRank() != 1 || pieceType.isDynamicDim(0) ||
+        pieceType.getDimSize(0) > kMaxShapeEntries)
       return std::nullopt;
     entries.append(pieceType.getDimSize(0), std::nullopt);
   }
+  if (static_cast<int64_t>(entries.size()) > kMaxShapeEntries)
+    return std::nullopt;
   return entries;
 }
 
