@@ -15,6 +15,7 @@
 #include "ttt/Support/Npy.h"
 
 #include "AtomicFile.h"
+#include "ttt/Support/Memory.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -34,6 +35,10 @@ static constexpr StringLiteral kMagic("\x93NUMPY");
 /// Alignment of array storage: a cache line, which is also what MLIR's
 /// bufferization uses for its own allocations.
 static constexpr size_t kAlignment = 64;
+/// Arrays from this size on are checked against the available memory
+/// before they are allocated (smaller ones are not worth reading
+/// /proc/meminfo for).
+static constexpr size_t kCheckedAllocation = size_t(64) << 20;
 
 static Error makeError(const Twine &message) {
   return createStringError(inconvertibleErrorCode(), message);
@@ -166,6 +171,12 @@ Expected<Array> Array::create(DType dtype, ArrayRef<int64_t> shape) {
   size_t allocBytes = alignTo(std::max<size_t>(bytes, 1), kAlignment);
   if (allocBytes < bytes)
     return makeError("invalid shape " + formatShape(shape) + ": too large");
+  // Linux lends more than it has; zeroing would then end the process.
+  if (bytes >= kCheckedAllocation)
+    if (std::optional<std::string> problem = checkFitsInMemory(bytes))
+      return makeError("cannot allocate " + formatBytes(bytes) + " for a " +
+                       getDTypeName(dtype) + " array of shape " +
+                       formatShape(shape) + ": it " + *problem);
   void *memory = std::aligned_alloc(kAlignment, allocBytes);
   if (!memory)
     return makeError("cannot allocate " + Twine(bytes) + " bytes for a " +
@@ -323,32 +334,41 @@ private:
 // Reading
 //===----------------------------------------------------------------------===//
 
-Expected<Array> parseNpy(StringRef bytes) {
-  if (!bytes.starts_with(kMagic))
+uint64_t NpyHeader::getDataSize() const {
+  return static_cast<uint64_t>(*getNumElements(shape, getElementSize(dtype))) *
+         getElementSize(dtype);
+}
+
+Expected<uint64_t> getNpyHeaderSize(StringRef prefix) {
+  if (!prefix.starts_with(kMagic))
     return makeError("not a .npy file (no \\x93NUMPY magic)");
-  if (bytes.size() < 10)
+  if (prefix.size() < 10)
     return makeError("truncated .npy header");
-  uint8_t major = bytes[6];
-  size_t headerLength, dataOffset;
-  if (major == 1) {
-    headerLength = support::endian::read16le(bytes.data() + 8);
-    dataOffset = 10 + headerLength;
-  } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12)
+  uint8_t major = prefix[6];
+  if (major == 1)
+    return 10 + uint64_t(support::endian::read16le(prefix.data() + 8));
+  if (major == 2 || major == 3) {
+    if (prefix.size() < 12)
       return makeError("truncated .npy header");
-    headerLength = support::endian::read32le(bytes.data() + 8);
-    dataOffset = 12 + headerLength;
-  } else {
-    return makeError("unsupported .npy format version " +
-                     Twine(static_cast<unsigned>(major)));
+    return 12 + uint64_t(support::endian::read32le(prefix.data() + 8));
   }
-  if (bytes.size() < dataOffset)
+  return makeError("unsupported .npy format version " +
+                   Twine(static_cast<unsigned>(major)));
+}
+
+Expected<NpyHeader> parseNpyHeader(StringRef bytes) {
+  Expected<uint64_t> dataOffset = getNpyHeaderSize(bytes);
+  if (!dataOffset)
+    return dataOffset.takeError();
+  size_t headerLength = *dataOffset - (bytes[6] == 1 ? 10 : 12);
+  if (bytes.size() < *dataOffset)
     return makeError("truncated .npy header (" + Twine(headerLength) +
                      " bytes announced, " + Twine(bytes.size()) +
                      " bytes in the file)");
 
   Expected<Header> header =
-      HeaderParser(bytes.slice(dataOffset - headerLength, dataOffset)).parse();
+      HeaderParser(bytes.slice(*dataOffset - headerLength, *dataOffset))
+          .parse();
   if (!header)
     return header.takeError();
   std::optional<DType> dtype = parseDescr(header->descr);
@@ -359,26 +379,41 @@ Expected<Array> parseNpy(StringRef bytes) {
   if (header->fortranOrder)
     return makeError("Fortran-ordered arrays are not supported (save a "
                      "C-ordered copy, e.g. np.ascontiguousarray)");
-
-  // Check the size before allocating: a corrupt header may claim terabytes.
-  size_t elementSize = getElementSize(*dtype);
-  std::optional<int64_t> count = getNumElements(header->shape, elementSize);
-  if (!count)
+  // A corrupt header may claim more bytes than a size can count.
+  if (!getNumElements(header->shape, getElementSize(*dtype)))
     return makeError("corrupt .npy header: shape " +
                      formatShape(header->shape) + " is too large");
-  uint64_t needed = static_cast<uint64_t>(*count) * elementSize;
-  size_t available = bytes.size() - dataOffset;
-  if (available != needed)
-    return makeError(Twine(available < needed ? "truncated .npy data: "
-                                              : "corrupt .npy data: ") +
-                     "a " + getDTypeName(*dtype) + " array of shape " +
-                     formatShape(header->shape) + " needs " + Twine(needed) +
-                     " bytes, the file has " + Twine(available));
-  Expected<Array> array = Array::create(*dtype, header->shape);
+  NpyHeader result;
+  result.dtype = *dtype;
+  result.shape.assign(header->shape.begin(), header->shape.end());
+  result.dataOffset = *dataOffset;
+  return std::move(result);
+}
+
+Error checkNpyDataSize(const NpyHeader &header, uint64_t dataSize) {
+  uint64_t needed = header.getDataSize();
+  if (dataSize == needed)
+    return Error::success();
+  return makeError(Twine(dataSize < needed ? "truncated .npy data: "
+                                           : "corrupt .npy data: ") +
+                   "a " + getDTypeName(header.dtype) + " array of shape " +
+                   formatShape(header.shape) + " needs " + Twine(needed) +
+                   " bytes, the file has " + Twine(dataSize));
+}
+
+Expected<Array> parseNpy(StringRef bytes) {
+  Expected<NpyHeader> header = parseNpyHeader(bytes);
+  if (!header)
+    return header.takeError();
+  // Checked before allocating: a corrupt header may claim terabytes.
+  uint64_t available = bytes.size() - header->dataOffset;
+  if (Error err = checkNpyDataSize(*header, available))
+    return std::move(err);
+  Expected<Array> array = Array::create(header->dtype, header->shape);
   if (!array)
     return array.takeError();
   if (available)
-    std::memcpy(array->getData(), bytes.data() + dataOffset, available);
+    std::memcpy(array->getData(), bytes.data() + header->dataOffset, available);
   return array;
 }
 

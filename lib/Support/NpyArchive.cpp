@@ -23,7 +23,6 @@
 #include <zip.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 using namespace llvm;
 
@@ -45,12 +44,6 @@ struct ZipError {
   ~ZipError() { zip_error_fini(&error); }
   ZipError(const ZipError &) = delete;
   ZipError &operator=(const ZipError &) = delete;
-};
-
-/// Heap memory that may fail to allocate (sizes come from the file).
-struct MallocBuffer {
-  char *data = nullptr;
-  ~MallocBuffer() { std::free(data); }
 };
 } // namespace
 
@@ -107,11 +100,8 @@ static zip_t *openArchive(const void *data, zip_uint64_t size, int flags,
 /// size means a corrupt archive, not a big array; checked before allocating.
 static constexpr uint64_t kMaxDeflateRatio = 1032;
 
-/// Reads member `index`, described by `stat`, and parses it as a .npy
-/// array.
-static Expected<Array> readMember(zip_t *archive, zip_uint64_t index,
-                                  const zip_stat_t &stat) {
-  std::string member = "member " + quote(stat.name);
+/// Whether member `stat` (named `member` in messages) can be read at all.
+static Error checkMember(const zip_stat_t &stat, const std::string &member) {
   if (stat.encryption_method != ZIP_EM_NONE)
     return makeError(member + " is encrypted");
   if (!zip_compression_method_supported(stat.comp_method, /*compress=*/0))
@@ -125,45 +115,101 @@ static Expected<Array> readMember(zip_t *archive, zip_uint64_t index,
       stat.size / kMaxDeflateRatio > stat.comp_size + 1)
     return corrupt(member + " declares " + Twine(stat.size) + " bytes from " +
                    Twine(stat.comp_size) + " compressed");
+  return Error::success();
+}
 
-  MallocBuffer storage;
-  storage.data =
-      static_cast<char *>(std::malloc(std::max<uint64_t>(stat.size, 1)));
-  if (!storage.data)
-    return makeError("cannot allocate " + Twine(stat.size) + " bytes for " +
-                     member);
+/// Reads the next `size` bytes of member `stat`, `offset` bytes into it,
+/// from `file` into `out`; the archive declares that many.
+static Error readBytes(zip_file_t *file, const zip_stat_t &stat,
+                       const std::string &member, uint64_t offset, char *out,
+                       uint64_t size) {
+  uint64_t done = 0;
+  while (done < size) {
+    zip_int64_t got = zip_fread(file, out + done, size - done);
+    if (got < 0)
+      return readFailure(zip_file_get_error(file), member);
+    if (got == 0)
+      return corrupt(member + " holds " + Twine(offset + done) +
+                     " bytes, the archive declares " + Twine(stat.size));
+    done += got;
+  }
+  return Error::success();
+}
+
+/// Reads the .npy header at the start of member `stat` from `file`, which
+/// is left at the start of the data.
+static Expected<NpyHeader> readHeader(zip_file_t *file, const zip_stat_t &stat,
+                                      const std::string &member) {
+  auto wrap = [&](Error err) {
+    return makeError(member + ": " + toString(std::move(err)));
+  };
+  std::string bytes(std::min<uint64_t>(kNpyPrefixSize, stat.size), '\0');
+  if (Error err = readBytes(file, stat, member, 0, bytes.data(), bytes.size()))
+    return std::move(err);
+  Expected<uint64_t> headerSize = getNpyHeaderSize(bytes);
+  if (!headerSize)
+    return wrap(headerSize.takeError());
+  // A header longer than the member is reported by parseNpyHeader.
+  uint64_t wanted = std::min<uint64_t>(*headerSize, stat.size);
+  if (wanted > bytes.size()) {
+    size_t had = bytes.size();
+    bytes.resize(wanted);
+    if (Error err = readBytes(file, stat, member, had, bytes.data() + had,
+                              wanted - had))
+      return std::move(err);
+  }
+  Expected<NpyHeader> header = parseNpyHeader(bytes);
+  if (!header)
+    return wrap(header.takeError());
+  // Bytes read past the header (a header shorter than the prefix) are
+  // data; NumPy never writes one, so it is refused rather than handled.
+  if (header->dataOffset < bytes.size())
+    return wrap(makeError("corrupt .npy header: shorter than " +
+                          Twine(kNpyPrefixSize) + " bytes"));
+  return header;
+}
+
+/// Reads member `index`, described by `stat`, as a .npy array: the header
+/// first, so that its sizes are checked before the array is allocated, then
+/// the data straight into the array.
+static Expected<Array> readMember(zip_t *archive, zip_uint64_t index,
+                                  const zip_stat_t &stat) {
+  std::string member = "member " + quote(stat.name);
+  if (Error err = checkMember(stat, member))
+    return std::move(err);
   zip_file_t *file = zip_fopen_index(archive, index, 0);
   if (!file)
     return readFailure(zip_get_error(archive), member);
   scope_exit closeFile([&] { zip_fclose(file); });
-  // Reads one byte past the declared size: libzip checks the CRC (and finds
-  // longer data) only when a read reaches the end of the member.
-  uint64_t done = 0;
-  for (;;) {
-    char spare;
-    bool full = done == stat.size;
-    zip_int64_t got = zip_fread(file, full ? &spare : storage.data + done,
-                                full ? 1 : stat.size - done);
-    if (got < 0)
-      return readFailure(zip_file_get_error(file), member);
-    if (got == 0)
-      break;
-    if (full)
-      return corrupt(member + " holds more than the declared " +
-                     Twine(stat.size) + " bytes");
-    done += got;
-  }
-  if (done != stat.size)
-    return corrupt(member + " holds " + Twine(done) +
-                   " bytes, the archive declares " + Twine(stat.size));
-
-  Expected<Array> array = parseNpy(StringRef(storage.data, stat.size));
+  Expected<NpyHeader> header = readHeader(file, stat, member);
+  if (!header)
+    return header.takeError();
+  if (Error err = checkNpyDataSize(*header, stat.size - header->dataOffset))
+    return makeError(member + ": " + toString(std::move(err)));
+  Expected<Array> array = Array::create(header->dtype, header->shape);
   if (!array)
     return makeError(member + ": " + toString(array.takeError()));
+  if (Error err = readBytes(file, stat, member, header->dataOffset,
+                            array->getData(), array->getNumBytes()))
+    return std::move(err);
+  // One byte past the declared size: libzip checks the CRC (and finds
+  // longer data) only when a read reaches the end of the member.
+  char spare;
+  zip_int64_t got = zip_fread(file, &spare, 1);
+  if (got < 0)
+    return readFailure(zip_file_get_error(file), member);
+  if (got > 0)
+    return corrupt(member + " holds more than the declared " +
+                   Twine(stat.size) + " bytes");
   return array;
 }
 
-Expected<std::vector<NamedArray>> parseNpz(StringRef bytes) {
+/// Calls `visit` on every member of the .npz image `bytes`, in archive
+/// order, with its name without ".npy".
+static Error forEachMember(
+    StringRef bytes,
+    function_ref<Error(zip_t *, zip_uint64_t, const zip_stat_t &, StringRef)>
+        visit) {
   // libzip opens an empty file as an empty archive; np.load does not.
   if (bytes.empty())
     return corrupt("empty file");
@@ -175,7 +221,6 @@ Expected<std::vector<NamedArray>> parseNpz(StringRef bytes) {
   scope_exit discardArchive([&] { zip_discard(archive); });
 
   zip_int64_t count = zip_get_num_entries(archive, 0);
-  std::vector<NamedArray> arrays;
   StringSet<> seen;
   for (zip_int64_t i = 0; i < count; ++i) {
     zip_stat_t stat;
@@ -190,12 +235,52 @@ Expected<std::vector<NamedArray>> parseNpz(StringRef bytes) {
                        " is not a .npy array (its name must end in .npy)");
     if (!seen.insert(name).second)
       return makeError("duplicate member " + quote(stat.name));
-    Expected<Array> array = readMember(archive, i, stat);
-    if (!array)
-      return array.takeError();
-    arrays.push_back({name.str(), std::move(*array)});
+    if (Error err = visit(archive, i, stat, name))
+      return err;
   }
+  return Error::success();
+}
+
+Expected<std::vector<NamedArray>> parseNpz(StringRef bytes) {
+  std::vector<NamedArray> arrays;
+  if (Error err =
+          forEachMember(bytes,
+                        [&](zip_t *archive, zip_uint64_t index,
+                            const zip_stat_t &stat, StringRef name) -> Error {
+                          Expected<Array> array =
+                              readMember(archive, index, stat);
+                          if (!array)
+                            return array.takeError();
+                          arrays.push_back({name.str(), std::move(*array)});
+                          return Error::success();
+                        }))
+    return std::move(err);
   return std::move(arrays);
+}
+
+/// The headers of the members of the .npz image `bytes`.
+static Expected<std::vector<NamedHeader>> parseNpzHeaders(StringRef bytes) {
+  std::vector<NamedHeader> headers;
+  if (Error err =
+          forEachMember(bytes,
+                        [&](zip_t *archive, zip_uint64_t index,
+                            const zip_stat_t &stat, StringRef name) -> Error {
+                          std::string member = "member " + quote(stat.name);
+                          if (Error err = checkMember(stat, member))
+                            return err;
+                          zip_file_t *file = zip_fopen_index(archive, index, 0);
+                          if (!file)
+                            return readFailure(zip_get_error(archive), member);
+                          scope_exit closeFile([&] { zip_fclose(file); });
+                          Expected<NpyHeader> header =
+                              readHeader(file, stat, member);
+                          if (!header)
+                            return header.takeError();
+                          headers.push_back({name.str(), std::move(*header)});
+                          return Error::success();
+                        }))
+    return std::move(err);
+  return std::move(headers);
 }
 
 static Expected<std::unique_ptr<MemoryBuffer>> readFile(StringRef path) {
@@ -213,26 +298,55 @@ Expected<std::vector<NamedArray>> readNpzFile(StringRef path) {
   return parseNpz((*buffer)->getBuffer());
 }
 
+/// How the image `bytes` of a file of arrays is stored.
+enum class ArraysFormat { Npy, Npz };
+
+static Expected<ArraysFormat> getArraysFormat(StringRef bytes) {
+  if (bytes.starts_with("\x93NUMPY"))
+    return ArraysFormat::Npy;
+  // Zip archives start with a local header, or with the end record when
+  // empty (np.savez with no arrays).
+  if (bytes.starts_with("PK\x03\x04") || bytes.starts_with("PK\x05\x06"))
+    return ArraysFormat::Npz;
+  if (bytes.empty())
+    return makeError("empty file; expected a .npy or .npz file");
+  return makeError("not a .npy or .npz file (unrecognised leading bytes)");
+}
+
+Expected<std::vector<NamedHeader>> readArrayHeadersFile(StringRef path) {
+  Expected<std::unique_ptr<MemoryBuffer>> buffer = readFile(path);
+  if (!buffer)
+    return buffer.takeError();
+  StringRef bytes = (*buffer)->getBuffer();
+  Expected<ArraysFormat> format = getArraysFormat(bytes);
+  if (!format)
+    return format.takeError();
+  if (*format == ArraysFormat::Npz)
+    return parseNpzHeaders(bytes);
+  Expected<NpyHeader> header = parseNpyHeader(bytes);
+  if (!header)
+    return header.takeError();
+  std::vector<NamedHeader> headers;
+  headers.push_back({"", std::move(*header)});
+  return std::move(headers);
+}
+
 Expected<std::vector<NamedArray>> readArraysFile(StringRef path) {
   Expected<std::unique_ptr<MemoryBuffer>> buffer = readFile(path);
   if (!buffer)
     return buffer.takeError();
   StringRef bytes = (*buffer)->getBuffer();
-  if (bytes.starts_with("\x93NUMPY")) {
-    Expected<Array> array = parseNpy(bytes);
-    if (!array)
-      return array.takeError();
-    std::vector<NamedArray> arrays;
-    arrays.push_back({"", std::move(*array)});
-    return std::move(arrays);
-  }
-  // Zip archives start with a local header, or with the end record when
-  // empty (np.savez with no arrays).
-  if (bytes.starts_with("PK\x03\x04") || bytes.starts_with("PK\x05\x06"))
+  Expected<ArraysFormat> format = getArraysFormat(bytes);
+  if (!format)
+    return format.takeError();
+  if (*format == ArraysFormat::Npz)
     return parseNpz(bytes);
-  if (bytes.empty())
-    return makeError("empty file; expected a .npy or .npz file");
-  return makeError("not a .npy or .npz file (unrecognised leading bytes)");
+  Expected<Array> array = parseNpy(bytes);
+  if (!array)
+    return array.takeError();
+  std::vector<NamedArray> arrays;
+  arrays.push_back({"", std::move(*array)});
+  return std::move(arrays);
 }
 
 //===----------------------------------------------------------------------===//

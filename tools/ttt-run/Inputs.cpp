@@ -8,12 +8,14 @@
 
 #include "ttt/Execution/RunError.h"
 
+#include "ttt/Support/Memory.h"
 #include "ttt/Support/NpyArchive.h"
 
 #include "mlir/IR/BuiltinTypeInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <limits>
 #include <random>
 
 using namespace llvm;
@@ -36,24 +38,25 @@ static std::string describeArgument(size_t index, const TensorSpec &spec,
   return text;
 }
 
-/// Checks `array` against `spec`: dtype, rank and every static size.
-static Error checkArray(const npy::Array &array, const TensorSpec &spec,
-                        size_t index, StringRef arrayName, StringRef path) {
+/// Checks an array of `dtype` and `shape` against `spec`: dtype, rank and
+/// every static size.
+static Error checkArray(npy::DType dtype, ArrayRef<int64_t> shape,
+                        const TensorSpec &spec, size_t index,
+                        StringRef arrayName, StringRef path) {
   std::string what = describeArgument(index, spec, arrayName);
-  if (array.getDType() != spec.dtype)
+  if (dtype != spec.dtype)
     return makeRunError(path, what + ": dtype mismatch: expected " +
                                   npy::getDTypeName(spec.dtype) + ", got " +
-                                  npy::getDTypeName(array.getDType()));
-  if (array.getRank() != spec.getRank())
+                                  npy::getDTypeName(dtype));
+  if (static_cast<int64_t>(shape.size()) != spec.getRank())
     return makeRunError(path, what + ": shape mismatch: expected rank " +
                                   Twine(spec.getRank()) + ", got shape " +
-                                  npy::formatShape(array.getShape()));
-  for (auto [dim, expected, actual] : enumerate(spec.shape, array.getShape())) {
+                                  npy::formatShape(shape));
+  for (auto [dim, expected, actual] : enumerate(spec.shape, shape)) {
     if (!ShapedType::isDynamic(expected) && expected != actual)
       return makeRunError(path, what + ": shape mismatch: dimension " +
                                     Twine(dim) + " must be " + Twine(expected) +
-                                    ", got shape " +
-                                    npy::formatShape(array.getShape()));
+                                    ", got shape " + npy::formatShape(shape));
   }
   return Error::success();
 }
@@ -70,19 +73,22 @@ static std::optional<size_t> parseArgName(StringRef name) {
 
 Expected<std::vector<npy::Array>> loadInputs(StringRef path,
                                              const EntrySignature &signature) {
-  Expected<std::vector<npy::NamedArray>> file = npy::readArraysFile(path);
+  // The headers first: names, dtypes, shapes and the memory they need are
+  // checked before any array is allocated.
+  Expected<std::vector<npy::NamedHeader>> file =
+      npy::readArrayHeadersFile(path);
   if (!file)
     return makeRunError(path, toString(file.takeError()));
-  std::vector<npy::NamedArray> &arrays = *file;
+  std::vector<npy::NamedHeader> &headers = *file;
   size_t numArgs = signature.arguments.size();
 
   // Decide how arrays map to arguments: names arg<N> win over order.
   std::vector<int64_t> arrayForArg(numArgs, -1);
-  bool byName = any_of(arrays, [](const npy::NamedArray &a) {
+  bool byName = any_of(headers, [](const npy::NamedHeader &a) {
     return parseArgName(a.name).has_value();
   });
   if (byName) {
-    for (auto [i, array] : enumerate(arrays)) {
+    for (auto [i, array] : enumerate(headers)) {
       std::optional<size_t> index = parseArgName(array.name);
       if (!index)
         return makeRunError(path, "array " + npy::quote(array.name) +
@@ -102,24 +108,142 @@ Expected<std::vector<npy::Array>> loadInputs(StringRef path,
                                       "' for argument " + Twine(i) + " (" +
                                       signature.arguments[i].type + ")");
   } else {
-    if (arrays.size() != numArgs)
+    if (headers.size() != numArgs)
       return makeRunError(path, "wrong number of inputs: @" + signature.name +
                                     " takes " + countOf(numArgs, "argument") +
                                     ", the file holds " +
-                                    countOf(arrays.size(), "array"));
+                                    countOf(headers.size(), "array"));
     for (size_t i = 0; i < numArgs; ++i)
       arrayForArg[i] = i;
   }
 
+  std::vector<ArrayShape> shapes;
+  for (size_t i = 0; i < numArgs; ++i) {
+    const npy::NamedHeader &named = headers[arrayForArg[i]];
+    if (Error err = checkArray(named.header.dtype, named.header.shape,
+                               signature.arguments[i], i, named.name, path))
+      return std::move(err);
+    shapes.push_back({named.header.dtype, named.header.shape});
+  }
+  if (Error err = checkMemory(path, signature, shapes))
+    return std::move(err);
+
+  Expected<std::vector<npy::NamedArray>> arrays = npy::readArraysFile(path);
+  if (!arrays)
+    return makeRunError(path, toString(arrays.takeError()));
+  if (arrays->size() != headers.size())
+    return makeRunError(path, "changed while it was read");
   std::vector<npy::Array> inputs;
   for (size_t i = 0; i < numArgs; ++i) {
-    npy::NamedArray &named = arrays[arrayForArg[i]];
-    if (Error err = checkArray(named.array, signature.arguments[i], i,
-                               named.name, path))
+    npy::NamedArray &named = (*arrays)[arrayForArg[i]];
+    // Checked again: the file may have changed since its headers were read.
+    if (Error err = checkArray(named.array.getDType(), named.array.getShape(),
+                               signature.arguments[i], i, named.name, path))
       return std::move(err);
     inputs.push_back(std::move(named.array));
   }
   return std::move(inputs);
+}
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+/// MLIR's name of an element type, for messages: "f32".
+static StringRef getElementTypeName(npy::DType dtype) {
+  switch (dtype) {
+  case npy::DType::F32:
+    return "f32";
+  case npy::DType::F64:
+    return "f64";
+  case npy::DType::I32:
+    return "i32";
+  case npy::DType::I64:
+    return "i64";
+  }
+  llvm_unreachable("unknown dtype");
+}
+
+/// Bytes of an array of `dtype` and `shape`, saturating at the largest
+/// value (a shape too large to count is larger than any memory).
+static uint64_t getArrayBytes(npy::DType dtype, ArrayRef<int64_t> shape) {
+  std::optional<int64_t> count =
+      npy::getNumElements(shape, npy::getElementSize(dtype));
+  if (!count)
+    return std::numeric_limits<uint64_t>::max();
+  return static_cast<uint64_t>(*count) * npy::getElementSize(dtype);
+}
+
+/// "input arg0 (f32 200000x200000, 149 GiB)".
+static std::string describeArray(const Twine &what, npy::DType dtype,
+                                 ArrayRef<int64_t> shape, uint64_t bytes) {
+  return (what + " (" + getElementTypeName(dtype) + " " +
+          npy::formatShape(shape) + ", " + formatBytes(bytes) + ")")
+      .str();
+}
+
+/// a + b, saturating.
+static uint64_t addBytes(uint64_t a, uint64_t b) {
+  return a > std::numeric_limits<uint64_t>::max() - b
+             ? std::numeric_limits<uint64_t>::max()
+             : a + b;
+}
+
+/// The bytes of the results of static shape (the others are known only
+/// after the call).
+static uint64_t getStaticResultBytes(const EntrySignature &signature) {
+  uint64_t bytes = 0;
+  for (const TensorSpec &result : signature.results)
+    if (!ShapedType::isDynamicShape(result.shape))
+      bytes = addBytes(bytes, getArrayBytes(result.dtype, result.shape));
+  return bytes;
+}
+
+Error checkResultMemory(StringRef file, const EntrySignature &signature) {
+  std::optional<uint64_t> available = getAvailableMemory();
+  if (!available)
+    return Error::success();
+  for (auto [i, result] : enumerate(signature.results)) {
+    if (ShapedType::isDynamicShape(result.shape))
+      continue;
+    uint64_t bytes = getArrayBytes(result.dtype, result.shape);
+    if (bytes > *available)
+      return makeRunError(file,
+                          describeArray("result " + Twine(i), result.dtype,
+                                        result.shape, bytes) +
+                              " exceeds the available memory (" +
+                              formatBytes(*available) + ")");
+  }
+  return Error::success();
+}
+
+Error checkMemory(StringRef subject, const EntrySignature &signature,
+                  ArrayRef<ArrayShape> inputs) {
+  std::optional<uint64_t> available = getAvailableMemory();
+  if (!available)
+    return Error::success();
+  auto exceeds = [&](const Twine &what) {
+    return makeRunError(subject, what + " exceeds the available memory (" +
+                                     formatBytes(*available) + ")");
+  };
+  uint64_t inputBytes = 0;
+  for (auto [i, input] : enumerate(inputs)) {
+    uint64_t bytes = getArrayBytes(input.dtype, input.shape);
+    if (bytes > *available)
+      return exceeds(describeArray("input arg" + Twine(i), input.dtype,
+                                   input.shape, bytes));
+    inputBytes = addBytes(inputBytes, bytes);
+  }
+  uint64_t resultBytes = getStaticResultBytes(signature);
+  // The inputs stay while each call gets a fresh copy of them.
+  uint64_t total = addBytes(addBytes(inputBytes, inputBytes), resultBytes);
+  if (total <= *available)
+    return Error::success();
+  std::string parts = "the inputs (" + formatBytes(inputBytes) +
+                      ") and the copy of them each call gets";
+  if (resultBytes)
+    parts += ", with the results (" + formatBytes(resultBytes) + "),";
+  return exceeds(parts + " need " + formatBytes(total) + ", which");
 }
 
 //===----------------------------------------------------------------------===//
@@ -211,15 +335,24 @@ makeRandomInputs(const EntrySignature &signature,
     return makeRunError("--dim-size",
                         "must be >= 0, got " + Twine(options.dimSize));
 
-  std::mt19937_64 generator(options.seed);
-  std::vector<npy::Array> inputs;
+  std::vector<ArrayShape> shapes;
   for (size_t i = 0; i < numArgs; ++i) {
     const TensorSpec &spec = signature.arguments[i];
     Expected<SmallVector<int64_t>> shape = parseShapeEntry(
         entries.empty() ? StringRef() : entries[i], i, spec, options.dimSize);
     if (!shape)
       return shape.takeError();
-    Expected<npy::Array> array = npy::Array::create(spec.dtype, *shape);
+    shapes.push_back({spec.dtype, std::move(*shape)});
+  }
+  if (Error err = checkMemory("--random-inputs", signature, shapes))
+    return std::move(err);
+
+  std::mt19937_64 generator(options.seed);
+  std::vector<npy::Array> inputs;
+  for (size_t i = 0; i < numArgs; ++i) {
+    const TensorSpec &spec = signature.arguments[i];
+    Expected<npy::Array> array =
+        npy::Array::create(spec.dtype, shapes[i].shape);
     if (!array)
       return makeRunError("--random-inputs", "argument " + Twine(i) + ": " +
                                                  toString(array.takeError()));

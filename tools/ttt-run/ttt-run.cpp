@@ -351,6 +351,13 @@ static Error checkOptions() {
     if (dimSize.getNumOccurrences())
       return makeRunError("--dim-size", "only applies with --random-inputs");
   }
+  // An empty name is no file (and would read "ttt-run: error: : ...").
+  if (inputFilename.empty())
+    return makeRunError("command line", "empty input file name");
+  for (cl::opt<std::string> *flag :
+       {&inputsPath, &saveInputsPath, &outputsPath})
+    if (flag->getNumOccurrences() && flag->empty())
+      return makeRunError("--" + flag->ArgStr, "empty file name");
   if (optLevel > 3)
     return makeRunError("--opt-level", "must be 0-3, got " + Twine(optLevel));
   if (repeat < 1)
@@ -664,6 +671,8 @@ static Error runTool(int argc, char **argv) {
   }
 
   // Inputs first: checking them is quick, compiling is not.
+  if (Error err = checkResultMemory(getDisplayName(), *signature))
+    return err;
   Expected<std::vector<npy::Array>> inputs = getInputs(*signature);
   if (!inputs)
     return inputs.takeError();

@@ -76,7 +76,9 @@ public:
 
   /// Allocates a zero-filled array. Fails (instead of aborting) when the
   /// shape is invalid or the memory is not available, since shapes come from
-  /// user input.
+  /// user input: an array of 64 MiB or more is checked against the memory
+  /// the system can still give (ttt::getAvailableMemory) first, since Linux
+  /// would overcommit it and end the process while zeroing it.
   static llvm::Expected<Array> create(DType dtype,
                                       llvm::ArrayRef<int64_t> shape);
 
@@ -110,6 +112,34 @@ private:
   int64_t numElements = 0;
   char *data = nullptr;
 };
+
+/// What a .npy header says: the element type and shape of the array, and
+/// where its data starts.
+struct NpyHeader {
+  DType dtype = DType::F32;
+  llvm::SmallVector<int64_t> shape;
+  /// Offset of the data from the start of the file: the header's size.
+  uint64_t dataOffset = 0;
+  /// Bytes of data the shape needs (parseNpyHeader checks that the count
+  /// does not overflow).
+  uint64_t getDataSize() const;
+};
+
+/// The bytes at the start of a .npy file that give the header's size.
+constexpr size_t kNpyPrefixSize = 12;
+
+/// The size of the header (the data offset) of the .npy file that starts
+/// with `prefix`: its first kNpyPrefixSize bytes, or all of a shorter file.
+llvm::Expected<uint64_t> getNpyHeaderSize(llvm::StringRef prefix);
+
+/// Parses the header at the start of `bytes`, which need not hold more than
+/// the header: the dtype, the order and the shape are checked, the data is
+/// not. Nothing is allocated for the array, so its size can be checked first.
+llvm::Expected<NpyHeader> parseNpyHeader(llvm::StringRef bytes);
+
+/// Checks that `dataSize`, the bytes after the header, is what `header`
+/// needs.
+llvm::Error checkNpyDataSize(const NpyHeader &header, uint64_t dataSize);
 
 /// Parses a whole .npy file image. The data size must match the header
 /// exactly, so truncated files are reported rather than zero-padded.

@@ -30,6 +30,12 @@ struct NamedArray {
   Array array;
 };
 
+/// The header of an array with its name, read without the data.
+struct NamedHeader {
+  std::string name;
+  NpyHeader header;
+};
+
 /// A borrowed array with a name, for writing.
 struct NamedArrayRef {
   llvm::StringRef name;
@@ -48,6 +54,13 @@ llvm::Expected<std::vector<NamedArray>> readNpzFile(llvm::StringRef path);
 /// returned with an empty name. The format is recognised by content, not by
 /// extension.
 llvm::Expected<std::vector<NamedArray>> readArraysFile(llvm::StringRef path);
+
+/// Reads the names and headers of the arrays in `path` (as readArraysFile
+/// does, in the same order) without their data, so that what they need can
+/// be checked before anything is allocated. Only the headers are checked;
+/// readArraysFile checks the data against them.
+llvm::Expected<std::vector<NamedHeader>>
+readArrayHeadersFile(llvm::StringRef path);
 
 /// Serializes `arrays` as a stored (uncompressed) .npz archive. The archive
 /// is built in memory first (libzip writes to a seekable target), so this
