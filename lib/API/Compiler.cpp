@@ -21,6 +21,7 @@
 #include "ttt/InitAllDialects.h"
 #include "ttt/Pipelines/Pipelines.h"
 #include "ttt/Support/Location.h"
+#include "ttt/Support/Memory.h"
 #include "ttt/Target/ONNX/ExportONNX.h"
 #include "ttt/Target/ONNX/ImportONNX.h"
 
@@ -41,6 +42,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 
@@ -168,6 +170,14 @@ std::unique_ptr<mlir::MLIRContext> makeContext() {
 } // namespace
 
 std::string version() { return TTT_VERSION; }
+
+int64_t availableMemory() {
+  std::optional<uint64_t> bytes = ::ttt::getAvailableMemory();
+  if (!bytes)
+    return -1;
+  return static_cast<int64_t>(
+      std::min<uint64_t>(*bytes, std::numeric_limits<int64_t>::max()));
+}
 
 std::vector<std::string> simplifications() {
   std::vector<std::string> names;

@@ -55,10 +55,20 @@ nb::list stringList(const std::vector<std::string> &lines) {
   return list;
 }
 
+/// The bytes of `data`: bytes, a C-contiguous buffer (a NumPy array, so
+/// that ttt.run copies its inputs once, here) or str.
 std::string toStdString(nb::handle data) {
   if (nb::isinstance<nb::bytes>(data)) {
     nb::bytes b = nb::borrow<nb::bytes>(data);
     return std::string(b.c_str(), b.size());
+  }
+  if (PyObject_CheckBuffer(data.ptr())) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(data.ptr(), &view, PyBUF_C_CONTIGUOUS) != 0)
+      throw nb::python_error();
+    std::string bytes(static_cast<const char *>(view.buf), view.len);
+    PyBuffer_Release(&view);
+    return bytes;
   }
   return nb::cast<std::string>(data);
 }
@@ -69,6 +79,7 @@ NB_MODULE(_ttt, m) {
   m.doc() = "Bindings of the ttt compiler's C++ API (use the `ttt` package).";
   m.def("version", &version);
   m.def("simplifications", &simplifications);
+  m.def("available_memory", &availableMemory);
 
   m.def(
       "optimize",
@@ -142,7 +153,8 @@ NB_MODULE(_ttt, m) {
       [](nb::handle mlirText, nb::list inputs, const std::string &device,
          const std::string &entry, const std::string &name) {
         std::string text = toStdString(mlirText);
-        // Each input: (dtype: str, shape: list[int], data: bytes).
+        // Each input: (dtype: str, shape: list[int], data: bytes or a
+        // C-contiguous array).
         std::vector<Buffer> buffers;
         for (nb::handle item : inputs) {
           nb::tuple t = nb::cast<nb::tuple>(item);

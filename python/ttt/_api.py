@@ -281,9 +281,11 @@ def _onnx_session(model: Model):
 
     if _is_path(model):
         path = os.fspath(model)
-        if not os.path.exists(path):
-            raise InputFileError(f"{path}: cannot read: No such file or directory")
-        data: bytes = open(path, "rb").read()
+        try:
+            with open(path, "rb") as f:
+                data: bytes = f.read()
+        except OSError as e:
+            raise InputFileError(f"{path}: cannot read: {e.strerror or e}") from None
         name = path
     else:
         src = _read_model(model)
@@ -406,6 +408,50 @@ def verify(original: Model, optimized: Model, inputs: Mapping[str, Any] | None =
     return errors
 
 
+def _format_bytes(n: int) -> str:
+    """``n`` bytes to three significant digits, as the C++ tools write it:
+    "149 GiB", "21.3 GiB", "100 bytes"."""
+    if n < 1024:
+        return f"{n} byte" if n == 1 else f"{n} bytes"
+    value = n / 1024
+    units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"]
+    unit = 0
+    while value >= 1024 and unit + 1 < len(units):
+        value /= 1024
+        unit += 1
+    digits = 2 if value < 9.995 else 1 if value < 99.95 else 0
+    return f"{value:.{digits}f} {units[unit]}"
+
+
+def _check_memory(name: str, arrays: Sequence[np.ndarray]) -> None:
+    """Refuses inputs the memory cannot hold, before anything is copied:
+    Linux lends more memory than it has and ends the process (the Python
+    interpreter) when the pages are touched. ``ttt.run`` holds each input
+    twice while it runs (the extension's copy and the compiled code's
+    array), a view that is not C-contiguous (a broadcast, a transpose)
+    three times (its contiguous copy first)."""
+    available = _ext.load().available_memory()
+    if available < 0:  # the system does not say
+        return
+    total = needed = 0
+    for i, a in enumerate(arrays):
+        size = a.size * a.itemsize
+        if size > available:
+            shape = "x".join(str(d) for d in a.shape) or "scalar"
+            view = "" if a.flags.c_contiguous else " view"
+            raise InvalidInputError(
+                f"{name}: input {i} ({a.dtype.name} {shape}{view}, "
+                f"{_format_bytes(size)}) exceeds the available memory "
+                f"({_format_bytes(available)})")
+        total += size
+        needed += size * (2 if a.flags.c_contiguous else 3)
+    if needed > available:
+        raise InvalidInputError(
+            f"{name}: the inputs ({_format_bytes(total)}) and the copies "
+            f"ttt.run makes of them need {_format_bytes(needed)}, which exceeds "
+            f"the available memory ({_format_bytes(available)})")
+
+
 def run(model_or_mlir: Model, inputs: Union[Sequence[Any], Mapping[str, Any], np.ndarray],
         *, device: str = "cpu", entry: str = "") -> list[np.ndarray]:
     """Compiles an MLIR module with ``ttt-to-cpu`` and runs one function
@@ -418,7 +464,10 @@ def run(model_or_mlir: Model, inputs: Union[Sequence[Any], Mapping[str, Any], np
     ``model_or_mlir`` is a ``.mlir`` path or MLIR text; ``inputs`` is a
     sequence of arrays (one per argument), a dict ``{"arg0": ..., ...}``, or a
     single array. Dtypes (float32/float64/int32/int64), ranks and static
-    sizes are checked first. Only ``device="cpu"`` is supported here. ONNX
+    sizes are checked first, and so is the memory: inputs (a broadcast view
+    counts at its full size) that the available memory cannot hold with the
+    copies the call makes raise :class:`ttt.InvalidInputError` before
+    anything is copied. Only ``device="cpu"`` is supported here. ONNX
     models are not compiled natively (their other nodes have no ttt
     lowering): run them with onnxruntime, e.g. through :func:`ttt.verify`.
 
@@ -448,14 +497,19 @@ def run(model_or_mlir: Model, inputs: Union[Sequence[Any], Mapping[str, Any], np
             arrays.append(inputs[f"arg{i}"])
     else:
         arrays = list(inputs)
-    buffers = []
+    # np.asarray keeps a view a view: nothing is copied before the sizes
+    # are checked.
+    arrays = [np.asarray(a) for a in arrays]
     for i, a in enumerate(arrays):
-        a = np.ascontiguousarray(a)
         if a.dtype.name not in ("float32", "float64", "int32", "int64"):
             raise InvalidInputError(
                 f"{src.name}: input {i}: unsupported dtype {a.dtype.name} "
                 "(expected float32, float64, int32 or int64)")
-        buffers.append((a.dtype.name, [int(s) for s in a.shape], a.tobytes()))
+    _check_memory(src.name, arrays)
+    # The extension copies each contiguous array once (a strided view or a
+    # broadcast one is made contiguous first).
+    buffers = [(a.dtype.name, [int(s) for s in a.shape], np.ascontiguousarray(a))
+               for a in arrays]
     result = _ext.load().run(src.data, buffers, device, entry, src.name)
     _raise_for(result)
     return [np.frombuffer(data, dtype=dtype).reshape(shape).copy()

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._errors import InvalidInputError, ParseError, RunError
+from ._errors import InputFileError, InvalidInputError, ParseError, RunError
 
 
 def _as_array(value: Any) -> np.ndarray:
@@ -45,7 +45,7 @@ class Session:
                 with open(self.name, "rb") as f:
                     data = f.read()
             except OSError as e:
-                raise InvalidInputError(f"{self.name}: cannot read: {e.strerror or e}") from None
+                raise InputFileError(f"{self.name}: cannot read: {e.strerror or e}") from None
         try:
             self._session = ort.InferenceSession(
                 data, providers=providers or ["CPUExecutionProvider"])

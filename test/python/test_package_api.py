@@ -250,6 +250,27 @@ def test_optimize_onnx_applies_simplifications_with_remarks():
     assert "linattn." in text and "ttt.kvb_layer" not in text
 
 
+def test_optimize_onnx_with_external_data_returns_it_inline(tmp_path):
+    """ttt.optimize returns a ModelProto: a tensor read from (mapped) external
+    data comes back inline, whole."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import helper as h
+    from onnx import numpy_helper as nh
+
+    weight = np.random.default_rng(5).standard_normal((512, 512)).astype(np.float32)
+    graph = h.make_graph([h.make_node("MatMul", ["x", "W"], ["y"])], "external",
+                         [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 512])],
+                         [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 512])],
+                         [nh.from_array(weight, "W")])
+    path = tmp_path / "model.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), str(path),
+              save_as_external_data=True, location="model.weights", size_threshold=0)
+    model = ttt.optimize(path)
+    (tensor,) = model.graph.initializer
+    assert tensor.data_location != onnx.TensorProto.EXTERNAL
+    assert np.array_equal(nh.to_array(tensor), weight)
+
+
 def test_optimize_accepts_modelproto_and_bytes():
     onnx = pytest.importorskip("onnx")
     path = FIXTURES / "linear_dot.traced.onnx"
@@ -359,6 +380,24 @@ def test_missing_file(fn, tmp_path):
         getattr(ttt, fn)(*args)
     assert isinstance(info.value, ttt.Error)
     assert isinstance(info.value, FileNotFoundError)
+
+
+@pytest.mark.parametrize("fn", ["load", "Session", "verify"])
+def test_missing_file_onnxruntime(fn, tmp_path):
+    """A missing or unreadable file is InputFileError everywhere, also where
+    onnxruntime runs the model."""
+    pytest.importorskip("onnxruntime")
+    missing = tmp_path / "missing.onnx"
+    args = (missing, missing) if fn == "verify" else (missing,)
+    with pytest.raises(ttt.InputFileError, match="missing.onnx: cannot read"):
+        getattr(ttt, fn)(*args)
+    if os.geteuid() != 0:  # root reads any file
+        unreadable = tmp_path / "unreadable.onnx"
+        unreadable.write_bytes(b"")
+        unreadable.chmod(0)
+        args = (unreadable, unreadable) if fn == "verify" else (unreadable,)
+        with pytest.raises(ttt.InputFileError, match="unreadable.onnx: cannot read"):
+            getattr(ttt, fn)(*args)
 
 
 def test_non_onnx_bytes(tmp_path):

@@ -117,6 +117,12 @@ optimize(const std::string &input, const std::string &inputFormat,
 ExplainResult explain(const std::string &input, const std::string &inputFormat,
                       const std::string &name = "<input>");
 
+/// The bytes this process may still allocate before the system runs out
+/// (MemAvailable plus free swap, less where a memory cgroup leaves less
+/// room), or -1 when the system does not say. Callers check arrays of user
+/// input against it before copying them.
+int64_t availableMemory();
+
 /// Compiles MLIR `mlirText` with `ttt-to-cpu`, JIT-compiles it and calls its
 /// entry function (`entry`, or the only public function, or `main`) on
 /// `inputs`, checked against its signature first. Only `device` "cpu" is
