@@ -17,6 +17,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace llvm;
@@ -26,6 +27,8 @@ static Error makeError(const Twine &message) {
 }
 
 Expected<ttt::OutputTarget> ttt::resolveOutputTarget(StringRef path) {
+  if (path.empty())
+    return makeError("empty output file name");
   if (path == "-" || path == "/dev/stdout")
     return OutputTarget{OutputTarget::Stdout, path.str()};
   sys::fs::file_status status;
@@ -69,6 +72,20 @@ Expected<ttt::OutputTarget> ttt::resolveOutputTarget(StringRef path) {
 StringRef ttt::binaryToTerminalMessage() {
   return "refusing to write binary output to a terminal; write it to a file "
          "with -o FILE (or redirect standard output)";
+}
+
+void ttt::copyFileAttributes(StringRef path, int fd) {
+  struct stat old;
+  if (::stat(path.str().c_str(), &old) != 0 || !S_ISREG(old.st_mode))
+    return;
+  // The owner first: changing it clears the set-user-ID and set-group-ID
+  // bits. Only root may give a file away; the group may be any of the
+  // user's own.
+  int ignored = ::fchown(fd, old.st_uid, old.st_gid);
+  if (ignored != 0)
+    ignored = ::fchown(fd, static_cast<uid_t>(-1), old.st_gid);
+  ignored = ::fchmod(fd, old.st_mode & 07777);
+  (void)ignored;
 }
 
 /// Runs `write` on `os`: its own error first, then the stream's.
@@ -117,6 +134,7 @@ Error ttt::writeOutputFile(StringRef path, bool binary,
   if (!temp)
     return makeError("cannot create a file next to it: " +
                      toString(temp.takeError()));
+  copyFileAttributes(target->path, temp->FD);
   Error written = [&] {
     raw_fd_ostream os(temp->FD, /*shouldClose=*/false);
     return writeAndFlush(os, write);

@@ -127,6 +127,15 @@ int main(int argc, char **argv) {
       "ttt optimizer driver: finds test-time-training layers, rewrites them "
       "into linear attention and lowers them to a parallel chunked scan\n",
       registry);
+  // `-o ""` names no file (and would read "error: : ..." below).
+  if (outputFilename.empty()) {
+    llvm::errs() << "error: -o: empty output file name\n";
+    return 1;
+  }
+  if (inputFilename.empty()) {
+    llvm::errs() << "error: empty input file name\n";
+    return 1;
+  }
   // The input is read once, here: whether it is ONNX may depend on its
   // content, and standard input cannot be read twice.
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> read =

@@ -8,7 +8,8 @@
 // device (/dev/null, /dev/full, /dev/stdout) or `-`. Only a regular file (or a
 // new one) is written atomically, through a temporary file renamed over it;
 // replacing anything else would turn a device or a FIFO into a regular file,
-// or a symbolic link into a copy. Those are written through instead.
+// or a symbolic link into a copy. Those are written through instead. A file
+// replaced keeps its permissions (and owner, where the process may set it).
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,8 +46,15 @@ struct OutputTarget {
 };
 
 /// Decides how `path` is written; refuses (with the reason, no path prefix)
-/// directories, block devices, sockets and links to missing files.
+/// an empty name, directories, block devices, sockets and links to missing
+/// files.
 llvm::Expected<OutputTarget> resolveOutputTarget(llvm::StringRef path);
+
+/// Gives the open file `fd`, a temporary file about to be renamed over
+/// `path`, the permissions of the regular file `path` and, where this
+/// process may, its owner and group, so that replacing a file keeps them. A
+/// new file (no `path` yet) keeps the default mode.
+void copyFileAttributes(llvm::StringRef path, int fd);
 
 /// Writes `path` as resolveOutputTarget says, calling `write` once. Write
 /// errors (ENOSPC on /dev/full, a full disk) are returned, not fatal; an
