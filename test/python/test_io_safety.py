@@ -24,6 +24,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto as T
 from onnx import helper as h
+from onnx import numpy_helper
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compiler import REPO, tool  # noqa: E402
@@ -109,6 +110,80 @@ def test_directory_is_refused(tmp_path):
         proc = opt(source, "-o", tmp_path)
         assert proc.returncode != 0
         assert "is a directory" in one_line(proc.stderr)
+
+
+@pytest.mark.parametrize("source", [MODEL, LAYER], ids=["onnx", "mlir"])
+def test_replaced_output_keeps_its_mode(tmp_path, source):
+    """The temporary file renamed over an output gets the old file's mode
+    (and owner and group, where the process may set them)."""
+    out = tmp_path / ("out.onnx" if source.suffix == ".onnx" else "out.mlir")
+    out.write_text("old")
+    out.chmod(0o640)
+    before = out.stat()
+    proc = opt(source, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    after = out.stat()
+    assert after.st_ino != before.st_ino and out.read_bytes() != b"old"
+    assert oct(after.st_mode & 0o7777) == oct(0o640)
+    assert (after.st_uid, after.st_gid) == (before.st_uid, before.st_gid)
+    # A new file gets the default mode (0666 less the umask), as before.
+    fresh = tmp_path / ("new" + out.suffix)
+    proc = opt(source, "-o", fresh)
+    assert proc.returncode == 0, proc.stderr
+    umask = os.umask(0)
+    os.umask(umask)
+    assert oct(fresh.stat().st_mode & 0o7777) == oct(0o666 & ~umask)
+
+
+def test_replaced_onnx_data_and_ttt_run_outputs_keep_their_mode(tmp_path):
+    src = tmp_path / "ext.onnx"
+    weight = numpy_helper.from_array(np.ones((64, 64), np.float32), "W")
+    graph = h.make_graph([h.make_node("MatMul", ["X", "W"], ["Y"])], "g",
+                         [h.make_tensor_value_info("X", T.FLOAT, [1, 64])],
+                         [h.make_tensor_value_info("Y", T.FLOAT, [1, 64])], [weight])
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), str(src),
+              save_as_external_data=True, location="ext.onnx.weights", size_threshold=0)
+    out, data = tmp_path / "out.onnx", tmp_path / "out.onnx.data"
+    for path, mode in ((out, 0o604), (data, 0o600)):
+        path.write_text("old")
+        path.chmod(mode)
+    proc = opt(src, "-o", out)
+    assert proc.returncode == 0, proc.stderr
+    assert oct(out.stat().st_mode & 0o7777) == oct(0o604)
+    assert oct(data.stat().st_mode & 0o7777) == oct(0o600)
+    assert data.stat().st_size == 64 * 64 * 4
+
+    results = tmp_path / "out.npz"
+    results.write_text("old")
+    results.chmod(0o640)
+    proc = subprocess.run([str(tool("ttt-run")), str(REPO / "examples" / "linear_dot_layer.mlir"),
+                           "--random-inputs=1", "--print-results=false",
+                           f"--outputs={results}"], capture_output=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert oct(results.stat().st_mode & 0o7777) == oct(0o640)
+    assert np.load(results)["result0"].shape == (8, 4, 8, 16)
+
+
+@pytest.mark.parametrize("source", [MODEL, LAYER], ids=["onnx", "mlir"])
+def test_empty_output_name_is_one_line(source):
+    proc = opt(source, "-o", "")
+    assert proc.returncode == 1
+    assert one_line(proc.stderr) == "error: -o: empty output file name"
+    proc = opt("")
+    assert proc.returncode == 1
+    assert one_line(proc.stderr) == "error: empty input file name"
+
+
+def test_ttt_run_empty_file_names_are_one_line():
+    layer = REPO / "examples" / "linear_dot_layer.mlir"
+    for flag in ("--outputs", "--save-inputs", "--inputs"):
+        proc = subprocess.run([str(tool("ttt-run")), str(layer), f"{flag}="],
+                              capture_output=True, timeout=120)
+        assert proc.returncode == 1
+        assert one_line(proc.stderr) == f"ttt-run: error: {flag}: empty file name"
+    proc = subprocess.run([str(tool("ttt-run")), ""], capture_output=True, timeout=120)
+    assert proc.returncode == 1
+    assert one_line(proc.stderr) == "ttt-run: error: command line: empty input file name"
 
 
 def test_onnx_by_content_and_standard_streams(tmp_path):

@@ -89,6 +89,49 @@ def test_external_data_stays_external(tmp_path):
     assert (tmp_path / "out.onnx.data").exists()
 
 
+def _external_model(tmp_path, rows=1024, cols=1024):
+    """y = x W + b with W float32 [rows, cols] (4 MiB) in external data, at
+    offsets the reader maps in place, and b inline."""
+    rng = np.random.default_rng(11)
+    weight = rng.standard_normal((rows, cols)).astype(np.float32)
+    bias = rng.standard_normal(cols).astype(np.float32)
+    graph = h.make_graph(
+        [h.make_node("MatMul", ["x", "W"], ["xw"]), h.make_node("Add", ["xw", "b"], ["y"])],
+        "external", [h.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, rows])],
+        [h.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2, cols])],
+        [nh.from_array(weight, "W"), nh.from_array(bias, "b")])
+    path = tmp_path / "model.onnx"
+    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), str(path),
+              save_as_external_data=True, location="model.weights", size_threshold=8192)
+    return path, weight, bias
+
+
+@pytest.mark.parametrize("flags", [["--onnx-roundtrip"], []], ids=["roundtrip", "pipeline"])
+def test_mapped_external_data_is_written_whole(tmp_path, flags):
+    """The writer copies a mapped external tensor from its mapping into the
+    new .data file (no copy in the protobuf): the bytes arrive whole, and
+    the same model written inline (standard output) holds them too."""
+    src, weight, bias = _external_model(tmp_path)
+    out = tmp_path / "out.onnx"
+    proc = run_opt(src, "-o", out, *flags)
+    assert proc.returncode == 0, proc.stderr
+    written = {t.name: t for t in onnx.load(str(out), load_external_data=False).graph.initializer}
+    assert written["W"].data_location == onnx.TensorProto.EXTERNAL
+    assert {e.key: e.value for e in written["W"].external_data}["location"] == "out.onnx.data"
+    model = onnx.load(str(out))
+    values = {t.name: nh.to_array(t) for t in model.graph.initializer}
+    assert np.array_equal(values["W"], weight) and np.array_equal(values["b"], bias)
+    x = np.random.default_rng(3).standard_normal((2, 1024)).astype(np.float32)
+    assert np.array_equal(run_model(out, {"x": x})[0], run_model(src, {"x": x})[0])
+
+    proc = subprocess.run([str(tool("ttt-opt")), str(src), "--emit=onnx", "-o", "-", *flags],
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    inline = onnx.load_from_string(proc.stdout)
+    values = {t.name: nh.to_array(t) for t in inline.graph.initializer}
+    assert np.array_equal(values["W"], weight) and np.array_equal(values["b"], bias)
+
+
 def test_mlir_text_roundtrip_is_lossless(case, tmp_path):
     """model.onnx -> model.mlir -> model.onnx gives the bytes of the direct
     export: the printed IR (large tensors as resource blobs) loses nothing."""

@@ -24,6 +24,7 @@
 #include "ttt/Support/OutputFile.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
@@ -42,6 +43,10 @@
 using namespace mlir;
 using namespace mlir::ttt::onnx;
 
+/// Initializers whose data the exporter left where it was, with those
+/// bytes (Exporter::getDeferredTensors).
+using DeferredTensors = llvm::MapVector<pb::TensorProto *, ArrayRef<char>>;
+
 namespace {
 
 class Exporter {
@@ -57,6 +62,13 @@ public:
   ArrayRef<pb::TensorProto *> getExternalTensors() const {
     return externalTensors;
   }
+  /// The initializers whose data stayed where it was, in a resource blob of
+  /// the module (a memory-mapped external data file, a large tensor), with
+  /// those bytes: the proto marks them as stored externally, at
+  /// kDeferredLocation, until the caller writes them out or copies them in
+  /// (copyDeferredData). Copying a tensor of gigabytes into the protobuf
+  /// only to write it to a .data file would hold it in memory twice.
+  const DeferredTensors &getDeferredTensors() const { return deferredTensors; }
 
 private:
   LogicalResult fail(const Twine &message) {
@@ -110,10 +122,23 @@ private:
   llvm::DenseMap<Value, std::string> names;
   unsigned nextFresh = 0;
   std::vector<pb::TensorProto *> externalTensors;
+  DeferredTensors deferredTensors;
   std::string error;
 };
 
 } // namespace
+
+/// Where a deferred tensor's data is while the model is built and checked:
+/// the ONNX checker accepts a location starting with '#' without looking
+/// for the file.
+static constexpr llvm::StringLiteral kDeferredLocation("#ttt-deferred-data");
+
+/// Copies the data of a deferred tensor into its raw_data.
+static void copyDeferredData(pb::TensorProto *tensor, ArrayRef<char> bytes) {
+  tensor->clear_external_data();
+  tensor->clear_data_location();
+  tensor->set_raw_data(bytes.data(), bytes.size());
+}
 
 //===----------------------------------------------------------------------===//
 // Names
@@ -365,11 +390,19 @@ LogicalResult Exporter::exportBlock(Block &block, pb::GraphProto &proto) {
     if (auto init = dyn_cast<InitializerOp>(op)) {
       pb::TensorProto *tensor = proto.add_initializer();
       std::string why;
-      if (!writeTensor(init.getValue(), *tensor, why))
+      std::optional<ArrayRef<char>> borrowed;
+      if (!writeTensor(init.getValue(), *tensor, why, &borrowed))
         return fail("initializer '" + init.getName() + "': " + why);
       tensor->set_name(names.lookup(init.getResult()));
       if (init.getExternalData())
         externalTensors.push_back(tensor);
+      if (borrowed) {
+        tensor->set_data_location(pb::TensorProto::EXTERNAL);
+        pb::StringStringEntryProto *entry = tensor->add_external_data();
+        entry->set_key("location");
+        entry->set_value(kDeferredLocation.str());
+        deferredTensors.insert({tensor, *borrowed});
+      }
       continue;
     }
     if (isa<NoneOp>(op))
@@ -580,28 +613,43 @@ LogicalResult Exporter::exportModule(ModuleOp module, pb::ModelProto &model) {
 /// Protobuf cannot serialize messages of 2 GiB or more; stay clear of it.
 static constexpr uint64_t kProtobufLimit = (uint64_t(1) << 31) - (1 << 20);
 
+/// The data of `tensor`.
+static ArrayRef<char> getTensorData(pb::TensorProto *tensor,
+                                    const DeferredTensors &deferred) {
+  auto it = deferred.find(tensor);
+  if (it != deferred.end())
+    return it->second;
+  return ArrayRef<char>(tensor->raw_data().data(), tensor->raw_data().size());
+}
+
 /// Picks the initializers to store outside the model: those the IR marks,
 /// then the largest others until the model fits in protobuf's limit.
 static std::vector<pb::TensorProto *>
-selectExternalTensors(pb::ModelProto &model,
-                      ArrayRef<pb::TensorProto *> marked) {
+selectExternalTensors(pb::ModelProto &model, ArrayRef<pb::TensorProto *> marked,
+                      const DeferredTensors &deferred) {
+  auto sizeOf = [&](pb::TensorProto *tensor) -> uint64_t {
+    return getTensorData(tensor, deferred).size();
+  };
   std::vector<pb::TensorProto *> selected(marked.begin(), marked.end());
+  // The size of the model with every tensor inline.
   uint64_t size = model.ByteSizeLong();
+  for (const auto &entry : deferred)
+    size += entry.second.size();
   for (pb::TensorProto *tensor : selected)
-    size -= tensor->raw_data().size();
+    size -= sizeOf(tensor);
   if (size < kProtobufLimit)
     return selected;
   std::vector<pb::TensorProto *> rest;
   for (pb::TensorProto &tensor : *model.mutable_graph()->mutable_initializer())
     if (!llvm::is_contained(selected, &tensor))
       rest.push_back(&tensor);
-  llvm::sort(rest, [](pb::TensorProto *a, pb::TensorProto *b) {
-    return a->raw_data().size() > b->raw_data().size();
+  llvm::sort(rest, [&](pb::TensorProto *a, pb::TensorProto *b) {
+    return sizeOf(a) > sizeOf(b);
   });
   for (pb::TensorProto *tensor : rest) {
     if (size < kProtobufLimit)
       break;
-    size -= tensor->raw_data().size();
+    size -= sizeOf(tensor);
     selected.push_back(tensor);
   }
   return selected;
@@ -618,6 +666,8 @@ public:
               "': " + llvm::toString(temp.takeError());
       return std::nullopt;
     }
+    // A model (or its data) written over an old one keeps its mode.
+    ::ttt::copyFileAttributes(path, temp->FD);
     return PendingFile(path, std::move(*temp));
   }
   PendingFile(PendingFile &&other) noexcept
@@ -650,18 +700,23 @@ private:
 
 /// Moves the data of `tensors` into `data` (64-byte aligned; 64 KiB for
 /// tensors of a MiB or more, so that runtimes can map them) and points the
-/// tensors at `location`.
+/// tensors at `location`. Deferred data is written from where it is.
 static bool writeExternalData(ArrayRef<pb::TensorProto *> tensors,
+                              const DeferredTensors &deferred,
                               StringRef location, int fd, std::string &error) {
   llvm::raw_fd_ostream os(fd, /*shouldClose=*/false);
   uint64_t offset = 0;
   for (pb::TensorProto *tensor : tensors) {
-    uint64_t size = tensor->raw_data().size();
+    ArrayRef<char> data = getTensorData(tensor, deferred);
+    uint64_t size = data.size();
     uint64_t aligned = llvm::alignTo(offset, size >= (1 << 20) ? 65536 : 64);
     os.write_zeros(aligned - offset);
-    os << tensor->raw_data();
+    os.write(data.data(), data.size());
     offset = aligned + size;
+    // Freed, not only cleared (clearing a string keeps its buffer).
+    std::string().swap(*tensor->mutable_raw_data());
     tensor->clear_raw_data();
+    tensor->clear_external_data();
     tensor->set_data_location(pb::TensorProto::EXTERNAL);
     auto add = [&](StringRef key, StringRef value) {
       pb::StringStringEntryProto *entry = tensor->add_external_data();
@@ -713,19 +768,25 @@ LogicalResult mlir::ttt::onnx::exportONNXFile(ModuleOp module, StringRef path,
   if (!target)
     return report(path + ": " + llvm::toString(target.takeError()));
   bool toStdout = target->kind != ::ttt::OutputTarget::Atomic;
+  const DeferredTensors &deferred = exporter.getDeferredTensors();
   std::vector<pb::TensorProto *> external =
       toStdout ? std::vector<pb::TensorProto *>()
-               : selectExternalTensors(model, exporter.getExternalTensors());
+               : selectExternalTensors(model, exporter.getExternalTensors(),
+                                       deferred);
   std::string error;
   std::string dataPath = target->path + ".data";
   std::optional<PendingFile> dataFile =
       external.empty() ? std::nullopt : PendingFile::create(dataPath, error);
   if (!external.empty()) {
-    if (!dataFile ||
-        !writeExternalData(external, llvm::sys::path::filename(dataPath),
-                           dataFile->fd(), error))
+    if (!dataFile || !writeExternalData(external, deferred,
+                                        llvm::sys::path::filename(dataPath),
+                                        dataFile->fd(), error))
       return report(path + ": " + error);
   }
+  // The deferred data that stays in the model.
+  for (const auto &[tensor, bytes] : deferred)
+    if (!llvm::is_contained(external, tensor))
+      copyDeferredData(tensor, bytes);
   if (model.ByteSizeLong() >= kProtobufLimit)
     return report(path + ": the model is larger than protobuf's 2 GiB limit" +
                   (toStdout ? "; write it to a file, so that tensors can go "
@@ -772,11 +833,16 @@ mlir::ttt::onnx::exportONNXToString(ModuleOp module, StringRef fileName,
     emitError(UnknownLoc::get(module.getContext())) << exporter.getError();
     return failure();
   }
-  if (model.ByteSizeLong() >= kProtobufLimit) {
+  uint64_t size = model.ByteSizeLong();
+  for (const auto &entry : exporter.getDeferredTensors())
+    size += entry.second.size();
+  if (size >= kProtobufLimit) {
     emitError(UnknownLoc::get(module.getContext()))
         << fileName << ": the model is larger than protobuf's 2 GiB limit";
     return failure();
   }
+  for (const auto &[tensor, data] : exporter.getDeferredTensors())
+    copyDeferredData(tensor, data);
   bytes.clear();
   model.SerializeToString(&bytes);
   return success();

@@ -286,7 +286,8 @@ ElementsAttr mlir::ttt::onnx::readTensor(const pb::TensorProto &tensor,
 }
 
 bool mlir::ttt::onnx::writeTensor(ElementsAttr value, pb::TensorProto &tensor,
-                                  std::string &error) {
+                                  std::string &error,
+                                  std::optional<ArrayRef<char>> *borrowed) {
   ShapedType type = value.getShapedType();
   int32_t dataType = getDataType(type.getElementType());
   if (dataType == pb::TensorProto::UNDEFINED) {
@@ -301,6 +302,13 @@ bool mlir::ttt::onnx::writeTensor(ElementsAttr value, pb::TensorProto &tensor,
   size_t elementSize = getRawElementSize(dataType);
   uint64_t numBytes = numElements * elementSize;
   std::string *raw = tensor.mutable_raw_data();
+  // A protobuf message holds at most 2 GiB; a splat this large would be
+  // expanded into memory only to fail there.
+  if (numBytes >= (uint64_t(1) << 31) && isa<DenseElementsAttr>(value)) {
+    error = "a constant of " + std::to_string(numElements) +
+            " elements is too large to write inline (2 GiB at most)";
+    return false;
+  }
 
   if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
     if (type.getElementType().isInteger(1)) {
@@ -324,6 +332,12 @@ bool mlir::ttt::onnx::writeTensor(ElementsAttr value, pb::TensorProto &tensor,
       return false;
     }
     ArrayRef<char> bytes = blob->getData();
+    if (borrowed && !type.getElementType().isInteger(1) &&
+        bytes.size() == numBytes && numElements != 0) {
+      tensor.clear_raw_data();
+      *borrowed = bytes;
+      return true;
+    }
     raw->assign(bytes.data(), bytes.size());
   } else {
     error = "this kind of elements attribute has no ONNX form";

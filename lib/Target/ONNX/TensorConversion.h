@@ -11,6 +11,7 @@
 
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::ttt::onnx {
@@ -36,9 +37,13 @@ ElementsAttr readTensor(const pb::TensorProto &tensor,
 
 /// Writes `value` into `tensor` (data type, dims and raw_data; not the
 /// name). Returns false, saying why in `error`, for values ONNX cannot hold
-/// or resource blobs without data.
+/// or resource blobs without data. With `borrowed`, the data of a resource
+/// blob (a memory-mapped external data file, a large tensor) is not copied
+/// into raw_data: `*borrowed` gets its bytes, owned by the blob, for the
+/// caller to write out or copy in.
 bool writeTensor(ElementsAttr value, pb::TensorProto &tensor,
-                 std::string &error);
+                 std::string &error,
+                 std::optional<ArrayRef<char>> *borrowed = nullptr);
 
 } // namespace mlir::ttt::onnx
 
