@@ -296,3 +296,16 @@ def test_graph_input_without_element_type(tmp_path):
     model = om.mlp().model
     model.graph.input[0].type.tensor_type.elem_type = T.UNDEFINED
     expect_error(write(tmp_path, "untyped.onnx", model), "graph input 'X' has no element type")
+
+
+@pytest.mark.parametrize("dims", [[2**40, 2**40], [2**31, 2**31, 2**31]])
+def test_shape_past_a_64_bit_element_count(tmp_path, dims):
+    """Element counts are int64 in MLIR and the runtime; a shape whose product does
+    not fit is refused where it is declared, before anything counts its elements."""
+    x = h.make_tensor_value_info("x", T.FLOAT, dims)
+    y = h.make_tensor_value_info("y", T.FLOAT, dims)
+    model = h.make_model(h.make_graph([h.make_node("Relu", ["x"], ["y"], name="r")], "g",
+                                      [x], [y]),
+                         opset_imports=[h.make_opsetid("", 17)], ir_version=8)
+    expect_error(write(tmp_path, "huge.onnx", model), "graph input 'x'",
+                 "more elements than a 64-bit count holds")

@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::ttt::onnx;
@@ -169,6 +170,15 @@ Type mlir::ttt::onnx::convertType(const pb::TypeProto &type,
       shape.push_back(dim.has_dim_value() ? dim.dim_value()
                                           : ShapedType::kDynamic);
     }
+    // Element counts are int64 everywhere (MLIR's getNumElements, the
+    // runtime's buffers); a declared shape past that is no tensor.
+    int64_t count = 1;
+    for (int64_t size : shape)
+      if (!ShapedType::isDynamic(size) &&
+          llvm::MulOverflow(count, size, count)) {
+        whyNot = "its shape declares more elements than a 64-bit count holds";
+        return {};
+      }
     return RankedTensorType::get(shape, element);
   }
   case pb::TypeProto::kSequenceType: {
