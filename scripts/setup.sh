@@ -49,7 +49,8 @@ if ! at_least "$(cmake_version cmake)" 3.26; then
   pypi_cmake=$("$PYTHON" -c "import sys; sys.path.remove(''); import cmake; print(cmake.CMAKE_BIN_DIR)" \
     2>/dev/null || true)
   if [ -z "$pypi_cmake" ] || ! at_least "$(cmake_version "$pypi_cmake/cmake")" 3.26; then
-    missing_py+=("cmake>=3.26")
+    # The newest 3.x: CMake 4 warns about policies in LLVM 22's CMake files.
+    missing_py+=("cmake>=3.26,<4")
   fi
 fi
 if ((${#missing_py[@]})); then
