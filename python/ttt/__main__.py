@@ -26,8 +26,8 @@ from typing import Sequence
 
 import numpy as np
 
-from . import _api
-from ._errors import Error
+from . import _api, _ext
+from ._errors import Error, ExportError
 
 
 def _simplifications(text: str) -> list[str]:
@@ -89,20 +89,58 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _archive_bytes(path: str) -> int:
+    """The bytes the arrays of an .npz archive take once read, from their headers
+    (nothing is read): 0 for a file that is no archive (np.load says why)."""
+    import zipfile
+    try:
+        archive = zipfile.ZipFile(path)
+    except (OSError, zipfile.BadZipFile):
+        return 0
+    total = 0
+    with archive:
+        for member in archive.namelist():
+            with archive.open(member) as f:
+                try:
+                    version = np.lib.format.read_magic(f)
+                    read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                                   (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+                    if read_header is None:
+                        continue
+                    shape, _, dtype = read_header(f)
+                except (ValueError, OSError):
+                    continue
+                total += int(np.prod(shape, dtype=object)) * dtype.itemsize
+    return total
+
+
+def _load_inputs(path: str) -> list[np.ndarray]:
+    if not path:
+        raise _api.InvalidInputError("--inputs: empty file name")
+    if not os.path.exists(path):
+        raise _api.InputFileError(f"{path}: no such file")
+    available = _ext.load().available_memory()
+    needed = _archive_bytes(path)
+    if available >= 0 and needed > available:
+        raise _api.InvalidInputError(
+            f"{path}: its arrays ({_api._format_bytes(needed)}) exceed the available "
+            f"memory ({_api._format_bytes(available)})")
+    try:
+        # An .npy is mapped, not read: ttt.run checks its size before copying it.
+        loaded = np.load(path, allow_pickle=False, mmap_mode="r")
+    except (OSError, ValueError) as e:
+        raise _api.InvalidInputError(f"{path}: cannot read: {e}") from None
+    if isinstance(loaded, np.ndarray):
+        return [loaded]
+    with loaded:
+        names = list(loaded.files)
+        if all(f"arg{i}" in names for i in range(len(names))):
+            names = [f"arg{i}" for i in range(len(names))]
+        return [loaded[n] for n in names]
+
+
 def _run(args) -> None:
-    arrays = []
-    if args.inputs:
-        try:
-            loaded = np.load(args.inputs, allow_pickle=False)
-        except (OSError, ValueError) as e:
-            raise _api.InvalidInputError(f"{args.inputs}: cannot read: {e}") from None
-        if isinstance(loaded, np.ndarray):
-            arrays = [loaded]
-        else:
-            names = list(loaded.files)
-            if all(f"arg{i}" in names for i in range(len(names))):
-                names = [f"arg{i}" for i in range(len(names))]
-            arrays = [loaded[n] for n in names]
+    arrays = _load_inputs(args.inputs) if args.inputs is not None else []
     results = _api.run(args.input, arrays, entry=args.entry)
     if args.outputs:
         np.savez(args.outputs, **{f"result{i}": r for i, r in enumerate(results)})
@@ -130,18 +168,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args.explain:
             _explain(args.input)
+        if not args.output:
+            raise _api.InvalidInputError("-o: empty output file name")
         emit = "onnx" if args.output.endswith(".onnx") else "mlir"
         # One progress line per layer, as the compiler finds it.
         result = _api.optimize(args.input, simplify=args.simplify, emit=emit,
                                on_remark=lambda line: print(line, file=sys.stderr,
                                                             flush=True))
-        if emit == "onnx":
-            data = result.SerializeToString()
-            with open(args.output, "wb") as f:
-                f.write(data)
-        else:
-            with open(args.output, "w") as f:
-                f.write(result)
+        try:
+            if emit == "onnx":
+                data = result.SerializeToString()
+                with open(args.output, "wb") as f:
+                    f.write(data)
+            else:
+                with open(args.output, "w") as f:
+                    f.write(result)
+        except OSError as e:
+            raise ExportError(f"{args.output}: cannot write: {e.strerror}") from None
         print(f"ttt: wrote {args.output}", file=sys.stderr)
         if args.verify:
             if emit != "onnx" or not args.input.endswith(".onnx"):

@@ -78,3 +78,38 @@ def test_bad_simplify_is_a_usage_error(tmp_path):
                "--simplify", "nope")
     assert proc.returncode == 2
     assert "invalid choice" in proc.stderr
+
+
+def _one_error(proc, *fragments):
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.startswith("ttt: error: ") and proc.stderr.count("\n") == 1, \
+        proc.stderr
+    for fragment in fragments:
+        assert fragment in proc.stderr, proc.stderr
+
+
+def test_run_and_optimize_file_errors_are_one_line(tmp_path):
+    example = EXAMPLES / "lact_v2_small.mlir"
+    _one_error(cli("optimize", example, "-o", ""), "-o: empty output file name")
+    _one_error(cli("optimize", example, "-o", tmp_path / "no" / "dir" / "o.mlir"),
+               "cannot write")
+    _one_error(cli("run", example, "--inputs", tmp_path / "missing.npz"),
+               "missing.npz: no such file")
+    _one_error(cli("run", example, "--inputs", ""), "--inputs: empty file name")
+
+
+def test_run_refuses_an_archive_larger_than_memory(tmp_path):
+    """Only the member's header is written: it declares 3.6 TiB of float32, more than
+    any machine this runs on has; the check reads headers, never the arrays."""
+    import io
+    import zipfile
+
+    import numpy as np
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        header, {"descr": "<f4", "fortran_order": False, "shape": (10**6, 10**6)})
+    huge = tmp_path / "huge.npz"
+    with zipfile.ZipFile(huge, "w") as archive:
+        archive.writestr("arg0.npy", header.getvalue())
+    _one_error(cli("run", EXAMPLES / "lact_v2_small.mlir", "--inputs", huge),
+               "exceed the available memory", "TiB")
