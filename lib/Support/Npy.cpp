@@ -74,6 +74,20 @@ StringRef getDTypeName(DType dtype) {
   llvm_unreachable("unknown dtype");
 }
 
+StringRef getMLIRTypeName(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  case DType::I32:
+    return "i32";
+  case DType::I64:
+    return "i64";
+  }
+  llvm_unreachable("unknown dtype");
+}
+
 StringRef getDescr(DType dtype) {
   switch (dtype) {
   case DType::F32:

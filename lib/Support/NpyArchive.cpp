@@ -313,7 +313,11 @@ static Expected<ArraysFormat> getArraysFormat(StringRef bytes) {
   return makeError("not a .npy or .npz file (unrecognised leading bytes)");
 }
 
-Expected<std::vector<NamedHeader>> readArrayHeadersFile(StringRef path) {
+/// The named pieces (arrays, or headers) of the .npy or .npz file at `path`:
+/// `parseArchive` reads an archive's, `parseOne` the one of a .npy file.
+template <typename Named, typename ParseArchive, typename ParseOne>
+static Expected<std::vector<Named>>
+readFileAs(StringRef path, ParseArchive parseArchive, ParseOne parseOne) {
   Expected<std::unique_ptr<MemoryBuffer>> buffer = readFile(path);
   if (!buffer)
     return buffer.takeError();
@@ -322,31 +326,21 @@ Expected<std::vector<NamedHeader>> readArrayHeadersFile(StringRef path) {
   if (!format)
     return format.takeError();
   if (*format == ArraysFormat::Npz)
-    return parseNpzHeaders(bytes);
-  Expected<NpyHeader> header = parseNpyHeader(bytes);
-  if (!header)
-    return header.takeError();
-  std::vector<NamedHeader> headers;
-  headers.push_back({"", std::move(*header)});
-  return std::move(headers);
+    return parseArchive(bytes);
+  auto one = parseOne(bytes);
+  if (!one)
+    return one.takeError();
+  std::vector<Named> pieces;
+  pieces.push_back({"", std::move(*one)});
+  return std::move(pieces);
+}
+
+Expected<std::vector<NamedHeader>> readArrayHeadersFile(StringRef path) {
+  return readFileAs<NamedHeader>(path, parseNpzHeaders, parseNpyHeader);
 }
 
 Expected<std::vector<NamedArray>> readArraysFile(StringRef path) {
-  Expected<std::unique_ptr<MemoryBuffer>> buffer = readFile(path);
-  if (!buffer)
-    return buffer.takeError();
-  StringRef bytes = (*buffer)->getBuffer();
-  Expected<ArraysFormat> format = getArraysFormat(bytes);
-  if (!format)
-    return format.takeError();
-  if (*format == ArraysFormat::Npz)
-    return parseNpz(bytes);
-  Expected<Array> array = parseNpy(bytes);
-  if (!array)
-    return array.takeError();
-  std::vector<NamedArray> arrays;
-  arrays.push_back({"", std::move(*array)});
-  return std::move(arrays);
+  return readFileAs<NamedArray>(path, parseNpz, parseNpy);
 }
 
 //===----------------------------------------------------------------------===//

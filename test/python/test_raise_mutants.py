@@ -131,6 +131,25 @@ def test_mutated_layers_never_crash_the_raise(name, tmp_path):
             assert "error" in proc.stderr, (what, proc.stderr[-2000:])
 
 
+def _optimize(src, out, what):
+    """`ttt-opt src -o out` (the default pipeline): exit 0 or 1, never a crash."""
+    proc = subprocess.run([str(tool("ttt-opt")), str(src), "-o", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), (what, proc.returncode, proc.stderr[-2000:])
+    return proc
+
+
+def _want_and_got(src, out, meta, index):
+    """onnxruntime's outputs of the mutant and of its rewrite on one set of fresh
+    inputs; None when onnxruntime rejects the mutant itself."""
+    feeds = _inputs(meta, meta["dims"], np.random.default_rng(index))
+    try:
+        want = _run(src, feeds)
+    except Exception:  # noqa: BLE001 - onnxruntime rejects the mutant itself
+        return None
+    return want, _run(out, feeds)
+
+
 # Rewritten families (test_onnx_optimize.REWRITTEN): traced and scripted, alone and in
 # the transformer block.
 REWRITTEN_MODELS = ["linear_mse.traced", "linear_mse.scripted", "lact_v5.scripted",
@@ -150,19 +169,13 @@ def test_a_rewritten_mutant_computes_what_the_mutant_computes(name, tmp_path):
         path = tmp_path / f"mutant{index}.onnx"
         onnx.save(model, str(path))
         out = tmp_path / f"mutant{index}.out.onnx"
-        proc = subprocess.run([str(tool("ttt-opt")), str(path), "-o", str(out)],
-                              capture_output=True, text=True, timeout=300)
-        assert proc.returncode in (0, 1), (what, proc.returncode, proc.stderr[-2000:])
+        proc = _optimize(path, out, what)
         if proc.returncode == 1 or "raised to ttt.kvb_layer" not in proc.stderr:
             continue
-        feeds = _inputs(meta, meta["dims"], np.random.default_rng(index))
-        try:
-            want = _run(path, feeds)
-        except Exception:  # noqa: BLE001 - onnxruntime rejects the mutant itself
+        results = _want_and_got(path, out, meta, index)
+        if results is None or not all(np.all(np.isfinite(w)) for w in results[0]):
             continue
-        if not all(np.all(np.isfinite(w)) for w in want):
-            continue
-        got = _run(out, feeds)
+        want, got = results
         for g, w in zip(got, want):
             assert g.shape == w.shape, what
             if not w.size:
@@ -265,9 +278,7 @@ def test_extreme_bounds_and_shapes_never_crash(name, tmp_path):
         tried += 1
         src, out = tmp_path / f"bound{index}.onnx", tmp_path / f"bound{index}.out.onnx"
         onnx.save(model, str(src))
-        proc = subprocess.run([str(tool("ttt-opt")), str(src), "-o", str(out)],
-                              capture_output=True, text=True, timeout=300)
-        assert proc.returncode in (0, 1), (what, proc.returncode, proc.stderr[-2000:])
+        proc = _optimize(src, out, what)
         if proc.returncode == 1:
             errors = [line for line in proc.stderr.splitlines() if "error" in line]
             assert errors, (what, proc.stderr[-2000:])
@@ -275,12 +286,10 @@ def test_extreme_bounds_and_shapes_never_crash(name, tmp_path):
             continue
         if meta is None or "raised to ttt.kvb_layer" not in proc.stderr:
             continue
-        feeds = _inputs(meta, meta["dims"], np.random.default_rng(index))
-        try:
-            want = _run(src, feeds)
-        except Exception:  # noqa: BLE001 - onnxruntime rejects the mutant itself
+        results = _want_and_got(src, out, meta, index)
+        if results is None:
             continue
-        got = _run(out, feeds)
+        want, got = results
         for g, w in zip(got, want):
             assert g.shape == w.shape, what
             finite = np.isfinite(w)

@@ -149,21 +149,6 @@ Expected<std::vector<npy::Array>> loadInputs(StringRef path,
 // Memory
 //===----------------------------------------------------------------------===//
 
-/// MLIR's name of an element type, for messages: "f32".
-static StringRef getElementTypeName(npy::DType dtype) {
-  switch (dtype) {
-  case npy::DType::F32:
-    return "f32";
-  case npy::DType::F64:
-    return "f64";
-  case npy::DType::I32:
-    return "i32";
-  case npy::DType::I64:
-    return "i64";
-  }
-  llvm_unreachable("unknown dtype");
-}
-
 /// Bytes of an array of `dtype` and `shape`, saturating at the largest
 /// value (a shape too large to count is larger than any memory).
 static uint64_t getArrayBytes(npy::DType dtype, ArrayRef<int64_t> shape) {
@@ -177,7 +162,7 @@ static uint64_t getArrayBytes(npy::DType dtype, ArrayRef<int64_t> shape) {
 /// "input arg0 (f32 200000x200000, 149 GiB)".
 static std::string describeArray(const Twine &what, npy::DType dtype,
                                  ArrayRef<int64_t> shape, uint64_t bytes) {
-  return (what + " (" + getElementTypeName(dtype) + " " +
+  return (what + " (" + npy::getMLIRTypeName(dtype) + " " +
           npy::formatShape(shape) + ", " + formatBytes(bytes) + ")")
       .str();
 }

@@ -66,26 +66,12 @@ static void printNested(raw_ostream &os, const npy::Array &array,
   os << ']';
 }
 
-static StringRef getElementTypeName(npy::DType dtype) {
-  switch (dtype) {
-  case npy::DType::F32:
-    return "f32";
-  case npy::DType::F64:
-    return "f64";
-  case npy::DType::I32:
-    return "i32";
-  case npy::DType::I64:
-    return "i64";
-  }
-  return "";
-}
-
 void printArray(raw_ostream &os, StringRef name, const npy::Array &array,
                 int64_t limit) {
   os << name << ": tensor<";
   for (int64_t dim : array.getShape())
     os << dim << 'x';
-  os << getElementTypeName(array.getDType()) << "> = ";
+  os << npy::getMLIRTypeName(array.getDType()) << "> = ";
   int64_t count = array.getNumElements();
   if (count <= limit) {
     printNested(os, array, array.getShape(), 0);

@@ -42,6 +42,8 @@ enum class DType : uint8_t { F32, F64, I32, I64 };
 size_t getElementSize(DType dtype);
 /// NumPy's name of the type: "float32", "float64", "int32", "int64".
 llvm::StringRef getDTypeName(DType dtype);
+/// MLIR's name of the type: "f32", "f64", "i32", "i64".
+llvm::StringRef getMLIRTypeName(DType dtype);
 /// The .npy descriptor: "<f4", "<f8", "<i4", "<i8".
 llvm::StringRef getDescr(DType dtype);
 /// Parses a .npy descriptor such as "<f4" (also "=f4" and "f4", which mean

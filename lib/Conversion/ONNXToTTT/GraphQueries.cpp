@@ -284,15 +284,9 @@ bool TransposeQuery::compute(Value y, Value x, int depth) {
   if (xType && yType && xType.getRank() >= 2 &&
       xType.getElementType() == yType.getElementType())
     if (auto xBytes = constantBytes(x))
-      if (auto yBytes = constantBytes(y)) {
-        SmallVector<int64_t> swap = swapInnerPerm(xType.getRank());
-        std::optional<std::vector<char>> turned =
-            permutedBytes(xBytes->first, xBytes->second, swap);
-        return turned &&
-               cast<ShapedType>(permutedType(xBytes->first, swap)).getShape() ==
-                   yBytes->first.getShape() &&
-               ArrayRef<char>(*turned) == yBytes->second;
-      }
+      if (auto yBytes = constantBytes(y))
+        return isInnerTransposeOf(yBytes->first, yBytes->second, xBytes->first,
+                                  xBytes->second);
   // Two layouts of one tensor that differ by the inner-axes swap (k turned
   // to [B, H, D, T] next to k turned to [B, H, T, D]).
   onnx::NodeOp yTurn = nodeOf(y, "Transpose"), xTurn = nodeOf(x, "Transpose");

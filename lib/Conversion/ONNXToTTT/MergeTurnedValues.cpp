@@ -55,15 +55,12 @@ private:
       return opaque();
     // Constants number by content: the exporter folds a weight's transpose
     // into a constant of its own next to the stored weight.
+    // Read in place: a weight may be gigabytes of mapped external data.
     if (auto bytes = constantBytes(value)) {
-      SmallVector<int64_t> swap = swapInnerPerm(type.getRank());
-      std::optional<std::vector<char>> turned =
-          permutedBytes(bytes->first, bytes->second, swap);
-      if (!turned)
+      if (!InnerTransposeView::of(bytes->first, bytes->second))
         return opaque();
-      return {
-          llvm::hash_combine_range(bytes->second.begin(), bytes->second.end()),
-          llvm::hash_combine_range(turned->begin(), turned->end())};
+      return {innerContentHash(bytes->first, bytes->second, /*turned=*/false),
+              innerContentHash(bytes->first, bytes->second, /*turned=*/true)};
     }
     auto node = value.getDefiningOp<onnx::NodeOp>();
     if (!node || !node.isDefaultDomain() || node->getNumResults() != 1 ||

@@ -40,6 +40,7 @@
 #define TTT_LIB_CONVERSION_ONNXTOTTT_NORMALIZE_H
 
 #include "ttt/Dialect/ONNX/IR/ONNXOps.h"
+#include "llvm/ADT/Hashing.h"
 
 #include "mlir/IR/PatternMatch.h"
 
@@ -66,6 +67,38 @@ std::optional<std::pair<ShapedType, ArrayRef<char>>> constantBytes(Value value);
 /// not fit.
 std::optional<std::vector<char>>
 permutedBytes(ShapedType type, ArrayRef<char> bytes, ArrayRef<int64_t> perm);
+
+/// The layout of a static tensor whose two innermost axes are swapped:
+/// `batch` matrices of `rows` x `cols` elements of `width` bytes. Reads the
+/// transpose in place, without a copy of a weight that may be gigabytes.
+struct InnerTransposeView {
+  int64_t batch, rows, cols;
+  size_t width;
+
+  /// Nullopt unless `bytes` are all the elements of a static `type` of rank
+  /// 2 or more with whole-byte elements.
+  static std::optional<InnerTransposeView> of(ShapedType type,
+                                              ArrayRef<char> bytes);
+
+  /// Byte offset in the original of the element at flat position `flat` of
+  /// the transpose ([batch, cols, rows]).
+  size_t offsetOfTurned(int64_t flat) const {
+    int64_t b = flat / (rows * cols), rest = flat % (rows * cols);
+    int64_t i = rest / rows, j = rest % rows;
+    return static_cast<size_t>((b * rows + j) * cols + i) * width;
+  }
+};
+
+/// True if `turned` (of `turnedType`) holds `bytes` (of `type`) with its two
+/// innermost axes swapped, compared element by element in place.
+bool isInnerTransposeOf(ShapedType turnedType, ArrayRef<char> turned,
+                        ShapedType type, ArrayRef<char> bytes);
+
+/// A hash of a constant's elements (with `turned`, of its inner transpose,
+/// read in place): all of them up to 2^16 elements, an even sample of 2^12
+/// beyond. It only picks candidates, which isInnerTransposeOf confirms.
+llvm::hash_code innerContentHash(ShapedType type, ArrayRef<char> bytes,
+                                 bool turned);
 
 /// The dims [start, end) of a shape, the bounds counted from the end when
 /// negative and clamped to it, as Shape's `start`/`end` and a Slice of a

@@ -542,6 +542,60 @@ raise::constantBytes(Value value) {
   return std::nullopt;
 }
 
+std::optional<InnerTransposeView> InnerTransposeView::of(ShapedType type,
+                                                         ArrayRef<char> bytes) {
+  if (!type.hasStaticShape() || type.getRank() < 2 ||
+      type.getElementTypeBitWidth() % 8 != 0)
+    return std::nullopt;
+  ArrayRef<int64_t> shape = type.getShape();
+  InnerTransposeView view{1, shape[shape.size() - 2], shape.back(),
+                          type.getElementTypeBitWidth() / 8};
+  for (int64_t d : shape.drop_back(2))
+    view.batch *= d;
+  if (bytes.size() != static_cast<size_t>(type.getNumElements()) * view.width)
+    return std::nullopt;
+  return view;
+}
+
+bool raise::isInnerTransposeOf(ShapedType turnedType, ArrayRef<char> turned,
+                               ShapedType type, ArrayRef<char> bytes) {
+  std::optional<InnerTransposeView> view = InnerTransposeView::of(type, bytes);
+  if (!view || turnedType.getElementType() != type.getElementType() ||
+      !turnedType.hasStaticShape() ||
+      ArrayRef<int64_t>(
+          cast<ShapedType>(permutedType(type, swapInnerPerm(type.getRank())))
+              .getShape()) != turnedType.getShape() ||
+      turned.size() != bytes.size())
+    return false;
+  int64_t count = type.getNumElements();
+  for (int64_t flat = 0; flat < count; ++flat)
+    if (std::memcmp(&turned[flat * view->width],
+                    &bytes[view->offsetOfTurned(flat)], view->width) != 0)
+      return false;
+  return true;
+}
+
+llvm::hash_code raise::innerContentHash(ShapedType type, ArrayRef<char> bytes,
+                                        bool turned) {
+  std::optional<InnerTransposeView> view = InnerTransposeView::of(type, bytes);
+  if (!view)
+    return llvm::hash_combine_range(bytes.begin(), bytes.end());
+  int64_t count = type.getNumElements();
+  constexpr int64_t kWhole = 1 << 16, kSampled = 1 << 12;
+  int64_t samples = count <= kWhole ? count : kSampled;
+  llvm::hash_code hash = llvm::hash_value(samples);
+  for (int64_t s = 0; s < samples; ++s) {
+    // Evenly spread flat positions of the (turned) result.
+    int64_t flat = samples == count ? s : s * (count / samples);
+    size_t offset = turned ? view->offsetOfTurned(flat)
+                           : static_cast<size_t>(flat) * view->width;
+    hash = llvm::hash_combine(
+        hash, llvm::hash_combine_range(bytes.begin() + offset,
+                                       bytes.begin() + offset + view->width));
+  }
+  return hash;
+}
+
 std::optional<std::vector<char>> raise::permutedBytes(ShapedType type,
                                                       ArrayRef<char> bytes,
                                                       ArrayRef<int64_t> perm) {

@@ -39,13 +39,7 @@ bool raise::isTransposeOf(Value value, Value weight) {
       !x->first.hasRank() || !w->first.hasRank() ||
       x->first.getRank() != w->first.getRank() || w->first.getRank() < 2)
     return false;
-  SmallVector<int64_t> swap = swapInnerPerm(w->first.getRank());
-  if (x->first.getShape() !=
-      cast<ShapedType>(permutedType(w->first, swap)).getShape())
-    return false;
-  std::optional<std::vector<char>> transposed =
-      permutedBytes(w->first, w->second, swap);
-  return transposed && ArrayRef<char>(*transposed) == x->second;
+  return isInnerTransposeOf(x->first, x->second, w->first, w->second);
 }
 
 Value raise::storedOperandOf(Value applied, Value stored) {
