@@ -166,21 +166,27 @@ blobInts(DenseResourceElementsAttr blob) {
   return ints;
 }
 
-std::optional<SmallVector<int64_t>> raise::intConstant(Value value) {
-  ElementsAttr elements = constantElements(value);
+std::optional<SmallVector<int64_t>> raise::readInts(ElementsAttr elements) {
   // Index and shape tensors are read whole; a larger one is a weight, or a
   // model's mistake, and is not read.
   if (!elements || elements.getNumElements() > kMaxIntConstantElements)
     return std::nullopt;
-  if (auto blob = dyn_cast_or_null<DenseResourceElementsAttr>(elements))
+  if (auto blob = dyn_cast<DenseResourceElementsAttr>(elements))
     return blobInts(blob);
-  auto dense = dyn_cast_or_null<DenseElementsAttr>(elements);
+  auto dense = dyn_cast<DenseElementsAttr>(elements);
   if (!dense || !isa<IntegerType>(dense.getElementType()))
     return std::nullopt;
+  // A bool true is the 1-bit 1, not -1.
+  bool isBool = dense.getElementType().isInteger(1);
   SmallVector<int64_t> ints;
+  ints.reserve(dense.getNumElements());
   for (const APInt &element : dense.getValues<APInt>())
-    ints.push_back(element.getSExtValue());
+    ints.push_back(isBool ? element.getZExtValue() : element.getSExtValue());
   return ints;
+}
+
+std::optional<SmallVector<int64_t>> raise::intConstant(Value value) {
+  return readInts(constantElements(value));
 }
 
 bool raise::isZeroConstant(Value value) {

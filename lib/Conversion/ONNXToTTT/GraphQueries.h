@@ -43,8 +43,13 @@ std::optional<double> scalarConstant(Value value);
 /// writes fit, a model's int64 weights (or a mistaken shape) do not.
 constexpr int64_t kMaxIntConstantElements = int64_t(1) << 24;
 
-/// The integers of a constant integer tensor of at most
-/// kMaxIntConstantElements elements.
+/// The integers of integer elements, dense or a resource blob (i32 or i64),
+/// bools as 0 and 1: the one reader of a model's index and shape constants.
+/// Nullopt past kMaxIntConstantElements elements.
+std::optional<SmallVector<int64_t>> readInts(ElementsAttr elements);
+
+/// The integers of a constant integer tensor (readInts of an initializer or
+/// Constant, looking through layout nodes).
 std::optional<SmallVector<int64_t>> intConstant(Value value);
 
 /// The constant axes of a Reduce* node in either opset form: the `axes`

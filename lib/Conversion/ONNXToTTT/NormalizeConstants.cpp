@@ -79,16 +79,20 @@ static std::optional<IntTensor> intTensorOf(Value value) {
           {static_cast<int64_t>(is.size())},
           std::vector<int64_t>(is.asArrayRef().begin(), is.asArrayRef().end())};
   }
-  DenseElementsAttr dense = denseOf(value);
-  if (!dense || !isa<IntegerType>(dense.getElementType()) ||
-      dense.getNumElements() > kMaxFoldedElements)
+  ElementsAttr elements;
+  if (auto init = value.getDefiningOp<onnx::InitializerOp>())
+    elements = init.getValue();
+  else if (onnx::NodeOp node = nodeOf(value, "Constant"))
+    elements = dyn_cast_or_null<ElementsAttr>(node.getONNXAttr("value"));
+  if (!elements || !elements.getShapedType().hasStaticShape() ||
+      elements.getNumElements() > kMaxFoldedElements)
+    return std::nullopt;
+  std::optional<SmallVector<int64_t>> ints = readInts(elements);
+  if (!ints)
     return std::nullopt;
   IntTensor tensor;
-  llvm::append_range(tensor.shape, dense.getType().getShape());
-  bool isBool = dense.getElementType().isInteger(1);
-  for (const APInt &element : dense.getValues<APInt>())
-    tensor.data.push_back(isBool ? element.getZExtValue()
-                                 : element.getSExtValue());
+  llvm::append_range(tensor.shape, elements.getShapedType().getShape());
+  tensor.data.assign(ints->begin(), ints->end());
   return tensor;
 }
 
