@@ -106,8 +106,9 @@ if(NOT EXISTS "${_onnx_stamp}")
   file(TOUCH "${_onnx_stamp}")
 endif()
 
-# `cmake -DCMAKE_BINARY_DIR=build -DCMAKE_GENERATOR=Ninja ... -P
-# cmake/BuildONNX.cmake` builds the library ahead of the configure.
+# In script mode, `cd build && cmake -DCMAKE_GENERATOR=Ninja ... -P
+# ../cmake/BuildONNX.cmake` builds the library ahead of the configure (a
+# script's CMAKE_BINARY_DIR is the working directory, so _deps/ lands there).
 if(CMAKE_SCRIPT_MODE_FILE)
   return()
 endif()
