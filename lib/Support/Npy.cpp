@@ -26,6 +26,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 using namespace llvm;
 
@@ -48,59 +49,32 @@ static Error makeError(const Twine &message) {
 // Element types and shapes
 //===----------------------------------------------------------------------===//
 
-size_t getElementSize(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-  case DType::I32:
-    return 4;
-  case DType::F64:
-  case DType::I64:
-    return 8;
-  }
-  llvm_unreachable("unknown dtype");
+namespace {
+/// What each element type is called where it is named, and its size.
+struct DTypeInfo {
+  size_t size;
+  StringLiteral numpy, mlir, descr;
+};
+} // namespace
+
+/// Indexed by DType.
+static constexpr DTypeInfo kDTypes[] = {
+    {4, "float32", "f32", "<f4"},
+    {8, "float64", "f64", "<f8"},
+    {4, "int32", "i32", "<i4"},
+    {8, "int64", "i64", "<i8"},
+};
+static_assert(static_cast<size_t>(DType::I64) + 1 == std::size(kDTypes),
+              "one row per DType");
+
+static const DTypeInfo &info(DType dtype) {
+  return kDTypes[static_cast<size_t>(dtype)];
 }
 
-StringRef getDTypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "float32";
-  case DType::F64:
-    return "float64";
-  case DType::I32:
-    return "int32";
-  case DType::I64:
-    return "int64";
-  }
-  llvm_unreachable("unknown dtype");
-}
-
-StringRef getMLIRTypeName(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "f32";
-  case DType::F64:
-    return "f64";
-  case DType::I32:
-    return "i32";
-  case DType::I64:
-    return "i64";
-  }
-  llvm_unreachable("unknown dtype");
-}
-
-StringRef getDescr(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return "<f4";
-  case DType::F64:
-    return "<f8";
-  case DType::I32:
-    return "<i4";
-  case DType::I64:
-    return "<i8";
-  }
-  llvm_unreachable("unknown dtype");
-}
+size_t getElementSize(DType dtype) { return info(dtype).size; }
+StringRef getDTypeName(DType dtype) { return info(dtype).numpy; }
+StringRef getMLIRTypeName(DType dtype) { return info(dtype).mlir; }
+StringRef getDescr(DType dtype) { return info(dtype).descr; }
 
 std::optional<DType> parseDescr(StringRef descr) {
   // '=' is native order; the runtime only targets little-endian hosts, so it

@@ -385,7 +385,9 @@ def test_integer_arithmetic_at_the_edges_of_int64(case, tmp_path):
     got = _run_apart(out, x, tmp_path / "got.npz")
     assert got is not None, case
     for g, w in zip(got, want):
-        np.testing.assert_array_equal(g, w)  # the same graph, node for node
+        # No layer: the graph is written back as read, so onnxruntime runs one
+        # path twice, and the data-movement result is exact.
+        np.testing.assert_array_equal(g, w)
 
 
 def _run_apart(model, x, result):
