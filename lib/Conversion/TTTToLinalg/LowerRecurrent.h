@@ -12,6 +12,7 @@
 namespace mlir::ttt {
 void populateLowerKVBLayerPatterns(RewritePatternSet &patterns);
 void populateLowerDWConvLayerPatterns(RewritePatternSet &patterns);
+void populateLowerChunkLoopPatterns(RewritePatternSet &patterns);
 } // namespace mlir::ttt
 
 #endif // TTT_LIB_CONVERSION_TTTTOLINALG_LOWERRECURRENT_H

@@ -22,6 +22,7 @@ using namespace mlir::ttt;
 void mlir::ttt::populateTTTLowerRecurrentPatterns(RewritePatternSet &patterns) {
   populateLowerKVBLayerPatterns(patterns);
   populateLowerDWConvLayerPatterns(patterns);
+  populateLowerChunkLoopPatterns(patterns);
 }
 
 namespace {
@@ -38,7 +39,7 @@ struct TTTLowerRecurrentPass
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
     WalkResult leftover = getOperation()->walk([](Operation *op) {
-      if (isa<KVBLayerOp, DWConvLayerOp>(op)) {
+      if (isa<KVBLayerOp, DWConvLayerOp, ChunkLoopOp>(op)) {
         op->emitOpError("could not be lowered to its recurrent reference");
         return WalkResult::interrupt();
       }

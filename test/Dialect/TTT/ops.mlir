@@ -230,3 +230,70 @@ func.func @mlp_relu_dot(%q: tensor<1x1x32x8xf32>, %w0: tensor<1x8x32xf32>,
       -> tensor<1x1x32x8xf32>
   return %o : tensor<1x1x32x8xf32>
 }
+
+// A linear fast weight in canonical chunk-loop form: applied to each chunk's
+// queries, then moved by the chunk's keys and values.
+// CHECK-LABEL: func.func @chunk_loop_linear
+// CHECK: %[[O:.*]], %[[W:.*]] = ttt.chunk_loop chunk(16) state(%{{.*}} : tensor<8x8xf32>)
+// CHECK-SAME: windows(%{{.*}}, %{{.*}}, %{{.*}} : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>) along [0, 0, 0]
+// CHECK-SAME: outputs along [0] {
+// CHECK: ^bb0(%[[S:.*]]: tensor<8x8xf32>, %[[QC:.*]]: tensor<?x8xf32>, %[[KC:.*]]: tensor<?x8xf32>, %[[VC:.*]]: tensor<?x8xf32>):
+// CHECK: %[[OC:.*]] = linalg.matmul ins(%[[QC]], %[[S]] :
+// CHECK: %[[S1:.*]] = linalg.matmul {{.*}}ins(%[[KC]], %[[VC]] : {{.*}}) outs(%[[S]] :
+// CHECK: ttt.chunk_yield outputs(%[[OC]] : tensor<?x8xf32>) state(%[[S1]] : tensor<8x8xf32>)
+// CHECK: } -> outputs(tensor<?x8xf32>) state(tensor<8x8xf32>)
+// CHECK: return %[[O]], %[[W]]
+func.func @chunk_loop_linear(%w0: tensor<8x8xf32>, %q: tensor<?x8xf32>,
+    %k: tensor<?x8xf32>, %v: tensor<?x8xf32>)
+    -> (tensor<?x8xf32>, tensor<8x8xf32>) {
+  %o, %w = ttt.chunk_loop chunk(16)
+      state(%w0 : tensor<8x8xf32>)
+      windows(%q, %k, %v : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
+        along [0, 0, 0]
+      outputs along [0] {
+  ^bb0(%s: tensor<8x8xf32>, %qc: tensor<?x8xf32>, %kc: tensor<?x8xf32>,
+       %vc: tensor<?x8xf32>):
+    %c0 = arith.constant 0 : index
+    %n = tensor.dim %qc, %c0 : tensor<?x8xf32>
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty(%n) : tensor<?x8xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8xf32>) -> tensor<?x8xf32>
+    %oc = linalg.matmul ins(%qc, %s : tensor<?x8xf32>, tensor<8x8xf32>)
+        outs(%f : tensor<?x8xf32>) -> tensor<?x8xf32>
+    %s1 = linalg.matmul
+        indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                         affine_map<(d0, d1, d2) -> (d2, d1)>,
+                         affine_map<(d0, d1, d2) -> (d0, d1)>]
+        ins(%kc, %vc : tensor<?x8xf32>, tensor<?x8xf32>)
+        outs(%s : tensor<8x8xf32>) -> tensor<8x8xf32>
+    ttt.chunk_yield outputs(%oc : tensor<?x8xf32>) state(%s1 : tensor<8x8xf32>)
+  } -> outputs(tensor<?x8xf32>) state(tensor<8x8xf32>)
+  return %o, %w : tensor<?x8xf32>, tensor<8x8xf32>
+}
+
+// One chunk (full batch): the windows are the whole sequences, so queries may
+// be longer than keys; an invariant is read whole, and a static length that
+// the chunk divides gives static windows.
+// CHECK-LABEL: func.func @chunk_loop_single_and_static
+// CHECK: ttt.chunk_loop chunk(0) windows(%{{.*}}, %{{.*}} : tensor<2x12x4xf32>, tensor<2x6x4xf32>) along [1, 1] invariants(%{{.*}} : tensor<4xf32>) outputs along [1]
+// CHECK: ttt.chunk_yield outputs(%{{.*}} : tensor<2x12x4xf32>)
+// CHECK: ttt.chunk_loop chunk(3) windows(%{{.*}} : tensor<2x6x4xf32>) along [1] outputs along [1]
+// CHECK: ^bb0(%{{.*}}: tensor<2x3x4xf32>):
+func.func @chunk_loop_single_and_static(%q: tensor<2x12x4xf32>,
+    %k: tensor<2x6x4xf32>, %g: tensor<4xf32>)
+    -> (tensor<2x12x4xf32>, tensor<2x6x4xf32>) {
+  %o = ttt.chunk_loop chunk(0)
+      windows(%q, %k : tensor<2x12x4xf32>, tensor<2x6x4xf32>) along [1, 1]
+      invariants(%g : tensor<4xf32>)
+      outputs along [1] {
+  ^bb0(%qc: tensor<2x12x4xf32>, %kc: tensor<2x6x4xf32>, %gc: tensor<4xf32>):
+    ttt.chunk_yield outputs(%qc : tensor<2x12x4xf32>)
+  } -> outputs(tensor<2x12x4xf32>)
+  %p = ttt.chunk_loop chunk(3)
+      windows(%k : tensor<2x6x4xf32>) along [1]
+      outputs along [1] {
+  ^bb0(%kc: tensor<2x3x4xf32>):
+    ttt.chunk_yield outputs(%kc : tensor<2x3x4xf32>)
+  } -> outputs(tensor<2x6x4xf32>)
+  return %o, %p : tensor<2x12x4xf32>, tensor<2x6x4xf32>
+}

@@ -166,4 +166,114 @@ def TTT_RaisedOp : TTT_Op<"raised", [Pure,
   }];
 }
 
+def TTT_ChunkLoopOp : TTT_Op<"chunk_loop", [
+    AttrSizedOperandSegments, AttrSizedResultSegments, IsolatedFromAbove,
+    RecursiveMemoryEffects, SingleBlock]> {
+  let summary = "A recurrence over the chunks of sequences, in canonical form";
+  let description = [{
+    The one form every schedule of a chunked layer is brought to before its
+    math is read (`docs/Semantics.md` is normative, `docs/Architecture.md`
+    says where it sits): unrolled copies, loops over chunks and single steps
+    all become this op, so that what a layer computes per chunk is read in
+    one place, whatever the exporter wrote.
+
+    The `sequences` are cut along their `window_axes` into consecutive
+    windows of `chunk` tokens (the last one may be shorter); `chunk(0)` is a
+    single chunk whose windows are the whole sequences, which may then differ
+    in length (queries longer than keys). The body runs once per chunk, in
+    order, on the carried `state` (starting at the `inits`), that chunk's
+    windows and the `invariants` (read whole by every chunk), and yields the
+    chunk's outputs and the next state. Each output is assembled along its
+    `output_axes` entry into one result; the final state follows the
+    outputs.
+
+    The body is closed: it reads only its arguments, and its ops come from a
+    small set in which layout and orientation do not matter — linalg
+    structured ops on tensors (contractions by indexing maps, elementwise
+    ops, reductions, fills, transposes, broadcasts), the views
+    `tensor.extract_slice`, `tensor.expand_shape` and
+    `tensor.collapse_shape`, `tensor.empty`, `tensor.dim`, `arith.constant`
+    and index arithmetic. Ops inside linalg regions must be free of memory
+    effects. The verifier rejects anything else, naming it.
+
+    A linear fast weight applied to each chunk's queries, then updated by
+    the chunk's keys and values (LaCT's apply-then-update order):
+
+    ```mlir
+    %o, %w = ttt.chunk_loop chunk(16)
+        state(%w0 : tensor<8x8xf32>)
+        windows(%q, %k, %v : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
+          along [0, 0, 0]
+        outputs along [0] {
+    ^bb0(%s: tensor<8x8xf32>, %qc: tensor<?x8xf32>, %kc: tensor<?x8xf32>,
+         %vc: tensor<?x8xf32>):
+      ...  // %oc = %qc * %s; %s1 = %s + %kc^T * %vc
+      ttt.chunk_yield outputs(%oc : tensor<?x8xf32>)
+                      state(%s1 : tensor<8x8xf32>)
+    } -> outputs(tensor<?x8xf32>) state(tensor<8x8xf32>)
+    ```
+  }];
+  let arguments = (ins
+    Variadic<AnyRankedTensor>:$inits,
+    Variadic<AnyRankedTensor>:$sequences,
+    Variadic<AnyType>:$invariants,
+    ConfinedAttr<I64Attr, [IntNonNegative]>:$chunk,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$window_axes,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$output_axes
+  );
+  let results = (outs
+    Variadic<AnyRankedTensor>:$outputs,
+    Variadic<AnyRankedTensor>:$final_states
+  );
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `chunk` `(` $chunk `)`
+    (`state` `(` $inits^ `:` type($inits) `)`)?
+    (`windows` `(` $sequences^ `:` type($sequences) `)` `along` $window_axes)?
+    (`invariants` `(` $invariants^ `:` type($invariants) `)`)?
+    `outputs` `along` $output_axes
+    $body attr-dict-with-keyword
+    `->` (`outputs` `(` type($outputs)^ `)`)?
+    (`state` `(` type($final_states)^ `)`)?
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether the whole sequences form one chunk (`chunk(0)`).
+    bool isSingleChunk() { return getChunk() == 0; }
+    /// The body's arguments: state, windows, invariants, in that order.
+    ::mlir::Block::BlockArgListType getStateArgs();
+    ::mlir::Block::BlockArgListType getWindowArgs();
+    ::mlir::Block::BlockArgListType getInvariantArgs();
+    /// The body's terminator.
+    ChunkYieldOp getYield();
+    /// Why `op`, directly in the body, is outside the canonical op set, or
+    /// an empty string when it is in it.
+    static std::string whyNotCanonical(::mlir::Operation *op);
+  }];
+}
+
+def TTT_ChunkYieldOp : TTT_Op<"chunk_yield", [
+    Pure, Terminator, HasParent<"ChunkLoopOp">, AttrSizedOperandSegments]> {
+  let summary = "The outputs and next state of one chunk of a ttt.chunk_loop";
+  let description = [{
+    Ends the body of a `ttt.chunk_loop`: the chunk's outputs, in the order of
+    the loop's output results, then the state the next chunk starts from, in
+    the order of the loop's `state` operands.
+
+    ```mlir
+    ttt.chunk_yield outputs(%o : tensor<?x8xf32>) state(%w : tensor<8x8xf32>)
+    ```
+  }];
+  let arguments = (ins
+    Variadic<AnyRankedTensor>:$outputs,
+    Variadic<AnyRankedTensor>:$next_state
+  );
+  let assemblyFormat = [{
+    (`outputs` `(` $outputs^ `:` type($outputs) `)`)?
+    (`state` `(` $next_state^ `:` type($next_state) `)`)?
+    attr-dict
+  }];
+}
+
 #endif // TTT_DIALECT_TTT_IR_TTTOPS_TD
