@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from chunk_loops import random_linear_layer
-from compiler import run_function
+from compiler import run_function, run_opt
 
 SEED = 4711
 
@@ -20,5 +20,24 @@ def test_lowered_chunk_loop_matches_numpy(case, tmp_path):
     got = run_function(layer.mlir(), arrays, tmp_path)
     for name, g, want in zip(("output", "final weight"), got, layer.expected()):
         assert g.shape == want.shape, (name, layer)
+        scale = max(1.0, float(np.abs(want).max()))
+        assert np.abs(g - want).max() <= 1e-5 * scale, (name, layer)
+
+
+@pytest.mark.parametrize("case", range(24))
+def test_formed_from_its_lowering(case, tmp_path):
+    """ttt-form-chunk-loops reads the reference lowering's scf.for back as
+    the same chunk loop: one ttt.chunk_loop, no loop left, and the numbers
+    unchanged."""
+    rng = np.random.default_rng([SEED, 100 + case])
+    layer = random_linear_layer(rng)
+    arrays = layer.draw_arrays(rng)
+    lowered = run_opt(layer.mlir(), "--ttt-lower-recurrent")
+    assert "ttt.chunk_loop" not in lowered and "scf.for" in lowered
+    formed, remarks = run_opt(lowered, "--ttt-form-chunk-loops=explain", stderr=True)
+    assert formed.count("ttt.chunk_loop") == 1 and "scf.for" not in formed, (remarks, layer)
+    assert f"chunk({layer.chunk})" in formed
+    got = run_function(formed, arrays, tmp_path)
+    for name, g, want in zip(("output", "final weight"), got, layer.expected()):
         scale = max(1.0, float(np.abs(want).max()))
         assert np.abs(g - want).max() <= 1e-5 * scale, (name, layer)

@@ -869,6 +869,44 @@ def LinAttnToONNX : Pass<"linattn-to-onnx"> {
   ];
 }
 
+def TTTFormChunkLoops : Pass<"ttt-form-chunk-loops"> {
+  let summary = "Bring scf.for loops over the chunks of sequences into ttt.chunk_loop form";
+  let description = [{
+    An `scf.for` becomes a `ttt.chunk_loop` when its windows are proven to
+    tile the sequences it reads: every `tensor.extract_slice` whose offset
+    moves with the counter cuts `[n*C, n*C + size)` along one axis in
+    iteration n (the offset affine in the counter, however `arith` or
+    `affine.apply` spell it), the size is C in a loop of T / C iterations or
+    `min(C, T - n*C)` in one of ceil(T / C), and every sequence cut is T
+    long. A carried tensor that is only written, by a `tensor.insert_slice`
+    at the same window, is an output; the other carried tensors are the
+    state. The ops the outputs and next state need move into the body,
+    which must be in the canonical op set (`docs/Semantics.md`) and must not
+    read the counter; values from outside become invariants (constants are
+    cloned in). Other loops stay as they are; with `explain`, a remark
+    on each loop that carries tensors says why.
+
+    ```mlir
+    %r:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%w = %w0, %o = %buf) {
+      %off = arith.muli %i, %c16 : index
+      %q = tensor.extract_slice %x[%off, 0] [16, 8] [1, 1] ...
+      ... %oc, %w1 ...
+      %o1 = tensor.insert_slice %oc into %o[%off, 0] [16, 8] [1, 1] ...
+      scf.yield %w1, %o1
+    }
+    ```
+
+    becomes `ttt.chunk_loop chunk(16) state(%w0) windows(%x) along [0]
+    outputs along [0] {...}`.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark on every loop carrying tensors that is not formed, "
+           "saying why">,
+  ];
+  let dependentDialects = ["::mlir::ttt::TTTDialect"];
+}
+
 def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
   let summary = "Find TTT-KVB layers in linalg-on-tensors functions and raise them to ttt.kvb_layer";
   let description = [{

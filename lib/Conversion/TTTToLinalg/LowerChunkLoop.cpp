@@ -126,17 +126,34 @@ struct LowerChunkLoop : OpRewritePattern<ChunkLoopOp> {
     Value length = lowering.length();
     Value numChunks = arith::CeilDivUIOp::create(rewriter, loc, length, chunk);
 
-    // The outputs' other sizes are known once a chunk has run; before the
-    // first one the buffers are placeholders. An empty sequence has no
-    // chunk: its outputs take their sizes from the body run on empty
-    // windows, which only an empty sequence executes.
-    Value isEmpty = arith::CmpIOp::create(rewriter, loc,
-                                          arith::CmpIPredicate::eq, length,
-                                          zero);
+    // An output's other sizes, where dynamic, are known once a chunk has
+    // run; before the first one its buffer is a placeholder. An empty
+    // sequence has no chunk: its outputs take their sizes from the body run
+    // on empty windows, which only an empty sequence executes.
+    auto staticOtherSizes = [&](Type type, int64_t axis) {
+      auto tensor = cast<RankedTensorType>(type);
+      for (int64_t d = 0, e = tensor.getRank(); d < e; ++d)
+        if (d != axis && tensor.isDynamicDim(d))
+          return false;
+      return true;
+    };
+    bool placeholders = !llvm::all_of(
+        llvm::zip_equal(op.getOutputs().getTypes(), op.getOutputAxes()),
+        [&](auto pair) {
+          return staticOtherSizes(std::get<0>(pair), std::get<1>(pair));
+        });
     SmallVector<Type> outputTypes(op.getOutputs().getTypes());
-    auto noTokens = scf::IfOp::create(rewriter, loc, outputTypes, isEmpty,
-                                      /*withElseRegion=*/true);
-    {
+    SmallVector<Value> buffers;
+    if (!placeholders) {
+      for (auto [type, axis] : llvm::zip_equal(outputTypes, op.getOutputAxes()))
+        buffers.push_back(lowering.emptyResult(cast<RankedTensorType>(type),
+                                               axis, length, nullptr));
+    } else {
+      Value isEmpty = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq, length, zero);
+      auto noTokens = scf::IfOp::create(rewriter, loc, outputTypes, isEmpty,
+                                        /*withElseRegion=*/true);
+      llvm::append_range(buffers, noTokens.getResults());
       OpBuilder::InsertionGuard guard(rewriter);
       rewriter.setInsertionPointToStart(noTokens.thenBlock());
       SmallVector<Value> yielded =
@@ -148,31 +165,38 @@ struct LowerChunkLoop : OpRewritePattern<ChunkLoopOp> {
             cast<RankedTensorType>(type), axis, zero, yielded[index]));
       scf::YieldOp::create(rewriter, loc, empties);
       rewriter.setInsertionPointToStart(noTokens.elseBlock());
-      SmallVector<Value> placeholders;
+      SmallVector<Value> unsized;
       for (auto [type, axis] : llvm::zip_equal(outputTypes, op.getOutputAxes()))
-        placeholders.push_back(lowering.emptyResult(
-            cast<RankedTensorType>(type), axis, length, nullptr));
-      scf::YieldOp::create(rewriter, loc, placeholders);
+        unsized.push_back(lowering.emptyResult(cast<RankedTensorType>(type),
+                                               axis, length, nullptr));
+      scf::YieldOp::create(rewriter, loc, unsized);
     }
 
     SmallVector<Value> carried(op.getInits());
-    llvm::append_range(carried, noTokens.getResults());
+    llvm::append_range(carried, buffers);
     auto loop = scf::ForOp::create(
         rewriter, loc, zero, numChunks, one, carried,
         [&](OpBuilder &, Location, Value index, ValueRange iterArgs) {
           ValueRange state = iterArgs.take_front(op.getInits().size());
-          ValueRange buffers = iterArgs.drop_front(op.getInits().size());
+          ValueRange outputBuffers = iterArgs.drop_front(op.getInits().size());
           Value start = arith::MulIOp::create(rewriter, loc, index, chunk);
           Value left = arith::SubIOp::create(rewriter, loc, length, start);
           Value size = arith::MinUIOp::create(rewriter, loc, chunk, left);
           SmallVector<Value> yielded =
               lowering.runBody(state, lowering.windows(start, size));
-          Value first = arith::CmpIOp::create(
-              rewriter, loc, arith::CmpIPredicate::eq, index, zero);
+          Value first = placeholders ? arith::CmpIOp::create(
+                                           rewriter, loc,
+                                           arith::CmpIPredicate::eq, index,
+                                           zero)
+                                     : Value();
           SmallVector<Value> next(
               ArrayRef<Value>(yielded).drop_front(numOutputs));
           for (auto [slot, buffer, axis] :
-               llvm::enumerate(buffers, op.getOutputAxes())) {
+               llvm::enumerate(outputBuffers, op.getOutputAxes())) {
+            if (!placeholders) {
+              next.push_back(lowering.insert(yielded[slot], buffer, axis, start));
+              continue;
+            }
             auto allocate = scf::IfOp::create(
                 rewriter, loc, TypeRange{buffer.getType()}, first, true);
             {
