@@ -907,6 +907,36 @@ def TTTFormChunkLoops : Pass<"ttt-form-chunk-loops"> {
   let dependentDialects = ["::mlir::ttt::TTTDialect"];
 }
 
+def TTTRaiseChunkLoops : Pass<"ttt-raise-chunk-loops"> {
+  let summary = "Read the math of each ttt.chunk_loop and raise the layers ttt.kvb_layer expresses";
+  let description = [{
+    Reads what one chunk computes as sums of einsum terms over the loop's
+    state, windows and invariants, so that which op, which layout and which
+    orientation spelled a contraction does not matter. The roles of the
+    dimensions come from the math: in `y = q W` the dimension q and W share
+    and y sums is W's input, the one W and y share its output, the ones all
+    three share are streams (batch, heads), and the one q and y share is
+    time, which must be the loop's window and output axis.
+
+    Raised today: one linear fast weight whose update is
+    `W + s * sum_t k_t^T (lr_t v_t)` (the dot loss's descent step, per-token
+    rates optional), applied to the chunk's queries before or after it,
+    chunked or as one chunk. The layer becomes a `ttt.kvb_layer` on its
+    operands transposed and reshaped to `[B, H, T, D]`, its results turned
+    back. Other loops stay; with `explain`, a remark on each loop says what
+    was read or why it is not a layer the op expresses.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark on every ttt.chunk_loop: the layer read, or why none">,
+  ];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::ttt::TTTDialect",
+  ];
+}
+
 def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
   let summary = "Find TTT-KVB layers in linalg-on-tensors functions and raise them to ttt.kvb_layer";
   let description = [{

@@ -1,0 +1,285 @@
+//===- EinsumPolynomial.cpp - tensor values as sums of einsum terms -------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "EinsumPolynomial.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/IR/Matchers.h"
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace mlir::ttt::linalg_raise;
+
+/// Bounds that keep a read linear in the size of the program.
+static constexpr unsigned kMaxDepth = 64;
+static constexpr size_t kMaxTerms = 256;
+static constexpr size_t kMaxFactors = 16;
+
+SmallVector<const Factor *> Term::factorsOf(Value leaf) const {
+  SmallVector<const Factor *> result;
+  for (const Factor &factor : factors)
+    if (factor.leaf == leaf)
+      result.push_back(&factor);
+  return result;
+}
+
+namespace {
+
+/// The sum of products a payload computes, each block argument a
+/// polynomial over the op's loop labels.
+class PayloadAlgebra {
+public:
+  PayloadAlgebra(EinsumReader &reader, ArrayRef<unsigned> loopLabels)
+      : reader(reader), loopLabels(loopLabels.begin(), loopLabels.end()) {}
+
+  std::optional<SmallVector<Term>> product(ArrayRef<Term> lhs,
+                                           ArrayRef<Term> rhs) {
+    SmallVector<Term> result;
+    if (lhs.size() * rhs.size() > kMaxTerms)
+      return std::nullopt;
+    for (const Term &a : lhs) {
+      for (const Term &b : rhs) {
+        Term renamed = renameSummed(b);
+        Term term;
+        term.coeff = a.coeff * renamed.coeff;
+        term.factors = a.factors;
+        llvm::append_range(term.factors, renamed.factors);
+        if (term.factors.size() > kMaxFactors)
+          return std::nullopt;
+        result.push_back(std::move(term));
+      }
+    }
+    return result;
+  }
+
+  static std::optional<SmallVector<Term>> sum(ArrayRef<Term> lhs,
+                                              ArrayRef<Term> rhs,
+                                              double sign) {
+    if (lhs.size() + rhs.size() > kMaxTerms)
+      return std::nullopt;
+    SmallVector<Term> result(lhs);
+    for (Term term : rhs) {
+      term.coeff *= sign;
+      result.push_back(std::move(term));
+    }
+    return result;
+  }
+
+  static SmallVector<Term> scaled(ArrayRef<Term> terms, double factor) {
+    SmallVector<Term> result(terms);
+    for (Term &term : result)
+      term.coeff *= factor;
+    return result;
+  }
+
+private:
+  /// `term` with the labels it sums over renamed, so that a product of two
+  /// terms never joins two sums by accident.
+  Term renameSummed(const Term &term) {
+    llvm::DenseMap<unsigned, unsigned> renamed;
+    Term result = term;
+    for (Factor &factor : result.factors)
+      for (unsigned &label : factor.labels) {
+        if (loopLabels.contains(label))
+          continue;
+        auto [it, inserted] = renamed.try_emplace(label, 0);
+        if (inserted)
+          it->second = reader.freshLabel();
+        label = it->second;
+      }
+    return result;
+  }
+
+  EinsumReader &reader;
+  llvm::DenseSet<unsigned> loopLabels;
+};
+
+/// A float constant's value.
+std::optional<double> floatConstant(Value value) {
+  FloatAttr attr;
+  if (matchPattern(value, m_Constant(&attr)))
+    return attr.getValueAsDouble();
+  return std::nullopt;
+}
+
+} // namespace
+
+Polynomial EinsumReader::leaf(Value value, ArrayRef<unsigned> labels) {
+  Polynomial poly;
+  poly.labels.assign(labels.begin(), labels.end());
+  Term term;
+  term.factors.push_back({value, SmallVector<unsigned>(labels)});
+  poly.terms.push_back(std::move(term));
+  return poly;
+}
+
+std::optional<Polynomial> EinsumReader::read(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return std::nullopt;
+  SmallVector<unsigned> labels;
+  for (int64_t d = 0; d < type.getRank(); ++d)
+    labels.push_back(freshLabel());
+  return readWithLabels(value, labels, 0);
+}
+
+std::optional<Polynomial>
+EinsumReader::readWithLabels(Value value, ArrayRef<unsigned> labels,
+                             unsigned depth) {
+  Operation *op = value.getDefiningOp();
+  if (stops.contains(value) || !op || depth > kMaxDepth)
+    return leaf(value, labels);
+  if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    if (std::optional<double> constant = floatConstant(fill.value())) {
+      Polynomial poly;
+      poly.labels.assign(labels.begin(), labels.end());
+      if (*constant != 0.0)
+        poly.terms.push_back(Term{*constant, {}});
+      return poly;
+    }
+    return leaf(value, labels);
+  }
+  if (isa<linalg::LinalgOp>(op))
+    if (std::optional<Polynomial> poly = readLinalg(op, labels, depth))
+      return poly;
+  return leaf(value, labels);
+}
+
+std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
+                                                   ArrayRef<unsigned> labels,
+                                                   unsigned depth) {
+  auto linalgOp = cast<linalg::LinalgOp>(op);
+  if (!linalgOp.hasPureTensorSemantics() || linalgOp.getNumDpsInits() != 1 ||
+      op->getNumResults() != 1 || !linalgOp.getBlock())
+    return std::nullopt;
+  OpOperand *init = linalgOp.getDpsInitOperand(0);
+  AffineMap outMap = linalgOp.getMatchingIndexingMap(init);
+  if (!outMap.isProjectedPermutation(/*allowZeroInResults=*/false))
+    return std::nullopt;
+  // A label per loop: the result's labels on the loops the result has.
+  SmallVector<unsigned> loopLabels(linalgOp.getNumLoops(), ~0u);
+  for (auto [position, expr] : llvm::enumerate(outMap.getResults()))
+    loopLabels[cast<AffineDimExpr>(expr).getPosition()] = labels[position];
+  bool reduces = false;
+  for (unsigned &label : loopLabels)
+    if (label == ~0u) {
+      label = freshLabel();
+      reduces = true;
+    }
+
+  PayloadAlgebra algebra(*this, loopLabels);
+  Block *payload = linalgOp.getBlock();
+  llvm::DenseMap<Value, SmallVector<Term>> scalars;
+  for (OpOperand *input : linalgOp.getDpsInputOperands()) {
+    BlockArgument arg = linalgOp.getMatchingBlockArgument(input);
+    if (!isa<RankedTensorType>(input->get().getType())) {
+      if (std::optional<double> constant = floatConstant(input->get()))
+        scalars[arg] = {Term{*constant, {}}};
+      else
+        scalars[arg] = leaf(input->get(), {}).terms;
+      continue;
+    }
+    AffineMap map = linalgOp.getMatchingIndexingMap(input);
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
+      return std::nullopt;
+    SmallVector<unsigned> operandLabels;
+    for (AffineExpr expr : map.getResults())
+      operandLabels.push_back(
+          loopLabels[cast<AffineDimExpr>(expr).getPosition()]);
+    std::optional<Polynomial> poly =
+        readWithLabels(input->get(), operandLabels, depth + 1);
+    if (!poly)
+      return std::nullopt;
+    scalars[arg] = std::move(poly->terms);
+  }
+  // The accumulator stands for itself until the payload is read.
+  BlockArgument outArg = linalgOp.getMatchingBlockArgument(init);
+  scalars[outArg] = {Term{1.0, {Factor{outArg, {}}}}};
+
+  for (Operation &inner : payload->without_terminator()) {
+    // A constant captured from outside the payload is a coefficient.
+    auto operand = [&](unsigned i) -> const SmallVector<Term> * {
+      Value value = inner.getOperand(i);
+      auto it = scalars.find(value);
+      if (it != scalars.end())
+        return &it->second;
+      if (std::optional<double> constant = floatConstant(value))
+        return &(scalars[value] = {Term{*constant, {}}});
+      return nullptr;
+    };
+    std::optional<SmallVector<Term>> result;
+    if (auto constant = floatConstant(inner.getNumResults() == 1
+                                          ? inner.getResult(0)
+                                          : Value())) {
+      result = SmallVector<Term>{Term{*constant, {}}};
+    } else if (isa<arith::MulFOp, arith::AddFOp, arith::SubFOp, arith::DivFOp>(
+                   inner)) {
+      const SmallVector<Term> *lhs = operand(0), *rhs = operand(1);
+      if (!lhs || !rhs)
+        return std::nullopt;
+      if (isa<arith::MulFOp>(inner))
+        result = algebra.product(*lhs, *rhs);
+      else if (isa<arith::AddFOp>(inner))
+        result = PayloadAlgebra::sum(*lhs, *rhs, 1.0);
+      else if (isa<arith::SubFOp>(inner))
+        result = PayloadAlgebra::sum(*lhs, *rhs, -1.0);
+      else if (rhs->size() == 1 && rhs->front().factors.empty() &&
+               rhs->front().coeff != 0.0)
+        result = PayloadAlgebra::scaled(*lhs, 1.0 / rhs->front().coeff);
+    } else if (isa<arith::NegFOp>(inner)) {
+      if (const SmallVector<Term> *x = operand(0))
+        result = PayloadAlgebra::scaled(*x, -1.0);
+    }
+    if (!result)
+      return std::nullopt;
+    // `x + 0`, `0 * x`: a term with a zero coefficient is no term.
+    llvm::erase_if(*result, [](const Term &term) { return term.coeff == 0.0; });
+    scalars[inner.getResult(0)] = std::move(*result);
+  }
+  auto yielded = scalars.find(payload->getTerminator()->getOperand(0));
+  if (yielded == scalars.end())
+    return std::nullopt;
+
+  // Put the accumulator's value in. Over reduced loops the payload must be
+  // `out + f(ins)`: anything else is not a sum.
+  Polynomial poly;
+  poly.labels.assign(labels.begin(), labels.end());
+  std::optional<Polynomial> initPoly;
+  if (reduces && llvm::count_if(yielded->second, [&](const Term &term) {
+        return !term.factorsOf(outArg).empty();
+      }) != 1)
+    return std::nullopt;
+  for (const Term &term : yielded->second) {
+    SmallVector<const Factor *> outs = term.factorsOf(outArg);
+    if (outs.empty()) {
+      poly.terms.push_back(term);
+      continue;
+    }
+    if (reduces && (outs.size() != 1 || term.factors.size() != 1 ||
+                    term.coeff != 1.0))
+      return std::nullopt;
+    if (!initPoly) {
+      initPoly = readWithLabels(init->get(), labels, depth + 1);
+      if (!initPoly)
+        return std::nullopt;
+    }
+    SmallVector<Term> partial{Term{term.coeff, {}}};
+    for (const Factor &factor : term.factors) {
+      std::optional<SmallVector<Term>> next =
+          factor.leaf == outArg
+              ? algebra.product(partial, initPoly->terms)
+              : algebra.product(partial, {Term{1.0, {factor}}});
+      if (!next)
+        return std::nullopt;
+      partial = std::move(*next);
+    }
+    llvm::append_range(poly.terms, partial);
+  }
+  if (poly.terms.size() > kMaxTerms)
+    return std::nullopt;
+  return poly;
+}

@@ -1,0 +1,77 @@
+//===- EinsumPolynomial.h - tensor values as sums of einsum terms -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Reads a tensor value computed by linalg ops as a polynomial of einsum
+// terms over *leaves*: `sum_k c_k * prod_f leaf_f[labels_f]`, every label
+// not among the value's own labels summed. A contraction, an elementwise
+// sum or product, a transpose and a broadcast are all the same thing here,
+// whichever op and indexing maps spelled them, so the math of a chunk step
+// is read without regard to layout or orientation. A value the reader does
+// not expand (a block argument, a chosen stop value, an op whose payload is
+// not a sum of products) is a leaf.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_LIB_CONVERSION_LINALGTOTTT_EINSUMPOLYNOMIAL_H
+#define TTT_LIB_CONVERSION_LINALGTOTTT_EINSUMPOLYNOMIAL_H
+
+#include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <optional>
+
+namespace mlir::ttt::linalg_raise {
+
+/// One tensor factor of a term, `leaf[labels]`, a label per dimension.
+struct Factor {
+  Value leaf;
+  SmallVector<unsigned> labels;
+};
+
+/// `coeff * prod factors`.
+struct Term {
+  double coeff = 1.0;
+  SmallVector<Factor> factors;
+
+  /// The factors whose leaf is `leaf`.
+  SmallVector<const Factor *> factorsOf(Value leaf) const;
+};
+
+/// A value as a sum of terms; `labels` name its dimensions in order.
+struct Polynomial {
+  SmallVector<unsigned> labels;
+  SmallVector<Term> terms;
+};
+
+class EinsumReader {
+public:
+  /// Values in `stops` are leaves even where they could be expanded.
+  explicit EinsumReader(llvm::DenseSet<Value> stops = {})
+      : stops(std::move(stops)) {}
+
+  /// `value` as a polynomial, or nullopt when it is not a ranked tensor or
+  /// grows past the reader's bounds.
+  std::optional<Polynomial> read(Value value);
+
+  /// A label no polynomial read so far uses.
+  unsigned freshLabel() { return nextLabel++; }
+
+private:
+  std::optional<Polynomial> readWithLabels(Value value,
+                                           ArrayRef<unsigned> labels,
+                                           unsigned depth);
+  std::optional<Polynomial> readLinalg(Operation *op, ArrayRef<unsigned> labels,
+                                       unsigned depth);
+  Polynomial leaf(Value value, ArrayRef<unsigned> labels);
+
+  llvm::DenseSet<Value> stops;
+  unsigned nextLabel = 0;
+};
+
+} // namespace mlir::ttt::linalg_raise
+
+#endif // TTT_LIB_CONVERSION_LINALGTOTTT_EINSUMPOLYNOMIAL_H

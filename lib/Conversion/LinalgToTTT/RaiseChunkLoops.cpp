@@ -1,0 +1,543 @@
+//===- RaiseChunkLoops.cpp - the math of a ttt.chunk_loop, as a layer -----===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Reads what one chunk of a ttt.chunk_loop computes, as einsum polynomials
+// (EinsumPolynomial.h), and names the layer when it is one `ttt.kvb_layer`
+// expresses. The roles of the dimensions come from the math, not from their
+// positions: in `y = q W` the label that q and W share and y lacks is W's
+// input; the one W and y share is its output; the ones all three share are
+// streams (batch, heads); the one y and q share is time, which must be the
+// loop's window and output axis. Whatever the layout and orientation, the
+// operands are then transposed into the layer op's `[B, H, T, D]`.
+//
+// Read today: one linear fast weight, applied to the chunk's queries before
+// or after the update `W + s * sum_t k_t^T (lr_t v_t)` (the dot loss's
+// descent step, per-token rates optional), chunked or as one chunk.
+//
+//===----------------------------------------------------------------------===//
+
+#include "EinsumPolynomial.h"
+
+#include "ttt/Conversion/Passes.h"
+#include "ttt/Dialect/TTT/IR/TTTOps.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::ttt {
+#define GEN_PASS_DEF_TTTRAISECHUNKLOOPS
+#include "ttt/Conversion/Passes.h.inc"
+} // namespace mlir::ttt
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::linalg_raise;
+
+namespace {
+
+/// A window factor: which loop sequence, and its labels.
+struct WindowFactor {
+  unsigned sequence;
+  SmallVector<unsigned> labels;
+};
+
+/// A linear fast-weight layer read off a chunk loop, its labels in the
+/// reading of the output.
+struct LinearLayer {
+  UpdateOrder order = UpdateOrder::apply_then_update;
+  WindowFactor q, k, v;
+  std::optional<WindowFactor> lr;
+  /// The state's labels (in the output's reading), the stream labels in
+  /// the state's order, and the roles.
+  SmallVector<unsigned> stateLabels, streams;
+  unsigned time = 0, in = 0, out = 0;
+  /// k and v's summed time label (in the update's reading), and the map
+  /// from the update's labels of the state to the output's.
+  unsigned updateTime = 0;
+  double step = 1.0;
+  /// The output's labels.
+  SmallVector<unsigned> outputLabels;
+};
+
+bool hasDuplicates(ArrayRef<unsigned> labels) {
+  llvm::SmallDenseSet<unsigned> seen;
+  return llvm::any_of(labels,
+                      [&](unsigned label) { return !seen.insert(label).second; });
+}
+
+/// The loop sequence `leaf` is the window of.
+std::optional<unsigned> windowIndex(ChunkLoopOp loop, Value leaf) {
+  for (auto [index, arg] : llvm::enumerate(loop.getWindowArgs()))
+    if (leaf == arg)
+      return index;
+  return std::nullopt;
+}
+
+/// Whether `value` is computed from `target` inside the body.
+bool readsValue(Value value, Value target) {
+  SmallVector<Value> stack{value};
+  llvm::DenseSet<Value> seen;
+  while (!stack.empty()) {
+    Value next = stack.pop_back_val();
+    if (next == target)
+      return true;
+    if (!seen.insert(next).second)
+      continue;
+    if (Operation *op = next.getDefiningOp()) {
+      llvm::append_range(stack, op->getOperands());
+      op->walk([&](Operation *inner) {
+        llvm::append_range(stack, inner->getOperands());
+      });
+    }
+  }
+  return false;
+}
+
+class LayerReading {
+public:
+  explicit LayerReading(ChunkLoopOp loop) : loop(loop) {}
+
+  FailureOr<LinearLayer> read(std::string &why);
+
+private:
+  LogicalResult readOutput(LinearLayer &layer, std::string &why);
+  LogicalResult readUpdate(LinearLayer &layer, std::string &why);
+
+  ChunkLoopOp loop;
+};
+
+LogicalResult LayerReading::readOutput(LinearLayer &layer, std::string &why) {
+  Value state = loop.getStateArgs()[0];
+  Value next = loop.getYield().getNextState()[0];
+  Value output = loop.getYield().getOutputs()[0];
+  layer.order = readsValue(output, next) ? UpdateOrder::update_then_apply
+                                         : UpdateOrder::apply_then_update;
+  EinsumReader reader({state, next});
+  std::optional<Polynomial> poly = reader.read(output);
+  if (!poly || poly->terms.size() != 1 || poly->terms[0].factors.size() != 2)
+    return why = "its output is not one product of the queries and the fast "
+                 "weight",
+           failure();
+  const Term &term = poly->terms[0];
+  if (term.coeff != 1.0)
+    return why = "its output scales the product of the queries and the fast "
+                 "weight",
+           failure();
+  const Factor *weight = nullptr, *queries = nullptr;
+  for (const Factor &factor : term.factors) {
+    if (factor.leaf == state || factor.leaf == next)
+      weight = &factor;
+    else
+      queries = &factor;
+  }
+  std::optional<unsigned> q = queries ? windowIndex(loop, queries->leaf)
+                                      : std::nullopt;
+  if (!weight || !q)
+    return why = "its output is not the chunk's queries times the fast weight",
+           failure();
+  if ((weight->leaf == next) != (layer.order == UpdateOrder::update_then_apply))
+    return why = "its output reads the state both before and after the update",
+           failure();
+  layer.q = {*q, queries->labels};
+  layer.stateLabels = weight->labels;
+  layer.outputLabels = poly->labels;
+  ArrayRef<unsigned> y = poly->labels, w = weight->labels,
+                     x = queries->labels;
+  if (hasDuplicates(y) || hasDuplicates(w) || hasDuplicates(x))
+    return why = "a factor of its output repeats a dimension (a diagonal)",
+           failure();
+  layer.time = y[loop.getOutputAxes()[0]];
+  if (x[loop.getWindowAxes()[*q]] != layer.time ||
+      llvm::is_contained(w, layer.time))
+    return why = "its output's time axis is not the queries' time axis",
+           failure();
+  SmallVector<unsigned> ins, outs;
+  for (unsigned label : w) {
+    bool inY = llvm::is_contained(y, label), inX = llvm::is_contained(x, label);
+    if (inY && inX)
+      layer.streams.push_back(label);
+    else if (inX)
+      ins.push_back(label);
+    else if (inY)
+      outs.push_back(label);
+    else
+      return why = "the fast weight has a dimension that its output sums "
+                   "without the queries",
+             failure();
+  }
+  if (ins.size() != 1 || outs.size() != 1)
+    return why = "the fast weight is not one matrix per stream (one input "
+                 "and one output dimension)",
+           failure();
+  layer.in = ins[0];
+  layer.out = outs[0];
+  if (x.size() != layer.streams.size() + 2 ||
+      y.size() != layer.streams.size() + 2)
+    return why = "the queries or the output have dimensions the fast weight "
+                 "does not have per stream (a weight shared across a batch)",
+           failure();
+  return success();
+}
+
+LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
+  Value state = loop.getStateArgs()[0];
+  Value next = loop.getYield().getNextState()[0];
+  EinsumReader reader({state});
+  std::optional<Polynomial> poly = reader.read(next);
+  if (!poly)
+    return why = "its update is not a sum of products", failure();
+  // The update's labels of the state, in the output's reading.
+  llvm::DenseMap<unsigned, unsigned> toOutput;
+  for (auto [mine, theirs] : llvm::zip_equal(poly->labels, layer.stateLabels))
+    toOutput[mine] = theirs;
+  const Term *update = nullptr;
+  bool keepsState = false;
+  for (const Term &term : poly->terms) {
+    SmallVector<const Factor *> states = term.factorsOf(state);
+    if (states.empty()) {
+      if (update)
+        return why = "its update adds more than one product of keys and "
+                     "values",
+               failure();
+      update = &term;
+      continue;
+    }
+    if (keepsState || term.coeff != 1.0 || term.factors.size() != 1 ||
+        ArrayRef<unsigned>(states[0]->labels) != ArrayRef(poly->labels))
+      return why = "its update is not the fast weight plus a term (a decay, "
+                   "an MSE or delta-rule residual, momentum: not read yet)",
+             failure();
+    keepsState = true;
+  }
+  if (!keepsState || !update)
+    return why = "its update does not add a term to the fast weight",
+           failure();
+  layer.step = update->coeff;
+  std::optional<unsigned> time;
+  for (const Factor &factor : update->factors) {
+    std::optional<unsigned> index = windowIndex(loop, factor.leaf);
+    if (!index || hasDuplicates(factor.labels))
+      return why = "its update reads something other than the chunk's "
+                   "windows",
+             failure();
+    unsigned axisLabel = factor.labels[loop.getWindowAxes()[*index]];
+    if (llvm::is_contained(poly->labels, axisLabel) ||
+        (time && *time != axisLabel))
+      return why = "its update does not sum over the chunk's tokens",
+             failure();
+    time = axisLabel;
+    bool hasIn = false, hasOut = false;
+    WindowFactor window{*index, {}};
+    for (unsigned label : factor.labels) {
+      if (label == axisLabel) {
+        window.labels.push_back(layer.time);
+        continue;
+      }
+      auto it = toOutput.find(label);
+      if (it == toOutput.end())
+        return why = "its update sums over a dimension other than time",
+               failure();
+      hasIn |= it->second == layer.in;
+      hasOut |= it->second == layer.out;
+      window.labels.push_back(it->second);
+    }
+    auto streamsOnly = [&] {
+      return llvm::all_of(window.labels, [&](unsigned label) {
+        return label == layer.time || llvm::is_contained(layer.streams, label);
+      });
+    };
+    if (hasIn && !hasOut && !layer.k.labels.size())
+      layer.k = window;
+    else if (hasOut && !hasIn && !layer.v.labels.size())
+      layer.v = window;
+    else if (!hasIn && !hasOut && !layer.lr && streamsOnly() &&
+             window.labels.size() == layer.streams.size() + 1)
+      layer.lr = window;
+    else
+      return why = "its update is not keys times values (times per-token "
+                   "rates)",
+             failure();
+  }
+  if (layer.k.labels.empty() || layer.v.labels.empty() ||
+      layer.k.labels.size() != layer.streams.size() + 2 ||
+      layer.v.labels.size() != layer.streams.size() + 2)
+    return why = "its update is not keys times values per stream", failure();
+  layer.updateTime = *time;
+  return success();
+}
+
+FailureOr<LinearLayer> LayerReading::read(std::string &why) {
+  if (loop.getInits().size() != 1 || loop.getOutputs().size() != 1)
+    return why = "it carries " + std::to_string(loop.getInits().size()) +
+                 " state values and has " +
+                 std::to_string(loop.getOutputs().size()) +
+                 " outputs; read today: one fast weight, one output",
+           failure();
+  Type element = getElementTypeOrSelf(loop.getInits()[0].getType());
+  if (!element.isF32() && !element.isF64())
+    return why = "its state is not f32 or f64", failure();
+  LinearLayer layer;
+  if (failed(readOutput(layer, why)) || failed(readUpdate(layer, why)))
+    return failure();
+  if (loop.isSingleChunk() && layer.order != UpdateOrder::update_then_apply)
+    return why = "one chunk applied before its update learns nothing",
+           failure();
+  return layer;
+}
+
+/// Builds the layer op's operands and results in `[B, H, T, D]` and back.
+class LayoutBuilder {
+public:
+  LayoutBuilder(RewriterBase &b, Location loc, ArrayRef<unsigned> streams)
+      : b(b), loc(loc), streams(streams) {}
+
+  /// `value`, whose dimensions carry `labels`, with them in the order
+  /// `order`.
+  Value permute(Value value, ArrayRef<unsigned> labels,
+                ArrayRef<unsigned> order) {
+    SmallVector<int64_t> perm;
+    for (unsigned label : order)
+      perm.push_back(llvm::find(labels, label) - labels.begin());
+    if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+      return value;
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t p : perm)
+      sizes.push_back(tensor::getMixedSizes(b, loc, value)[p]);
+    Value init = tensor::EmptyOp::create(
+        b, loc, sizes, getElementTypeOrSelf(value.getType()));
+    return linalg::TransposeOp::create(b, loc, value, init, perm)->getResult(0);
+  }
+
+  /// `[streams..., rest...]` as `[1, N, rest...]`, padded with unit
+  /// dimensions at the end to `rank` (at least the current rank + 2 - #streams).
+  Value toLayer(Value value, int64_t rank) {
+    auto type = cast<RankedTensorType>(value.getType());
+    int64_t numStreams = streams.size();
+    // Collapse the streams into one (or add one) and append unit dims.
+    SmallVector<ReassociationIndices> collapse;
+    SmallVector<int64_t> collapsedShape;
+    if (numStreams > 0) {
+      ReassociationIndices group;
+      int64_t n = 1;
+      for (int64_t d = 0; d < numStreams; ++d) {
+        group.push_back(d);
+        n = type.isDynamicDim(d) || n == ShapedType::kDynamic
+                ? ShapedType::kDynamic
+                : n * type.getDimSize(d);
+      }
+      collapse.push_back(group);
+      collapsedShape.push_back(n);
+      for (int64_t d = numStreams; d < type.getRank(); ++d) {
+        collapse.push_back({d});
+        collapsedShape.push_back(type.getDimSize(d));
+      }
+      if (numStreams > 1)
+        value = tensor::CollapseShapeOp::create(
+            b, loc, RankedTensorType::get(collapsedShape, type.getElementType()),
+            value, collapse);
+    } else {
+      collapsedShape.assign(type.getShape().begin(), type.getShape().end());
+    }
+    // [N, rest...] -> [1, N, rest..., 1...]  (or [rest...] -> [1, 1, rest...]).
+    SmallVector<OpFoldResult> current = tensor::getMixedSizes(b, loc, value);
+    SmallVector<ReassociationIndices> expand;
+    SmallVector<OpFoldResult> outputShape;
+    SmallVector<int64_t> shape;
+    int64_t currentRank = collapsedShape.size();
+    int64_t lead = numStreams > 0 ? 1 : 2;
+    for (int64_t d = 0; d < currentRank; ++d) {
+      ReassociationIndices group;
+      if (d == 0)
+        for (int64_t i = 0; i < lead; ++i) {
+          group.push_back(shape.size());
+          shape.push_back(1);
+          outputShape.push_back(b.getIndexAttr(1));
+        }
+      group.push_back(shape.size());
+      shape.push_back(collapsedShape[d]);
+      outputShape.push_back(current[d]);
+      if (d == currentRank - 1)
+        while (static_cast<int64_t>(shape.size()) < rank) {
+          group.push_back(shape.size());
+          shape.push_back(1);
+          outputShape.push_back(b.getIndexAttr(1));
+        }
+      expand.push_back(group);
+    }
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+        expand, outputShape);
+  }
+
+  /// The inverse of toLayer for a `[1, N, rest...]` result: `[streams...,
+  /// rest...]` with the streams' sizes of `like` (whose leading dimensions
+  /// are the streams).
+  Value fromLayer(Value value, Value like) {
+    auto type = cast<RankedTensorType>(value.getType());
+    auto likeType = cast<RankedTensorType>(like.getType());
+    int64_t numStreams = streams.size();
+    // [1, N, rest...] -> [N, rest...]  (or [1, 1, rest...] -> [rest...]).
+    SmallVector<ReassociationIndices> collapse;
+    SmallVector<int64_t> shape;
+    int64_t lead = numStreams > 0 ? 2 : 3;
+    ReassociationIndices first;
+    for (int64_t d = 0; d < lead; ++d)
+      first.push_back(d);
+    collapse.push_back(first);
+    shape.push_back(numStreams > 0 ? type.getDimSize(1) : type.getDimSize(2));
+    for (int64_t d = lead; d < type.getRank(); ++d) {
+      collapse.push_back({d});
+      shape.push_back(type.getDimSize(d));
+    }
+    value = tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+        collapse);
+    if (numStreams <= 1)
+      return value;
+    // [N, rest...] -> [streams..., rest...].
+    SmallVector<ReassociationIndices> expand;
+    SmallVector<int64_t> expanded;
+    SmallVector<OpFoldResult> outputShape;
+    SmallVector<OpFoldResult> likeSizes = tensor::getMixedSizes(b, loc, like);
+    SmallVector<OpFoldResult> current = tensor::getMixedSizes(b, loc, value);
+    ReassociationIndices group;
+    for (int64_t d = 0; d < numStreams; ++d) {
+      group.push_back(d);
+      expanded.push_back(likeType.getDimSize(d));
+      outputShape.push_back(likeSizes[d]);
+    }
+    expand.push_back(group);
+    for (int64_t d = 1, e = shape.size(); d < e; ++d) {
+      expand.push_back({static_cast<int64_t>(expanded.size())});
+      expanded.push_back(shape[d]);
+      outputShape.push_back(current[d]);
+    }
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(expanded, type.getElementType()), value,
+        expand, outputShape);
+  }
+
+private:
+  RewriterBase &b;
+  Location loc;
+  ArrayRef<unsigned> streams;
+};
+
+void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
+                const LinearLayer &layer) {
+  Location loc = loop.getLoc();
+  MLIRContext *context = loop.getContext();
+  rewriter.setInsertionPoint(loop);
+  LayoutBuilder layout(rewriter, loc, layer.streams);
+  auto sequence = [&](const WindowFactor &window,
+                      ArrayRef<unsigned> order) -> Value {
+    Value value = loop.getSequences()[window.sequence];
+    return layout.toLayer(layout.permute(value, window.labels, order), 4);
+  };
+  SmallVector<unsigned> qOrder(layer.streams), kOrder(layer.streams),
+      vOrder(layer.streams), wOrder(layer.streams), lrOrder(layer.streams);
+  qOrder.append({layer.time, layer.in});
+  kOrder.append({layer.time, layer.in});
+  vOrder.append({layer.time, layer.out});
+  wOrder.append({layer.in, layer.out});
+  lrOrder.push_back(layer.time);
+  Value q = sequence(layer.q, qOrder);
+  Value k = sequence(layer.k, kOrder);
+  Value v = sequence(layer.v, vOrder);
+  Value lr = layer.lr ? sequence(*layer.lr, lrOrder) : Value();
+  Value weightInStreams =
+      layout.permute(loop.getInits()[0], layer.stateLabels, wOrder);
+  Value weight = layout.toLayer(weightInStreams, 4);
+
+  auto model = FastWeightModelAttr::get(context, ModelKind::linear, {0}, false,
+                                        Activation::silu);
+  auto loss = LossAttr::get(context, LossKind::dot, APFloat(1.0),
+                            Reduction::sum, APFloat(1e-6));
+  auto update = UpdateAttr::get(context, Sign::descent, APFloat(layer.step),
+                                ClipKind::none, NewtonSchulzAttr(),
+                                WeightNormKind::none, APFloat(1e-5));
+  auto schedule =
+      loop.isSingleChunk()
+          ? ScheduleAttr::get(context, ScheduleKind::full_batch, 0,
+                              UpdateOrder::apply_then_update, 1)
+          : ScheduleAttr::get(context, ScheduleKind::chunked, loop.getChunk(),
+                              layer.order, 1);
+  auto qType = cast<RankedTensorType>(q.getType());
+  auto vType = cast<RankedTensorType>(v.getType());
+  auto wType = cast<RankedTensorType>(weight.getType());
+  auto outputType = RankedTensorType::get(
+      {qType.getDimSize(0), qType.getDimSize(1), qType.getDimSize(2),
+       vType.getDimSize(3)},
+      qType.getElementType());
+  auto finalType = RankedTensorType::get(
+      {qType.getDimSize(0), qType.getDimSize(1), wType.getDimSize(2),
+       wType.getDimSize(3)},
+      wType.getElementType());
+  bool wantsFinal = !loop.getFinalStates()[0].use_empty();
+  auto op = KVBLayerOp::create(
+      rewriter, loc, outputType,
+      wantsFinal ? TypeRange{finalType} : TypeRange{}, q, k, v,
+      ValueRange{weight}, lr, Value(), Value(), Value(), Value(), model, loss,
+      update, schedule);
+
+  SmallVector<unsigned> yOrder(layer.streams);
+  yOrder.append({layer.time, layer.out});
+  Value qInStreams = layout.permute(loop.getSequences()[layer.q.sequence],
+                                    layer.q.labels, qOrder);
+  Value output = layout.fromLayer(op.getOutput(), qInStreams);
+  output = layout.permute(output, yOrder, layer.outputLabels);
+  Value finalState;
+  if (wantsFinal) {
+    finalState = layout.fromLayer(op.getFinalWeights()[0], weightInStreams);
+    finalState = layout.permute(finalState, wOrder, layer.stateLabels);
+  }
+  SmallVector<Value> replacements{output};
+  replacements.push_back(finalState ? finalState
+                                    : loop.getFinalStates()[0]);
+  if (!finalState) {
+    rewriter.replaceAllUsesWith(loop.getOutputs()[0], output);
+    rewriter.eraseOp(loop);
+    return;
+  }
+  rewriter.replaceOp(loop, replacements);
+}
+
+struct TTTRaiseChunkLoopsPass
+    : ttt::impl::TTTRaiseChunkLoopsBase<TTTRaiseChunkLoopsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<ChunkLoopOp> loops;
+    getOperation()->walk([&](ChunkLoopOp loop) { loops.push_back(loop); });
+    IRRewriter rewriter(&getContext());
+    for (ChunkLoopOp loop : loops) {
+      std::string why;
+      FailureOr<LinearLayer> layer = LayerReading(loop).read(why);
+      if (failed(layer)) {
+        if (explain)
+          loop.emitRemark() << "ttt-raise-chunk-loops: not a ttt.kvb_layer: "
+                            << why;
+        continue;
+      }
+      if (explain)
+        loop.emitRemark() << "ttt-raise-chunk-loops: a linear fast weight "
+                             "(dot loss, "
+                          << (layer->lr ? "per-token rates, " : "")
+                          << (loop.isSingleChunk()
+                                  ? std::string("one chunk")
+                                  : "chunks of " +
+                                        std::to_string(loop.getChunk()) +
+                                        ", " +
+                                        stringifyUpdateOrder(layer->order).str())
+                          << ")";
+      buildLayer(rewriter, loop, *layer);
+    }
+  }
+};
+
+} // namespace
