@@ -7,9 +7,10 @@
 // An scf.for is a chunk recurrence when its windows are proven to tile the
 // sequences: every tensor.extract_slice that depends on the counter cuts
 // `[n*C, n*C + size)` along one axis in iteration n (its offset affine in
-// the counter, whatever arithmetic spells it), with `size` either C in every
-// iteration of a loop whose trip count times C is the length, or
-// `min(C, T - n*C)` in a loop of ceil(T / C) iterations; every carried
+// the counter, whatever arithmetic spells it) for n < ceil(T / C), with
+// `size` either `min(C, T - n*C)` or C (then a static T is a multiple of C;
+// a run-time T that C does not divide makes the loop read past its
+// sequences, an execution with no meaning to keep); every carried
 // buffer is written at that window and read by nothing else. The loop's
 // other carried values are its state. What the body computes is not read
 // here; it only has to be in ttt.chunk_loop's op set and blind to the
@@ -26,6 +27,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/MathExtras.h"
@@ -81,6 +83,21 @@ std::optional<Linear> scale(const Linear &a, int64_t factor) {
   return Linear{*counter, *constant, a.length, *length};
 }
 
+/// The static size of `value` if it is a constant or the `tensor.dim` of a
+/// static dimension.
+std::optional<int64_t> staticIndex(Value value) {
+  APInt constant;
+  if (matchPattern(value, m_ConstantInt(&constant)))
+    return constant.getSExtValue();
+  if (auto dim = value.getDefiningOp<tensor::DimOp>()) {
+    std::optional<int64_t> index = dim.getConstantIndex();
+    auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
+    if (index && type && *index < type.getRank() && !type.isDynamicDim(*index))
+      return type.getDimSize(*index);
+  }
+  return std::nullopt;
+}
+
 /// Reads index values as Linear in a loop's counter.
 class CounterArithmetic {
 public:
@@ -89,12 +106,23 @@ public:
   std::optional<Linear> read(Value value) {
     if (value == loop.getInductionVar())
       return Linear{1, 0, {}, 0};
-    APInt constant;
-    if (matchPattern(value, m_ConstantInt(&constant)))
-      return Linear{0, constant.getSExtValue(), {}, 0};
+    if (std::optional<int64_t> constant = staticIndex(value))
+      return Linear{0, *constant, {}, 0};
     Operation *op = value.getDefiningOp();
     if (!op)
       return std::nullopt;
+    // A quotient of constants (a step computed as T / #chunks).
+    if (isa<arith::DivUIOp, arith::DivSIOp, arith::CeilDivUIOp>(op)) {
+      std::optional<Linear> lhs = read(op->getOperand(0));
+      std::optional<Linear> rhs = read(op->getOperand(1));
+      if (!lhs || !rhs || !lhs->isConstant() || !rhs->isConstant() ||
+          rhs->constant <= 0 || lhs->constant < 0)
+        return std::nullopt;
+      int64_t quotient = lhs->constant / rhs->constant;
+      if (isa<arith::CeilDivUIOp>(op) && lhs->constant % rhs->constant)
+        ++quotient;
+      return Linear{0, quotient, {}, 0};
+    }
     if (!loop->isAncestor(op)) {
       if (isa<tensor::DimOp>(op) && value.getType().isIndex())
         return Linear{0, 0, value, 1};
@@ -199,21 +227,6 @@ struct Window {
   bool followsWindows = false;
 };
 
-/// The static size of `value` if it is a constant or the `tensor.dim` of a
-/// static dimension.
-std::optional<int64_t> staticIndex(Value value) {
-  APInt constant;
-  if (matchPattern(value, m_ConstantInt(&constant)))
-    return constant.getSExtValue();
-  if (auto dim = value.getDefiningOp<tensor::DimOp>()) {
-    std::optional<int64_t> index = dim.getConstantIndex();
-    auto type = dyn_cast<RankedTensorType>(dim.getSource().getType());
-    if (index && type && *index < type.getRank() && !type.isDynamicDim(*index))
-      return type.getDimSize(*index);
-  }
-  return std::nullopt;
-}
-
 /// Whether `value` is the size of dimension `axis` of `tensor`.
 bool isDimOf(Value value, Value tensor, int64_t axis) {
   auto type = cast<RankedTensorType>(tensor.getType());
@@ -231,8 +244,9 @@ public:
   /// Proves that the loop is a ttt.chunk_loop; the reason if not.
   LogicalResult read(std::string &why);
 
-  /// Builds the ttt.chunk_loop and replaces the loop by it.
-  void replace(RewriterBase &rewriter);
+  /// Builds the ttt.chunk_loop and replaces the loop by it; the verifier's
+  /// complaint instead, and nothing changed, if the op it built is invalid.
+  std::string replace(RewriterBase &rewriter);
 
 private:
   LogicalResult readBounds(std::string &why);
@@ -498,6 +512,11 @@ LogicalResult ChunkLoopReading::checkTiling(std::string &why) {
     for (const Window &window : windows)
       if ((length = sourceLength(window)))
         break;
+  // Windows of C tokens in a loop of ceil(T / C) iterations: T is the
+  // length (a length C does not divide makes the program read past its
+  // sequences, which has no meaning to keep).
+  if (!lengthValue && !length && tripLength)
+    lengthValue = tripLength;
   if (!lengthValue && !length)
     return why = "the length its windows tile is not known", failure();
 
@@ -553,9 +572,10 @@ LogicalResult ChunkLoopReading::checkTiling(std::string &why) {
              failure();
     full |= !window.clamped && !window.wholeLength && !window.followsWindows;
   }
-  if (full && !(length && *length % chunk == 0))
+  if (full && length && *length % chunk != 0)
     return why = "its windows of " + std::to_string(chunk) +
-                 " tokens are not proven to end at the sequences' end",
+                 " tokens pass the end of its " + std::to_string(*length) +
+                 " tokens",
            failure();
   if (tripCount) {
     if (!length)
@@ -682,7 +702,20 @@ LogicalResult ChunkLoopReading::read(std::string &why) {
   return success();
 }
 
-void ChunkLoopReading::replace(RewriterBase &rewriter) {
+/// Verifies `op` and returns its first diagnostic, or an empty string.
+std::string verifyQuietly(Operation *op) {
+  std::string message;
+  ScopedDiagnosticHandler handler(op->getContext(), [&](Diagnostic &diag) {
+    if (message.empty())
+      message = diag.str();
+    return success();
+  });
+  if (succeeded(verify(op)))
+    return "";
+  return message.empty() ? "the loop it would be does not verify" : message;
+}
+
+std::string ChunkLoopReading::replace(RewriterBase &rewriter) {
   Location loc = loop.getLoc();
   SmallVector<Value> inits, sequences;
   SmallVector<int64_t> windowAxes, outputAxes;
@@ -759,6 +792,11 @@ void ChunkLoopReading::replace(RewriterBase &rewriter) {
       nextState.push_back(mapping.lookupOrDefault(yield.getOperand(index)));
   }
   ChunkYieldOp::create(rewriter, loc, chunkOutputs, nextState);
+  if (std::string problem = verifyQuietly(chunkLoop); !problem.empty()) {
+    // Never leave an invalid op behind; say why instead.
+    rewriter.eraseOp(chunkLoop);
+    return problem;
+  }
 
   SmallVector<Value> replacements;
   unsigned output = 0, state = 0;
@@ -766,6 +804,7 @@ void ChunkLoopReading::replace(RewriterBase &rewriter) {
     replacements.push_back(write ? chunkLoop.getOutputs()[output++]
                                  : chunkLoop.getFinalStates()[state++]);
   rewriter.replaceOp(loop, replacements);
+  return "";
 }
 
 struct TTTFormChunkLoopsPass
@@ -779,10 +818,8 @@ struct TTTFormChunkLoopsPass
     for (scf::ForOp loop : loops) {
       ChunkLoopReading reading(loop);
       std::string why;
-      if (succeeded(reading.read(why))) {
-        reading.replace(rewriter);
+      if (succeeded(reading.read(why)) && (why = reading.replace(rewriter)).empty())
         continue;
-      }
       bool carriesTensors = llvm::any_of(loop.getInitArgs(), [](Value init) {
         return isa<RankedTensorType>(init.getType());
       });

@@ -79,11 +79,12 @@ std::string ChunkLoopOp::whyNotCanonical(Operation *op) {
 }
 
 /// The size every window of a sequence of length `length` has along the
-/// time axis, or dynamic when chunks differ (a shorter last one) or the
-/// length is unknown.
+/// time axis, or dynamic when chunks differ (a shorter last one). Of a
+/// run-time length, a window may say C: the loop then takes C to divide the
+/// length, as a program that cuts C-token windows up to it does.
 static int64_t uniformWindowSize(int64_t length, int64_t chunk) {
   if (ShapedType::isDynamic(length))
-    return ShapedType::kDynamic;
+    return chunk == 0 ? ShapedType::kDynamic : chunk;
   if (chunk == 0)
     return length;
   if (length <= chunk)
