@@ -11,8 +11,7 @@
 // CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
 // CHECK: %[[T:.*]] = tensor.dim %[[Q]], %[[C0]]
 // CHECK: %[[N:.*]] = arith.ceildivui %[[T]], %[[C16]]
-// CHECK: %[[EMPTY:.*]] = arith.cmpi eq, %[[T]], %[[C0]]
-// CHECK: %[[INIT:.*]] = scf.if %[[EMPTY]]
+// CHECK: %[[INIT:.*]] = tensor.empty(%[[T]]) : tensor<?x8xf32>
 // CHECK: %[[R:.*]]:2 = scf.for %[[I:.*]] = %[[C0]] to %[[N]] step %[[C1]] iter_args(%[[S:.*]] = %[[W0]], %[[ACC:.*]] = %[[INIT]])
 // CHECK: %[[START:.*]] = arith.muli %[[I]], %[[C16]]
 // CHECK: %[[LEFT:.*]] = arith.subi %[[T]], %[[START]]
@@ -20,8 +19,8 @@
 // CHECK: %[[QC:.*]] = tensor.extract_slice %[[Q]][%[[START]], 0] [%[[SIZE]], 8] [1, 1]
 // CHECK: %[[OC:.*]] = linalg.matmul ins(%[[QC]], %[[S]] :
 // CHECK: %[[S1:.*]] = linalg.add ins(%[[S]], %[[S]] :
-// CHECK: %[[BUF:.*]] = scf.if
-// CHECK: %[[INS:.*]] = tensor.insert_slice %[[OC]] into %[[BUF]][%[[START]], 0]
+// CHECK-NOT: scf.if
+// CHECK: %[[INS:.*]] = tensor.insert_slice %[[OC]] into %[[ACC]][%[[START]], 0]
 // CHECK: scf.yield %[[S1]], %[[INS]]
 // CHECK: return %[[R]]#1, %[[R]]#0
 func.func @chunked(%w0: tensor<8x8xf32>, %q: tensor<?x8xf32>)
@@ -85,4 +84,31 @@ func.func @single_chunk(%q: tensor<12x4xf32>, %k: tensor<6x4xf32>)
     ttt.chunk_yield outputs(%o : tensor<12x4xf32>)
   } -> outputs(tensor<12x4xf32>)
   return %o : tensor<12x4xf32>
+}
+
+// -----
+
+// An output of run-time batch: its buffer is allocated once the first chunk
+// has run and says how large the batch is; an empty sequence takes the sizes
+// the body gives an empty window.
+// CHECK-LABEL: func.func @dynamic_batch
+// CHECK-SAME: (%[[X:.*]]: tensor<?x?x4xf32>)
+// CHECK: %[[T:.*]] = tensor.dim %[[X]], %c1
+// CHECK: %[[NONE:.*]] = arith.cmpi eq, %[[T]], %c0
+// CHECK: %[[INIT:.*]] = scf.if %[[NONE]] -> (tensor<?x?x4xf32>) {
+// CHECK: tensor.extract_slice %[[X]][0, %c0, 0]
+// CHECK: } else {
+// CHECK: scf.for %[[I:.*]] = {{.*}} iter_args(%[[ACC:.*]] = %[[INIT]])
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[I]], %c0
+// CHECK: %[[BUF:.*]] = scf.if %[[FIRST]] -> (tensor<?x?x4xf32>) {
+// CHECK: } else {
+// CHECK-NEXT: scf.yield %[[ACC]]
+// CHECK: tensor.insert_slice %{{.*}} into %[[BUF]]
+func.func @dynamic_batch(%x: tensor<?x?x4xf32>) -> tensor<?x?x4xf32> {
+  %o = ttt.chunk_loop chunk(2) windows(%x : tensor<?x?x4xf32>) along [1]
+      outputs along [1] {
+  ^bb0(%xc: tensor<?x?x4xf32>):
+    ttt.chunk_yield outputs(%xc : tensor<?x?x4xf32>)
+  } -> outputs(tensor<?x?x4xf32>)
+  return %o : tensor<?x?x4xf32>
 }

@@ -123,10 +123,10 @@ func.func @state_argument_type(%s0: tensor<4xf32>, %x: tensor<?x4xf32>) {
 // -----
 
 func.func @window_argument_type(%s0: tensor<4xf32>, %x: tensor<?x4xf32>) {
-  // expected-error @+1 {{body argument for the window of sequence #0 has type 'tensor<4x4xf32>' but a window of 'tensor<?x4xf32>' along axis 0 is 'tensor<?x4xf32>'}}
+  // expected-error @+1 {{body argument for the window of sequence #0 has type 'tensor<3x4xf32>' but a window of 'tensor<?x4xf32>' along axis 0 is 'tensor<4x4xf32>'}}
   %o:2 = ttt.chunk_loop chunk(4) state(%s0 : tensor<4xf32>) windows(%x : tensor<?x4xf32>) along [0] outputs along [0] {
-  ^bb0(%s: tensor<4xf32>, %xc: tensor<4x4xf32>):
-    ttt.chunk_yield outputs(%xc : tensor<4x4xf32>) state(%s : tensor<4xf32>)
+  ^bb0(%s: tensor<4xf32>, %xc: tensor<3x4xf32>):
+    ttt.chunk_yield outputs(%xc : tensor<3x4xf32>) state(%s : tensor<4xf32>)
   } -> outputs(tensor<?x4xf32>) state(tensor<4xf32>)
   return
 }
