@@ -1,9 +1,10 @@
 """ttt.chunk_loop programs written from the math, with a NumPy oracle.
 
-A linear fast weight W, moved by the dot loss's gradient step on each
-chunk's keys and values and applied to its queries:
+A linear fast weight W, moved by a gradient step of the dot or the MSE loss
+on each chunk's keys and values and applied to its queries:
 
-    W_{c+1} = W_c + s * sum_{t in chunk c} k_t^T (lr_t v_t)
+    W_{c+1} = W_c + s * sum_{t in chunk c} k_t^T (lr_t v_t)            (dot)
+    W_{c+1} = W_c - s * sum_{t in chunk c} k_t^T (lr_t (k_t W_c - v_t))  (MSE)
     o_t     = q_t W_c          (apply then update)
     o_t     = q_t W_{c+1}      (update then apply)
 
@@ -35,6 +36,8 @@ class LinearLayer:
     update_first: bool
     step: float
     dynamic_length: bool
+    # `dot`: W += s k^T (lr v); `mse`: W -= s k^T (lr (k W - v)).
+    loss: str = "dot"
     arrays: list = field(default_factory=list)
 
     # -- types -----------------------------------------------------------
@@ -88,10 +91,33 @@ class LinearLayer:
         upd_types = [win_in, win_out] + ([lr_win] if self.token_lr else [])
         upd_maps = [tok("d3", "d1"), tok("d3", "d2")] + (["(d0, d3)"] if self.token_lr else [])
         upd_maps.append(w("d1", "d2"))
+        residual = ""
+        if self.loss == "mse":
+            # r = k W - v over (d0 = b, d1 = t, d2 = in, d3 = out), then the
+            # update reads r in place of v with the step negated.
+            res_maps = [tok("d1", "d2"), w("d2", "d3"), tok("d1", "d3")]
+            dim_line = (f"\n    %rta = arith.constant {axis} : index\n    %rn = tensor.dim %kc, %rta : {win_in}"
+                        if wt == "?" else "")
+            empty = "tensor.empty(%rn)" if wt == "?" else "tensor.empty()"
+            residual = f"""{dim_line}
+    %re = {empty} : {win_out}
+    %rz = arith.constant 0.0 : f32
+    %rf = linalg.fill ins(%rz : f32) outs(%re : {win_out}) -> {win_out}
+    %kw = linalg.generic {{indexing_maps = [{", ".join("affine_map<(d0, d1, d2, d3) -> " + m + ">" for m in res_maps)}],
+        iterator_types = ["parallel", "parallel", "reduction", "parallel"]}}
+        ins(%kc, %s : {win_in}, {weight}) outs(%rf : {win_out}) {{
+    ^bb3(%x3: f32, %y3: f32, %z3: f32):
+      %p3 = arith.mulf %x3, %y3 : f32
+      %r3 = arith.addf %z3, %p3 : f32
+      linalg.yield %r3 : f32
+    }} -> {win_out}
+    %res = linalg.sub ins(%kw, %vc : {win_out}, {win_out}) outs(%re : {win_out}) -> {win_out}"""
+            upd_ins[1] = "%res"
         lr_arg = ", %l: f32" if self.token_lr else ""
         lr_mul = "\n      %kvl = arith.mulf %kv, %l : f32" if self.token_lr else "\n      %kvl = arith.addf %kv, %zero : f32"
-        update = f"""
-    %step = arith.constant {self.step!r} : f32
+        step = -self.step if self.loss == "mse" else self.step
+        update = f"""{residual}
+    %step = arith.constant {step!r} : f32
     %zero = arith.constant 0.0 : f32
     %s1 = linalg.generic {{indexing_maps = [{", ".join("affine_map<(d0, d1, d2, d3) -> " + m + ">" for m in upd_maps)}],
         iterator_types = ["parallel", "parallel", "parallel", "reduction"]}}
@@ -158,8 +184,12 @@ class LinearLayer:
         outs = []
         for start in range(0, self.length, self.chunk):
             window = slice(start, start + self.chunk)
-            grad = np.einsum("bti,btj,bt->bij", k[:, window], v[:, window], lr[:, window])
-            nxt = w + self.step * grad
+            if self.loss == "mse":
+                target = np.einsum("bti,bij->btj", k[:, window], w) - v[:, window]
+                nxt = w - self.step * np.einsum("bti,btj,bt->bij", k[:, window], target, lr[:, window])
+            else:
+                grad = np.einsum("bti,btj,bt->bij", k[:, window], v[:, window], lr[:, window])
+                nxt = w + self.step * grad
             outs.append(np.einsum("bti,bij->btj", q[:, window], nxt if self.update_first else w))
             w = nxt
         o = np.concatenate(outs, axis=1) if outs else np.zeros((self.batch, 0, self.dout))
@@ -176,4 +206,4 @@ def random_linear_layer(rng: np.random.Generator) -> LinearLayer:
         length=max(length, 1), chunk=chunk, feature_major=bool(rng.integers(2)),
         transposed_weight=bool(rng.integers(2)), token_lr=bool(rng.integers(2)),
         update_first=bool(rng.integers(2)), step=float(rng.choice([1.0, -0.5, 0.25])),
-        dynamic_length=bool(rng.integers(2)))
+        dynamic_length=bool(rng.integers(2)), loss=str(rng.choice(["dot", "mse"])))

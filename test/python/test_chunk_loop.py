@@ -61,7 +61,7 @@ def test_raised_to_a_layer_in_any_layout(case, tmp_path):
     raised, remarks = run_opt(layer.mlir(), "--ttt-raise-chunk-loops=explain", stderr=True)
     assert "ttt.chunk_loop" not in raised and raised.count("ttt.kvb_layer") == 1, (remarks, layer)
     order = "update_then_apply" if layer.update_first else "apply_then_update"
-    assert f"chunks of {layer.chunk}, {order}" in remarks, remarks
+    assert f"({layer.loss} loss, " in remarks and f"chunks of {layer.chunk}, {order}" in remarks, remarks
     for form in ("recurrent", "parallel"):
         _check(layer, run_function(raised, arrays, tmp_path, form=form))
 
@@ -77,3 +77,45 @@ def test_scf_loop_formed_and_raised(case, tmp_path):
     raised = run_opt(lowered, "--ttt-form-chunk-loops", "--ttt-raise-chunk-loops")
     assert "scf.for" not in raised and raised.count("ttt.kvb_layer") == 1, layer
     _check(layer, run_function(raised, arrays, tmp_path, form="parallel"))
+
+
+def _loop_spellings():
+    import itertools
+
+    import linalg_programs as lp
+
+    for weight, orientation, loss, bounds, (dynamic, partial) in itertools.product(
+            ("arg", "const"), ("x_w", "w_xt"), ("dot", "mse"), ("constant", "computed"),
+            ((False, False), (True, False), (True, True))):
+        if partial and bounds == "computed":
+            continue  # linalg_programs writes partial chunks only with constant bounds
+        yield lp.Spelling(contraction="generic", weight=weight, orientation=orientation,
+                          loss=loss, form="loop", bounds=bounds, dynamic=dynamic,
+                          partial_chunks=partial, T=10 if partial else 12)
+
+
+@pytest.mark.parametrize("spelling", list(_loop_spellings()), ids=lambda s: s.name)
+def test_hand_written_loops_formed_and_raised(spelling, tmp_path):
+    """The scf.for chunk loops of linalg_programs.py (contractions as
+    linalg.generic einsums, the weight x W or W x^T, the dot or MSE loss,
+    constant or computed bounds, static or run-time length, full or partial
+    last chunks) become one ttt.kvb_layer each, exact against the NumPy
+    oracle of that module."""
+    import linalg_programs as lp
+
+    raised, remarks = run_opt(lp.ttt_program(spelling), "--ttt-form-chunk-loops=explain",
+                              "--ttt-raise-chunk-loops=explain", stderr=True)
+    assert "scf.for" not in raised and raised.count("ttt.kvb_layer") == 1, remarks
+    assert f"({spelling.loss} loss, " in remarks, remarks
+    rng = np.random.default_rng(SEED)
+    q = rng.normal(0, 1, (lp.B, lp.H, spelling.T, lp.D)).astype(np.float32)
+    k = rng.normal(0, 0.5, (lp.B, lp.H, spelling.T, lp.D)).astype(np.float32)
+    v = rng.normal(0, 1, (lp.B, lp.H, spelling.T, lp.E)).astype(np.float32)
+    args, w0 = [q, k, v], lp.initial_weight(spelling)
+    if spelling.weight == "arg":
+        w0 = rng.normal(0, 0.5, (lp.B, lp.H) + w0.shape[2:]).astype(np.float32)
+        args.append(w0)
+    want = lp.ttt_oracle(spelling, q, k, v, w0)
+    for form in ("recurrent", "parallel"):
+        got = run_function(raised, args, tmp_path, form=form)[0]
+        assert np.abs(got - want).max() <= 1e-5 * max(1.0, float(np.abs(want).max())), form

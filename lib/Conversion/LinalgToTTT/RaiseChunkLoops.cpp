@@ -50,6 +50,7 @@ struct WindowFactor {
 /// reading of the output.
 struct LinearLayer {
   UpdateOrder order = UpdateOrder::apply_then_update;
+  LossKind loss = LossKind::dot;
   WindowFactor q, k, v;
   std::optional<WindowFactor> lr;
   /// The state's labels (in the output's reading), the stream labels in
@@ -107,6 +108,9 @@ public:
 private:
   LogicalResult readOutput(LinearLayer &layer, std::string &why);
   LogicalResult readUpdate(LinearLayer &layer, std::string &why);
+  LogicalResult readResidual(LinearLayer &layer, const Polynomial &poly,
+                             const Term &update, const Term &residual,
+                             std::string &why);
 
   ChunkLoopOp loop;
 };
@@ -195,7 +199,7 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
   llvm::DenseMap<unsigned, unsigned> toOutput;
   for (auto [mine, theirs] : llvm::zip_equal(poly->labels, layer.stateLabels))
     toOutput[mine] = theirs;
-  const Term *update = nullptr;
+  const Term *update = nullptr, *residual = nullptr;
   bool keepsState = false;
   for (const Term &term : poly->terms) {
     SmallVector<const Factor *> states = term.factorsOf(state);
@@ -207,12 +211,17 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
       update = &term;
       continue;
     }
-    if (keepsState || term.coeff != 1.0 || term.factors.size() != 1 ||
-        ArrayRef<unsigned>(states[0]->labels) != ArrayRef(poly->labels))
-      return why = "its update is not the fast weight plus a term (a decay, "
-                   "an MSE or delta-rule residual, momentum: not read yet)",
+    if (!keepsState && term.coeff == 1.0 && term.factors.size() == 1 &&
+        ArrayRef<unsigned>(states[0]->labels) == ArrayRef(poly->labels)) {
+      keepsState = true;
+      continue;
+    }
+    if (residual || states.size() != 1)
+      return why = "its update is not the fast weight plus a term, or minus "
+                   "the MSE loss's gradient (a decay, a delta rule with "
+                   "per-token factors inside, momentum: not read yet)",
              failure();
-    keepsState = true;
+    residual = &term;
   }
   if (!keepsState || !update)
     return why = "its update does not add a term to the fast weight",
@@ -268,6 +277,88 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
       layer.v.labels.size() != layer.streams.size() + 2)
     return why = "its update is not keys times values per stream", failure();
   layer.updateTime = *time;
+  if (residual && failed(readResidual(layer, *poly, *update, *residual, why)))
+    return failure();
+  return success();
+}
+
+/// The term `-s * sum_t k_t^T lr_t (k_t W)` of the MSE loss's descent step,
+/// whose other half `s * sum_t k_t^T lr_t v_t` is `update`: the same keys
+/// (in both places), rates and step.
+LogicalResult LayerReading::readResidual(LinearLayer &layer,
+                                         const Polynomial &poly,
+                                         const Term &update,
+                                         const Term &residual,
+                                         std::string &why) {
+  auto fail = [&] {
+    why = "its update's term in the fast weight is not the MSE loss's "
+          "residual k^T (k W) with the keys and rates of its k^T v term";
+    return failure();
+  };
+  if (residual.coeff != -update.coeff)
+    return fail();
+  Value state = loop.getStateArgs()[0];
+  const Factor *weight = residual.factorsOf(state)[0];
+  // The weight's input dimension is summed (j); the rest are the update's.
+  std::optional<unsigned> summedIn;
+  for (auto [position, label] : llvm::enumerate(weight->labels)) {
+    unsigned role = layer.stateLabels[position];
+    if (role == layer.in) {
+      if (llvm::is_contained(poly.labels, label))
+        return fail();
+      summedIn = label;
+    } else if (label != poly.labels[position]) {
+      return fail();
+    }
+  }
+  // In the update's labels: what each of the update's factors reads.
+  llvm::DenseMap<unsigned, unsigned> toOutput;
+  for (auto [mine, theirs] : llvm::zip_equal(poly.labels, layer.stateLabels))
+    toOutput[mine] = theirs;
+  auto roles = [&](const Factor &factor, unsigned time, unsigned in)
+      -> std::optional<SmallVector<unsigned>> {
+    SmallVector<unsigned> result;
+    for (unsigned label : factor.labels) {
+      if (label == time)
+        result.push_back(layer.time);
+      else if (label == in)
+        result.push_back(layer.in);
+      else if (auto it = toOutput.find(label); it != toOutput.end())
+        result.push_back(it->second);
+      else
+        return std::nullopt;
+    }
+    return result;
+  };
+  Value keys = loop.getWindowArgs()[layer.k.sequence];
+  Value rates = layer.lr ? loop.getWindowArgs()[layer.lr->sequence] : Value();
+  SmallVector<const Factor *> keyFactors = residual.factorsOf(keys);
+  if (keyFactors.size() != 2 ||
+      residual.factors.size() != (rates ? 4u : 3u) ||
+      (rates && residual.factorsOf(rates).size() != 1))
+    return fail();
+  unsigned time = keyFactors[0]->labels[loop.getWindowAxes()[layer.k.sequence]];
+  bool matched[2] = {false, false};
+  for (const Factor *factor : keyFactors) {
+    // One key meets the update's input, the other the weight's.
+    std::optional<SmallVector<unsigned>> asUpdate =
+        roles(*factor, time, /*in=*/~0u);
+    std::optional<SmallVector<unsigned>> asWeight =
+        roles(*factor, time, *summedIn);
+    if (asUpdate && *asUpdate == layer.k.labels && !matched[0])
+      matched[0] = true;
+    else if (asWeight && *asWeight == layer.k.labels && !matched[1])
+      matched[1] = true;
+  }
+  if (!matched[0] || !matched[1])
+    return fail();
+  if (rates) {
+    std::optional<SmallVector<unsigned>> rateRoles =
+        roles(*residual.factorsOf(rates)[0], time, ~0u);
+    if (!rateRoles || *rateRoles != layer.lr->labels)
+      return fail();
+  }
+  layer.loss = LossKind::mse;
   return success();
 }
 
@@ -456,7 +547,7 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
 
   auto model = FastWeightModelAttr::get(context, ModelKind::linear, {0}, false,
                                         Activation::silu);
-  auto loss = LossAttr::get(context, LossKind::dot, APFloat(1.0),
+  auto loss = LossAttr::get(context, layer.loss, APFloat(1.0),
                             Reduction::sum, APFloat(1e-6));
   auto update = UpdateAttr::get(context, Sign::descent, APFloat(layer.step),
                                 ClipKind::none, NewtonSchulzAttr(),
@@ -526,7 +617,8 @@ struct TTTRaiseChunkLoopsPass
       }
       if (explain)
         loop.emitRemark() << "ttt-raise-chunk-loops: a linear fast weight "
-                             "(dot loss, "
+                             "("
+                          << stringifyLossKind(layer->loss) << " loss, "
                           << (layer->lr ? "per-token rates, " : "")
                           << (loop.isSingleChunk()
                                   ? std::string("one chunk")
