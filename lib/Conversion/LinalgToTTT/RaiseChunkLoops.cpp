@@ -24,6 +24,7 @@
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
@@ -223,6 +224,10 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
              failure();
     residual = &term;
   }
+  if (!keepsState && residual)
+    return why = "its update does not keep the fast weight whole (a decay, "
+                 "another affine map of it: not read yet)",
+           failure();
   if (!keepsState || !update)
     return why = "its update does not add a term to the fast weight",
            failure();
@@ -372,6 +377,33 @@ FailureOr<LinearLayer> LayerReading::read(std::string &why) {
   Type element = getElementTypeOrSelf(loop.getInits()[0].getType());
   if (!element.isF32() && !element.isF64())
     return why = "its state is not f32 or f64", failure();
+  // A state the data moves by something other than sums of products (a
+  // running maximum, a normalizer) is no fast weight, whatever the output.
+  Value next = loop.getYield().getNextState()[0];
+  std::optional<Polynomial> update =
+      EinsumReader({loop.getStateArgs()[0]}).read(next);
+  if (update && update->terms.size() == 1 &&
+      update->terms[0].factors.size() == 1 &&
+      update->terms[0].factors[0].leaf == next) {
+    std::string culprit = "an op that is not a sum of products";
+    if (Operation *op = next.getDefiningOp()) {
+      culprit = "'" + op->getName().getStringRef().str() + "'";
+      op->walk([&](Operation *inner) {
+        if (inner != op && !isa<arith::MulFOp, arith::AddFOp, arith::SubFOp,
+                                arith::DivFOp, arith::NegFOp,
+                                arith::ConstantOp, linalg::YieldOp>(inner)) {
+          culprit = "'" + inner->getName().getStringRef().str() + "'";
+          return WalkResult::interrupt();
+        }
+        return WalkResult::advance();
+      });
+    }
+    return why = "its state is updated through " + culprit +
+                 ", not by adding sums of products: carried state that the "
+                 "data rescales (a running maximum, a normalizer) is no fast "
+                 "weight",
+           failure();
+  }
   LinearLayer layer;
   if (failed(readOutput(layer, why)) || failed(readUpdate(layer, why)))
     return failure();

@@ -1,0 +1,165 @@
+// The math of a ttt.chunk_loop read as einsum terms: a linear fast weight
+// moved by a descent step of the dot or MSE loss becomes a ttt.kvb_layer,
+// whatever the layout; other recurrences stay, with the reason.
+// test_chunk_loop.py checks the numbers on random layouts.
+// RUN: ttt-opt %s --ttt-raise-chunk-loops=explain --split-input-file -verify-diagnostics | FileCheck %s
+
+// Feature-major tokens ([H, D, T], time last), the weight stored output x
+// input, per-token rates, update then apply.
+// CHECK-LABEL: func.func @feature_major
+// CHECK-SAME: (%[[W0:.*]]: tensor<2x5x3xf32>, %[[Q:.*]]: tensor<2x3x12xf32>, %[[K:.*]]: tensor<2x3x12xf32>, %[[V:.*]]: tensor<2x5x12xf32>, %[[LR:.*]]: tensor<2x12xf32>)
+// CHECK-NOT: ttt.chunk_loop
+// CHECK-DAG: %[[QT:.*]] = linalg.transpose ins(%[[Q]] : tensor<2x3x12xf32>) {{.*}} permutation = [0, 2, 1]
+// CHECK-DAG: %[[WT:.*]] = linalg.transpose ins(%[[W0]] : tensor<2x5x3xf32>) {{.*}} permutation = [0, 2, 1]
+// CHECK: %[[O:.*]], %[[WF:.*]] = ttt.kvb_layer
+// CHECK-SAME: lr(%{{.*}} : tensor<1x2x12x1xf32>)
+// CHECK-SAME: model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot> update = #ttt.update<lr_scale = 2.500000e-01>
+// CHECK-SAME: schedule = #ttt.schedule<kind = chunked, size = 4, order = update_then_apply>
+// CHECK-SAME: -> tensor<1x2x12x5xf32>, tensor<1x2x3x5xf32>
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x12x5xf32>) {{.*}} permutation = [0, 2, 1]
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<2x3x5xf32>) {{.*}} permutation = [0, 2, 1]
+#tok = affine_map<(h, i, j, t) -> (h, i, t)>
+#val = affine_map<(h, i, j, t) -> (h, j, t)>
+#rate = affine_map<(h, i, j, t) -> (h, t)>
+#wt = affine_map<(h, i, j, t) -> (h, j, i)>
+#qa = affine_map<(h, t, i, j) -> (h, i, t)>
+#wa = affine_map<(h, t, i, j) -> (h, j, i)>
+#oa = affine_map<(h, t, i, j) -> (h, j, t)>
+func.func @feature_major(%w0: tensor<2x5x3xf32>, %q: tensor<2x3x12xf32>,
+    %k: tensor<2x3x12xf32>, %v: tensor<2x5x12xf32>, %lr: tensor<2x12xf32>)
+    -> (tensor<2x5x12xf32>, tensor<2x5x3xf32>) {
+  // expected-remark @+1 {{a linear fast weight (dot loss, per-token rates, chunks of 4, update_then_apply)}}
+  %o, %w = ttt.chunk_loop chunk(4) state(%w0 : tensor<2x5x3xf32>)
+      windows(%q, %k, %v, %lr : tensor<2x3x12xf32>, tensor<2x3x12xf32>, tensor<2x5x12xf32>, tensor<2x12xf32>)
+        along [2, 2, 2, 1]
+      outputs along [2] {
+  ^bb0(%s: tensor<2x5x3xf32>, %qc: tensor<2x3x4xf32>, %kc: tensor<2x3x4xf32>,
+       %vc: tensor<2x5x4xf32>, %lc: tensor<2x4xf32>):
+    %step = arith.constant 0.25 : f32
+    %zero = arith.constant 0.0 : f32
+    %s1 = linalg.generic {indexing_maps = [#tok, #val, #rate, #wt],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%kc, %vc, %lc : tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x4xf32>)
+        outs(%s : tensor<2x5x3xf32>) {
+    ^bb1(%a: f32, %b: f32, %l: f32, %acc: f32):
+      %kv = arith.mulf %a, %b : f32
+      %kvl = arith.mulf %kv, %l : f32
+      %scaled = arith.mulf %kvl, %step : f32
+      %sum = arith.addf %acc, %scaled : f32
+      linalg.yield %sum : f32
+    } -> tensor<2x5x3xf32>
+    %e = tensor.empty() : tensor<2x5x4xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x5x4xf32>) -> tensor<2x5x4xf32>
+    %oc = linalg.generic {indexing_maps = [#qa, #wa, #oa],
+        iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+        ins(%qc, %s1 : tensor<2x3x4xf32>, tensor<2x5x3xf32>) outs(%f : tensor<2x5x4xf32>) {
+    ^bb2(%x: f32, %y: f32, %z: f32):
+      %p = arith.mulf %x, %y : f32
+      %r = arith.addf %z, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x5x4xf32>
+    ttt.chunk_yield outputs(%oc : tensor<2x5x4xf32>) state(%s1 : tensor<2x5x3xf32>)
+  } -> outputs(tensor<2x5x12xf32>) state(tensor<2x5x3xf32>)
+  return %o, %w : tensor<2x5x12xf32>, tensor<2x5x3xf32>
+}
+
+// -----
+
+// An output through a non-linearity is not q W: left, with its reason.
+// CHECK-LABEL: func.func @tanh_output
+// CHECK: ttt.chunk_loop
+// CHECK-NOT: ttt.kvb_layer
+func.func @tanh_output(%w0: tensor<4x4xf32>, %x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-remark @+1 {{not a ttt.kvb_layer: its output is not one product of the queries and the fast weight}}
+  %o, %w = ttt.chunk_loop chunk(4) state(%w0 : tensor<4x4xf32>)
+      windows(%x : tensor<8x4xf32>) along [0] outputs along [0] {
+  ^bb0(%s: tensor<4x4xf32>, %xc: tensor<4x4xf32>):
+    %e = tensor.empty() : tensor<4x4xf32>
+    %p = linalg.matmul ins(%xc, %s : tensor<4x4xf32>, tensor<4x4xf32>)
+        outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %t = linalg.generic {indexing_maps = [affine_map<(a, b) -> (a, b)>, affine_map<(a, b) -> (a, b)>],
+        iterator_types = ["parallel", "parallel"]}
+        ins(%p : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+    ^bb1(%a: f32, %b: f32):
+      %th = math.tanh %a : f32
+      linalg.yield %th : f32
+    } -> tensor<4x4xf32>
+    %s1 = linalg.matmul
+        indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                         affine_map<(d0, d1, d2) -> (d2, d1)>,
+                         affine_map<(d0, d1, d2) -> (d0, d1)>]
+        ins(%xc, %xc : tensor<4x4xf32>, tensor<4x4xf32>)
+        outs(%s : tensor<4x4xf32>) -> tensor<4x4xf32>
+    ttt.chunk_yield outputs(%t : tensor<4x4xf32>) state(%s1 : tensor<4x4xf32>)
+  } -> outputs(tensor<8x4xf32>) state(tensor<4x4xf32>)
+  return %o : tensor<8x4xf32>
+}
+
+// -----
+
+// A decayed state, 0.9 W + k^T v: an affine update the reader does not take
+// for the plain additive one.
+// CHECK-LABEL: func.func @decay
+// CHECK: ttt.chunk_loop
+// CHECK-NOT: ttt.kvb_layer
+func.func @decay(%w0: tensor<4x4xf32>, %x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-remark @+1 {{not a ttt.kvb_layer: its update does not keep the fast weight whole (a decay, another affine map of it: not read yet)}}
+  %o, %w = ttt.chunk_loop chunk(4) state(%w0 : tensor<4x4xf32>)
+      windows(%x : tensor<8x4xf32>) along [0] outputs along [0] {
+  ^bb0(%s: tensor<4x4xf32>, %xc: tensor<4x4xf32>):
+    %e = tensor.empty() : tensor<4x4xf32>
+    %zero = arith.constant 0.0 : f32
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %p = linalg.matmul ins(%xc, %s : tensor<4x4xf32>, tensor<4x4xf32>)
+        outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %d = linalg.generic {indexing_maps = [affine_map<(a, b) -> (a, b)>, affine_map<(a, b) -> (a, b)>],
+        iterator_types = ["parallel", "parallel"]}
+        ins(%s : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+    ^bb1(%a: f32, %b: f32):
+      %c = arith.constant 0.9 : f32
+      %m = arith.mulf %a, %c : f32
+      linalg.yield %m : f32
+    } -> tensor<4x4xf32>
+    %s1 = linalg.matmul
+        indexing_maps = [affine_map<(d0, d1, d2) -> (d2, d0)>,
+                         affine_map<(d0, d1, d2) -> (d2, d1)>,
+                         affine_map<(d0, d1, d2) -> (d0, d1)>]
+        ins(%xc, %xc : tensor<4x4xf32>, tensor<4x4xf32>)
+        outs(%d : tensor<4x4xf32>) -> tensor<4x4xf32>
+    ttt.chunk_yield outputs(%p : tensor<4x4xf32>) state(%s1 : tensor<4x4xf32>)
+  } -> outputs(tensor<8x4xf32>) state(tensor<4x4xf32>)
+  return %o : tensor<8x4xf32>
+}
+
+// -----
+
+// A running maximum (online softmax's) is carried state that the data
+// rescales, not a sum: no fast weight.
+// CHECK-LABEL: func.func @running_max
+// CHECK: ttt.chunk_loop
+// CHECK-NOT: ttt.kvb_layer
+func.func @running_max(%m0: tensor<4xf32>, %x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-remark @+1 {{not a ttt.kvb_layer: its state is updated through 'arith.maximumf', not by adding sums of products: carried state that the data rescales (a running maximum, a normalizer) is no fast weight}}
+  %o, %m = ttt.chunk_loop chunk(4) state(%m0 : tensor<4xf32>)
+      windows(%x : tensor<8x4xf32>) along [0] outputs along [0] {
+  ^bb0(%s: tensor<4xf32>, %xc: tensor<4x4xf32>):
+    %s1 = linalg.generic {indexing_maps = [affine_map<(t, d) -> (t, d)>, affine_map<(t, d) -> (d)>],
+        iterator_types = ["reduction", "parallel"]}
+        ins(%xc : tensor<4x4xf32>) outs(%s : tensor<4xf32>) {
+    ^bb1(%a: f32, %b: f32):
+      %mx = arith.maximumf %a, %b : f32
+      linalg.yield %mx : f32
+    } -> tensor<4xf32>
+    %e = tensor.empty() : tensor<4x4xf32>
+    %oc = linalg.generic {indexing_maps = [affine_map<(t, d) -> (t, d)>, affine_map<(t, d) -> (d)>, affine_map<(t, d) -> (t, d)>],
+        iterator_types = ["parallel", "parallel"]}
+        ins(%xc, %s1 : tensor<4x4xf32>, tensor<4xf32>) outs(%e : tensor<4x4xf32>) {
+    ^bb1(%a: f32, %b: f32, %c: f32):
+      %sub = arith.subf %a, %b : f32
+      %ex = math.exp %sub : f32
+      linalg.yield %ex : f32
+    } -> tensor<4x4xf32>
+    ttt.chunk_yield outputs(%oc : tensor<4x4xf32>) state(%s1 : tensor<4xf32>)
+  } -> outputs(tensor<8x4xf32>) state(tensor<4xf32>)
+  return %o : tensor<8x4xf32>
+}
