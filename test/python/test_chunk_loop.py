@@ -84,12 +84,14 @@ def _loop_spellings():
 
     import linalg_programs as lp
 
-    for weight, orientation, loss, bounds, (dynamic, partial) in itertools.product(
-            ("arg", "const"), ("x_w", "w_xt"), ("dot", "mse"), ("constant", "computed"),
-            ((False, False), (True, False), (True, True))):
+    for contraction, weight, orientation, loss, bounds, (dynamic, partial) in itertools.product(
+            ("generic", "named"), ("arg", "const"), ("x_w", "w_xt"), ("dot", "mse"),
+            ("constant", "computed"), ((False, False), (True, False), (True, True))):
         if partial and bounds == "computed":
             continue  # linalg_programs writes partial chunks only with constant bounds
-        yield lp.Spelling(contraction="generic", weight=weight, orientation=orientation,
+        if contraction == "named" and orientation == "w_xt":
+            continue  # linalg_programs writes W x^T with generic contractions only
+        yield lp.Spelling(contraction=contraction, weight=weight, orientation=orientation,
                           loss=loss, form="loop", bounds=bounds, dynamic=dynamic,
                           partial_chunks=partial, T=10 if partial else 12)
 
@@ -97,7 +99,8 @@ def _loop_spellings():
 @pytest.mark.parametrize("spelling", list(_loop_spellings()), ids=lambda s: s.name)
 def test_hand_written_loops_formed_and_raised(spelling, tmp_path):
     """The scf.for chunk loops of linalg_programs.py (contractions as
-    linalg.generic einsums, the weight x W or W x^T, the dot or MSE loss,
+    linalg.generic einsums or batch_matmul on chunks reshaped to [B*H, C, D],
+    the weight x W or W x^T, the dot or MSE loss,
     constant or computed bounds, static or run-time length, full or partial
     last chunks) become one ttt.kvb_layer each, exact against the NumPy
     oracle of that module."""

@@ -8,6 +8,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -88,7 +89,7 @@ private:
           continue;
         auto [it, inserted] = renamed.try_emplace(label, 0);
         if (inserted)
-          it->second = reader.freshLabel();
+          it->second = reader.freshLabelLike(label);
         label = it->second;
       }
     return result;
@@ -130,9 +131,17 @@ std::optional<Polynomial> EinsumReader::read(Value value) {
 std::optional<Polynomial>
 EinsumReader::readWithLabels(Value value, ArrayRef<unsigned> labels,
                              unsigned depth) {
+  // A dimension of size 1 has one index: its label sums nothing.
+  if (auto type = dyn_cast<RankedTensorType>(value.getType()))
+    for (auto [d, label] : llvm::enumerate(labels))
+      if (type.getDimSize(d) == 1)
+        unitLabels.insert(label);
   Operation *op = value.getDefiningOp();
   if (stops.contains(value) || !op || depth > kMaxDepth)
     return leaf(value, labels);
+  if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
+    if (std::optional<Polynomial> poly = readReshape(op, labels, depth))
+      return poly;
   if (auto fill = dyn_cast<linalg::FillOp>(op)) {
     if (std::optional<double> constant = floatConstant(fill.value())) {
       Polynomial poly;
@@ -147,6 +156,50 @@ EinsumReader::readWithLabels(Value value, ArrayRef<unsigned> labels,
     if (std::optional<Polynomial> poly = readLinalg(op, labels, depth))
       return poly;
   return leaf(value, labels);
+}
+
+/// A reshape that only adds or drops dimensions of size 1 (every group of
+/// the reassociation has at most one dimension of another size) renames
+/// dimensions: the source is read with the labels of the result's.
+std::optional<Polynomial> EinsumReader::readReshape(Operation *op,
+                                                    ArrayRef<unsigned> labels,
+                                                    unsigned depth) {
+  Value source = op->getOperand(0);
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+  bool collapse = isa<tensor::CollapseShapeOp>(op);
+  SmallVector<ReassociationIndices> groups =
+      collapse ? cast<tensor::CollapseShapeOp>(op).getReassociationIndices()
+               : cast<tensor::ExpandShapeOp>(op).getReassociationIndices();
+  // The wide side's dims in a group, one of which carries the narrow side's
+  // label; the others have size 1.
+  RankedTensorType wide = collapse ? sourceType : resultType;
+  SmallVector<unsigned> sourceLabels(sourceType.getRank(), ~0u);
+  for (auto [narrow, group] : llvm::enumerate(groups)) {
+    SmallVector<int64_t> sized;
+    for (int64_t d : group)
+      if (wide.getDimSize(d) != 1)
+        sized.push_back(d);
+    if (sized.size() > 1)
+      return std::nullopt;
+    int64_t carrier = sized.empty() ? group.front() : sized.front();
+    for (int64_t d : group) {
+      if (collapse) {
+        unsigned label = d == carrier ? labels[narrow] : freshLabel();
+        if (d != carrier)
+          unitLabels.insert(label);
+        sourceLabels[d] = label;
+      } else if (d == carrier) {
+        sourceLabels[narrow] = labels[d];
+      }
+    }
+  }
+  std::optional<Polynomial> poly = readWithLabels(source, sourceLabels,
+                                                  depth + 1);
+  if (!poly)
+    return std::nullopt;
+  poly->labels.assign(labels.begin(), labels.end());
+  return poly;
 }
 
 std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,

@@ -7,7 +7,8 @@
 // Reads a tensor value computed by linalg ops as a polynomial of einsum
 // terms over *leaves*: `sum_k c_k * prod_f leaf_f[labels_f]`, every label
 // not among the value's own labels summed. A contraction, an elementwise
-// sum or product, a transpose and a broadcast are all the same thing here,
+// sum or product, a transpose, a broadcast and a reshape that adds or drops
+// dimensions of size 1 are all the same thing here,
 // whichever op and indexing maps spelled them, so the math of a chunk step
 // is read without regard to layout or orientation. A value the reader does
 // not expand (a block argument, a chosen stop value, an op whose payload is
@@ -60,15 +61,32 @@ public:
   /// A label no polynomial read so far uses.
   unsigned freshLabel() { return nextLabel++; }
 
+  /// A fresh label for a copy of a term that sums over `label`: of size 1
+  /// if `label` is.
+  unsigned freshLabelLike(unsigned label) {
+    unsigned fresh = freshLabel();
+    if (isUnit(label))
+      unitLabels.insert(fresh);
+    return fresh;
+  }
+
+  /// Whether `label` indexes a dimension of size 1 (its one index sums or
+  /// broadcasts nothing, so readers of the terms may ignore it).
+  bool isUnit(unsigned label) const { return unitLabels.contains(label); }
+
 private:
   std::optional<Polynomial> readWithLabels(Value value,
                                            ArrayRef<unsigned> labels,
                                            unsigned depth);
   std::optional<Polynomial> readLinalg(Operation *op, ArrayRef<unsigned> labels,
                                        unsigned depth);
+  std::optional<Polynomial> readReshape(Operation *op,
+                                        ArrayRef<unsigned> labels,
+                                        unsigned depth);
   Polynomial leaf(Value value, ArrayRef<unsigned> labels);
 
   llvm::DenseSet<Value> stops;
+  llvm::DenseSet<unsigned> unitLabels;
   unsigned nextLabel = 0;
 };
 

@@ -41,6 +41,9 @@ using namespace mlir::ttt::linalg_raise;
 
 namespace {
 
+/// Labels given to unit dimensions that only the update's reading has.
+constexpr unsigned kUpdateUnits = 1u << 30;
+
 /// A window factor: which loop sequence, and its labels.
 struct WindowFactor {
   unsigned sequence;
@@ -64,6 +67,18 @@ struct LinearLayer {
   double step = 1.0;
   /// The output's labels.
   SmallVector<unsigned> outputLabels;
+  /// Labels of dimensions of size 1 that only reshapes added or dropped:
+  /// no role, dropped from the layer op's operands and put back after.
+  llvm::DenseSet<unsigned> units;
+
+  /// `labels` without the unit ones.
+  SmallVector<unsigned> real(ArrayRef<unsigned> labels) const {
+    SmallVector<unsigned> result;
+    for (unsigned label : labels)
+      if (!units.contains(label))
+        result.push_back(label);
+    return result;
+  }
 };
 
 bool hasDuplicates(ArrayRef<unsigned> labels) {
@@ -109,9 +124,9 @@ public:
 private:
   LogicalResult readOutput(LinearLayer &layer, std::string &why);
   LogicalResult readUpdate(LinearLayer &layer, std::string &why);
-  LogicalResult readResidual(LinearLayer &layer, const Polynomial &poly,
-                             const Term &update, const Term &residual,
-                             std::string &why);
+  LogicalResult readResidual(LinearLayer &layer, const EinsumReader &reader,
+                             const Polynomial &poly, const Term &update,
+                             const Term &residual, std::string &why);
 
   ChunkLoopOp loop;
 };
@@ -151,13 +166,22 @@ LogicalResult LayerReading::readOutput(LinearLayer &layer, std::string &why) {
   layer.q = {*q, queries->labels};
   layer.stateLabels = weight->labels;
   layer.outputLabels = poly->labels;
-  ArrayRef<unsigned> y = poly->labels, w = weight->labels,
-                     x = queries->labels;
-  if (hasDuplicates(y) || hasDuplicates(w) || hasDuplicates(x))
+  if (hasDuplicates(poly->labels) || hasDuplicates(weight->labels) ||
+      hasDuplicates(queries->labels))
     return why = "a factor of its output repeats a dimension (a diagonal)",
            failure();
-  layer.time = y[loop.getOutputAxes()[0]];
-  if (x[loop.getWindowAxes()[*q]] != layer.time ||
+  layer.time = poly->labels[loop.getOutputAxes()[0]];
+  // Time keeps its role even in chunks of one token.
+  for (ArrayRef<unsigned> labels :
+       {ArrayRef<unsigned>(poly->labels), ArrayRef<unsigned>(weight->labels),
+        ArrayRef<unsigned>(queries->labels)})
+    for (unsigned label : labels)
+      if (reader.isUnit(label) && label != layer.time)
+        layer.units.insert(label);
+  SmallVector<unsigned> y = layer.real(poly->labels),
+                        w = layer.real(weight->labels),
+                        x = layer.real(queries->labels);
+  if (queries->labels[loop.getWindowAxes()[*q]] != layer.time ||
       llvm::is_contained(w, layer.time))
     return why = "its output's time axis is not the queries' time axis",
            failure();
@@ -196,10 +220,21 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
   std::optional<Polynomial> poly = reader.read(next);
   if (!poly)
     return why = "its update is not a sum of products", failure();
-  // The update's labels of the state, in the output's reading.
+  // The update's labels of the state, in the output's reading; unit
+  // dimensions the update alone has get labels of their own.
   llvm::DenseMap<unsigned, unsigned> toOutput;
   for (auto [mine, theirs] : llvm::zip_equal(poly->labels, layer.stateLabels))
     toOutput[mine] = theirs;
+  auto unitOf = [&](unsigned label) -> std::optional<unsigned> {
+    if (!reader.isUnit(label))
+      return std::nullopt;
+    auto [it, inserted] = toOutput.try_emplace(label, 0);
+    if (inserted) {
+      it->second = kUpdateUnits + layer.units.size();
+      layer.units.insert(it->second);
+    }
+    return it->second;
+  };
   const Term *update = nullptr, *residual = nullptr;
   bool keepsState = false;
   for (const Term &term : poly->terms) {
@@ -240,6 +275,9 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
                    "windows",
              failure();
     unsigned axisLabel = factor.labels[loop.getWindowAxes()[*index]];
+    for (unsigned label : factor.labels)
+      if (label != axisLabel)
+        (void)unitOf(label);
     if (llvm::is_contained(poly->labels, axisLabel) ||
         (time && *time != axisLabel))
       return why = "its update does not sum over the chunk's tokens",
@@ -256,21 +294,24 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
       if (it == toOutput.end())
         return why = "its update sums over a dimension other than time",
                failure();
+      if (layer.units.contains(it->second)) {
+        window.labels.push_back(it->second);
+        continue;
+      }
       hasIn |= it->second == layer.in;
       hasOut |= it->second == layer.out;
       window.labels.push_back(it->second);
     }
-    auto streamsOnly = [&] {
-      return llvm::all_of(window.labels, [&](unsigned label) {
-        return label == layer.time || llvm::is_contained(layer.streams, label);
-      });
-    };
+    SmallVector<unsigned> real = layer.real(window.labels);
+    bool streamsOnly = llvm::all_of(real, [&](unsigned label) {
+      return label == layer.time || llvm::is_contained(layer.streams, label);
+    });
     if (hasIn && !hasOut && !layer.k.labels.size())
       layer.k = window;
     else if (hasOut && !hasIn && !layer.v.labels.size())
       layer.v = window;
-    else if (!hasIn && !hasOut && !layer.lr && streamsOnly() &&
-             window.labels.size() == layer.streams.size() + 1)
+    else if (!hasIn && !hasOut && !layer.lr && streamsOnly &&
+             real.size() == layer.streams.size() + 1)
       layer.lr = window;
     else
       return why = "its update is not keys times values (times per-token "
@@ -278,11 +319,12 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
              failure();
   }
   if (layer.k.labels.empty() || layer.v.labels.empty() ||
-      layer.k.labels.size() != layer.streams.size() + 2 ||
-      layer.v.labels.size() != layer.streams.size() + 2)
+      layer.real(layer.k.labels).size() != layer.streams.size() + 2 ||
+      layer.real(layer.v.labels).size() != layer.streams.size() + 2)
     return why = "its update is not keys times values per stream", failure();
   layer.updateTime = *time;
-  if (residual && failed(readResidual(layer, *poly, *update, *residual, why)))
+  if (residual && failed(readResidual(layer, reader, *poly, *update,
+                                     *residual, why)))
     return failure();
   return success();
 }
@@ -291,6 +333,7 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
 /// whose other half `s * sum_t k_t^T lr_t v_t` is `update`: the same keys
 /// (in both places), rates and step.
 LogicalResult LayerReading::readResidual(LinearLayer &layer,
+                                         const EinsumReader &reader,
                                          const Polynomial &poly,
                                          const Term &update,
                                          const Term &residual,
@@ -308,6 +351,8 @@ LogicalResult LayerReading::readResidual(LinearLayer &layer,
   std::optional<unsigned> summedIn;
   for (auto [position, label] : llvm::enumerate(weight->labels)) {
     unsigned role = layer.stateLabels[position];
+    if (layer.units.contains(role))
+      continue;
     if (role == layer.in) {
       if (llvm::is_contained(poly.labels, label))
         return fail();
@@ -324,6 +369,8 @@ LogicalResult LayerReading::readResidual(LinearLayer &layer,
       -> std::optional<SmallVector<unsigned>> {
     SmallVector<unsigned> result;
     for (unsigned label : factor.labels) {
+      if (label != time && reader.isUnit(label))
+        continue;
       if (label == time)
         result.push_back(layer.time);
       else if (label == in)
@@ -350,9 +397,10 @@ LogicalResult LayerReading::readResidual(LinearLayer &layer,
         roles(*factor, time, /*in=*/~0u);
     std::optional<SmallVector<unsigned>> asWeight =
         roles(*factor, time, *summedIn);
-    if (asUpdate && *asUpdate == layer.k.labels && !matched[0])
+    SmallVector<unsigned> keyRoles = layer.real(layer.k.labels);
+    if (asUpdate && *asUpdate == keyRoles && !matched[0])
       matched[0] = true;
-    else if (asWeight && *asWeight == layer.k.labels && !matched[1])
+    else if (asWeight && *asWeight == keyRoles && !matched[1])
       matched[1] = true;
   }
   if (!matched[0] || !matched[1])
@@ -360,7 +408,7 @@ LogicalResult LayerReading::readResidual(LinearLayer &layer,
   if (rates) {
     std::optional<SmallVector<unsigned>> rateRoles =
         roles(*residual.factorsOf(rates)[0], time, ~0u);
-    if (!rateRoles || *rateRoles != layer.lr->labels)
+    if (!rateRoles || *rateRoles != layer.real(layer.lr->labels))
       return fail();
   }
   layer.loss = LossKind::mse;
@@ -418,6 +466,68 @@ class LayoutBuilder {
 public:
   LayoutBuilder(RewriterBase &b, Location loc, ArrayRef<unsigned> streams)
       : b(b), loc(loc), streams(streams) {}
+
+  /// Groups of dimensions for a reshape between `labels` and its labels
+  /// that are not in `units`: each unit dimension joins the next other one
+  /// (the last ones, the one before).
+  static SmallVector<ReassociationIndices>
+  unitGroups(ArrayRef<unsigned> labels, const llvm::DenseSet<unsigned> &units) {
+    SmallVector<ReassociationIndices> groups;
+    ReassociationIndices pending;
+    for (auto [d, label] : llvm::enumerate(labels)) {
+      pending.push_back(d);
+      if (units.contains(label))
+        continue;
+      groups.push_back(pending);
+      pending.clear();
+    }
+    if (!groups.empty())
+      llvm::append_range(groups.back(), pending);
+    return groups;
+  }
+
+  /// `value` without the dimensions whose labels are units.
+  Value dropUnits(Value value, ArrayRef<unsigned> labels,
+                  const llvm::DenseSet<unsigned> &units) {
+    SmallVector<ReassociationIndices> groups = unitGroups(labels, units);
+    if (groups.size() == labels.size())
+      return value;
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<int64_t> shape;
+    for (const ReassociationIndices &group : groups) {
+      int64_t size = 1;
+      for (int64_t d : group)
+        size = type.isDynamicDim(d) ? ShapedType::kDynamic
+               : ShapedType::isDynamic(size) ? size
+                                             : size * type.getDimSize(d);
+      shape.push_back(size);
+    }
+    return tensor::CollapseShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+        groups);
+  }
+
+  /// `value`, whose dimensions are the non-unit ones of `labels`, with the
+  /// unit ones put back.
+  Value addUnits(Value value, ArrayRef<unsigned> labels,
+                 const llvm::DenseSet<unsigned> &units) {
+    SmallVector<ReassociationIndices> groups = unitGroups(labels, units);
+    if (groups.size() == labels.size())
+      return value;
+    auto type = cast<RankedTensorType>(value.getType());
+    SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, value);
+    SmallVector<int64_t> shape(labels.size(), 1);
+    SmallVector<OpFoldResult> outputShape(labels.size(), b.getIndexAttr(1));
+    for (auto [narrow, group] : llvm::enumerate(groups))
+      for (int64_t d : group)
+        if (!units.contains(labels[d])) {
+          shape[d] = type.getDimSize(narrow);
+          outputShape[d] = sizes[narrow];
+        }
+    return tensor::ExpandShapeOp::create(
+        b, loc, RankedTensorType::get(shape, type.getElementType()), value,
+        groups, outputShape);
+  }
 
   /// `value`, whose dimensions carry `labels`, with them in the order
   /// `order`.
@@ -557,10 +667,15 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
   MLIRContext *context = loop.getContext();
   rewriter.setInsertionPoint(loop);
   LayoutBuilder layout(rewriter, loc, layer.streams);
+  auto inStreams = [&](Value value, ArrayRef<unsigned> labels,
+                       ArrayRef<unsigned> order) -> Value {
+    return layout.permute(layout.dropUnits(value, labels, layer.units),
+                          layer.real(labels), order);
+  };
   auto sequence = [&](const WindowFactor &window,
                       ArrayRef<unsigned> order) -> Value {
     Value value = loop.getSequences()[window.sequence];
-    return layout.toLayer(layout.permute(value, window.labels, order), 4);
+    return layout.toLayer(inStreams(value, window.labels, order), 4);
   };
   SmallVector<unsigned> qOrder(layer.streams), kOrder(layer.streams),
       vOrder(layer.streams), wOrder(layer.streams), lrOrder(layer.streams);
@@ -574,7 +689,7 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
   Value v = sequence(layer.v, vOrder);
   Value lr = layer.lr ? sequence(*layer.lr, lrOrder) : Value();
   Value weightInStreams =
-      layout.permute(loop.getInits()[0], layer.stateLabels, wOrder);
+      inStreams(loop.getInits()[0], layer.stateLabels, wOrder);
   Value weight = layout.toLayer(weightInStreams, 4);
 
   auto model = FastWeightModelAttr::get(context, ModelKind::linear, {0}, false,
@@ -610,14 +725,17 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
 
   SmallVector<unsigned> yOrder(layer.streams);
   yOrder.append({layer.time, layer.out});
-  Value qInStreams = layout.permute(loop.getSequences()[layer.q.sequence],
-                                    layer.q.labels, qOrder);
+  Value qInStreams =
+      inStreams(loop.getSequences()[layer.q.sequence], layer.q.labels, qOrder);
   Value output = layout.fromLayer(op.getOutput(), qInStreams);
-  output = layout.permute(output, yOrder, layer.outputLabels);
+  output = layout.permute(output, yOrder, layer.real(layer.outputLabels));
+  output = layout.addUnits(output, layer.outputLabels, layer.units);
   Value finalState;
   if (wantsFinal) {
     finalState = layout.fromLayer(op.getFinalWeights()[0], weightInStreams);
-    finalState = layout.permute(finalState, wOrder, layer.stateLabels);
+    finalState =
+        layout.permute(finalState, wOrder, layer.real(layer.stateLabels));
+    finalState = layout.addUnits(finalState, layer.stateLabels, layer.units);
   }
   SmallVector<Value> replacements{output};
   replacements.push_back(finalState ? finalState
