@@ -937,6 +937,30 @@ def TTTRaiseChunkLoops : Pass<"ttt-raise-chunk-loops"> {
   ];
 }
 
+def TTTRerollChunks : Pass<"ttt-reroll-chunks"> {
+  let summary = "Roll unrolled chunk steps into one ttt.chunk_loop";
+  let description = [{
+    A traced program repeats a chunk step once per chunk. The windows are
+    found first: `tensor.extract_slice`s that cut one axis of a tensor at
+    0, C, 2C, ... (the last window ending at the tensor's end); every op
+    then belongs to the last chunk whose window it reads, and what a step
+    reads from the step before is its state. The steps from the second on
+    that repeat the second (the same ops and attributes, windows of the
+    same tensors one chunk on, equal constants, each reading the state
+    the step before yields, proven op by op) become one `ttt.chunk_loop`
+    over those chunks' windows; the first step (which exporters often fold)
+    and a last step that differs (a shorter chunk) stay as they are, and the
+    `tensor.concat` of the chunk outputs takes the loop's output in their
+    place. With `explain`, a remark on each function without such steps
+    says why.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark on every function where no loop is rerolled, saying why">,
+  ];
+  let dependentDialects = ["::mlir::ttt::TTTDialect"];
+}
+
 def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
   let summary = "Find TTT-KVB layers in linalg-on-tensors functions and raise them to ttt.kvb_layer";
   let description = [{

@@ -18,11 +18,14 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ChunkLoopForms.h"
+
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -702,19 +705,6 @@ LogicalResult ChunkLoopReading::read(std::string &why) {
   return success();
 }
 
-/// Verifies `op` and returns its first diagnostic, or an empty string.
-std::string verifyQuietly(Operation *op) {
-  std::string message;
-  ScopedDiagnosticHandler handler(op->getContext(), [&](Diagnostic &diag) {
-    if (message.empty())
-      message = diag.str();
-    return success();
-  });
-  if (succeeded(verify(op)))
-    return "";
-  return message.empty() ? "the loop it would be does not verify" : message;
-}
-
 std::string ChunkLoopReading::replace(RewriterBase &rewriter) {
   Location loc = loop.getLoc();
   SmallVector<Value> inits, sequences;
@@ -734,15 +724,9 @@ std::string ChunkLoopReading::replace(RewriterBase &rewriter) {
     sequences.push_back(window.source);
     windowAxes.push_back(window.axis);
   }
-  SmallVector<Value> passed;
-  SmallVector<Operation *> constants;
-  for (Value value : invariants) {
-    Operation *def = value.getDefiningOp();
-    if (def && def->hasTrait<OpTrait::ConstantLike>())
-      constants.push_back(def);
-    else
-      passed.push_back(value);
-  }
+  SmallVector<Value> passed, made;
+  for (Value value : invariants)
+    (linalg_raise::isRematerializable(value) ? made : passed).push_back(value);
 
   rewriter.setInsertionPoint(loop);
   auto chunkLoop = ChunkLoopOp::create(
@@ -768,8 +752,8 @@ std::string ChunkLoopReading::replace(RewriterBase &rewriter) {
   for (Value value : passed)
     mapping.map(value, block->getArgument(next++));
   rewriter.setInsertionPointToStart(block);
-  for (Operation *constant : constants)
-    rewriter.clone(*constant, mapping);
+  for (Value value : made)
+    (void)linalg_raise::rematerialize(rewriter, value, mapping);
   for (Value size : windowLengths) {
     for (auto [index, slice] : llvm::enumerate(windowSlices)) {
       if (!llvm::is_contained(slice.getSizes(), size))
@@ -792,7 +776,7 @@ std::string ChunkLoopReading::replace(RewriterBase &rewriter) {
       nextState.push_back(mapping.lookupOrDefault(yield.getOperand(index)));
   }
   ChunkYieldOp::create(rewriter, loc, chunkOutputs, nextState);
-  if (std::string problem = verifyQuietly(chunkLoop); !problem.empty()) {
+  if (std::string problem = linalg_raise::verifyQuietly(chunkLoop); !problem.empty()) {
     // Never leave an invalid op behind; say why instead.
     rewriter.eraseOp(chunkLoop);
     return problem;
@@ -806,6 +790,44 @@ std::string ChunkLoopReading::replace(RewriterBase &rewriter) {
   rewriter.replaceOp(loop, replacements);
   return "";
 }
+
+} // namespace
+
+bool linalg_raise::isRematerializable(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (!def)
+    return false;
+  if (def->hasTrait<OpTrait::ConstantLike>())
+    return true;
+  if (!isa<tensor::EmptyOp, linalg::FillOp>(def))
+    return false;
+  return llvm::all_of(def->getOperands(), isRematerializable);
+}
+
+Value linalg_raise::rematerialize(OpBuilder &builder, Value value,
+                                  IRMapping &mapping) {
+  if (Value copy = mapping.lookupOrNull(value))
+    return copy;
+  Operation *def = value.getDefiningOp();
+  for (Value operand : def->getOperands())
+    (void)rematerialize(builder, operand, mapping);
+  Operation *copy = builder.clone(*def, mapping);
+  return copy->getResult(cast<OpResult>(value).getResultNumber());
+}
+
+std::string linalg_raise::verifyQuietly(Operation *op) {
+  std::string message;
+  ScopedDiagnosticHandler handler(op->getContext(), [&](Diagnostic &diag) {
+    if (message.empty())
+      message = diag.str();
+    return success();
+  });
+  if (succeeded(verify(op)))
+    return "";
+  return message.empty() ? "the loop it would be does not verify" : message;
+}
+
+namespace {
 
 struct TTTFormChunkLoopsPass
     : ttt::impl::TTTFormChunkLoopsBase<TTTFormChunkLoopsPass> {

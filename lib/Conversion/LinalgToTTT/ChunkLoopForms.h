@@ -1,0 +1,36 @@
+//===- ChunkLoopForms.h - helpers of the passes that make chunk loops -*- C++ -*-===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TTT_LIB_CONVERSION_LINALGTOTTT_CHUNKLOOPFORMS_H
+#define TTT_LIB_CONVERSION_LINALGTOTTT_CHUNKLOOPFORMS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Operation.h"
+
+#include <string>
+
+namespace mlir::ttt::linalg_raise {
+
+/// Verifies `op` without reporting: its first diagnostic, or an empty string
+/// when it verifies. A pass that builds a ttt.chunk_loop from what it proved
+/// checks the op this way and, should it not verify, leaves the program as
+/// it was and says why.
+std::string verifyQuietly(Operation *op);
+
+/// Whether `value` is made from nothing but constants: a constant, a
+/// `tensor.empty` of constant sizes, a `linalg.fill` of such. A loop body
+/// makes its own copy rather than take it as an invariant, so that readers
+/// of the body see a zero accumulator as zero.
+bool isRematerializable(Value value);
+
+/// Clones the ops that make `value` (isRematerializable) at `builder`'s
+/// insertion point, unless `mapping` has them already; returns the copy.
+Value rematerialize(OpBuilder &builder, Value value, IRMapping &mapping);
+
+} // namespace mlir::ttt::linalg_raise
+
+#endif // TTT_LIB_CONVERSION_LINALGTOTTT_CHUNKLOOPFORMS_H

@@ -1,0 +1,566 @@
+//===- RerollChunks.cpp - unrolled chunk steps as one ttt.chunk_loop ------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// A traced program repeats a chunk step once per chunk. Here the steps are
+// found by dataflow alone: the windows are `tensor.extract_slice`s that cut
+// one axis of a tensor at 0, C, 2C, ...; every op belongs to the last chunk
+// whose window it reads; what a step reads from the step before is its
+// state. The steps from the second on that are the same computation (the
+// same ops and attributes, windows of the same tensors, the same constants,
+// each reading the state the one before yields, proven op by op) become one
+// ttt.chunk_loop over their windows. The first step, which exporters often
+// fold (a zero momentum, a weight broadcast), and a shorter last one stay
+// as they are, before and after the loop; the chunk outputs' Concat takes
+// the loop's output in their place. Nothing changes what the function
+// computes.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ChunkLoopForms.h"
+
+#include "ttt/Conversion/Passes.h"
+#include "ttt/Dialect/TTT/IR/TTTOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::ttt {
+#define GEN_PASS_DEF_TTTREROLLCHUNKS
+#include "ttt/Conversion/Passes.h.inc"
+} // namespace mlir::ttt
+
+using namespace mlir;
+using namespace mlir::ttt;
+
+namespace {
+
+/// A tensor cut into windows along one axis.
+struct WindowKey {
+  Value source;
+  int64_t axis;
+  bool operator==(const WindowKey &other) const {
+    return source == other.source && axis == other.axis;
+  }
+};
+
+/// The axis and offset a slice cuts, when it cuts exactly one axis at a
+/// static offset, with unit strides and whole other dimensions.
+std::optional<std::pair<int64_t, int64_t>>
+windowOf(tensor::ExtractSliceOp slice) {
+  auto source = slice.getSourceType();
+  if (slice.getResultType().getRank() != source.getRank() ||
+      !slice.hasUnitStride() || !slice.getOffsets().empty() ||
+      !slice.getSizes().empty())
+    return std::nullopt;
+  std::optional<std::pair<int64_t, int64_t>> cut;
+  for (int64_t d = 0; d < source.getRank(); ++d) {
+    int64_t offset = slice.getStaticOffsets()[d];
+    int64_t size = slice.getStaticSizes()[d];
+    if (offset == 0 && size == source.getDimSize(d))
+      continue;
+    if (cut || source.isDynamicDim(d))
+      return std::nullopt;
+    cut = {d, offset};
+  }
+  return cut;
+}
+
+/// The unrolled chunk steps of one function and the proof that they repeat.
+class Reroll {
+public:
+  explicit Reroll(func::FuncOp func) : func(func) {}
+
+  /// Finds windows and steps; the reason when there is no loop to make.
+  LogicalResult analyze(std::string &why);
+
+  /// Replaces steps 1 .. last by a ttt.chunk_loop.
+  LogicalResult rewrite(std::string &why);
+
+private:
+  LogicalResult findWindows(std::string &why);
+  LogicalResult assignSteps(std::string &why);
+  LogicalResult matchSteps(std::string &why);
+  void sinkStateViews();
+  bool sameInvariant(Value a, Value b, unsigned depth = 0);
+
+  func::FuncOp func;
+  int64_t chunk = 0, numChunks = 0;
+  /// Every window slice and its chunk.
+  llvm::MapVector<Operation *, int64_t> windowChunk;
+  llvm::DenseMap<Operation *, WindowKey> windowKey;
+  /// The chunk of every op that reads a window (-1: none).
+  llvm::DenseMap<Operation *, int64_t> stepOf;
+  SmallVector<SmallVector<Operation *>> steps;
+  /// The concats that assemble one value per chunk along the window axis.
+  SmallVector<tensor::ConcatOp> assemblies;
+  /// The template (step 1): the state values it reads from step 0, the
+  /// values it yields as the next state, and each later step's copy of the
+  /// template's values.
+  SmallVector<Value> stateIn, stateOut;
+  SmallVector<IRMapping> copies;
+  int64_t lastStep = 0;
+};
+
+LogicalResult Reroll::findWindows(std::string &why) {
+  // Cuts of one tensor along one axis, by offset.
+  llvm::MapVector<std::pair<Value, int64_t>,
+                  SmallVector<std::pair<int64_t, tensor::ExtractSliceOp>>>
+      cuts;
+  func.walk([&](tensor::ExtractSliceOp slice) {
+    if (slice->getParentOp() != func)
+      return;
+    if (std::optional<std::pair<int64_t, int64_t>> cut = windowOf(slice))
+      cuts[{slice.getSource(), cut->first}].push_back({cut->second, slice});
+  });
+  // The chunking most tensors follow: offsets 0, C, ..., (M-1)C, every
+  // window C long but one that ends at the tensor's end. (A program need
+  // not cut every chunk of every tensor: the last chunk's keys are dead
+  // when nothing reads the final state.)
+  llvm::MapVector<int64_t, unsigned> votes;
+  auto chunking = [](Value source, int64_t axis,
+                     ArrayRef<std::pair<int64_t, tensor::ExtractSliceOp>> list)
+      -> std::optional<std::pair<int64_t, int64_t>> {
+    int64_t length = cast<RankedTensorType>(source.getType()).getDimSize(axis);
+    llvm::SmallSetVector<int64_t, 8> offsets;
+    for (auto [offset, slice] : list)
+      offsets.insert(offset);
+    SmallVector<int64_t> sorted(offsets.begin(), offsets.end());
+    llvm::sort(sorted);
+    if (sorted.size() < 3 || sorted[0] != 0)
+      return std::nullopt;
+    int64_t c = sorted[1];
+    for (auto [i, offset] : llvm::enumerate(sorted))
+      if (offset != static_cast<int64_t>(i) * c)
+        return std::nullopt;
+    for (auto [offset, slice] : list) {
+      int64_t size = slice.getStaticSizes()[axis];
+      if (size != std::min(c, length - offset))
+        return std::nullopt;
+    }
+    return std::make_pair(c, static_cast<int64_t>(sorted.size()));
+  };
+  for (auto &[key, list] : cuts)
+    if (auto found = chunking(key.first, key.second, list))
+      ++votes[found->first];
+  if (votes.empty())
+    return why = "no tensor is cut into three or more consecutive windows",
+           failure();
+  chunk = llvm::max_element(votes, [](const auto &a, const auto &b) {
+            return a.second < b.second;
+          })->first;
+  for (auto &[key, list] : cuts) {
+    auto found = chunking(key.first, key.second, list);
+    if (!found || found->first != chunk)
+      continue;
+    numChunks = std::max(numChunks, found->second);
+    for (auto [offset, slice] : list) {
+      windowChunk[slice] = offset / chunk;
+      windowKey.try_emplace(slice, WindowKey{key.first, key.second});
+    }
+  }
+  return success();
+}
+
+LogicalResult Reroll::assignSteps(std::string &why) {
+  steps.resize(numChunks);
+  Block &body = func.getBody().front();
+  // A concat of one value per chunk along the window axis assembles
+  // outputs; it belongs to no step.
+  for (Operation &op : body)
+    if (auto concat = dyn_cast<tensor::ConcatOp>(&op))
+      if (static_cast<int64_t>(concat.getInputs().size()) == numChunks)
+        assemblies.push_back(concat);
+  for (Operation &op : body) {
+    if (auto it = windowChunk.find(&op); it != windowChunk.end()) {
+      stepOf[&op] = it->second;
+      continue;
+    }
+    if (op.hasTrait<OpTrait::IsTerminator>() ||
+        llvm::is_contained(assemblies, dyn_cast<tensor::ConcatOp>(&op)))
+      continue;
+    int64_t step = -1;
+    op.walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          if (auto it = stepOf.find(def); it != stepOf.end())
+            step = std::max(step, it->second);
+    });
+    if (step < 0)
+      continue;
+    stepOf[&op] = step;
+    if (!windowChunk.count(&op))
+      steps[step].push_back(&op);
+  }
+  sinkStateViews();
+  // A step reads only its own values, the step before's, windows and
+  // values no step computes.
+  for (auto [index, ops] : llvm::enumerate(steps))
+    for (Operation *op : ops)
+      for (Value operand : op->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        auto it = def ? stepOf.find(def) : stepOf.end();
+        if (it == stepOf.end() || windowChunk.count(def))
+          continue;
+        if (it->second != static_cast<int64_t>(index) &&
+            it->second + 1 != static_cast<int64_t>(index))
+          return why = "step " + std::to_string(index) +
+                       " reads a value of step " + std::to_string(it->second) +
+                       ", not only its own and the step before's",
+                 failure();
+      }
+  return success();
+}
+
+/// A reshape or transpose of a step's value that only the next step reads
+/// (`collapse(W_i)`, made after W_i for the next chunk's product) belongs
+/// to that step: the state it carries is W_i, in every step alike.
+void Reroll::sinkStateViews() {
+  for (int64_t i = 0; i + 1 < numChunks; ++i) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (Operation *op : llvm::reverse(steps[i])) {
+        if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                 linalg::TransposeOp>(op) ||
+            op->use_empty())
+          continue;
+        bool onlyNext = llvm::all_of(op->getUsers(), [&](Operation *user) {
+          auto it = stepOf.find(user);
+          return it != stepOf.end() && it->second == i + 1;
+        });
+        Operation *source = op->getOperand(0).getDefiningOp();
+        auto it = source ? stepOf.find(source) : stepOf.end();
+        if (!onlyNext || it == stepOf.end() || it->second != i ||
+            windowChunk.count(source))
+          continue;
+        llvm::erase(steps[i], op);
+        stepOf[op] = i + 1;
+        steps[i + 1].push_back(op);
+        llvm::sort(steps[i + 1], [](Operation *a, Operation *b) {
+          return a->isBeforeInBlock(b);
+        });
+        changed = true;
+        break;
+      }
+    }
+  }
+}
+
+bool Reroll::sameInvariant(Value a, Value b, unsigned depth) {
+  if (a == b)
+    return true;
+  Operation *opA = a.getDefiningOp(), *opB = b.getDefiningOp();
+  if (!opA || !opB || depth > 8 || stepOf.count(opA) || stepOf.count(opB) ||
+      cast<OpResult>(a).getResultNumber() != cast<OpResult>(b).getResultNumber())
+    return false;
+  return OperationEquivalence::isEquivalentTo(
+      opA, opB,
+      [&](Value x, Value y) { return success(sameInvariant(x, y, depth + 1)); },
+      nullptr, OperationEquivalence::IgnoreLocations);
+}
+
+LogicalResult Reroll::matchSteps(std::string &why) {
+  if (numChunks < 3)
+    return why = "fewer than three chunks", failure();
+  ArrayRef<Operation *> base = steps[1];
+  auto chunkOf = [&](Value value) -> int64_t {
+    Operation *def = value.getDefiningOp();
+    auto it = def ? stepOf.find(def) : stepOf.end();
+    return it == stepOf.end() ? -1 : it->second;
+  };
+  // The template's state: what step 1 reads from step 0, in order.
+  for (Operation *op : base)
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (chunkOf(operand) == 0 && !windowChunk.count(operand.getDefiningOp()) &&
+            !llvm::is_contained(stateIn, operand))
+          stateIn.push_back(operand);
+    });
+  if (stateIn.empty())
+    return why = "the steps carry no state", failure();
+  stateOut.assign(stateIn.size(), Value());
+  copies.resize(numChunks);
+  for (Operation *op : base)
+    for (Value result : op->getResults())
+      copies[1].map(result, result);
+  lastStep = 1;
+  for (int64_t i = 2; i < numChunks; ++i) {
+    ArrayRef<Operation *> ops = steps[i];
+    if (ops.size() != base.size())
+      break;
+    IRMapping &copy = copies[i];
+    bool same = true;
+    for (auto [a, b] : llvm::zip_equal(base, ops)) {
+      auto equivalent = [&](Value x, Value y) -> LogicalResult {
+        if (copy.lookupOrNull(x) == y)
+          return success();
+        Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
+        // Windows of the same tensor along the same axis, one chunk on.
+        if (dx && dy && windowChunk.count(dx) && windowChunk.count(dy))
+          return success(windowKey.find(dx)->second ==
+                             windowKey.find(dy)->second &&
+                         windowChunk[dx] == 1 && windowChunk[dy] == i &&
+                         x.getType() == y.getType());
+        // The state: step i reads what step i-1 yields where the template
+        // does (the value step 2 reads is the template's next state).
+        auto state = llvm::find(stateIn, x);
+        if (state != stateIn.end()) {
+          size_t j = state - stateIn.begin();
+          if (i == 2 && chunkOf(y) == 1) {
+            if (!stateOut[j])
+              stateOut[j] = y;
+            return success(stateOut[j] == y);
+          }
+          return success(stateOut[j] &&
+                         copies[i - 1].lookupOrNull(stateOut[j]) == y);
+        }
+        if (chunkOf(x) < 0 && chunkOf(y) < 0)
+          return success(sameInvariant(x, y));
+        return failure();
+      };
+      // Payload arguments and results pair up as the comparison walks.
+      auto mark = [&](Value x, Value y) { copy.map(x, y); };
+      if (!OperationEquivalence::isEquivalentTo(
+              a, b, equivalent, mark, OperationEquivalence::IgnoreLocations)) {
+        same = false;
+        break;
+      }
+      for (auto [x, y] : llvm::zip_equal(a->getResults(), b->getResults()))
+        copy.map(x, y);
+    }
+    if (!same)
+      break;
+    lastStep = i;
+  }
+  if (lastStep < 2)
+    return why = "its second and third steps differ", failure();
+  if (llvm::any_of(stateOut, [](Value v) { return !v; }))
+    return why = "a value the second step reads from the first is not "
+                 "carried on by the later steps",
+           failure();
+  return success();
+}
+
+LogicalResult Reroll::analyze(std::string &why) {
+  if (failed(findWindows(why)) || failed(assignSteps(why)) ||
+      failed(matchSteps(why)))
+    return failure();
+  for (Operation *op : steps[1])
+    if (std::string reason = ChunkLoopOp::whyNotCanonical(op); !reason.empty())
+      return why = "'" + op->getName().getStringRef().str() +
+                   "' in a step is not in ttt.chunk_loop's op set (" + reason +
+                   ")",
+             failure();
+  return success();
+}
+
+LogicalResult Reroll::rewrite(std::string &why) {
+  ArrayRef<Operation *> base = steps[1];
+  OpBuilder b(func.getContext());
+  // The loop goes before the first op that will read it: an assembly, or a
+  // reader of the last step's state that is not one of the steps it
+  // replaces.
+  llvm::DenseSet<Value> lastStateSet;
+  for (Value value : stateOut)
+    lastStateSet.insert(copies[lastStep].lookupOrNull(value));
+  Operation *anchor = func.getBody().front().getTerminator();
+  for (Operation &op : func.getBody().front()) {
+    auto it = stepOf.find(&op);
+    bool replaced = it != stepOf.end() && it->second >= 1 &&
+                    it->second <= lastStep;
+    bool reads = llvm::is_contained(assemblies, dyn_cast<tensor::ConcatOp>(&op));
+    op.walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        reads |= !replaced && lastStateSet.contains(operand);
+    });
+    if (reads) {
+      anchor = &op;
+      break;
+    }
+  }
+  b.setInsertionPoint(anchor);
+  Location loc = func.getLoc();
+  int64_t covered = lastStep * chunk;
+
+  // Windows of the template, each a sequence cut to chunks 1 .. last.
+  SmallVector<Operation *> templateWindows;
+  for (auto [op, index] : windowChunk)
+    if (index == 1)
+      templateWindows.push_back(op);
+  llvm::DenseSet<Value> inTemplate;
+  for (Operation *op : base)
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        inTemplate.insert(operand);
+    });
+  llvm::erase_if(templateWindows, [&](Operation *op) {
+    return !inTemplate.contains(op->getResult(0));
+  });
+  SmallVector<Value> sequences;
+  SmallVector<int64_t> axes;
+  for (Operation *op : templateWindows) {
+    WindowKey key = windowKey.find(op)->second;
+    auto type = cast<RankedTensorType>(key.source.getType());
+    int64_t rank = type.getRank();
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
+        sizes = tensor::getMixedSizes(b, loc, key.source),
+        strides(rank, b.getIndexAttr(1));
+    offsets[key.axis] = b.getIndexAttr(chunk);
+    sizes[key.axis] = b.getIndexAttr(covered);
+    sequences.push_back(tensor::ExtractSliceOp::create(b, loc, key.source,
+                                                       offsets, sizes, strides));
+    axes.push_back(key.axis);
+  }
+
+  // The template's outputs: what the assemblies take from step 1.
+  SmallVector<Value> outputs;
+  SmallVector<int64_t> outputAxes;
+  SmallVector<Type> outputTypes;
+  for (tensor::ConcatOp concat : assemblies) {
+    Value piece = concat.getInputs()[1];
+    if (!llvm::is_contained(base, piece.getDefiningOp()))
+      return why = "a Concat of chunk outputs takes its second piece from "
+                   "elsewhere",
+             failure();
+    for (int64_t i = 2; i <= lastStep; ++i)
+      if (copies[i].lookupOrNull(piece) != concat.getInputs()[i])
+        return why = "a Concat of chunk outputs takes pieces that are not "
+                     "the steps' copies of one value",
+               failure();
+    outputs.push_back(piece);
+    int64_t axis = concat.getDim();
+    outputAxes.push_back(axis);
+    auto type = cast<RankedTensorType>(piece.getType());
+    SmallVector<int64_t> shape(type.getShape());
+    shape[axis] = covered;
+    outputTypes.push_back(type.clone(shape));
+  }
+  // Every other use of a step's value outside the steps is of the last
+  // step's next state.
+  SmallVector<Value> lastState;
+  for (Value value : stateOut)
+    lastState.push_back(copies[lastStep].lookupOrNull(value));
+
+  // Values from outside the steps the template reads: invariants.
+  llvm::SetVector<Value> invariants;
+  for (Operation *op : base)
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (llvm::is_contained(stateIn, operand) ||
+            (def && (stepOf.count(def) || !def->getBlock() ||
+                     def->getBlock() != &func.getBody().front())) ||
+            (!def && cast<BlockArgument>(operand).getOwner() !=
+                         &func.getBody().front()))
+          continue;
+        if (linalg_raise::isRematerializable(operand))
+          continue;
+        invariants.insert(operand);
+      }
+    });
+
+  SmallVector<Type> stateTypes;
+  for (Value value : stateIn)
+    stateTypes.push_back(value.getType());
+  auto loop = ChunkLoopOp::create(
+      b, loc, outputTypes, stateTypes, stateIn, sequences,
+      invariants.getArrayRef(), b.getI64IntegerAttr(chunk),
+      b.getDenseI64ArrayAttr(axes), b.getDenseI64ArrayAttr(outputAxes));
+  SmallVector<Type> argTypes(stateTypes);
+  for (Operation *op : templateWindows)
+    argTypes.push_back(op->getResult(0).getType());
+  for (Value value : invariants)
+    argTypes.push_back(value.getType());
+  Block *block = b.createBlock(&loop.getBody(), {}, argTypes,
+                               SmallVector<Location>(argTypes.size(), loc));
+  IRMapping mapping;
+  unsigned next = 0;
+  for (Value value : stateIn)
+    mapping.map(value, block->getArgument(next++));
+  for (Operation *op : templateWindows)
+    mapping.map(op->getResult(0), block->getArgument(next++));
+  for (Value value : invariants)
+    mapping.map(value, block->getArgument(next++));
+  b.setInsertionPointToStart(block);
+  // What the template reads that is made of constants is made in the body.
+  for (Operation *op : base)
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          if (def->getBlock() == &func.getBody().front() &&
+              !stepOf.count(def) && linalg_raise::isRematerializable(operand))
+            (void)linalg_raise::rematerialize(b, operand, mapping);
+    });
+  for (Operation *op : base)
+    b.clone(*op, mapping);
+  SmallVector<Value> chunkOutputs, nextState;
+  for (Value value : outputs)
+    chunkOutputs.push_back(mapping.lookup(value));
+  for (Value value : stateOut)
+    nextState.push_back(mapping.lookup(value));
+  ChunkYieldOp::create(b, loc, chunkOutputs, nextState);
+  if (std::string problem = linalg_raise::verifyQuietly(loop);
+      !problem.empty()) {
+    loop.erase();
+    for (Value sequence : llvm::reverse(sequences))
+      sequence.getDefiningOp()->erase();
+    return why = problem, failure();
+  }
+
+  // The last step's state, wherever later ops read it, is the loop's final
+  // state; the assemblies take the loop's output for chunks 1 .. last.
+  for (auto [value, final] : llvm::zip_equal(lastState, loop.getFinalStates()))
+    value.replaceUsesWithIf(final, [&](OpOperand &use) {
+      return !stepOf.count(use.getOwner()) ||
+             stepOf[use.getOwner()] > lastStep;
+    });
+  for (auto [concat, output] : llvm::zip_equal(assemblies, loop.getOutputs())) {
+    SmallVector<Value> pieces{concat.getInputs()[0], output};
+    for (int64_t i = lastStep + 1; i < numChunks; ++i)
+      pieces.push_back(concat.getInputs()[i]);
+    b.setInsertionPoint(concat);
+    auto joined =
+        tensor::ConcatOp::create(b, concat.getLoc(), concat.getDim(), pieces);
+    concat.getResult().replaceAllUsesWith(joined.getResult());
+    concat.erase();
+  }
+  // The copies of steps 1 .. last are dead now.
+  for (int64_t i = lastStep; i >= 1; --i)
+    for (Operation *op : llvm::reverse(steps[i]))
+      if (op->use_empty())
+        op->erase();
+  for (auto [op, index] : windowChunk)
+    if (index >= 1 && index <= lastStep && op->use_empty())
+      op->erase();
+  return success();
+}
+
+struct TTTRerollChunksPass
+    : ttt::impl::TTTRerollChunksBase<TTTRerollChunksPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    getOperation()->walk([&](func::FuncOp func) {
+      if (func.isExternal())
+        return;
+      Reroll reroll(func);
+      std::string why;
+      if (succeeded(reroll.analyze(why)) && succeeded(reroll.rewrite(why)))
+        return;
+      if (explain)
+        func.emitRemark() << "ttt-reroll-chunks: no chunk loop rerolled: "
+                          << why;
+    });
+  }
+};
+
+} // namespace

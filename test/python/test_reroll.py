@@ -1,0 +1,55 @@
+"""ttt-reroll-chunks on torch-mlir's unrolled programs of the reference modules
+(test/fixtures/linalg/, lowered from PyTorch by torch-mlir, not written for this pass):
+the steps that repeat become one ttt.chunk_loop, and the program still computes what
+PyTorch computed (the output stored with each fixture); where ttt-raise-chunk-loops then
+reads a layer, the ttt.kvb_layer computes it too, in both of its forms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from compiler import run_function, run_opt
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "linalg"
+# Two fp32 implementations of one layer (PyTorch eager, the compiled program).
+RTOL = 1e-4
+# The unrolled fixtures (the *_while ones are loops already); what the new path does
+# with each today, asserted below so that a change in either direction is seen.
+ROLLED_AND_RAISED = {"block_v6", "lact_v6", "linear_dot", "research_linear_dot_bmm_fold"}
+ROLLED_ONLY = {"block_v4", "lact_v2", "lact_v3", "lact_v5", "linear_mse",
+               "research_linear_dot_einsum", "research_linear_dot_outin",
+               "research_linear_mse_xwt", "ttt_linear", "ttt_mlp"}
+NOT_ROLLED = {"research_linear_dot_prealloc": "its second and third steps differ",
+              "vit3_glu": "no tensor is cut into three or more consecutive windows"}
+
+
+def _load(name: str):
+    with np.load(FIXTURES / f"{name}.npz") as data:
+        args = [data[f"arg{i}"] for i in range(len(data.files) - 1)]
+        want = data["o"]
+    return (FIXTURES / f"{name}.mlir").read_text(), args, want
+
+
+def _rel(got, want):
+    return float(np.abs(np.asarray(got, np.float64) - want).max() / np.abs(want).max())
+
+
+@pytest.mark.parametrize("name", sorted(ROLLED_AND_RAISED | ROLLED_ONLY | set(NOT_ROLLED)))
+def test_rerolled_fixture(name, tmp_path):
+    program, args, want = _load(name)
+    rolled, remarks = run_opt(program, "--ttt-reroll-chunks=explain", stderr=True)
+    if name in NOT_ROLLED:
+        assert "ttt.chunk_loop" not in rolled and NOT_ROLLED[name] in remarks, remarks
+        return
+    assert rolled.count("ttt.chunk_loop") == 1, remarks
+    assert _rel(run_function(rolled, args, tmp_path), want) <= RTOL
+    raised, remarks = run_opt(rolled, "--ttt-raise-chunk-loops=explain", stderr=True)
+    if name in ROLLED_ONLY:
+        assert "not a ttt.kvb_layer" in remarks and "ttt.kvb_layer" not in raised, remarks
+        return
+    assert raised.count("ttt.kvb_layer") == 1 and "ttt.chunk_loop" not in raised, remarks
+    for form in ("recurrent", "parallel"):
+        assert _rel(run_function(raised, args, tmp_path, form=form), want) <= RTOL, form
