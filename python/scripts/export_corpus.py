@@ -346,6 +346,18 @@ def run_ttt_opt(ttt_opt, path, out):
     return p.returncode, lines
 
 
+def write_fixture(path, x, ref, folder):
+    """The export as one file (weights inline) and its input and reference output."""
+    import numpy as np
+    import onnx
+    os.makedirs(folder, exist_ok=True)
+    name = os.path.basename(path)
+    model = onnx.load(path, load_external_data=True)
+    onnx.save(model, os.path.join(folder, name), save_as_external_data=False)
+    np.savez(os.path.join(folder, name[:-len(".onnx")] + ".npz"),
+             x=x.numpy(), y=ref.float().numpy())
+
+
 def md(s):
     return str(s).replace("|", "\\|").replace("\n", " ")
 
@@ -356,6 +368,9 @@ def main():
     ap.add_argument("--report", default=None, help="write the markdown table here too")
     ap.add_argument("--ttt-opt", default=os.path.join(REPO, "build", "bin", "ttt-opt"))
     ap.add_argument("--only", default=None, help="substring of module names to run")
+    ap.add_argument("--fixtures", default=None,
+                    help="also write each export with its weights inline, and its input and "
+                         "PyTorch's output (<name>.npz: x, y), into this folder")
     args = ap.parse_args()
 
     os.makedirs(args.outdir, exist_ok=True)
@@ -391,6 +406,8 @@ def main():
                 print(f"   {exporter}: export failed: {one_line(e)}", file=sys.stderr, flush=True)
                 continue
             row["export"] = f"ok ({count_nodes(path)} nodes, {time.time() - t0:.0f}s)"
+            if args.fixtures:
+                write_fixture(path, x, ref, args.fixtures)
             try:
                 row["ort"] = f"{ort_diff(path, x, ref):.1e}"
             except Exception as e:
