@@ -1,4 +1,5 @@
-//===- ChunkLoopForms.h - helpers of the passes that make chunk loops -*- C++ -*-===//
+//===- ChunkLoopForms.h - helpers of the passes that make chunk loops -*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

@@ -58,8 +58,7 @@ public:
   }
 
   static std::optional<SmallVector<Term>> sum(ArrayRef<Term> lhs,
-                                              ArrayRef<Term> rhs,
-                                              double sign) {
+                                              ArrayRef<Term> rhs, double sign) {
     if (lhs.size() + rhs.size() > kMaxTerms)
       return std::nullopt;
     SmallVector<Term> result(lhs);
@@ -194,8 +193,8 @@ std::optional<Polynomial> EinsumReader::readReshape(Operation *op,
       }
     }
   }
-  std::optional<Polynomial> poly = readWithLabels(source, sourceLabels,
-                                                  depth + 1);
+  std::optional<Polynomial> poly =
+      readWithLabels(source, sourceLabels, depth + 1);
   if (!poly)
     return std::nullopt;
   poly->labels.assign(labels.begin(), labels.end());
@@ -265,9 +264,8 @@ std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
       return nullptr;
     };
     std::optional<SmallVector<Term>> result;
-    if (auto constant = floatConstant(inner.getNumResults() == 1
-                                          ? inner.getResult(0)
-                                          : Value())) {
+    if (auto constant = floatConstant(
+            inner.getNumResults() == 1 ? inner.getResult(0) : Value())) {
       result = SmallVector<Term>{Term{*constant, {}}};
     } else if (isa<arith::MulFOp, arith::AddFOp, arith::SubFOp, arith::DivFOp>(
                    inner)) {
@@ -303,8 +301,8 @@ std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
   poly.labels.assign(labels.begin(), labels.end());
   std::optional<Polynomial> initPoly;
   if (reduces && llvm::count_if(yielded->second, [&](const Term &term) {
-        return !term.factorsOf(outArg).empty();
-      }) != 1)
+                   return !term.factorsOf(outArg).empty();
+                 }) != 1)
     return std::nullopt;
   for (const Term &term : yielded->second) {
     SmallVector<const Factor *> outs = term.factorsOf(outArg);
@@ -312,8 +310,8 @@ std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
       poly.terms.push_back(term);
       continue;
     }
-    if (reduces && (outs.size() != 1 || term.factors.size() != 1 ||
-                    term.coeff != 1.0))
+    if (reduces &&
+        (outs.size() != 1 || term.factors.size() != 1 || term.coeff != 1.0))
       return std::nullopt;
     if (!initPoly) {
       initPoly = readWithLabels(init->get(), labels, depth + 1);
@@ -335,4 +333,138 @@ std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
   if (poly.terms.size() > kMaxTerms)
     return std::nullopt;
   return poly;
+}
+
+std::optional<Polynomial> EinsumReader::substitute(const Polynomial &poly,
+                                                   Value leaf,
+                                                   const Polynomial &value) {
+  Polynomial result;
+  result.labels = poly.labels;
+  for (const Term &term : poly.terms) {
+    SmallVector<Term> expanded{Term{term.coeff, {}}};
+    for (const Factor &factor : term.factors) {
+      SmallVector<Term> next;
+      if (factor.leaf != leaf) {
+        for (Term partial : expanded) {
+          partial.factors.push_back(factor);
+          next.push_back(std::move(partial));
+        }
+      } else {
+        // `value`'s labels become this factor's; its sums get fresh labels.
+        for (const Term &part : value.terms) {
+          llvm::DenseMap<unsigned, unsigned> rename;
+          for (auto [from, to] : llvm::zip_equal(value.labels, factor.labels))
+            rename[from] = to;
+          Term renamed = part;
+          for (Factor &inner : renamed.factors)
+            for (unsigned &label : inner.labels) {
+              auto [it, inserted] = rename.try_emplace(label, 0);
+              if (inserted)
+                it->second = freshLabelLike(label);
+              label = it->second;
+            }
+          for (const Term &partial : expanded) {
+            Term product = partial;
+            product.coeff *= renamed.coeff;
+            llvm::append_range(product.factors, renamed.factors);
+            next.push_back(std::move(product));
+          }
+        }
+      }
+      if (next.size() > kMaxTerms)
+        return std::nullopt;
+      expanded = std::move(next);
+    }
+    llvm::append_range(result.terms, expanded);
+    if (result.terms.size() > kMaxTerms)
+      return std::nullopt;
+  }
+  return result;
+}
+
+namespace {
+
+/// Matches the factors of two terms one to one, with a consistent renaming
+/// of labels, by backtracking (terms have a handful of factors).
+class TermMatcher {
+public:
+  TermMatcher(const Term &a, const Term &b, SameLeaf sameLeaf,
+              llvm::DenseMap<unsigned, unsigned> labels)
+      : a(a), b(b), sameLeaf(sameLeaf), used(b.factors.size(), false) {
+    forward = std::move(labels);
+    for (auto [from, to] : forward)
+      backward[to] = from;
+  }
+
+  bool match(size_t index = 0) {
+    if (index == a.factors.size())
+      return true;
+    const Factor &fa = a.factors[index];
+    for (auto [j, fb] : llvm::enumerate(b.factors)) {
+      if (used[j] || fa.labels.size() != fb.labels.size() ||
+          !sameLeaf(fa.leaf, fb.leaf))
+        continue;
+      auto savedForward = forward;
+      auto savedBackward = backward;
+      bool consistent = true;
+      for (auto [la, lb] : llvm::zip_equal(fa.labels, fb.labels)) {
+        auto f = forward.find(la);
+        auto g = backward.find(lb);
+        if ((f != forward.end() && f->second != lb) ||
+            (g != backward.end() && g->second != la)) {
+          consistent = false;
+          break;
+        }
+        forward[la] = lb;
+        backward[lb] = la;
+      }
+      if (consistent) {
+        used[j] = true;
+        if (match(index + 1))
+          return true;
+        used[j] = false;
+      }
+      forward = std::move(savedForward);
+      backward = std::move(savedBackward);
+    }
+    return false;
+  }
+
+private:
+  const Term &a, &b;
+  SameLeaf sameLeaf;
+  SmallVector<bool> used;
+  llvm::DenseMap<unsigned, unsigned> forward, backward;
+};
+
+bool sameCoefficient(double x, double y) {
+  return std::abs(x - y) <= 1e-12 * std::max(std::abs(x), std::abs(y));
+}
+
+} // namespace
+
+bool mlir::ttt::linalg_raise::equivalent(const Polynomial &a,
+                                         const Polynomial &b,
+                                         SameLeaf sameLeaf) {
+  if (a.labels.size() != b.labels.size() || a.terms.size() != b.terms.size())
+    return false;
+  llvm::DenseMap<unsigned, unsigned> free;
+  for (auto [la, lb] : llvm::zip_equal(a.labels, b.labels))
+    free[la] = lb;
+  SmallVector<bool> used(b.terms.size(), false);
+  for (const Term &ta : a.terms) {
+    bool found = false;
+    for (auto [j, tb] : llvm::enumerate(b.terms)) {
+      if (used[j] || ta.factors.size() != tb.factors.size() ||
+          !sameCoefficient(ta.coeff, tb.coeff))
+        continue;
+      if (TermMatcher(ta, tb, sameLeaf, free).match()) {
+        used[j] = found = true;
+        break;
+      }
+    }
+    if (!found)
+      return false;
+  }
+  return true;
 }

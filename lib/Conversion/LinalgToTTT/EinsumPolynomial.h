@@ -1,4 +1,5 @@
-//===- EinsumPolynomial.h - tensor values as sums of einsum terms -*- C++ -*-===//
+//===- EinsumPolynomial.h - tensor values as sums of einsum terms -*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -21,6 +22,7 @@
 
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <optional>
@@ -48,6 +50,16 @@ struct Polynomial {
   SmallVector<Term> terms;
 };
 
+/// Whether two leaves stand for the same tensor (for comparing polynomials
+/// read in two places, e.g. the windows of two chunks of one sequence).
+using SameLeaf = llvm::function_ref<bool(Value, Value)>;
+
+/// Whether `a` and `b` are the same sum of terms: terms matched one to one,
+/// equal coefficients (to a relative 1e-12), factors matched to the same
+/// leaves with one consistent renaming of labels that maps `a`'s labels of
+/// the value onto `b`'s, position by position.
+bool equivalent(const Polynomial &a, const Polynomial &b, SameLeaf sameLeaf);
+
 class EinsumReader {
 public:
   /// Values in `stops` are leaves even where they could be expanded.
@@ -70,19 +82,23 @@ public:
     return fresh;
   }
 
+  /// `poly` with every factor of `leaf` replaced by `value` (a polynomial
+  /// whose labels name `leaf`'s dimensions), labels renamed so that no two
+  /// sums meet.
+  std::optional<Polynomial> substitute(const Polynomial &poly, Value leaf,
+                                       const Polynomial &value);
+
   /// Whether `label` indexes a dimension of size 1 (its one index sums or
   /// broadcasts nothing, so readers of the terms may ignore it).
   bool isUnit(unsigned label) const { return unitLabels.contains(label); }
 
 private:
-  std::optional<Polynomial> readWithLabels(Value value,
-                                           ArrayRef<unsigned> labels,
-                                           unsigned depth);
+  std::optional<Polynomial>
+  readWithLabels(Value value, ArrayRef<unsigned> labels, unsigned depth);
   std::optional<Polynomial> readLinalg(Operation *op, ArrayRef<unsigned> labels,
                                        unsigned depth);
-  std::optional<Polynomial> readReshape(Operation *op,
-                                        ArrayRef<unsigned> labels,
-                                        unsigned depth);
+  std::optional<Polynomial>
+  readReshape(Operation *op, ArrayRef<unsigned> labels, unsigned depth);
   Polynomial leaf(Value value, ArrayRef<unsigned> labels);
 
   llvm::DenseSet<Value> stops;

@@ -202,10 +202,10 @@ public:
       AffineMap map = min.getAffineMap();
       if (map.getNumResults() != 2)
         return std::nullopt;
-      std::optional<Linear> lhs = readAffine(map.getResult(0), map.getNumDims(),
-                                             min.getMapOperands());
-      std::optional<Linear> rhs = readAffine(map.getResult(1), map.getNumDims(),
-                                             min.getMapOperands());
+      std::optional<Linear> lhs =
+          readAffine(map.getResult(0), map.getNumDims(), min.getMapOperands());
+      std::optional<Linear> rhs =
+          readAffine(map.getResult(1), map.getNumDims(), min.getMapOperands());
       if (lhs && rhs)
         return std::make_pair(*lhs, *rhs);
     }
@@ -351,14 +351,14 @@ bool ChunkLoopReading::hasWindowLength(Value tensor, int64_t axis) {
     return empty.getType().isDynamicDim(axis) &&
            isWindowLength(empty.getDynamicSize(axis));
   if (auto dps = dyn_cast<DestinationStyleOpInterface>(def))
-    return hasWindowLength(
-        dps.getTiedOpOperand(cast<OpResult>(tensor))->get(), axis);
+    return hasWindowLength(dps.getTiedOpOperand(cast<OpResult>(tensor))->get(),
+                           axis);
   return false;
 }
 
 FailureOr<Window>
-ChunkLoopReading::readWindow(OffsetSizeAndStrideOpInterface slice,
-                             Value source, std::string &why, Value written) {
+ChunkLoopReading::readWindow(OffsetSizeAndStrideOpInterface slice, Value source,
+                             std::string &why, Value written) {
   auto fail = [&](const Twine &reason) -> FailureOr<Window> {
     why = reason.str();
     return failure();
@@ -372,10 +372,9 @@ ChunkLoopReading::readWindow(OffsetSizeAndStrideOpInterface slice,
     OpFoldResult offset = slice.getMixedOffsets()[d];
     OpFoldResult size = slice.getMixedSizes()[d];
     std::optional<Linear> start =
-        isa<Attribute>(offset)
-            ? std::optional<Linear>(Linear{0, *getConstantIntValue(offset), {},
-                                           0})
-            : arithmetic.read(cast<Value>(offset));
+        isa<Attribute>(offset) ? std::optional<Linear>(Linear{
+                                     0, *getConstantIntValue(offset), {}, 0})
+                               : arithmetic.read(cast<Value>(offset));
     if (!start)
       return fail("a window's offset is not affine in the chunk index");
     if (start->counterCoeff == 0 && start->lengthCoeff == 0 &&
@@ -417,8 +416,8 @@ ChunkLoopReading::readWindow(OffsetSizeAndStrideOpInterface slice,
     std::optional<std::pair<Linear, Linear>> min =
         arithmetic.readMin(cast<Value>(size));
     if (!min)
-      return fail("a window's size is neither " + Twine(chunk) +
-                  " nor min(" + Twine(chunk) + ", T - offset)");
+      return fail("a window's size is neither " + Twine(chunk) + " nor min(" +
+                  Twine(chunk) + ", T - offset)");
     auto [lhs, rhs] = *min;
     if (!lhs.isConstant())
       std::swap(lhs, rhs);
@@ -426,8 +425,8 @@ ChunkLoopReading::readWindow(OffsetSizeAndStrideOpInterface slice,
     if (!lhs.isConstant() || lhs.constant != chunk || !length ||
         length->counterCoeff != 0 || length->lengthCoeff > 1 ||
         length->lengthCoeff < 0)
-      return fail("a window's size is neither " + Twine(chunk) +
-                  " nor min(" + Twine(chunk) + ", T - offset)");
+      return fail("a window's size is neither " + Twine(chunk) + " nor min(" +
+                  Twine(chunk) + ", T - offset)");
     if (clampLength && !(*clampLength == *length))
       return fail("windows are cut at two different lengths");
     clampLength = *length;
@@ -483,9 +482,9 @@ LogicalResult ChunkLoopReading::readBuffers(std::string &why) {
                failure();
       continue;
     }
-    FailureOr<Window> window = readWindow(
-        cast<OffsetSizeAndStrideOpInterface>(write.getOperation()), arg, why,
-        write.getSource());
+    FailureOr<Window> window =
+        readWindow(cast<OffsetSizeAndStrideOpInterface>(write.getOperation()),
+                   arg, why, write.getSource());
     if (failed(window))
       return why = "an output " + why, failure();
     bufferWindows.back() = *window;
@@ -652,9 +651,8 @@ LogicalResult ChunkLoopReading::collectBody(std::string &why) {
     llvm::append_range(worklist, captured);
   }
   needed = seen.takeVector();
-  llvm::sort(needed, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  llvm::sort(needed,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
   for (Value value : outside)
     invariants.push_back(value);
   return success();
@@ -678,9 +676,9 @@ LogicalResult ChunkLoopReading::read(std::string &why) {
              failure();
     if (slice.getSourceType().getRank() != slice.getResultType().getRank())
       return why = "a window drops dimensions", failure();
-    FailureOr<Window> window = readWindow(
-        cast<OffsetSizeAndStrideOpInterface>(slice.getOperation()),
-        slice.getSource(), why);
+    FailureOr<Window> window =
+        readWindow(cast<OffsetSizeAndStrideOpInterface>(slice.getOperation()),
+                   slice.getSource(), why);
     if (failed(window))
       return failure();
     windowSlices.push_back(slice);
@@ -729,18 +727,19 @@ std::string ChunkLoopReading::replace(RewriterBase &rewriter) {
     (linalg_raise::isRematerializable(value) ? made : passed).push_back(value);
 
   rewriter.setInsertionPoint(loop);
-  auto chunkLoop = ChunkLoopOp::create(
-      rewriter, loc, outputTypes, stateTypes, inits, sequences, passed,
-      rewriter.getI64IntegerAttr(chunk),
-      rewriter.getDenseI64ArrayAttr(windowAxes),
-      rewriter.getDenseI64ArrayAttr(outputAxes));
+  auto chunkLoop =
+      ChunkLoopOp::create(rewriter, loc, outputTypes, stateTypes, inits,
+                          sequences, passed, rewriter.getI64IntegerAttr(chunk),
+                          rewriter.getDenseI64ArrayAttr(windowAxes),
+                          rewriter.getDenseI64ArrayAttr(outputAxes));
   SmallVector<Type> argTypes(stateTypes);
   for (tensor::ExtractSliceOp slice : windowSlices)
     argTypes.push_back(slice.getResultType());
   for (Value value : passed)
     argTypes.push_back(value.getType());
-  Block *block = rewriter.createBlock(&chunkLoop.getBody(), {}, argTypes,
-                                      SmallVector<Location>(argTypes.size(), loc));
+  Block *block =
+      rewriter.createBlock(&chunkLoop.getBody(), {}, argTypes,
+                           SmallVector<Location>(argTypes.size(), loc));
   IRMapping mapping;
   unsigned next = 0;
   for (auto [write, arg] :
@@ -776,7 +775,8 @@ std::string ChunkLoopReading::replace(RewriterBase &rewriter) {
       nextState.push_back(mapping.lookupOrDefault(yield.getOperand(index)));
   }
   ChunkYieldOp::create(rewriter, loc, chunkOutputs, nextState);
-  if (std::string problem = linalg_raise::verifyQuietly(chunkLoop); !problem.empty()) {
+  if (std::string problem = linalg_raise::verifyQuietly(chunkLoop);
+      !problem.empty()) {
     // Never leave an invalid op behind; say why instead.
     rewriter.eraseOp(chunkLoop);
     return problem;
@@ -840,7 +840,8 @@ struct TTTFormChunkLoopsPass
     for (scf::ForOp loop : loops) {
       ChunkLoopReading reading(loop);
       std::string why;
-      if (succeeded(reading.read(why)) && (why = reading.replace(rewriter)).empty())
+      if (succeeded(reading.read(why)) &&
+          (why = reading.replace(rewriter)).empty())
         continue;
       bool carriesTensors = llvm::any_of(loop.getInitArgs(), [](Value init) {
         return isa<RankedTensorType>(init.getType());

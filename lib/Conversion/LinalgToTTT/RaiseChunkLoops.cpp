@@ -83,8 +83,8 @@ struct LinearLayer {
 
 bool hasDuplicates(ArrayRef<unsigned> labels) {
   llvm::SmallDenseSet<unsigned> seen;
-  return llvm::any_of(labels,
-                      [&](unsigned label) { return !seen.insert(label).second; });
+  return llvm::any_of(
+      labels, [&](unsigned label) { return !seen.insert(label).second; });
 }
 
 /// The loop sequence `leaf` is the window of.
@@ -155,8 +155,8 @@ LogicalResult LayerReading::readOutput(LinearLayer &layer, std::string &why) {
     else
       queries = &factor;
   }
-  std::optional<unsigned> q = queries ? windowIndex(loop, queries->leaf)
-                                      : std::nullopt;
+  std::optional<unsigned> q =
+      queries ? windowIndex(loop, queries->leaf) : std::nullopt;
   if (!weight || !q)
     return why = "its output is not the chunk's queries times the fast weight",
            failure();
@@ -264,8 +264,7 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
                  "another affine map of it: not read yet)",
            failure();
   if (!keepsState || !update)
-    return why = "its update does not add a term to the fast weight",
-           failure();
+    return why = "its update does not add a term to the fast weight", failure();
   layer.step = update->coeff;
   std::optional<unsigned> time;
   for (const Factor &factor : update->factors) {
@@ -280,8 +279,7 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
         (void)unitOf(label);
     if (llvm::is_contained(poly->labels, axisLabel) ||
         (time && *time != axisLabel))
-      return why = "its update does not sum over the chunk's tokens",
-             failure();
+      return why = "its update does not sum over the chunk's tokens", failure();
     time = axisLabel;
     bool hasIn = false, hasOut = false;
     WindowFactor window{*index, {}};
@@ -323,8 +321,8 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
       layer.real(layer.v.labels).size() != layer.streams.size() + 2)
     return why = "its update is not keys times values per stream", failure();
   layer.updateTime = *time;
-  if (residual && failed(readResidual(layer, reader, *poly, *update,
-                                     *residual, why)))
+  if (residual &&
+      failed(readResidual(layer, reader, *poly, *update, *residual, why)))
     return failure();
   return success();
 }
@@ -332,12 +330,10 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
 /// The term `-s * sum_t k_t^T lr_t (k_t W)` of the MSE loss's descent step,
 /// whose other half `s * sum_t k_t^T lr_t v_t` is `update`: the same keys
 /// (in both places), rates and step.
-LogicalResult LayerReading::readResidual(LinearLayer &layer,
-                                         const EinsumReader &reader,
-                                         const Polynomial &poly,
-                                         const Term &update,
-                                         const Term &residual,
-                                         std::string &why) {
+LogicalResult
+LayerReading::readResidual(LinearLayer &layer, const EinsumReader &reader,
+                           const Polynomial &poly, const Term &update,
+                           const Term &residual, std::string &why) {
   auto fail = [&] {
     why = "its update's term in the fast weight is not the MSE loss's "
           "residual k^T (k W) with the keys and rates of its k^T v term";
@@ -365,8 +361,8 @@ LogicalResult LayerReading::readResidual(LinearLayer &layer,
   llvm::DenseMap<unsigned, unsigned> toOutput;
   for (auto [mine, theirs] : llvm::zip_equal(poly.labels, layer.stateLabels))
     toOutput[mine] = theirs;
-  auto roles = [&](const Factor &factor, unsigned time, unsigned in)
-      -> std::optional<SmallVector<unsigned>> {
+  auto roles = [&](const Factor &factor, unsigned time,
+                   unsigned in) -> std::optional<SmallVector<unsigned>> {
     SmallVector<unsigned> result;
     for (unsigned label : factor.labels) {
       if (label != time && reader.isUnit(label))
@@ -385,8 +381,7 @@ LogicalResult LayerReading::readResidual(LinearLayer &layer,
   Value keys = loop.getWindowArgs()[layer.k.sequence];
   Value rates = layer.lr ? loop.getWindowArgs()[layer.lr->sequence] : Value();
   SmallVector<const Factor *> keyFactors = residual.factorsOf(keys);
-  if (keyFactors.size() != 2 ||
-      residual.factors.size() != (rates ? 4u : 3u) ||
+  if (keyFactors.size() != 2 || residual.factors.size() != (rates ? 4u : 3u) ||
       (rates && residual.factorsOf(rates).size() != 1))
     return fail();
   unsigned time = keyFactors[0]->labels[loop.getWindowAxes()[layer.k.sequence]];
@@ -437,9 +432,9 @@ FailureOr<LinearLayer> LayerReading::read(std::string &why) {
     if (Operation *op = next.getDefiningOp()) {
       culprit = "'" + op->getName().getStringRef().str() + "'";
       op->walk([&](Operation *inner) {
-        if (inner != op && !isa<arith::MulFOp, arith::AddFOp, arith::SubFOp,
-                                arith::DivFOp, arith::NegFOp,
-                                arith::ConstantOp, linalg::YieldOp>(inner)) {
+        if (inner != op &&
+            !isa<arith::MulFOp, arith::AddFOp, arith::SubFOp, arith::DivFOp,
+                 arith::NegFOp, arith::ConstantOp, linalg::YieldOp>(inner)) {
           culprit = "'" + inner->getName().getStringRef().str() + "'";
           return WalkResult::interrupt();
         }
@@ -497,7 +492,7 @@ public:
     for (const ReassociationIndices &group : groups) {
       int64_t size = 1;
       for (int64_t d : group)
-        size = type.isDynamicDim(d) ? ShapedType::kDynamic
+        size = type.isDynamicDim(d)          ? ShapedType::kDynamic
                : ShapedType::isDynamic(size) ? size
                                              : size * type.getDimSize(d);
       shape.push_back(size);
@@ -541,13 +536,14 @@ public:
     SmallVector<OpFoldResult> sizes;
     for (int64_t p : perm)
       sizes.push_back(tensor::getMixedSizes(b, loc, value)[p]);
-    Value init = tensor::EmptyOp::create(
-        b, loc, sizes, getElementTypeOrSelf(value.getType()));
+    Value init = tensor::EmptyOp::create(b, loc, sizes,
+                                         getElementTypeOrSelf(value.getType()));
     return linalg::TransposeOp::create(b, loc, value, init, perm)->getResult(0);
   }
 
   /// `[streams..., rest...]` as `[1, N, rest...]`, padded with unit
-  /// dimensions at the end to `rank` (at least the current rank + 2 - #streams).
+  /// dimensions at the end to `rank` (at least the current rank + 2 -
+  /// #streams).
   Value toLayer(Value value, int64_t rank) {
     auto type = cast<RankedTensorType>(value.getType());
     int64_t numStreams = streams.size();
@@ -571,8 +567,9 @@ public:
       }
       if (numStreams > 1)
         value = tensor::CollapseShapeOp::create(
-            b, loc, RankedTensorType::get(collapsedShape, type.getElementType()),
-            value, collapse);
+            b, loc,
+            RankedTensorType::get(collapsedShape, type.getElementType()), value,
+            collapse);
     } else {
       collapsedShape.assign(type.getShape().begin(), type.getShape().end());
     }
@@ -694,34 +691,33 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
 
   auto model = FastWeightModelAttr::get(context, ModelKind::linear, {0}, false,
                                         Activation::silu);
-  auto loss = LossAttr::get(context, layer.loss, APFloat(1.0),
-                            Reduction::sum, APFloat(1e-6));
+  auto loss = LossAttr::get(context, layer.loss, APFloat(1.0), Reduction::sum,
+                            APFloat(1e-6));
   auto update = UpdateAttr::get(context, Sign::descent, APFloat(layer.step),
                                 ClipKind::none, NewtonSchulzAttr(),
                                 WeightNormKind::none, APFloat(1e-5));
-  auto schedule =
-      loop.isSingleChunk()
-          ? ScheduleAttr::get(context, ScheduleKind::full_batch, 0,
-                              UpdateOrder::apply_then_update, 1)
-          : ScheduleAttr::get(context, ScheduleKind::chunked, loop.getChunk(),
-                              layer.order, 1);
+  auto schedule = loop.isSingleChunk()
+                      ? ScheduleAttr::get(context, ScheduleKind::full_batch, 0,
+                                          UpdateOrder::apply_then_update, 1)
+                      : ScheduleAttr::get(context, ScheduleKind::chunked,
+                                          loop.getChunk(), layer.order, 1);
   auto qType = cast<RankedTensorType>(q.getType());
   auto vType = cast<RankedTensorType>(v.getType());
   auto wType = cast<RankedTensorType>(weight.getType());
-  auto outputType = RankedTensorType::get(
-      {qType.getDimSize(0), qType.getDimSize(1), qType.getDimSize(2),
-       vType.getDimSize(3)},
-      qType.getElementType());
-  auto finalType = RankedTensorType::get(
-      {qType.getDimSize(0), qType.getDimSize(1), wType.getDimSize(2),
-       wType.getDimSize(3)},
-      wType.getElementType());
+  auto outputType =
+      RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
+                             qType.getDimSize(2), vType.getDimSize(3)},
+                            qType.getElementType());
+  auto finalType =
+      RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
+                             wType.getDimSize(2), wType.getDimSize(3)},
+                            wType.getElementType());
   bool wantsFinal = !loop.getFinalStates()[0].use_empty();
-  auto op = KVBLayerOp::create(
-      rewriter, loc, outputType,
-      wantsFinal ? TypeRange{finalType} : TypeRange{}, q, k, v,
-      ValueRange{weight}, lr, Value(), Value(), Value(), Value(), model, loss,
-      update, schedule);
+  auto op =
+      KVBLayerOp::create(rewriter, loc, outputType,
+                         wantsFinal ? TypeRange{finalType} : TypeRange{}, q, k,
+                         v, ValueRange{weight}, lr, Value(), Value(), Value(),
+                         Value(), model, loss, update, schedule);
 
   SmallVector<unsigned> yOrder(layer.streams);
   yOrder.append({layer.time, layer.out});
@@ -738,8 +734,7 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
     finalState = layout.addUnits(finalState, layer.stateLabels, layer.units);
   }
   SmallVector<Value> replacements{output};
-  replacements.push_back(finalState ? finalState
-                                    : loop.getFinalStates()[0]);
+  replacements.push_back(finalState ? finalState : loop.getFinalStates()[0]);
   if (!finalState) {
     rewriter.replaceAllUsesWith(loop.getOutputs()[0], output);
     rewriter.eraseOp(loop);
@@ -761,22 +756,21 @@ struct TTTRaiseChunkLoopsPass
       FailureOr<LinearLayer> layer = LayerReading(loop).read(why);
       if (failed(layer)) {
         if (explain)
-          loop.emitRemark() << "ttt-raise-chunk-loops: not a ttt.kvb_layer: "
-                            << why;
+          loop.emitRemark()
+              << "ttt-raise-chunk-loops: not a ttt.kvb_layer: " << why;
         continue;
       }
       if (explain)
-        loop.emitRemark() << "ttt-raise-chunk-loops: a linear fast weight "
-                             "("
-                          << stringifyLossKind(layer->loss) << " loss, "
-                          << (layer->lr ? "per-token rates, " : "")
-                          << (loop.isSingleChunk()
-                                  ? std::string("one chunk")
-                                  : "chunks of " +
-                                        std::to_string(loop.getChunk()) +
-                                        ", " +
-                                        stringifyUpdateOrder(layer->order).str())
-                          << ")";
+        loop.emitRemark()
+            << "ttt-raise-chunk-loops: a linear fast weight "
+               "("
+            << stringifyLossKind(layer->loss) << " loss, "
+            << (layer->lr ? "per-token rates, " : "")
+            << (loop.isSingleChunk()
+                    ? std::string("one chunk")
+                    : "chunks of " + std::to_string(loop.getChunk()) + ", " +
+                          stringifyUpdateOrder(layer->order).str())
+            << ")";
       buildLayer(rewriter, loop, *layer);
     }
   }

@@ -20,10 +20,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "ChunkLoopForms.h"
+#include "EinsumPolynomial.h"
 
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -90,6 +92,12 @@ private:
   LogicalResult assignSteps(std::string &why);
   LogicalResult matchSteps(std::string &why);
   void sinkStateViews();
+  /// Whether step 0 is the template run from window-free initial states;
+  /// sets `initial` to them, as polynomials.
+  bool firstStepIsTemplate();
+  Value materialize(OpBuilder &b, Location loc,
+                    const linalg_raise::Polynomial &poly,
+                    RankedTensorType type);
   bool sameInvariant(Value a, Value b, unsigned depth = 0);
 
   func::FuncOp func;
@@ -108,6 +116,11 @@ private:
   SmallVector<Value> stateIn, stateOut;
   SmallVector<IRMapping> copies;
   int64_t lastStep = 0;
+  /// Whether the last step matched computes only the outputs (its state
+  /// update is dead); the loop then computes that update, unread.
+  bool lastStepOutputsOnly = false;
+  /// The initial states when the loop starts at chunk 0 (step 0 folded).
+  std::optional<SmallVector<linalg_raise::Polynomial>> initial;
 };
 
 LogicalResult Reroll::findWindows(std::string &why) {
@@ -260,7 +273,8 @@ bool Reroll::sameInvariant(Value a, Value b, unsigned depth) {
     return true;
   Operation *opA = a.getDefiningOp(), *opB = b.getDefiningOp();
   if (!opA || !opB || depth > 8 || stepOf.count(opA) || stepOf.count(opB) ||
-      cast<OpResult>(a).getResultNumber() != cast<OpResult>(b).getResultNumber())
+      cast<OpResult>(a).getResultNumber() !=
+          cast<OpResult>(b).getResultNumber())
     return false;
   return OperationEquivalence::isEquivalentTo(
       opA, opB,
@@ -281,7 +295,8 @@ LogicalResult Reroll::matchSteps(std::string &why) {
   for (Operation *op : base)
     op->walk([&](Operation *inner) {
       for (Value operand : inner->getOperands())
-        if (chunkOf(operand) == 0 && !windowChunk.count(operand.getDefiningOp()) &&
+        if (chunkOf(operand) == 0 &&
+            !windowChunk.count(operand.getDefiningOp()) &&
             !llvm::is_contained(stateIn, operand))
           stateIn.push_back(operand);
     });
@@ -293,13 +308,38 @@ LogicalResult Reroll::matchSteps(std::string &why) {
     for (Value result : op->getResults())
       copies[1].map(result, result);
   lastStep = 1;
+  // The template's ops its outputs need: all a last step computes when
+  // nothing reads the state it would leave (LaCT's last update is dead).
+  llvm::SetVector<Operation *> forOutputs;
+  {
+    SmallVector<Value> worklist;
+    for (tensor::ConcatOp concat : assemblies)
+      worklist.push_back(concat.getInputs()[1]);
+    while (!worklist.empty()) {
+      Operation *def = worklist.pop_back_val().getDefiningOp();
+      if (!def || !llvm::is_contained(base, def) || !forOutputs.insert(def))
+        continue;
+      def->walk([&](Operation *inner) {
+        llvm::append_range(worklist, inner->getOperands());
+      });
+    }
+  }
+  SmallVector<Operation *> outputsOnly;
+  for (Operation *op : base)
+    if (forOutputs.contains(op))
+      outputsOnly.push_back(op);
   for (int64_t i = 2; i < numChunks; ++i) {
     ArrayRef<Operation *> ops = steps[i];
-    if (ops.size() != base.size())
-      break;
+    ArrayRef<Operation *> pattern = base;
+    if (ops.size() != base.size()) {
+      if (i + 1 != numChunks || ops.size() != outputsOnly.size() ||
+          assemblies.empty())
+        break;
+      pattern = outputsOnly;
+    }
     IRMapping &copy = copies[i];
     bool same = true;
-    for (auto [a, b] : llvm::zip_equal(base, ops)) {
+    for (auto [a, b] : llvm::zip_equal(pattern, ops)) {
       auto equivalent = [&](Value x, Value y) -> LogicalResult {
         if (copy.lookupOrNull(x) == y)
           return success();
@@ -340,6 +380,7 @@ LogicalResult Reroll::matchSteps(std::string &why) {
     if (!same)
       break;
     lastStep = i;
+    lastStepOutputsOnly = pattern.size() != base.size();
   }
   if (lastStep < 2)
     return why = "its second and third steps differ", failure();
@@ -363,6 +404,134 @@ LogicalResult Reroll::analyze(std::string &why) {
   return success();
 }
 
+/// Step 0 often is the general step with its state folded in (a zero
+/// momentum dropped, an initial weight read through a broadcast): read as
+/// polynomials, each of its state values is the template's next state and
+/// each of its outputs the template's output, with the template's state
+/// replaced by the window-free part of what step 0 yields and its windows
+/// by chunk 0's.
+bool Reroll::firstStepIsTemplate() {
+  auto isWindow = [&](Value value) {
+    Operation *def = value.getDefiningOp();
+    return def && windowChunk.count(def);
+  };
+  auto sameLeaf = [&](Value x, Value y) {
+    if (x == y)
+      return true;
+    Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
+    return dx && dy && windowChunk.count(dx) && windowChunk.count(dy) &&
+           windowKey.find(dx)->second == windowKey.find(dy)->second &&
+           x.getType() == y.getType();
+  };
+  auto readsStep = [&](const linalg_raise::Term &term, int64_t step) {
+    return llvm::any_of(term.factors, [&](const linalg_raise::Factor &f) {
+      Operation *def = f.leaf.getDefiningOp();
+      auto it = def ? stepOf.find(def) : stepOf.end();
+      return it != stepOf.end() && it->second == step;
+    });
+  };
+  linalg_raise::EinsumReader reader(
+      llvm::DenseSet<Value>(stateIn.begin(), stateIn.end()));
+  linalg_raise::EinsumReader full;
+  SmallVector<linalg_raise::Polynomial> init;
+  SmallVector<linalg_raise::Polynomial> firstState;
+  for (Value value : stateIn) {
+    std::optional<linalg_raise::Polynomial> poly = full.read(value);
+    if (!poly)
+      return false;
+    linalg_raise::Polynomial x;
+    x.labels = poly->labels;
+    for (const linalg_raise::Term &term : poly->terms) {
+      if (llvm::any_of(term.factors, [&](const linalg_raise::Factor &f) {
+            return isWindow(f.leaf);
+          }))
+        continue;
+      if (readsStep(term, 0))
+        return false; // a window-free term of what step 0 computes otherwise
+      x.terms.push_back(term);
+    }
+    init.push_back(std::move(x));
+    firstState.push_back(std::move(*poly));
+  }
+  // The template from those states, against step 0.
+  auto fromInit = [&](Value value) -> std::optional<linalg_raise::Polynomial> {
+    std::optional<linalg_raise::Polynomial> poly = reader.read(value);
+    for (auto [state, x] : llvm::zip_equal(stateIn, init)) {
+      if (!poly)
+        return std::nullopt;
+      poly = reader.substitute(*poly, state, x);
+    }
+    return poly;
+  };
+  for (auto [next, first] : llvm::zip_equal(stateOut, firstState)) {
+    std::optional<linalg_raise::Polynomial> general = fromInit(next);
+    if (!general || !linalg_raise::equivalent(first, *general, sameLeaf))
+      return false;
+  }
+  for (tensor::ConcatOp concat : assemblies) {
+    std::optional<linalg_raise::Polynomial> first =
+        full.read(concat.getInputs()[0]);
+    std::optional<linalg_raise::Polynomial> general =
+        fromInit(concat.getInputs()[1]);
+    if (!first || !general ||
+        !linalg_raise::equivalent(*first, *general, sameLeaf))
+      return false;
+  }
+  initial = std::move(init);
+  return true;
+}
+
+/// A tensor of `type` holding `poly`, when each of its terms is a constant
+/// times one leaf (broadcast and transposed as its labels say): one
+/// linalg.generic per term, each adding to the last.
+Value Reroll::materialize(OpBuilder &b, Location loc,
+                          const linalg_raise::Polynomial &poly,
+                          RankedTensorType type) {
+  Value acc =
+      tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
+  Value zero =
+      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
+  acc = linalg::FillOp::create(b, loc, zero, acc).getResult(0);
+  MLIRContext *context = b.getContext();
+  unsigned rank = type.getRank();
+  for (const linalg_raise::Term &term : poly.terms) {
+    if (term.factors.size() != 1)
+      return {};
+    const linalg_raise::Factor &factor = term.factors[0];
+    SmallVector<AffineExpr> exprs;
+    for (unsigned label : factor.labels) {
+      auto it = llvm::find(poly.labels, label);
+      if (it == poly.labels.end())
+        return {}; // a sum inside the term
+      exprs.push_back(getAffineDimExpr(it - poly.labels.begin(), context));
+    }
+    if (factor.leaf.getType() != type &&
+        !isa<RankedTensorType>(factor.leaf.getType()))
+      return {};
+    SmallVector<AffineMap> maps{
+        AffineMap::get(rank, 0, exprs, context),
+        AffineMap::getMultiDimIdentityMap(rank, context)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    double coeff = term.coeff;
+    acc = linalg::GenericOp::create(
+              b, loc, type, ValueRange{factor.leaf}, ValueRange{acc}, maps,
+              iterators,
+              [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+                Value c = arith::ConstantOp::create(
+                    nested, nestedLoc,
+                    nested.getFloatAttr(type.getElementType(), coeff));
+                Value scaled =
+                    arith::MulFOp::create(nested, nestedLoc, args[0], c);
+                Value sum =
+                    arith::AddFOp::create(nested, nestedLoc, args[1], scaled);
+                linalg::YieldOp::create(nested, nestedLoc, sum);
+              })
+              .getResult(0);
+  }
+  return acc;
+}
+
 LogicalResult Reroll::rewrite(std::string &why) {
   ArrayRef<Operation *> base = steps[1];
   OpBuilder b(func.getContext());
@@ -375,9 +544,10 @@ LogicalResult Reroll::rewrite(std::string &why) {
   Operation *anchor = func.getBody().front().getTerminator();
   for (Operation &op : func.getBody().front()) {
     auto it = stepOf.find(&op);
-    bool replaced = it != stepOf.end() && it->second >= 1 &&
-                    it->second <= lastStep;
-    bool reads = llvm::is_contained(assemblies, dyn_cast<tensor::ConcatOp>(&op));
+    bool replaced =
+        it != stepOf.end() && it->second >= 1 && it->second <= lastStep;
+    bool reads =
+        llvm::is_contained(assemblies, dyn_cast<tensor::ConcatOp>(&op));
     op.walk([&](Operation *inner) {
       for (Value operand : inner->getOperands())
         reads |= !replaced && lastStateSet.contains(operand);
@@ -389,7 +559,23 @@ LogicalResult Reroll::rewrite(std::string &why) {
   }
   b.setInsertionPoint(anchor);
   Location loc = func.getLoc();
-  int64_t covered = lastStep * chunk;
+  // The loop starts at chunk 0 when step 0 is the template run from states
+  // it can make here; otherwise step 0 stays, and the loop starts at 1.
+  SmallVector<Value> inits(stateIn);
+  if (firstStepIsTemplate()) {
+    for (auto [index, poly] : llvm::enumerate(*initial)) {
+      Value made = materialize(
+          b, loc, poly, cast<RankedTensorType>(stateIn[index].getType()));
+      if (!made) {
+        initial.reset();
+        inits.assign(stateIn.begin(), stateIn.end());
+        break;
+      }
+      inits[index] = made;
+    }
+  }
+  int64_t first = initial ? 0 : 1;
+  int64_t covered = (lastStep + 1 - first) * chunk;
 
   // Windows of the template, each a sequence cut to chunks 1 .. last.
   SmallVector<Operation *> templateWindows;
@@ -414,10 +600,10 @@ LogicalResult Reroll::rewrite(std::string &why) {
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
         sizes = tensor::getMixedSizes(b, loc, key.source),
         strides(rank, b.getIndexAttr(1));
-    offsets[key.axis] = b.getIndexAttr(chunk);
+    offsets[key.axis] = b.getIndexAttr(first * chunk);
     sizes[key.axis] = b.getIndexAttr(covered);
-    sequences.push_back(tensor::ExtractSliceOp::create(b, loc, key.source,
-                                                       offsets, sizes, strides));
+    sequences.push_back(tensor::ExtractSliceOp::create(
+        b, loc, key.source, offsets, sizes, strides));
     axes.push_back(key.axis);
   }
 
@@ -472,7 +658,7 @@ LogicalResult Reroll::rewrite(std::string &why) {
   for (Value value : stateIn)
     stateTypes.push_back(value.getType());
   auto loop = ChunkLoopOp::create(
-      b, loc, outputTypes, stateTypes, stateIn, sequences,
+      b, loc, outputTypes, stateTypes, inits, sequences,
       invariants.getArrayRef(), b.getI64IntegerAttr(chunk),
       b.getDenseI64ArrayAttr(axes), b.getDenseI64ArrayAttr(outputAxes));
   SmallVector<Type> argTypes(stateTypes);
@@ -519,12 +705,16 @@ LogicalResult Reroll::rewrite(std::string &why) {
   // The last step's state, wherever later ops read it, is the loop's final
   // state; the assemblies take the loop's output for chunks 1 .. last.
   for (auto [value, final] : llvm::zip_equal(lastState, loop.getFinalStates()))
-    value.replaceUsesWithIf(final, [&](OpOperand &use) {
-      return !stepOf.count(use.getOwner()) ||
-             stepOf[use.getOwner()] > lastStep;
-    });
+    if (value) // a last step that computes only outputs leaves no state
+      value.replaceUsesWithIf(final, [&](OpOperand &use) {
+        return !stepOf.count(use.getOwner()) ||
+               stepOf[use.getOwner()] > lastStep;
+      });
   for (auto [concat, output] : llvm::zip_equal(assemblies, loop.getOutputs())) {
-    SmallVector<Value> pieces{concat.getInputs()[0], output};
+    SmallVector<Value> pieces;
+    if (!initial)
+      pieces.push_back(concat.getInputs()[0]);
+    pieces.push_back(output);
     for (int64_t i = lastStep + 1; i < numChunks; ++i)
       pieces.push_back(concat.getInputs()[i]);
     b.setInsertionPoint(concat);
@@ -533,13 +723,13 @@ LogicalResult Reroll::rewrite(std::string &why) {
     concat.getResult().replaceAllUsesWith(joined.getResult());
     concat.erase();
   }
-  // The copies of steps 1 .. last are dead now.
-  for (int64_t i = lastStep; i >= 1; --i)
+  // The copies of steps first .. last are dead now.
+  for (int64_t i = lastStep; i >= first; --i)
     for (Operation *op : llvm::reverse(steps[i]))
       if (op->use_empty())
         op->erase();
   for (auto [op, index] : windowChunk)
-    if (index >= 1 && index <= lastStep && op->use_empty())
+    if (index >= first && index <= lastStep && op->use_empty())
       op->erase();
   return success();
 }

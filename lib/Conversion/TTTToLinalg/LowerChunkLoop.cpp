@@ -116,7 +116,8 @@ struct LowerChunkLoop : OpRewritePattern<ChunkLoopOp> {
     ChunkLoopLowering lowering(rewriter, op);
     Location loc = op.getLoc();
     if (op.isSingleChunk()) {
-      rewriter.replaceOp(op, lowering.runBody(op.getInits(), op.getSequences()));
+      rewriter.replaceOp(op,
+                         lowering.runBody(op.getInits(), op.getSequences()));
       return success();
     }
     unsigned numOutputs = op.getOutputs().size();
@@ -161,8 +162,8 @@ struct LowerChunkLoop : OpRewritePattern<ChunkLoopOp> {
       SmallVector<Value> empties;
       for (auto [index, type, axis] :
            llvm::enumerate(outputTypes, op.getOutputAxes()))
-        empties.push_back(lowering.emptyResult(
-            cast<RankedTensorType>(type), axis, zero, yielded[index]));
+        empties.push_back(lowering.emptyResult(cast<RankedTensorType>(type),
+                                               axis, zero, yielded[index]));
       scf::YieldOp::create(rewriter, loc, empties);
       rewriter.setInsertionPointToStart(noTokens.elseBlock());
       SmallVector<Value> unsized;
@@ -184,17 +185,18 @@ struct LowerChunkLoop : OpRewritePattern<ChunkLoopOp> {
           Value size = arith::MinUIOp::create(rewriter, loc, chunk, left);
           SmallVector<Value> yielded =
               lowering.runBody(state, lowering.windows(start, size));
-          Value first = placeholders ? arith::CmpIOp::create(
-                                           rewriter, loc,
-                                           arith::CmpIPredicate::eq, index,
-                                           zero)
-                                     : Value();
+          Value first =
+              placeholders
+                  ? arith::CmpIOp::create(rewriter, loc,
+                                          arith::CmpIPredicate::eq, index, zero)
+                  : Value();
           SmallVector<Value> next(
               ArrayRef<Value>(yielded).drop_front(numOutputs));
           for (auto [slot, buffer, axis] :
                llvm::enumerate(outputBuffers, op.getOutputAxes())) {
             if (!placeholders) {
-              next.push_back(lowering.insert(yielded[slot], buffer, axis, start));
+              next.push_back(
+                  lowering.insert(yielded[slot], buffer, axis, start));
               continue;
             }
             auto allocate = scf::IfOp::create(
@@ -202,15 +204,15 @@ struct LowerChunkLoop : OpRewritePattern<ChunkLoopOp> {
             {
               OpBuilder::InsertionGuard guard(rewriter);
               rewriter.setInsertionPointToStart(allocate.thenBlock());
-              Value sized = lowering.emptyResult(
-                  cast<RankedTensorType>(buffer.getType()), axis, length,
-                  yielded[slot]);
+              Value sized =
+                  lowering.emptyResult(cast<RankedTensorType>(buffer.getType()),
+                                       axis, length, yielded[slot]);
               scf::YieldOp::create(rewriter, loc, sized);
               rewriter.setInsertionPointToStart(allocate.elseBlock());
               scf::YieldOp::create(rewriter, loc, buffer);
             }
-            next.push_back(lowering.insert(yielded[slot],
-                                           allocate.getResult(0), axis, start));
+            next.push_back(lowering.insert(yielded[slot], allocate.getResult(0),
+                                           axis, start));
           }
           scf::YieldOp::create(rewriter, loc, next);
         });

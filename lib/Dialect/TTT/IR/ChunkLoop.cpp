@@ -123,12 +123,12 @@ static RankedTensorType windowOf(RankedTensorType sequence, int64_t axis,
 LogicalResult ChunkLoopOp::verify() {
   ArrayRef<int64_t> windowAxes = getWindowAxes();
   if (windowAxes.size() != getSequences().size())
-    return emitOpError() << "has " << getSequences().size()
-                         << " sequences but " << windowAxes.size()
+    return emitOpError() << "has " << getSequences().size() << " sequences but "
+                         << windowAxes.size()
                          << " window axes; give one axis per sequence";
   if (getOutputAxes().size() != getOutputs().size())
-    return emitOpError() << "has " << getOutputs().size()
-                         << " outputs but " << getOutputAxes().size()
+    return emitOpError() << "has " << getOutputs().size() << " outputs but "
+                         << getOutputAxes().size()
                          << " output axes; give one axis per output";
   if (getFinalStates().size() != getInits().size())
     return emitOpError() << "carries " << getInits().size()
@@ -169,9 +169,8 @@ LogicalResult ChunkLoopOp::verify() {
        llvm::enumerate(getOutputs().getTypes(), getOutputAxes())) {
     auto type = cast<RankedTensorType>(output);
     if (axis < 0 || axis >= type.getRank())
-      return emitOpError() << "output axis " << axis << " of output #"
-                           << index << " is outside its rank "
-                           << type.getRank();
+      return emitOpError() << "output axis " << axis << " of output #" << index
+                           << " is outside its rank " << type.getRank();
     int64_t size = type.getDimSize(axis);
     if (!isSingleChunk() && !ShapedType::isDynamic(size) &&
         !ShapedType::isDynamic(length) && size != length)
@@ -192,28 +191,29 @@ LogicalResult ChunkLoopOp::verifyRegions() {
     return emitOpError() << "body has " << body.getNumArguments()
                          << " arguments but the loop passes " << expected
                          << " (state, windows, invariants)";
-  for (auto [index, init, arg] :
-       llvm::enumerate(getInits().getTypes(), ValueRange(getStateArgs()).getTypes()))
+  for (auto [index, init, arg] : llvm::enumerate(
+           getInits().getTypes(), ValueRange(getStateArgs()).getTypes()))
     if (init != arg)
       return emitOpError() << "body argument for state #" << index
                            << " has type " << arg << " but the state has type "
                            << init;
-  for (auto [index, sequence, arg, axis] :
-       llvm::enumerate(getSequences().getTypes(), ValueRange(getWindowArgs()).getTypes(),
-                       getWindowAxes())) {
+  for (auto [index, sequence, arg, axis] : llvm::enumerate(
+           getSequences().getTypes(), ValueRange(getWindowArgs()).getTypes(),
+           getWindowAxes())) {
     auto sequenceType = cast<RankedTensorType>(sequence);
     auto windowType = dyn_cast<RankedTensorType>(arg);
     int64_t size = uniformWindowSize(sequenceType.getDimSize(axis), getChunk());
-    if (!windowType ||
-        !isWindowType(windowType, sequenceType, axis,
-                      ShapedType::isDynamic(size) ? -1 : size))
+    if (!windowType || !isWindowType(windowType, sequenceType, axis,
+                                     ShapedType::isDynamic(size) ? -1 : size))
       return emitOpError() << "body argument for the window of sequence #"
                            << index << " has type " << arg
                            << " but a window of " << sequence << " along axis "
-                           << axis << " is " << windowOf(sequenceType, axis, size);
+                           << axis << " is "
+                           << windowOf(sequenceType, axis, size);
   }
-  for (auto [index, invariant, arg] : llvm::enumerate(
-           getInvariants().getTypes(), ValueRange(getInvariantArgs()).getTypes()))
+  for (auto [index, invariant, arg] :
+       llvm::enumerate(getInvariants().getTypes(),
+                       ValueRange(getInvariantArgs()).getTypes()))
     if (invariant != arg)
       return emitOpError() << "body argument for invariant #" << index
                            << " has type " << arg
@@ -228,8 +228,8 @@ LogicalResult ChunkLoopOp::verifyRegions() {
     return yield.emitOpError()
            << "yields " << yield.getNextState().size()
            << " state values but the loop carries " << getInits().size();
-  for (auto [index, next, init] : llvm::enumerate(
-           yield.getNextState().getTypes(), getInits().getTypes()))
+  for (auto [index, next, init] :
+       llvm::enumerate(yield.getNextState().getTypes(), getInits().getTypes()))
     if (next != init)
       return yield.emitOpError() << "next state #" << index << " has type "
                                  << next << " but the state has type " << init;
