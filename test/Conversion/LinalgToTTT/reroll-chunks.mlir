@@ -1,0 +1,70 @@
+// Unrolled chunk steps become one ttt.chunk_loop: windows cut at 0, C, 2C,
+// state found by dataflow, steps proven equal op by op; the first step joins
+// the loop when it is the general step from a state it can be given.
+// test_reroll.py runs torch-mlir's unrolled programs through it.
+// RUN: ttt-opt %s --ttt-reroll-chunks=explain --split-input-file -verify-diagnostics | FileCheck %s
+
+// Three chunks of 4 of a linear fast weight, apply then update, outputs
+// concatenated: one loop over all 12 tokens from the argument weight.
+// CHECK-LABEL: func.func @three_chunks
+// CHECK-SAME: (%[[Q:.*]]: tensor<12x4xf32>, %[[K:.*]]: tensor<12x4xf32>, %[[W0:.*]]: tensor<4x4xf32>)
+// CHECK-DAG: %[[QS:.*]] = tensor.extract_slice %[[Q]][0, 0] [12, 4] [1, 1]
+// CHECK-DAG: %[[KS:.*]] = tensor.extract_slice %[[K]][0, 0] [12, 4] [1, 1]
+// CHECK: %[[O:.*]], %{{.*}} = ttt.chunk_loop chunk(4) state(%[[W0]] : tensor<4x4xf32>)
+// CHECK-SAME: along [0, 0] outputs along [0]
+// CHECK: linalg.matmul
+// CHECK: ttt.chunk_yield
+// CHECK: %[[C:.*]] = tensor.concat dim(0) %[[O]] : (tensor<12x4xf32>) -> tensor<12x4xf32>
+// CHECK: return %[[C]]
+#kt = [affine_map<(i, j, t) -> (t, i)>, affine_map<(i, j, t) -> (t, j)>, affine_map<(i, j, t) -> (i, j)>]
+func.func @three_chunks(%q: tensor<12x4xf32>, %k: tensor<12x4xf32>, %w0: tensor<4x4xf32>)
+    -> tensor<12x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q0 = tensor.extract_slice %q[0, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %o0 = linalg.matmul ins(%q0, %w0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %k0 = tensor.extract_slice %k[0, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %w1 = linalg.matmul indexing_maps = #kt ins(%k0, %k0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%w0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q1 = tensor.extract_slice %q[4, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %o1 = linalg.matmul ins(%q1, %w1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %k1 = tensor.extract_slice %k[4, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %w2 = linalg.matmul indexing_maps = #kt ins(%k1, %k1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%w1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q2 = tensor.extract_slice %q[8, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %o2 = linalg.matmul ins(%q2, %w2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %k2 = tensor.extract_slice %k[8, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %w3 = linalg.matmul indexing_maps = #kt ins(%k2, %k2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%w2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o = tensor.concat dim(0) %o0, %o1, %o2 : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<12x4xf32>
+  return %o : tensor<12x4xf32>
+}
+
+// -----
+
+// The third step reads the first step's state, not the second's: no one
+// recurrence.
+// expected-remark @+1 {{no chunk loop rerolled: step 2 reads a value of step 0, not only its own and the step before's}}
+func.func @skips_a_step(%q: tensor<12x4xf32>, %w0: tensor<4x4xf32>) -> tensor<12x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q0 = tensor.extract_slice %q[0, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %w1 = linalg.matmul ins(%q0, %w0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q1 = tensor.extract_slice %q[4, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %w2 = linalg.matmul ins(%q1, %w1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q2 = tensor.extract_slice %q[8, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %w3 = linalg.matmul ins(%q2, %w1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o = tensor.concat dim(0) %w1, %w2, %w3 : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<12x4xf32>
+  return %o : tensor<12x4xf32>
+}
+
+// -----
+
+// Slices of overlapping windows are no chunking.
+// expected-remark @+1 {{no chunk loop rerolled: no tensor is cut into three or more consecutive windows}}
+func.func @overlapping(%q: tensor<12x4xf32>) -> tensor<12x4xf32> {
+  %q0 = tensor.extract_slice %q[0, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %q1 = tensor.extract_slice %q[2, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %q2 = tensor.extract_slice %q[8, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %o = tensor.concat dim(0) %q0, %q1, %q2 : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<12x4xf32>
+  return %o : tensor<12x4xf32>
+}
