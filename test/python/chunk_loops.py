@@ -38,6 +38,15 @@ class LinearLayer:
     dynamic_length: bool
     # `dot`: W += s k^T (lr v); `mse`: W -= s k^T (lr (k W - v)).
     loss: str = "dot"
+    # Spellings of the same update that a reader of the math must not see:
+    # the rate multiplying the keys rather than the product, multiplications
+    # and additions with their operands swapped, the step as two factors
+    # (2s, then 1/2: exact), the sum over tokens accumulated into zeros and
+    # then added to W by its own op.
+    rate_on_keys: bool = False
+    commuted: bool = False
+    split_step: bool = False
+    separate_add: bool = False
     arrays: list = field(default_factory=list)
 
     # -- types -----------------------------------------------------------
@@ -114,20 +123,44 @@ class LinearLayer:
     %res = linalg.sub ins(%kw, %vc : {win_out}, {win_out}) outs(%re : {win_out}) -> {win_out}"""
             upd_ins[1] = "%res"
         lr_arg = ", %l: f32" if self.token_lr else ""
-        lr_mul = "\n      %kvl = arith.mulf %kv, %l : f32" if self.token_lr else "\n      %kvl = arith.addf %kv, %zero : f32"
+
+        def mul(x, y):
+            return f"arith.mulf {y}, {x} : f32" if self.commuted else f"arith.mulf {x}, {y} : f32"
+
+        if self.token_lr and self.rate_on_keys:
+            product = f"%ka = {mul('%a', '%l')}\n      %kvl = {mul('%ka', '%b')}"
+        elif self.token_lr:
+            product = f"%kv = {mul('%a', '%b')}\n      %kvl = {mul('%kv', '%l')}"
+        else:
+            product = f"%kv = {mul('%a', '%b')}\n      %kvl = arith.addf %kv, %zero : f32"
         step = -self.step if self.loss == "mse" else self.step
+        if self.split_step:
+            scaling = (f"%scaled0 = {mul('%kvl', '%step')}\n"
+                       f"      %scaled = {mul('%scaled0', '%half')}")
+            step_line = f"%step = arith.constant {2 * step!r} : f32\n    %half = arith.constant 0.5 : f32"
+        else:
+            scaling = f"%scaled = {mul('%kvl', '%step')}"
+            step_line = f"%step = arith.constant {step!r} : f32"
+        add = "arith.addf %scaled, %acc : f32" if self.commuted else "arith.addf %acc, %scaled : f32"
+        target = "%s" if not self.separate_add else "%gz"
+        result = "%s1" if not self.separate_add else "%g"
+        zeros = (f"\n    %ge = tensor.empty() : {weight}\n"
+                 f"    %gz = linalg.fill ins(%zero : f32) outs(%ge : {weight}) -> {weight}"
+                 if self.separate_add else "")
+        adder = (f"\n    %s1 = linalg.add ins(%g, %s : {weight}, {weight}) outs(%ge : {weight}) -> {weight}"
+                 if self.separate_add else "")
         update = f"""{residual}
-    %step = arith.constant {step!r} : f32
-    %zero = arith.constant 0.0 : f32
-    %s1 = linalg.generic {{indexing_maps = [{", ".join("affine_map<(d0, d1, d2, d3) -> " + m + ">" for m in upd_maps)}],
+    {step_line}
+    %zero = arith.constant 0.0 : f32{zeros}
+    {result} = linalg.generic {{indexing_maps = [{", ".join("affine_map<(d0, d1, d2, d3) -> " + m + ">" for m in upd_maps)}],
         iterator_types = ["parallel", "parallel", "parallel", "reduction"]}}
-        ins({", ".join(upd_ins)} : {", ".join(upd_types)}) outs(%s : {weight}) {{
+        ins({", ".join(upd_ins)} : {", ".join(upd_types)}) outs({target} : {weight}) {{
     ^bb1(%a: f32, %b: f32{lr_arg}, %acc: f32):
-      %kv = arith.mulf %a, %b : f32{lr_mul}
-      %scaled = arith.mulf %kvl, %step : f32
-      %sum = arith.addf %acc, %scaled : f32
+      {product}
+      {scaling}
+      %sum = {add}
       linalg.yield %sum : f32
-    }} -> {weight}"""
+    }} -> {weight}{adder}"""
         applied = "%s1" if self.update_first else "%s"
         # Apply over (d0 = b, d1 = t, d2 = in, d3 = out).
         apply_maps = [tok("d1", "d2"), w("d2", "d3"), tok("d1", "d3")]
@@ -206,4 +239,6 @@ def random_linear_layer(rng: np.random.Generator) -> LinearLayer:
         length=max(length, 1), chunk=chunk, feature_major=bool(rng.integers(2)),
         transposed_weight=bool(rng.integers(2)), token_lr=bool(rng.integers(2)),
         update_first=bool(rng.integers(2)), step=float(rng.choice([1.0, -0.5, 0.25])),
-        dynamic_length=bool(rng.integers(2)), loss=str(rng.choice(["dot", "mse"])))
+        dynamic_length=bool(rng.integers(2)), loss=str(rng.choice(["dot", "mse"])),
+        rate_on_keys=bool(rng.integers(2)), commuted=bool(rng.integers(2)),
+        split_step=bool(rng.integers(2)), separate_add=bool(rng.integers(2)))

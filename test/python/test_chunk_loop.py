@@ -53,8 +53,11 @@ def _check(layer, got):
 @pytest.mark.parametrize("case", range(24))
 def test_raised_to_a_layer_in_any_layout(case, tmp_path):
     """ttt-raise-chunk-loops reads the linear layer whatever its layout,
-    weight orientation, rates, order and length, and the ttt.kvb_layer it
-    builds computes the same numbers in its recurrent and parallel forms."""
+    weight orientation, rates, order, length and loss, and however the update
+    is spelled (the rate on the keys or on the product, operands swapped, the
+    step split in two factors, the sum added by its own op), and the
+    ttt.kvb_layer it builds computes the same numbers in its recurrent and
+    parallel forms."""
     rng = np.random.default_rng([SEED, 200 + case])
     layer = random_linear_layer(rng)
     arrays = layer.draw_arrays(rng)
