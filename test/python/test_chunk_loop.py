@@ -1,5 +1,7 @@
-"""ttt.chunk_loop's reference lowering against NumPy, on programs written from
-the math in random layouts (chunk_loops.py)."""
+"""The canonical chunk loop end to end, against NumPy: ttt.chunk_loop's reference
+lowering, ttt-form-chunk-loops (from scf.for loops: the lowering's own and the
+hand-written spellings of linalg_programs.py) and ttt-raise-chunk-loops, on layers
+written from the math in random layouts and spellings (chunk_loops.py)."""
 
 from __future__ import annotations
 
@@ -12,16 +14,19 @@ from compiler import run_function, run_opt
 SEED = 4711
 
 
+def _check(layer, got):
+    for name, g, want in zip(("output", "final weight"), got, layer.expected()):
+        assert g.shape == want.shape, (name, layer)
+        scale = max(1.0, float(np.abs(want).max()))
+        assert np.abs(g - want).max() <= 1e-5 * scale, (name, layer)
+
+
 @pytest.mark.parametrize("case", range(24))
 def test_lowered_chunk_loop_matches_numpy(case, tmp_path):
     rng = np.random.default_rng([SEED, case])
     layer = random_linear_layer(rng)
     arrays = layer.draw_arrays(rng)
-    got = run_function(layer.mlir(), arrays, tmp_path)
-    for name, g, want in zip(("output", "final weight"), got, layer.expected()):
-        assert g.shape == want.shape, (name, layer)
-        scale = max(1.0, float(np.abs(want).max()))
-        assert np.abs(g - want).max() <= 1e-5 * scale, (name, layer)
+    _check(layer, run_function(layer.mlir(), arrays, tmp_path))
 
 
 @pytest.mark.parametrize("case", range(24))
@@ -37,17 +42,7 @@ def test_formed_from_its_lowering(case, tmp_path):
     formed, remarks = run_opt(lowered, "--ttt-form-chunk-loops=explain", stderr=True)
     assert formed.count("ttt.chunk_loop") == 1 and "scf.for" not in formed, (remarks, layer)
     assert f"chunk({layer.chunk})" in formed
-    got = run_function(formed, arrays, tmp_path)
-    for name, g, want in zip(("output", "final weight"), got, layer.expected()):
-        scale = max(1.0, float(np.abs(want).max()))
-        assert np.abs(g - want).max() <= 1e-5 * scale, (name, layer)
-
-
-def _check(layer, got):
-    for name, g, want in zip(("output", "final weight"), got, layer.expected()):
-        assert g.shape == want.shape, (name, layer)
-        scale = max(1.0, float(np.abs(want).max()))
-        assert np.abs(g - want).max() <= 1e-5 * scale, (name, layer)
+    _check(layer, run_function(formed, arrays, tmp_path))
 
 
 @pytest.mark.parametrize("case", range(24))
