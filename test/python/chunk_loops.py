@@ -47,6 +47,9 @@ class LinearLayer:
     commuted: bool = False
     split_step: bool = False
     separate_add: bool = False
+    # LaCT's momentum with step c: M <- mean(m over the chunk) M + U, W <- W + c M,
+    # with U the loss's step above and M starting at zero (whole chunks only).
+    momentum: float = 0.0
     arrays: list = field(default_factory=list)
 
     # -- types -----------------------------------------------------------
@@ -94,6 +97,12 @@ class LinearLayer:
         win_args = ["%qc", "%kc", "%vc"] + (["%lrc"] if self.token_lr else [])
         win_types = [win_in, win_in, win_out] + ([lr_win] if self.token_lr else [])
         axes = [axis, axis, axis] + ([1] if self.token_lr else [])
+        if self.momentum:
+            seqs.append("%mom")
+            seq_types.append(lr_seq)
+            win_args.append("%mc")
+            win_types.append(lr_win)
+            axes.append(1)
 
         # Update over (d0 = b, d1 = in, d2 = out, d3 = t).
         upd_ins = ["%kc", "%vc"] + (["%lrc"] if self.token_lr else [])
@@ -142,13 +151,37 @@ class LinearLayer:
             scaling = f"%scaled = {mul('%kvl', '%step')}"
             step_line = f"%step = arith.constant {step!r} : f32"
         add = "arith.addf %scaled, %acc : f32" if self.commuted else "arith.addf %acc, %scaled : f32"
-        target = "%s" if not self.separate_add else "%gz"
-        result = "%s1" if not self.separate_add else "%g"
+        separate = self.separate_add or bool(self.momentum)
+        target = "%gz" if separate else "%s"
+        result = "%g" if separate else "%s1"
         zeros = (f"\n    %ge = tensor.empty() : {weight}\n"
                  f"    %gz = linalg.fill ins(%zero : f32) outs(%ge : {weight}) -> {weight}"
-                 if self.separate_add else "")
+                 if separate else "")
         adder = (f"\n    %s1 = linalg.add ins(%g, %s : {weight}, {weight}) outs(%ge : {weight}) -> {weight}"
-                 if self.separate_add else "")
+                 if self.separate_add and not self.momentum else "")
+        if self.momentum:
+            # M' = U + sum_t m_t / C * M; W' = W + c M'.
+            wmap = w("d1", "d2")
+            adder = f"""
+    %invc = arith.constant {1.0 / self.chunk!r} : f32
+    %mstep = arith.constant {self.momentum!r} : f32
+    %m1 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d3)>, affine_map<(d0, d1, d2, d3) -> {wmap}>, affine_map<(d0, d1, d2, d3) -> {wmap}>],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}}
+        ins(%mc, %mm : {lr_win}, {weight}) outs(%g : {weight}) {{
+    ^bb5(%mu: f32, %mv: f32, %macc: f32):
+      %mp = arith.mulf %mu, %mv : f32
+      %mq = arith.mulf %mp, %invc : f32
+      %ms = arith.addf %macc, %mq : f32
+      linalg.yield %ms : f32
+    }} -> {weight}
+    %s1 = linalg.generic {{indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>],
+        iterator_types = ["parallel", "parallel", "parallel"]}}
+        ins(%s, %m1 : {weight}, {weight}) outs(%ge : {weight}) {{
+    ^bb6(%wa: f32, %wb: f32, %wc: f32):
+      %wd = arith.mulf %wb, %mstep : f32
+      %we = arith.addf %wa, %wd : f32
+      linalg.yield %we : f32
+    }} -> {weight}"""
         update = f"""{residual}
     {step_line}
     %zero = arith.constant 0.0 : f32{zeros}
@@ -181,7 +214,22 @@ class LinearLayer:
             apply = apply.replace("tensor.empty(%n)", "tensor.empty()").replace(
                 f"\n    %ta = arith.constant {axis} : index\n    %n = tensor.dim %qc, %ta : {win_in}", "")
         args = ", ".join(f"{a}: {ty}" for a, ty in zip(["%w0"] + seqs, [weight] + seq_types))
-        bb = ", ".join(f"{a}: {ty}" for a, ty in zip(["%s"] + win_args, [weight] + win_types))
+        states = ["%s", "%mm"] if self.momentum else ["%s"]
+        bb = ", ".join(f"{a}: {ty}" for a, ty in zip(states + win_args,
+                                                        [weight] * len(states) + win_types))
+        if self.momentum:
+            zero_m = (f"\n  %mz = arith.constant 0.0 : f32\n  %me = tensor.empty() : {weight}\n"
+                      f"  %m0 = linalg.fill ins(%mz : f32) outs(%me : {weight}) -> {weight}")
+            return f"""func.func @layer({args}) -> ({seq_out}, {weight}) {{{zero_m}
+  %o, %w, %m = ttt.chunk_loop chunk({self.chunk}) state(%w0, %m0 : {weight}, {weight})
+      windows({", ".join(seqs)} : {", ".join(seq_types)}) along [{", ".join(map(str, axes))}]
+      outputs along [{axis}] {{
+  ^bb0({bb}):{update}{apply}
+    ttt.chunk_yield outputs(%oc : {win_out}) state(%s1, %m1 : {weight}, {weight})
+  }} -> outputs({seq_out}) state({weight}, {weight})
+  return %o, %w : {seq_out}, {weight}
+}}
+"""
         return f"""func.func @layer({args}) -> ({seq_out}, {weight}) {{
   %o, %w = ttt.chunk_loop chunk({self.chunk}) state(%w0 : {weight})
       windows({", ".join(seqs)} : {", ".join(seq_types)}) along [{", ".join(map(str, axes))}]
@@ -205,24 +253,32 @@ class LinearLayer:
         self.arrays = [stored, tokens(self.din), tokens(self.din), tokens(self.dout)]
         if self.token_lr:
             self.arrays.append(rng.uniform(0.0, 1.0, (self.batch, self.length)).astype(np.float32))
+        if self.momentum:
+            self.arrays.append(rng.uniform(0.0, 1.0, (self.batch, self.length)).astype(np.float32))
         return self.arrays
 
     def expected(self) -> list:
         """The outputs and final weight, in the program's layouts (float64)."""
         stored, q, k, v = (a.astype(np.float64) for a in self.arrays[:4])
         lr = self.arrays[4].astype(np.float64) if self.token_lr else np.ones((self.batch, self.length))
+        mom = self.arrays[-1].astype(np.float64) if self.momentum else None
         if self.feature_major:
             q, k, v = (x.transpose(0, 2, 1) for x in (q, k, v))
         w = stored.transpose(0, 2, 1) if self.transposed_weight else stored
+        m = np.zeros_like(w)
         outs = []
         for start in range(0, self.length, self.chunk):
             window = slice(start, start + self.chunk)
             if self.loss == "mse":
                 target = np.einsum("bti,bij->btj", k[:, window], w) - v[:, window]
-                nxt = w - self.step * np.einsum("bti,btj,bt->bij", k[:, window], target, lr[:, window])
+                u = -self.step * np.einsum("bti,btj,bt->bij", k[:, window], target, lr[:, window])
             else:
-                grad = np.einsum("bti,btj,bt->bij", k[:, window], v[:, window], lr[:, window])
-                nxt = w + self.step * grad
+                u = self.step * np.einsum("bti,btj,bt->bij", k[:, window], v[:, window], lr[:, window])
+            if self.momentum:
+                m = mom[:, window].mean(axis=1)[:, None, None] * m + u
+                nxt = w + self.momentum * m
+            else:
+                nxt = w + u
             outs.append(np.einsum("bti,bij->btj", q[:, window], nxt if self.update_first else w))
             w = nxt
         o = np.concatenate(outs, axis=1) if outs else np.zeros((self.batch, 0, self.dout))
@@ -242,3 +298,13 @@ def random_linear_layer(rng: np.random.Generator) -> LinearLayer:
         dynamic_length=bool(rng.integers(2)), loss=str(rng.choice(["dot", "mse"])),
         rate_on_keys=bool(rng.integers(2)), commuted=bool(rng.integers(2)),
         split_step=bool(rng.integers(2)), separate_add=bool(rng.integers(2)))
+
+
+def random_momentum_layer(rng: np.random.Generator) -> LinearLayer:
+    """A layer with LaCT's momentum: whole chunks of a static length (the
+    momentum's coefficient is the chunk's mean)."""
+    layer = random_linear_layer(rng)
+    layer.momentum = float(rng.choice([1.0, 0.5, -0.25]))
+    layer.length = layer.chunk * int(rng.integers(1, 5))
+    layer.dynamic_length = False
+    return layer

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from chunk_loops import random_linear_layer
+from chunk_loops import random_linear_layer, random_momentum_layer
 from compiler import run_function, run_opt
 
 SEED = 4711
@@ -120,3 +120,20 @@ def test_hand_written_loops_formed_and_raised(spelling, tmp_path):
     for form in ("recurrent", "parallel"):
         got = run_function(raised, args, tmp_path, form=form)[0]
         assert np.abs(got - want).max() <= 1e-5 * max(1.0, float(np.abs(want).max())), form
+
+
+@pytest.mark.parametrize("case", range(12))
+def test_momentum_raised_as_a_joint_state(case, tmp_path):
+    """LaCT's momentum on a linear fast weight (M <- mean(m) M + U, W <- W + c M,
+    M from zero): the two carried states read as one layer with momentum,
+    whatever the loss, order and spelling; a chunk mean written as a constant
+    1/C that f32 rounds (1/3) is kept exact by scaling the coefficients."""
+    rng = np.random.default_rng([SEED, 400 + case])
+    layer = random_momentum_layer(rng)
+    arrays = layer.draw_arrays(rng)
+    _check(layer, run_function(layer.mlir(), arrays, tmp_path))
+    raised, remarks = run_opt(layer.mlir(), "--ttt-raise-chunk-loops=explain", stderr=True)
+    assert "momentum, " in remarks and raised.count("ttt.kvb_layer") == 1, remarks
+    assert "momentum(" in raised
+    for form in ("recurrent", "parallel"):
+        _check(layer, run_function(raised, arrays, tmp_path, form=form))

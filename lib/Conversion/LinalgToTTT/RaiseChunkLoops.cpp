@@ -55,6 +55,17 @@ struct WindowFactor {
 struct LinearLayer {
   UpdateOrder order = UpdateOrder::apply_then_update;
   LossKind loss = LossKind::dot;
+  /// Which state is the fast weight, and which (if any) its momentum.
+  unsigned weight = 0;
+  std::optional<unsigned> momentum;
+  /// The per-token momentum coefficients whose chunk mean scales the
+  /// momentum state.
+  std::optional<WindowFactor> momentumRates;
+  /// The loss's constant factor (with momentum, the step is separate).
+  double lossScale = 1.0;
+  /// The factor that makes the momentum coefficients' chunk mean the
+  /// program's coefficient (1 when it divides by C exactly).
+  double momentumScale = 1.0;
   WindowFactor q, k, v;
   std::optional<WindowFactor> lr;
   /// The state's labels (in the output's reading), the stream labels in
@@ -128,12 +139,20 @@ private:
                              const Polynomial &poly, const Term &update,
                              const Term &residual, std::string &why);
 
+  LogicalResult readUpdatePoly(LinearLayer &layer, EinsumReader &reader,
+                               const Polynomial &poly, std::string &why);
+  LogicalResult readMomentum(LinearLayer &layer, std::string &why);
+
+  Value stateArg(unsigned i) { return loop.getStateArgs()[i]; }
+  Value nextState(unsigned i) { return loop.getYield().getNextState()[i]; }
+
   ChunkLoopOp loop;
+  /// The fast weight's state argument and next value.
+  Value weightArg, weightNext;
 };
 
 LogicalResult LayerReading::readOutput(LinearLayer &layer, std::string &why) {
-  Value state = loop.getStateArgs()[0];
-  Value next = loop.getYield().getNextState()[0];
+  Value state = weightArg, next = weightNext;
   Value output = loop.getYield().getOutputs()[0];
   layer.order = readsValue(output, next) ? UpdateOrder::update_then_apply
                                          : UpdateOrder::apply_then_update;
@@ -214,12 +233,132 @@ LogicalResult LayerReading::readOutput(LinearLayer &layer, std::string &why) {
 }
 
 LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
-  Value state = loop.getStateArgs()[0];
-  Value next = loop.getYield().getNextState()[0];
-  EinsumReader reader({state});
-  std::optional<Polynomial> poly = reader.read(next);
+  if (layer.momentum)
+    return readMomentum(layer, why);
+  EinsumReader reader({weightArg});
+  std::optional<Polynomial> poly = reader.read(weightNext);
   if (!poly)
     return why = "its update is not a sum of products", failure();
+  return readUpdatePoly(layer, reader, *poly, why);
+}
+
+/// With momentum M (LaCT's): `M' = mu M + U` with mu the chunk's mean of
+/// per-token coefficients and U a step of the loss, and `W' = W + c M'`.
+LogicalResult LayerReading::readMomentum(LinearLayer &layer, std::string &why) {
+  Value momentum = stateArg(*layer.momentum);
+  Value momentumNext = nextState(*layer.momentum);
+  auto fail = [&](StringRef reason) {
+    why = reason.str();
+    return failure();
+  };
+  // W' = W + c M'.
+  EinsumReader weightReader({weightArg, momentum, momentumNext});
+  std::optional<Polynomial> weightPoly = weightReader.read(weightNext);
+  if (!weightPoly || weightPoly->terms.size() != 2)
+    return fail("its fast weight is not moved by its momentum alone "
+                "(W' = W + c M')");
+  std::optional<double> step;
+  bool keeps = false;
+  for (const Term &term : weightPoly->terms) {
+    if (term.factors.size() != 1 ||
+        ArrayRef<unsigned>(term.factors[0].labels) !=
+            ArrayRef<unsigned>(weightPoly->labels))
+      return fail("its fast weight is not moved by its momentum alone "
+                  "(W' = W + c M')");
+    if (term.factors[0].leaf == weightArg && term.coeff == 1.0)
+      keeps = true;
+    else if (term.factors[0].leaf == momentumNext)
+      step = term.coeff;
+  }
+  if (!keeps || !step)
+    return fail("its fast weight is not moved by its momentum alone "
+                "(W' = W + c M')");
+  // M' = mu M + U: the term in M is the mean of a window times M.
+  EinsumReader reader({weightArg, momentum});
+  std::optional<Polynomial> poly = reader.read(momentumNext);
+  if (!poly)
+    return fail("its momentum's update is not a sum of products");
+  Polynomial update;
+  update.labels = poly->labels;
+  update.terms.push_back(Term{1.0, {Factor{weightArg, poly->labels}}});
+  std::optional<Term> decay;
+  for (const Term &term : poly->terms) {
+    if (term.factorsOf(momentum).empty()) {
+      update.terms.push_back(term);
+      continue;
+    }
+    if (decay)
+      return fail("its momentum's update reads the momentum twice");
+    decay = term;
+  }
+  if (!decay || decay->factors.size() != 2)
+    return fail("its momentum is not scaled by a mean of per-token "
+                "coefficients (mu M)");
+  const Factor *kept = decay->factorsOf(momentum)[0];
+  const Factor *rates = &decay->factors[kept == &decay->factors[0] ? 1 : 0];
+  std::optional<unsigned> index = windowIndex(loop, rates->leaf);
+  if (ArrayRef<unsigned>(kept->labels) != ArrayRef<unsigned>(poly->labels) ||
+      !index)
+    return fail("its momentum is not scaled by a mean of per-token "
+                "coefficients (mu M)");
+  // A mean over the chunk: 1/C, every window C long.
+  int64_t chunk = loop.getChunk();
+  bool fullChunks =
+      chunk > 0 && llvm::all_of(loop.getWindowArgs(), [&](Value w) {
+        auto type = cast<RankedTensorType>(w.getType());
+        int64_t axis =
+            loop.getWindowAxes()[cast<BlockArgument>(w).getArgNumber() -
+                                 loop.getInits().size()];
+        return type.getDimSize(axis) == chunk;
+      });
+  if (!fullChunks)
+    return fail("its momentum's coefficient is a sum over chunks that may "
+                "differ in length, not their mean");
+  // a * sum_t m_t is the mean of a * C * m_t: the coefficients the layer op
+  // takes, scaled where a is not 1/C exactly (a constant 1/3 in f32).
+  layer.momentumScale = decay->coeff * chunk;
+  // The update, read as the fast weight's would be (W + U).
+  if (failed(readUpdatePoly(layer, reader, update, why)))
+    return failure();
+  unsigned axisLabel = rates->labels[loop.getWindowAxes()[*index]];
+  WindowFactor window{*index, {}};
+  llvm::DenseMap<unsigned, unsigned> toOutput;
+  for (auto [mine, theirs] : llvm::zip_equal(poly->labels, layer.stateLabels))
+    toOutput[mine] = theirs;
+  for (unsigned label : rates->labels) {
+    if (label == axisLabel) {
+      window.labels.push_back(layer.time);
+      continue;
+    }
+    auto it = toOutput.find(label);
+    if (it == toOutput.end() ||
+        (!layer.units.contains(it->second) &&
+         !llvm::is_contained(layer.streams, it->second)))
+      return fail("its momentum coefficients are not one per token and "
+                  "stream");
+    window.labels.push_back(it->second);
+  }
+  if (layer.real(window.labels).size() != layer.streams.size() + 1)
+    return fail("its momentum coefficients are not one per token and stream");
+  layer.momentumRates = window;
+  layer.lossScale = layer.step;
+  layer.step = *step;
+  // kvb_layer's momentum starts at zero and is not returned.
+  std::optional<Polynomial> start =
+      EinsumReader().read(loop.getInits()[*layer.momentum]);
+  if (!start || !start->terms.empty())
+    return fail("its momentum does not start at zero");
+  if (!loop.getFinalStates()[*layer.momentum].use_empty())
+    return fail("its final momentum is read after the loop");
+  return success();
+}
+
+LogicalResult LayerReading::readUpdatePoly(LinearLayer &layer,
+                                           EinsumReader &reader,
+                                           const Polynomial &inPoly,
+                                           std::string &why) {
+  Value state = weightArg;
+  const Polynomial *poly = &inPoly;
   // The update's labels of the state, in the output's reading; unit
   // dimensions the update alone has get labels of their own.
   llvm::DenseMap<unsigned, unsigned> toOutput;
@@ -341,8 +480,7 @@ LayerReading::readResidual(LinearLayer &layer, const EinsumReader &reader,
   };
   if (residual.coeff != -update.coeff)
     return fail();
-  Value state = loop.getStateArgs()[0];
-  const Factor *weight = residual.factorsOf(state)[0];
+  const Factor *weight = residual.factorsOf(weightArg)[0];
   // The weight's input dimension is summed (j); the rest are the update's.
   std::optional<unsigned> summedIn;
   for (auto [position, label] : llvm::enumerate(weight->labels)) {
@@ -411,43 +549,70 @@ LayerReading::readResidual(LinearLayer &layer, const EinsumReader &reader,
 }
 
 FailureOr<LinearLayer> LayerReading::read(std::string &why) {
-  if (loop.getInits().size() != 1 || loop.getOutputs().size() != 1)
-    return why = "it carries " + std::to_string(loop.getInits().size()) +
+  size_t numStates = loop.getInits().size();
+  if (numStates < 1 || numStates > 2 || loop.getOutputs().size() != 1)
+    return why = "it carries " + std::to_string(numStates) +
                  " state values and has " +
                  std::to_string(loop.getOutputs().size()) +
-                 " outputs; read today: one fast weight, one output",
+                 " outputs; read today: one fast weight (and its momentum), "
+                 "one output",
            failure();
-  Type element = getElementTypeOrSelf(loop.getInits()[0].getType());
-  if (!element.isF32() && !element.isF64())
-    return why = "its state is not f32 or f64", failure();
-  // A state the data moves by something other than sums of products (a
-  // running maximum, a normalizer) is no fast weight, whatever the output.
-  Value next = loop.getYield().getNextState()[0];
-  std::optional<Polynomial> update =
-      EinsumReader({loop.getStateArgs()[0]}).read(next);
-  if (update && update->terms.size() == 1 &&
-      update->terms[0].factors.size() == 1 &&
-      update->terms[0].factors[0].leaf == next) {
-    std::string culprit = "an op that is not a sum of products";
-    if (Operation *op = next.getDefiningOp()) {
-      culprit = "'" + op->getName().getStringRef().str() + "'";
-      op->walk([&](Operation *inner) {
-        if (inner != op &&
-            !isa<arith::MulFOp, arith::AddFOp, arith::SubFOp, arith::DivFOp,
-                 arith::NegFOp, arith::ConstantOp, linalg::YieldOp>(inner)) {
-          culprit = "'" + inner->getName().getStringRef().str() + "'";
-          return WalkResult::interrupt();
-        }
-        return WalkResult::advance();
-      });
-    }
-    return why = "its state is updated through " + culprit +
-                 ", not by adding sums of products: carried state that the "
-                 "data rescales (a running maximum, a normalizer) is no fast "
-                 "weight",
-           failure();
+  for (Value init : loop.getInits()) {
+    Type element = getElementTypeOrSelf(init.getType());
+    if (!element.isF32() && !element.isF64())
+      return why = "its state is not f32 or f64", failure();
   }
   LinearLayer layer;
+  // The fast weight is the state the output reads; another is momentum.
+  Value output = loop.getYield().getOutputs()[0];
+  SmallVector<unsigned> read;
+  for (unsigned i = 0; i < numStates; ++i)
+    if (readsValue(output, stateArg(i)) || readsValue(output, nextState(i)))
+      read.push_back(i);
+  if (numStates == 2 && read.size() == 2) {
+    // Reading W' reads M' too; the weight is the state whose next value
+    // the output reads first.
+    read.clear();
+    for (unsigned i = 0; i < 2; ++i)
+      if (readsValue(nextState(1 - i), nextState(i)))
+        read.push_back(1 - i);
+  }
+  if (read.size() != 1)
+    return why = "its output does not read exactly one of its states",
+           failure();
+  layer.weight = read[0];
+  if (numStates == 2)
+    layer.momentum = 1 - read[0];
+  weightArg = stateArg(layer.weight);
+  weightNext = nextState(layer.weight);
+  // A state the data moves by something other than sums of products (a
+  // running maximum, a normalizer) is no fast weight, whatever the output.
+  for (unsigned i = 0; i < numStates; ++i) {
+    Value next = nextState(i);
+    std::optional<Polynomial> update = EinsumReader({stateArg(i)}).read(next);
+    if (update && update->terms.size() == 1 &&
+        update->terms[0].factors.size() == 1 &&
+        update->terms[0].factors[0].leaf == next) {
+      std::string culprit = "an op that is not a sum of products";
+      if (Operation *op = next.getDefiningOp()) {
+        culprit = "'" + op->getName().getStringRef().str() + "'";
+        op->walk([&](Operation *inner) {
+          if (inner != op &&
+              !isa<arith::MulFOp, arith::AddFOp, arith::SubFOp, arith::DivFOp,
+                   arith::NegFOp, arith::ConstantOp, linalg::YieldOp>(inner)) {
+            culprit = "'" + inner->getName().getStringRef().str() + "'";
+            return WalkResult::interrupt();
+          }
+          return WalkResult::advance();
+        });
+      }
+      return why = "its state is updated through " + culprit +
+                   ", not by adding sums of products: carried state that the "
+                   "data rescales (a running maximum, a normalizer) is no fast "
+                   "weight",
+             failure();
+    }
+  }
   if (failed(readOutput(layer, why)) || failed(readUpdate(layer, why)))
     return failure();
   if (loop.isSingleChunk() && layer.order != UpdateOrder::update_then_apply)
@@ -658,6 +823,29 @@ private:
   ArrayRef<unsigned> streams;
 };
 
+/// `value * factor`, elementwise.
+Value scaled(RewriterBase &b, Location loc, Value value, double factor) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, value);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  AffineMap identity =
+      AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             b, loc, type, ValueRange{value}, ValueRange{init},
+             ArrayRef<AffineMap>{identity, identity}, iterators,
+             [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+               Value c = arith::ConstantOp::create(
+                   nested, nestedLoc,
+                   nested.getFloatAttr(type.getElementType(), factor));
+               Value product =
+                   arith::MulFOp::create(nested, nestedLoc, args[0], c);
+               linalg::YieldOp::create(nested, nestedLoc, product);
+             })
+      .getResult(0);
+}
+
 void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
                 const LinearLayer &layer) {
   Location loc = loop.getLoc();
@@ -686,13 +874,21 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
   Value v = sequence(layer.v, vOrder);
   Value lr = layer.lr ? sequence(*layer.lr, lrOrder) : Value();
   Value weightInStreams =
-      inStreams(loop.getInits()[0], layer.stateLabels, wOrder);
+      inStreams(loop.getInits()[layer.weight], layer.stateLabels, wOrder);
+  Value momentum;
+  if (layer.momentumRates) {
+    Value rates = loop.getSequences()[layer.momentumRates->sequence];
+    momentum = layout.toLayer(
+        inStreams(rates, layer.momentumRates->labels, lrOrder), 3);
+    if (layer.momentumScale != 1.0)
+      momentum = scaled(rewriter, loc, momentum, layer.momentumScale);
+  }
   Value weight = layout.toLayer(weightInStreams, 4);
 
   auto model = FastWeightModelAttr::get(context, ModelKind::linear, {0}, false,
                                         Activation::silu);
-  auto loss = LossAttr::get(context, layer.loss, APFloat(1.0), Reduction::sum,
-                            APFloat(1e-6));
+  auto loss = LossAttr::get(context, layer.loss, APFloat(layer.lossScale),
+                            Reduction::sum, APFloat(1e-6));
   auto update = UpdateAttr::get(context, Sign::descent, APFloat(layer.step),
                                 ClipKind::none, NewtonSchulzAttr(),
                                 WeightNormKind::none, APFloat(1e-5));
@@ -712,11 +908,11 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
       RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
                              wType.getDimSize(2), wType.getDimSize(3)},
                             wType.getElementType());
-  bool wantsFinal = !loop.getFinalStates()[0].use_empty();
+  bool wantsFinal = !loop.getFinalStates()[layer.weight].use_empty();
   auto op =
       KVBLayerOp::create(rewriter, loc, outputType,
                          wantsFinal ? TypeRange{finalType} : TypeRange{}, q, k,
-                         v, ValueRange{weight}, lr, Value(), Value(), Value(),
+                         v, ValueRange{weight}, lr, Value(), momentum, Value(),
                          Value(), model, loss, update, schedule);
 
   SmallVector<unsigned> yOrder(layer.streams);
@@ -733,14 +929,12 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
         layout.permute(finalState, wOrder, layer.real(layer.stateLabels));
     finalState = layout.addUnits(finalState, layer.stateLabels, layer.units);
   }
-  SmallVector<Value> replacements{output};
-  replacements.push_back(finalState ? finalState : loop.getFinalStates()[0]);
-  if (!finalState) {
-    rewriter.replaceAllUsesWith(loop.getOutputs()[0], output);
-    rewriter.eraseOp(loop);
-    return;
-  }
-  rewriter.replaceOp(loop, replacements);
+  // The momentum's final value is unread (the reading checked it).
+  rewriter.replaceAllUsesWith(loop.getOutputs()[0], output);
+  if (finalState)
+    rewriter.replaceAllUsesWith(loop.getFinalStates()[layer.weight],
+                                finalState);
+  rewriter.eraseOp(loop);
 }
 
 struct TTTRaiseChunkLoopsPass
@@ -766,6 +960,7 @@ struct TTTRaiseChunkLoopsPass
                "("
             << stringifyLossKind(layer->loss) << " loss, "
             << (layer->lr ? "per-token rates, " : "")
+            << (layer->momentum ? "momentum, " : "")
             << (loop.isSingleChunk()
                     ? std::string("one chunk")
                     : "chunks of " + std::to_string(loop.getChunk()) + ", " +
