@@ -22,9 +22,9 @@ RTOL = 1e-4
 # Raised: the tokens the ttt.kvb_layer covers (all of them where the first step is the
 # general one from a window-free state and the last chunk is whole; the first step is
 # folded in, a shorter last chunk stays as the program wrote it).
-ROLLED_AND_RAISED = {"block_v6": 64, "lact_v6": 64, "linear_dot": 32,
+ROLLED_AND_RAISED = {"block_v6": 64, "lact_v6": 64, "linear_dot": 32, "linear_mse": 40,
                      "research_linear_dot_bmm_fold": 32}
-ROLLED_ONLY = {"block_v4", "lact_v2", "lact_v3", "lact_v5", "linear_mse",
+ROLLED_ONLY = {"block_v4", "lact_v2", "lact_v3", "lact_v5",
                "research_linear_dot_einsum", "research_linear_dot_outin",
                "research_linear_mse_xwt", "ttt_linear", "ttt_mlp"}
 NOT_ROLLED = {"research_linear_dot_prealloc": "its second and third steps differ",

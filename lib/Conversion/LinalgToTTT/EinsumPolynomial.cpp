@@ -236,12 +236,23 @@ std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
       continue;
     }
     AffineMap map = linalgOp.getMatchingIndexingMap(input);
-    if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/true))
       return std::nullopt;
+    // A 0 in the map reads the one index of a dimension of size 1 (a
+    // broadcast of it): a unit label of its own.
+    auto operandType = cast<RankedTensorType>(input->get().getType());
     SmallVector<unsigned> operandLabels;
-    for (AffineExpr expr : map.getResults())
-      operandLabels.push_back(
-          loopLabels[cast<AffineDimExpr>(expr).getPosition()]);
+    for (auto [d, expr] : llvm::enumerate(map.getResults())) {
+      if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+        operandLabels.push_back(loopLabels[dim.getPosition()]);
+        continue;
+      }
+      if (operandType.getDimSize(d) != 1)
+        return std::nullopt;
+      unsigned unit = freshLabel();
+      unitLabels.insert(unit);
+      operandLabels.push_back(unit);
+    }
     std::optional<Polynomial> poly =
         readWithLabels(input->get(), operandLabels, depth + 1);
     if (!poly)
