@@ -84,7 +84,9 @@ private:
     Term result = term;
     for (Factor &factor : result.factors)
       for (unsigned &label : factor.labels) {
-        if (loopLabels.contains(label))
+        // The parts of a merged loop label are as free as the label (and
+        // known only once the operands that split it are read).
+        if (loopLabels.contains(label) || reader.isPartOf(label, loopLabels))
           continue;
         auto [it, inserted] = renamed.try_emplace(label, 0);
         if (inserted)
@@ -117,6 +119,54 @@ Polynomial EinsumReader::leaf(Value value, ArrayRef<unsigned> labels) {
   return poly;
 }
 
+bool EinsumReader::isPartOf(unsigned label,
+                            const llvm::DenseSet<unsigned> &merged) const {
+  for (unsigned candidate : merged) {
+    auto it = splits.find(candidate);
+    if (it == splits.end())
+      continue;
+    SmallVector<unsigned> parts(it->second.parts);
+    while (!parts.empty()) {
+      unsigned part = parts.pop_back_val();
+      if (part == label)
+        return true;
+      if (auto nested = splits.find(part); nested != splits.end())
+        llvm::append_range(parts, nested->second.parts);
+    }
+  }
+  return false;
+}
+
+/// Whether a label of merged dimensions and one of its parts meet in a term
+/// (or the value's own labels): the two would then be read as independent
+/// indices, which they are not.
+bool EinsumReader::mixesMergedAndParts(const Polynomial &poly) const {
+  auto mixes = [&](const llvm::SmallDenseSet<unsigned> &used) {
+    for (unsigned label : used) {
+      auto it = splits.find(label);
+      if (it == splits.end())
+        continue;
+      SmallVector<unsigned> parts(it->second.parts);
+      while (!parts.empty()) {
+        unsigned part = parts.pop_back_val();
+        if (used.contains(part))
+          return true;
+        if (auto nested = splits.find(part); nested != splits.end())
+          llvm::append_range(parts, nested->second.parts);
+      }
+    }
+    return false;
+  };
+  for (const Term &term : poly.terms) {
+    llvm::SmallDenseSet<unsigned> used(poly.labels.begin(), poly.labels.end());
+    for (const Factor &factor : term.factors)
+      used.insert(factor.labels.begin(), factor.labels.end());
+    if (mixes(used))
+      return true;
+  }
+  return false;
+}
+
 std::optional<Polynomial> EinsumReader::read(Value value) {
   auto type = dyn_cast<RankedTensorType>(value.getType());
   if (!type)
@@ -124,7 +174,14 @@ std::optional<Polynomial> EinsumReader::read(Value value) {
   SmallVector<unsigned> labels;
   for (int64_t d = 0; d < type.getRank(); ++d)
     labels.push_back(freshLabel());
-  return readWithLabels(value, labels, 0);
+  std::optional<Polynomial> poly = readWithLabels(value, labels, 0);
+  if (!poly || !mixesMergedAndParts(*poly))
+    return poly;
+  // Read again with merging reshapes as leaves: coarser, but sound.
+  readMerges = false;
+  poly = readWithLabels(value, labels, 0);
+  readMerges = true;
+  return poly;
 }
 
 std::optional<Polynomial>
@@ -179,8 +236,45 @@ std::optional<Polynomial> EinsumReader::readReshape(Operation *op,
     for (int64_t d : group)
       if (wide.getDimSize(d) != 1)
         sized.push_back(d);
-    if (sized.size() > 1)
-      return std::nullopt;
+    if (sized.size() > 1) {
+      if (!readMerges)
+        return std::nullopt;
+      // Several dimensions merged into one (batch and heads as B*H): the
+      // merged label stands for its parts, the same parts wherever it is
+      // split, so that every factor carries the parts.
+      SmallVector<int64_t> sizes;
+      for (int64_t d : sized)
+        sizes.push_back(wide.getDimSize(d));
+      SmallVector<unsigned> parts;
+      if (collapse) {
+        auto it = splits.find(labels[narrow]);
+        if (it != splits.end()) {
+          if (it->second.sizes != sizes)
+            return std::nullopt;
+          parts = it->second.parts;
+        } else {
+          for (size_t i = 0; i < sized.size(); ++i)
+            parts.push_back(freshLabel());
+          splits[labels[narrow]] = {parts, sizes};
+        }
+        size_t next = 0;
+        for (int64_t d : group) {
+          if (wide.getDimSize(d) != 1) {
+            sourceLabels[d] = parts[next++];
+            continue;
+          }
+          sourceLabels[d] = freshLabel();
+          unitLabels.insert(sourceLabels[d]);
+        }
+      } else {
+        for (int64_t d : sized)
+          parts.push_back(labels[d]);
+        unsigned merged = freshLabel();
+        splits[merged] = {parts, sizes};
+        sourceLabels[narrow] = merged;
+      }
+      continue;
+    }
     int64_t carrier = sized.empty() ? group.front() : sized.front();
     for (int64_t d : group) {
       if (collapse) {

@@ -8,8 +8,9 @@
 // Reads a tensor value computed by linalg ops as a polynomial of einsum
 // terms over *leaves*: `sum_k c_k * prod_f leaf_f[labels_f]`, every label
 // not among the value's own labels summed. A contraction, an elementwise
-// sum or product, a transpose, a broadcast and a reshape that adds or drops
-// dimensions of size 1 are all the same thing here,
+// sum or product, a transpose, a broadcast and a reshape (of unit
+// dimensions, or merging dimensions such as batch and heads) are all the
+// same thing here,
 // whichever op and indexing maps spelled them, so the math of a chunk step
 // is read without regard to layout or orientation. A value the reader does
 // not expand (a block argument, a chosen stop value, an op whose payload is
@@ -21,6 +22,7 @@
 #define TTT_LIB_CONVERSION_LINALGTOTTT_EINSUMPOLYNOMIAL_H
 
 #include "mlir/IR/Value.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -88,6 +90,10 @@ public:
   std::optional<Polynomial> substitute(const Polynomial &poly, Value leaf,
                                        const Polynomial &value);
 
+  /// Whether `label` is (transitively) a part of one of the `merged`
+  /// labels: a dimension merged into it by a reshape.
+  bool isPartOf(unsigned label, const llvm::DenseSet<unsigned> &merged) const;
+
   /// Whether `label` indexes a dimension of size 1 (its one index sums or
   /// broadcasts nothing, so readers of the terms may ignore it).
   bool isUnit(unsigned label) const { return unitLabels.contains(label); }
@@ -103,6 +109,17 @@ private:
 
   llvm::DenseSet<Value> stops;
   llvm::DenseSet<unsigned> unitLabels;
+  /// A label of merged dimensions (B*H), and the labels and sizes of its
+  /// parts.
+  struct Split {
+    SmallVector<unsigned> parts;
+    SmallVector<int64_t> sizes;
+  };
+  llvm::DenseMap<unsigned, Split> splits;
+  /// Whether reshapes that merge dimensions are read (see read()).
+  bool readMerges = true;
+
+  bool mixesMergedAndParts(const Polynomial &poly) const;
   unsigned nextLabel = 0;
 };
 
