@@ -59,3 +59,21 @@ def test_rerolled_fixture(name, tmp_path):
     assert layer and int(layer.group(1)) == ROLLED_AND_RAISED[name], layer
     for form in ("recurrent", "parallel"):
         assert _rel(run_function(raised, args, tmp_path, form=form), want) <= RTOL, form
+
+
+DYNAMIC_BATCH = FIXTURES / "dynamic_batch"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in DYNAMIC_BATCH.glob("*.mlir")))
+def test_dynamic_batch_fixture_rolled_or_left(name, tmp_path):
+    """The same modules lowered with every input's batch of run-time size: whatever
+    the new route does with one (rolls it, raises it, or leaves it with a reason),
+    it writes a valid program that computes what PyTorch computed."""
+    program = (DYNAMIC_BATCH / f"{name}.mlir").read_text()
+    with np.load(DYNAMIC_BATCH / f"{name}.npz") as data:
+        args = [data[f"arg{i}"] for i in range(len(data.files) - 1)]
+        want = data["o"]
+    out, remarks = run_opt(program, "--ttt-reroll-chunks=explain",
+                           "--ttt-raise-chunk-loops=explain", stderr=True)
+    assert "remark:" in remarks
+    assert _rel(run_function(out, args, tmp_path), want) <= RTOL

@@ -607,9 +607,9 @@ FailureOr<LinearLayer> LayerReading::read(std::string &why) {
         });
       }
       return why = "its state is updated through " + culprit +
-                   ", not by adding sums of products: carried state that the "
-                   "data rescales (a running maximum, a normalizer) is no fast "
-                   "weight",
+                   ", not by adding sums of products: no fast weight this "
+                   "reader takes (carried state that the data rescales, a "
+                   "running maximum or a normalizer, never is one)",
              failure();
     }
   }

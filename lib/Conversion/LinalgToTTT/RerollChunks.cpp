@@ -60,16 +60,25 @@ std::optional<std::pair<int64_t, int64_t>>
 windowOf(tensor::ExtractSliceOp slice) {
   auto source = slice.getSourceType();
   if (slice.getResultType().getRank() != source.getRank() ||
-      !slice.hasUnitStride() || !slice.getOffsets().empty() ||
-      !slice.getSizes().empty())
+      !slice.hasUnitStride() || !slice.getOffsets().empty())
     return std::nullopt;
   std::optional<std::pair<int64_t, int64_t>> cut;
   for (int64_t d = 0; d < source.getRank(); ++d) {
     int64_t offset = slice.getStaticOffsets()[d];
-    int64_t size = slice.getStaticSizes()[d];
-    if (offset == 0 && size == source.getDimSize(d))
+    OpFoldResult size = slice.getMixedSizes()[d];
+    std::optional<int64_t> staticSize = getConstantIntValue(size);
+    // A whole dimension: its static size, or the `tensor.dim` of a
+    // dimension of run-time size (a dynamic batch).
+    bool whole = false;
+    if (staticSize) {
+      whole = *staticSize == source.getDimSize(d);
+    } else if (auto dim = cast<Value>(size).getDefiningOp<tensor::DimOp>()) {
+      whole =
+          dim.getSource() == slice.getSource() && dim.getConstantIndex() == d;
+    }
+    if (offset == 0 && whole)
       continue;
-    if (cut || source.isDynamicDim(d))
+    if (cut || source.isDynamicDim(d) || !staticSize)
       return std::nullopt;
     cut = {d, offset};
   }
@@ -494,6 +503,9 @@ Value Reroll::materialize(OpBuilder &b, Location loc,
       ArrayRef<unsigned>(poly.terms[0].factors[0].labels) ==
           ArrayRef<unsigned>(poly.labels))
     return poly.terms[0].factors[0].leaf;
+  // Sizes known only at run time would have to come from the leaves.
+  if (!type.hasStaticShape())
+    return {};
   Value acc =
       tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
   Value zero =

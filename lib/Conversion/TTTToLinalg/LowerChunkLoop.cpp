@@ -121,16 +121,43 @@ struct LowerChunkLoop : OpRewritePattern<ChunkLoopOp> {
       return success();
     }
     unsigned numOutputs = op.getOutputs().size();
+    unsigned numStates = op.getInits().size();
     Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
     Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
     Value chunk = arith::ConstantIndexOp::create(rewriter, loc, op.getChunk());
     Value length = lowering.length();
     Value numChunks = arith::CeilDivUIOp::create(rewriter, loc, length, chunk);
+    SmallVector<Type> outputTypes(op.getOutputs().getTypes());
+    ArrayRef<int64_t> axes = op.getOutputAxes();
 
-    // An output's other sizes, where dynamic, are known once a chunk has
-    // run; before the first one its buffer is a placeholder. An empty
-    // sequence has no chunk: its outputs take their sizes from the body run
-    // on empty windows, which only an empty sequence executes.
+    // Chunks `from` .. last, carrying the state and the output buffers.
+    auto chunkLoop = [&](Value from, ValueRange state, ValueRange buffers) {
+      SmallVector<Value> carried(state);
+      llvm::append_range(carried, buffers);
+      return scf::ForOp::create(
+          rewriter, loc, from, numChunks, one, carried,
+          [&](OpBuilder &, Location, Value index, ValueRange iterArgs) {
+            Value start = arith::MulIOp::create(rewriter, loc, index, chunk);
+            Value left = arith::SubIOp::create(rewriter, loc, length, start);
+            Value size = arith::MinUIOp::create(rewriter, loc, chunk, left);
+            SmallVector<Value> yielded = lowering.runBody(
+                iterArgs.take_front(numStates), lowering.windows(start, size));
+            SmallVector<Value> next(
+                ArrayRef<Value>(yielded).drop_front(numOutputs));
+            for (auto [slot, buffer, axis] :
+                 llvm::enumerate(iterArgs.drop_front(numStates), axes))
+              next.push_back(
+                  lowering.insert(yielded[slot], buffer, axis, start));
+            scf::YieldOp::create(rewriter, loc, next);
+          });
+    };
+    // Loop results (state, buffers) as the op's (outputs, final state).
+    auto reordered = [&](ValueRange results) {
+      SmallVector<Value> ordered(results.drop_front(numStates));
+      llvm::append_range(ordered, results.take_front(numStates));
+      return ordered;
+    };
+
     auto staticOtherSizes = [&](Type type, int64_t axis) {
       auto tensor = cast<RankedTensorType>(type);
       for (int64_t d = 0, e = tensor.getRank(); d < e; ++d)
@@ -138,89 +165,57 @@ struct LowerChunkLoop : OpRewritePattern<ChunkLoopOp> {
           return false;
       return true;
     };
-    bool placeholders = !llvm::all_of(
-        llvm::zip_equal(op.getOutputs().getTypes(), op.getOutputAxes()),
-        [&](auto pair) {
-          return staticOtherSizes(std::get<0>(pair), std::get<1>(pair));
-        });
-    SmallVector<Type> outputTypes(op.getOutputs().getTypes());
-    SmallVector<Value> buffers;
-    if (!placeholders) {
-      for (auto [type, axis] : llvm::zip_equal(outputTypes, op.getOutputAxes()))
+    bool known = llvm::all_of(llvm::zip_equal(outputTypes, axes), [&](auto p) {
+      return staticOtherSizes(std::get<0>(p), std::get<1>(p));
+    });
+    if (known) {
+      SmallVector<Value> buffers;
+      for (auto [type, axis] : llvm::zip_equal(outputTypes, axes))
         buffers.push_back(lowering.emptyResult(cast<RankedTensorType>(type),
                                                axis, length, nullptr));
-    } else {
-      Value isEmpty = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::eq, length, zero);
-      auto noTokens = scf::IfOp::create(rewriter, loc, outputTypes, isEmpty,
-                                        /*withElseRegion=*/true);
-      llvm::append_range(buffers, noTokens.getResults());
-      OpBuilder::InsertionGuard guard(rewriter);
-      rewriter.setInsertionPointToStart(noTokens.thenBlock());
-      SmallVector<Value> yielded =
-          lowering.runBody(op.getInits(), lowering.windows(zero, zero));
-      SmallVector<Value> empties;
-      for (auto [index, type, axis] :
-           llvm::enumerate(outputTypes, op.getOutputAxes()))
-        empties.push_back(lowering.emptyResult(cast<RankedTensorType>(type),
-                                               axis, zero, yielded[index]));
-      scf::YieldOp::create(rewriter, loc, empties);
-      rewriter.setInsertionPointToStart(noTokens.elseBlock());
-      SmallVector<Value> unsized;
-      for (auto [type, axis] : llvm::zip_equal(outputTypes, op.getOutputAxes()))
-        unsized.push_back(lowering.emptyResult(cast<RankedTensorType>(type),
-                                               axis, length, nullptr));
-      scf::YieldOp::create(rewriter, loc, unsized);
+      rewriter.replaceOp(
+          op, reordered(chunkLoop(zero, op.getInits(), buffers).getResults()));
+      return success();
     }
 
-    SmallVector<Value> carried(op.getInits());
-    llvm::append_range(carried, buffers);
-    auto loop = scf::ForOp::create(
-        rewriter, loc, zero, numChunks, one, carried,
-        [&](OpBuilder &, Location, Value index, ValueRange iterArgs) {
-          ValueRange state = iterArgs.take_front(op.getInits().size());
-          ValueRange outputBuffers = iterArgs.drop_front(op.getInits().size());
-          Value start = arith::MulIOp::create(rewriter, loc, index, chunk);
-          Value left = arith::SubIOp::create(rewriter, loc, length, start);
-          Value size = arith::MinUIOp::create(rewriter, loc, chunk, left);
-          SmallVector<Value> yielded =
-              lowering.runBody(state, lowering.windows(start, size));
-          Value first =
-              placeholders
-                  ? arith::CmpIOp::create(rewriter, loc,
-                                          arith::CmpIPredicate::eq, index, zero)
-                  : Value();
-          SmallVector<Value> next(
-              ArrayRef<Value>(yielded).drop_front(numOutputs));
-          for (auto [slot, buffer, axis] :
-               llvm::enumerate(outputBuffers, op.getOutputAxes())) {
-            if (!placeholders) {
-              next.push_back(
-                  lowering.insert(yielded[slot], buffer, axis, start));
-              continue;
-            }
-            auto allocate = scf::IfOp::create(
-                rewriter, loc, TypeRange{buffer.getType()}, first, true);
-            {
-              OpBuilder::InsertionGuard guard(rewriter);
-              rewriter.setInsertionPointToStart(allocate.thenBlock());
-              Value sized =
-                  lowering.emptyResult(cast<RankedTensorType>(buffer.getType()),
-                                       axis, length, yielded[slot]);
-              scf::YieldOp::create(rewriter, loc, sized);
-              rewriter.setInsertionPointToStart(allocate.elseBlock());
-              scf::YieldOp::create(rewriter, loc, buffer);
-            }
-            next.push_back(lowering.insert(yielded[slot], allocate.getResult(0),
-                                           axis, start));
-          }
-          scf::YieldOp::create(rewriter, loc, next);
-        });
+    // An output's other sizes, where dynamic, are those of the chunk's
+    // output: the first chunk runs before the loop, which then never changes
+    // a buffer's shape. An empty sequence has no chunk: its outputs take
+    // their sizes from the body run on empty windows, which only an empty
+    // sequence executes, and the state stays as it came.
+    SmallVector<Type> resultTypes(outputTypes);
+    llvm::append_range(resultTypes, op.getInits().getTypes());
+    Value isEmpty = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::eq, length, zero);
+    auto split = scf::IfOp::create(rewriter, loc, resultTypes, isEmpty,
+                                   /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPointToStart(split.thenBlock());
+      SmallVector<Value> yielded =
+          lowering.runBody(op.getInits(), lowering.windows(zero, zero));
+      SmallVector<Value> empty;
+      for (auto [index, type, axis] : llvm::enumerate(outputTypes, axes))
+        empty.push_back(lowering.emptyResult(cast<RankedTensorType>(type), axis,
+                                             zero, yielded[index]));
+      llvm::append_range(empty, op.getInits());
+      scf::YieldOp::create(rewriter, loc, empty);
 
-    SmallVector<Value> results(
-        loop.getResults().drop_front(op.getInits().size()));
-    llvm::append_range(results,
-                       loop.getResults().take_front(op.getInits().size()));
+      rewriter.setInsertionPointToStart(split.elseBlock());
+      Value size = arith::MinUIOp::create(rewriter, loc, chunk, length);
+      SmallVector<Value> first =
+          lowering.runBody(op.getInits(), lowering.windows(zero, size));
+      SmallVector<Value> buffers;
+      for (auto [index, type, axis] : llvm::enumerate(outputTypes, axes)) {
+        Value buffer = lowering.emptyResult(cast<RankedTensorType>(type), axis,
+                                            length, first[index]);
+        buffers.push_back(lowering.insert(first[index], buffer, axis, zero));
+      }
+      auto rest = chunkLoop(one, ArrayRef<Value>(first).drop_front(numOutputs),
+                            buffers);
+      scf::YieldOp::create(rewriter, loc, reordered(rest.getResults()));
+    }
+    SmallVector<Value> results(split.getResults());
     rewriter.replaceOp(op, results);
     return success();
   }

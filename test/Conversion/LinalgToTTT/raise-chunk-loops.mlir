@@ -139,7 +139,7 @@ func.func @decay(%w0: tensor<4x4xf32>, %x: tensor<8x4xf32>) -> tensor<8x4xf32> {
 // CHECK: ttt.chunk_loop
 // CHECK-NOT: ttt.kvb_layer
 func.func @running_max(%m0: tensor<4xf32>, %x: tensor<8x4xf32>) -> tensor<8x4xf32> {
-  // expected-remark @+1 {{not a ttt.kvb_layer: its state is updated through 'arith.maximumf', not by adding sums of products: carried state that the data rescales (a running maximum, a normalizer) is no fast weight}}
+  // expected-remark @+1 {{not a ttt.kvb_layer: its state is updated through 'arith.maximumf', not by adding sums of products: no fast weight this reader takes (carried state that the data rescales, a running maximum or a normalizer, never is one)}}
   %o, %m = ttt.chunk_loop chunk(4) state(%m0 : tensor<4xf32>)
       windows(%x : tensor<8x4xf32>) along [0] outputs along [0] {
   ^bb0(%s: tensor<4xf32>, %xc: tensor<4x4xf32>):
