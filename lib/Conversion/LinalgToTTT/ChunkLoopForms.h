@@ -28,6 +28,13 @@ std::string verifyQuietly(Operation *op);
 /// of the body see a zero accumulator as zero.
 bool isRematerializable(Value value);
 
+/// A linalg.generic that writes `factor * input` (read through
+/// `inputMap`, which may broadcast and transpose) into `init`, added to it
+/// with `accumulate`.
+Value scaledInto(OpBuilder &builder, Location loc, Value input,
+                 AffineMap inputMap, Value init, double factor,
+                 bool accumulate);
+
 /// Clones the ops that make `value` (isRematerializable) at `builder`'s
 /// insertion point, unless `mapping` has them already; returns the copy.
 Value rematerialize(OpBuilder &builder, Value value, IRMapping &mapping);

@@ -815,6 +815,32 @@ Value linalg_raise::rematerialize(OpBuilder &builder, Value value,
   return copy->getResult(cast<OpResult>(value).getResultNumber());
 }
 
+Value linalg_raise::scaledInto(OpBuilder &builder, Location loc, Value input,
+                               AffineMap inputMap, Value init, double factor,
+                               bool accumulate) {
+  auto type = cast<RankedTensorType>(init.getType());
+  SmallVector<AffineMap> maps{
+      inputMap,
+      AffineMap::getMultiDimIdentityMap(type.getRank(), builder.getContext())};
+  SmallVector<utils::IteratorType> iterators(type.getRank(),
+                                             utils::IteratorType::parallel);
+  return linalg::GenericOp::create(
+             builder, loc, type, ValueRange{input}, ValueRange{init}, maps,
+             iterators,
+             [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+               Value c = arith::ConstantOp::create(
+                   nested, nestedLoc,
+                   nested.getFloatAttr(type.getElementType(), factor));
+               Value result =
+                   arith::MulFOp::create(nested, nestedLoc, args[0], c);
+               if (accumulate)
+                 result =
+                     arith::AddFOp::create(nested, nestedLoc, args[1], result);
+               linalg::YieldOp::create(nested, nestedLoc, result);
+             })
+      .getResult(0);
+}
+
 std::string linalg_raise::verifyQuietly(Operation *op) {
   std::string message;
   ScopedDiagnosticHandler handler(op->getContext(), [&](Diagnostic &diag) {

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ChunkLoopForms.h"
 #include "EinsumPolynomial.h"
 
 #include "ttt/Conversion/Passes.h"
@@ -828,22 +829,10 @@ Value scaled(RewriterBase &b, Location loc, Value value, double factor) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, value);
   Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
-  AffineMap identity =
-      AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext());
-  SmallVector<utils::IteratorType> iterators(type.getRank(),
-                                             utils::IteratorType::parallel);
-  return linalg::GenericOp::create(
-             b, loc, type, ValueRange{value}, ValueRange{init},
-             ArrayRef<AffineMap>{identity, identity}, iterators,
-             [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-               Value c = arith::ConstantOp::create(
-                   nested, nestedLoc,
-                   nested.getFloatAttr(type.getElementType(), factor));
-               Value product =
-                   arith::MulFOp::create(nested, nestedLoc, args[0], c);
-               linalg::YieldOp::create(nested, nestedLoc, product);
-             })
-      .getResult(0);
+  return linalg_raise::scaledInto(
+      b, loc, value,
+      AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext()), init,
+      factor, /*accumulate=*/false);
 }
 
 void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,

@@ -527,26 +527,9 @@ Value Reroll::materialize(OpBuilder &b, Location loc,
     if (factor.leaf.getType() != type &&
         !isa<RankedTensorType>(factor.leaf.getType()))
       return {};
-    SmallVector<AffineMap> maps{
-        AffineMap::get(rank, 0, exprs, context),
-        AffineMap::getMultiDimIdentityMap(rank, context)};
-    SmallVector<utils::IteratorType> iterators(rank,
-                                               utils::IteratorType::parallel);
-    double coeff = term.coeff;
-    acc = linalg::GenericOp::create(
-              b, loc, type, ValueRange{factor.leaf}, ValueRange{acc}, maps,
-              iterators,
-              [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
-                Value c = arith::ConstantOp::create(
-                    nested, nestedLoc,
-                    nested.getFloatAttr(type.getElementType(), coeff));
-                Value scaled =
-                    arith::MulFOp::create(nested, nestedLoc, args[0], c);
-                Value sum =
-                    arith::AddFOp::create(nested, nestedLoc, args[1], scaled);
-                linalg::YieldOp::create(nested, nestedLoc, sum);
-              })
-              .getResult(0);
+    acc = linalg_raise::scaledInto(b, loc, factor.leaf,
+                                   AffineMap::get(rank, 0, exprs, context), acc,
+                                   term.coeff, /*accumulate=*/true);
   }
   return acc;
 }
