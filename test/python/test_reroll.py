@@ -80,3 +80,25 @@ def test_dynamic_batch_fixture_rolled_or_left(name, tmp_path):
         assert "no chunk loop rerolled" in remarks, remarks
         return  # left as it was: nothing new to run
     assert _rel(run_function(out, args, tmp_path), want) <= RTOL
+
+
+def test_the_new_passes_keep_every_valid_program_valid():
+    """The formers and the reader on every valid program of the test suite and the
+    examples (layers, ordinary recurrences, GPU and CPU pipelines' inputs): they rewrite
+    what they prove, leave the rest, and never write an op that does not verify."""
+    repo = Path(__file__).resolve().parents[2]
+    files = sorted([*repo.glob("test/**/*.mlir"), *repo.glob("examples/*.mlir")])
+    checked = 0
+    for path in files:
+        text = path.read_text()
+        try:
+            run_opt(text, "--split-input-file")
+        except RuntimeError:
+            continue  # an input that is invalid on purpose (verifier tests)
+        for passes in (("--ttt-reroll-chunks", "--ttt-form-chunk-loops",
+                        "--ttt-raise-chunk-loops"),
+                       ("--ttt-form-chunk-loops", "--ttt-raise-chunk-loops",
+                        "--ttt-lower-recurrent")):
+            run_opt(text, "--split-input-file", *passes)  # raises on any failure
+        checked += 1
+    assert checked >= 100, checked
