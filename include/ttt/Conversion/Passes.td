@@ -950,7 +950,8 @@ def TTTRerollChunks : Pass<"ttt-reroll-chunks"> {
     the step before yields, proven op by op) become one `ttt.chunk_loop`
     over those chunks' windows; the first step (which exporters often fold)
     and a last step that differs (a shorter chunk) stay as they are, and the
-    `tensor.concat` of the chunk outputs takes the loop's output in their
+    assembly of the chunk outputs (a `tensor.concat`, or a chain of
+    `tensor.insert_slice`s into a buffer) takes the loop's output in their
     place. With `explain`, a remark on each function without such steps
     says why.
   }];

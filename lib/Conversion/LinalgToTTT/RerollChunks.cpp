@@ -12,10 +12,11 @@
 // same ops and attributes, windows of the same tensors, the same constants,
 // each reading the state the one before yields, proven op by op) become one
 // ttt.chunk_loop over their windows. The first step, which exporters often
-// fold (a zero momentum, a weight broadcast), and a shorter last one stay
-// as they are, before and after the loop; the chunk outputs' Concat takes
-// the loop's output in their place. Nothing changes what the function
-// computes.
+// fold (a zero momentum, a weight broadcast), joins the loop when, read as
+// polynomials, it is the general step from a state the loop can start with;
+// a shorter last one stays after the loop. The chunk outputs' assembly (a
+// concat, or inserts into a buffer) takes the loop's output in their place.
+// Nothing changes what the function computes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +86,46 @@ windowOf(tensor::ExtractSliceOp slice) {
   return cut;
 }
 
+/// How a program puts its chunk outputs together: a `tensor.concat` of one
+/// piece per chunk, or a chain of `tensor.insert_slice`s that writes piece
+/// i at i*C into a buffer.
+struct Assembly {
+  tensor::ConcatOp concat;
+  SmallVector<tensor::InsertSliceOp> inserts;
+  int64_t axis = 0;
+
+  Value piece(int64_t chunk) {
+    return concat ? concat.getInputs()[chunk] : inserts[chunk].getSource();
+  }
+  bool contains(Operation *op) {
+    return concat ? op == concat.getOperation()
+                  : llvm::is_contained(inserts,
+                                       dyn_cast<tensor::InsertSliceOp>(op));
+  }
+};
+
+/// The axis and offset at which an insert writes a piece: one axis at a
+/// static offset, unit strides, the other dimensions whole.
+std::optional<std::pair<int64_t, int64_t>>
+insertCut(tensor::InsertSliceOp insert) {
+  auto dest = insert.getDestType();
+  if (insert.getSourceType().getRank() != dest.getRank() ||
+      !insert.hasUnitStride() || !insert.getOffsets().empty() ||
+      !insert.getSizes().empty())
+    return std::nullopt;
+  std::optional<std::pair<int64_t, int64_t>> cut;
+  for (int64_t d = 0; d < dest.getRank(); ++d) {
+    int64_t offset = insert.getStaticOffsets()[d];
+    int64_t size = insert.getStaticSizes()[d];
+    if (offset == 0 && size == dest.getDimSize(d))
+      continue;
+    if (cut)
+      return std::nullopt;
+    cut = {d, offset};
+  }
+  return cut;
+}
+
 /// The unrolled chunk steps of one function and the proof that they repeat.
 class Reroll {
 public:
@@ -117,8 +158,12 @@ private:
   /// The chunk of every op that reads a window (-1: none).
   llvm::DenseMap<Operation *, int64_t> stepOf;
   SmallVector<SmallVector<Operation *>> steps;
-  /// The concats that assemble one value per chunk along the window axis.
-  SmallVector<tensor::ConcatOp> assemblies;
+  /// How the chunk outputs are put together.
+  SmallVector<Assembly> assemblies;
+  bool isAssembly(Operation *op) {
+    return llvm::any_of(assemblies,
+                        [&](Assembly &a) { return a.contains(op); });
+  }
   /// The template (step 1): the state values it reads from step 0, the
   /// values it yields as the next state, and each later step's copy of the
   /// template's values.
@@ -200,14 +245,37 @@ LogicalResult Reroll::assignSteps(std::string &why) {
   for (Operation &op : body)
     if (auto concat = dyn_cast<tensor::ConcatOp>(&op))
       if (static_cast<int64_t>(concat.getInputs().size()) == numChunks)
-        assemblies.push_back(concat);
+        assemblies.push_back(
+            {concat, {}, static_cast<int64_t>(concat.getDim())});
+  // A chain of inserts at 0, C, 2C, ... into one buffer does the same.
+  for (Operation &op : body) {
+    auto insert = dyn_cast<tensor::InsertSliceOp>(&op);
+    auto cut = insert ? insertCut(insert) : std::nullopt;
+    if (!cut || cut->second != 0 ||
+        insert.getDest().getDefiningOp<tensor::InsertSliceOp>())
+      continue;
+    Assembly chain{{}, {insert}, cut->first};
+    while (static_cast<int64_t>(chain.inserts.size()) < numChunks) {
+      Value last = chain.inserts.back().getResult();
+      if (!last.hasOneUse())
+        break;
+      auto next = dyn_cast<tensor::InsertSliceOp>(*last.getUsers().begin());
+      auto nextCut = next ? insertCut(next) : std::nullopt;
+      if (!next || next.getDest() != last || !nextCut ||
+          nextCut->first != cut->first ||
+          nextCut->second != static_cast<int64_t>(chain.inserts.size()) * chunk)
+        break;
+      chain.inserts.push_back(next);
+    }
+    if (static_cast<int64_t>(chain.inserts.size()) == numChunks)
+      assemblies.push_back(std::move(chain));
+  }
   for (Operation &op : body) {
     if (auto it = windowChunk.find(&op); it != windowChunk.end()) {
       stepOf[&op] = it->second;
       continue;
     }
-    if (op.hasTrait<OpTrait::IsTerminator>() ||
-        llvm::is_contained(assemblies, dyn_cast<tensor::ConcatOp>(&op)))
+    if (op.hasTrait<OpTrait::IsTerminator>() || isAssembly(&op))
       continue;
     int64_t step = -1;
     op.walk([&](Operation *inner) {
@@ -322,8 +390,8 @@ LogicalResult Reroll::matchSteps(std::string &why) {
   llvm::SetVector<Operation *> forOutputs;
   {
     SmallVector<Value> worklist;
-    for (tensor::ConcatOp concat : assemblies)
-      worklist.push_back(concat.getInputs()[1]);
+    for (Assembly &assembly : assemblies)
+      worklist.push_back(assembly.piece(1));
     while (!worklist.empty()) {
       Operation *def = worklist.pop_back_val().getDefiningOp();
       if (!def || !llvm::is_contained(base, def) || !forOutputs.insert(def))
@@ -477,11 +545,11 @@ bool Reroll::firstStepIsTemplate() {
     if (!general || !linalg_raise::equivalent(first, *general, sameLeaf))
       return false;
   }
-  for (tensor::ConcatOp concat : assemblies) {
+  for (Assembly &assembly : assemblies) {
     std::optional<linalg_raise::Polynomial> first =
-        full.read(concat.getInputs()[0]);
+        full.read(assembly.piece(0));
     std::optional<linalg_raise::Polynomial> general =
-        fromInit(concat.getInputs()[1]);
+        fromInit(assembly.piece(1));
     if (!first || !general ||
         !linalg_raise::equivalent(*first, *general, sameLeaf))
       return false;
@@ -548,8 +616,12 @@ LogicalResult Reroll::rewrite(std::string &why) {
     auto it = stepOf.find(&op);
     bool replaced =
         it != stepOf.end() && it->second >= 1 && it->second <= lastStep;
-    bool reads =
-        llvm::is_contained(assemblies, dyn_cast<tensor::ConcatOp>(&op));
+    // An insert chain is read where it writes the last chunk the loop
+    // makes; a concat where it is.
+    bool reads = llvm::any_of(assemblies, [&](Assembly &a) {
+      return a.concat ? a.concat.getOperation() == &op
+                      : a.inserts[lastStep].getOperation() == &op;
+    });
     op.walk([&](Operation *inner) {
       for (Value operand : inner->getOperands())
         reads |= !replaced && lastStateSet.contains(operand);
@@ -613,19 +685,19 @@ LogicalResult Reroll::rewrite(std::string &why) {
   SmallVector<Value> outputs;
   SmallVector<int64_t> outputAxes;
   SmallVector<Type> outputTypes;
-  for (tensor::ConcatOp concat : assemblies) {
-    Value piece = concat.getInputs()[1];
+  for (Assembly &assembly : assemblies) {
+    Value piece = assembly.piece(1);
     if (!llvm::is_contained(base, piece.getDefiningOp()))
-      return why = "a Concat of chunk outputs takes its second piece from "
+      return why = "the chunk outputs' assembly takes its second piece from "
                    "elsewhere",
              failure();
     for (int64_t i = 2; i <= lastStep; ++i)
-      if (copies[i].lookupOrNull(piece) != concat.getInputs()[i])
-        return why = "a Concat of chunk outputs takes pieces that are not "
+      if (copies[i].lookupOrNull(piece) != assembly.piece(i))
+        return why = "the chunk outputs' assembly takes pieces that are not "
                      "the steps' copies of one value",
                failure();
     outputs.push_back(piece);
-    int64_t axis = concat.getDim();
+    int64_t axis = assembly.axis;
     outputAxes.push_back(axis);
     auto type = cast<RankedTensorType>(piece.getType());
     SmallVector<int64_t> shape(type.getShape());
@@ -712,18 +784,39 @@ LogicalResult Reroll::rewrite(std::string &why) {
         return !stepOf.count(use.getOwner()) ||
                stepOf[use.getOwner()] > lastStep;
       });
-  for (auto [concat, output] : llvm::zip_equal(assemblies, loop.getOutputs())) {
-    SmallVector<Value> pieces;
-    if (!initial)
-      pieces.push_back(concat.getInputs()[0]);
-    pieces.push_back(output);
-    for (int64_t i = lastStep + 1; i < numChunks; ++i)
-      pieces.push_back(concat.getInputs()[i]);
-    b.setInsertionPoint(concat);
-    auto joined =
-        tensor::ConcatOp::create(b, concat.getLoc(), concat.getDim(), pieces);
-    concat.getResult().replaceAllUsesWith(joined.getResult());
-    concat.erase();
+  for (auto [assembly, output] :
+       llvm::zip_equal(assemblies, loop.getOutputs())) {
+    if (tensor::ConcatOp concat = assembly.concat) {
+      SmallVector<Value> pieces;
+      if (!initial)
+        pieces.push_back(concat.getInputs()[0]);
+      pieces.push_back(output);
+      for (int64_t i = lastStep + 1; i < numChunks; ++i)
+        pieces.push_back(concat.getInputs()[i]);
+      b.setInsertionPoint(concat);
+      auto joined =
+          tensor::ConcatOp::create(b, concat.getLoc(), concat.getDim(), pieces);
+      concat.getResult().replaceAllUsesWith(joined.getResult());
+      concat.erase();
+      continue;
+    }
+    // One insert of the loop's output where the chunks' inserts were.
+    tensor::InsertSliceOp last = assembly.inserts[lastStep];
+    Value dest = first == 0 ? assembly.inserts[0].getDest()
+                            : assembly.inserts[first - 1].getResult();
+    auto destType = cast<RankedTensorType>(dest.getType());
+    SmallVector<OpFoldResult> offsets(destType.getRank(), b.getIndexAttr(0)),
+        sizes, strides(destType.getRank(), b.getIndexAttr(1));
+    for (int64_t size : destType.getShape())
+      sizes.push_back(b.getIndexAttr(size));
+    offsets[assembly.axis] = b.getIndexAttr(first * chunk);
+    sizes[assembly.axis] = b.getIndexAttr(covered);
+    b.setInsertionPoint(last);
+    auto written = tensor::InsertSliceOp::create(b, last.getLoc(), output, dest,
+                                                 offsets, sizes, strides);
+    last.getResult().replaceAllUsesWith(written.getResult());
+    for (int64_t i = lastStep; i >= first; --i)
+      assembly.inserts[i].erase();
   }
   // The copies of steps first .. last are dead now.
   for (int64_t i = lastStep; i >= first; --i)
