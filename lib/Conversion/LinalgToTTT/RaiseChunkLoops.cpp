@@ -699,9 +699,10 @@ public:
       perm.push_back(llvm::find(labels, label) - labels.begin());
     if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
       return value;
+    SmallVector<OpFoldResult> valueSizes = tensor::getMixedSizes(b, loc, value);
     SmallVector<OpFoldResult> sizes;
     for (int64_t p : perm)
-      sizes.push_back(tensor::getMixedSizes(b, loc, value)[p]);
+      sizes.push_back(valueSizes[p]);
     Value init = tensor::EmptyOp::create(b, loc, sizes,
                                          getElementTypeOrSelf(value.getType()));
     return linalg::TransposeOp::create(b, loc, value, init, perm)->getResult(0);
