@@ -962,6 +962,55 @@ def TTTRerollChunks : Pass<"ttt-reroll-chunks"> {
   let dependentDialects = ["::mlir::ttt::TTTDialect"];
 }
 
+def TTTRaiseONNXChunks : Pass<"ttt-raise-onnx-chunks", "::mlir::ModuleOp"> {
+  let summary = "Find TTT layers of ONNX graphs through the canonical chunk loop, by dataflow";
+  let description = [{
+    The ONNX front end of the canonical route. Each `onnx.graph` is read as
+    a function in upstream dialects, node by node, by small handlers chosen
+    by op type and the opset the model imports (a handler row holds from one
+    since-version of the operator on); a node no handler takes (another
+    domain, control flow, a shape known only at run time) is left out, its
+    results read as inputs. On that function the same passes run as on
+    torch-mlir's output: `ttt-reroll-chunks` finds unrolled chunk steps by
+    dataflow and proves them one `ttt.chunk_loop`, `ttt-raise-chunk-loops`
+    reads the math on its body. When a layer is raised, only what changed is
+    written back: the nodes of the chunk steps go, and the nodes that read
+    the layer's output read a `ttt.kvb_layer` (with the transposes and
+    reshapes around it) instead; every other node stays as the model has
+    it. A layer that is not linear attention is left as it is, with its
+    reason.
+
+    Every layer raised gets a remark in the format of `ttt-raise-onnx`
+    (`TTT layer: ...: raised to ttt.kvb_layer (...)`); with `explain`, every
+    graph also gets the route's own remarks: how many nodes were converted,
+    which were left out and why, and what the formers and the reader found.
+
+    ```mlir
+    %k0 = onnx.node "Slice"(%k, %c0, %c8, %c2) ...   // the chunk steps, once
+    %w1 = onnx.node "Add"(%w, %g0) ...                //   per chunk
+    ...
+    %o = onnx.node "Concat"(%o0, %o1, %o2) {axis = 2 : i64} ...
+    ```
+
+    becomes a `ttt.kvb_layer` on `%q`, `%k`, `%v` and `%w` whose output
+    takes `%o`'s place.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit the route's remarks on every graph: nodes converted and "
+           "left out, loops formed, layers read">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+    "::mlir::ttt::TTTDialect",
+    "::mlir::ttt::onnx::ONNXDialect",
+  ];
+}
+
 def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
   let summary = "Find TTT-KVB layers in linalg-on-tensors functions and raise them to ttt.kvb_layer";
   let description = [{

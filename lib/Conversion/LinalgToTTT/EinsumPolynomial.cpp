@@ -208,6 +208,17 @@ EinsumReader::readWithLabels(Value value, ArrayRef<unsigned> labels,
     }
     return leaf(value, labels);
   }
+  // A splat constant tensor (an ONNX scalar factor) is a coefficient.
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    if (auto splat = dyn_cast<DenseFPElementsAttr>(constant.getValue());
+        splat && splat.isSplat()) {
+      Polynomial poly;
+      poly.labels.assign(labels.begin(), labels.end());
+      double value = splat.getSplatValue<APFloat>().convertToDouble();
+      if (value != 0.0)
+        poly.terms.push_back(Term{value, {}});
+      return poly;
+    }
   if (isa<linalg::LinalgOp>(op))
     if (std::optional<Polynomial> poly = readLinalg(op, labels, depth))
       return poly;

@@ -345,6 +345,14 @@ void Reroll::sinkStateViews() {
   }
 }
 
+/// Two steps' ops are compared without their locations and without
+/// discardable attributes, which front ends use to tie ops to their source
+/// (the ONNX front end's `ttt.onnx_op`) and which do not change what an op
+/// computes.
+static constexpr OperationEquivalence::Flags kStepEquivalence =
+    OperationEquivalence::IgnoreLocations |
+    OperationEquivalence::IgnoreDiscardableAttrs;
+
 bool Reroll::sameInvariant(Value a, Value b, unsigned depth) {
   if (a == b)
     return true;
@@ -353,10 +361,15 @@ bool Reroll::sameInvariant(Value a, Value b, unsigned depth) {
       cast<OpResult>(a).getResultNumber() !=
           cast<OpResult>(b).getResultNumber())
     return false;
+  // Region arguments and results (a fill's payload) pair up as it walks.
+  IRMapping inner;
   return OperationEquivalence::isEquivalentTo(
       opA, opB,
-      [&](Value x, Value y) { return success(sameInvariant(x, y, depth + 1)); },
-      nullptr, OperationEquivalence::IgnoreLocations);
+      [&](Value x, Value y) {
+        return success(inner.lookupOrNull(x) == y ||
+                       sameInvariant(x, y, depth + 1));
+      },
+      [&](Value x, Value y) { inner.map(x, y); }, kStepEquivalence);
 }
 
 LogicalResult Reroll::matchSteps(std::string &why) {
@@ -447,7 +460,7 @@ LogicalResult Reroll::matchSteps(std::string &why) {
       // Payload arguments and results pair up as the comparison walks.
       auto mark = [&](Value x, Value y) { copy.map(x, y); };
       if (!OperationEquivalence::isEquivalentTo(
-              a, b, equivalent, mark, OperationEquivalence::IgnoreLocations)) {
+              a, b, equivalent, mark, kStepEquivalence)) {
         same = false;
         break;
       }

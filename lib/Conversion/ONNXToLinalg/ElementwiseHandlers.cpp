@@ -1,0 +1,156 @@
+//===- ElementwiseHandlers.cpp - arithmetic and activations -------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Float arithmetic under NumPy broadcasting, one `linalg.generic` each, its
+// body in the `arith`/`math` spelling torch-mlir writes, so that the einsum
+// reader sees the same sums and products whichever front end wrote them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NodeHandlers.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::onnx_to_linalg;
+
+using ScalarBody = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// Checks that every input is converted and of the result's float element
+/// type, then builds the broadcast generic.
+static LogicalResult elementwise(OpBuilder &b, const NodeView &node,
+                                 SmallVectorImpl<Value> &results,
+                                 std::string &why, ScalarBody body) {
+  RankedTensorType type = node.resultType();
+  if (!type || !isa<FloatType>(type.getElementType())) {
+    why = "its result is not a float tensor of static shape";
+    return failure();
+  }
+  for (unsigned i = 0; i < node.numInputs(); ++i) {
+    RankedTensorType input = node.inputType(i);
+    if (!input || input.getElementType() != type.getElementType()) {
+      why = "input " + std::to_string(i) +
+            " is not a converted tensor of the result's element type";
+      return failure();
+    }
+  }
+  Value result =
+      broadcastElementwise(b, node.loc(), node.inputs, type, body);
+  if (!result) {
+    why = "its inputs do not broadcast to its result's shape";
+    return failure();
+  }
+  results.push_back(result);
+  return success();
+}
+
+static Value floatConstant(OpBuilder &b, Location loc, Type type,
+                           double value) {
+  return arith::ConstantOp::create(b, loc, FloatAttr::get(type, value));
+}
+
+template <typename ArithOp>
+static LogicalResult binary(OpBuilder &b, const NodeView &node,
+                            SmallVectorImpl<Value> &results,
+                            std::string &why) {
+  if (node.numInputs() != 2) {
+    why = "it does not have two inputs";
+    return failure();
+  }
+  return elementwise(b, node, results, why,
+                     [](OpBuilder &nb, Location loc, ValueRange args) {
+                       return ArithOp::create(nb, loc, args[0], args[1])
+                           .getResult();
+                     });
+}
+
+template <typename UnaryOp>
+static LogicalResult unary(OpBuilder &b, const NodeView &node,
+                           SmallVectorImpl<Value> &results, std::string &why) {
+  return elementwise(b, node, results, why,
+                     [](OpBuilder &nb, Location loc, ValueRange args) {
+                       return UnaryOp::create(nb, loc, args[0]).getResult();
+                     });
+}
+
+static LogicalResult sigmoid(OpBuilder &b, const NodeView &node,
+                             SmallVectorImpl<Value> &results,
+                             std::string &why) {
+  return elementwise(
+      b, node, results, why, [](OpBuilder &nb, Location loc, ValueRange args) {
+        Type type = args[0].getType();
+        Value negated = arith::NegFOp::create(nb, loc, args[0]);
+        Value exp = math::ExpOp::create(nb, loc, negated);
+        Value one = floatConstant(nb, loc, type, 1.0);
+        Value denominator = arith::AddFOp::create(nb, loc, exp, one);
+        return arith::DivFOp::create(nb, loc, one, denominator).getResult();
+      });
+}
+
+static LogicalResult reciprocal(OpBuilder &b, const NodeView &node,
+                                SmallVectorImpl<Value> &results,
+                                std::string &why) {
+  return elementwise(
+      b, node, results, why, [](OpBuilder &nb, Location loc, ValueRange args) {
+        Value one = floatConstant(nb, loc, args[0].getType(), 1.0);
+        return arith::DivFOp::create(nb, loc, one, args[0]).getResult();
+      });
+}
+
+static LogicalResult relu(OpBuilder &b, const NodeView &node,
+                          SmallVectorImpl<Value> &results, std::string &why) {
+  return elementwise(
+      b, node, results, why, [](OpBuilder &nb, Location loc, ValueRange args) {
+        Value zero = floatConstant(nb, loc, args[0].getType(), 0.0);
+        return arith::MaximumFOp::create(nb, loc, args[0], zero).getResult();
+      });
+}
+
+static LogicalResult softplus(OpBuilder &b, const NodeView &node,
+                              SmallVectorImpl<Value> &results,
+                              std::string &why) {
+  return elementwise(b, node, results, why,
+                     [](OpBuilder &nb, Location loc, ValueRange args) {
+                       Value exp = math::ExpOp::create(nb, loc, args[0]);
+                       return math::Log1pOp::create(nb, loc, exp).getResult();
+                     });
+}
+
+static LogicalResult pow(OpBuilder &b, const NodeView &node,
+                         SmallVectorImpl<Value> &results, std::string &why) {
+  if (node.numInputs() != 2) {
+    why = "it does not have two inputs";
+    return failure();
+  }
+  return elementwise(b, node, results, why,
+                     [](OpBuilder &nb, Location loc, ValueRange args) {
+                       return math::PowFOp::create(nb, loc, args[0], args[1])
+                           .getResult();
+                     });
+}
+
+ArrayRef<HandlerRow> onnx_to_linalg::elementwiseHandlers() {
+  // Broadcasting is NumPy's from opset 7 on (a `broadcast` attribute
+  // before); the unary operators' semantics have not changed since 6.
+  static const HandlerRow rows[] = {
+      {"Add", 7, binary<arith::AddFOp>},
+      {"Sub", 7, binary<arith::SubFOp>},
+      {"Mul", 7, binary<arith::MulFOp>},
+      {"Div", 7, binary<arith::DivFOp>},
+      {"Pow", 7, pow},
+      {"Neg", 6, unary<arith::NegFOp>},
+      {"Sqrt", 6, unary<math::SqrtOp>},
+      {"Exp", 6, unary<math::ExpOp>},
+      {"Tanh", 6, unary<math::TanhOp>},
+      {"Sigmoid", 6, sigmoid},
+      {"Reciprocal", 6, reciprocal},
+      {"Relu", 6, relu},
+      {"Softplus", 1, softplus},
+  };
+  return rows;
+}

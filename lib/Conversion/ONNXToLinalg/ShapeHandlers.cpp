@@ -1,0 +1,285 @@
+//===- ShapeHandlers.cpp - constants, views, slices and casts ------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+//
+// Nodes that move or cut data: every reshape (Reshape, Squeeze, Unsqueeze)
+// is one collapse and one expansion of the static shapes, a Slice one
+// `tensor.extract_slice`, a Concat one `tensor.concat`. Integer constants get
+// no counterpart: the handlers that read shapes and bounds read them from
+// the graph.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NodeHandlers.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/IndexingUtils.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::onnx_to_linalg;
+
+static LogicalResult constant(OpBuilder &b, const NodeView &node,
+                              SmallVectorImpl<Value> &results,
+                              std::string &why) {
+  auto value = dyn_cast_or_null<ElementsAttr>(node.node.getONNXAttr("value"));
+  if (!value) {
+    why = "its value is not a tensor attribute";
+    return failure();
+  }
+  if (!isa<FloatType>(value.getElementType())) {
+    results.push_back(Value()); // shapes and indices, read from the graph
+    return success();
+  }
+  results.push_back(
+      arith::ConstantOp::create(b, node.loc(), cast<TypedAttr>(value)));
+  return success();
+}
+
+static LogicalResult identity(OpBuilder &, const NodeView &node,
+                              SmallVectorImpl<Value> &results,
+                              std::string &why) {
+  if (!node.inputs.empty() && node.inputs[0] &&
+      node.inputs[0].getType() == node.node->getResult(0).getType()) {
+    results.push_back(node.inputs[0]);
+    return success();
+  }
+  why = "its input is not converted, or its type differs from its result's";
+  return failure();
+}
+
+static LogicalResult castNode(OpBuilder &b, const NodeView &node,
+                          SmallVectorImpl<Value> &results, std::string &why) {
+  RankedTensorType type = node.resultType();
+  RankedTensorType input = node.inputType(0);
+  if (!type || !input) {
+    why = "its input or result is not a converted tensor of static shape";
+    return failure();
+  }
+  if (input == type) {
+    results.push_back(node.inputs[0]);
+    return success();
+  }
+  auto from = dyn_cast<FloatType>(input.getElementType());
+  auto to = dyn_cast<FloatType>(type.getElementType());
+  if (!from || !to || input.getShape() != type.getShape()) {
+    why = "it casts other than between float types";
+    return failure();
+  }
+  bool widens = to.getWidth() > from.getWidth();
+  results.push_back(broadcastElementwise(
+      b, node.loc(), node.inputs.take_front(), type,
+      [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        if (widens)
+          return arith::ExtFOp::create(nb, loc, to, args[0]);
+        return arith::TruncFOp::create(nb, loc, to, args[0]);
+      }));
+  return success();
+}
+
+static LogicalResult transpose(OpBuilder &b, const NodeView &node,
+                               SmallVectorImpl<Value> &results,
+                               std::string &why) {
+  RankedTensorType type = node.resultType();
+  RankedTensorType input = node.inputType(0);
+  if (!type || !input) {
+    why = "its input or result is not a converted tensor of static shape";
+    return failure();
+  }
+  SmallVector<int64_t> perm;
+  if (std::optional<SmallVector<int64_t>> given = node.intsAttr("perm"))
+    perm = *given;
+  else
+    for (int64_t d = input.getRank(); d-- > 0;)
+      perm.push_back(d);
+  if (!isPermutationVector(perm) ||
+      static_cast<int64_t>(perm.size()) != input.getRank()) {
+    why = "its perm is not a permutation of its input's dims";
+    return failure();
+  }
+  Value init = emptyTensor(b, node.loc(), type);
+  results.push_back(
+      linalg::TransposeOp::create(b, node.loc(), node.inputs[0], init, perm)
+          ->getResult(0));
+  return success();
+}
+
+/// Reshape, Squeeze, Unsqueeze, Flatten: the static result shape says it
+/// all.
+static LogicalResult reshape(OpBuilder &b, const NodeView &node,
+                             SmallVectorImpl<Value> &results,
+                             std::string &why) {
+  RankedTensorType type = node.resultType();
+  RankedTensorType input = node.inputType(0);
+  if (!type || !input || input.getElementType() != type.getElementType()) {
+    why = "its input or result is not a converted tensor of static shape";
+    return failure();
+  }
+  Value result = reshapeTo(b, node.loc(), node.inputs[0], type);
+  if (!result) {
+    why = "its shapes are not a regrouping of contiguous dims";
+    return failure();
+  }
+  results.push_back(result);
+  return success();
+}
+
+static LogicalResult expand(OpBuilder &b, const NodeView &node,
+                            SmallVectorImpl<Value> &results,
+                            std::string &why) {
+  RankedTensorType type = node.resultType();
+  RankedTensorType input = node.inputType(0);
+  if (!type || !input || input.getElementType() != type.getElementType()) {
+    why = "its input or result is not a converted tensor of static shape";
+    return failure();
+  }
+  Value result = broadcastElementwise(
+      b, node.loc(), node.inputs.take_front(), type,
+      [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+  if (!result) {
+    why = "its input does not broadcast to its result";
+    return failure();
+  }
+  results.push_back(result);
+  return success();
+}
+
+/// Slice with its bounds as attributes (opset 1) or as constant inputs
+/// (opset 10 on).
+static LogicalResult sliceWith(OpBuilder &b, const NodeView &node,
+                               SmallVectorImpl<Value> &results,
+                               std::string &why, bool boundsAsInputs) {
+  RankedTensorType type = node.resultType();
+  RankedTensorType input = node.inputType(0);
+  if (!type || !input) {
+    why = "its input or result is not a converted tensor of static shape";
+    return failure();
+  }
+  std::optional<SmallVector<int64_t>> starts, ends, axes, steps;
+  if (boundsAsInputs) {
+    starts = node.constantInts(1);
+    ends = node.constantInts(2);
+    if (node.hasInput(3))
+      axes = node.constantInts(3);
+    if (node.hasInput(4))
+      steps = node.constantInts(4);
+    if (!starts || !ends || (node.hasInput(3) && !axes) ||
+        (node.hasInput(4) && !steps)) {
+      why = "its bounds are not constants";
+      return failure();
+    }
+  } else {
+    starts = node.intsAttr("starts");
+    ends = node.intsAttr("ends");
+    axes = node.intsAttr("axes");
+    if (!starts || !ends) {
+      why = "it has no starts and ends";
+      return failure();
+    }
+  }
+  int64_t rank = input.getRank();
+  size_t count = starts->size();
+  if (ends->size() != count || (axes && axes->size() != count) ||
+      (steps && steps->size() != count)) {
+    why = "its bounds differ in length";
+    return failure();
+  }
+  SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+  SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
+  for (int64_t d = 0; d < rank; ++d)
+    sizes.push_back(b.getIndexAttr(input.getDimSize(d)));
+  llvm::SmallDenseSet<int64_t> seen;
+  for (size_t i = 0; i < count; ++i) {
+    int64_t axis = axes ? (*axes)[i] : static_cast<int64_t>(i);
+    if (axis < 0)
+      axis += rank;
+    int64_t step = steps ? (*steps)[i] : 1;
+    if (axis < 0 || axis >= rank || !seen.insert(axis).second || step <= 0) {
+      why = "it cuts an axis twice, outside its input, or backwards";
+      return failure();
+    }
+    int64_t dim = input.getDimSize(axis);
+    auto clamp = [&](int64_t at) {
+      if (at < 0)
+        at = at < -dim ? 0 : at + dim;
+      return std::min(at, dim);
+    };
+    int64_t start = clamp((*starts)[i]);
+    int64_t end = clamp((*ends)[i]);
+    int64_t size = end > start ? (end - start + step - 1) / step : 0;
+    offsets[axis] = b.getIndexAttr(start);
+    sizes[axis] = b.getIndexAttr(size);
+    strides[axis] = b.getIndexAttr(step);
+    if (size != type.getDimSize(axis)) {
+      why = "its bounds do not give its result's shape";
+      return failure();
+    }
+  }
+  results.push_back(tensor::ExtractSliceOp::create(
+      b, node.loc(), type, node.inputs[0], offsets, sizes, strides));
+  return success();
+}
+
+static LogicalResult sliceAttrs(OpBuilder &b, const NodeView &node,
+                                SmallVectorImpl<Value> &results,
+                                std::string &why) {
+  return sliceWith(b, node, results, why, /*boundsAsInputs=*/false);
+}
+
+static LogicalResult sliceInputs(OpBuilder &b, const NodeView &node,
+                                 SmallVectorImpl<Value> &results,
+                                 std::string &why) {
+  return sliceWith(b, node, results, why, /*boundsAsInputs=*/true);
+}
+
+static LogicalResult concat(OpBuilder &b, const NodeView &node,
+                            SmallVectorImpl<Value> &results,
+                            std::string &why) {
+  RankedTensorType type = node.resultType();
+  if (!type || node.numInputs() == 0) {
+    why = "its result is not a tensor of static shape";
+    return failure();
+  }
+  for (unsigned i = 0; i < node.numInputs(); ++i)
+    if (!node.inputType(i) ||
+        node.inputType(i).getElementType() != type.getElementType()) {
+      why = "input " + std::to_string(i) + " is not a converted tensor";
+      return failure();
+    }
+  int64_t axis = node.intAttr("axis", 0);
+  if (axis < 0)
+    axis += type.getRank();
+  if (axis < 0 || axis >= type.getRank()) {
+    why = "its axis is outside its result";
+    return failure();
+  }
+  if (node.numInputs() == 1) {
+    results.push_back(node.inputs[0]);
+    return success();
+  }
+  results.push_back(
+      tensor::ConcatOp::create(b, node.loc(), type, axis, node.inputs));
+  return success();
+}
+
+ArrayRef<HandlerRow> onnx_to_linalg::shapeHandlers() {
+  static const HandlerRow rows[] = {
+      {"Constant", 9, constant},
+      {"Identity", 1, identity},
+      {"Cast", 6, castNode},
+      {"Transpose", 1, transpose},
+      {"Reshape", 5, reshape},
+      {"Squeeze", 1, reshape},
+      {"Unsqueeze", 1, reshape},
+      {"Flatten", 1, reshape},
+      {"Expand", 8, expand},
+      {"Slice", 1, sliceAttrs},
+      {"Slice", 10, sliceInputs},
+      {"Concat", 4, concat},
+  };
+  return rows;
+}
