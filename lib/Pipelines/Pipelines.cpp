@@ -286,6 +286,7 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
 }
 
 void addTTTONNXRewritePasses(OpPassManager &pm, bool explain) {
+  pm.addPass(createTTTRaiseONNXChunks());
   TTTRaiseONNXOptions raise;
   raise.reportCandidates = explain;
   pm.addPass(createTTTRaiseONNX(raise));
@@ -302,6 +303,7 @@ void buildTTTONNXOptimizePipeline(OpPassManager &pm, bool explain) {
 LogicalResult buildTTTONNXOptimizePipeline(
     OpPassManager &pm, bool explain,
     function_ref<LogicalResult(OpPassManager &)> addLayerPasses) {
+  pm.addPass(createTTTRaiseONNXChunks());
   TTTRaiseONNXOptions raise;
   raise.raiseAll = true;
   raise.keepOriginal = true;
@@ -333,7 +335,8 @@ void registerTTTPipelines() {
         "ttt-onnx-optimize",
         "Find the TTT layers of an imported ONNX model, rewrite those that "
         "are exactly linear attention into their parallel form, and express "
-        "it in standard ONNX ops (ttt-raise-onnx, ttt-to-linattn, "
+        "it in standard ONNX ops (ttt-raise-onnx-chunks, ttt-raise-onnx, "
+        "ttt-to-linattn, "
         "linattn-to-onnx); ttt-opt runs it by default on ONNX in, ONNX out",
         [](OpPassManager &pm) { buildTTTONNXOptimizePipeline(pm); });
     PassPipelineRegistration<>(

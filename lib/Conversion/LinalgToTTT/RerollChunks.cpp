@@ -26,6 +26,7 @@
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -188,6 +189,49 @@ LogicalResult Reroll::findWindows(std::string &why) {
     if (std::optional<std::pair<int64_t, int64_t>> cut = windowOf(slice))
       cuts[{slice.getSource(), cut->first}].push_back({cut->second, slice});
   });
+  // A tensor computed from windows (a second layer reading the first's
+  // output) is cut by a later loop: the first one is rolled first.
+  llvm::DenseSet<Operation *> candidates;
+  for (auto &[key, list] : cuts)
+    for (auto [offset, slice] : list)
+      candidates.insert(slice);
+  SmallVector<std::pair<Value, int64_t>> later;
+  for (auto &[key, list] : cuts) {
+    Operation *def = key.first.getDefiningOp();
+    if (!def)
+      continue;
+    SetVector<Operation *> slice;
+    BackwardSliceOptions options;
+    options.omitBlockArguments = true;
+    (void)getBackwardSlice(def, &slice, options);
+    if (llvm::any_of(slice, [&](Operation *op) { return candidates.count(op); }))
+      later.push_back(key);
+  }
+  // Windows whose data meets a later loop's before it is assembled (the
+  // later layer's own keys, whose state its outputs read) are that loop's.
+  if (!later.empty()) {
+    llvm::DenseSet<Operation *> stops;
+    for (const auto &key : later)
+      stops.insert(key.first.getDefiningOp());
+    ForwardSliceOptions options;
+    options.filter = [&](Operation *op) { return !stops.contains(op); };
+    SetVector<Operation *> laterOps;
+    for (const auto &key : later)
+      for (auto [offset, slice] : cuts.lookup(key))
+        getForwardSlice(slice.getOperation(), &laterOps);
+    for (auto &[key, list] : cuts) {
+      if (llvm::is_contained(later, key))
+        continue;
+      SetVector<Operation *> reach;
+      for (auto [offset, slice] : list)
+        getForwardSlice(slice.getOperation(), &reach, options);
+      if (llvm::any_of(reach,
+                       [&](Operation *op) { return laterOps.contains(op); }))
+        later.push_back(key);
+    }
+  }
+  for (const auto &key : later)
+    cuts.erase(key);
   // The chunking most tensors follow: offsets 0, C, ..., (M-1)C, every
   // window C long but one that ends at the tensor's end. (A program need
   // not cut every chunk of every tensor: the last chunk's keys are dead
@@ -290,6 +334,12 @@ LogicalResult Reroll::assignSteps(std::string &why) {
     if (!windowChunk.count(&op))
       steps[step].push_back(&op);
   }
+  // An assembly of another loop's pieces (a later layer's outputs) is not
+  // this loop's.
+  llvm::erase_if(assemblies, [&](Assembly &assembly) {
+    Operation *def = assembly.piece(1).getDefiningOp();
+    return !def || !stepOf.count(def);
+  });
   sinkStateViews();
   // A step reads only its own values, the step before's, windows and
   // values no step computes.
@@ -842,6 +892,9 @@ LogicalResult Reroll::rewrite(std::string &why) {
   return success();
 }
 
+/// Loops rolled in one function at most (layers stacked in one model).
+constexpr int kMaxLoopsPerFunction = 64;
+
 struct TTTRerollChunksPass
     : ttt::impl::TTTRerollChunksBase<TTTRerollChunksPass> {
   using Base::Base;
@@ -850,9 +903,18 @@ struct TTTRerollChunksPass
     getOperation()->walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;
-      Reroll reroll(func);
+      // One loop per round: a layer reading another's output is cut by
+      // windows of the first loop's result.
       std::string why;
-      if (succeeded(reroll.analyze(why)) && succeeded(reroll.rewrite(why)))
+      bool rolled = false;
+      for (int round = 0; round < kMaxLoopsPerFunction; ++round) {
+        Reroll reroll(func);
+        why.clear();
+        if (failed(reroll.analyze(why)) || failed(reroll.rewrite(why)))
+          break;
+        rolled = true;
+      }
+      if (rolled)
         return;
       if (explain)
         func.emitRemark() << "ttt-reroll-chunks: no chunk loop rerolled: "

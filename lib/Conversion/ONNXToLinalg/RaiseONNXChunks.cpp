@@ -19,6 +19,7 @@
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 
 namespace mlir::ttt {
@@ -30,16 +31,51 @@ using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::onnx_to_linalg;
 
-/// The layer as the remarks name it.
-static std::string describeLayer(KVBLayerOp layer) {
+/// The layer's form as `ttt-raise-onnx` names it.
+static std::string describeForm(KVBLayerOp layer) {
   ScheduleAttr schedule = layer.getSchedule();
-  std::string form = schedule.getKind() == ScheduleKind::full_batch
-                         ? "one chunk"
-                         : "chunks of " + std::to_string(schedule.getSize());
-  std::string text = form + ", one linear fast weight";
-  if (layer.getMomentum())
-    text += " with momentum";
-  return text + " (read through ttt.chunk_loop)";
+  if (schedule.getKind() == ScheduleKind::full_batch)
+    return "full-batch step";
+  int64_t chunk = schedule.getSize();
+  int64_t length = cast<RankedTensorType>(layer.getQ().getType()).getDimSize(2);
+  std::string text = "unrolled chunk loop (";
+  if (!ShapedType::isDynamic(length) && chunk > 0)
+    text += std::to_string((length + chunk - 1) / chunk) + " chunks";
+  else
+    text += "chunks";
+  return text + " of " + std::to_string(chunk) + " tokens)";
+}
+
+/// The ONNX name of the value `value` is a view of: the initializer, graph
+/// input or node output the write-back's reshapes and transposes read.
+static std::string sourceName(Value value) {
+  while (true) {
+    if (auto init = value.getDefiningOp<onnx::InitializerOp>())
+      return init.getName().str();
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (auto graph = dyn_cast<onnx::GraphOp>(arg.getOwner()->getParentOp()))
+        return graph.getInputName(arg.getArgNumber()).str();
+      return "";
+    }
+    auto node = value.getDefiningOp<onnx::NodeOp>();
+    if (!node)
+      return "";
+    StringRef name = node.getOutputName(cast<OpResult>(value).getResultNumber());
+    if (!name.empty() || node.getInputs().empty())
+      return name.str();
+    value = node.getInputs().front();
+  }
+}
+
+/// What the remarks say of a layer in the written-back graph.
+static std::string describeLayer(KVBLayerOp layer) {
+  std::string text = describeForm(layer) + ", fast weights ";
+  for (auto [index, weight] : llvm::enumerate(layer.getWeights())) {
+    std::string name = sourceName(weight);
+    text += index ? ", " : "";
+    text += name.empty() ? std::string("(unnamed)") : "'" + name + "'";
+  }
+  return text;
 }
 
 namespace {
@@ -59,7 +95,7 @@ struct TTTRaiseONNXChunksPass
   LogicalResult raise(onnx::GraphOp graph) {
     ConvertedGraph converted(graph);
     if (explain) {
-      InFlightDiagnostic remark = graph.emitRemark()
+      InFlightDiagnostic remark = mlir::emitRemark(graph.getLoc())
                                   << "ttt-raise-onnx-chunks: "
                                   << converted.converted
                                   << " nodes read as linalg";
@@ -68,6 +104,25 @@ struct TTTRaiseONNXChunksPass
       for (OpaqueNode &node : converted.opaque)
         remark.attachNote(node.node.getLoc())
             << "'" << node.node.getOpType() << "' left out: " << node.reason;
+    }
+    // A handler that built an op its verifier refuses is a bug of the
+    // handler; the model is then left to the other readers, never broken.
+    std::string invalid;
+    LogicalResult verified = [&] {
+      ScopedDiagnosticHandler capture(&getContext(), [&](Diagnostic &diag) {
+        if (invalid.empty())
+          invalid = diag.str();
+        return success();
+      });
+      return mlir::verify(converted.func);
+    }();
+    if (failed(verified)) {
+      if (explain)
+        mlir::emitRemark(graph.getLoc())
+            << "ttt-raise-onnx-chunks: the graph read as linalg does not "
+               "verify: "
+            << invalid;
+      return success();
     }
     // The route's own remarks are about the function; they reach the user
     // as remarks on the graph.
@@ -91,7 +146,7 @@ struct TTTRaiseONNXChunksPass
       return failure();
     if (explain)
       for (const std::string &text : found)
-        graph.emitRemark() << text;
+        mlir::emitRemark(graph.getLoc()) << text;
 
     SmallVector<KVBLayerOp> layers;
     converted.func.walk([&](KVBLayerOp layer) { layers.push_back(layer); });
@@ -101,8 +156,10 @@ struct TTTRaiseONNXChunksPass
     for (KVBLayerOp layer : layers) {
       LayerFacts facts = analyzeLayer(layer);
       if (!facts.rewritable) {
-        graph.emitRemark() << "TTT layer: " << describeLayer(layer)
-                           << ": left as it was: " << explainLayer(facts);
+        if (explain)
+          mlir::emitRemark(graph.getLoc())
+              << "ttt-raise-onnx-chunks: " << describeForm(layer)
+              << " left to ttt-raise-onnx: " << explainLayer(facts);
         return success();
       }
     }
@@ -110,8 +167,10 @@ struct TTTRaiseONNXChunksPass
     SmallVector<Replacement> replaced;
     FailureOr<onnx::GraphOp> copy = writeBack(converted, replaced, why);
     if (failed(copy)) {
-      graph.emitRemark() << "TTT layer: " << describeLayer(layers.front())
-                         << ": left as it was: " << why;
+      if (explain)
+        mlir::emitRemark(graph.getLoc())
+            << "ttt-raise-onnx-chunks: " << describeForm(layers.front())
+            << " left to ttt-raise-onnx: " << why;
       return success();
     }
     for (const Replacement &replacement : replaced)

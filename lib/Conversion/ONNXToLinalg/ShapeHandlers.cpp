@@ -211,6 +211,10 @@ static LogicalResult sliceWith(OpBuilder &b, const NodeView &node,
     int64_t start = clamp((*starts)[i]);
     int64_t end = clamp((*ends)[i]);
     int64_t size = end > start ? (end - start + step - 1) / step : 0;
+    if (size == 0) {
+      why = "it cuts an empty slice";
+      return failure();
+    }
     offsets[axis] = b.getIndexAttr(start);
     sizes[axis] = b.getIndexAttr(size);
     strides[axis] = b.getIndexAttr(step);

@@ -6,6 +6,8 @@
 
 #include "WriteBack.h"
 
+#include "../ONNXToTTT/LayerFinder.h"
+
 #include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
 #include "ttt/Dialect/TTT/IR/TTTDialect.h"
 
@@ -420,6 +422,26 @@ GraphWriter::run(SmallVectorImpl<Replacement> &replaced) {
     Value now = emit(requests[key]);
     if (!now)
       return discard();
+    // The node that carries a rewritten layer's output says so, so that a
+    // later reader does not take the parallel form for a layer.
+    if (layerOps.size() != layersBefore) {
+      // It takes the name of the output it replaces when that goes.
+      auto original = cg.values[id].getDefiningOp<onnx::NodeOp>();
+      bool goes = original && dead.contains(original);
+      StringRef name =
+          goes ? original.getOutputName(
+                     cast<OpResult>(cg.values[id]).getResultNumber())
+               : StringRef();
+      now = onnx::NodeOp::create(
+                *builder, now.getLoc(), TypeRange{now.getType()}, "Identity",
+                /*domain=*/"", /*attrs=*/nullptr,
+                goes ? original.getNodeNameAttr() : nullptr,
+                name.empty() ? nullptr : builder->getStrArrayAttr({name}),
+                builder->getStringAttr(raise::kRewrittenDoc +
+                                       "read through ttt.chunk_loop"),
+                ValueRange{now}, /*subgraphsCount=*/0)
+                ->getResult(0);
+    }
     for (OpOperand *use : uses)
       use->set(now);
     Operation *original = cg.values[id].getDefiningOp();
