@@ -1011,6 +1011,35 @@ def TTTRaiseONNXChunks : Pass<"ttt-raise-onnx-chunks", "::mlir::ModuleOp"> {
   ];
 }
 
+def TTTReadONNXAsLinalg : Pass<"ttt-read-onnx-as-linalg", "::mlir::ModuleOp"> {
+  let summary = "Replace each onnx.graph by the linalg function the canonical route reads it as";
+  let description = [{
+    What `ttt-raise-onnx-chunks` analyses, as a program: each `onnx.graph`
+    becomes a `func.func` on tensors, one handler per node (chosen by op type
+    and the model's opset), its inputs the graph's, its results the graph's
+    outputs, initializers as constants. A node that no handler takes is an
+    error naming it and the reason. The result runs with `ttt-run`, which is
+    how the handlers are tested against onnxruntime.
+
+    ```mlir
+    onnx.graph @g(%x: tensor<2x3xf32> {onnx.name = "x"}) -> (...) {
+      %y = onnx.node "Transpose"(%x) attrs {perm = array<i64: 1, 0>} ...
+      onnx.yield %y : tensor<3x2xf32>
+    }
+    ```
+
+    becomes `func.func @g(%x: tensor<2x3xf32>) -> tensor<3x2xf32>` returning
+    a `linalg.transpose` of `%x`.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
+    "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def TTTRaiseLinalg : Pass<"ttt-raise-linalg", "::mlir::ModuleOp"> {
   let summary = "Find TTT-KVB layers in linalg-on-tensors functions and raise them to ttt.kvb_layer";
   let description = [{

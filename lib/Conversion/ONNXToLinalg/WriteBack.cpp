@@ -10,6 +10,7 @@
 
 #include "ttt/Dialect/ONNX/IR/ONNXBuilder.h"
 #include "ttt/Dialect/TTT/IR/TTTDialect.h"
+#include "ttt/Dialect/TTT/IR/TTTOps.h"
 
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -246,7 +247,7 @@ Value GraphWriter::emitOp(Operation *op, unsigned resultNumber) {
     return true;
   };
   Type type = op->getResult(resultNumber).getType();
-  if (isa<TTTDialect>(op->getDialect())) {
+  if (isa<KVBLayerOp>(op)) {
     SmallVector<Value> operands;
     if (!emitAll(op->getOperands(), operands))
       return {};
@@ -351,6 +352,11 @@ Value GraphWriter::emitOp(Operation *op, unsigned resultNumber) {
 
 FailureOr<onnx::GraphOp>
 GraphWriter::run(SmallVectorImpl<Replacement> &replaced) {
+  // A loop the reader did not raise has no ONNX form; the whole graph is
+  // then left to the other readers.
+  if (!cg.func.getBody().getOps<ChunkLoopOp>().empty())
+    return fail("a ttt.chunk_loop the reader did not raise would have to be "
+                "written back");
   if (failed(collectAlive()) || failed(nodeStates()))
     return failure();
   // What each staying node, and the graph's outputs, now read instead.
