@@ -204,7 +204,8 @@ LogicalResult Reroll::findWindows(std::string &why) {
     BackwardSliceOptions options;
     options.omitBlockArguments = true;
     (void)getBackwardSlice(def, &slice, options);
-    if (llvm::any_of(slice, [&](Operation *op) { return candidates.count(op); }))
+    if (llvm::any_of(slice,
+                     [&](Operation *op) { return candidates.count(op); }))
       later.push_back(key);
   }
   // Windows whose data meets a later loop's before it is assembled (the
@@ -509,8 +510,8 @@ LogicalResult Reroll::matchSteps(std::string &why) {
       };
       // Payload arguments and results pair up as the comparison walks.
       auto mark = [&](Value x, Value y) { copy.map(x, y); };
-      if (!OperationEquivalence::isEquivalentTo(
-              a, b, equivalent, mark, kStepEquivalence)) {
+      if (!OperationEquivalence::isEquivalentTo(a, b, equivalent, mark,
+                                                kStepEquivalence)) {
         same = false;
         break;
       }

@@ -23,8 +23,8 @@ using namespace mlir::ttt::onnx_to_linalg;
 /// `Σ lhs · rhs` over the loop dims that `resultMap` leaves out, into a
 /// zero tensor of `type`.
 static Value contract(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                      RankedTensorType type, AffineMap lhsMap,
-                      AffineMap rhsMap, AffineMap resultMap) {
+                      RankedTensorType type, AffineMap lhsMap, AffineMap rhsMap,
+                      AffineMap resultMap) {
   SmallVector<utils::IteratorType> iterators;
   for (unsigned d = 0; d < lhsMap.getNumDims(); ++d)
     iterators.push_back(resultMap.isFunctionOfDim(d)
@@ -85,8 +85,7 @@ static bool batchExprs(OpBuilder &b, RankedTensorType type, int64_t own,
 }
 
 static LogicalResult matmul(OpBuilder &b, const NodeView &node,
-                            SmallVectorImpl<Value> &results,
-                            std::string &why) {
+                            SmallVectorImpl<Value> &results, std::string &why) {
   if (node.numInputs() != 2 || !floatOperands(node, 2, why)) {
     if (why.empty())
       why = "it does not have two inputs";
@@ -137,11 +136,11 @@ static LogicalResult matmul(OpBuilder &b, const NodeView &node,
   for (unsigned d = 0; d < type.getRank(); ++d)
     resultExprs.push_back(b.getAffineDimExpr(d));
   MLIRContext *context = b.getContext();
-  results.push_back(contract(
-      b, node.loc(), node.inputs[0], node.inputs[1], type,
-      AffineMap::get(numDims, 0, lhsExprs, context),
-      AffineMap::get(numDims, 0, rhsExprs, context),
-      AffineMap::get(numDims, 0, resultExprs, context)));
+  results.push_back(contract(b, node.loc(), node.inputs[0], node.inputs[1],
+                             type,
+                             AffineMap::get(numDims, 0, lhsExprs, context),
+                             AffineMap::get(numDims, 0, rhsExprs, context),
+                             AffineMap::get(numDims, 0, resultExprs, context)));
   return success();
 }
 
@@ -176,8 +175,8 @@ static LogicalResult gemm(OpBuilder &b, const NodeView &node,
     return failure();
   }
   Location loc = node.loc();
-  Value product = contract(b, loc, node.inputs[0], node.inputs[1], type,
-                           lhsMap, rhsMap, map({m, n}));
+  Value product = contract(b, loc, node.inputs[0], node.inputs[1], type, lhsMap,
+                           rhsMap, map({m, n}));
   bool hasBias = node.hasInput(2) && beta != 0.0;
   if (alpha == 1.0 && !hasBias) {
     results.push_back(product);
@@ -219,9 +218,9 @@ static LogicalResult gemm(OpBuilder &b, const NodeView &node,
 }
 
 static LogicalResult einsum(OpBuilder &b, const NodeView &node,
-                            SmallVectorImpl<Value> &results,
-                            std::string &why) {
-  auto equation = dyn_cast_or_null<StringAttr>(node.node.getONNXAttr("equation"));
+                            SmallVectorImpl<Value> &results, std::string &why) {
+  auto equation =
+      dyn_cast_or_null<StringAttr>(node.node.getONNXAttr("equation"));
   if (!equation || node.numInputs() != 2 || !floatOperands(node, 2, why)) {
     if (why.empty())
       why = "it is not an Einsum of two operands with an equation";

@@ -39,8 +39,7 @@ static LogicalResult elementwise(OpBuilder &b, const NodeView &node,
       return failure();
     }
   }
-  Value result =
-      broadcastElementwise(b, node.loc(), node.inputs, type, body);
+  Value result = broadcastElementwise(b, node.loc(), node.inputs, type, body);
   if (!result) {
     why = "its inputs do not broadcast to its result's shape";
     return failure();
@@ -56,17 +55,15 @@ static Value floatConstant(OpBuilder &b, Location loc, Type type,
 
 template <typename ArithOp>
 static LogicalResult binary(OpBuilder &b, const NodeView &node,
-                            SmallVectorImpl<Value> &results,
-                            std::string &why) {
+                            SmallVectorImpl<Value> &results, std::string &why) {
   if (node.numInputs() != 2) {
     why = "it does not have two inputs";
     return failure();
   }
-  return elementwise(b, node, results, why,
-                     [](OpBuilder &nb, Location loc, ValueRange args) {
-                       return ArithOp::create(nb, loc, args[0], args[1])
-                           .getResult();
-                     });
+  return elementwise(
+      b, node, results, why, [](OpBuilder &nb, Location loc, ValueRange args) {
+        return ArithOp::create(nb, loc, args[0], args[1]).getResult();
+      });
 }
 
 template <typename UnaryOp>
@@ -127,11 +124,10 @@ static LogicalResult pow(OpBuilder &b, const NodeView &node,
     why = "it does not have two inputs";
     return failure();
   }
-  return elementwise(b, node, results, why,
-                     [](OpBuilder &nb, Location loc, ValueRange args) {
-                       return math::PowFOp::create(nb, loc, args[0], args[1])
-                           .getResult();
-                     });
+  return elementwise(
+      b, node, results, why, [](OpBuilder &nb, Location loc, ValueRange args) {
+        return math::PowFOp::create(nb, loc, args[0], args[1]).getResult();
+      });
 }
 
 ArrayRef<HandlerRow> onnx_to_linalg::elementwiseHandlers() {

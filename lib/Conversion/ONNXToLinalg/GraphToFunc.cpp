@@ -79,8 +79,8 @@ ConvertedGraph::ConvertedGraph(onnx::GraphOp graph) : graph(graph) {
     returned.push_back(counterpart.lookup(id));
   returnIds.assign(liveOut.begin(), liveOut.end());
   func::ReturnOp::create(b, graph.getLoc(), returned);
-  func.setFunctionType(
-      b.getFunctionType(body->getArgumentTypes(), ValueRange(returned).getTypes()));
+  func.setFunctionType(b.getFunctionType(body->getArgumentTypes(),
+                                         ValueRange(returned).getTypes()));
 }
 
 ConvertedGraph::~ConvertedGraph() = default;
@@ -127,9 +127,8 @@ void ConvertedGraph::makeOpaque(OpBuilder &b, onnx::NodeOp node,
 void ConvertedGraph::convertNode(OpBuilder &b, onnx::NodeOp node,
                                  int64_t opset) {
   if (!node.isDefaultDomain())
-    return makeOpaque(b, node,
-                      "its domain '" + node.getDomain().str() +
-                          "' has no handlers");
+    return makeOpaque(
+        b, node, "its domain '" + node.getDomain().str() + "' has no handlers");
   if (node->getNumRegions() != 0)
     return makeOpaque(b, node, "control flow is not converted yet");
   Handler handler = findHandler(node.getOpType(), opset);
@@ -208,8 +207,8 @@ void ConvertedGraph::tagNewOps(Operation *before, onnx::NodeOp node,
         }
       record.resultIds.push_back(id);
     }
-    it->setAttr(kRecordAttr, IntegerAttr::get(IntegerType::get(context, 64),
-                                              ops.size()));
+    it->setAttr(kRecordAttr,
+                IntegerAttr::get(IntegerType::get(context, 64), ops.size()));
     ops.push_back(std::move(record));
   }
 }

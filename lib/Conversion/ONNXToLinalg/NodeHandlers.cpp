@@ -16,8 +16,7 @@ using namespace mlir::ttt;
 using namespace mlir::ttt::onnx_to_linalg;
 
 bool NodeView::hasInput(unsigned i) const {
-  return i < numInputs() &&
-         !isa<NoneType>(node.getInputs()[i].getType()) &&
+  return i < numInputs() && !isa<NoneType>(node.getInputs()[i].getType()) &&
          !node.getInputs()[i].getDefiningOp<onnx::NoneOp>();
 }
 
@@ -101,8 +100,7 @@ Value onnx_to_linalg::broadcastElementwise(
   SmallVector<AffineMap> maps;
   for (Value input : inputs) {
     auto inputType = dyn_cast<RankedTensorType>(input.getType());
-    if (!inputType || !inputType.hasStaticShape() ||
-        inputType.getRank() > rank)
+    if (!inputType || !inputType.hasStaticShape() || inputType.getRank() > rank)
       return {};
     SmallVector<AffineExpr> exprs;
     int64_t lead = rank - inputType.getRank();
@@ -196,8 +194,7 @@ Value onnx_to_linalg::reshapeTo(OpBuilder &b, Location loc, Value source,
   if (sourceType.getShape() == type.getShape())
     return source;
   SmallVector<ReassociationIndices> fromGroups, toGroups;
-  if (!groupDims(sourceType.getShape(), type.getShape(), fromGroups,
-                 toGroups))
+  if (!groupDims(sourceType.getShape(), type.getShape(), fromGroups, toGroups))
     return {};
   SmallVector<int64_t> middle;
   for (const ReassociationIndices &group : fromGroups) {
@@ -209,8 +206,8 @@ Value onnx_to_linalg::reshapeTo(OpBuilder &b, Location loc, Value source,
   auto middleType = RankedTensorType::get(middle, type.getElementType());
   Value value = source;
   if (middleType.getShape() != sourceType.getShape())
-    value = tensor::CollapseShapeOp::create(b, loc, middleType, value,
-                                            fromGroups);
+    value =
+        tensor::CollapseShapeOp::create(b, loc, middleType, value, fromGroups);
   if (middleType.getShape() != type.getShape())
     value = tensor::ExpandShapeOp::create(b, loc, type, value, toGroups);
   return value;

@@ -60,7 +60,8 @@ static std::string sourceName(Value value) {
     auto node = value.getDefiningOp<onnx::NodeOp>();
     if (!node)
       return "";
-    StringRef name = node.getOutputName(cast<OpResult>(value).getResultNumber());
+    StringRef name =
+        node.getOutputName(cast<OpResult>(value).getResultNumber());
     if (!name.empty() || node.getInputs().empty())
       return name.str();
     value = node.getInputs().front();
@@ -95,10 +96,10 @@ struct TTTRaiseONNXChunksPass
   LogicalResult raise(onnx::GraphOp graph) {
     ConvertedGraph converted(graph);
     if (explain) {
-      InFlightDiagnostic remark = mlir::emitRemark(graph.getLoc())
-                                  << "ttt-raise-onnx-chunks: "
-                                  << converted.converted
-                                  << " nodes read as linalg";
+      InFlightDiagnostic remark =
+          mlir::emitRemark(graph.getLoc())
+          << "ttt-raise-onnx-chunks: " << converted.converted
+          << " nodes read as linalg";
       if (!converted.opaque.empty())
         remark << "; " << converted.opaque.size() << " left out";
       for (OpaqueNode &node : converted.opaque)

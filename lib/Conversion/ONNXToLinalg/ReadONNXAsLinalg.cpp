@@ -38,9 +38,8 @@ struct TTTReadONNXAsLinalgPass
       ConvertedGraph converted(graph);
       if (!converted.opaque.empty()) {
         OpaqueNode &first = converted.opaque.front();
-        first.node.emitError()
-            << "'" << first.node.getOpType()
-            << "' is not read as linalg: " << first.reason;
+        first.node.emitError() << "'" << first.node.getOpType()
+                               << "' is not read as linalg: " << first.reason;
         return signalPassFailure();
       }
       func::FuncOp func = converted.func;

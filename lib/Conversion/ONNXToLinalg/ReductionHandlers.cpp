@@ -83,14 +83,13 @@ static LogicalResult reduce(OpBuilder &b, const NodeView &node,
           .getResult(0);
   MLIRContext *context = b.getContext();
   auto generic = linalg::GenericOp::create(
-      b, loc, TypeRange{keptType}, ValueRange{node.inputs[0]},
-      ValueRange{init},
+      b, loc, TypeRange{keptType}, ValueRange{node.inputs[0]}, ValueRange{init},
       ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank),
                           AffineMap::get(rank, 0, kept, context)},
       iterators, [](OpBuilder &nb, Location nl, ValueRange args) {
-        linalg::YieldOp::create(nb, nl,
-                                arith::AddFOp::create(nb, nl, args[1], args[0])
-                                    .getResult());
+        linalg::YieldOp::create(
+            nb, nl,
+            arith::AddFOp::create(nb, nl, args[1], args[0]).getResult());
       });
   Value result = generic.getResult(0);
   if (mean) {

@@ -53,7 +53,8 @@ static LogicalResult identity(OpBuilder &, const NodeView &node,
 }
 
 static LogicalResult castNode(OpBuilder &b, const NodeView &node,
-                          SmallVectorImpl<Value> &results, std::string &why) {
+                              SmallVectorImpl<Value> &results,
+                              std::string &why) {
   RankedTensorType type = node.resultType();
   RankedTensorType input = node.inputType(0);
   if (!type || !input) {
@@ -129,8 +130,7 @@ static LogicalResult reshape(OpBuilder &b, const NodeView &node,
 }
 
 static LogicalResult expand(OpBuilder &b, const NodeView &node,
-                            SmallVectorImpl<Value> &results,
-                            std::string &why) {
+                            SmallVectorImpl<Value> &results, std::string &why) {
   RankedTensorType type = node.resultType();
   RankedTensorType input = node.inputType(0);
   if (!type || !input || input.getElementType() != type.getElementType()) {
@@ -241,8 +241,7 @@ static LogicalResult sliceInputs(OpBuilder &b, const NodeView &node,
 }
 
 static LogicalResult concat(OpBuilder &b, const NodeView &node,
-                            SmallVectorImpl<Value> &results,
-                            std::string &why) {
+                            SmallVectorImpl<Value> &results, std::string &why) {
   RankedTensorType type = node.resultType();
   if (!type || node.numInputs() == 0) {
     why = "its result is not a tensor of static shape";
@@ -272,18 +271,12 @@ static LogicalResult concat(OpBuilder &b, const NodeView &node,
 
 ArrayRef<HandlerRow> onnx_to_linalg::shapeHandlers() {
   static const HandlerRow rows[] = {
-      {"Constant", 9, constant},
-      {"Identity", 1, identity},
-      {"Cast", 6, castNode},
-      {"Transpose", 1, transpose},
-      {"Reshape", 5, reshape},
-      {"Squeeze", 1, reshape},
-      {"Unsqueeze", 1, reshape},
-      {"Flatten", 1, reshape},
-      {"Expand", 8, expand},
-      {"Slice", 1, sliceAttrs},
-      {"Slice", 10, sliceInputs},
-      {"Concat", 4, concat},
+      {"Constant", 9, constant},  {"Identity", 1, identity},
+      {"Cast", 6, castNode},      {"Transpose", 1, transpose},
+      {"Reshape", 5, reshape},    {"Squeeze", 1, reshape},
+      {"Unsqueeze", 1, reshape},  {"Flatten", 1, reshape},
+      {"Expand", 8, expand},      {"Slice", 1, sliceAttrs},
+      {"Slice", 10, sliceInputs}, {"Concat", 4, concat},
   };
   return rows;
 }

@@ -154,9 +154,9 @@ Value GraphWriter::node(StringRef opType, ValueRange inputs, Type result,
 Value GraphWriter::i64s(ArrayRef<int64_t> values) {
   auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
                                     builder->getI64Type());
-  return node("Constant", {}, type,
-              {builder->getNamedAttr(
-                  "value", DenseElementsAttr::get(type, values))});
+  return node(
+      "Constant", {}, type,
+      {builder->getNamedAttr("value", DenseElementsAttr::get(type, values))});
 }
 
 Value GraphWriter::emit(Value value) {
@@ -176,8 +176,8 @@ Value GraphWriter::emit(Value value) {
     }
     result = toCopy.lookup(cg.values[id]);
   } else {
-    result = emitOp(value.getDefiningOp(),
-                    cast<OpResult>(value).getResultNumber());
+    result =
+        emitOp(value.getDefiningOp(), cast<OpResult>(value).getResultNumber());
   }
   if (result)
     emitted[value] = result;
@@ -264,10 +264,10 @@ Value GraphWriter::emitOp(Operation *op, unsigned resultNumber) {
     Value input = emit(transpose.getInput());
     if (!input)
       return {};
-    return node("Transpose", {input}, type,
-                {builder->getNamedAttr(
-                    "perm",
-                    builder->getDenseI64ArrayAttr(transpose.getPermutation()))});
+    return node(
+        "Transpose", {input}, type,
+        {builder->getNamedAttr("perm", builder->getDenseI64ArrayAttr(
+                                           transpose.getPermutation()))});
   }
   if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)) {
     auto shaped = cast<RankedTensorType>(type);
@@ -293,8 +293,8 @@ Value GraphWriter::emitOp(Operation *op, unsigned resultNumber) {
     if (!input)
       return {};
     SmallVector<int64_t> starts, ends, axes;
-    for (auto [d, offset, size] : llvm::enumerate(slice.getStaticOffsets(),
-                                                  slice.getStaticSizes())) {
+    for (auto [d, offset, size] :
+         llvm::enumerate(slice.getStaticOffsets(), slice.getStaticSizes())) {
       if (offset == 0 && size == slice.getSourceType().getDimSize(d))
         continue;
       starts.push_back(offset);
@@ -387,10 +387,10 @@ GraphWriter::run(SmallVectorImpl<Replacement> &replaced) {
     return fail("the rewrite changed nothing the graph reads");
   // Requests in graph order, so that the copy's new nodes are too.
   llvm::sort(order, [&](const Key &a, const Key &b) {
-    return a.second != b.second ? a.second < b.second
-                                : a.first != b.first && b.first &&
-                                      (!a.first ||
-                                       a.first->isBeforeInBlock(b.first));
+    return a.second != b.second
+               ? a.second < b.second
+               : a.first != b.first && b.first &&
+                     (!a.first || a.first->isBeforeInBlock(b.first));
   });
 
   copy = cast<onnx::GraphOp>(cg.graph->clone(toCopy));
@@ -419,9 +419,9 @@ GraphWriter::run(SmallVectorImpl<Replacement> &replaced) {
         user = user->getParentOp();
       // A staying node's own request, or (for the outputs) the yield and
       // the nodes left out of the analysis.
-      bool take = consumer ? user == toCopy.lookup(consumer)
-                           : !stayingCopy.contains(user) &&
-                                 !deadCopy.contains(user);
+      bool take = consumer
+                      ? user == toCopy.lookup(consumer)
+                      : !stayingCopy.contains(user) && !deadCopy.contains(user);
       if (take)
         uses.push_back(&use);
     }
