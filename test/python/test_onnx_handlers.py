@@ -223,6 +223,85 @@ def _constants(rng):
     return _model(nodes, [_value("x", shape)], [_value("y", shape)], inits=[w])
 
 
+def _split(rng, opset):
+    shape = [int(x) for x in rng.integers(2, 6, int(rng.integers(1, 4)))]
+    axis = int(rng.integers(0, len(shape)))
+    cut = int(rng.integers(1, shape[axis]))
+    sizes = [cut, shape[axis] - cut]
+    outs = []
+    for size in sizes:
+        out = list(shape)
+        out[axis] = size
+        outs.append(out)
+    if opset >= 13:
+        node = h.make_node("Split", ["x", "sp"], ["y0", "y1"], axis=axis)
+        inits = [_ints("sp", sizes)]
+    else:
+        node = h.make_node("Split", ["x"], ["y0", "y1"], axis=axis, split=sizes)
+        inits = []
+    return _model([node], [_value("x", shape)],
+                  [_value("y0", outs[0]), _value("y1", outs[1])], inits=inits, opset=opset)
+
+
+def _gather(rng):
+    shape = [int(x) for x in rng.integers(2, 6, int(rng.integers(1, 4)))]
+    axis = int(rng.integers(0, len(shape)))
+    if rng.random() < 0.5:
+        index = nh.from_array(np.asarray(int(rng.integers(-shape[axis], shape[axis])),
+                                         np.int64), "i")
+        out = shape[:axis] + shape[axis + 1:]
+    else:
+        picks = [int(x) for x in rng.integers(0, shape[axis], 3)]
+        index = _ints("i", picks)
+        out = list(shape)
+        out[axis] = 3
+    return _model([h.make_node("Gather", ["x", "i"], ["y"], axis=axis)],
+                  [_value("x", shape)], [_value("y", out)], inits=[index])
+
+
+def _threshold(rng):
+    """softplus with PyTorch's threshold: where(x > 1, x, log(1 + exp(x)))."""
+    a, b = _broadcast_pair(rng)
+    out = list(np.broadcast_shapes(tuple(a), tuple(b)))
+    nodes = [h.make_node("Greater", ["a", "b"], ["g"]),
+             h.make_node("Less", ["a", "b"], ["l"]),
+             h.make_node("Softplus", ["a"], ["s"]),
+             h.make_node("Where", ["g", "a", "s"], ["w"]),
+             h.make_node("Where", ["l", "w", "b"], ["y"])]
+    return _model(nodes, [_value("a", a), _value("b", b)], [_value("y", out)])
+
+
+def _trilu(rng):
+    shape = [int(x) for x in rng.integers(2, 6, int(rng.integers(2, 4)))]
+    k = int(rng.integers(-2, 3))
+    node = h.make_node("Trilu", ["x", "k"], ["y"], upper=int(rng.integers(0, 2)))
+    return _model([node], [_value("x", shape)], [_value("y", shape)],
+                  inits=[nh.from_array(np.asarray(k, np.int64), "k")])
+
+
+def _softmax(rng, opset):
+    shape = [int(x) for x in rng.integers(1, 6, int(rng.integers(1, 4)))]
+    return _model([h.make_node("Softmax", ["x"], ["y"], axis=len(shape) - 1)],
+                  [_value("x", shape)], [_value("y", shape)], opset=opset)
+
+
+def _layer_norm(rng):
+    shape = [int(x) for x in rng.integers(2, 6, int(rng.integers(2, 4)))]
+    axis = int(rng.integers(1, len(shape)))
+    norm = shape[axis:]
+    inits = [nh.from_array(rng.normal(size=norm).astype(np.float32), "s"),
+             nh.from_array(rng.normal(size=norm).astype(np.float32), "b")]
+    node = h.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=axis,
+                       epsilon=1e-5)
+    return _model([node], [_value("x", shape)], [_value("y", shape)], inits=inits)
+
+
+def _gelu(rng, approximate):
+    shape = [int(x) for x in rng.integers(1, 6, 2)]
+    node = h.make_node("Gelu", ["x"], ["y"], approximate=approximate)
+    return _model([node], [_value("x", shape)], [_value("y", shape)], opset=20)
+
+
 CASES = {
     **{f"{op}_{i}": (lambda op=op, i=i: _binary(op, np.random.default_rng([SEED, i, 1])))
        for op in ("Add", "Sub", "Mul", "Div") for i in range(3)},
@@ -249,6 +328,20 @@ CASES = {
                         _reduce(op, np.random.default_rng([SEED, 12, opset]), opset))
        for op in ("ReduceSum", "ReduceMean") for opset in (11, 13, 18)},
     "Cast_round_trip": lambda: _cast_round_trip(np.random.default_rng([SEED, 13])),
+    **{f"Split{opset}_{i}": (lambda i=i, opset=opset:
+                             _split(np.random.default_rng([SEED, i, 15, opset]), opset))
+       for opset in (11, 17) for i in range(2)},
+    **{f"Gather_{i}": (lambda i=i: _gather(np.random.default_rng([SEED, i, 16])))
+       for i in range(4)},
+    **{f"Greater_Less_Where_{i}": (lambda i=i: _threshold(np.random.default_rng([SEED, i, 17])))
+       for i in range(2)},
+    **{f"Trilu_{i}": (lambda i=i: _trilu(np.random.default_rng([SEED, i, 18]))) for i in range(3)},
+    **{f"Softmax{opset}": (lambda opset=opset: _softmax(np.random.default_rng([SEED, 19]), opset))
+       for opset in (11, 17)},
+    **{f"LayerNormalization_{i}": (lambda i=i: _layer_norm(np.random.default_rng([SEED, i, 20])))
+       for i in range(2)},
+    **{f"Gelu_{a}": (lambda a=a: _gelu(np.random.default_rng([SEED, 21]), a))
+       for a in ("none", "tanh")},
     "Constant_Identity_initializer": lambda: _constants(np.random.default_rng([SEED, 14])),
 }
 
@@ -300,10 +393,27 @@ def test_exported_fixture_read_as_linalg_matches_onnxruntime(name, tmp_path):
 
 
 def test_a_node_without_handler_is_named(tmp_path):
-    model = _model([h.make_node("Softmax", ["x"], ["y"], axis=-1)],
+    model = _model([h.make_node("Hardmax", ["x"], ["y"], axis=-1)],
                    [_value("x", [2, 3])], [_value("y", [2, 3])])
-    path = tmp_path / "softmax.onnx"
+    path = tmp_path / "hardmax.onnx"
     onnx.save(model, str(path))
     proc = _read_as_linalg(path)
     assert proc.returncode != 0
-    assert "'Softmax' is not read as linalg: no handler for Softmax at opset 17" in proc.stderr
+    assert "'Hardmax' is not read as linalg: no handler for Hardmax at opset 17" in proc.stderr
+
+
+def test_softmax_before_opset_13_normalizes_from_axis_1(tmp_path):
+    """Before opset 13 Softmax's default axis is 1 and it normalizes the flattened
+    dims from there: on a rank-2 input that is the last axis (read), on rank 3 it is
+    not one axis (refused, by name)."""
+    square = _model([h.make_node("Softmax", ["x"], ["y"])], [_value("x", [3, 5])],
+                    [_value("y", [3, 5])], opset=11)
+    _check(square, tmp_path)
+    cube = _model([h.make_node("Softmax", ["x"], ["y"])], [_value("x", [2, 3, 5])],
+                  [_value("y", [2, 3, 5])], opset=11)
+    path = tmp_path / "cube.onnx"
+    onnx.save(cube, str(path))
+    proc = _read_as_linalg(path)
+    assert proc.returncode != 0
+    assert "'Softmax' is not read as linalg: it normalizes another axis than the last" \
+        in proc.stderr

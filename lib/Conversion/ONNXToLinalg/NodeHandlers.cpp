@@ -77,7 +77,7 @@ Handler onnx_to_linalg::findHandler(StringRef opType, int64_t opset) {
   int64_t bestSince = -1;
   for (ArrayRef<HandlerRow> table :
        {elementwiseHandlers(), contractionHandlers(), shapeHandlers(),
-        reductionHandlers()})
+        reductionHandlers(), normalizationHandlers()})
     for (const HandlerRow &row : table)
       if (row.opType == opType && row.sinceVersion <= opset &&
           row.sinceVersion > bestSince) {
@@ -188,7 +188,15 @@ static bool groupDims(ArrayRef<int64_t> from, ArrayRef<int64_t> to,
 Value onnx_to_linalg::reshapeTo(OpBuilder &b, Location loc, Value source,
                                 RankedTensorType type) {
   auto sourceType = dyn_cast<RankedTensorType>(source.getType());
-  if (!sourceType || !sourceType.hasStaticShape() || !type.hasStaticShape() ||
+  // Sizes a model declares may be anything; products are formed of
+  // sizes below 2^31 only, so they cannot overflow.
+  auto reasonable = [](RankedTensorType t) {
+    return t && t.hasStaticShape() &&
+           llvm::all_of(t.getShape(),
+                        [](int64_t size) { return size < (int64_t(1) << 31); });
+  };
+  if (!reasonable(sourceType) || !reasonable(type) ||
+      sourceType.getRank() > 16 || type.getRank() > 16 ||
       sourceType.getNumElements() != type.getNumElements())
     return {};
   if (sourceType.getShape() == type.getShape())

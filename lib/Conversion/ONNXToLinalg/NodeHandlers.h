@@ -70,6 +70,7 @@ ArrayRef<HandlerRow> elementwiseHandlers();
 ArrayRef<HandlerRow> contractionHandlers();
 ArrayRef<HandlerRow> shapeHandlers();
 ArrayRef<HandlerRow> reductionHandlers();
+ArrayRef<HandlerRow> normalizationHandlers();
 
 /// The handler of `opType` for a model importing `opset`, or null.
 Handler findHandler(StringRef opType, int64_t opset);

@@ -269,6 +269,108 @@ static LogicalResult concat(OpBuilder &b, const NodeView &node,
   return success();
 }
 
+/// Split into the sizes the node gives (an input from opset 13, an
+/// attribute before), or into equal parts (`num_outputs` from opset 18).
+static LogicalResult split(OpBuilder &b, const NodeView &node,
+                           SmallVectorImpl<Value> &results, std::string &why) {
+  RankedTensorType input = node.inputType(0);
+  if (!input) {
+    why = "its input is not a converted tensor of static shape";
+    return failure();
+  }
+  int64_t rank = input.getRank();
+  int64_t axis = node.intAttr("axis", 0);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank) {
+    why = "its axis is outside its input";
+    return failure();
+  }
+  // The results' own static types say the sizes, whichever way the node
+  // spelled them.
+  int64_t offset = 0;
+  for (unsigned i = 0; i < node.node->getNumResults(); ++i) {
+    RankedTensorType type = node.resultType(i);
+    if (!type || type.getRank() != rank) {
+      why = "a result is not a tensor of static shape";
+      return failure();
+    }
+    int64_t size = type.getDimSize(axis);
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
+    for (int64_t d = 0; d < rank; ++d)
+      sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+    offsets[axis] = b.getIndexAttr(offset);
+    if (size == 0) {
+      why = "it makes an empty part";
+      return failure();
+    }
+    results.push_back(tensor::ExtractSliceOp::create(
+        b, node.loc(), type, node.inputs[0], offsets, sizes, strides));
+    offset += size;
+  }
+  if (offset != input.getDimSize(axis)) {
+    why = "its parts do not cover its input";
+    return failure();
+  }
+  return success();
+}
+
+/// Gather with constant indices: a slice per index, the indexed dim
+/// dropped for a scalar index and the slices concatenated for a list.
+static LogicalResult gather(OpBuilder &b, const NodeView &node,
+                            SmallVectorImpl<Value> &results, std::string &why) {
+  RankedTensorType input = node.inputType(0);
+  RankedTensorType type = node.resultType();
+  std::optional<SmallVector<int64_t>> indices = node.constantInts(1);
+  auto indexType =
+      dyn_cast<RankedTensorType>(node.node.getInputs()[1].getType());
+  if (!input || !type || !indices || !indexType || indexType.getRank() > 1 ||
+      indices->empty()) {
+    why = "its data is not converted, or its indices are not a constant "
+          "scalar or list";
+    return failure();
+  }
+  int64_t rank = input.getRank();
+  int64_t axis = node.intAttr("axis", 0);
+  if (axis < 0)
+    axis += rank;
+  if (axis < 0 || axis >= rank) {
+    why = "its axis is outside its input";
+    return failure();
+  }
+  int64_t dim = input.getDimSize(axis);
+  SmallVector<Value> pieces;
+  for (int64_t index : *indices) {
+    if (index < -dim || index >= dim) {
+      why = "an index is outside its data";
+      return failure();
+    }
+    if (index < 0)
+      index += dim;
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
+    SmallVector<int64_t> shape(input.getShape());
+    shape[axis] = 1;
+    for (int64_t size : shape)
+      sizes.push_back(b.getIndexAttr(size));
+    offsets[axis] = b.getIndexAttr(index);
+    pieces.push_back(tensor::ExtractSliceOp::create(
+        b, node.loc(), RankedTensorType::get(shape, input.getElementType()),
+        node.inputs[0], offsets, sizes, strides));
+  }
+  Value gathered = pieces.front();
+  if (pieces.size() > 1)
+    gathered = tensor::ConcatOp::create(b, node.loc(), axis, pieces);
+  Value result = reshapeTo(b, node.loc(), gathered, type);
+  if (!result) {
+    why = "its result's shape is not its data's with the indexed dim";
+    return failure();
+  }
+  results.push_back(result);
+  return success();
+}
+
 ArrayRef<HandlerRow> onnx_to_linalg::shapeHandlers() {
   static const HandlerRow rows[] = {
       {"Constant", 9, constant},  {"Identity", 1, identity},
@@ -277,6 +379,7 @@ ArrayRef<HandlerRow> onnx_to_linalg::shapeHandlers() {
       {"Unsqueeze", 1, reshape},  {"Flatten", 1, reshape},
       {"Expand", 8, expand},      {"Slice", 1, sliceAttrs},
       {"Slice", 10, sliceInputs}, {"Concat", 4, concat},
+      {"Split", 2, split},        {"Gather", 1, gather},
   };
   return rows;
 }
