@@ -26,8 +26,11 @@ ROLLED_AND_RAISED = {"block_v6": 64, "lact_v6": 64, "linear_dot": 32, "linear_ms
                      "research_linear_dot_bmm_fold": 32, "research_linear_dot_einsum": 32,
                      "research_linear_dot_outin": 32, "research_linear_mse_xwt": 40,
                      # outputs written into a preallocated buffer by insert_slice
-                     "research_linear_dot_prealloc": 32}
-ROLLED_ONLY = {"block_v4", "lact_v2", "lact_v3", "lact_v5", "ttt_linear", "ttt_mlp"}
+                     "research_linear_dot_prealloc": 32,
+                     # Muon: the update orthogonalized by Newton-Schulz steps (the
+                     # first step, with its own orthogonalization, stays unrolled)
+                     "lact_v5": 48}
+ROLLED_ONLY = {"block_v4", "lact_v2", "lact_v3", "ttt_linear", "ttt_mlp"}
 NOT_ROLLED = {"vit3_glu": "no tensor is cut into three or more consecutive windows"}
 
 

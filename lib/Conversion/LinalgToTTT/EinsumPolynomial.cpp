@@ -100,15 +100,27 @@ private:
   llvm::DenseSet<unsigned> loopLabels;
 };
 
-/// A float constant's value.
-std::optional<double> floatConstant(Value value) {
+} // namespace
+
+std::optional<double> mlir::ttt::linalg_raise::floatConstant(Value value) {
   FloatAttr attr;
   if (matchPattern(value, m_Constant(&attr)))
     return attr.getValueAsDouble();
-  return std::nullopt;
+  // A constant written in another precision (torch-mlir's f64 scalars):
+  // the value the conversion gives, rounded as the program rounds it.
+  Operation *op = value.getDefiningOp();
+  if (!isa_and_nonnull<arith::TruncFOp, arith::ExtFOp>(op) ||
+      !matchPattern(op->getOperand(0), m_Constant(&attr)))
+    return std::nullopt;
+  auto type = dyn_cast<FloatType>(value.getType());
+  if (!type)
+    return std::nullopt;
+  APFloat converted = attr.getValue();
+  bool lost = false;
+  converted.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                    &lost);
+  return converted.convertToDouble();
 }
-
-} // namespace
 
 Polynomial EinsumReader::leaf(Value value, ArrayRef<unsigned> labels) {
   Polynomial poly;
@@ -315,12 +327,21 @@ std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
     return std::nullopt;
   OpOperand *init = linalgOp.getDpsInitOperand(0);
   AffineMap outMap = linalgOp.getMatchingIndexingMap(init);
-  if (!outMap.isProjectedPermutation(/*allowZeroInResults=*/false))
+  if (!outMap.isProjectedPermutation(/*allowZeroInResults=*/true))
     return std::nullopt;
-  // A label per loop: the result's labels on the loops the result has.
+  // A label per loop: the result's labels on the loops the result has. A 0
+  // in the result's map writes a dimension of size 1 (a sum kept as a unit
+  // dimension), whose label is bound to no loop.
+  auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
   SmallVector<unsigned> loopLabels(linalgOp.getNumLoops(), ~0u);
-  for (auto [position, expr] : llvm::enumerate(outMap.getResults()))
-    loopLabels[cast<AffineDimExpr>(expr).getPosition()] = labels[position];
+  for (auto [position, expr] : llvm::enumerate(outMap.getResults())) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      loopLabels[dim.getPosition()] = labels[position];
+      continue;
+    }
+    if (resultType.getDimSize(position) != 1)
+      return std::nullopt;
+  }
   bool reduces = false;
   for (unsigned &label : loopLabels)
     if (label == ~0u) {

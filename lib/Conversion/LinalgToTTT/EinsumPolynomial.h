@@ -62,6 +62,10 @@ using SameLeaf = llvm::function_ref<bool(Value, Value)>;
 /// the value onto `b`'s, position by position.
 bool equivalent(const Polynomial &a, const Polynomial &b, SameLeaf sameLeaf);
 
+/// The value of a float scalar constant, also one converted from another
+/// float type (`arith.truncf` of an f64 constant), as the program rounds it.
+std::optional<double> floatConstant(Value value);
+
 class EinsumReader {
 public:
   /// Values in `stops` are leaves even where they could be expanded.

@@ -21,6 +21,7 @@
 
 #include "ChunkLoopForms.h"
 #include "EinsumPolynomial.h"
+#include "NewtonSchulzReading.h"
 
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
@@ -77,6 +78,8 @@ struct LinearLayer {
   /// from the update's labels of the state to the output's.
   unsigned updateTime = 0;
   double step = 1.0;
+  /// Muon: the update orthogonalized by Newton-Schulz steps.
+  std::optional<NewtonSchulzReading> muon;
   /// The output's labels.
   SmallVector<unsigned> outputLabels;
   /// Labels of dimensions of size 1 that only reshapes added or dropped:
@@ -143,6 +146,8 @@ private:
   LogicalResult readUpdatePoly(LinearLayer &layer, EinsumReader &reader,
                                const Polynomial &poly, std::string &why);
   LogicalResult readMomentum(LinearLayer &layer, std::string &why);
+  static std::optional<double> addedOnce(EinsumReader &reader, Value next,
+                                         Value state, Value moved);
 
   Value stateArg(unsigned i) { return loop.getStateArgs()[i]; }
   Value nextState(unsigned i) { return loop.getYield().getNextState()[i]; }
@@ -240,7 +245,63 @@ LogicalResult LayerReading::readUpdate(LinearLayer &layer, std::string &why) {
   std::optional<Polynomial> poly = reader.read(weightNext);
   if (!poly)
     return why = "its update is not a sum of products", failure();
-  return readUpdatePoly(layer, reader, *poly, why);
+  std::string plain;
+  if (succeeded(readUpdatePoly(layer, reader, *poly, plain)))
+    return success();
+  // Muon: W' = W + s NS(U), U the step the plain update would add.
+  std::optional<std::pair<Value, NewtonSchulzReading>> muon =
+      findNewtonSchulzOf(weightNext, Value());
+  if (!muon) {
+    why = plain;
+    return failure();
+  }
+  Value orthogonalized = muon->first;
+  EinsumReader outer({weightArg, orthogonalized});
+  std::optional<double> step =
+      addedOnce(outer, weightNext, weightArg, orthogonalized);
+  if (!step)
+    return why = "its fast weight is not moved by its orthogonalized update "
+                 "alone (W' = W + s NS(U))",
+           failure();
+  EinsumReader inner({weightArg});
+  std::optional<Polynomial> input = inner.read(muon->second.input);
+  if (!input)
+    return why = "the update Newton-Schulz orthogonalizes is not a sum of "
+                 "products",
+           failure();
+  Polynomial update;
+  update.labels = input->labels;
+  update.terms.push_back(Term{1.0, {Factor{weightArg, input->labels}}});
+  llvm::append_range(update.terms, input->terms);
+  if (failed(readUpdatePoly(layer, inner, update, why)))
+    return failure();
+  layer.lossScale = layer.step;
+  layer.step = *step;
+  layer.muon = muon->second;
+  return success();
+}
+
+/// s if `next` reads as `state + s * moved` (each whole, in one layout).
+std::optional<double> LayerReading::addedOnce(EinsumReader &reader, Value next,
+                                              Value state, Value moved) {
+  std::optional<Polynomial> poly = reader.read(next);
+  if (!poly || poly->terms.size() != 2)
+    return std::nullopt;
+  std::optional<double> step;
+  bool keeps = false;
+  for (const Term &term : poly->terms) {
+    if (term.factors.size() != 1 ||
+        ArrayRef<unsigned>(term.factors[0].labels) !=
+            ArrayRef<unsigned>(poly->labels))
+      return std::nullopt;
+    if (term.factors[0].leaf == state && term.coeff == 1.0)
+      keeps = true;
+    else if (term.factors[0].leaf == moved)
+      step = term.coeff;
+  }
+  if (!keeps)
+    return std::nullopt;
+  return step;
 }
 
 /// With momentum M (LaCT's): `M' = mu M + U` with mu the chunk's mean of
@@ -252,28 +313,24 @@ LogicalResult LayerReading::readMomentum(LinearLayer &layer, std::string &why) {
     why = reason.str();
     return failure();
   };
-  // W' = W + c M'.
-  EinsumReader weightReader({weightArg, momentum, momentumNext});
-  std::optional<Polynomial> weightPoly = weightReader.read(weightNext);
-  if (!weightPoly || weightPoly->terms.size() != 2)
-    return fail("its fast weight is not moved by its momentum alone "
-                "(W' = W + c M')");
-  std::optional<double> step;
-  bool keeps = false;
-  for (const Term &term : weightPoly->terms) {
-    if (term.factors.size() != 1 ||
-        ArrayRef<unsigned>(term.factors[0].labels) !=
-            ArrayRef<unsigned>(weightPoly->labels))
-      return fail("its fast weight is not moved by its momentum alone "
-                  "(W' = W + c M')");
-    if (term.factors[0].leaf == weightArg && term.coeff == 1.0)
-      keeps = true;
-    else if (term.factors[0].leaf == momentumNext)
-      step = term.coeff;
+  // W' = W + c M', or with Muon W' = W + c NS(M').
+  Value moved = momentumNext;
+  std::optional<NewtonSchulzReading> muon;
+  {
+    EinsumReader plain({weightArg, momentum, momentumNext});
+    if (!addedOnce(plain, weightNext, weightArg, momentumNext))
+      if (auto found = findNewtonSchulzOf(weightNext, momentumNext)) {
+        moved = found->first;
+        muon = found->second;
+      }
   }
-  if (!keeps || !step)
+  EinsumReader weightReader({weightArg, momentum, momentumNext, moved});
+  std::optional<double> step =
+      addedOnce(weightReader, weightNext, weightArg, moved);
+  if (!step)
     return fail("its fast weight is not moved by its momentum alone "
                 "(W' = W + c M')");
+  layer.muon = muon;
   // M' = mu M + U: the term in M is the mean of a window times M.
   EinsumReader reader({weightArg, momentum});
   std::optional<Polynomial> poly = reader.read(momentumNext);
@@ -879,8 +936,14 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
                                         Activation::silu);
   auto loss = LossAttr::get(context, layer.loss, APFloat(layer.lossScale),
                             Reduction::sum, APFloat(1e-6));
+  NewtonSchulzAttr orthogonalize;
+  if (layer.muon)
+    orthogonalize = NewtonSchulzAttr::get(
+        context, layer.muon->steps,
+        DenseF64ArrayAttr::get(context, layer.muon->coeffs),
+        APFloat(layer.muon->eps));
   auto update = UpdateAttr::get(context, Sign::descent, APFloat(layer.step),
-                                ClipKind::none, NewtonSchulzAttr(),
+                                ClipKind::none, orthogonalize,
                                 WeightNormKind::none, APFloat(1e-5));
   auto schedule = loop.isSingleChunk()
                       ? ScheduleAttr::get(context, ScheduleKind::full_batch, 0,

@@ -189,8 +189,9 @@ LogicalResult Reroll::findWindows(std::string &why) {
     if (std::optional<std::pair<int64_t, int64_t>> cut = windowOf(slice))
       cuts[{slice.getSource(), cut->first}].push_back({cut->second, slice});
   });
-  // A tensor computed from windows (a second layer reading the first's
-  // output) is cut by a later loop: the first one is rolled first.
+  // A tensor assembled from what windows compute (a second layer reading
+  // the first's output) is cut by a later loop: the first one is rolled
+  // first.
   llvm::DenseSet<Operation *> candidates;
   for (auto &[key, list] : cuts)
     for (auto [offset, slice] : list)
@@ -204,8 +205,13 @@ LogicalResult Reroll::findWindows(std::string &why) {
     BackwardSliceOptions options;
     options.omitBlockArguments = true;
     (void)getBackwardSlice(def, &slice, options);
-    if (llvm::any_of(slice,
-                     [&](Operation *op) { return candidates.count(op); }))
+    slice.insert(def);
+    bool assembled = llvm::any_of(slice, [](Operation *op) {
+      return isa<tensor::ConcatOp, tensor::InsertSliceOp>(op);
+    });
+    if (assembled && llvm::any_of(slice, [&](Operation *op) {
+          return candidates.count(op);
+        }))
       later.push_back(key);
   }
   // Windows whose data meets a later loop's before it is assembled (the

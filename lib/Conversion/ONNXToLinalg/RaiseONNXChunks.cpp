@@ -18,6 +18,8 @@
 #include "ttt/Dialect/TTT/IR/TTTDialect.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
@@ -77,6 +79,40 @@ static std::string describeLayer(KVBLayerOp layer) {
     text += name.empty() ? std::string("(unnamed)") : "'" + name + "'";
   }
   return text;
+}
+
+/// Whether the layer's initial weights are the model's own (inputs,
+/// initializers, constants, seen through views), not computed by an
+/// unrolled first chunk.
+static bool startsFromModelWeights(ConvertedGraph &converted,
+                                   KVBLayerOp layer) {
+  for (Value weight : layer.getWeights()) {
+    Value value = weight;
+    while (Operation *op = value.getDefiningOp()) {
+      if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+              linalg::TransposeOp>(op)) {
+        value = op->getOperand(0);
+        continue;
+      }
+      auto generic = dyn_cast<linalg::GenericOp>(op);
+      if (generic && generic.getNumDpsInputs() == 1 &&
+          !op->hasAttr(kRecordAttr)) {
+        value = generic.getDpsInputs()[0];
+        continue;
+      }
+      break;
+    }
+    if (isa<BlockArgument>(value))
+      continue;
+    Operation *op = value.getDefiningOp();
+    auto record = op->getAttrOfType<IntegerAttr>(kRecordAttr);
+    if (!record)
+      return false;
+    onnx::NodeOp node = converted.ops[record.getInt()].node;
+    if (node && node.getOpType() != "Constant")
+      return false;
+  }
+  return true;
 }
 
 namespace {
@@ -153,8 +189,17 @@ struct TTTRaiseONNXChunksPass
     converted.func.walk([&](KVBLayerOp layer) { layers.push_back(layer); });
     if (layers.empty())
       return success();
-    // A layer the rewrite cannot take stays as the model has it.
+    // A layer the rewrite cannot take stays as the model has it; so does
+    // one whose first chunk stayed unrolled (its initial weight computed by
+    // that chunk), which ttt-raise-onnx reads whole.
     for (KVBLayerOp layer : layers) {
+      if (!startsFromModelWeights(converted, layer)) {
+        if (explain)
+          mlir::emitRemark(graph.getLoc())
+              << "ttt-raise-onnx-chunks: " << describeForm(layer)
+              << " left to ttt-raise-onnx: its first chunk stays unrolled";
+        return success();
+      }
       LayerFacts facts = analyzeLayer(layer);
       if (!facts.rewritable) {
         if (explain)
