@@ -644,14 +644,21 @@ Value Reroll::materialize(OpBuilder &b, Location loc,
   // Sizes known only at run time would have to come from the leaves.
   if (!type.hasStaticShape())
     return {};
+  // A constant part (a splat initial weight) fills the tensor.
+  double constant = 0.0;
+  for (const linalg_raise::Term &term : poly.terms)
+    if (term.factors.empty())
+      constant += term.coeff;
   Value acc =
       tensor::EmptyOp::create(b, loc, type.getShape(), type.getElementType());
-  Value zero =
-      arith::ConstantOp::create(b, loc, b.getZeroAttr(type.getElementType()));
-  acc = linalg::FillOp::create(b, loc, zero, acc).getResult(0);
+  Value fill = arith::ConstantOp::create(
+      b, loc, b.getFloatAttr(type.getElementType(), constant));
+  acc = linalg::FillOp::create(b, loc, fill, acc).getResult(0);
   MLIRContext *context = b.getContext();
   unsigned rank = type.getRank();
   for (const linalg_raise::Term &term : poly.terms) {
+    if (term.factors.empty())
+      continue;
     if (term.factors.size() != 1)
       return {};
     const linalg_raise::Factor &factor = term.factors[0];

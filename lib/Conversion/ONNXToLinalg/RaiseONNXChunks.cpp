@@ -102,7 +102,7 @@ static bool startsFromModelWeights(ConvertedGraph &converted,
       }
       break;
     }
-    if (isa<BlockArgument>(value))
+    if (isa<BlockArgument>(value) || value.getDefiningOp<linalg::FillOp>())
       continue;
     Operation *op = value.getDefiningOp();
     auto record = op->getAttrOfType<IntegerAttr>(kRecordAttr);

@@ -309,9 +309,21 @@ Value GraphWriter::emitOp(Operation *op, unsigned resultNumber) {
     SmallVector<Value> inputs;
     if (!emitAll(concat.getInputs(), inputs))
       return {};
+    if (inputs.size() == 1)
+      return inputs.front();
     return node("Concat", inputs, type,
                 {builder->getNamedAttr(
                     "axis", builder->getI64IntegerAttr(concat.getDim()))});
+  }
+  if (auto fill = dyn_cast<linalg::FillOp>(op)) {
+    auto shaped = cast<RankedTensorType>(type);
+    auto constant = fill.value().getDefiningOp<arith::ConstantOp>();
+    auto scalar =
+        constant ? dyn_cast<FloatAttr>(constant.getValue()) : FloatAttr();
+    if (scalar && shaped.hasStaticShape())
+      return node("Constant", {}, type,
+                  {builder->getNamedAttr(
+                      "value", DenseElementsAttr::get(shaped, scalar))});
   }
   if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
     if (auto elements = dyn_cast<ElementsAttr>(constant.getValue()))
