@@ -920,8 +920,11 @@ def TTTRaiseChunkLoops : Pass<"ttt-raise-chunk-loops"> {
 
     Raised today: one linear fast weight whose update is
     `W + s * sum_t k_t^T (lr_t v_t)` (the dot loss's descent step, per-token
-    rates optional), applied to the chunk's queries before or after it,
-    chunked or as one chunk. The layer becomes a `ttt.kvb_layer` on its
+    rates optional) or the MSE loss's step, with LaCT's momentum as a second
+    state, and with Muon: the update orthogonalized by Newton-Schulz steps
+    (`W + s * NS(U)`, each step proven to be `a X + (b A + c A A) X` of the
+    one before, `A = X X^T`, after `U / (|U|_F + eps)`), applied to the
+    chunk's queries before or after it, chunked or as one chunk. The layer becomes a `ttt.kvb_layer` on its
     operands transposed and reshaped to `[B, H, T, D]`, its results turned
     back. Other loops stay; with `explain`, a remark on each loop says what
     was read or why it is not a layer the op expresses.

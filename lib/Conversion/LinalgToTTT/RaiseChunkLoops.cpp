@@ -1014,6 +1014,9 @@ struct TTTRaiseChunkLoopsPass
             << stringifyLossKind(layer->loss) << " loss, "
             << (layer->lr ? "per-token rates, " : "")
             << (layer->momentum ? "momentum, " : "")
+            << (layer->muon ? "Muon (" + std::to_string(layer->muon->steps) +
+                                  " Newton-Schulz steps), "
+                            : std::string())
             << (loop.isSingleChunk()
                     ? std::string("one chunk")
                     : "chunks of " + std::to_string(loop.getChunk()) + ", " +

@@ -163,3 +163,146 @@ func.func @running_max(%m0: tensor<4xf32>, %x: tensor<8x4xf32>) -> tensor<8x4xf3
   } -> outputs(tensor<8x4xf32>) state(tensor<4xf32>)
   return %o : tensor<8x4xf32>
 }
+
+// -----
+
+// Muon: the update k^T v divided by its Frobenius norm (plus eps), then one
+// Newton-Schulz step X1 = a X0 + b (X0 X0^T) X0 + c (X0 X0^T)^2 X0, added at
+// half a step. Each step is read as a polynomial of the one before.
+// CHECK-LABEL: func.func @muon
+// CHECK-NOT: ttt.chunk_loop
+// CHECK: ttt.kvb_layer
+// CHECK-SAME: loss = #ttt.loss<kind = dot>
+// CHECK-SAME: update = #ttt.update<lr_scale = 5.000000e-01, orthogonalize = #ttt.newton_schulz<steps = 1, coeffs = [3.4444999694824219, -4.7750000953674316, 2.0315001010894775], eps = 1.0000000116860974E-7>>
+// CHECK-SAME: schedule = #ttt.schedule<kind = chunked, size = 4>
+#q3 = affine_map<(h, t, i, j) -> (h, t, i)>
+#w3 = affine_map<(h, t, i, j) -> (h, i, j)>
+#o3 = affine_map<(h, t, i, j) -> (h, t, j)>
+#kk = affine_map<(h, i, j, t) -> (h, t, i)>
+#vv = affine_map<(h, i, j, t) -> (h, t, j)>
+#uu = affine_map<(h, i, j, t) -> (h, i, j)>
+#m3 = affine_map<(h, i, j) -> (h, i, j)>
+#s1 = affine_map<(h, i, j) -> (h)>
+#one = affine_map<(h) -> (h)>
+#xa = affine_map<(h, i, l, k) -> (h, i, k)>
+#xb = affine_map<(h, i, l, k) -> (h, l, k)>
+#xo = affine_map<(h, i, l, k) -> (h, i, l)>
+#pa = affine_map<(h, i, j, l) -> (h, i, l)>
+#pb = affine_map<(h, i, j, l) -> (h, l, j)>
+#po = affine_map<(h, i, j, l) -> (h, i, j)>
+func.func @muon(%w0: tensor<2x3x3xf32>, %q: tensor<2x8x3xf32>,
+    %k: tensor<2x8x3xf32>, %v: tensor<2x8x3xf32>) -> tensor<2x8x3xf32> {
+  // expected-remark @+1 {{a linear fast weight (dot loss, Muon (1 Newton-Schulz steps), chunks of 4, apply_then_update)}}
+  %o, %w = ttt.chunk_loop chunk(4) state(%w0 : tensor<2x3x3xf32>)
+      windows(%q, %k, %v : tensor<2x8x3xf32>, tensor<2x8x3xf32>, tensor<2x8x3xf32>)
+        along [1, 1, 1]
+      outputs along [1] {
+  ^bb0(%s: tensor<2x3x3xf32>, %qc: tensor<2x4x3xf32>, %kc: tensor<2x4x3xf32>,
+       %vc: tensor<2x4x3xf32>):
+    %zero = arith.constant 0.0 : f32
+    %eps = arith.constant 1.0e-7 : f32
+    %e43 = tensor.empty() : tensor<2x4x3xf32>
+    %z43 = linalg.fill ins(%zero : f32) outs(%e43 : tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+    %oc = linalg.generic {indexing_maps = [#q3, #w3, #o3],
+        iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+        ins(%qc, %s : tensor<2x4x3xf32>, tensor<2x3x3xf32>) outs(%z43 : tensor<2x4x3xf32>) {
+    ^bb1(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x4x3xf32>
+    %e33 = tensor.empty() : tensor<2x3x3xf32>
+    %z33 = linalg.fill ins(%zero : f32) outs(%e33 : tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+    // U = k^T v
+    %u = linalg.generic {indexing_maps = [#kk, #vv, #uu],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%kc, %vc : tensor<2x4x3xf32>, tensor<2x4x3xf32>) outs(%z33 : tensor<2x3x3xf32>) {
+    ^bb2(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    // X0 = U / (|U|_F + eps)
+    %e2 = tensor.empty() : tensor<2xf32>
+    %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2xf32>) -> tensor<2xf32>
+    %sq = linalg.generic {indexing_maps = [#m3, #s1],
+        iterator_types = ["parallel", "reduction", "reduction"]}
+        ins(%u : tensor<2x3x3xf32>) outs(%z2 : tensor<2xf32>) {
+    ^bb3(%a: f32, %c: f32):
+      %p = arith.mulf %a, %a : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2xf32>
+    %norm = linalg.generic {indexing_maps = [#one, #one], iterator_types = ["parallel"]}
+        ins(%sq : tensor<2xf32>) outs(%e2 : tensor<2xf32>) {
+    ^bb4(%a: f32, %c: f32):
+      %r = math.sqrt %a : f32
+      linalg.yield %r : f32
+    } -> tensor<2xf32>
+    %shifted = linalg.generic {indexing_maps = [#one, #one], iterator_types = ["parallel"]}
+        ins(%norm : tensor<2xf32>) outs(%e2 : tensor<2xf32>) {
+    ^bb5(%a: f32, %c: f32):
+      %r = arith.addf %a, %eps : f32
+      linalg.yield %r : f32
+    } -> tensor<2xf32>
+    %x0 = linalg.generic {indexing_maps = [#m3, #s1, #m3],
+        iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%u, %shifted : tensor<2x3x3xf32>, tensor<2xf32>) outs(%e33 : tensor<2x3x3xf32>) {
+    ^bb6(%a: f32, %b: f32, %c: f32):
+      %r = arith.divf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    // One step: X1 = a X0 + b (X0 X0^T) X0 + c (X0 X0^T)^2 X0
+    %gram = linalg.generic {indexing_maps = [#xa, #xb, #xo],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%x0, %x0 : tensor<2x3x3xf32>, tensor<2x3x3xf32>) outs(%z33 : tensor<2x3x3xf32>) {
+    ^bb7(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    %ax = linalg.generic {indexing_maps = [#pa, #pb, #po],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%gram, %x0 : tensor<2x3x3xf32>, tensor<2x3x3xf32>) outs(%z33 : tensor<2x3x3xf32>) {
+    ^bb8(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    %aax = linalg.generic {indexing_maps = [#pa, #pb, #po],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%gram, %ax : tensor<2x3x3xf32>, tensor<2x3x3xf32>) outs(%z33 : tensor<2x3x3xf32>) {
+    ^bb9(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    %ca = arith.constant 3.4445 : f32
+    %cb = arith.constant -4.775 : f32
+    %cc = arith.constant 2.0315 : f32
+    %x1 = linalg.generic {indexing_maps = [#m3, #m3, #m3, #m3],
+        iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%x0, %ax, %aax : tensor<2x3x3xf32>, tensor<2x3x3xf32>, tensor<2x3x3xf32>)
+        outs(%e33 : tensor<2x3x3xf32>) {
+    ^bb10(%a: f32, %b: f32, %c: f32, %d: f32):
+      %ta = arith.mulf %a, %ca : f32
+      %tb = arith.mulf %b, %cb : f32
+      %tc = arith.mulf %c, %cc : f32
+      %sab = arith.addf %ta, %tb : f32
+      %r = arith.addf %sab, %tc : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    // W' = W + 0.5 X1
+    %half = arith.constant 0.5 : f32
+    %s1 = linalg.generic {indexing_maps = [#m3, #m3, #m3],
+        iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%s, %x1 : tensor<2x3x3xf32>, tensor<2x3x3xf32>) outs(%e33 : tensor<2x3x3xf32>) {
+    ^bb11(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %b, %half : f32
+      %r = arith.addf %a, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    ttt.chunk_yield outputs(%oc : tensor<2x4x3xf32>) state(%s1 : tensor<2x3x3xf32>)
+  } -> outputs(tensor<2x8x3xf32>) state(tensor<2x3x3xf32>)
+  return %o : tensor<2x8x3xf32>
+}
