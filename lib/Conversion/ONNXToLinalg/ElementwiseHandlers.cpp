@@ -39,13 +39,7 @@ static LogicalResult elementwise(OpBuilder &b, const NodeView &node,
       return failure();
     }
   }
-  Value result = broadcastElementwise(b, node.loc(), node.inputs, type, body);
-  if (!result) {
-    why = "its inputs do not broadcast to its result's shape";
-    return failure();
-  }
-  results.push_back(result);
-  return success();
+  return pushElementwise(b, node, node.inputs, type, body, results, why);
 }
 
 static Value floatConstant(OpBuilder &b, Location loc, Type type,

@@ -129,6 +129,20 @@ Value onnx_to_linalg::broadcastElementwise(
   return generic.getResult(0);
 }
 
+LogicalResult onnx_to_linalg::pushElementwise(
+    OpBuilder &b, const NodeView &node, ValueRange inputs,
+    RankedTensorType type,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> body,
+    SmallVectorImpl<Value> &results, std::string &why) {
+  Value result = broadcastElementwise(b, node.loc(), inputs, type, body);
+  if (!result) {
+    why = "its inputs do not broadcast to its result's shape";
+    return failure();
+  }
+  results.push_back(result);
+  return success();
+}
+
 /// Groups of contiguous dimensions of `from` and `to` with equal products,
 /// dimensions of size 1 joining the group before them (or the first).
 static bool groupDims(ArrayRef<int64_t> from, ArrayRef<int64_t> to,

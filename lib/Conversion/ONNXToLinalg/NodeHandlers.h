@@ -90,6 +90,14 @@ Value broadcastElementwise(
     OpBuilder &b, Location loc, ValueRange inputs, RankedTensorType type,
     function_ref<Value(OpBuilder &, Location, ValueRange)> body);
 
+/// broadcastElementwise into `results`, or failure with `why` set when the
+/// shapes do not broadcast.
+LogicalResult
+pushElementwise(OpBuilder &b, const NodeView &node, ValueRange inputs,
+                RankedTensorType type,
+                function_ref<Value(OpBuilder &, Location, ValueRange)> body,
+                SmallVectorImpl<Value> &results, std::string &why);
+
 /// `source` reshaped to `type` by a collapse and an expansion of contiguous
 /// groups of dimensions (no op when the shapes are equal). Null if the
 /// shapes have no such grouping.

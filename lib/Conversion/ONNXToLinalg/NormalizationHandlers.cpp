@@ -55,17 +55,12 @@ static LogicalResult compare(OpBuilder &b, const NodeView &node,
       why = "it does not compare two float tensors into a bool tensor";
     return failure();
   }
-  Value result = broadcastElementwise(
-      b, node.loc(), node.inputs, type,
+  return pushElementwise(
+      b, node, node.inputs, type,
       [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
         return arith::CmpFOp::create(nb, loc, Predicate, args[0], args[1]);
-      });
-  if (!result) {
-    why = "its inputs do not broadcast to its result's shape";
-    return failure();
-  }
-  results.push_back(result);
-  return success();
+      },
+      results, why);
 }
 
 static LogicalResult where(OpBuilder &b, const NodeView &node,
@@ -80,17 +75,12 @@ static LogicalResult where(OpBuilder &b, const NodeView &node,
             "tensor";
     return failure();
   }
-  Value result = broadcastElementwise(
-      b, node.loc(), node.inputs, type,
+  return pushElementwise(
+      b, node, node.inputs, type,
       [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
         return arith::SelectOp::create(nb, loc, args[0], args[1], args[2]);
-      });
-  if (!result) {
-    why = "its inputs do not broadcast to its result's shape";
-    return failure();
-  }
-  results.push_back(result);
-  return success();
+      },
+      results, why);
 }
 
 static LogicalResult trilu(OpBuilder &b, const NodeView &node,

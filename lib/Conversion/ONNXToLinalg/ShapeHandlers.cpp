@@ -23,6 +23,18 @@ using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::onnx_to_linalg;
 
+/// The static types of the node's first input and result, or false with
+/// `why` set.
+static bool staticInputAndResult(const NodeView &node, RankedTensorType &type,
+                                 RankedTensorType &input, std::string &why) {
+  type = node.resultType();
+  input = node.inputType(0);
+  if (type && input)
+    return true;
+  why = "its input or result is not a converted tensor of static shape";
+  return false;
+}
+
 static LogicalResult constant(OpBuilder &b, const NodeView &node,
                               SmallVectorImpl<Value> &results,
                               std::string &why) {
@@ -55,12 +67,9 @@ static LogicalResult identity(OpBuilder &, const NodeView &node,
 static LogicalResult castNode(OpBuilder &b, const NodeView &node,
                               SmallVectorImpl<Value> &results,
                               std::string &why) {
-  RankedTensorType type = node.resultType();
-  RankedTensorType input = node.inputType(0);
-  if (!type || !input) {
-    why = "its input or result is not a converted tensor of static shape";
+  RankedTensorType type, input;
+  if (!staticInputAndResult(node, type, input, why))
     return failure();
-  }
   if (input == type) {
     results.push_back(node.inputs[0]);
     return success();
@@ -85,12 +94,9 @@ static LogicalResult castNode(OpBuilder &b, const NodeView &node,
 static LogicalResult transpose(OpBuilder &b, const NodeView &node,
                                SmallVectorImpl<Value> &results,
                                std::string &why) {
-  RankedTensorType type = node.resultType();
-  RankedTensorType input = node.inputType(0);
-  if (!type || !input) {
-    why = "its input or result is not a converted tensor of static shape";
+  RankedTensorType type, input;
+  if (!staticInputAndResult(node, type, input, why))
     return failure();
-  }
   SmallVector<int64_t> perm;
   if (std::optional<SmallVector<int64_t>> given = node.intsAttr("perm"))
     perm = *given;
@@ -153,12 +159,9 @@ static LogicalResult expand(OpBuilder &b, const NodeView &node,
 static LogicalResult sliceWith(OpBuilder &b, const NodeView &node,
                                SmallVectorImpl<Value> &results,
                                std::string &why, bool boundsAsInputs) {
-  RankedTensorType type = node.resultType();
-  RankedTensorType input = node.inputType(0);
-  if (!type || !input) {
-    why = "its input or result is not a converted tensor of static shape";
+  RankedTensorType type, input;
+  if (!staticInputAndResult(node, type, input, why))
     return failure();
-  }
   std::optional<SmallVector<int64_t>> starts, ends, axes, steps;
   if (boundsAsInputs) {
     starts = node.constantInts(1);
