@@ -191,8 +191,10 @@ std::optional<Polynomial> EinsumReader::read(Value value) {
     return poly;
   // Read again with merging reshapes as leaves: coarser, but sound.
   readMerges = false;
+  unreadable.clear();
   poly = readWithLabels(value, labels, 0);
   readMerges = true;
+  unreadable.clear();
   return poly;
 }
 
@@ -231,9 +233,14 @@ EinsumReader::readWithLabels(Value value, ArrayRef<unsigned> labels,
         poly.terms.push_back(Term{value, {}});
       return poly;
     }
-  if (isa<linalg::LinalgOp>(op))
+  // A value found unreadable once (past the bounds, or not a sum of
+  // products) is a leaf wherever the DAG reaches it again: reading it anew
+  // at every use would be exponential in the depth of shared subterms.
+  if (isa<linalg::LinalgOp>(op) && !unreadable.contains(value)) {
     if (std::optional<Polynomial> poly = readLinalg(op, labels, depth))
       return poly;
+    unreadable.insert(value);
+  }
   return leaf(value, labels);
 }
 

@@ -120,6 +120,9 @@ private:
     SmallVector<int64_t> sizes;
   };
   llvm::DenseMap<unsigned, Split> splits;
+  /// Values whose defining op was found not to read as a polynomial (in
+  /// the current merge mode): leaves from then on.
+  llvm::DenseSet<Value> unreadable;
   /// Whether reshapes that merge dimensions are read (see read()).
   bool readMerges = true;
 
