@@ -14,6 +14,7 @@
 #include "WriteBack.h"
 
 #include "ttt/Conversion/Passes.h"
+#include "ttt/Dialect/ONNX/IR/ONNXDialect.h"
 #include "ttt/Dialect/TTT/Analysis/LayerAnalysis.h"
 #include "ttt/Dialect/TTT/IR/TTTDialect.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
@@ -32,6 +33,10 @@ namespace mlir::ttt {
 using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::onnx_to_linalg;
+
+/// The parallel form is written with axes-as-input Squeeze/Unsqueeze/ReduceSum
+/// nodes, which exist from opset 13 on.
+static constexpr int64_t kMinExportOpset = 13;
 
 /// The layer's form as `ttt-raise-onnx` names it.
 static std::string describeForm(KVBLayerOp layer) {
@@ -208,6 +213,15 @@ struct TTTRaiseONNXChunksPass
               << " left to ttt-raise-onnx: " << explainLayer(facts);
         return success();
       }
+    }
+    // The parallel form is written with opset-13 nodes; ttt-raise-onnx
+    // tells the user of an older model why its layer stays.
+    if (onnx::getDefaultOpset(graph).value_or(INT64_MAX) < kMinExportOpset) {
+      if (explain)
+        mlir::emitRemark(graph.getLoc())
+            << "ttt-raise-onnx-chunks: the model imports an opset before "
+            << kMinExportOpset << "; left to ttt-raise-onnx";
+      return success();
     }
     std::string why;
     SmallVector<Replacement> replaced;
