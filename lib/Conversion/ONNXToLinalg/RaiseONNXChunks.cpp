@@ -169,13 +169,19 @@ struct TTTRaiseONNXChunksPass
     // The route's own remarks are about the function; they reach the user
     // as remarks on the graph.
     SmallVector<std::string> found;
+    std::string routeError;
     ModuleOp inner = *converted.module;
     getOperation().getBody()->push_back(inner);
     LogicalResult ran = [&] {
+      // An error of the route (a former that built an op its verifier
+      // refuses) is its own failure, not the model's: the graph is then
+      // left to ttt-raise-onnx, and the error becomes an explain remark.
       ScopedDiagnosticHandler capture(&getContext(), [&](Diagnostic &diag) {
-        if (diag.getSeverity() != DiagnosticSeverity::Remark)
-          return failure();
-        found.push_back(diag.str());
+        if (diag.getSeverity() == DiagnosticSeverity::Remark)
+          found.push_back(diag.str());
+        else if (diag.getSeverity() == DiagnosticSeverity::Error &&
+                 routeError.empty())
+          routeError = diag.str();
         return success();
       });
       OpPassManager pm(ModuleOp::getOperationName());
@@ -184,8 +190,13 @@ struct TTTRaiseONNXChunksPass
       return runPipeline(pm, inner);
     }();
     inner->remove();
-    if (failed(ran))
-      return failure();
+    if (failed(ran)) {
+      if (explain)
+        mlir::emitRemark(graph.getLoc())
+            << "ttt-raise-onnx-chunks: the route failed on this graph ("
+            << routeError << "); left to ttt-raise-onnx";
+      return success();
+    }
     if (explain)
       for (const std::string &text : found)
         mlir::emitRemark(graph.getLoc()) << text;
