@@ -42,11 +42,6 @@ static LogicalResult elementwise(OpBuilder &b, const NodeView &node,
   return pushElementwise(b, node, node.inputs, type, body, results, why);
 }
 
-static Value floatConstant(OpBuilder &b, Location loc, Type type,
-                           double value) {
-  return arith::ConstantOp::create(b, loc, FloatAttr::get(type, value));
-}
-
 template <typename ArithOp>
 static LogicalResult binary(OpBuilder &b, const NodeView &node,
                             SmallVectorImpl<Value> &results, std::string &why) {
@@ -77,7 +72,7 @@ static LogicalResult sigmoid(OpBuilder &b, const NodeView &node,
         Type type = args[0].getType();
         Value negated = arith::NegFOp::create(nb, loc, args[0]);
         Value exp = math::ExpOp::create(nb, loc, negated);
-        Value one = floatConstant(nb, loc, type, 1.0);
+        Value one = scalarConstant(nb, loc, type, 1.0);
         Value denominator = arith::AddFOp::create(nb, loc, exp, one);
         return arith::DivFOp::create(nb, loc, one, denominator).getResult();
       });
@@ -88,7 +83,7 @@ static LogicalResult reciprocal(OpBuilder &b, const NodeView &node,
                                 std::string &why) {
   return elementwise(
       b, node, results, why, [](OpBuilder &nb, Location loc, ValueRange args) {
-        Value one = floatConstant(nb, loc, args[0].getType(), 1.0);
+        Value one = scalarConstant(nb, loc, args[0].getType(), 1.0);
         return arith::DivFOp::create(nb, loc, one, args[0]).getResult();
       });
 }
@@ -97,7 +92,7 @@ static LogicalResult relu(OpBuilder &b, const NodeView &node,
                           SmallVectorImpl<Value> &results, std::string &why) {
   return elementwise(
       b, node, results, why, [](OpBuilder &nb, Location loc, ValueRange args) {
-        Value zero = floatConstant(nb, loc, args[0].getType(), 0.0);
+        Value zero = scalarConstant(nb, loc, args[0].getType(), 0.0);
         return arith::MaximumFOp::create(nb, loc, args[0], zero).getResult();
       });
 }

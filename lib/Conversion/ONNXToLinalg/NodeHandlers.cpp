@@ -8,6 +8,7 @@
 
 #include "../ONNXToTTT/GraphQueries.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
@@ -85,6 +86,11 @@ Handler onnx_to_linalg::findHandler(StringRef opType, int64_t opset) {
         bestSince = row.sinceVersion;
       }
   return best;
+}
+
+Value onnx_to_linalg::scalarConstant(OpBuilder &b, Location loc, Type type,
+                                     double value) {
+  return arith::ConstantOp::create(b, loc, FloatAttr::get(type, value));
 }
 
 Value onnx_to_linalg::emptyTensor(OpBuilder &b, Location loc,

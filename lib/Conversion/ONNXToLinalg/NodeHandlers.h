@@ -79,6 +79,9 @@ Handler findHandler(StringRef opType, int64_t opset);
 // Builders the handlers share
 //===----------------------------------------------------------------------===//
 
+/// An `arith.constant` scalar of float `type`.
+Value scalarConstant(OpBuilder &b, Location loc, Type type, double value);
+
 /// A `tensor.empty` of a static type.
 Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type);
 

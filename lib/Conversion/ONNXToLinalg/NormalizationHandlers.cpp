@@ -24,11 +24,6 @@ using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::onnx_to_linalg;
 
-static Value floatConstant(OpBuilder &b, Location loc, Type type,
-                           double value) {
-  return arith::ConstantOp::create(b, loc, FloatAttr::get(type, value));
-}
-
 /// Every input converted and of static shape.
 static bool convertedInputs(const NodeView &node, unsigned count,
                             std::string &why) {
@@ -114,7 +109,7 @@ static LogicalResult trilu(OpBuilder &b, const NodeView &node,
                                            upper ? arith::CmpIPredicate::sge
                                                  : arith::CmpIPredicate::sle,
                                            offset, bound);
-        Value zero = floatConstant(nb, loc, args[0].getType(), 0.0);
+        Value zero = scalarConstant(nb, loc, args[0].getType(), 0.0);
         return arith::SelectOp::create(nb, loc, keep, args[0], zero);
       });
   results.push_back(result);
@@ -130,7 +125,7 @@ static Value reduceTrailing(
   int64_t rank = type.getRank();
   auto keptType = RankedTensorType::get(type.getShape().take_front(axis),
                                         type.getElementType());
-  Value start = floatConstant(b, loc, type.getElementType(), init);
+  Value start = scalarConstant(b, loc, type.getElementType(), init);
   Value filled =
       linalg::FillOp::create(b, loc, start, emptyTensor(b, loc, keptType))
           .getResult(0);
@@ -268,7 +263,7 @@ static LogicalResult layerNorm(OpBuilder &b, const NodeView &node,
   Value centered = withStatistic(
       b, loc, x, sum, [&](OpBuilder &nb, Location nl, Value in, Value s) {
         Value mean =
-            arith::DivFOp::create(nb, nl, s, floatConstant(nb, nl, elem, n));
+            arith::DivFOp::create(nb, nl, s, scalarConstant(nb, nl, elem, n));
         return arith::SubFOp::create(nb, nl, in, mean).getResult();
       });
   Value squares = broadcastElementwise(
@@ -281,9 +276,9 @@ static LogicalResult layerNorm(OpBuilder &b, const NodeView &node,
       b, loc, centered, squareSum,
       [&](OpBuilder &nb, Location nl, Value in, Value s) {
         Value variance =
-            arith::DivFOp::create(nb, nl, s, floatConstant(nb, nl, elem, n));
+            arith::DivFOp::create(nb, nl, s, scalarConstant(nb, nl, elem, n));
         Value shifted = arith::AddFOp::create(
-            nb, nl, variance, floatConstant(nb, nl, elem, epsilon));
+            nb, nl, variance, scalarConstant(nb, nl, elem, epsilon));
         Value deviation = math::SqrtOp::create(nb, nl, shifted);
         return arith::DivFOp::create(nb, nl, in, deviation).getResult();
       });
@@ -330,20 +325,20 @@ static LogicalResult gelu(OpBuilder &b, const NodeView &node,
           Value poly = arith::AddFOp::create(
               nb, loc, x,
               arith::MulFOp::create(nb, loc, cube,
-                                    floatConstant(nb, loc, elem, 0.044715)));
+                                    scalarConstant(nb, loc, elem, 0.044715)));
           inner = math::TanhOp::create(
               nb, loc,
               arith::MulFOp::create(
                   nb, loc, poly,
-                  floatConstant(nb, loc, elem, std::sqrt(2.0 / M_PI))));
+                  scalarConstant(nb, loc, elem, std::sqrt(2.0 / M_PI))));
         } else {
           inner = math::ErfOp::create(
               nb, loc,
               arith::MulFOp::create(nb, loc, x,
-                                    floatConstant(nb, loc, elem, M_SQRT1_2)));
+                                    scalarConstant(nb, loc, elem, M_SQRT1_2)));
         }
-        Value one = floatConstant(nb, loc, elem, 1.0);
-        Value half = floatConstant(nb, loc, elem, 0.5);
+        Value one = scalarConstant(nb, loc, elem, 1.0);
+        Value half = scalarConstant(nb, loc, elem, 0.5);
         Value gate = arith::AddFOp::create(nb, loc, one, inner);
         return arith::MulFOp::create(
             nb, loc, arith::MulFOp::create(nb, loc, half, x), gate);

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "../ONNXToTTT/LayerFinder.h"
 #include "GraphToFunc.h"
 #include "WriteBack.h"
 
@@ -33,10 +34,6 @@ namespace mlir::ttt {
 using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::onnx_to_linalg;
-
-/// The parallel form is written with axes-as-input Squeeze/Unsqueeze/ReduceSum
-/// nodes, which exist from opset 13 on.
-static constexpr int64_t kMinExportOpset = 13;
 
 /// The layer's form as `ttt-raise-onnx` names it.
 static std::string describeForm(KVBLayerOp layer) {
@@ -227,11 +224,12 @@ struct TTTRaiseONNXChunksPass
     }
     // The parallel form is written with opset-13 nodes; ttt-raise-onnx
     // tells the user of an older model why its layer stays.
-    if (onnx::getDefaultOpset(graph).value_or(INT64_MAX) < kMinExportOpset) {
+    if (onnx::getDefaultOpset(graph).value_or(INT64_MAX) <
+        raise::kMinExportOpset) {
       if (explain)
         mlir::emitRemark(graph.getLoc())
             << "ttt-raise-onnx-chunks: the model imports an opset before "
-            << kMinExportOpset << "; left to ttt-raise-onnx";
+            << raise::kMinExportOpset << "; left to ttt-raise-onnx";
       return success();
     }
     std::string why;

@@ -99,6 +99,10 @@ struct FoundLayer {
   std::string describeWeights() const;
 };
 
+/// The parallel form is written with axes-as-input Squeeze/Unsqueeze/ReduceSum
+/// nodes, which exist from opset 13 on.
+inline constexpr int64_t kMinExportOpset = 13;
+
 /// The start of the doc_string of the node that carries a rewritten layer's
 /// output: what follows it already is linear attention.
 inline constexpr llvm::StringLiteral kRewrittenDoc =

@@ -74,10 +74,6 @@ static void eraseComputation(onnx::GraphOp graph, ArrayRef<Operation *> roots) {
   }
 }
 
-/// The parallel form is written with axes-as-input Squeeze/Unsqueeze/ReduceSum
-/// nodes, which exist from opset 13 on.
-static constexpr int64_t kMinExportOpset = 13;
-
 /// The layer's replacement as seen by the rest of the graph: an Identity
 /// node that keeps the ONNX name of the layer's output and says in its
 /// doc_string what it is, so that a later run does not take the parallel
