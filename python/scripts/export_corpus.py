@@ -221,7 +221,7 @@ def _lact_model_package():
     return importlib.import_module("lact_model.layer_lact_swiglu")
 
 
-B, L, D = 2, 32, 64
+B, L, D = 2, 64, 64
 
 
 def build_lact_llm():

@@ -23,9 +23,20 @@ ort = pytest.importorskip("onnxruntime")
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
 NAMES = sorted(p.name[: -len(".onnx")] for p in CORPUS.glob("*.onnx"))
 # What ttt-opt says of each export today: a remark it prints.
+SWIGLU = ("chunk loop (3 chunks of 16, 6 state values): left as it was: its output reads "
+          "its state through 'math.exp', not by sums of products: a TTT layer with a "
+          "nonlinear inner model, no linear attention")
+LAYER_NORM_MSE = ("state values): left as it was: its output reads its state through "
+                  "'arith.divf', not by sums of products: a TTT layer with a nonlinear "
+                  "inner model, no linear attention")
 FOUND = {
     "LaCT_lact_llm_LaCTSWIGLULayer.ts":
-        "TTT layer: unrolled chunk loop (2 chunks of 16 tokens), fast weights",
+        "TTT layer: unrolled chunk loop (4 chunks of 16 tokens), fast weights",
+    "LaCT_lact_llm_LaCTSWIGLULayer.dynamo": "TTT layer: " + SWIGLU,
+    "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.dynamo": "TTT layer: " + SWIGLU,
+    # ttt-lm-pytorch loops over mini-batches of a [B, H, N, C, D] view: one per step.
+    "ttt_lm_pytorch_TTTLinear.dynamo": "TTT layer: chunk loop (3 chunks of 1, 2 " + LAYER_NORM_MSE,
+    "ttt_lm_pytorch_TTTMLP.dynamo": "TTT layer: chunk loop (3 chunks of 1, 4 " + LAYER_NORM_MSE,
 }
 NOT_FOUND = "no TTT layer found"
 # The exports onnxruntime cannot run: the shipped Newton-Schulz (Muon) computes in

@@ -204,6 +204,72 @@ def _reduce(op, rng, opset):
     return _model([node], [_value("x", shape)], [_value("y", out)], inits=inits, opset=opset)
 
 
+def _scatter_nd(rng):
+    """A slice assignment as PyTorch exports it: a box of the leading dims, indices
+    enumerating it row-major, from a random offset."""
+    shape = [int(x) for x in rng.integers(2, 6, int(rng.integers(2, 4)))]
+    depth = int(rng.integers(1, len(shape)))
+    box = [int(rng.integers(1, s + 1)) for s in shape[:depth]]
+    start = [int(rng.integers(0, s - b + 1)) for s, b in zip(shape, box)]
+    grid = np.stack(np.meshgrid(*[np.arange(b) + o for b, o in zip(box, start)],
+                                indexing="ij"), axis=-1)
+    updates = box + shape[depth:]
+    return _model([h.make_node("ScatterND", ["x", "ix", "u"], ["y"])],
+                  [_value("x", shape), _value("u", updates)], [_value("y", shape)],
+                  inits=[_ints("ix", grid)])
+
+
+def _scatter_elements(rng):
+    """`select_scatter` / a window of one axis: ScatterElements whose indices are
+    offset + position along the axis."""
+    shape = [int(x) for x in rng.integers(2, 5, int(rng.integers(1, 4)))]
+    axis = int(rng.integers(0, len(shape)))
+    width = int(rng.integers(1, shape[axis] + 1))
+    start = int(rng.integers(0, shape[axis] - width + 1))
+    updates = list(shape)
+    updates[axis] = width
+    along = (np.arange(width) + start).reshape([-1 if d == axis else 1
+                                                for d in range(len(shape))])
+    indices = np.broadcast_to(along, updates)
+    return _model([h.make_node("ScatterElements", ["x", "ix", "u"], ["y"],
+                               axis=axis - len(shape) * int(rng.integers(0, 2)))],
+                  [_value("x", shape), _value("u", updates)], [_value("y", shape)],
+                  inits=[_ints("ix", indices)], opset=16)
+
+
+def _pad(rng, opset):
+    shape = [int(x) for x in rng.integers(1, 5, int(rng.integers(1, 4)))]
+    pads = [int(x) for x in rng.integers(0, 3, 2 * len(shape))]
+    out = [s + pads[d] + pads[d + len(shape)] for d, s in enumerate(shape)]
+    value = float(rng.normal())
+    if opset < 11:
+        node = h.make_node("Pad", ["x"], ["y"], pads=pads, value=value)
+        inits = []
+    else:
+        node = h.make_node("Pad", ["x", "p", "v"], ["y"])
+        inits = [_ints("p", pads), nh.from_array(np.asarray(value, np.float32), "v")]
+    return _model([node], [_value("x", shape)], [_value("y", out)], inits=inits,
+                  opset=opset)
+
+
+def _constant_of_shape(rng):
+    shape = [int(x) for x in rng.integers(1, 5, 2)]
+    value = nh.from_array(np.asarray([rng.normal()], np.float32))
+    nodes = [h.make_node("ConstantOfShape", ["s"], ["c"], value=value),
+             h.make_node("Add", ["x", "c"], ["y"])]
+    return _model(nodes, [_value("x", shape)], [_value("y", shape)],
+                  inits=[_ints("s", shape)])
+
+
+def _masked_fill(rng):
+    """A bool mask stored as an initializer (PyTorch's masked_fill)."""
+    shape = [int(x) for x in rng.integers(2, 5, 2)]
+    mask = nh.from_array(rng.random(shape) < 0.5, "m")
+    fill = nh.from_array(np.asarray(-1e4, np.float32), "f")
+    return _model([h.make_node("Where", ["m", "f", "x"], ["y"])], [_value("x", shape)],
+                  [_value("y", shape)], inits=[mask, fill])
+
+
 def _cast_round_trip(rng):
     shape = [int(x) for x in rng.integers(1, 5, 2)]
     nodes = [h.make_node("Cast", ["x"], ["d"], to=TensorProto.DOUBLE),
@@ -326,7 +392,8 @@ CASES = {
        for i in range(2)},
     **{f"{op}{opset}": (lambda op=op, opset=opset:
                         _reduce(op, np.random.default_rng([SEED, 12, opset]), opset))
-       for op in ("ReduceSum", "ReduceMean") for opset in (11, 13, 18)},
+       for op in ("ReduceSum", "ReduceMean", "ReduceL2", "ReduceSumSquare")
+       for opset in (11, 13, 18)},
     "Cast_round_trip": lambda: _cast_round_trip(np.random.default_rng([SEED, 13])),
     **{f"Split{opset}_{i}": (lambda i=i, opset=opset:
                              _split(np.random.default_rng([SEED, i, 15, opset]), opset))
@@ -343,6 +410,14 @@ CASES = {
     **{f"Gelu_{a}": (lambda a=a: _gelu(np.random.default_rng([SEED, 21]), a))
        for a in ("none", "tanh")},
     "Constant_Identity_initializer": lambda: _constants(np.random.default_rng([SEED, 14])),
+    **{f"ScatterND_{i}": (lambda i=i: _scatter_nd(np.random.default_rng([SEED, i, 22])))
+       for i in range(4)},
+    **{f"ScatterElements_{i}": (lambda i=i: _scatter_elements(np.random.default_rng([SEED, i, 23])))
+       for i in range(4)},
+    **{f"Pad{opset}_{i}": (lambda i=i, opset=opset: _pad(np.random.default_rng([SEED, i, 24]), opset))
+       for opset in (2, 11, 18) for i in range(2)},
+    "ConstantOfShape": lambda: _constant_of_shape(np.random.default_rng([SEED, 25])),
+    "Where_bool_initializer": lambda: _masked_fill(np.random.default_rng([SEED, 26])),
 }
 
 

@@ -14,7 +14,15 @@
 
 #include <string>
 
+namespace mlir::ttt {
+class ChunkLoopOp;
+} // namespace mlir::ttt
+
 namespace mlir::ttt::linalg_raise {
+
+/// Why `ttt-raise-chunk-loops` leaves `loop` as it is (the reason its
+/// explain remark gives), or an empty string when it raises it.
+std::string whyNotAKVBLayer(ChunkLoopOp loop);
 
 /// Verifies `op` without reporting: its first diagnostic, or an empty string
 /// when it verifies. A pass that builds a ttt.chunk_loop from what it proved

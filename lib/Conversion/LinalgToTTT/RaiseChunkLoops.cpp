@@ -136,6 +136,11 @@ public:
 
   FailureOr<LinearLayer> read(std::string &why);
 
+  /// Why no output can be linear attention, read from the math: the state
+  /// reaches an output through an op that is no sum of products (a SwiGLU
+  /// or GELU inner model), or as a product of two states (a deep one).
+  std::optional<std::string> nonlinearity();
+
 private:
   LogicalResult readOutput(LinearLayer &layer, std::string &why);
   LogicalResult readUpdate(LinearLayer &layer, std::string &why);
@@ -606,8 +611,95 @@ LayerReading::readResidual(LinearLayer &layer, const EinsumReader &reader,
   return success();
 }
 
+/// The first op inside `op` (or `op` itself) that is not a sum, product,
+/// negation or division by a constant; null if there is none.
+static Operation *nonPolynomialOp(Operation *op) {
+  auto polynomial = [](Operation *inner) {
+    if (auto div = dyn_cast<arith::DivFOp>(inner))
+      return static_cast<bool>(div.getRhs().getDefiningOp<arith::ConstantOp>());
+    return isa<arith::MulFOp, arith::AddFOp, arith::SubFOp, arith::NegFOp,
+               arith::ConstantOp, arith::TruncFOp, arith::ExtFOp,
+               linalg::YieldOp>(inner);
+  };
+  if (!isa<linalg::LinalgOp>(op))
+    return polynomial(op) ? nullptr : op;
+  Operation *found = nullptr;
+  op->walk([&](Operation *inner) {
+    if (inner == op || polynomial(inner))
+      return WalkResult::advance();
+    found = inner;
+    return WalkResult::interrupt();
+  });
+  return found;
+}
+
+std::optional<std::string> LayerReading::nonlinearity() {
+  llvm::DenseSet<Value> states(loop.getStateArgs().begin(),
+                               loop.getStateArgs().end());
+  EinsumReader reader(states);
+  for (Value output : loop.getYield().getOutputs()) {
+    std::optional<Polynomial> poly = reader.read(output);
+    if (!poly)
+      continue;
+    for (const Term &term : poly->terms) {
+      unsigned degree = 0;
+      for (const Factor &factor : term.factors) {
+        if (states.contains(factor.leaf)) {
+          ++degree;
+          continue;
+        }
+        Operation *def = factor.leaf.getDefiningOp();
+        Operation *culprit = def ? nonPolynomialOp(def) : nullptr;
+        if (!culprit || llvm::none_of(states, [&](Value state) {
+              return readsValue(factor.leaf, state);
+            }))
+          continue;
+        return "its output reads its state through '" +
+               culprit->getName().getStringRef().str() +
+               "', not by sums of products: a TTT layer with a nonlinear "
+               "inner model, no linear attention";
+      }
+      if (degree > 1)
+        return "its output multiplies " + std::to_string(degree) +
+               " values of its state (an inner model of several layers): a "
+               "TTT layer, no linear attention";
+    }
+  }
+  return std::nullopt;
+}
+
 FailureOr<LinearLayer> LayerReading::read(std::string &why) {
   size_t numStates = loop.getInits().size();
+  // A state the data moves by something other than sums of products (a
+  // running maximum, a normalizer) is no fast weight, whatever the output.
+  for (unsigned i = 0; i < numStates; ++i) {
+    Value next = nextState(i);
+    std::optional<Polynomial> update = EinsumReader({stateArg(i)}).read(next);
+    if (update && update->terms.size() == 1 &&
+        update->terms[0].factors.size() == 1 &&
+        update->terms[0].factors[0].leaf == next) {
+      std::string culprit = "an op that is not a sum of products";
+      if (Operation *op = next.getDefiningOp()) {
+        culprit = "'" + op->getName().getStringRef().str() + "'";
+        op->walk([&](Operation *inner) {
+          if (inner != op &&
+              !isa<arith::MulFOp, arith::AddFOp, arith::SubFOp, arith::DivFOp,
+                   arith::NegFOp, arith::ConstantOp, linalg::YieldOp>(inner)) {
+            culprit = "'" + inner->getName().getStringRef().str() + "'";
+            return WalkResult::interrupt();
+          }
+          return WalkResult::advance();
+        });
+      }
+      return why = "its state is updated through " + culprit +
+                   ", not by adding sums of products: no fast weight this "
+                   "reader takes (carried state that the data rescales, a "
+                   "running maximum or a normalizer, never is one)",
+             failure();
+    }
+  }
+  if (std::optional<std::string> reason = nonlinearity())
+    return why = *reason, failure();
   if (numStates < 1 || numStates > 2 || loop.getOutputs().size() != 1)
     return why = "it carries " + std::to_string(numStates) +
                  " state values and has " +
@@ -643,34 +735,6 @@ FailureOr<LinearLayer> LayerReading::read(std::string &why) {
     layer.momentum = 1 - read[0];
   weightArg = stateArg(layer.weight);
   weightNext = nextState(layer.weight);
-  // A state the data moves by something other than sums of products (a
-  // running maximum, a normalizer) is no fast weight, whatever the output.
-  for (unsigned i = 0; i < numStates; ++i) {
-    Value next = nextState(i);
-    std::optional<Polynomial> update = EinsumReader({stateArg(i)}).read(next);
-    if (update && update->terms.size() == 1 &&
-        update->terms[0].factors.size() == 1 &&
-        update->terms[0].factors[0].leaf == next) {
-      std::string culprit = "an op that is not a sum of products";
-      if (Operation *op = next.getDefiningOp()) {
-        culprit = "'" + op->getName().getStringRef().str() + "'";
-        op->walk([&](Operation *inner) {
-          if (inner != op &&
-              !isa<arith::MulFOp, arith::AddFOp, arith::SubFOp, arith::DivFOp,
-                   arith::NegFOp, arith::ConstantOp, linalg::YieldOp>(inner)) {
-            culprit = "'" + inner->getName().getStringRef().str() + "'";
-            return WalkResult::interrupt();
-          }
-          return WalkResult::advance();
-        });
-      }
-      return why = "its state is updated through " + culprit +
-                   ", not by adding sums of products: no fast weight this "
-                   "reader takes (carried state that the data rescales, a "
-                   "running maximum or a normalizer, never is one)",
-             failure();
-    }
-  }
   if (failed(readOutput(layer, why)) || failed(readUpdate(layer, why)))
     return failure();
   if (loop.isSingleChunk() && layer.order != UpdateOrder::update_then_apply)
@@ -990,6 +1054,14 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
   rewriter.eraseOp(loop);
 }
 
+} // namespace
+
+std::string ttt::linalg_raise::whyNotAKVBLayer(ChunkLoopOp loop) {
+  std::string why;
+  return failed(LayerReading(loop).read(why)) ? why : std::string();
+}
+
+namespace {
 struct TTTRaiseChunkLoopsPass
     : ttt::impl::TTTRaiseChunkLoopsBase<TTTRaiseChunkLoopsPass> {
   using Base::Base;

@@ -189,13 +189,41 @@ LogicalResult Reroll::findWindows(std::string &why) {
     if (std::optional<std::pair<int64_t, int64_t>> cut = windowOf(slice))
       cuts[{slice.getSource(), cut->first}].push_back({cut->second, slice});
   });
+  // The chunking most tensors follow: offsets 0, C, ..., (M-1)C, every
+  // window C long but one that ends at the tensor's end. (A program need
+  // not cut every chunk of every tensor: the last chunk's keys are dead
+  // when nothing reads the final state.)
+  auto chunking = [](Value source, int64_t axis,
+                     ArrayRef<std::pair<int64_t, tensor::ExtractSliceOp>> list)
+      -> std::optional<std::pair<int64_t, int64_t>> {
+    int64_t length = cast<RankedTensorType>(source.getType()).getDimSize(axis);
+    llvm::SmallSetVector<int64_t, 8> offsets;
+    for (auto [offset, slice] : list)
+      offsets.insert(offset);
+    SmallVector<int64_t> sorted(offsets.begin(), offsets.end());
+    llvm::sort(sorted);
+    if (sorted.size() < 3 || sorted[0] != 0)
+      return std::nullopt;
+    int64_t c = sorted[1];
+    for (auto [i, offset] : llvm::enumerate(sorted))
+      if (offset != static_cast<int64_t>(i) * c)
+        return std::nullopt;
+    for (auto [offset, slice] : list) {
+      int64_t size = slice.getStaticSizes()[axis];
+      if (size != std::min(c, length - offset))
+        return std::nullopt;
+    }
+    return std::make_pair(c, static_cast<int64_t>(sorted.size()));
+  };
   // A tensor assembled from what windows compute (a second layer reading
   // the first's output) is cut by a later loop: the first one is rolled
-  // first.
+  // first. Only chunk-like cuts count: a rotary embedding's two halves
+  // joined again are no layer.
   llvm::DenseSet<Operation *> candidates;
   for (auto &[key, list] : cuts)
-    for (auto [offset, slice] : list)
-      candidates.insert(slice);
+    if (chunking(key.first, key.second, list))
+      for (auto [offset, slice] : list)
+        candidates.insert(slice);
   SmallVector<std::pair<Value, int64_t>> later;
   for (auto &[key, list] : cuts) {
     Operation *def = key.first.getDefiningOp();
@@ -206,8 +234,12 @@ LogicalResult Reroll::findWindows(std::string &why) {
     options.omitBlockArguments = true;
     (void)getBackwardSlice(def, &slice, options);
     slice.insert(def);
+    // Chunk outputs are joined by a concat of three or more pieces or by
+    // inserts; a concat of two halves (a rotary embedding) is no assembly.
     bool assembled = llvm::any_of(slice, [](Operation *op) {
-      return isa<tensor::ConcatOp, tensor::InsertSliceOp>(op);
+      auto concat = dyn_cast<tensor::ConcatOp>(op);
+      return isa<tensor::InsertSliceOp>(op) ||
+             (concat && concat.getInputs().size() >= 3);
     });
     if (assembled && llvm::any_of(slice, [&](Operation *op) {
           return candidates.count(op);
@@ -239,33 +271,7 @@ LogicalResult Reroll::findWindows(std::string &why) {
   }
   for (const auto &key : later)
     cuts.erase(key);
-  // The chunking most tensors follow: offsets 0, C, ..., (M-1)C, every
-  // window C long but one that ends at the tensor's end. (A program need
-  // not cut every chunk of every tensor: the last chunk's keys are dead
-  // when nothing reads the final state.)
   llvm::MapVector<int64_t, unsigned> votes;
-  auto chunking = [](Value source, int64_t axis,
-                     ArrayRef<std::pair<int64_t, tensor::ExtractSliceOp>> list)
-      -> std::optional<std::pair<int64_t, int64_t>> {
-    int64_t length = cast<RankedTensorType>(source.getType()).getDimSize(axis);
-    llvm::SmallSetVector<int64_t, 8> offsets;
-    for (auto [offset, slice] : list)
-      offsets.insert(offset);
-    SmallVector<int64_t> sorted(offsets.begin(), offsets.end());
-    llvm::sort(sorted);
-    if (sorted.size() < 3 || sorted[0] != 0)
-      return std::nullopt;
-    int64_t c = sorted[1];
-    for (auto [i, offset] : llvm::enumerate(sorted))
-      if (offset != static_cast<int64_t>(i) * c)
-        return std::nullopt;
-    for (auto [offset, slice] : list) {
-      int64_t size = slice.getStaticSizes()[axis];
-      if (size != std::min(c, length - offset))
-        return std::nullopt;
-    }
-    return std::make_pair(c, static_cast<int64_t>(sorted.size()));
-  };
   for (auto &[key, list] : cuts)
     if (auto found = chunking(key.first, key.second, list))
       ++votes[found->first];

@@ -42,7 +42,10 @@ ConvertedGraph::ConvertedGraph(onnx::GraphOp graph) : graph(graph) {
   for (Operation &op : graphBody.without_terminator()) {
     if (auto init = dyn_cast<onnx::InitializerOp>(op)) {
       int64_t id = idFor(init.getResult());
-      if (!isa<FloatType>(init.getValue().getElementType()) ||
+      // Integer tensors are shapes and indices, read from the graph; masks
+      // (bool) and float tensors are data.
+      Type element = init.getValue().getElementType();
+      if (!(isa<FloatType>(element) || element.isInteger(1)) ||
           !staticTensor(init.getType()))
         continue;
       Operation *before = body->empty() ? nullptr : &body->back();

@@ -40,6 +40,16 @@ std::optional<SmallVector<int64_t>> NodeView::constantInts(unsigned i) const {
   return raise::readInts(elements);
 }
 
+std::optional<double> NodeView::constantFloat(unsigned i) const {
+  if (!hasInput(i))
+    return std::nullopt;
+  auto floats =
+      dyn_cast_or_null<DenseFPElementsAttr>(constantElementsOf(node.getInputs()[i]));
+  if (!floats || floats.getNumElements() != 1)
+    return std::nullopt;
+  return (*floats.value_begin<APFloat>()).convertToDouble();
+}
+
 int64_t NodeView::intAttr(StringRef name, int64_t otherwise) const {
   if (auto attr = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr(name)))
     return attr.getInt();
@@ -78,7 +88,7 @@ Handler onnx_to_linalg::findHandler(StringRef opType, int64_t opset) {
   int64_t bestSince = -1;
   for (ArrayRef<HandlerRow> table :
        {elementwiseHandlers(), contractionHandlers(), shapeHandlers(),
-        reductionHandlers(), normalizationHandlers()})
+        reductionHandlers(), normalizationHandlers(), assemblyHandlers()})
     for (const HandlerRow &row : table)
       if (row.opType == opType && row.sinceVersion <= opset &&
           row.sinceVersion > bestSince) {

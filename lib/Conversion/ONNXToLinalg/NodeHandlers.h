@@ -42,6 +42,9 @@ struct NodeView {
   /// The integers of input `i` when it is a constant integer tensor (a
   /// Constant node or an initializer, dense or a resource blob).
   std::optional<SmallVector<int64_t>> constantInts(unsigned i) const;
+  /// The value of input `i` when it is a constant float tensor of one
+  /// element.
+  std::optional<double> constantFloat(unsigned i) const;
   int64_t intAttr(StringRef name, int64_t otherwise) const;
   std::optional<SmallVector<int64_t>> intsAttr(StringRef name) const;
   std::optional<double> floatAttr(StringRef name) const;
@@ -71,6 +74,7 @@ ArrayRef<HandlerRow> contractionHandlers();
 ArrayRef<HandlerRow> shapeHandlers();
 ArrayRef<HandlerRow> reductionHandlers();
 ArrayRef<HandlerRow> normalizationHandlers();
+ArrayRef<HandlerRow> assemblyHandlers();
 
 /// The handler of `opType` for a model importing `opset`, or null.
 Handler findHandler(StringRef opType, int64_t opset);

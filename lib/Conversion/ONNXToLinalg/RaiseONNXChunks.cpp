@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "../ONNXToTTT/LayerFinder.h"
+#include "../LinalgToTTT/ChunkLoopForms.h"
 #include "GraphToFunc.h"
 #include "WriteBack.h"
 
@@ -48,6 +49,24 @@ static std::string describeForm(KVBLayerOp layer) {
   else
     text += "chunks";
   return text + " of " + std::to_string(chunk) + " tokens)";
+}
+
+/// What the remarks say of a chunk loop that stays.
+static std::string describeLoop(ChunkLoopOp loop) {
+  std::string text = "chunk loop (";
+  int64_t length = ShapedType::kDynamic;
+  if (!loop.getSequences().empty() && !loop.getWindowAxes().empty())
+    length = cast<RankedTensorType>(loop.getSequences()[0].getType())
+                 .getDimSize(loop.getWindowAxes()[0]);
+  if (loop.isSingleChunk())
+    text += "one chunk";
+  else if (ShapedType::isDynamic(length))
+    text += "chunks of " + std::to_string(loop.getChunk());
+  else
+    text += std::to_string((length + loop.getChunk() - 1) / loop.getChunk()) +
+            " chunks of " + std::to_string(loop.getChunk());
+  return text + ", " + std::to_string(loop.getInits().size()) +
+         " state values)";
 }
 
 /// The ONNX name of the value `value` is a view of: the initializer, graph
@@ -198,6 +217,17 @@ struct TTTRaiseONNXChunksPass
       for (const std::string &text : found)
         mlir::emitRemark(graph.getLoc()) << text;
 
+    // Loops the reader left are layers found and kept, with the reason;
+    // ttt-raise-onnx reports them unless it rewrites the graph itself.
+    SmallVector<Attribute> kept;
+    converted.func.walk([&](ChunkLoopOp loop) {
+      kept.push_back(StringAttr::get(
+          &getContext(), describeLoop(loop) + ": left as it was: " +
+                             linalg_raise::whyNotAKVBLayer(loop)));
+    });
+    if (!kept.empty())
+      graph->setAttr(raise::kFoundByChunkRouteAttr,
+                     ArrayAttr::get(&getContext(), kept));
     SmallVector<KVBLayerOp> layers;
     converted.func.walk([&](KVBLayerOp layer) { layers.push_back(layer); });
     if (layers.empty())

@@ -1,12 +1,12 @@
-//===- ReductionHandlers.cpp - ReduceSum and ReduceMean ------------------===//
+//===- ReductionHandlers.cpp - ReduceSum, ReduceMean, ReduceL2 ----------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
 //===----------------------------------------------------------------------===//
 //
-// A reduction is one `linalg.generic` summing into a zero tensor of the kept
-// dims, then (for a mean) a division by the count, then the kept unit dims
-// as an expansion.
+// A reduction is one `linalg.generic` summing (squares, for the norms) into a
+// zero tensor of the kept dims, then a division by the count (a mean) or a
+// square root (an L2 norm), then the kept unit dims as an expansion.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,14 +14,19 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::onnx_to_linalg;
 
+/// What a reduction computes of the elements it reduces.
+enum class Reduction { Sum, Mean, SumSquare, L2 };
+
 static LogicalResult reduce(OpBuilder &b, const NodeView &node,
                             SmallVectorImpl<Value> &results, std::string &why,
-                            bool axesAsInput, bool mean) {
+                            bool axesAsInput, Reduction kind) {
+  bool squares = kind == Reduction::SumSquare || kind == Reduction::L2;
   RankedTensorType type = node.resultType();
   RankedTensorType input = node.inputType(0);
   if (!type || !input || !isa<FloatType>(type.getElementType()) ||
@@ -86,13 +91,21 @@ static LogicalResult reduce(OpBuilder &b, const NodeView &node,
       b, loc, TypeRange{keptType}, ValueRange{node.inputs[0]}, ValueRange{init},
       ArrayRef<AffineMap>{b.getMultiDimIdentityMap(rank),
                           AffineMap::get(rank, 0, kept, context)},
-      iterators, [](OpBuilder &nb, Location nl, ValueRange args) {
+      iterators, [&](OpBuilder &nb, Location nl, ValueRange args) {
+        Value term = args[0];
+        if (squares)
+          term = arith::MulFOp::create(nb, nl, term, term);
         linalg::YieldOp::create(
-            nb, nl,
-            arith::AddFOp::create(nb, nl, args[1], args[0]).getResult());
+            nb, nl, arith::AddFOp::create(nb, nl, args[1], term).getResult());
       });
   Value result = generic.getResult(0);
-  if (mean) {
+  if (kind == Reduction::L2)
+    result = broadcastElementwise(
+        b, loc, ValueRange{result}, keptType,
+        [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          return math::SqrtOp::create(nb, nl, args[0]);
+        });
+  if (kind == Reduction::Mean) {
     double n = static_cast<double>(count);
     result = broadcastElementwise(
         b, loc, ValueRange{result}, keptType,
@@ -112,21 +125,25 @@ static LogicalResult reduce(OpBuilder &b, const NodeView &node,
   return success();
 }
 
-template <bool AxesAsInput, bool Mean>
+template <bool AxesAsInput, Reduction Kind>
 static LogicalResult reduction(OpBuilder &b, const NodeView &node,
                                SmallVectorImpl<Value> &results,
                                std::string &why) {
-  return reduce(b, node, results, why, AxesAsInput, Mean);
+  return reduce(b, node, results, why, AxesAsInput, Kind);
 }
 
 ArrayRef<HandlerRow> onnx_to_linalg::reductionHandlers() {
   // ReduceSum takes its axes as an input from opset 13, the other
   // reductions from 18.
   static const HandlerRow rows[] = {
-      {"ReduceSum", 1, reduction<false, false>},
-      {"ReduceSum", 13, reduction<true, false>},
-      {"ReduceMean", 1, reduction<false, true>},
-      {"ReduceMean", 18, reduction<true, true>},
+      {"ReduceL2", 1, reduction<false, Reduction::L2>},
+      {"ReduceL2", 18, reduction<true, Reduction::L2>},
+      {"ReduceMean", 1, reduction<false, Reduction::Mean>},
+      {"ReduceMean", 18, reduction<true, Reduction::Mean>},
+      {"ReduceSum", 1, reduction<false, Reduction::Sum>},
+      {"ReduceSum", 13, reduction<true, Reduction::Sum>},
+      {"ReduceSumSquare", 1, reduction<false, Reduction::SumSquare>},
+      {"ReduceSumSquare", 18, reduction<true, Reduction::SumSquare>},
   };
   return rows;
 }

@@ -43,7 +43,8 @@ static LogicalResult constant(OpBuilder &b, const NodeView &node,
     why = "its value is not a tensor attribute";
     return failure();
   }
-  if (!isa<FloatType>(value.getElementType())) {
+  if (!isa<FloatType>(value.getElementType()) &&
+      !value.getElementType().isInteger(1)) {
     results.push_back(Value()); // shapes and indices, read from the graph
     return success();
   }

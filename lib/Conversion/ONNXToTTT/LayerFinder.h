@@ -108,6 +108,12 @@ inline constexpr int64_t kMinExportOpset = 13;
 inline constexpr llvm::StringLiteral kRewrittenDoc =
     "ttt: parallel linear-attention form of a TTT layer, ";
 
+/// The graph attribute by which ttt-raise-onnx-chunks hands ttt-raise-onnx
+/// the layers it found and left as they are (an array of the remarks'
+/// texts): reported as found, never as "no TTT layer found".
+inline constexpr llvm::StringLiteral kFoundByChunkRouteAttr =
+    "ttt.found_by_chunk_route";
+
 /// A node that carries state from chunk to chunk like a TTT layer, but is
 /// not one, and why.
 struct Candidate {

@@ -116,11 +116,13 @@ struct TTTRaiseONNXPass
     // The copy is outside the module, so it is asked nothing about it.
     modelOpset = onnx::getDefaultOpset(graph);
     auto copy = cast<onnx::GraphOp>(graph->clone());
+    graph->removeAttr(kFoundByChunkRouteAttr);
     normalizeGraph(copy);
     if (!raiseIn(copy, nodes)) {
       copy->erase();
       return;
     }
+    copy->removeAttr(kFoundByChunkRouteAttr);
     graph->getBlock()->getOperations().insert(Block::iterator(graph), copy);
     graph->erase();
   }
@@ -142,7 +144,11 @@ struct TTTRaiseONNXPass
       std::optional<StringRef> doc = node.getDocString();
       rewrittenBefore |= doc && doc->starts_with(kRewrittenDoc);
     });
-    if (layers.empty() && !rewrittenBefore) {
+    auto foundBefore = graph->getAttrOfType<ArrayAttr>(kFoundByChunkRouteAttr);
+    if (layers.empty() && !rewrittenBefore && foundBefore) {
+      for (auto text : foundBefore.getAsRange<StringAttr>())
+        graph.emitRemark() << "TTT layer: " << text.getValue();
+    } else if (layers.empty() && !rewrittenBefore) {
       graph.emitRemark() << "no TTT layer found (" << nodes << " nodes read)";
     }
     for (const Candidate &candidate : rejected)

@@ -70,7 +70,7 @@ func.func @feature_major(%w0: tensor<2x5x3xf32>, %q: tensor<2x3x12xf32>,
 // CHECK: ttt.chunk_loop
 // CHECK-NOT: ttt.kvb_layer
 func.func @tanh_output(%w0: tensor<4x4xf32>, %x: tensor<8x4xf32>) -> tensor<8x4xf32> {
-  // expected-remark @+1 {{not a ttt.kvb_layer: its output is not one product of the queries and the fast weight}}
+  // expected-remark @+1 {{not a ttt.kvb_layer: its output reads its state through 'math.tanh', not by sums of products: a TTT layer with a nonlinear inner model, no linear attention}}
   %o, %w = ttt.chunk_loop chunk(4) state(%w0 : tensor<4x4xf32>)
       windows(%x : tensor<8x4xf32>) along [0] outputs along [0] {
   ^bb0(%s: tensor<4x4xf32>, %xc: tensor<4x4xf32>):
@@ -305,4 +305,32 @@ func.func @muon(%w0: tensor<2x3x3xf32>, %q: tensor<2x8x3xf32>,
     ttt.chunk_yield outputs(%oc : tensor<2x4x3xf32>) state(%s1 : tensor<2x3x3xf32>)
   } -> outputs(tensor<2x8x3xf32>) state(tensor<2x3x3xf32>)
   return %o : tensor<2x8x3xf32>
+}
+
+// -----
+
+// Two fast weights applied one after the other (an inner model of two
+// layers without an activation): degree 2 in the state, no linear attention.
+// CHECK-LABEL: func.func @two_layers
+// CHECK: ttt.chunk_loop
+// CHECK-NOT: ttt.kvb_layer
+func.func @two_layers(%a0: tensor<4x4xf32>, %b0: tensor<4x4xf32>, %x: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-remark @+1 {{not a ttt.kvb_layer: its output multiplies 2 values of its state (an inner model of several layers): a TTT layer, no linear attention}}
+  %o, %a, %b = ttt.chunk_loop chunk(4) state(%a0, %b0 : tensor<4x4xf32>, tensor<4x4xf32>)
+      windows(%x : tensor<8x4xf32>) along [0] outputs along [0] {
+  ^bb0(%sa: tensor<4x4xf32>, %sb: tensor<4x4xf32>, %xc: tensor<4x4xf32>):
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4x4xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %h = linalg.matmul ins(%xc, %sa : tensor<4x4xf32>, tensor<4x4xf32>)
+        outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %y = linalg.matmul ins(%h, %sb : tensor<4x4xf32>, tensor<4x4xf32>)
+        outs(%z : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %na = linalg.matmul ins(%xc, %xc : tensor<4x4xf32>, tensor<4x4xf32>)
+        outs(%sa : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %nb = linalg.matmul ins(%xc, %xc : tensor<4x4xf32>, tensor<4x4xf32>)
+        outs(%sb : tensor<4x4xf32>) -> tensor<4x4xf32>
+    ttt.chunk_yield outputs(%y : tensor<4x4xf32>) state(%na, %nb : tensor<4x4xf32>, tensor<4x4xf32>)
+  } -> outputs(tensor<8x4xf32>) state(tensor<4x4xf32>, tensor<4x4xf32>)
+  return %o : tensor<8x4xf32>
 }
