@@ -42,18 +42,16 @@ static Value insertBox(OpBuilder &b, Location loc, Value update, Value data,
     offsetFolds.push_back(b.getIndexAttr(offset));
     sizes.push_back(b.getIndexAttr(size));
   }
-  return tensor::InsertSliceOp::create(b, loc, update, data, offsetFolds,
-                                       sizes, strides);
+  return tensor::InsertSliceOp::create(b, loc, update, data, offsetFolds, sizes,
+                                       strides);
 }
 
 /// The data, the updates and the constant indices of a scatter whose
 /// result has the data's type, or failure with `why` set.
-static LogicalResult scatterOperands(const NodeView &node,
-                                     RankedTensorType &data,
-                                     RankedTensorType &updates,
-                                     RankedTensorType &indexType,
-                                     SmallVector<int64_t> &indices,
-                                     std::string &why) {
+static LogicalResult
+scatterOperands(const NodeView &node, RankedTensorType &data,
+                RankedTensorType &updates, RankedTensorType &indexType,
+                SmallVector<int64_t> &indices, std::string &why) {
   data = node.inputType(0);
   updates = node.inputType(2);
   indexType = dyn_cast<RankedTensorType>(node.node.getInputs()[1].getType());
@@ -88,8 +86,7 @@ static LogicalResult scatterND(OpBuilder &b, const NodeView &node,
   SmallVector<int64_t> box(grid);
   if (depth >= 1 && depth <= rank)
     llvm::append_range(box, data.getShape().drop_front(depth));
-  if (depth < 1 || depth > rank ||
-      static_cast<int64_t>(grid.size()) != depth ||
+  if (depth < 1 || depth > rank || static_cast<int64_t>(grid.size()) != depth ||
       updates.getShape() != ArrayRef<int64_t>(box)) {
     why = "its indices do not address a box of its data's leading dims";
     return failure();

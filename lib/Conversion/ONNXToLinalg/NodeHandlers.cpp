@@ -43,8 +43,8 @@ std::optional<SmallVector<int64_t>> NodeView::constantInts(unsigned i) const {
 std::optional<double> NodeView::constantFloat(unsigned i) const {
   if (!hasInput(i))
     return std::nullopt;
-  auto floats =
-      dyn_cast_or_null<DenseFPElementsAttr>(constantElementsOf(node.getInputs()[i]));
+  auto floats = dyn_cast_or_null<DenseFPElementsAttr>(
+      constantElementsOf(node.getInputs()[i]));
   if (!floats || floats.getNumElements() != 1)
     return std::nullopt;
   return (*floats.value_begin<APFloat>()).convertToDouble();

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "../ONNXToTTT/LayerFinder.h"
 #include "../LinalgToTTT/ChunkLoopForms.h"
+#include "../ONNXToTTT/LayerFinder.h"
 #include "GraphToFunc.h"
 #include "WriteBack.h"
 
@@ -221,9 +221,9 @@ struct TTTRaiseONNXChunksPass
     // ttt-raise-onnx reports them unless it rewrites the graph itself.
     SmallVector<Attribute> kept;
     converted.func.walk([&](ChunkLoopOp loop) {
-      kept.push_back(StringAttr::get(
-          &getContext(), describeLoop(loop) + ": left as it was: " +
-                             linalg_raise::whyNotAKVBLayer(loop)));
+      kept.push_back(StringAttr::get(&getContext(),
+                                     describeLoop(loop) + ": left as it was: " +
+                                         linalg_raise::whyNotAKVBLayer(loop)));
     });
     if (!kept.empty())
       graph->setAttr(raise::kFoundByChunkRouteAttr,
