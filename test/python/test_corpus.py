@@ -37,6 +37,9 @@ FOUND = {
     # ttt-lm-pytorch loops over mini-batches of a [B, H, N, C, D] view: one per step.
     "ttt_lm_pytorch_TTTLinear.dynamo": "TTT layer: chunk loop (3 chunks of 1, 2 " + LAYER_NORM_MSE,
     "ttt_lm_pytorch_TTTMLP.dynamo": "TTT layer: chunk loop (3 chunks of 1, 4 " + LAYER_NORM_MSE,
+    # The TorchScript exports compute their window bounds from shapes at run time.
+    "ttt_lm_pytorch_TTTLinear.ts": "TTT layer: chunk loop (3 chunks of 1, 2 " + LAYER_NORM_MSE,
+    "ttt_lm_pytorch_TTTMLP.ts": "TTT layer: chunk loop (3 chunks of 1, 4 " + LAYER_NORM_MSE,
 }
 NOT_FOUND = "no TTT layer found"
 # The exports onnxruntime cannot run: the shipped Newton-Schulz (Muon) computes in

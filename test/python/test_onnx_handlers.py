@@ -270,6 +270,17 @@ def _masked_fill(rng):
                   [_value("y", shape)], inits=[mask, fill])
 
 
+def _int_positions_cast(rng):
+    """Integer positions cast to float and fed to Cos and Sin (a rotary embedding)."""
+    n, d = (int(x) for x in rng.integers(2, 6, 2))
+    nodes = [h.make_node("Cast", ["pos"], ["p"], to=TensorProto.FLOAT),
+             h.make_node("Mul", ["p", "x"], ["a"]),
+             h.make_node("Cos", ["a"], ["c"]), h.make_node("Sin", ["a"], ["s"]),
+             h.make_node("Add", ["c", "s"], ["y"])]
+    pos = _ints("pos", rng.integers(-50, 50, (n, 1)))
+    return _model(nodes, [_value("x", [n, d])], [_value("y", [n, d])], inits=[pos])
+
+
 def _cast_round_trip(rng):
     shape = [int(x) for x in rng.integers(1, 5, 2)]
     nodes = [h.make_node("Cast", ["x"], ["d"], to=TensorProto.DOUBLE),
@@ -418,6 +429,7 @@ CASES = {
        for opset in (2, 11, 18) for i in range(2)},
     "ConstantOfShape": lambda: _constant_of_shape(np.random.default_rng([SEED, 25])),
     "Where_bool_initializer": lambda: _masked_fill(np.random.default_rng([SEED, 26])),
+    "Cast_int_constant_Cos_Sin": lambda: _int_positions_cast(np.random.default_rng([SEED, 27])),
 }
 
 

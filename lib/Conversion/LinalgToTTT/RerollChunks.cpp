@@ -193,18 +193,21 @@ LogicalResult Reroll::findWindows(std::string &why) {
   // window C long but one that ends at the tensor's end. (A program need
   // not cut every chunk of every tensor: the last chunk's keys are dead
   // when nothing reads the final state.)
+  // `given`: the chunk the other tensors agree on; a tensor cut into fewer
+  // windows (its last chunk's keys dead) then follows it.
   auto chunking = [](Value source, int64_t axis,
-                     ArrayRef<std::pair<int64_t, tensor::ExtractSliceOp>> list)
-      -> std::optional<std::pair<int64_t, int64_t>> {
+                     ArrayRef<std::pair<int64_t, tensor::ExtractSliceOp>> list,
+                     int64_t given =
+                         0) -> std::optional<std::pair<int64_t, int64_t>> {
     int64_t length = cast<RankedTensorType>(source.getType()).getDimSize(axis);
     llvm::SmallSetVector<int64_t, 8> offsets;
     for (auto [offset, slice] : list)
       offsets.insert(offset);
     SmallVector<int64_t> sorted(offsets.begin(), offsets.end());
     llvm::sort(sorted);
-    if (sorted.size() < 3 || sorted[0] != 0)
+    if (sorted.empty() || sorted[0] != 0 || (!given && sorted.size() < 3))
       return std::nullopt;
-    int64_t c = sorted[1];
+    int64_t c = given ? given : sorted[1];
     for (auto [i, offset] : llvm::enumerate(sorted))
       if (offset != static_cast<int64_t>(i) * c)
         return std::nullopt;
@@ -282,7 +285,7 @@ LogicalResult Reroll::findWindows(std::string &why) {
             return a.second < b.second;
           })->first;
   for (auto &[key, list] : cuts) {
-    auto found = chunking(key.first, key.second, list);
+    auto found = chunking(key.first, key.second, list, chunk);
     if (!found || found->first != chunk)
       continue;
     numChunks = std::max(numChunks, found->second);

@@ -12,6 +12,7 @@
 
 #include "../LinalgToTTT/ChunkLoopForms.h"
 #include "../ONNXToTTT/LayerFinder.h"
+#include "../ONNXToTTT/Normalize.h"
 #include "GraphToFunc.h"
 #include "WriteBack.h"
 
@@ -150,7 +151,25 @@ struct TTTRaiseONNXChunksPass
         return signalPassFailure();
   }
 
-  LogicalResult raise(onnx::GraphOp graph) {
+  /// Reads a copy of `original` with its shape arithmetic folded; keeps the
+  /// copy only if a layer was rewritten, so that a graph whose layers all
+  /// stay is written back node for node.
+  LogicalResult raise(onnx::GraphOp original) {
+    auto graph = cast<onnx::GraphOp>(original->clone());
+    original->getBlock()->getOperations().insert(Block::iterator(original),
+                                                 graph);
+    graph->removeAttr(raise::kFoundByChunkRouteAttr);
+    raise::foldShapeArithmetic(graph);
+    FailureOr<bool> rewritten = raiseIn(graph, original);
+    if (succeeded(rewritten) && *rewritten)
+      original->erase();
+    graph->erase();
+    return failure(failed(rewritten));
+  }
+
+  /// Whether a layer of `graph` was rewritten (the rewritten graph then
+  /// follows `graph`); layers found and kept are noted on `original`.
+  FailureOr<bool> raiseIn(onnx::GraphOp graph, onnx::GraphOp original) {
     ConvertedGraph converted(graph);
     if (explain) {
       InFlightDiagnostic remark =
@@ -180,7 +199,7 @@ struct TTTRaiseONNXChunksPass
             << "ttt-raise-onnx-chunks: the graph read as linalg does not "
                "verify: "
             << invalid;
-      return success();
+      return false;
     }
     // The route's own remarks are about the function; they reach the user
     // as remarks on the graph.
@@ -211,7 +230,7 @@ struct TTTRaiseONNXChunksPass
         mlir::emitRemark(graph.getLoc())
             << "ttt-raise-onnx-chunks: the route failed on this graph ("
             << routeError << "); left to ttt-raise-onnx";
-      return success();
+      return false;
     }
     if (explain)
       for (const std::string &text : found)
@@ -226,12 +245,12 @@ struct TTTRaiseONNXChunksPass
                                          linalg_raise::whyNotAKVBLayer(loop)));
     });
     if (!kept.empty())
-      graph->setAttr(raise::kFoundByChunkRouteAttr,
-                     ArrayAttr::get(&getContext(), kept));
+      original->setAttr(raise::kFoundByChunkRouteAttr,
+                        ArrayAttr::get(&getContext(), kept));
     SmallVector<KVBLayerOp> layers;
     converted.func.walk([&](KVBLayerOp layer) { layers.push_back(layer); });
     if (layers.empty())
-      return success();
+      return false;
     // A layer the rewrite cannot take stays as the model has it; so does
     // one whose first chunk stayed unrolled (its initial weight computed by
     // that chunk), which ttt-raise-onnx reads whole.
@@ -241,7 +260,7 @@ struct TTTRaiseONNXChunksPass
           mlir::emitRemark(graph.getLoc())
               << "ttt-raise-onnx-chunks: " << describeForm(layer)
               << " left to ttt-raise-onnx: its first chunk stays unrolled";
-        return success();
+        return false;
       }
       LayerFacts facts = analyzeLayer(layer);
       if (!facts.rewritable) {
@@ -249,7 +268,7 @@ struct TTTRaiseONNXChunksPass
           mlir::emitRemark(graph.getLoc())
               << "ttt-raise-onnx-chunks: " << describeForm(layer)
               << " left to ttt-raise-onnx: " << explainLayer(facts);
-        return success();
+        return false;
       }
     }
     // The parallel form is written with opset-13 nodes; ttt-raise-onnx
@@ -260,7 +279,7 @@ struct TTTRaiseONNXChunksPass
         mlir::emitRemark(graph.getLoc())
             << "ttt-raise-onnx-chunks: the model imports an opset before "
             << raise::kMinExportOpset << "; left to ttt-raise-onnx";
-      return success();
+      return false;
     }
     std::string why;
     SmallVector<Replacement> replaced;
@@ -270,7 +289,7 @@ struct TTTRaiseONNXChunksPass
         mlir::emitRemark(graph.getLoc())
             << "ttt-raise-onnx-chunks: " << describeForm(layers.front())
             << " left to ttt-raise-onnx: " << why;
-      return success();
+      return false;
     }
     for (const Replacement &replacement : replaced)
       for (Operation *op : replacement.layers)
@@ -281,8 +300,7 @@ struct TTTRaiseONNXChunksPass
               << ": raised to ttt.kvb_layer (linear attention, "
               << stringifyExactLowering(facts.lowering) << ")";
         }
-    graph->erase();
-    return success();
+    return true;
   }
 };
 } // namespace

@@ -68,6 +68,28 @@ static LogicalResult identity(OpBuilder &, const NodeView &node,
 static LogicalResult castNode(OpBuilder &b, const NodeView &node,
                               SmallVectorImpl<Value> &results,
                               std::string &why) {
+  // Positions computed once as integers (a rotary embedding's) and cast to
+  // float: a float constant.
+  RankedTensorType result = node.resultType();
+  std::optional<SmallVector<int64_t>> ints = node.constantInts(0);
+  if (result && ints && isa<FloatType>(result.getElementType()) &&
+      static_cast<int64_t>(ints->size()) == result.getNumElements()) {
+    SmallVector<APFloat> values;
+    auto semantics =
+        &cast<FloatType>(result.getElementType()).getFloatSemantics();
+    for (int64_t v : *ints) {
+      APFloat value(*semantics);
+      bool lost = false;
+      (void)value.convertFromAPInt(APInt(64, v, /*isSigned=*/true),
+                                   /*IsSigned=*/true,
+                                   APFloat::rmNearestTiesToEven);
+      (void)lost;
+      values.push_back(value);
+    }
+    results.push_back(arith::ConstantOp::create(
+        b, node.loc(), DenseElementsAttr::get(result, values)));
+    return success();
+  }
   RankedTensorType type, input;
   if (!staticInputAndResult(node, type, input, why))
     return failure();

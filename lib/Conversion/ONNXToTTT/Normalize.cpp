@@ -179,6 +179,20 @@ Value raise::createTranspose(PatternRewriter &rewriter, Location loc, Value x,
 /// every pair that the one before left.
 static constexpr int kTurnedValueRounds = 4;
 
+void raise::foldShapeArithmetic(onnx::GraphOp graph) {
+  MLIRContext *context = graph.getContext();
+  RewritePatternSet patterns(context);
+  populateShapeArithmeticFolding(patterns);
+  populateTypeNormalizations(patterns);
+  int64_t nodes = 0;
+  graph.walk([&](onnx::NodeOp) { ++nodes; });
+  GreedyRewriteConfig config;
+  config.setMaxNumRewrites(8 * nodes + 1024);
+  config.enableFolding(false);
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  (void)applyPatternsGreedily(graph, std::move(patterns), config);
+}
+
 void raise::normalizeGraph(onnx::GraphOp graph) {
   MLIRContext *context = graph.getContext();
   RewritePatternSet patterns(context);

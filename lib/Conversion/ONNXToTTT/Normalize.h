@@ -47,12 +47,21 @@
 namespace mlir::ttt::raise {
 
 void populateConstantNormalizations(RewritePatternSet &patterns);
+/// Integer arithmetic on constants and on the shapes of statically typed
+/// values (not only of graph inputs) folded into constants.
+void populateShapeArithmeticFolding(RewritePatternSet &patterns);
 void populateViewNormalizations(RewritePatternSet &patterns);
 void populateContractionNormalizations(RewritePatternSet &patterns);
 void populateAssemblyNormalizations(RewritePatternSet &patterns);
 void populateArithmeticNormalizations(RewritePatternSet &patterns);
 void populateLoopNormalizations(RewritePatternSet &patterns);
 void populateTypeNormalizations(RewritePatternSet &patterns);
+
+/// Integer shape arithmetic folded into constants (populateShapeArithmetic-
+/// Folding), the static types that fixes, If on a constant resolved. What a
+/// graph exported with run-time shape computations needs before its nodes can
+/// be read with static types.
+void foldShapeArithmetic(onnx::GraphOp graph);
 
 /// Rewrites every idiom of `graph` (and of its subgraphs) into the canonical
 /// spelling, then merges equal nodes.

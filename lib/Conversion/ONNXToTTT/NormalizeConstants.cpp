@@ -249,6 +249,20 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
         return R();
       return a / b;
     });
+  if (type == "Mod") {
+    // fmod = 0: the remainder takes the divisor's sign (Python's %); 1: the
+    // dividend's (C's %).
+    auto fmodAttr = dyn_cast_or_null<IntegerAttr>(node.getONNXAttr("fmod"));
+    bool cStyle = fmodAttr && fmodAttr.getInt() != 0;
+    return binary([cStyle](int64_t a, int64_t b) -> R {
+      if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1))
+        return R();
+      int64_t r = a % b;
+      if (!cStyle && r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+      return r;
+    });
+  }
   if (type == "Equal")
     return binary([](int64_t a, int64_t b) -> R { return a == b; });
   if (type == "Less")
@@ -498,11 +512,14 @@ SmallVector<int64_t> raise::dimsBetween(ArrayRef<int64_t> dims, int64_t start,
 /// Shape(x) of a statically shaped graph input x -> its dims (the graph
 /// declares them, and onnxruntime holds inputs to them), so that the shape
 /// arithmetic around it folds: `lr.chunk(3, -1)` of a traced export cuts at
-/// (dim + 2) / 3. Shapes of computed values stay: the views that read them
-/// are normalized as they are.
+/// (dim + 2) / 3. Shapes of computed values stay for ttt-raise-onnx (the
+/// views that read them are normalized as they are); with `computedToo`
+/// (the canonical route, which reads nodes by their static types) they fold
+/// too, their types being what shape inference derived from the inputs.
 struct FoldShapeOfStatic : NodePattern {
-  explicit FoldShapeOfStatic(MLIRContext *context)
-      : NodePattern(context, "Shape") {}
+  explicit FoldShapeOfStatic(MLIRContext *context, bool computedToo = false)
+      : NodePattern(context, "Shape"), computedToo(computedToo) {}
+  bool computedToo;
 
   LogicalResult matchNode(onnx::NodeOp shape,
                           PatternRewriter &rewriter) const override {
@@ -510,8 +527,9 @@ struct FoldShapeOfStatic : NodePattern {
                     ? dyn_cast<RankedTensorType>(shape.getInputs()[0].getType())
                     : RankedTensorType();
     auto input = dyn_cast<BlockArgument>(shape.getInputs()[0]);
-    if (!type || !type.hasStaticShape() || !input ||
-        !isa<onnx::GraphOp>(input.getOwner()->getParentOp()))
+    bool graphInput =
+        input && isa<onnx::GraphOp>(input.getOwner()->getParentOp());
+    if (!type || !type.hasStaticShape() || !(graphInput || computedToo))
       return rewriter.notifyMatchFailure(shape,
                                          "not of a statically shaped input");
     SmallVector<int64_t> kept =
@@ -828,4 +846,10 @@ void raise::populateConstantNormalizations(RewritePatternSet &patterns) {
       .add<AddOfIntegerZero, FoldIntegerCastOfConstant, FoldIntegerNode,
            FoldShapeOfStatic, FoldTransposeOfConstant, FoldGatherOfConstant>(
           patterns.getContext());
+}
+
+void raise::populateShapeArithmeticFolding(RewritePatternSet &patterns) {
+  patterns.add<AddOfIntegerZero, FoldIntegerCastOfConstant, FoldIntegerNode,
+               FoldGatherOfConstant>(patterns.getContext());
+  patterns.add<FoldShapeOfStatic>(patterns.getContext(), /*computedToo=*/true);
 }

@@ -89,7 +89,11 @@ enum class Rule {
   Reshape,
   Expand,
   Tile,
-  Gather
+  Gather,
+  Slice,
+  Concat,
+  Unsqueeze,
+  Squeeze
 };
 
 Rule ruleOf(StringRef opType) {
@@ -110,6 +114,10 @@ Rule ruleOf(StringRef opType) {
       .Case("Expand", Rule::Expand)
       .Case("Tile", Rule::Tile)
       .Case("Gather", Rule::Gather)
+      .Case("Slice", Rule::Slice)
+      .Case("Concat", Rule::Concat)
+      .Case("Unsqueeze", Rule::Unsqueeze)
+      .Case("Squeeze", Rule::Squeeze)
       .Default(Rule::None);
 }
 
@@ -243,6 +251,108 @@ std::optional<SmallVector<int64_t>> inferShape(onnx::NodeOp node, Rule rule) {
     llvm::append_range(shape, indices.getShape());
     shape.append(x->begin() + axis + 1, x->end());
     return shape;
+  }
+  case Rule::Slice: {
+    // Bounds as constant inputs (opset 10 on); clamped as ONNX clamps them.
+    auto input = [&](size_t i) -> std::optional<SmallVector<int64_t>> {
+      return i < inputs.size() ? shapeConstant(inputs[i]) : std::nullopt;
+    };
+    std::optional<SmallVector<int64_t>> starts = input(1), ends = input(2);
+    if (!starts || !ends || starts->size() != ends->size())
+      return std::nullopt;
+    int64_t rank = x->size();
+    SmallVector<int64_t> axes, steps(starts->size(), 1);
+    for (int64_t i = 0; i < static_cast<int64_t>(starts->size()); ++i)
+      axes.push_back(i);
+    if (inputs.size() > 3) {
+      std::optional<SmallVector<int64_t>> given = input(3);
+      if (!given || given->size() != starts->size())
+        return std::nullopt;
+      axes = *given;
+    }
+    if (inputs.size() > 4) {
+      std::optional<SmallVector<int64_t>> given = input(4);
+      if (!given || given->size() != starts->size())
+        return std::nullopt;
+      steps = *given;
+    }
+    SmallVector<int64_t> shape(*x);
+    for (auto [i, axis] : llvm::enumerate(axes)) {
+      if (axis < -rank || axis >= rank || steps[i] <= 0)
+        return std::nullopt;
+      if (axis < 0)
+        axis += rank;
+      int64_t dim = (*x)[axis];
+      auto clamp = [dim](int64_t at) {
+        if (at < 0)
+          at = at < -dim ? 0 : at + dim;
+        return std::min(at, dim);
+      };
+      int64_t start = clamp((*starts)[i]), end = clamp((*ends)[i]);
+      shape[axis] = end > start ? (end - start + steps[i] - 1) / steps[i] : 0;
+    }
+    return shape;
+  }
+  case Rule::Concat: {
+    int64_t rank = x->size();
+    int64_t axis = intAttr(node, "axis").value_or(0);
+    if (axis < -rank || axis >= rank)
+      return std::nullopt;
+    if (axis < 0)
+      axis += rank;
+    SmallVector<int64_t> shape(*x);
+    for (Value other : inputs.drop_front()) {
+      std::optional<SmallVector<int64_t>> y = staticShape(other);
+      if (!y || static_cast<int64_t>(y->size()) != rank)
+        return std::nullopt;
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != axis && (*y)[d] != shape[d])
+          return std::nullopt;
+      shape[axis] += (*y)[axis];
+    }
+    return shape;
+  }
+  case Rule::Unsqueeze:
+  case Rule::Squeeze: {
+    // Axes as an input from opset 13, an attribute before.
+    std::optional<SmallVector<int64_t>> axes =
+        inputs.size() > 1 ? shapeConstant(inputs[1]) : std::nullopt;
+    if (!axes)
+      if (auto attr =
+              dyn_cast_or_null<DenseI64ArrayAttr>(node.getONNXAttr("axes")))
+        axes = SmallVector<int64_t>(attr.asArrayRef());
+    if (rule == Rule::Squeeze) {
+      if (!axes)
+        return std::nullopt;
+      int64_t rank = x->size();
+      SmallVector<bool> dropped(rank, false);
+      for (int64_t axis : *axes) {
+        if (axis < -rank || axis >= rank)
+          return std::nullopt;
+        dropped[axis < 0 ? axis + rank : axis] = true;
+      }
+      SmallVector<int64_t> shape;
+      for (int64_t d = 0; d < rank; ++d)
+        if (!dropped[d])
+          shape.push_back((*x)[d]);
+        else if ((*x)[d] != 1)
+          return std::nullopt;
+      return shape;
+    }
+    if (!axes)
+      return std::nullopt;
+    int64_t rank = x->size() + axes->size();
+    SmallVector<bool> added(rank, false);
+    for (int64_t axis : *axes) {
+      if (axis < -rank || axis >= rank)
+        return std::nullopt;
+      added[axis < 0 ? axis + rank : axis] = true;
+    }
+    SmallVector<int64_t> shape;
+    size_t next = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      shape.push_back(added[d] ? 1 : (*x)[next++]);
+    return next == x->size() ? std::optional(shape) : std::nullopt;
   }
   }
   return std::nullopt;

@@ -23,7 +23,9 @@
 // CHECK-NOT: "Slice"
 // CHECK: onnx.yield %[[OUT]]
 module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
-  // expected-remark@+2 {{ttt-raise-onnx-chunks: 24 nodes read as linalg}}
+  // The last chunk's keys and values are dead; the analysis does not read
+  // them.
+  // expected-remark@+2 {{ttt-raise-onnx-chunks: 22 nodes read as linalg}}
   // expected-remark@+1 {{ttt-raise-chunk-loops: a linear fast weight (dot loss, chunks of 2, apply_then_update)}}
   onnx.graph @unrolled_dot(%q: tensor<1x6x4xf32> {onnx.name = "q"}, %k: tensor<1x6x4xf32> {onnx.name = "k"}, %v: tensor<1x6x4xf32> {onnx.name = "v"}) -> (tensor<1x6x4xf32> {onnx.name = "o"}) {
     %w = onnx.initializer "w" dense<[[[0.5, -0.25, 0.125, 1.0], [0.0, 0.75, -1.0, 0.25], [1.5, 0.0, 0.5, -0.5], [-0.125, 0.25, 0.0, 1.0]]]> : tensor<1x4x4xf32>
@@ -71,5 +73,49 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     %s = onnx.node "Scale"(%x) domain "com.example" attrs {factor = 2.0 : f32} {outputs = ["s"]} : (tensor<2x4xf32>) -> tensor<2x4xf32>
     %y = onnx.node "Relu"(%s) {outputs = ["y"]} : (tensor<2x4xf32>) -> tensor<2x4xf32>
     onnx.yield %y : tensor<2x4xf32>
+  }
+}
+
+// -----
+
+// Window bounds computed from the input's shape at run time (as
+// `torch.onnx.export(dynamo=False)` writes `x[:, i*c:(i+1)*c]`), and the
+// windows' types unknown: the shape arithmetic is folded first, on a copy
+// that is kept because the layer is rewritten.
+// CHECK-LABEL: onnx.graph @shape_arithmetic(
+// CHECK: onnx.node "Identity"({{.+}}) {doc_string = "ttt: parallel linear-attention form of a TTT layer, read through ttt.chunk_loop", outputs = ["o"]}
+// CHECK-NOT: "Shape"
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  // expected-remark@+2 {{ttt-raise-onnx-chunks: 22 nodes read as linalg}}
+  // expected-remark@+1 {{ttt-raise-chunk-loops: a linear fast weight (dot loss, chunks of 2, apply_then_update)}}
+  onnx.graph @shape_arithmetic(%q: tensor<1x6x4xf32> {onnx.name = "q"}, %k: tensor<1x6x4xf32> {onnx.name = "k"}, %v: tensor<1x6x4xf32> {onnx.name = "v"}) -> (tensor<1x6x4xf32> {onnx.name = "o"}) {
+    %w = onnx.initializer "w" dense<[[[0.5, -0.25, 0.125, 1.0], [0.0, 0.75, -1.0, 0.25], [1.5, 0.0, 0.5, -0.5], [-0.125, 0.25, 0.0, 1.0]]]> : tensor<1x4x4xf32>
+    %shape = onnx.node "Shape"(%q) {outputs = ["shape"]} : (tensor<1x6x4xf32>) -> tensor<3xi64>
+    %i1 = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["i1"]} : () -> tensor<1xi64>
+    %len = onnx.node "Gather"(%shape, %i1) attrs {axis = 0 : i64} {outputs = ["len"]} : (tensor<3xi64>, tensor<1xi64>) -> tensor<1xi64>
+    %three = onnx.node "Constant"() attrs {value = dense<3> : tensor<1xi64>} {outputs = ["three"]} : () -> tensor<1xi64>
+    %c = onnx.node "Div"(%len, %three) {outputs = ["c"]} : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    %c0 = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["c0"]} : () -> tensor<1xi64>
+    %two = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>} {outputs = ["two"]} : () -> tensor<1xi64>
+    %c2 = onnx.node "Mul"(%c, %two) {outputs = ["c2"]} : (tensor<1xi64>, tensor<1xi64>) -> tensor<1xi64>
+    %q0 = onnx.node "Slice"(%q, %c0, %c, %i1) {outputs = ["q0"]} : (tensor<1x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x?x4xf32>
+    %k0 = onnx.node "Slice"(%k, %c0, %c, %i1) {outputs = ["k0"]} : (tensor<1x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x?x4xf32>
+    %v0 = onnx.node "Slice"(%v, %c0, %c, %i1) {outputs = ["v0"]} : (tensor<1x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x?x4xf32>
+    %o0 = onnx.node "MatMul"(%q0, %w) {outputs = ["o0"]} : (tensor<1x?x4xf32>, tensor<1x4x4xf32>) -> tensor<1x?x4xf32>
+    %kt0 = onnx.node "Transpose"(%k0) attrs {perm = array<i64: 0, 2, 1>} {outputs = ["kt0"]} : (tensor<1x?x4xf32>) -> tensor<1x4x?xf32>
+    %g0 = onnx.node "MatMul"(%kt0, %v0) {outputs = ["g0"]} : (tensor<1x4x?xf32>, tensor<1x?x4xf32>) -> tensor<1x4x4xf32>
+    %w1 = onnx.node "Add"(%w, %g0) {outputs = ["w1"]} : (tensor<1x4x4xf32>, tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+    %q1 = onnx.node "Slice"(%q, %c, %c2, %i1) {outputs = ["q1"]} : (tensor<1x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x?x4xf32>
+    %k1 = onnx.node "Slice"(%k, %c, %c2, %i1) {outputs = ["k1"]} : (tensor<1x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x?x4xf32>
+    %v1 = onnx.node "Slice"(%v, %c, %c2, %i1) {outputs = ["v1"]} : (tensor<1x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x?x4xf32>
+    %o1 = onnx.node "MatMul"(%q1, %w1) {outputs = ["o1"]} : (tensor<1x?x4xf32>, tensor<1x4x4xf32>) -> tensor<1x?x4xf32>
+    %kt1 = onnx.node "Transpose"(%k1) attrs {perm = array<i64: 0, 2, 1>} {outputs = ["kt1"]} : (tensor<1x?x4xf32>) -> tensor<1x4x?xf32>
+    %g1 = onnx.node "MatMul"(%kt1, %v1) {outputs = ["g1"]} : (tensor<1x4x?xf32>, tensor<1x?x4xf32>) -> tensor<1x4x4xf32>
+    %w2 = onnx.node "Add"(%w1, %g1) {outputs = ["w2"]} : (tensor<1x4x4xf32>, tensor<1x4x4xf32>) -> tensor<1x4x4xf32>
+    %q2 = onnx.node "Slice"(%q, %c2, %len, %i1) {outputs = ["q2"]} : (tensor<1x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<1x?x4xf32>
+    %o2 = onnx.node "MatMul"(%q2, %w2) {outputs = ["o2"]} : (tensor<1x?x4xf32>, tensor<1x4x4xf32>) -> tensor<1x?x4xf32>
+    // expected-remark@+1 {{TTT layer: unrolled chunk loop (3 chunks of 2 tokens), fast weights 'w': raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)}}
+    %o = onnx.node "Concat"(%o0, %o1, %o2) attrs {axis = 1 : i64} {outputs = ["o"]} : (tensor<1x?x4xf32>, tensor<1x?x4xf32>, tensor<1x?x4xf32>) -> tensor<1x6x4xf32>
+    onnx.yield %o : tensor<1x6x4xf32>
   }
 }
