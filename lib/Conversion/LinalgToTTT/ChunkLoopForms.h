@@ -14,11 +14,33 @@
 
 #include <string>
 
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
+
 namespace mlir::ttt {
 class ChunkLoopOp;
 } // namespace mlir::ttt
 
 namespace mlir::ttt::linalg_raise {
+
+/// Removes the ops of `func` that return one of their operands' values (a
+/// scaling by one, a double negation, a float64 round trip, a reshape and
+/// its inverse, slices joined again), so that chunk steps that differ by
+/// such no-ops compare equal. What the function computes is unchanged.
+void foldNoOps(func::FuncOp func);
+
+/// Whether `op` is a linalg.generic summing or multiplying two inputs, so
+/// that swapping them with their maps (swapCommutativeInputs) changes
+/// nothing it computes: chunk steps that write `a + b` in one and `b + a` in
+/// another are the same step.
+bool isCommutativePair(Operation *op);
+void swapCommutativeInputs(Operation *op);
+
+/// Why `loop` is no TTT layer at all (no state bound to keys and values, or
+/// a state the data rescales, as chunked online softmax carries), or an
+/// empty string when it is one.
+std::string whyNotATTTLayer(ChunkLoopOp loop);
 
 /// Why `ttt-raise-chunk-loops` leaves `loop` as it is (the reason its
 /// explain remark gives), or an empty string when it raises it.

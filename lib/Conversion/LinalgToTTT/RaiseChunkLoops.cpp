@@ -141,6 +141,11 @@ public:
   /// or GELU inner model), or as a product of two states (a deep one).
   std::optional<std::string> nonlinearity();
 
+  /// Whether a state is updated by a sum over tokens of products of chunk
+  /// data (keys bound to values, whatever the inner model): what makes a
+  /// recurrence a TTT layer rather than an RNN or a scan.
+  bool bindsKeysToValues();
+
 private:
   LogicalResult readOutput(LinearLayer &layer, std::string &why);
   LogicalResult readUpdate(LinearLayer &layer, std::string &why);
@@ -633,6 +638,37 @@ static Operation *nonPolynomialOp(Operation *op) {
   return found;
 }
 
+bool LayerReading::bindsKeysToValues() {
+  llvm::DenseSet<Value> states(loop.getStateArgs().begin(),
+                               loop.getStateArgs().end());
+  auto readsChunk = [&](Value leaf) {
+    return llvm::any_of(loop.getWindowArgs(), [&](BlockArgument window) {
+      return readsValue(leaf, window);
+    });
+  };
+  EinsumReader reader(states);
+  for (Value next : loop.getYield().getNextState()) {
+    std::optional<Polynomial> poly = reader.read(next);
+    if (!poly)
+      continue;
+    for (const Term &term : poly->terms)
+      for (const Factor &factor : term.factors)
+        for (unsigned label : factor.labels) {
+          if (llvm::is_contained(poly->labels, label) || reader.isUnit(label))
+            continue;
+          unsigned bound = 0;
+          for (const Factor &other : term.factors)
+            if (!states.contains(other.leaf) &&
+                llvm::is_contained(other.labels, label) &&
+                readsChunk(other.leaf))
+              ++bound;
+          if (bound >= 2)
+            return true;
+        }
+  }
+  return false;
+}
+
 std::optional<std::string> LayerReading::nonlinearity() {
   llvm::DenseSet<Value> states(loop.getStateArgs().begin(),
                                loop.getStateArgs().end());
@@ -1055,6 +1091,20 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
 }
 
 } // namespace
+
+std::string ttt::linalg_raise::whyNotATTTLayer(ChunkLoopOp loop) {
+  LayerReading reading(loop);
+  std::string why;
+  // A running maximum or normalizer (chunked online softmax) is refused
+  // before anything else is read.
+  if (failed(reading.read(why)) &&
+      StringRef(why).starts_with("its state is updated through"))
+    return why;
+  if (!reading.bindsKeysToValues())
+    return "no state is updated by a sum over tokens of products of the "
+           "chunk's data (keys bound to values): an ordinary recurrence";
+  return "";
+}
 
 std::string ttt::linalg_raise::whyNotAKVBLayer(ChunkLoopOp loop) {
   std::string why;

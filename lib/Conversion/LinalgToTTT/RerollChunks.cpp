@@ -525,8 +525,22 @@ LogicalResult Reroll::matchSteps(std::string &why) {
       };
       // Payload arguments and results pair up as the comparison walks.
       auto mark = [&](Value x, Value y) { copy.map(x, y); };
-      if (!OperationEquivalence::isEquivalentTo(a, b, equivalent, mark,
-                                                kStepEquivalence)) {
+      SmallVector<Value> stateBefore(stateOut);
+      bool equal = OperationEquivalence::isEquivalentTo(a, b, equivalent, mark,
+                                                        kStepEquivalence);
+      // `a + b` in one step and `b + a` in the next are the same step.
+      if (!equal && linalg_raise::isCommutativePair(a) &&
+          linalg_raise::isCommutativePair(b)) {
+        stateOut = stateBefore;
+        linalg_raise::swapCommutativeInputs(b);
+        equal = OperationEquivalence::isEquivalentTo(a, b, equivalent, mark,
+                                                     kStepEquivalence);
+        if (!equal) {
+          stateOut = stateBefore;
+          linalg_raise::swapCommutativeInputs(b);
+        }
+      }
+      if (!equal) {
         same = false;
         break;
       }
@@ -926,6 +940,7 @@ struct TTTRerollChunksPass
     getOperation()->walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;
+      linalg_raise::foldNoOps(func);
       // One loop per round: a layer reading another's output is cut by
       // windows of the first loop's result.
       std::string why;

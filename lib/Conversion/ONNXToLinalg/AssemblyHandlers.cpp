@@ -9,7 +9,8 @@
 // constant indices enumerate a box, `select_scatter` a ScatterElements whose
 // indices are one constant plane. Such a write is a `tensor.insert_slice`,
 // the spelling the chunk-loop formers read as assembly; a scatter whose
-// indices are not a box stays opaque. Pad and ConstantOfShape are fills.
+// indices are not a box stays opaque. Pad is a fill, ConstantOfShape a
+// splat constant.
 //
 //===----------------------------------------------------------------------===//
 
@@ -248,7 +249,7 @@ static LogicalResult padNode(OpBuilder &b, const NodeView &node,
   return pad(b, node, results, why, PadsAsInput);
 }
 
-/// ConstantOfShape of a float value into a static result: a fill.
+/// ConstantOfShape of a float value into a static result: a splat constant.
 static LogicalResult constantOfShape(OpBuilder &b, const NodeView &node,
                                      SmallVectorImpl<Value> &results,
                                      std::string &why) {
@@ -271,7 +272,11 @@ static LogicalResult constantOfShape(OpBuilder &b, const NodeView &node,
     }
     scalar = (*floats.value_begin<APFloat>()).convertToDouble();
   }
-  results.push_back(filled(b, node.loc(), type, scalar));
+  // A constant, spelled as a Constant node's splat would be.
+  results.push_back(arith::ConstantOp::create(
+      b, node.loc(),
+      DenseElementsAttr::get(
+          type, FloatAttr::get(type.getElementType(), scalar).getValue())));
   return success();
 }
 

@@ -240,6 +240,14 @@ struct TTTRaiseONNXChunksPass
     // ttt-raise-onnx reports them unless it rewrites the graph itself.
     SmallVector<Attribute> kept;
     converted.func.walk([&](ChunkLoopOp loop) {
+      std::string notALayer = linalg_raise::whyNotATTTLayer(loop);
+      if (!notALayer.empty()) {
+        if (explain)
+          mlir::emitRemark(graph.getLoc())
+              << "ttt-raise-onnx-chunks: " << describeLoop(loop)
+              << ": not a TTT layer: " << notALayer;
+        return;
+      }
       kept.push_back(StringAttr::get(&getContext(),
                                      describeLoop(loop) + ": left as it was: " +
                                          linalg_raise::whyNotAKVBLayer(loop)));

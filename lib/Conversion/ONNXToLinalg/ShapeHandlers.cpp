@@ -366,6 +366,34 @@ static LogicalResult gather(OpBuilder &b, const NodeView &node,
     return failure();
   }
   int64_t dim = input.getDimSize(axis);
+  // A list of consecutive indices is one window: one slice, the spelling
+  // a Slice would have.
+  SmallVector<int64_t> normalized;
+  for (int64_t index : *indices)
+    normalized.push_back(index < 0 ? index + dim : index);
+  bool consecutive = indexType.getRank() == 1 && normalized.front() >= 0 &&
+                     normalized.back() < dim;
+  for (size_t i = 1; consecutive && i < normalized.size(); ++i)
+    consecutive = normalized[i] == normalized[i - 1] + 1;
+  if (consecutive) {
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
+    SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
+    SmallVector<int64_t> shape(input.getShape());
+    shape[axis] = static_cast<int64_t>(normalized.size());
+    for (int64_t size : shape)
+      sizes.push_back(b.getIndexAttr(size));
+    offsets[axis] = b.getIndexAttr(normalized.front());
+    Value window = tensor::ExtractSliceOp::create(
+        b, node.loc(), RankedTensorType::get(shape, input.getElementType()),
+        node.inputs[0], offsets, sizes, strides);
+    Value result = reshapeTo(b, node.loc(), window, type);
+    if (!result) {
+      why = "its result's shape is not its data's with the indexed dim";
+      return failure();
+    }
+    results.push_back(result);
+    return success();
+  }
   SmallVector<Value> pieces;
   for (int64_t index : *indices) {
     if (index < -dim || index >= dim) {
