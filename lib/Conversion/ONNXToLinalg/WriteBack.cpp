@@ -113,10 +113,13 @@ LogicalResult GraphWriter::nodeStates() {
     count.results += computesResult;
     count.resultsKept += computesResult && kept;
   }
+  // The passes replace values only by equal ones (a no-op folded, an
+  // unread Split piece dropped), so a node one of whose results is still
+  // computed stays as the model has it, whatever went of its inside.
   for (auto &[op, count] : counts) {
-    if (count.kept == count.total)
+    if (count.kept == count.total || count.resultsKept > 0)
       staying.insert(op);
-    else if (count.resultsKept == 0 && count.results > 0)
+    else if (count.results > 0)
       dead.insert(op);
     else
       return fail("the rewrite took away part of what node '" +
