@@ -164,7 +164,8 @@ static Value noOpSource(Operation *op) {
               collapse.getReassociationIndices())
         return expand.getSrc();
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op))
-    if (auto collapse = expand.getSrc().getDefiningOp<tensor::CollapseShapeOp>())
+    if (auto collapse =
+            expand.getSrc().getDefiningOp<tensor::CollapseShapeOp>())
       if (collapse.getSrc().getType() == expand.getType() &&
           expand.getReassociationIndices() ==
               collapse.getReassociationIndices())
@@ -230,8 +231,7 @@ void linalg_raise::swapCommutativeInputs(Operation *op) {
 /// no ONNX node, only for what the step computes.
 static Value respelled(OpBuilder &b, Operation *op) {
   auto generic = dyn_cast<linalg::GenericOp>(op);
-  if (!generic || generic.getNumResults() != 1 ||
-      generic.getNumDpsInits() != 1)
+  if (!generic || generic.getNumResults() != 1 || generic.getNumDpsInits() != 1)
     return {};
   Block &body = generic.getRegion().front();
   Value yielded = body.getTerminator()->getOperand(0);
@@ -239,8 +239,8 @@ static Value respelled(OpBuilder &b, Operation *op) {
   if (generic.getNumDpsInputs() == 2 && isCommutativePair(op) &&
       yielded.getDefiningOp<arith::AddFOp>()) {
     for (unsigned negated = 0; negated < 2; ++negated) {
-      std::optional<Elementwise> neg = Elementwise::of(
-          generic.getDpsInputs()[negated].getDefiningOp());
+      std::optional<Elementwise> neg =
+          Elementwise::of(generic.getDpsInputs()[negated].getDefiningOp());
       if (!neg || !neg->constants.empty() || !neg->sameType ||
           !neg->unaryOfArg<arith::NegFOp>())
         continue;
@@ -280,8 +280,8 @@ static Value respelled(OpBuilder &b, Operation *op) {
   if (!innerMul)
     return {};
   for (OpOperand *operand : inner.getDpsInputOperands()) {
-    Value arg = inner.getRegion().front().getArgument(
-        operand->getOperandNumber());
+    Value arg =
+        inner.getRegion().front().getArgument(operand->getOperandNumber());
     auto it = scaled->constants.find(arg);
     if (it == scaled->constants.end())
       continue;
@@ -334,9 +334,10 @@ void linalg_raise::foldNoOps(func::FuncOp func) {
   // Pieces of a Split that nothing reads.
   for (Operation *op : ops)
     if (isa<tensor::ExtractSliceOp>(op) && op->use_empty() &&
-        llvm::all_of(op->getOperand(0).getUsers(), [](Operation *user) {
-          return isa<tensor::ExtractSliceOp>(user);
-        }) &&
+        llvm::all_of(op->getOperand(0).getUsers(),
+                     [](Operation *user) {
+                       return isa<tensor::ExtractSliceOp>(user);
+                     }) &&
         llvm::any_of(op->getOperand(0).getUsers(),
                      [](Operation *user) { return !user->use_empty(); }))
       folded.push_back(op);
