@@ -375,47 +375,36 @@ static LogicalResult gather(OpBuilder &b, const NodeView &node,
                      normalized.back() < dim;
   for (size_t i = 1; consecutive && i < normalized.size(); ++i)
     consecutive = normalized[i] == normalized[i - 1] + 1;
-  if (consecutive) {
+  // `size` entries of the data from `offset` along the axis.
+  auto window = [&](int64_t offset, int64_t size) -> Value {
     SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
     SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
     SmallVector<int64_t> shape(input.getShape());
-    shape[axis] = static_cast<int64_t>(normalized.size());
-    for (int64_t size : shape)
-      sizes.push_back(b.getIndexAttr(size));
-    offsets[axis] = b.getIndexAttr(normalized.front());
-    Value window = tensor::ExtractSliceOp::create(
+    shape[axis] = size;
+    for (int64_t extent : shape)
+      sizes.push_back(b.getIndexAttr(extent));
+    offsets[axis] = b.getIndexAttr(offset);
+    return tensor::ExtractSliceOp::create(
         b, node.loc(), RankedTensorType::get(shape, input.getElementType()),
         node.inputs[0], offsets, sizes, strides);
-    Value result = reshapeTo(b, node.loc(), window, type);
-    if (!result) {
-      why = "its result's shape is not its data's with the indexed dim";
-      return failure();
+  };
+  Value gathered;
+  if (consecutive) {
+    gathered =
+        window(normalized.front(), static_cast<int64_t>(normalized.size()));
+  } else {
+    SmallVector<Value> pieces;
+    for (int64_t index : normalized) {
+      if (index < 0 || index >= dim) {
+        why = "an index is outside its data";
+        return failure();
+      }
+      pieces.push_back(window(index, 1));
     }
-    results.push_back(result);
-    return success();
+    gathered = pieces.front();
+    if (pieces.size() > 1)
+      gathered = tensor::ConcatOp::create(b, node.loc(), axis, pieces);
   }
-  SmallVector<Value> pieces;
-  for (int64_t index : *indices) {
-    if (index < -dim || index >= dim) {
-      why = "an index is outside its data";
-      return failure();
-    }
-    if (index < 0)
-      index += dim;
-    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0));
-    SmallVector<OpFoldResult> sizes, strides(rank, b.getIndexAttr(1));
-    SmallVector<int64_t> shape(input.getShape());
-    shape[axis] = 1;
-    for (int64_t size : shape)
-      sizes.push_back(b.getIndexAttr(size));
-    offsets[axis] = b.getIndexAttr(index);
-    pieces.push_back(tensor::ExtractSliceOp::create(
-        b, node.loc(), RankedTensorType::get(shape, input.getElementType()),
-        node.inputs[0], offsets, sizes, strides));
-  }
-  Value gathered = pieces.front();
-  if (pieces.size() > 1)
-    gathered = tensor::ConcatOp::create(b, node.loc(), axis, pieces);
   Value result = reshapeTo(b, node.loc(), gathered, type);
   if (!result) {
     why = "its result's shape is not its data's with the indexed dim";

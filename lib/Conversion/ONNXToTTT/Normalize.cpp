@@ -179,18 +179,24 @@ Value raise::createTranspose(PatternRewriter &rewriter, Location loc, Value x,
 /// every pair that the one before left.
 static constexpr int kTurnedValueRounds = 4;
 
-void raise::foldShapeArithmetic(onnx::GraphOp graph) {
-  MLIRContext *context = graph.getContext();
-  RewritePatternSet patterns(context);
-  populateShapeArithmeticFolding(patterns);
-  populateTypeNormalizations(patterns);
+/// The greedy driver's settings for `graph`. Each rewrite moves a view or
+/// transpose one node towards the inputs, so a few per node suffice; the
+/// bound keeps a pathological graph from growing without end.
+static GreedyRewriteConfig boundedConfig(onnx::GraphOp graph) {
   int64_t nodes = 0;
   graph.walk([&](onnx::NodeOp) { ++nodes; });
   GreedyRewriteConfig config;
   config.setMaxNumRewrites(8 * nodes + 1024);
   config.enableFolding(false);
   config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-  (void)applyPatternsGreedily(graph, std::move(patterns), config);
+  return config;
+}
+
+void raise::foldShapeArithmetic(onnx::GraphOp graph) {
+  RewritePatternSet patterns(graph.getContext());
+  populateShapeArithmeticFolding(patterns);
+  populateTypeNormalizations(patterns);
+  (void)applyPatternsGreedily(graph, std::move(patterns), boundedConfig(graph));
 }
 
 void raise::normalizeGraph(onnx::GraphOp graph) {
@@ -203,15 +209,7 @@ void raise::normalizeGraph(onnx::GraphOp graph) {
   populateArithmeticNormalizations(patterns);
   populateLoopNormalizations(patterns);
   populateTypeNormalizations(patterns);
-  // Each rewrite moves a view or transpose one node towards the inputs, so
-  // a few per node suffice; the bound keeps a pathological graph from
-  // growing without end.
-  int64_t nodes = 0;
-  graph.walk([&](onnx::NodeOp) { ++nodes; });
-  GreedyRewriteConfig config;
-  config.setMaxNumRewrites(8 * nodes + 1024);
-  config.enableFolding(false);
-  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  GreedyRewriteConfig config = boundedConfig(graph);
   // Pushed transposes can leave one value spelled both turned and as a
   // Transpose (MergeTurnedValues.cpp); once one, its readers merge and push
   // on, which can leave the next such pair.
