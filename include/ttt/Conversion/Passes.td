@@ -950,7 +950,11 @@ def TTTRerollChunks : Pass<"ttt-reroll-chunks"> {
     reads from the step before is its state. The steps from the second on
     that repeat the second (the same ops and attributes, windows of the
     same tensors one chunk on, equal constants, each reading the state
-    the step before yields, proven op by op) become one `ttt.chunk_loop`
+    the step before yields, proven op by op — after ops that return an
+    operand's value are removed (a scaling by one, a double negation, a
+    float64 or reshape round trip, a transpose pair, slices joined again),
+    with `a + (-b)` read as `a - b` and the operands of a sum or product in
+    either order) become one `ttt.chunk_loop`
     over those chunks' windows; the first step (which exporters often fold)
     and a last step that differs (a shorter chunk) stay as they are, and the
     assembly of the chunk outputs (a `tensor.concat`, or a chain of
@@ -968,12 +972,15 @@ def TTTRerollChunks : Pass<"ttt-reroll-chunks"> {
 def TTTRaiseONNXChunks : Pass<"ttt-raise-onnx-chunks", "::mlir::ModuleOp"> {
   let summary = "Find TTT layers of ONNX graphs through the canonical chunk loop, by dataflow";
   let description = [{
-    The ONNX front end of the canonical route. Each `onnx.graph` is read as
-    a function in upstream dialects, node by node, by small handlers chosen
-    by op type and the opset the model imports (a handler row holds from one
-    since-version of the operator on); a node no handler takes (another
-    domain, control flow, a shape known only at run time) is left out, its
-    results read as inputs. On that function the same passes run as on
+    The ONNX front end of the canonical route. Each `onnx.graph` is copied,
+    the copy's integer shape arithmetic folded (the `Shape` of statically
+    typed values and the arithmetic on it, as TorchScript exports compute
+    their window bounds), and the copy read as a function in upstream
+    dialects, node by node, by small handlers chosen by op type and the
+    opset the model imports (a handler row holds from one since-version of
+    the operator on); a node no handler takes (another domain, control flow,
+    a shape known only at run time) is left out, its results read as
+    inputs. The copy replaces the graph only when a layer is rewritten. On that function the same passes run as on
     torch-mlir's output: `ttt-reroll-chunks` finds unrolled chunk steps by
     dataflow and proves them one `ttt.chunk_loop`, `ttt-raise-chunk-loops`
     reads the math on its body. When a layer is raised, only what changed is
@@ -981,7 +988,11 @@ def TTTRaiseONNXChunks : Pass<"ttt-raise-onnx-chunks", "::mlir::ModuleOp"> {
     the layer's output read a `ttt.kvb_layer` (with the transposes and
     reshapes around it) instead; every other node stays as the model has
     it. A layer that is not linear attention is left as it is, with its
-    reason.
+    reason: a chunk loop one of whose states is updated by a sum over tokens
+    of products of chunk data (keys bound to values) is reported to
+    `ttt-raise-onnx` as a TTT layer found (`TTT layer: chunk loop (...):
+    left as it was: <reason>`, e.g. a SwiGLU or LayerNorm inner model); an
+    RNN, a scan or chunked online softmax is not.
 
     Every layer raised gets a remark in the format of `ttt-raise-onnx`
     (`TTT layer: ...: raised to ttt.kvb_layer (...)`); with `explain`, every
