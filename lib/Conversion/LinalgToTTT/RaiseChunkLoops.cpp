@@ -146,6 +146,11 @@ public:
   /// recurrence a TTT layer rather than an RNN or a scan.
   bool bindsKeysToValues();
 
+  /// Why a state is no fast weight whatever the output: the data moves it
+  /// by something other than sums of products (a running maximum, a
+  /// normalizer).
+  std::optional<std::string> stateRescaledByData();
+
 private:
   LogicalResult readOutput(LinearLayer &layer, std::string &why);
   LogicalResult readUpdate(LinearLayer &layer, std::string &why);
@@ -704,10 +709,8 @@ std::optional<std::string> LayerReading::nonlinearity() {
   return std::nullopt;
 }
 
-FailureOr<LinearLayer> LayerReading::read(std::string &why) {
+std::optional<std::string> LayerReading::stateRescaledByData() {
   size_t numStates = loop.getInits().size();
-  // A state the data moves by something other than sums of products (a
-  // running maximum, a normalizer) is no fast weight, whatever the output.
   for (unsigned i = 0; i < numStates; ++i) {
     Value next = nextState(i);
     std::optional<Polynomial> update = EinsumReader({stateArg(i)}).read(next);
@@ -727,13 +730,19 @@ FailureOr<LinearLayer> LayerReading::read(std::string &why) {
           return WalkResult::advance();
         });
       }
-      return why = "its state is updated through " + culprit +
-                   ", not by adding sums of products: no fast weight this "
-                   "reader takes (carried state that the data rescales, a "
-                   "running maximum or a normalizer, never is one)",
-             failure();
+      return "its state is updated through " + culprit +
+             ", not by adding sums of products: no fast weight this "
+             "reader takes (carried state that the data rescales, a "
+             "running maximum or a normalizer, never is one)";
     }
   }
+  return std::nullopt;
+}
+
+FailureOr<LinearLayer> LayerReading::read(std::string &why) {
+  size_t numStates = loop.getInits().size();
+  if (std::optional<std::string> reason = stateRescaledByData())
+    return why = *reason, failure();
   if (std::optional<std::string> reason = nonlinearity())
     return why = *reason, failure();
   if (numStates < 1 || numStates > 2 || loop.getOutputs().size() != 1)
@@ -1094,12 +1103,10 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
 
 std::string ttt::linalg_raise::whyNotATTTLayer(ChunkLoopOp loop) {
   LayerReading reading(loop);
-  std::string why;
   // A running maximum or normalizer (chunked online softmax) is refused
   // before anything else is read.
-  if (failed(reading.read(why)) &&
-      StringRef(why).starts_with("its state is updated through"))
-    return why;
+  if (std::optional<std::string> rescaled = reading.stateRescaledByData())
+    return *rescaled;
   if (!reading.bindsKeysToValues())
     return "no state is updated by a sum over tokens of products of the "
            "chunk's data (keys bound to values): an ordinary recurrence";

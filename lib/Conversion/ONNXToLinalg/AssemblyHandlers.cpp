@@ -170,14 +170,6 @@ static LogicalResult scatterElements(OpBuilder &b, const NodeView &node,
   return success();
 }
 
-/// A tensor of `type` filled with the float `value`.
-static Value filled(OpBuilder &b, Location loc, RankedTensorType type,
-                    double value) {
-  Value scalar = scalarConstant(b, loc, type.getElementType(), value);
-  return linalg::FillOp::create(b, loc, scalar, emptyTensor(b, loc, type))
-      .getResult(0);
-}
-
 /// Pad in "constant" mode with constant, non-negative pads (an input from
 /// opset 11, an attribute before): the input written into a fill.
 static LogicalResult pad(OpBuilder &b, const NodeView &node,
@@ -237,7 +229,7 @@ static LogicalResult pad(OpBuilder &b, const NodeView &node,
     }
     offsets[axis] = before;
   }
-  Value fill = filled(b, node.loc(), type, value);
+  Value fill = filledTensor(b, node.loc(), type, value);
   results.push_back(insertBox(b, node.loc(), node.inputs[0], fill, offsets));
   return success();
 }

@@ -30,10 +30,7 @@ static Value contract(OpBuilder &b, Location loc, Value lhs, Value rhs,
     iterators.push_back(resultMap.isFunctionOfDim(d)
                             ? utils::IteratorType::parallel
                             : utils::IteratorType::reduction);
-  Value zero = arith::ConstantOp::create(
-      b, loc, FloatAttr::get(type.getElementType(), 0.0));
-  Value init = linalg::FillOp::create(b, loc, zero, emptyTensor(b, loc, type))
-                   .getResult(0);
+  Value init = filledTensor(b, loc, type, 0.0);
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{type}, ValueRange{lhs, rhs}, ValueRange{init},
       ArrayRef<AffineMap>{lhsMap, rhsMap, resultMap}, iterators,

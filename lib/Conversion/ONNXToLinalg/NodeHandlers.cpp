@@ -109,6 +109,13 @@ Value onnx_to_linalg::emptyTensor(OpBuilder &b, Location loc,
                                  type.getElementType());
 }
 
+Value onnx_to_linalg::filledTensor(OpBuilder &b, Location loc,
+                                   RankedTensorType type, double value) {
+  Value scalar = scalarConstant(b, loc, type.getElementType(), value);
+  return linalg::FillOp::create(b, loc, scalar, emptyTensor(b, loc, type))
+      .getResult(0);
+}
+
 Value onnx_to_linalg::broadcastElementwise(
     OpBuilder &b, Location loc, ValueRange inputs, RankedTensorType type,
     function_ref<Value(OpBuilder &, Location, ValueRange)> body) {

@@ -89,6 +89,11 @@ Value scalarConstant(OpBuilder &b, Location loc, Type type, double value);
 /// A `tensor.empty` of a static type.
 Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type);
 
+/// A tensor of a static float type filled with `value` (a `linalg.fill` of
+/// an `arith.constant` into a `tensor.empty`).
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   double value);
+
 /// `body` applied elementwise to `inputs` under NumPy broadcasting into a
 /// result of `type` (a `linalg.generic`; a broadcast dimension is read at
 /// index 0, a missing leading one not at all). Null if the shapes do not

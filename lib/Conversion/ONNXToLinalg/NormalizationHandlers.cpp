@@ -125,10 +125,7 @@ static Value reduceTrailing(
   int64_t rank = type.getRank();
   auto keptType = RankedTensorType::get(type.getShape().take_front(axis),
                                         type.getElementType());
-  Value start = scalarConstant(b, loc, type.getElementType(), init);
-  Value filled =
-      linalg::FillOp::create(b, loc, start, emptyTensor(b, loc, keptType))
-          .getResult(0);
+  Value filled = filledTensor(b, loc, keptType, init);
   SmallVector<utils::IteratorType> iterators;
   SmallVector<AffineExpr> kept;
   for (int64_t d = 0; d < rank; ++d) {

@@ -82,10 +82,7 @@ static LogicalResult reduce(OpBuilder &b, const NodeView &node,
   Location loc = node.loc();
   Type elem = type.getElementType();
   auto keptType = RankedTensorType::get(keptShape, elem);
-  Value zero = arith::ConstantOp::create(b, loc, FloatAttr::get(elem, 0.0));
-  Value init =
-      linalg::FillOp::create(b, loc, zero, emptyTensor(b, loc, keptType))
-          .getResult(0);
+  Value init = filledTensor(b, loc, keptType, 0.0);
   MLIRContext *context = b.getContext();
   auto generic = linalg::GenericOp::create(
       b, loc, TypeRange{keptType}, ValueRange{node.inputs[0]}, ValueRange{init},

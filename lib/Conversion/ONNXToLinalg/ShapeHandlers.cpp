@@ -79,11 +79,9 @@ static LogicalResult castNode(OpBuilder &b, const NodeView &node,
         &cast<FloatType>(result.getElementType()).getFloatSemantics();
     for (int64_t v : *ints) {
       APFloat value(*semantics);
-      bool lost = false;
       (void)value.convertFromAPInt(APInt(64, v, /*isSigned=*/true),
                                    /*IsSigned=*/true,
                                    APFloat::rmNearestTiesToEven);
-      (void)lost;
       values.push_back(value);
     }
     results.push_back(arith::ConstantOp::create(
