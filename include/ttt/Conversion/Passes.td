@@ -907,6 +907,48 @@ def TTTFormChunkLoops : Pass<"ttt-form-chunk-loops"> {
   let dependentDialects = ["::mlir::ttt::TTTDialect"];
 }
 
+def TTTFormSingleSteps : Pass<"ttt-form-single-steps"> {
+  let summary = "Bring a fast weight updated once and applied into ttt.chunk_loop form";
+  let description = [{
+    A single step (LaCT's NVS and bidirectional layers, ViT^3, a TTT op
+    function exported for one chunk) repeats nothing, so it is found by
+    dataflow alone. An update is an elementwise `W + D` or `W - D` of
+    tensors of one type whose W is a root (a function argument, or made of
+    constants only: an initializer, a parameter tiled over the batch) and
+    whose D reads data (a function argument W does not read). What is made
+    of the weights and their updates alone (transposes, a weight norm) is
+    state-derived; an op that reads a state-derived value and gives
+    something else reads the state (a gradient's `W k`, an apply's `q W'`).
+    The step's body is every op depending on the weights that an update or
+    a state read needs; its values read later are the loop's outputs, the
+    data it reads the windows of one chunk (`chunk(0)`), the updates' results
+    its next state. Updates whose bodies share ops (the three weights of a
+    SwiGLU inner model) form one loop.
+
+    The loop is kept only if a state is bound to keys and values (the test
+    `ttt-raise-onnx-chunks` uses to call a loop a TTT layer): a bias added
+    to a projection or a residual connection stays as it was. The window
+    and output axes are read from the math: the label an output shares
+    with a window and no state has (time), or the label an update sums over
+    that two windows share. With `explain`, a remark on each refused update
+    says why.
+
+    ```mlir
+    %w1 = linalg.generic ... ins(%w0, %kv ...)  // %w0 + k^T v
+    %o = linalg.matmul ins(%q, %w1 ...)
+    ```
+
+    becomes `ttt.chunk_loop chunk(0) state(%w0) windows(%k, %v, %q) along
+    [0, 0, 0] outputs along [0] {...}`.
+  }];
+  let options = [
+    Option<"explain", "explain", "bool", /*default=*/"false",
+           "Emit a remark on every weight updated once that is not formed, "
+           "saying why">,
+  ];
+  let dependentDialects = ["::mlir::ttt::TTTDialect"];
+}
+
 def TTTRaiseChunkLoops : Pass<"ttt-raise-chunk-loops"> {
   let summary = "Read the math of each ttt.chunk_loop and raise the layers ttt.kvb_layer expresses";
   let description = [{

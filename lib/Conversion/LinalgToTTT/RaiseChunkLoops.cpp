@@ -652,12 +652,23 @@ bool LayerReading::bindsKeysToValues() {
     });
   };
   EinsumReader reader(states);
-  for (Value next : loop.getYield().getNextState()) {
-    std::optional<Polynomial> poly = reader.read(next);
+  // A binding inside an op the reader does not expand counts too (an
+  // update divided by its norm, a gradient through a SiLU): the values such
+  // a leaf is made of are read in turn, a few ops deep.
+  constexpr unsigned kMaxDepth = 4;
+  SmallVector<std::pair<Value, unsigned>> worklist;
+  for (Value next : loop.getYield().getNextState())
+    worklist.push_back({next, 0});
+  llvm::DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    auto [value, depth] = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    std::optional<Polynomial> poly = reader.read(value);
     if (!poly)
       continue;
     for (const Term &term : poly->terms)
-      for (const Factor &factor : term.factors)
+      for (const Factor &factor : term.factors) {
         for (unsigned label : factor.labels) {
           if (llvm::is_contained(poly->labels, label) || reader.isUnit(label))
             continue;
@@ -670,6 +681,12 @@ bool LayerReading::bindsKeysToValues() {
           if (bound >= 2)
             return true;
         }
+        auto leafOp = factor.leaf.getDefiningOp<linalg::LinalgOp>();
+        if (depth < kMaxDepth && leafOp && !states.contains(factor.leaf) &&
+            readsChunk(factor.leaf))
+          for (Value input : leafOp.getDpsInputs())
+            worklist.push_back({input, depth + 1});
+      }
   }
   return false;
 }

@@ -221,6 +221,7 @@ struct TTTRaiseONNXChunksPass
       });
       OpPassManager pm(ModuleOp::getOperationName());
       pm.addPass(createTTTRerollChunks(TTTRerollChunksOptions{true}));
+      pm.addPass(createTTTFormSingleSteps(TTTFormSingleStepsOptions{true}));
       pm.addPass(createTTTRaiseChunkLoops(TTTRaiseChunkLoopsOptions{true}));
       return runPipeline(pm, inner);
     }();

@@ -1,0 +1,138 @@
+// A fast weight updated once and applied becomes a ttt.chunk_loop of one
+// chunk, found by dataflow: a weight (argument or constant) plus what the
+// data adds, applied to data. Sums that bind no keys to values stay.
+// test_single_steps.py checks the numbers against the original program.
+// RUN: ttt-opt %s --ttt-form-single-steps=explain --split-input-file -verify-diagnostics | FileCheck %s
+
+// Linear attention as one step: W1 = W0 + K^T V, O = Q W1. The sum over
+// tokens is taken into the body; the windows' time axis comes from the math.
+// CHECK-LABEL: func.func @linear_step
+// CHECK-SAME: (%[[W0:.*]]: tensor<4x4xf32>, %[[Q:.*]]: tensor<8x4xf32>, %[[K:.*]]: tensor<8x4xf32>, %[[V:.*]]: tensor<8x4xf32>)
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K]]
+// CHECK: %[[O:.*]], %[[W:.*]] = ttt.chunk_loop chunk(0) state(%[[W0]] : tensor<4x4xf32>)
+// CHECK-SAME: windows(%[[KT]], %[[V]], %[[Q]] : tensor<4x8xf32>, tensor<8x4xf32>, tensor<8x4xf32>) along [1, 0, 0]
+// CHECK-SAME: outputs along [0]
+// CHECK: linalg.matmul
+// CHECK: linalg.generic
+// CHECK: linalg.matmul
+// CHECK: ttt.chunk_yield outputs(%{{.*}} : tensor<8x4xf32>) state(%{{.*}} : tensor<4x4xf32>)
+// CHECK: return %[[O]]
+#id = affine_map<(i, j) -> (i, j)>
+func.func @linear_step(%w0: tensor<4x4xf32>, %q: tensor<8x4xf32>,
+                       %k: tensor<8x4xf32>, %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x4xf32>) outs(%e : tensor<4x8xf32>) permutation = [1, 0]
+  %e2 = tensor.empty() : tensor<4x4xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %kv = linalg.matmul ins(%kt, %v : tensor<4x8xf32>, tensor<8x4xf32>) outs(%f2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %w1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%w0, %kv : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e2 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %e3 = tensor.empty() : tensor<8x4xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %o = linalg.matmul ins(%q, %w1 : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f3 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %o : tensor<8x4xf32>
+}
+
+// -----
+
+// A weight shared by the batch, broadcast by its update (ViT^3's
+// `w1 - lr * g1`): the loop's state is the broadcast weight, made before it.
+// CHECK-LABEL: func.func @broadcast_weight
+// CHECK: %[[WB:.*]] = linalg.generic {{.*}} ins(%[[W:.*]] : tensor<1x4x4xf32>) outs(%{{.*}} : tensor<2x4x4xf32>)
+// CHECK: ttt.chunk_loop chunk(0) state(%[[WB]] : tensor<2x4x4xf32>)
+// CHECK-SAME: along [1, 1, 1]
+// CHECK: ttt.chunk_yield
+#b3 = affine_map<(b, i, j) -> (b, i, j)>
+#w3 = affine_map<(b, i, j) -> (0, i, j)>
+#kk = affine_map<(b, i, j, t) -> (b, t, i)>
+#vv = affine_map<(b, i, j, t) -> (b, t, j)>
+#gg = affine_map<(b, i, j, t) -> (b, i, j)>
+#qa = affine_map<(b, t, j, i) -> (b, t, i)>
+#wa = affine_map<(b, t, j, i) -> (b, i, j)>
+#oa = affine_map<(b, t, j, i) -> (b, t, j)>
+func.func @broadcast_weight(%w: tensor<1x4x4xf32>, %q: tensor<2x8x4xf32>,
+    %k: tensor<2x8x4xf32>, %v: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<2x4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %g = linalg.generic {indexing_maps = [#kk, #vv, #gg],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%k, %v : tensor<2x8x4xf32>, tensor<2x8x4xf32>) outs(%f : tensor<2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x4xf32>
+  %w1 = linalg.generic {indexing_maps = [#w3, #b3, #b3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%w, %g : tensor<1x4x4xf32>, tensor<2x4x4xf32>) outs(%e : tensor<2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x4xf32>
+  %eo = tensor.empty() : tensor<2x8x4xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.generic {indexing_maps = [#qa, #wa, #oa],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %w1 : tensor<2x8x4xf32>, tensor<2x4x4xf32>) outs(%fo : tensor<2x8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// -----
+
+// A bias added to a projection and the sum contracted with the keys (an
+// attention's query): applied to data, but nothing binds keys to values.
+// CHECK-LABEL: func.func @bias_stays
+// CHECK-NOT: ttt.chunk_loop
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func @bias_stays(%x: tensor<8x4xf32>, %k: tensor<8x4xf32>) -> tensor<8x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %wq = arith.constant dense<0.5> : tensor<4x4xf32>
+  %bias = arith.constant dense<0.25> : tensor<8x4xf32>
+  %e = tensor.empty() : tensor<8x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %xw = linalg.matmul ins(%x, %wq : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f : tensor<8x4xf32>) -> tensor<8x4xf32>
+  // expected-remark @+1 {{ttt-form-single-steps: a weight updated once, left as it was: no state is updated by a sum over tokens of products of the chunk's data (keys bound to values): an ordinary recurrence}}
+  %qb = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%bias, %xw : tensor<8x4xf32>, tensor<8x4xf32>) outs(%e : tensor<8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<8x4xf32>
+  %et = tensor.empty() : tensor<4x8xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x4xf32>) outs(%et : tensor<4x8xf32>) permutation = [1, 0]
+  %es = tensor.empty() : tensor<8x8xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %s = linalg.matmul ins(%qb, %kt : tensor<8x4xf32>, tensor<4x8xf32>) outs(%fs : tensor<8x8xf32>) -> tensor<8x8xf32>
+  return %s : tensor<8x8xf32>
+}
+
+// -----
+
+// A residual connection reads no data other than its own input: no weight.
+// CHECK-LABEL: func.func @residual
+// CHECK-NOT: ttt.chunk_loop
+#id3 = affine_map<(i, j) -> (i, j)>
+func.func @residual(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %xx = linalg.matmul ins(%x, %x : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %r = linalg.generic {indexing_maps = [#id3, #id3, #id3], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %xx : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %y = linalg.matmul ins(%r, %x : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %y : tensor<4x4xf32>
+}

@@ -1,0 +1,86 @@
+"""ttt-form-single-steps: a fast weight updated once and applied, found by dataflow.
+
+Two sources nobody wrote for the pass: single steps written from the math
+(chunk_loops.LinearLayer with one chunk, in random layouts and spellings) brought to
+straight-line linalg by the reference lowering, and the upstream ViT^3 GLU module
+lowered by torch-mlir (test/fixtures/linalg/vit3_glu). Each becomes one
+`ttt.chunk_loop chunk(0)` whose program still computes what the original did (the
+NumPy oracle, PyTorch's stored output); the linear ones are then raised to a
+`ttt.kvb_layer` that computes it in both of its forms."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from chunk_loops import random_linear_layer
+from compiler import run_function, run_opt
+
+SEED = 8191
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "linalg"
+
+
+def _single_step(rng):
+    """A layer updated once on all its tokens, then applied to them, as the
+    straight-line program the reference lowering writes for one chunk."""
+    layer = random_linear_layer(rng)
+    # A run-time length leaves the step's zero-filled accumulators sized by
+    # tensor.dim outside the step (see docs/Architecture.md); static here.
+    layer.dynamic_length = False
+    # One token sums nothing: its k^T v binds no keys to values.
+    layer.length = max(layer.length, 2)
+    layer.update_first = True
+    layer.chunk = layer.length
+    program = layer.mlir().replace(f"chunk({layer.length})", "chunk(0)")
+    return layer, run_opt(program, "--ttt-lower-recurrent")
+
+
+def _close(got, want):
+    scale = max(1.0, float(np.abs(want).max()))
+    return got.shape == want.shape and float(np.abs(got - want).max()) <= 1e-5 * scale
+
+
+@pytest.mark.parametrize("case", range(16))
+def test_single_step_from_the_math(case, tmp_path):
+    rng = np.random.default_rng([SEED, case])
+    layer, lowered = _single_step(rng)
+    assert "ttt.chunk_loop" not in lowered
+    arrays = layer.draw_arrays(rng)
+    formed, remarks = run_opt(lowered, "--ttt-form-single-steps=explain", stderr=True)
+    assert formed.count("ttt.chunk_loop chunk(0)") == 1, (layer, remarks)
+    for got, want in zip(run_function(formed, arrays, tmp_path), layer.expected()):
+        assert _close(got, want), layer
+    raised, remarks = run_opt(formed, "--ttt-raise-chunk-loops=explain", stderr=True)
+    assert "ttt.kvb_layer" in raised and "ttt.chunk_loop" not in raised, (layer, remarks)
+    for form in ("recurrent", "parallel"):
+        got = run_function(raised, arrays, tmp_path, form=form)
+        for g, want in zip(got, layer.expected()):
+            assert _close(g, want), (form, layer)
+
+
+def test_vit3_glu_is_one_step(tmp_path):
+    """ViT^3's inner training (a simplified SwiGLU: two weights, the gradient
+    clipped by its norm) as torch-mlir lowers it: one loop of both weights,
+    computing what PyTorch computed. It stays a loop: the fixture's function
+    returns both weights' applications, which no ttt.kvb_layer expresses."""
+    program = (FIXTURES / "vit3_glu.mlir").read_text()
+    with np.load(FIXTURES / "vit3_glu.npz") as data:
+        args = [data[f"arg{i}"] for i in range(len(data.files) - 1)]
+        want = data["o"]
+    formed, remarks = run_opt(program, "--ttt-form-single-steps=explain", stderr=True)
+    assert formed.count("ttt.chunk_loop chunk(0)") == 1, remarks
+    (got,) = run_function(formed, args, tmp_path)
+    rel = float(np.abs(got.astype(np.float64) - want).max() / np.abs(want).max())
+    assert rel <= 1e-4
+    _, remarks = run_opt(formed, "--ttt-raise-chunk-loops=explain", stderr=True)
+    assert "not a ttt.kvb_layer: it carries 2 state values and has 2 outputs" in remarks
+
+
+def test_ordinary_programs_unchanged():
+    """Every unrolled fixture that is not a single step comes out of the pass as
+    it went in: a chunk step's first update is the loop's, not a step of its own."""
+    for name in ("linear_dot", "lact_v6", "ttt_linear"):
+        program = (FIXTURES / f"{name}.mlir").read_text()
+        assert run_opt(program, "--ttt-form-single-steps") == run_opt(program), name
