@@ -29,8 +29,10 @@ build: configure
 demo: build
 	BUILD_DIR=$(BUILD_DIR) ./scripts/demo.sh
 
+# One pytest worker per core; a test file stays on one worker (--dist
+# loadfile), so a file's module fixtures and README commands run in order.
 check-python: build
-	TTT_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q test/python
+	TTT_BUILD_DIR=$(abspath $(BUILD_DIR)) $(PYTHON) -m pytest -q -n $(JOBS) --dist loadfile test/python
 
 # The Python extension ttt._ttt in $(BUILD_DIR)/python/ttt (use it with
 # PYTHONPATH=$(BUILD_DIR)/python). make test's pytest run includes its tests

@@ -14,7 +14,8 @@ APT_PACKAGES=(
   clang libclang-rt-14-dev clang-format-14 clang-tidy-14
   python3-dev python3-venv
 )
-PY_PACKAGES=(onnx onnxruntime numpy pytest nanobind scikit-build-core)
+# pytest-xdist runs the Python suite on every core (`make check-python`).
+PY_PACKAGES=(onnx onnxruntime numpy pytest pytest-xdist nanobind scikit-build-core)
 
 PYTHON=${PYTHON:-python3}
 
@@ -34,7 +35,10 @@ fi
 
 missing_py=()
 for p in "${PY_PACKAGES[@]}"; do
-  mod=${p//-/_}
+  case "$p" in
+    pytest-xdist) mod=xdist ;;
+    *) mod=${p//-/_} ;;
+  esac
   if ! "$PYTHON" -c "import ${mod}" >/dev/null 2>&1; then
     missing_py+=("$p")
   fi

@@ -46,7 +46,6 @@
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/SetVector.h"
-#include "llvm/ADT/SmallBitVector.h"
 
 namespace mlir::ttt {
 #define GEN_PASS_DEF_TTTFORMSINGLESTEPS
@@ -144,8 +143,9 @@ static std::optional<Update> matchAccumulation(Operation *op) {
     return std::nullopt;
   Block &body = op->getRegion(0).front();
   Value acc = linalgOp.getMatchingBlockArgument(linalgOp.getDpsInitOperand(0));
-  Operation *combine =
-      cast<linalg::YieldOp>(body.getTerminator()).getValues()[0].getDefiningOp();
+  Operation *combine = cast<linalg::YieldOp>(body.getTerminator())
+                           .getValues()[0]
+                           .getDefiningOp();
   if (!combine || !isa<arith::AddFOp, arith::SubFOp>(combine) ||
       combine->getBlock() != &body)
     return std::nullopt;
@@ -258,32 +258,80 @@ static bool isElementwiseSum(Operation *op) {
   return combine && isa<arith::AddFOp, arith::SubFOp>(combine);
 }
 
-/// The function arguments each value of a block depends on.
+/// Whether `op` applies a function other than a sum, product, quotient or
+/// cast to each element of a tensor shaped `type` (an exp of every score),
+/// rather than to a reduction of it (the square root of a norm).
+static bool mapsEachElement(Operation *op, Type type) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  if (!generic || generic.getNumReductionLoops() != 0 ||
+      op->getNumResults() != 1 || op->getResult(0).getType() != type)
+    return false;
+  return llvm::any_of(generic.getRegion().front(), [](Operation &inner) {
+    return !isa<arith::MulFOp, arith::AddFOp, arith::SubFOp, arith::DivFOp,
+                arith::NegFOp, arith::TruncFOp, arith::ExtFOp,
+                arith::ConstantOp, linalg::YieldOp>(inner);
+  });
+}
+
+/// The function arguments each value of a block depends on, up to a few:
+/// a graph whose opaque nodes became arguments has tens of thousands, and a
+/// set per value would be quadratic.
 class ArgumentDependence {
 public:
-  explicit ArgumentDependence(Block &block) : numArgs(block.getNumArguments()) {
-    for (BlockArgument arg : block.getArguments()) {
-      llvm::SmallBitVector bits(numArgs);
-      bits.set(arg.getArgNumber());
-      deps[arg] = bits;
+  /// Arguments a value depends on, or `many` beyond kMaxArgs of them.
+  struct Args {
+    SmallVector<unsigned, 2> args;
+    bool many = false;
+
+    bool none() const { return !many && args.empty(); }
+    void merge(const Args &other) {
+      if (many || other.many) {
+        many = true;
+        args.clear();
+        return;
+      }
+      for (unsigned arg : other.args)
+        if (!llvm::is_contained(args, arg))
+          args.push_back(arg);
+      if (args.size() > kMaxArgs) {
+        many = true;
+        args.clear();
+      }
     }
+    /// Whether an argument outside `excluded` is among them.
+    bool anyBut(ArrayRef<unsigned> excluded) const {
+      if (many)
+        return excluded.size() <= kMaxArgs;
+      return llvm::any_of(args, [&](unsigned arg) {
+        return !llvm::is_contained(excluded, arg);
+      });
+    }
+  };
+  static constexpr size_t kMaxArgs = 4;
+
+  explicit ArgumentDependence(Block &block) {
+    for (BlockArgument arg : block.getArguments())
+      deps[arg].args.push_back(arg.getArgNumber());
     for (Operation &op : block) {
-      llvm::SmallBitVector bits(numArgs);
+      Args merged;
       for (Value value : readValues(&op))
-        bits |= of(value);
+        if (auto it = deps.find(value); it != deps.end())
+          merged.merge(it->second);
+      if (merged.none())
+        continue;
       for (Value result : op.getResults())
-        deps[result] = bits;
+        deps[result] = merged;
     }
   }
 
-  llvm::SmallBitVector of(Value value) const {
+  const Args &of(Value value) const {
+    static const Args kNone;
     auto it = deps.find(value);
-    return it == deps.end() ? llvm::SmallBitVector(numArgs) : it->second;
+    return it == deps.end() ? kNone : it->second;
   }
 
 private:
-  unsigned numArgs;
-  llvm::DenseMap<Value, llvm::SmallBitVector> deps;
+  llvm::DenseMap<Value, Args> deps;
 };
 
 /// A group of updates and the ops of their step.
@@ -294,7 +342,8 @@ struct Step {
 
 class SingleStepFinder {
 public:
-  SingleStepFinder(func::FuncOp func, const llvm::DenseSet<Operation *> &refused)
+  SingleStepFinder(func::FuncOp func,
+                   const llvm::DenseSet<Operation *> &refused)
       : block(func.getBody().front()), deps(block) {
     llvm::DenseSet<Value> updated;
     for (Operation &op : block) {
@@ -356,8 +405,7 @@ public:
       unpaired.push_back(root);
     }
     if (!pool.empty() && unpaired.size() == pool.size()) {
-      SmallVector<std::pair<Operation *, Value>> sums(pool.begin(),
-                                                      pool.end());
+      SmallVector<std::pair<Operation *, Value>> sums(pool.begin(), pool.end());
       llvm::sort(sums, [](const auto &a, const auto &b) {
         return a.first->isBeforeInBlock(b.first);
       });
@@ -383,8 +431,9 @@ public:
     // layer's weights after their update, and stays a step of its own.
     for (unsigned i = 0; i < candidates.size(); ++i)
       for (unsigned j = i + 1; j < candidates.size(); ++j)
-        if (llvm::any_of(bodies[i],
-                         [&](Operation *op) { return bodies[j].contains(op); }) ||
+        if (llvm::any_of(
+                bodies[i],
+                [&](Operation *op) { return bodies[j].contains(op); }) ||
             beforeUpdate[j].contains(candidates[i].delta) ||
             beforeUpdate[i].contains(candidates[j].delta))
           classes.unionSets(i, j);
@@ -421,11 +470,11 @@ public:
   /// Whether `value` reads data: a function argument none of the weights
   /// of `updates` is.
   bool isData(Value value, ArrayRef<Update> updates) const {
-    llvm::SmallBitVector bits = deps.of(value);
+    SmallVector<unsigned> weights;
     for (const Update &update : updates)
       if (auto arg = dyn_cast<BlockArgument>(update.weight))
-        bits.reset(arg.getArgNumber());
-    return bits.any();
+        weights.push_back(arg.getArgNumber());
+    return deps.of(value).anyBut(weights);
   }
 
   /// Whether `value` is made from a contraction of two data values whose
@@ -443,9 +492,8 @@ public:
       if (linalgOp && linalgOp.getNumReductionLoops() > 0 &&
           def->getNumResults() == 1 &&
           def->getResult(0).getType() == value.getType() &&
-          llvm::count_if(linalgOp.getDpsInputs(), [&](Value input) {
-            return isData(input, {});
-          }) >= 2)
+          llvm::count_if(linalgOp.getDpsInputs(),
+                         [&](Value input) { return isData(input, {}); }) >= 2)
         return true;
       llvm::append_range(stack, readValues(def));
     }
@@ -496,8 +544,11 @@ private:
       if (llvm::all_of(read, [&](Value v) {
             return derived.contains(v) || !isData(v, {update});
           })) {
-        for (Value result : op->getResults())
-          derived.insert(result);
+        // A weight is applied as it is, or rescaled (a weight norm); a
+        // softmax of attention scores plus a mask is no weight's.
+        if (!mapsEachElement(op, next.getType()))
+          for (Value result : op->getResults())
+            derived.insert(result);
         continue;
       }
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
@@ -604,8 +655,7 @@ private:
       for (Value result : op.getResults())
         dependsOnWeights.insert(result);
       bool derived =
-          updateOps.contains(&op) ||
-          llvm::all_of(read, [&](Value v) {
+          updateOps.contains(&op) || llvm::all_of(read, [&](Value v) {
             return stateDerived.contains(v) ||
                    (!dependsOnWeights.contains(v) && deps.of(v).none());
           });
@@ -651,13 +701,14 @@ private:
       if (!generic || ordered.empty() || generic.getNumReductionLoops() != 0)
         continue;
       SmallVector<Value> read = readValues(&op);
-      bool onBody = false, onlyBody = llvm::all_of(read, [&](Value v) {
-        Operation *def = v.getDefiningOp();
-        if (def && ordered.contains(def))
-          return onBody = true;
-        return linalg_raise::isRematerializable(v) ||
-               (!isa<ShapedType>(v.getType()) && deps.of(v).none());
-      });
+      bool onBody = false,
+           onlyBody = llvm::all_of(read, [&](Value v) {
+             Operation *def = v.getDefiningOp();
+             if (def && ordered.contains(def))
+               return onBody = true;
+             return linalg_raise::isRematerializable(v) ||
+                    (!isa<ShapedType>(v.getType()) && deps.of(v).none());
+           });
       if (onBody && onlyBody)
         ordered.insert(&op);
     }
@@ -737,8 +788,8 @@ void inferAxes(ChunkLoopOp loop) {
     for (const linalg_raise::Term &term : poly->terms)
       for (const linalg_raise::Factor &factor : term.factors)
         for (unsigned label : llvm::reverse(factor.labels)) {
-          if (llvm::is_contained(poly->labels, label) ||
-              reader.isUnit(label) || !windowOf(factor.leaf))
+          if (llvm::is_contained(poly->labels, label) || reader.isUnit(label) ||
+              !windowOf(factor.leaf))
             continue;
           unsigned windows = llvm::count_if(
               term.factors, [&](const linalg_raise::Factor &other) {
@@ -896,8 +947,8 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
     SmallVector<utils::IteratorType> iterators(type.getRank(),
                                                utils::IteratorType::parallel);
     auto broadcast = linalg::GenericOp::create(
-        rewriter, loc, type, ValueRange{update.weight}, ValueRange{empty},
-        maps, iterators, [](OpBuilder &b, Location loc, ValueRange args) {
+        rewriter, loc, type, ValueRange{update.weight}, ValueRange{empty}, maps,
+        iterators, [](OpBuilder &b, Location loc, ValueRange args) {
           linalg::YieldOp::create(b, loc, args[0]);
         });
     broadcasts.push_back(broadcast);
@@ -919,16 +970,16 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
   for (Value output : outputs)
     outputTypes.push_back(output.getType());
   auto loop = ChunkLoopOp::create(
-      rewriter, loc, outputTypes, stateTypes, inits,
-      sequences.getArrayRef(), invariants.getArrayRef(),
-      rewriter.getI64IntegerAttr(0),
+      rewriter, loc, outputTypes, stateTypes, inits, sequences.getArrayRef(),
+      invariants.getArrayRef(), rewriter.getI64IntegerAttr(0),
       rewriter.getDenseI64ArrayAttr(SmallVector<int64_t>(sequences.size(), 0)),
       rewriter.getDenseI64ArrayAttr(SmallVector<int64_t>(outputs.size(), 0)));
   SmallVector<Type> argTypes;
   for (Value value : passed)
     argTypes.push_back(value.getType());
-  Block *body = rewriter.createBlock(&loop.getBody(), {}, argTypes,
-                                     SmallVector<Location>(argTypes.size(), loc));
+  Block *body =
+      rewriter.createBlock(&loop.getBody(), {}, argTypes,
+                           SmallVector<Location>(argTypes.size(), loc));
   IRMapping mapping;
   for (auto [index, value] : llvm::enumerate(passed))
     if (index >= inits.size() || !step.updates[index].broadcast())

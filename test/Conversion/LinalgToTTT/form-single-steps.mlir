@@ -136,3 +136,36 @@ func.func @residual(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %y = linalg.matmul ins(%r, %x : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %y : tensor<4x4xf32>
 }
+
+// -----
+
+// Attention scores plus a constant mask, through an exponential, times the
+// values: the mask is no weight (what reads the sum maps each score).
+// CHECK-LABEL: func.func @masked_scores
+// CHECK-NOT: ttt.chunk_loop
+#s2 = affine_map<(i, j) -> (i, j)>
+func.func @masked_scores(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>, %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %mask = arith.constant dense<-1.0e9> : tensor<8x8xf32>
+  %et = tensor.empty() : tensor<4x8xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x4xf32>) outs(%et : tensor<4x8xf32>) permutation = [1, 0]
+  %es = tensor.empty() : tensor<8x8xf32>
+  %fs = linalg.fill ins(%zero : f32) outs(%es : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %s = linalg.matmul ins(%q, %kt : tensor<8x4xf32>, tensor<4x8xf32>) outs(%fs : tensor<8x8xf32>) -> tensor<8x8xf32>
+  %sm = linalg.generic {indexing_maps = [#s2, #s2, #s2], iterator_types = ["parallel", "parallel"]}
+      ins(%mask, %s : tensor<8x8xf32>, tensor<8x8xf32>) outs(%es : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %x = arith.addf %a, %b : f32
+    linalg.yield %x : f32
+  } -> tensor<8x8xf32>
+  %p = linalg.generic {indexing_maps = [#s2, #s2], iterator_types = ["parallel", "parallel"]}
+      ins(%sm : tensor<8x8xf32>) outs(%es : tensor<8x8xf32>) {
+  ^bb0(%a: f32, %c: f32):
+    %x = math.exp %a : f32
+    linalg.yield %x : f32
+  } -> tensor<8x8xf32>
+  %eo = tensor.empty() : tensor<8x4xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %o = linalg.matmul ins(%p, %v : tensor<8x8xf32>, tensor<8x4xf32>) outs(%fo : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %o : tensor<8x4xf32>
+}
