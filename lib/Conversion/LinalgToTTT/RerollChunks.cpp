@@ -484,13 +484,18 @@ LogicalResult Reroll::matchSteps(std::string &why) {
   for (Operation *op : base)
     if (forOutputs.contains(op))
       outputsOnly.push_back(op);
+  // Where the third step first differs from the second, for the remark.
+  std::string difference;
   for (int64_t i = 2; i < numChunks; ++i) {
     ArrayRef<Operation *> ops = steps[i];
     ArrayRef<Operation *> pattern = base;
     if (ops.size() != base.size()) {
       if (i + 1 != numChunks || ops.size() != outputsOnly.size() ||
-          assemblies.empty())
+          assemblies.empty()) {
+        difference = std::to_string(base.size()) + " and " +
+                     std::to_string(ops.size()) + " ops";
         break;
+      }
       pattern = outputsOnly;
     }
     IRMapping &copy = copies[i];
@@ -542,6 +547,9 @@ LogicalResult Reroll::matchSteps(std::string &why) {
       }
       if (!equal) {
         same = false;
+        llvm::raw_string_ostream os(difference);
+        os << "at '" << a->getName() << "' and '" << b->getName() << "' ("
+           << b->getLoc() << ")";
         break;
       }
       for (auto [x, y] : llvm::zip_equal(a->getResults(), b->getResults()))
@@ -553,7 +561,9 @@ LogicalResult Reroll::matchSteps(std::string &why) {
     lastStepOutputsOnly = pattern.size() != base.size();
   }
   if (lastStep < 2)
-    return why = "its second and third steps differ", failure();
+    return why = "its second and third steps differ" +
+                 (difference.empty() ? std::string() : ": " + difference),
+           failure();
   if (llvm::any_of(stateOut, [](Value v) { return !v; }))
     return why = "a value the second step reads from the first is not "
                  "carried on by the later steps",
