@@ -6,11 +6,15 @@ into its parallel form and exact. A recogniser that reads spellings fails here; 
 reads what the graph computes does not.
 
 `make test` applies one rewrite per case (320 cases). Up to eight per case is the
-issue's goal and is not met yet: unrolled chunk steps are still proven equal op for op
-(RerollChunks.cpp), so two rewrites that land in different steps in different ways make
-the steps differ (about 45 % of such cases today). TTT_METAMORPHIC_MAX_REWRITES=8 runs
-that version; TTT_METAMORPHIC_SEED=<n> replays another set of cases. Every failure names
-its seed, case, fixture and rewrites."""
+issue's goal and is not met yet: TTT_METAMORPHIC_MAX_REWRITES=8 runs that version, and
+314 of its 320 cases pass today. The six that fail: a Slice spelled as a Split twice (the
+Split's pieces are windows of every chunk, so "step 2 reads a value of step 0"), a
+negation added to a subtraction in two steps (the steps then differ at that sum), and
+two where the write-back finds a node it took away still read by one the handlers left
+out. Unrolled chunk steps are still proven equal op for op (RerollChunks.cpp), after
+the no-ops are removed. TTT_METAMORPHIC_SEED=<n> replays another set of cases. Every
+failure names its seed, case, fixture and rewrites; a batch reports all of its
+failures."""
 
 from __future__ import annotations
 
@@ -60,24 +64,32 @@ def _plan(index):
     return name, base, model, applied, rng
 
 
+def _check_case(index, tmp_path):
+    """Why case `index` fails, or None."""
+    name, base, model, applied, rng = _plan(index)
+    where = f"seed {SEED}, case {index}, {name}, rewrites {applied}"
+    feeds = mm.random_inputs(base, rng)
+    # Each rewrite is checked to compute what the fixture computes.
+    mm.check_same(base, model, feeds)
+    src, out = tmp_path / f"{index}.onnx", tmp_path / f"{index}.ttt.onnx"
+    onnx.save(model, str(src))
+    proc = subprocess.run([str(tool("ttt-opt")), str(src), "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    if proc.returncode != 0 or "raised to ttt.kvb_layer" not in proc.stderr:
+        return f"{where}: {proc.stderr.strip()[-600:]}"
+    rewritten = onnx.load(str(out))
+    if not any(n.doc_string.startswith(MARKER) for n in rewritten.graph.node):
+        return f"{where}: no node of the parallel form"
+    error = mm.relative_error(mm.run(out, feeds), mm.run(base, feeds))
+    return None if error <= RTOL else f"{where}: relative error {error:.1e}"
+
+
 @pytest.mark.parametrize("batch", range(BATCHES))
 def test_rewritten_after_random_rewrites(batch, tmp_path):
-    for index in range(batch * PER_BATCH, (batch + 1) * PER_BATCH):
-        name, base, model, applied, rng = _plan(index)
-        where = f"seed {SEED}, case {index}, {name}, rewrites {applied}"
-        feeds = mm.random_inputs(base, rng)
-        # Each rewrite is checked to compute what the fixture computes.
-        mm.check_same(base, model, feeds)
-        src, out = tmp_path / f"{index}.onnx", tmp_path / f"{index}.ttt.onnx"
-        onnx.save(model, str(src))
-        proc = subprocess.run([str(tool("ttt-opt")), str(src), "-o", str(out)],
-                              capture_output=True, text=True, timeout=120)
-        assert proc.returncode == 0, f"{where}: {proc.stderr}"
-        assert "raised to ttt.kvb_layer" in proc.stderr, f"{where}: {proc.stderr}"
-        rewritten = onnx.load(str(out))
-        assert any(n.doc_string.startswith(MARKER) for n in rewritten.graph.node), where
-        error = mm.relative_error(mm.run(out, feeds), mm.run(base, feeds))
-        assert error <= RTOL, f"{where}: relative error {error:.1e}"
+    """Every case of the batch is run; the failures are reported together."""
+    failures = [why for index in range(batch * PER_BATCH, (batch + 1) * PER_BATCH)
+                if (why := _check_case(index, tmp_path)) is not None]
+    assert not failures, f"{len(failures)} of {PER_BATCH} cases:\n" + "\n".join(failures)
 
 
 def test_every_rewrite_is_exercised():

@@ -42,7 +42,10 @@ struct Elementwise {
   /// Whether the result has the input's element type (no conversion).
   bool sameType = false;
 
-  static std::optional<Elementwise> of(Operation *op) {
+  /// With every input a constant, the `constantChoice`-th one read through
+  /// an identity map is taken as the input (`0 + c` is `c`, not `0`).
+  static std::optional<Elementwise> of(Operation *op,
+                                       unsigned constantChoice = 0) {
     auto generic = dyn_cast_or_null<linalg::GenericOp>(op);
     if (!generic || generic.getNumResults() != 1 ||
         generic.getNumDpsInits() != 1)
@@ -61,7 +64,7 @@ struct Elementwise {
       bool identity = generic.getMatchingIndexingMap(operand).isIdentity();
       if (splat && isa<FloatType>(splat.getElementType())) {
         e.constants[arg] = splat.getSplatValue<APFloat>().convertToDouble();
-        if (identity && !constantInput)
+        if (identity && !constantInput && constantChoice-- == 0)
           constantInput = operand;
         continue;
       }
@@ -107,8 +110,29 @@ struct Elementwise {
 } // namespace
 
 /// The value `op` computes when it is one of its operands' values.
+static Value noOpSource(Operation *op);
+
+/// `noOpSource` of an elementwise op read with `e.input` as its input, and
+/// of the other ops.
+static Value elementwiseNoOpSource(const std::optional<Elementwise> &e);
+static Value otherNoOpSource(Operation *op);
+
 static Value noOpSource(Operation *op) {
-  if (std::optional<Elementwise> e = Elementwise::of(op)) {
+  // An op of constants alone is tried with each as its input.
+  for (unsigned choice = 0; choice < 2; ++choice) {
+    std::optional<Elementwise> e = Elementwise::of(op, choice);
+    if (!e)
+      break;
+    if (Value source = elementwiseNoOpSource(e))
+      return source;
+    if (!e->input.getDefiningOp<arith::ConstantOp>())
+      break;
+  }
+  return otherNoOpSource(op);
+}
+
+static Value elementwiseNoOpSource(const std::optional<Elementwise> &e) {
+  {
     if (e->yielded == e->arg && e->sameType)
       return e->input;
     Operation *def = e->yielded.getDefiningOp();
@@ -141,6 +165,9 @@ static Value noOpSource(Operation *op) {
           return inner->input;
     return {};
   }
+}
+
+static Value otherNoOpSource(Operation *op) {
   // A transpose undone by the next, or one that keeps the order.
   if (auto outer = dyn_cast<linalg::TransposeOp>(op)) {
     ArrayRef<int64_t> perm = outer.getPermutation();
