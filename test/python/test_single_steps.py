@@ -1,7 +1,8 @@
 """ttt-form-single-steps: a fast weight updated once and applied, found by dataflow.
 
 Two sources nobody wrote for the pass: single steps written from the math
-(chunk_loops.LinearLayer with one chunk, in random layouts and spellings) brought to
+(chunk_loops.LinearLayer with one chunk, in random layouts and spellings, of static or
+run-time length) brought to
 straight-line linalg by the reference lowering, and the upstream ViT^3 GLU module
 lowered by torch-mlir (test/fixtures/linalg/vit3_glu). Each becomes one
 `ttt.chunk_loop chunk(0)` whose program still computes what the original did (the
@@ -26,9 +27,6 @@ def _single_step(rng):
     """A layer updated once on all its tokens, then applied to them, as the
     straight-line program the reference lowering writes for one chunk."""
     layer = random_linear_layer(rng)
-    # A run-time length leaves the step's zero-filled accumulators sized by
-    # tensor.dim outside the step (see docs/Architecture.md); static here.
-    layer.dynamic_length = False
     # One token sums nothing: its k^T v binds no keys to values.
     layer.length = max(layer.length, 2)
     layer.update_first = True

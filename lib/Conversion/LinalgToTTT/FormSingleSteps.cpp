@@ -39,6 +39,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -805,6 +806,37 @@ void inferAxes(ChunkLoopOp loop) {
   loop.setOutputAxesAttr(b.getDenseI64ArrayAttr(outputAxes));
 }
 
+/// The ops that make `value` from constants and the sizes of other values
+/// alone (a zero accumulator sized by `tensor.dim` at a run-time length), in
+/// block order, with the values whose sizes they read; nullopt if it is made
+/// otherwise.
+static std::optional<SmallVector<Operation *>>
+sizedBySlice(Value value, llvm::SetVector<Value> &sources) {
+  llvm::SetVector<Operation *> ops;
+  SmallVector<Value> stack{value};
+  while (!stack.empty()) {
+    Operation *def = stack.pop_back_val().getDefiningOp();
+    if (!def)
+      return std::nullopt;
+    if (!ops.insert(def))
+      continue;
+    if (auto dim = dyn_cast<tensor::DimOp>(def)) {
+      sources.insert(dim.getSource());
+      stack.push_back(dim.getIndex());
+      continue;
+    }
+    if (!isa<tensor::EmptyOp, linalg::FillOp, arith::ConstantOp>(def))
+      return std::nullopt;
+    llvm::append_range(stack, def->getOperands());
+  }
+  if (llvm::none_of(ops, [](Operation *op) { return isa<tensor::DimOp>(op); }))
+    return std::nullopt;
+  SmallVector<Operation *> ordered(ops.begin(), ops.end());
+  llvm::sort(ordered,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  return ordered;
+}
+
 /// Builds the loop of `step`; on success the step's ops are replaced by it.
 LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
                        SingleStepFinder &finder, Step step, std::string &why) {
@@ -868,17 +900,35 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
     if (update.broadcast())
       readAsState.insert({update.op, update.weight});
   llvm::SetVector<Value> sequences, invariants, made;
+  SmallVector<Operation *> sized;
   for (Operation *op : step.body)
     for (Value value : readValues(op)) {
       Operation *def = value.getDefiningOp();
       if (stateOf.count(value) || (def && step.body.contains(def)) ||
           readAsState.contains({op, value}))
         continue;
-      if (linalg_raise::isRematerializable(value))
+      llvm::SetVector<Value> sources;
+      if (linalg_raise::isRematerializable(value)) {
         made.insert(value);
-      else if (finder.isData(value, step.updates) &&
-               isa<RankedTensorType>(value.getType()) &&
-               cast<RankedTensorType>(value.getType()).getRank() > 0)
+      } else if (std::optional<SmallVector<Operation *>> slice =
+                     sizedBySlice(value, sources);
+                 slice && llvm::none_of(sources, [&](Value source) {
+                   Operation *def = source.getDefiningOp();
+                   return def && step.body.contains(def);
+                 })) {
+        // Made in the body from the sizes of what the body is passed.
+        llvm::append_range(sized, *slice);
+        for (Value source : sources) {
+          if (stateOf.count(source))
+            continue;
+          if (finder.isData(source, step.updates))
+            sequences.insert(source);
+          else
+            invariants.insert(source);
+        }
+      } else if (finder.isData(value, step.updates) &&
+                 isa<RankedTensorType>(value.getType()) &&
+                 cast<RankedTensorType>(value.getType()).getRank() > 0)
         sequences.insert(value);
       else
         invariants.insert(value);
@@ -987,6 +1037,11 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
   rewriter.setInsertionPointToStart(body);
   for (Value value : made)
     (void)linalg_raise::rematerialize(rewriter, value, mapping);
+  llvm::sort(sized,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  for (Operation *op : sized)
+    if (!mapping.contains(op->getResult(0)))
+      rewriter.clone(*op, mapping);
   for (Operation *op : step.body)
     rewriter.clone(*op, mapping);
   // A broadcast weight's update reads the state in its own shape.
