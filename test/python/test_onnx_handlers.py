@@ -356,6 +356,23 @@ def _trilu(rng):
                   inits=[nh.from_array(np.asarray(k, np.int64), "k")])
 
 
+def _causal_mask_not(rng):
+    """A causal mask as block_v6's export builds it: a lower triangle of ones cast to
+    bool, negated, cast to bool again, selecting -inf or a score; and a bool cast back
+    to float."""
+    n = int(rng.integers(2, 6))
+    nodes = [h.make_node("Trilu", ["ones"], ["t"], upper=0),
+             h.make_node("Cast", ["t"], ["m"], to=TensorProto.BOOL),
+             h.make_node("Not", ["m"], ["nm"]),
+             h.make_node("Cast", ["nm"], ["nb"], to=TensorProto.BOOL),
+             h.make_node("Where", ["nb", "f", "x"], ["w"]),
+             h.make_node("Cast", ["m"], ["mf"], to=TensorProto.FLOAT),
+             h.make_node("Add", ["w", "mf"], ["y"])]
+    inits = [nh.from_array(np.ones((n, n), np.float32), "ones"),
+             nh.from_array(np.asarray(-1e4, np.float32), "f")]
+    return _model(nodes, [_value("x", [n, n])], [_value("y", [n, n])], inits=inits)
+
+
 def _softmax(rng, opset):
     shape = [int(x) for x in rng.integers(1, 6, int(rng.integers(1, 4)))]
     return _model([h.make_node("Softmax", ["x"], ["y"], axis=len(shape) - 1)],
@@ -414,6 +431,8 @@ CASES = {
     **{f"Greater_Less_Where_{i}": (lambda i=i: _threshold(np.random.default_rng([SEED, i, 17])))
        for i in range(2)},
     **{f"Trilu_{i}": (lambda i=i: _trilu(np.random.default_rng([SEED, i, 18]))) for i in range(3)},
+    **{f"Cast_bool_Not_{i}": (lambda i=i: _causal_mask_not(np.random.default_rng([SEED, i, 22])))
+       for i in range(2)},
     **{f"Softmax{opset}": (lambda opset=opset: _softmax(np.random.default_rng([SEED, 19]), opset))
        for opset in (11, 17)},
     **{f"LayerNormalization_{i}": (lambda i=i: _layer_norm(np.random.default_rng([SEED, i, 20])))

@@ -58,6 +58,26 @@ static LogicalResult compare(OpBuilder &b, const NodeView &node,
       results, why);
 }
 
+static LogicalResult logicalNot(OpBuilder &b, const NodeView &node,
+                                SmallVectorImpl<Value> &results,
+                                std::string &why) {
+  RankedTensorType type = node.resultType();
+  if (!type || !type.getElementType().isInteger(1) ||
+      !convertedInputs(node, 1, why) || node.inputType(0) != type) {
+    if (why.empty())
+      why = "it does not negate a bool tensor";
+    return failure();
+  }
+  return pushElementwise(
+      b, node, node.inputs, type,
+      [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        Value one = arith::ConstantOp::create(nb, loc, nb.getI1Type(),
+                                              nb.getBoolAttr(true));
+        return arith::XOrIOp::create(nb, loc, args[0], one);
+      },
+      results, why);
+}
+
 static LogicalResult where(OpBuilder &b, const NodeView &node,
                            SmallVectorImpl<Value> &results, std::string &why) {
   RankedTensorType type = node.resultType();
@@ -349,6 +369,7 @@ ArrayRef<HandlerRow> onnx_to_linalg::normalizationHandlers() {
       {"Less", 7, compare<arith::CmpFPredicate::OLT>},
       {"GreaterOrEqual", 12, compare<arith::CmpFPredicate::OGE>},
       {"LessOrEqual", 12, compare<arith::CmpFPredicate::OLE>},
+      {"Not", 1, logicalNot},
       {"Where", 9, where},
       {"Trilu", 14, trilu},
       {"Softmax", 1, softmax<1>},

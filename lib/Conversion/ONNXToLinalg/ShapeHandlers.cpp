@@ -97,8 +97,26 @@ static LogicalResult castNode(OpBuilder &b, const NodeView &node,
   }
   auto from = dyn_cast<FloatType>(input.getElementType());
   auto to = dyn_cast<FloatType>(type.getElementType());
+  bool toBool = type.getElementType().isInteger(1);
+  bool fromBool = input.getElementType().isInteger(1);
+  if (input.getShape() == type.getShape() &&
+      ((from && toBool) || (fromBool && to))) {
+    // A mask: true where the float is not zero (NaN included), and back.
+    results.push_back(broadcastElementwise(
+        b, node.loc(), node.inputs.take_front(), type,
+        [&](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+          if (fromBool)
+            return arith::UIToFPOp::create(nb, loc, to, args[0]);
+          Value zero = arith::ConstantOp::create(nb, loc, from,
+                                                 nb.getFloatAttr(from, 0.0));
+          return arith::CmpFOp::create(nb, loc, arith::CmpFPredicate::UNE,
+                                       args[0], zero);
+        }));
+    return success();
+  }
   if (!from || !to || input.getShape() != type.getShape()) {
-    why = "it casts other than between float types";
+    why = "it casts other than between float types, or between a float "
+          "and a bool tensor";
     return failure();
   }
   bool widens = to.getWidth() > from.getWidth();
