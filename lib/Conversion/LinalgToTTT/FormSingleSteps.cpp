@@ -9,24 +9,33 @@
 // Nothing is repeated, so neither the reroll nor the loop former sees it;
 // it is found here by dataflow alone:
 //
-//  - an *update* is an elementwise `W + D` or `W - D` of tensors of one
-//    type, where W is a *root* (a function argument, or a value made from
-//    constants only: an initializer, a parameter tiled over the batch) and
-//    D reads the data (a function argument W does not read);
-//  - what is made of W and its update alone (transposes, a weight norm) is
-//    *state-derived*; an op that reads a state-derived value and gives
-//    something else *reads the state* (the gradient's `W k`, the apply's
-//    `q W'`);
+//  - a *root* is a weight as the model has it: a function argument, or a
+//    value made from constants only (an initializer, a parameter tiled over
+//    the batch);
+//  - an *update* moves a root W by what the data adds: `W + D` or `W - D`
+//    elementwise (W possibly broadcast over the batch), a `linalg.add`, or
+//    a sum over tokens accumulated into W; a root the step replaces rather
+//    than moves (`W = NS(G); W = W + G`) has its new value in the applied
+//    sum of its type made from a sum over tokens;
+//  - what is made of a root and its update alone (transposes, a weight
+//    norm) is *state-derived*; an op that reads a state-derived value and
+//    gives something else *reads the state* (the gradient's `W k`, the
+//    apply's `q W'`); an update is taken only if a state-derived value is
+//    contracted with data (the weight is applied) and the new value is not
+//    updated again (a step of an unrolled recurrence is the reroll's);
 //  - the step's body is every op depending on the weights that an update
-//    or a state read needs; the body's values read after it are its
-//    outputs; the data it reads become the windows of one chunk.
+//    or a state read needs, with the sums over tokens feeding an update and
+//    the elementwise ops on the body's values alone; the body's values read
+//    after it are its outputs; the data it reads become the windows of one
+//    chunk.
 //
-// Updates whose bodies share ops (the three weights of a SwiGLU inner
-// model) form one loop. The loop is kept only if a state is bound to keys
-// and values (whyNotATTTLayer): a bias added to a projection or a residual
-// stays as it was. The window and output axes are read from the math: the
-// label the output shares with a window and not with the state (time), or
-// the one an update sums over and two windows share.
+// Updates whose bodies share ops, or whose gradients read each other's
+// weights (the three weights of a SwiGLU inner model), form one loop. The
+// loop is kept only if a state is bound to keys and values
+// (whyNotATTTLayer): a bias added to a projection, a residual or a masked
+// softmax stays as it was. The window and output axes are read from the
+// math: the label the output shares with a window and not with the state
+// (time), or the one an update sums over and two windows share.
 //
 //===----------------------------------------------------------------------===//
 
