@@ -5,15 +5,13 @@ a Gather, a float64 round trip or an If on a constant), must still be found, rew
 into its parallel form and exact. A recogniser that reads spellings fails here; one that
 reads what the graph computes does not.
 
-`make test` applies one to three rewrites per case (320 cases). Up to eight per case is
-the issue's goal and is not met yet: TTT_METAMORPHIC_MAX_REWRITES=8 runs that version,
-and 316 of its 320 cases pass today. The four that fail: three with a Slice spelled as
-a Split twice (the Split's pieces are windows of every chunk, so "step 2 reads a value
-of step 0"), and one where a subtraction respelled as the sum of a negation in two
-steps and a Slice spelled as a Gather make the steps differ at that sum. Unrolled chunk
-steps are still proven equal op for op (RerollChunks.cpp), after the no-ops are removed.
-TTT_METAMORPHIC_SEED=<n> replays another set of cases. Every failure names its seed,
-case, fixture and rewrites; a batch reports all of its failures."""
+`make test` applies one to eight rewrites per case (320 cases), the issue's goal; seeds
+1, 2 and 3 pass as well as the default. Unrolled chunk steps are still proven equal op
+for op (RerollChunks.cpp), after the no-ops are removed (FoldNoOps.cpp), so a rewrite
+that is not a no-op in one step and is absent in another would make them differ.
+TTT_METAMORPHIC_MAX_REWRITES=<n> caps the rewrites per case; TTT_METAMORPHIC_SEED=<n>
+replays another set of cases. Every failure names its seed, case, fixture and rewrites;
+a batch reports all of its failures."""
 
 from __future__ import annotations
 
@@ -36,7 +34,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "onnx"
 # The fixtures the canonical route rewrites today (ttt-raise-onnx-chunks).
 REWRITTEN = ["lact_v6.traced", "linear_mse.traced", "block_v6.traced"]
 SEED = int(os.environ.get("TTT_METAMORPHIC_SEED", "4747"))
-MAX_REWRITES = int(os.environ.get("TTT_METAMORPHIC_MAX_REWRITES", "3"))
+MAX_REWRITES = int(os.environ.get("TTT_METAMORPHIC_MAX_REWRITES", "8"))
 BATCHES, PER_BATCH = 10, 32  # 320 cases a run
 RTOL = 1e-5
 MARKER = "ttt: parallel linear-attention form"

@@ -358,15 +358,13 @@ void linalg_raise::foldNoOps(func::FuncOp func) {
     op->getResult(0).replaceAllUsesWith(source);
     folded.push_back(op);
   }
-  // Pieces of a Split that nothing reads.
+  // Pieces of a Split that nothing reads: an unread slice of a tensor
+  // another slice of which is read (the tensor may have other readers).
   for (Operation *op : ops)
     if (isa<tensor::ExtractSliceOp>(op) && op->use_empty() &&
-        llvm::all_of(op->getOperand(0).getUsers(),
-                     [](Operation *user) {
-                       return isa<tensor::ExtractSliceOp>(user);
-                     }) &&
-        llvm::any_of(op->getOperand(0).getUsers(),
-                     [](Operation *user) { return !user->use_empty(); }))
+        llvm::any_of(op->getOperand(0).getUsers(), [](Operation *user) {
+          return isa<tensor::ExtractSliceOp>(user) && !user->use_empty();
+        }))
       folded.push_back(op);
   // What the folded ops alone read goes with them; what the program left
   // unread before stays as it was.
