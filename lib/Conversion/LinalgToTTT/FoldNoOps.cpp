@@ -109,64 +109,43 @@ struct Elementwise {
 };
 } // namespace
 
-/// The value `op` computes when it is one of its operands' values.
-static Value noOpSource(Operation *op);
-
-/// `noOpSource` of an elementwise op read with `e.input` as its input, and
-/// of the other ops.
-static Value elementwiseNoOpSource(const std::optional<Elementwise> &e);
-static Value otherNoOpSource(Operation *op);
-
-static Value noOpSource(Operation *op) {
-  // An op of constants alone is tried with each as its input.
-  for (unsigned choice = 0; choice < 2; ++choice) {
-    std::optional<Elementwise> e = Elementwise::of(op, choice);
-    if (!e)
-      break;
-    if (Value source = elementwiseNoOpSource(e))
-      return source;
-    if (!e->input.getDefiningOp<arith::ConstantOp>())
-      break;
-  }
-  return otherNoOpSource(op);
-}
-
-static Value elementwiseNoOpSource(const std::optional<Elementwise> &e) {
-  {
-    if (e->yielded == e->arg && e->sameType)
-      return e->input;
-    Operation *def = e->yielded.getDefiningOp();
-    if (!def || def->getNumOperands() == 0)
-      return {};
-    Value lhs = def->getOperand(0);
-    if (!e->sameType && !isa<arith::TruncFOp>(def))
-      return {};
-    Value rhs = def->getNumOperands() > 1 ? def->getOperand(1) : Value();
-    if (isa<arith::MulFOp>(def) && ((lhs == e->arg && e->is(rhs, 1.0)) ||
-                                    (rhs == e->arg && e->is(lhs, 1.0))))
-      return e->input;
-    if (isa<arith::DivFOp>(def) && lhs == e->arg && e->is(rhs, 1.0))
-      return e->input;
-    if (isa<arith::AddFOp>(def) && ((lhs == e->arg && e->is(rhs, 0.0)) ||
-                                    (rhs == e->arg && e->is(lhs, 0.0))))
-      return e->input;
-    if (isa<arith::SubFOp>(def) && lhs == e->arg && e->is(rhs, 0.0))
-      return e->input;
-    // -(-x) and the float64 round trip, each spelled as two generics.
-    std::optional<Elementwise> inner =
-        Elementwise::of(e->input.getDefiningOp());
-    if (!inner || !inner->constants.empty())
-      return {};
-    if (e->unaryOfArg<arith::NegFOp>() && inner->unaryOfArg<arith::NegFOp>())
-      return inner->input;
-    if (auto trunc = e->unaryOfArg<arith::TruncFOp>())
-      if (auto ext = inner->unaryOfArg<arith::ExtFOp>())
-        if (ext.getIn().getType() == trunc.getType())
-          return inner->input;
+/// The operand an elementwise op `e` returns the value of (`x * 1`, `x + 0`,
+/// `-(-x)`, a float64 round trip), or null.
+static Value elementwiseNoOpSource(const Elementwise &e) {
+  if (e.yielded == e.arg && e.sameType)
+    return e.input;
+  Operation *def = e.yielded.getDefiningOp();
+  if (!def || def->getNumOperands() == 0)
     return {};
-  }
+  Value lhs = def->getOperand(0);
+  if (!e.sameType && !isa<arith::TruncFOp>(def))
+    return {};
+  Value rhs = def->getNumOperands() > 1 ? def->getOperand(1) : Value();
+  if (isa<arith::MulFOp>(def) &&
+      ((lhs == e.arg && e.is(rhs, 1.0)) || (rhs == e.arg && e.is(lhs, 1.0))))
+    return e.input;
+  if (isa<arith::DivFOp>(def) && lhs == e.arg && e.is(rhs, 1.0))
+    return e.input;
+  if (isa<arith::AddFOp>(def) &&
+      ((lhs == e.arg && e.is(rhs, 0.0)) || (rhs == e.arg && e.is(lhs, 0.0))))
+    return e.input;
+  if (isa<arith::SubFOp>(def) && lhs == e.arg && e.is(rhs, 0.0))
+    return e.input;
+  // -(-x) and the float64 round trip, each spelled as two generics.
+  std::optional<Elementwise> inner = Elementwise::of(e.input.getDefiningOp());
+  if (!inner || !inner->constants.empty())
+    return {};
+  if (e.unaryOfArg<arith::NegFOp>() && inner->unaryOfArg<arith::NegFOp>())
+    return inner->input;
+  if (auto trunc = e.unaryOfArg<arith::TruncFOp>())
+    if (auto ext = inner->unaryOfArg<arith::ExtFOp>())
+      if (ext.getIn().getType() == trunc.getType())
+        return inner->input;
+  return {};
 }
 
+/// The operand a transpose, reshape pair or concat of slices returns the
+/// value of, or null.
 static Value otherNoOpSource(Operation *op) {
   // A transpose undone by the next, or one that keeps the order.
   if (auto outer = dyn_cast<linalg::TransposeOp>(op)) {
@@ -222,6 +201,21 @@ static Value otherNoOpSource(Operation *op) {
       return source;
   }
   return {};
+}
+
+/// The value `op` computes when it is one of its operands' values.
+static Value noOpSource(Operation *op) {
+  // An op of constants alone is tried with each as its input.
+  for (unsigned choice = 0; choice < 2; ++choice) {
+    std::optional<Elementwise> e = Elementwise::of(op, choice);
+    if (!e)
+      break;
+    if (Value source = elementwiseNoOpSource(*e))
+      return source;
+    if (!e->input.getDefiningOp<arith::ConstantOp>())
+      break;
+  }
+  return otherNoOpSource(op);
 }
 
 bool linalg_raise::isCommutativePair(Operation *op) {

@@ -434,7 +434,8 @@ public:
     }
     SmallVector<llvm::DenseSet<Value>> beforeUpdate;
     for (const Update &candidate : candidates)
-      beforeUpdate.push_back(readersBeforeUpdate(candidate));
+      // The values computed from a weight other than through its update.
+      beforeUpdate.push_back(reachedFrom(candidate.weight, candidate.op));
     // One step: bodies that share ops, or an update computed from another
     // weight as it was before its own update (a SwiGLU gradient reads all
     // three weights). A layer reading an earlier layer's output reads that
@@ -577,14 +578,10 @@ private:
   std::optional<Update> replacementOf(Value root,
                                       const llvm::DenseSet<Operation *> &taken,
                                       SmallVector<Update> &sums) const {
-    llvm::DenseSet<Value> fromRoot{root};
+    llvm::DenseSet<Value> fromRoot = reachedFrom(root);
     for (Operation &op : block) {
-      if (llvm::none_of(readValues(&op),
-                        [&](Value v) { return fromRoot.contains(v); }))
-        continue;
-      for (Value result : op.getResults())
-        fromRoot.insert(result);
-      if (taken.contains(&op) || !isElementwiseSum(&op) ||
+      if (op.getNumResults() == 0 || !fromRoot.contains(op.getResult(0)) ||
+          taken.contains(&op) || !isElementwiseSum(&op) ||
           op.getResult(0).getType() != root.getType())
         continue;
       Update update{&op, root, op.getResult(0)};
@@ -632,12 +629,12 @@ private:
     return false;
   }
 
-  /// The values computed from `update`'s weight other than through its
-  /// update.
-  llvm::DenseSet<Value> readersBeforeUpdate(const Update &update) const {
-    llvm::DenseSet<Value> reached{update.weight};
+  /// The values computed from `value`, other than through `skipped`.
+  llvm::DenseSet<Value> reachedFrom(Value value,
+                                    Operation *skipped = nullptr) const {
+    llvm::DenseSet<Value> reached{value};
     for (Operation &op : block) {
-      if (&op == update.op || llvm::none_of(readValues(&op), [&](Value v) {
+      if (&op == skipped || llvm::none_of(readValues(&op), [&](Value v) {
             return reached.contains(v);
           }))
         continue;
