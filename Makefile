@@ -9,7 +9,7 @@ JOBS ?= $(shell nproc)
 CXX_COMPILER ?= $(shell command -v clang++ 2>/dev/null || command -v g++)
 C_COMPILER ?= $(shell command -v clang 2>/dev/null || command -v gcc)
 
-.PHONY: all setup configure build demo test check-lit check-python check-format format check-gcc lint docs clean fuzz fixtures python check-package bench check-iree linalg-fixtures
+.PHONY: all setup configure build demo test check-lit check-python check-format format check-gcc lint docs clean fuzz fixtures python check-package bench check-iree check-torch linalg-fixtures
 
 all: build
 
@@ -77,6 +77,24 @@ check-iree: build
 	    iree-base-runtime==$(IREE_VERSION); }
 	TTT_IREE_BIN=$(abspath $(BUILD_DIR))/iree-venv/bin TTT_BUILD_DIR=$(abspath $(BUILD_DIR)) \
 	  $(PYTHON) -m pytest -q test/python/test_iree.py
+
+# ttt.optimize on the public research modules as they are (test_torch_corpus.py): PyTorch
+# and what the modules import (python/requirements-torch.txt, a few GB) go into
+# $(BUILD_DIR)/torch-venv, and the upstream code is cloned at pinned commits into
+# $(BUILD_DIR)/upstream unless TTT_LACT_DIR, TTT_TTT_LM_DIR and TTT_VITTT_DIR name
+# checkouts. make test skips these tests (no torch there).
+TORCH_VENV ?= $(abspath $(BUILD_DIR))/torch-venv
+UPSTREAM_DIR ?= $(abspath $(BUILD_DIR))/upstream
+check-torch: build
+	test -x $(TORCH_VENV)/bin/python || { $(PYTHON) -m venv $(TORCH_VENV) && \
+	  $(TORCH_VENV)/bin/pip install -q -r python/requirements-torch.txt; }
+	python/scripts/fetch_upstream.sh $(UPSTREAM_DIR)
+	TTT_LACT_DIR=$${TTT_LACT_DIR:-$(UPSTREAM_DIR)/LaCT} \
+	TTT_TTT_LM_DIR=$${TTT_TTT_LM_DIR:-$(UPSTREAM_DIR)/ttt-lm-pytorch} \
+	TTT_VITTT_DIR=$${TTT_VITTT_DIR:-$(UPSTREAM_DIR)/ViTTT} \
+	TTT_REQUIRE_UPSTREAM=1 TTT_BUILD_DIR=$(abspath $(BUILD_DIR)) \
+	  $(TORCH_VENV)/bin/python -m pytest -q -p no:cacheprovider test/python/test_torch_corpus.py \
+	    test/python/test_package_front_door.py
 
 check-lit: build
 	ninja -C $(BUILD_DIR) check-ttt

@@ -142,9 +142,10 @@ readInput(const std::string &input, StringRef format, StringRef name,
           fail(ErrorKind::Parse, collector.takeError("not a valid ONNX model"));
     return module;
   }
-  if (format != "mlir") {
-    status = fail(ErrorKind::Invalid, "unknown input format '" + format.str() +
-                                          "' (expected 'mlir' or 'onnx')");
+  if (format != "mlir" && format != "linalg") {
+    status =
+        fail(ErrorKind::Invalid, "unknown input format '" + format.str() +
+                                     "' (expected 'mlir', 'linalg' or 'onnx')");
     return nullptr;
   }
   sourceMgr.AddNewSourceBuffer(MemoryBuffer::getMemBufferCopy(input, name),
@@ -220,6 +221,13 @@ optimize(const std::string &input, const std::string &inputFormat,
   }
 
   bool onnxInput = inputFormat == "onnx";
+  bool linalgInput = inputFormat == "linalg";
+  if (linalgInput && (emit != "mlir" || !simplify.empty())) {
+    result.status = fail(ErrorKind::Invalid,
+                         "a linalg program is optimized by ttt-optimize-linalg "
+                         "into MLIR, without simplifications");
+    return result;
+  }
 
   auto context = makeContext();
   Collector collector(context.get(), name, onRemark);
@@ -233,7 +241,9 @@ optimize(const std::string &input, const std::string &inputFormat,
   // gets its TTT layers found and, where exact, rewritten into standard ONNX
   // nodes (or shown in linattn form with emit "mlir").
   mlir::PassManager pm(context.get());
-  if (!onnxInput) {
+  if (linalgInput) {
+    mlir::ttt::buildTTTOptimizeLinalgPipeline(pm);
+  } else if (!onnxInput) {
     pm.addPass(mlir::ttt::createTTTSimplify(simplifyOptions));
     pm.addPass(mlir::ttt::createTTTToLinAttn());
   } else if (emit == "onnx" && simplify.empty()) {

@@ -34,6 +34,7 @@ import argparse
 import contextlib
 import importlib
 import importlib.machinery
+import importlib.util
 import io
 import math
 import os
@@ -262,8 +263,19 @@ def build_lact_min_bidirectional():
     return _FirstOutput(layer, lambda l, x: l(x)), torch.randn(B, L, D)
 
 
+def _import_file(path, name):
+    """Imports one upstream file under a name of our choosing: ttt-lm-pytorch's
+    module is `ttt.py`, the name of this project's package."""
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
 def _ttt_lm(kind):
-    m = _import_from(_need("TTT_TTT_LM_DIR"), "ttt")
+    m = _import_file(os.path.join(_need("TTT_TTT_LM_DIR"), "ttt.py"), "ttt_lm_pytorch_ttt")
     cfg = m.TTTConfig(hidden_size=D, intermediate_size=2 * D, num_hidden_layers=1,
                       num_attention_heads=4, ttt_layer_type=kind, mini_batch_size=16,
                       max_position_embeddings=L)
@@ -290,6 +302,45 @@ def build_vittt():
     return _FirstOutput(layer, lambda l, x: l(x, h, w)), torch.randn(B, h * w, D)
 
 
+def build_vittt_block():
+    """The plain ViT³ block (vittt/models/vittt.py): depthwise-conv position
+    encoding, the TTT layer, an MLP; it needs timm."""
+    directory = os.path.join(_need("TTT_VITTT_DIR"), "vittt", "models")
+    if "vittt_models" not in sys.modules:
+        pkg = types.ModuleType("vittt_models")  # the package without its __init__ (build.py)
+        pkg.__path__ = [directory]
+        sys.modules["vittt_models"] = pkg
+    m = importlib.import_module("vittt_models.vittt")
+    layer = m.Block(dim=D, num_heads=4)
+    return _FirstOutput(layer, lambda l, x: l(x)), torch.randn(B, 16, D)
+
+
+@contextlib.contextmanager
+def _bf16_as_fp32():
+    """Tensor.bfloat16() returns the tensor itself: the Muon (Newton-Schulz) step of
+    LaCT's NVS and minimal layers, which casts to bf16 as shipped, runs in fp32 (the
+    corpus's "Muon in fp32"; onnxruntime's CPU kernels lack bf16 ReduceL2)."""
+    original = torch.Tensor.bfloat16
+    torch.Tensor.bfloat16 = lambda self, *args, **kwargs: self
+    try:
+        yield
+    finally:
+        torch.Tensor.bfloat16 = original
+
+
+def in_fp32(builder):
+    def build():
+        model, x = builder()
+        call = model._call
+
+        def call_in_fp32(layer, inputs):
+            with _bf16_as_fp32():
+                return call(layer, inputs)
+        model._call = call_in_fp32
+        return model, x
+    return build
+
+
 MODULES = [
     ("LaCT lact_llm LaCTSWIGLULayer", build_lact_llm),
     ("LaCT lact_nvs FastWeightGluMLPMultihead", build_lact_nvs),
@@ -298,6 +349,11 @@ MODULES = [
     ("ttt-lm-pytorch TTTLinear", build_ttt_linear),
     ("ttt-lm-pytorch TTTMLP", build_ttt_mlp),
     ("ViTTT TTT", build_vittt),
+    ("ViTTT Block", build_vittt_block),
+    ("LaCT lact_nvs FastWeightGluMLPMultihead, Muon in fp32", in_fp32(build_lact_nvs)),
+    ("LaCT minimal CausalLaCTSwiGLUWithSlidingWindowAttn, Muon in fp32",
+     in_fp32(build_lact_min_causal)),
+    ("LaCT minimal BidirectionalLaCTSwiGLU, Muon in fp32", in_fp32(build_lact_min_bidirectional)),
 ]
 
 

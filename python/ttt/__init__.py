@@ -52,8 +52,10 @@ from ._errors import (  # noqa: E402
 )
 from . import _api  # noqa: E402
 from ._api import (  # noqa: E402
+    EXPORT_LADDER,
     ExplainReport,
     LayerReport,
+    Remark,
     explain,
     optimize,
     run,
@@ -73,6 +75,8 @@ __all__ = [
     "MissingDependencyError",
     "LayerReport",
     "ExplainReport",
+    "Remark",
+    "EXPORT_LADDER",
     "SIMPLIFICATIONS",
     *_errors.__all__,
 ]

@@ -19,6 +19,7 @@ from ._errors import (
     VerificationError,
     _raise_for,
 )
+from ._remarks import Remark, as_remarks
 
 __all__ = [
     "optimize",
@@ -27,8 +28,14 @@ __all__ = [
     "run",
     "LayerReport",
     "ExplainReport",
+    "Remark",
     "SIMPLIFICATIONS",
+    "EXPORT_LADDER",
 ]
+
+#: The names of the export ladder's rungs, in the order ``optimize`` of a
+#: torch.nn.Module tries them (see its ``export`` argument).
+EXPORT_LADDER = tuple(rung.name for rung in _torch.LADDER)
 
 
 def __getattr__(name: str):
@@ -54,7 +61,7 @@ Model = Union[str, bytes, "os.PathLike[str]", Any]
 @dataclass
 class _Input:
     data: Union[bytes, str]
-    format: str  # "mlir" or "onnx"
+    format: str  # "mlir", "onnx", or "linalg" (MLIR for ttt-optimize-linalg)
     name: str
 
 
@@ -120,7 +127,8 @@ def _read_model(model: Model) -> _Input:
 def optimize(model: Model, example_inputs: Any = None, *, simplify: Sequence[str] = (),
              emit: str = "onnx", return_remarks: bool = False,
              on_remark: Optional[Callable[[str], None]] = None,
-             dynamic_axes: Optional[Mapping[str, Mapping[int, str]]] = None):
+             dynamic_axes: Optional[Mapping[str, Mapping[int, str]]] = None,
+             export: Union[str, Sequence[str], None] = None, via: str = "onnx"):
     """Rewrites every TTT layer proven to be linear attention.
 
     Runs ``ttt-simplify`` (exact folds, plus the named model-changing
@@ -130,17 +138,32 @@ def optimize(model: Model, example_inputs: Any = None, *, simplify: Sequence[str
 
     ``model`` is a path (``.onnx``, ``.mlir``), MLIR text, serialized ONNX
     bytes, an ``onnx.ModelProto``, or a ``torch.nn.Module`` with its
-    ``example_inputs`` (a tensor or a tuple of them): the module is exported
-    with PyTorch's ONNX exporter (the TorchScript exporter where the default
-    one fails or writes what ttt cannot read), with dynamic batch (first)
-    and sequence (second to last) dimensions unless ``dynamic_axes`` says
-    otherwise; this needs ``pip install ttt[torch]``. A string is a path if
-    such a file exists or if it cannot be MLIR text. Returns an ``onnx.ModelProto`` for
-    ``emit="onnx"``, MLIR text for ``emit="mlir"``; with
-    ``return_remarks=True``, a pair ``(result, remarks)`` where ``remarks`` are
-    the passes' one-line remarks (which layers changed and why the others did
-    not). ``on_remark`` is called with each remark as the compiler emits it
-    (progress on a large model).
+    ``example_inputs`` (a tensor or a tuple of them; this needs ``pip install
+    ttt[torch]``). A module is exported on each rung of an export ladder
+    (:data:`EXPORT_LADDER`): PyTorch's default (dynamo) exporter with dynamic
+    batch (first) and sequence (second to last) dimensions (or
+    ``dynamic_axes``), then with only the batch dynamic, then with static
+    shapes, then the same three with the TorchScript exporter (opset 17, with
+    a decomposition of ``aten::rms_norm``, which it lacks). The first rung
+    whose graph yields the most TTT layers (then the most rewritten) is kept;
+    ``export`` names the rungs to try instead (e.g. ``"dynamo-static"``).
+    Remarks of kind ``"export"`` say which export was used, which dims
+    stayed dynamic, and why each rung before it was not used (its export
+    failed, or its graph yields fewer layers: a chunk loop over the length is
+    often traced only with a static sequence). ``via="mlir"`` takes another
+    road: ``torch.export``, torch-mlir's FX importer to linalg on tensors,
+    and ``ttt-optimize-linalg`` (needs the ``torch_mlir`` package); it returns
+    MLIR text.
+
+    A string is a path if such a file exists or if it cannot be MLIR text.
+    Returns an ``onnx.ModelProto`` for ``emit="onnx"``, MLIR text for
+    ``emit="mlir"``; with ``return_remarks=True``, a pair ``(result,
+    remarks)`` where ``remarks`` are :class:`Remark` records (each the
+    one-line remark as a ``str``, with ``kind``, ``layer``, ``node``,
+    ``form``, ``rewritten`` and ``reason`` read out): which layers changed and
+    why the others did not. ``on_remark`` is called with each remark as the
+    compiler emits it (progress on a large model; for a module, the kept
+    rung's remarks once the ladder is done).
 
     ONNX input runs ``ttt-onnx-optimize`` instead (what ``ttt-opt
     model.onnx -o out.onnx`` does): every TTT layer is found from the graph's
@@ -165,22 +188,46 @@ def optimize(model: Model, example_inputs: Any = None, *, simplify: Sequence[str
         raise InvalidInputError(f"unknown emit '{emit}' (expected 'onnx' or 'mlir')")
     if isinstance(simplify, str):
         simplify = simplify.replace(",", " ").split()
+    if via not in ("onnx", "mlir"):
+        raise InvalidInputError(f"unknown via '{via}' (expected 'onnx' or 'mlir')")
     if example_inputs is not None or _torch.is_torch_module(model):
-        return _torch.optimize_module(
-            model, example_inputs, dynamic_axes=dynamic_axes,
-            optimize=lambda data: optimize(data, simplify=simplify, emit=emit,
-                                           return_remarks=return_remarks,
-                                           on_remark=on_remark))
-    src = _read_model(model)
+        if via == "mlir":
+            result, remarks = _torch.optimize_module_via_mlir(
+                model, example_inputs,
+                optimize=lambda text: _optimize_source(
+                    _Input(text, "linalg", f"<{type(model).__name__}>"), simplify, "mlir",
+                    None))
+        else:
+            result, remarks = _torch.optimize_module(
+                model, example_inputs, dynamic_axes=dynamic_axes, export=export,
+                optimize=lambda data: _optimize_source(
+                    _Input(data, "onnx", "<onnx>"), simplify, emit, None))
+        remarks = as_remarks(remarks)
+        if on_remark is not None:
+            for remark in remarks:
+                on_remark(remark)
+        return (result, remarks) if return_remarks else result
+    if via != "onnx":
+        raise InvalidInputError("via='mlir' is for a torch.nn.Module with example_inputs")
+    result, remarks = _optimize_source(_read_model(model), simplify, emit, on_remark)
+    return (result, remarks) if return_remarks else result
+
+
+def _optimize_source(src: _Input, simplify: Sequence[str], emit: str,
+                     on_remark: Optional[Callable[[str], None]]):
+    """The compiler's optimize on one input: (result, remarks)."""
     # An exception in the callback is raised here, after the compiler has
     # returned (it cannot unwind through C++); later remarks are not passed on.
     raised: list[BaseException] = []
+    layers = [0]
 
     def forward(line: str) -> None:
         if raised or on_remark is None:
             return
+        remark = Remark(line, layers[0])
+        layers[0] += remark.kind == "layer"
         try:
-            on_remark(line)
+            on_remark(remark)
         except BaseException as e:  # noqa: BLE001 -- re-raised below
             raised.append(e)
 
@@ -194,9 +241,7 @@ def optimize(model: Model, example_inputs: Any = None, *, simplify: Sequence[str
         import onnx
 
         output = onnx.load_from_string(output)
-    if return_remarks:
-        return output, list(result["remarks"])
-    return output
+    return output, as_remarks(result["remarks"])
 
 
 @dataclass

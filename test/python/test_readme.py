@@ -107,6 +107,10 @@ def _missing_for(command: str) -> str | None:
             build_dir() / "iree-venv" / "bin" / "iree-compile", os.X_OK):
         return ("needs IREE (make check-iree installs the iree-base-compiler and "
                 "iree-base-runtime wheels into the build directory's iree-venv)")
+    for var in re.findall(r"\b(TTT_(?:LACT|TTT_LM|VITTT)_DIR)\b", command):
+        if not os.path.isdir(os.environ.get(var) or "/nonexistent"):
+            return (f"needs the upstream research code in ${var} "
+                    "(python/scripts/fetch_upstream.sh clones it; make check-torch runs this)")
     if re.search(r"\bimport torch\b|import torch,", command) and \
             importlib.util.find_spec("torch") is None:
         return "needs PyTorch (pip install ttt[torch]), which is not installed"

@@ -97,12 +97,14 @@ std::string version();
 /// drop-token-lr, drop-momentum, drop-muon.
 std::vector<std::string> simplifications();
 
-/// Reads `input` (`inputFormat` "mlir": MLIR text or bytecode; "onnx": a
-/// serialized ModelProto) and rewrites its TTT layers that are linear
-/// attention. MLIR: `ttt-simplify` with the named model-changing
-/// simplifications (see `simplifications`; none: exact folds only), then
-/// `ttt-to-linattn`. ONNX: `ttt-onnx-optimize` (find the layers, rewrite the
-/// exact ones into standard ONNX nodes; `simplify` must be empty). Writes the
+/// Reads `input` (`inputFormat` "mlir": MLIR text or bytecode; "linalg": the
+/// same, a linalg-on-tensors program; "onnx": a serialized ModelProto) and
+/// rewrites its TTT layers that are linear attention. MLIR: `ttt-simplify`
+/// with the named model-changing simplifications (see `simplifications`;
+/// none: exact folds only), then `ttt-to-linattn`. Linalg:
+/// `ttt-optimize-linalg` (find the layers, rewrite them back into linalg;
+/// `emit` "mlir", no simplifications). ONNX: `ttt-onnx-optimize` (find the
+/// layers, rewrite the exact ones into standard ONNX nodes). Writes the
 /// result as `emit` ("onnx" or "mlir"). `name` names the input in messages
 /// and locations. `onRemark`, if given, receives each remark line as it is
 /// emitted (one per layer found), before the call returns.
