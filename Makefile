@@ -95,6 +95,10 @@ check-torch: build
 	TTT_REQUIRE_UPSTREAM=1 TTT_BUILD_DIR=$(abspath $(BUILD_DIR)) \
 	  $(TORCH_VENV)/bin/python -m pytest -q -p no:cacheprovider test/python/test_torch_corpus.py \
 	    test/python/test_package_front_door.py
+	# ttt.optimize(..., via="mlir") where make linalg-fixtures installed torch-mlir
+	! test -x $(BUILD_DIR)/linalgenv/bin/python || TTT_BUILD_DIR=$(abspath $(BUILD_DIR)) \
+	  $(BUILD_DIR)/linalgenv/bin/python -m pytest -q -p no:cacheprovider \
+	    test/python/test_package_front_door.py
 
 check-lit: build
 	ninja -C $(BUILD_DIR) check-ttt

@@ -95,7 +95,16 @@ def test_torch_module_round_trip():
     torch.manual_seed(0)
     module = Linear()
     q, k, v = (torch.randn(1, 2, 16, 8) for _ in range(3))
-    model = ttt.optimize(module, (q, k, v))
+    model, remarks = ttt.optimize(module, (q, k, v), return_remarks=True)
+    # The Python loop over chunks runs over the length: a rung with a dynamic
+    # sequence is not the one kept, and the remarks say why.
+    exports = [r for r in remarks if r.kind == "export"]
+    assert exports[0].form in ttt.EXPORT_LADDER and exports[0].form != "dynamo-dynamic"
+    assert [r.form for r in exports[1:]] == list(
+        ttt.EXPORT_LADDER[:ttt.EXPORT_LADDER.index(exports[0].form)])
+    assert all(r.reason.startswith("not used: ") for r in exports[1:])
+    (layer,) = [r for r in remarks if r.kind == "layer"]
+    assert layer.rewritten and layer.layer == 0
     # torch's default exporter (dynamo, opset 20 with torch 2.15) wrote the chunk
     # loop the raise rewrites into its parallel form.
     assert any(n.doc_string.startswith("ttt: parallel linear-attention form")
@@ -105,6 +114,66 @@ def test_torch_module_round_trip():
         expected = module(q, k, v).numpy()
     assert out.shape == expected.shape
     assert np.max(np.abs(out - expected)) <= 1e-5 * np.max(np.abs(expected))
+
+
+@pytest.mark.skipif(not HAVE_TORCH, reason="torch is not installed (pip install ttt[torch])")
+def test_export_names_rungs_of_the_ladder():
+    import torch
+
+    module = torch.nn.Linear(4, 4)
+    with pytest.raises(ttt.InvalidInputError, match="unknown export 'onnx'.*dynamo-static"):
+        ttt.optimize(module, torch.ones(2, 4), export="onnx")
+    with pytest.raises(ttt.InvalidInputError, match="unknown via 'tvm'"):
+        ttt.optimize(module, torch.ones(2, 4), via="tvm")
+
+
+HAVE_TORCH_MLIR = importlib.util.find_spec("torch_mlir") is not None
+
+
+@pytest.mark.skipif(not HAVE_TORCH_MLIR,
+                    reason="torch-mlir is not installed (python/requirements-linalg.txt)")
+def test_via_mlir_round_trip():
+    import torch
+    from ttt.models.layers import PlainLinear
+
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 64, 16) for _ in range(3))
+    layer = PlainLinear(2, 16, 16, chunk=8)
+    text, remarks = ttt.optimize(layer, (q, k, v), via="mlir", return_remarks=True)
+    assert remarks[0].kind == "export" and remarks[0].form == "via-mlir"
+    (found,) = [r for r in remarks if r.kind == "layer"]
+    assert found.rewritten, remarks
+    (out,) = ttt.run(text, [q.numpy(), k.numpy(), v.numpy()])
+    with torch.no_grad():
+        expected = layer(q, k, v).numpy()
+    assert np.max(np.abs(out - expected)) <= 1e-5 * np.max(np.abs(expected))
+
+
+# --- Remarks ----------------------------------------------------------------
+
+def test_remarks_are_records():
+    _, remarks = ttt.optimize(str(MODEL), return_remarks=True)
+    (layer,) = remarks
+    assert isinstance(layer, ttt.Remark) and isinstance(layer, str)
+    assert layer.kind == "layer" and layer.layer == 0 and layer.rewritten is True
+    assert layer.node and layer.form and layer.weights
+    assert layer.reason.startswith("raised to ttt.kvb_layer")
+    assert layer.where.endswith(MODEL.name)
+
+
+def test_remark_lines_are_read_in_both_orders():
+    cli = ttt.Remark("remark: m.onnx: node '/l/Concat': TTT layer: unrolled chunk loop "
+                     "(4 chunks of 16 tokens), fast weights 'a', 'b': left as it was: "
+                     "its output depends non-linearly on the trained fast weights")
+    assert (cli.kind, cli.where, cli.node) == ("layer", "m.onnx", "/l/Concat")
+    assert cli.form == "unrolled chunk loop (4 chunks of 16 tokens)"
+    assert cli.weights == ("a", "b") and cli.rewritten is False
+    assert cli.reason == "its output depends non-linearly on the trained fast weights"
+    none = ttt.Remark("<onnx>: remark: no TTT layer found (12 nodes read)")
+    assert none.kind == "none" and none.layer is None and none.rewritten is None
+    other = ttt.Remark("x.mlir:3:4: remark: ttt-simplify: model changed: ...")
+    assert other.kind == "other" and other.where == "x.mlir:3:4"
+    assert ttt.Remark("not a remark").kind == "other"
 
 
 # --- Session ----------------------------------------------------------------

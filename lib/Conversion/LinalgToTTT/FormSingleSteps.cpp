@@ -254,9 +254,11 @@ static std::optional<Update> matchElementwiseUpdate(Operation *op,
   return std::nullopt;
 }
 
-/// Whether `op` is an elementwise linalg.generic on two inputs whose
-/// payload ends in a sum or difference.
+/// Whether `op` is a linalg.add or linalg.sub, or an elementwise
+/// linalg.generic on two inputs whose payload ends in a sum or difference.
 static bool isElementwiseSum(Operation *op) {
+  if (isa<linalg::AddOp, linalg::SubOp>(op))
+    return true;
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || op->getNumResults() != 1 || generic.getNumDpsInputs() != 2 ||
       generic.getNumReductionLoops() != 0)
@@ -589,6 +591,18 @@ private:
           !isUpdatedAgain(update) && isApplied(update))
         sums.push_back(update);
     }
+    // A sum another one is computed from is a step on the way (Muon's
+    // Newton-Schulz iterations in the weight's own precision), not the
+    // new value.
+    SmallVector<Update> last;
+    for (const Update &sum : sums) {
+      llvm::DenseSet<Value> later = reachedFrom(sum.delta);
+      if (llvm::none_of(sums, [&](const Update &other) {
+            return other.op != sum.op && later.contains(other.delta);
+          }))
+        last.push_back(sum);
+    }
+    sums = std::move(last);
     if (sums.size() == 1)
       return sums.front();
     // Every weight's gradient reads every weight of a SwiGLU; the sum that

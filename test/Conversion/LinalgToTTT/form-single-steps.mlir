@@ -169,3 +169,36 @@ func.func @masked_scores(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>, %v: tensor<8x
   %o = linalg.matmul ins(%p, %v : tensor<8x8xf32>, tensor<8x4xf32>) outs(%fo : tensor<8x4xf32>) -> tensor<8x4xf32>
   return %o : tensor<8x4xf32>
 }
+
+// -----
+
+// The new weight is computed through sums of its own type, each applied to
+// data (Muon's Newton-Schulz iterations in fp32: X = a X + (b A + c A A) X):
+// a sum that another one is computed from is a step on the way; the last
+// one is the new value (here, as in LaCT's minimal layers, it replaces the
+// weight: W1 = N(G) + G).
+// CHECK-LABEL: func.func @iterated_new_value
+// CHECK-SAME: (%[[W0:.*]]: tensor<4x4xf32>,
+// CHECK: %[[O:.*]], %{{.*}} = ttt.chunk_loop chunk(0) state(%[[W0]] : tensor<4x4xf32>)
+// CHECK: ttt.chunk_yield outputs(%{{.*}} : tensor<8x4xf32>) state(%{{.*}} : tensor<4x4xf32>)
+// CHECK: return %[[O]]
+func.func @iterated_new_value(%w0: tensor<4x4xf32>, %q: tensor<8x4xf32>,
+                              %k: tensor<8x4xf32>, %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<4x8xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x4xf32>) outs(%et : tensor<4x8xf32>) permutation = [1, 0]
+  %e8 = tensor.empty() : tensor<8x4xf32>
+  %f8 = linalg.fill ins(%zero : f32) outs(%e8 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %kw = linalg.matmul ins(%k, %w0 : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f8 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %e4 = tensor.empty() : tensor<4x4xf32>
+  %f4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %kkw = linalg.matmul ins(%kt, %kw : tensor<4x8xf32>, tensor<8x4xf32>) outs(%f4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %kv = linalg.matmul ins(%kt, %v : tensor<4x8xf32>, tensor<8x4xf32>) outs(%f4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g = linalg.sub ins(%kkw, %kv : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %gg = linalg.matmul ins(%g, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s1 = linalg.add ins(%gg, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %x = linalg.matmul ins(%s1, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %w1 = linalg.add ins(%x, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o = linalg.matmul ins(%q, %w1 : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f8 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %o : tensor<8x4xf32>
+}
