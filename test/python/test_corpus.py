@@ -41,6 +41,19 @@ FOUND = {
     # model (a Conv, which no handler reads) stays outside the loop.
     "ViTTT_TTT.dynamo": ONE_STEP.format(n=2, op="math.exp"),
     "ViTTT_TTT.ts": ONE_STEP.format(n=2, op="math.exp"),
+    # The plain ViT^3 block around it: a depthwise-convolution position encoding, a
+    # LayerNorm, the layer, an MLP.
+    "ViTTT_Block.dynamo": ONE_STEP.format(n=2, op="math.exp"),
+    "ViTTT_Block.ts": ONE_STEP.format(n=2, op="math.exp"),
+    # LaCT's layers with their Muon step in fp32 (as shipped it casts to bf16): the
+    # Newton-Schulz iterations are sums of the weights' own type, the last one the
+    # new value.
+    "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo":
+        ONE_STEP.format(n=3, op="arith.divf"),
+    "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.dynamo":
+        ONE_STEP.format(n=3, op="arith.divf"),
+    "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.dynamo":
+        "TTT layer: " + SWIGLU,
     "LaCT_lact_llm_LaCTSWIGLULayer.ts":
         "TTT layer: unrolled chunk loop (4 chunks of 16 tokens), fast weights",
     "LaCT_lact_llm_LaCTSWIGLULayer.dynamo": "TTT layer: " + SWIGLU,
@@ -77,7 +90,7 @@ def _rel(got, want):
 
 
 def test_the_corpus_is_there():
-    assert len(NAMES) == 11, NAMES
+    assert len(NAMES) == 16, NAMES
     assert set(FOUND) == set(NAMES) and ORT_CANNOT_RUN <= set(NAMES)
 
 
