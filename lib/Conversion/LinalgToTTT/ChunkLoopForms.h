@@ -20,6 +20,7 @@ class FuncOp;
 
 namespace mlir::ttt {
 class ChunkLoopOp;
+class KVBLayerOp;
 } // namespace mlir::ttt
 
 namespace mlir::ttt::linalg_raise {
@@ -45,6 +46,13 @@ std::string whyNotATTTLayer(ChunkLoopOp loop);
 /// Why `ttt-raise-chunk-loops` leaves `loop` as it is (the reason its
 /// explain remark gives), or an empty string when it raises it.
 std::string whyNotAKVBLayer(ChunkLoopOp loop);
+
+/// What remarks call `loop`: "chunk loop (3 chunks of 16, 6 state values)".
+std::string describeChunkLoop(ChunkLoopOp loop);
+
+/// What remarks call the form of a raised layer: "unrolled chunk loop (4
+/// chunks of 16 tokens)", or "full-batch step".
+std::string describeLayerForm(KVBLayerOp layer);
 
 /// Verifies `op` without reporting: its first diagnostic, or an empty string
 /// when it verifies. A pass that builds a ttt.chunk_loop from what it proved

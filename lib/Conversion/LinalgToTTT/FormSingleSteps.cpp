@@ -254,11 +254,9 @@ static std::optional<Update> matchElementwiseUpdate(Operation *op,
   return std::nullopt;
 }
 
-/// Whether `op` is a linalg.add or linalg.sub, or an elementwise
-/// linalg.generic on two inputs whose payload ends in a sum or difference.
+/// Whether `op` is an elementwise linalg.generic on two inputs whose
+/// payload ends in a sum or difference.
 static bool isElementwiseSum(Operation *op) {
-  if (isa<linalg::AddOp, linalg::SubOp>(op))
-    return true;
   auto generic = dyn_cast<linalg::GenericOp>(op);
   if (!generic || op->getNumResults() != 1 || generic.getNumDpsInputs() != 2 ||
       generic.getNumReductionLoops() != 0)

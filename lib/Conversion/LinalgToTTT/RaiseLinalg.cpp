@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ChunkLoopForms.h"
 #include "LoopReadings.h"
 #include "ShadowGraph.h"
 
@@ -21,6 +22,7 @@
 
 #include "ttt/Conversion/Passes.h"
 #include "ttt/Dialect/ONNX/IR/ONNXDialect.h"
+#include "ttt/Dialect/TTT/Analysis/LayerAnalysis.h"
 #include "ttt/Dialect/TTT/IR/TTTDialect.h"
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
@@ -513,8 +515,139 @@ struct TTTRaiseLinalgPass
     bool unrolled = false;   // loops with a partial last chunk were unrolled
   };
 
-  /// Raises the layers of `func`; whether it raised one.
+  /// What the canonical route made of a copy of a function.
+  struct CanonicalReading {
+    OwningOpRef<ModuleOp> module; // holds `copy`
+    func::FuncOp copy;
+    SmallVector<KVBLayerOp> layers; // raised in `copy`
+    SmallVector<std::string> kept;  // TTT layers found and left, and why
+    /// Whether every layer raised is linear attention and starts from the
+    /// function's own weights: a first chunk the reroll left unrolled (its
+    /// momentum folded away) computes the initial weights with contractions
+    /// the shadow graph's reading takes into the layer.
+    bool complete() const {
+      return llvm::all_of(layers, [](KVBLayerOp layer) {
+        return analyzeLayer(layer).rewritable &&
+               llvm::none_of(layer.getWeights(), computedByContraction);
+      });
+    }
+  };
+
+  static bool computedByContraction(Value value) {
+    SetVector<Operation *> slice;
+    BackwardSliceOptions options;
+    options.omitBlockArguments = true;
+    if (failed(getBackwardSlice(value, &slice, options)))
+      return true;
+    if (Operation *def = value.getDefiningOp())
+      slice.insert(def);
+    return llvm::any_of(slice, [](Operation *op) {
+      auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      return linalgOp && linalgOp.getNumReductionLoops() > 0;
+    });
+  }
+
+  /// The canonical route on a copy of `func`: its unrolled chunk steps and
+  /// single steps formed into ttt.chunk_loop ops and the math read on each.
+  /// (Its scf.for loops are left to the shadow graph, which proves that
+  /// their chunks cover the queries.)
+  CanonicalReading readCanonically(func::FuncOp func) {
+    CanonicalReading reading;
+    if (func.isExternal())
+      return reading;
+    OpBuilder builder(&getContext());
+    reading.module = ModuleOp::create(builder, func.getLoc());
+    reading.copy = cast<func::FuncOp>(func->clone());
+    reading.module->push_back(reading.copy);
+    getOperation().getBody()->push_back(reading.module.get());
+    // The route's remarks are its own working; what it raised or found is
+    // reported in the raise's words. An error of the route (a former that
+    // built an op its verifier refuses) leaves the function to the shadow
+    // graph's reading.
+    bool routeFailed = false;
+    LogicalResult ran = [&] {
+      ScopedDiagnosticHandler capture(&getContext(), [&](Diagnostic &diag) {
+        routeFailed |= diag.getSeverity() == DiagnosticSeverity::Error;
+        return success();
+      });
+      OpPassManager pm(ModuleOp::getOperationName());
+      pm.addPass(createTTTRerollChunks());
+      pm.addPass(createTTTFormSingleSteps());
+      pm.addPass(createTTTRaiseChunkLoops());
+      return runPipeline(pm, reading.module.get());
+    }();
+    reading.module.get()->remove();
+    if (failed(ran) || routeFailed)
+      return reading;
+    reading.copy.walk(
+        [&](KVBLayerOp layer) { reading.layers.push_back(layer); });
+    if (reading.layers.empty())
+      reading.copy.walk([&](ChunkLoopOp loop) {
+        if (linalg_raise::whyNotATTTLayer(loop).empty())
+          reading.kept.push_back(
+              linalg_raise::describeChunkLoop(loop) +
+              ": left as it was: " + linalg_raise::whyNotAKVBLayer(loop));
+      });
+    return reading;
+  }
+
+  /// `func` takes the body the canonical route raised layers in (a loop
+  /// the reader left stays a ttt.chunk_loop, which ttt-lower-recurrent
+  /// lowers as it was), and each layer gets its remark.
+  void adopt(func::FuncOp func, CanonicalReading &reading) {
+    func.getBody().takeBody(reading.copy.getBody());
+    for (KVBLayerOp layer : reading.layers) {
+      LayerFacts facts = analyzeLayer(layer);
+      InFlightDiagnostic remark =
+          layer.emitRemark()
+          << "TTT layer: " << linalg_raise::describeLayerForm(layer)
+          << ": raised to ttt.kvb_layer (";
+      if (facts.rewritable)
+        remark << "linear attention, " << stringifyExactLowering(facts.lowering)
+               << ")";
+      else
+        remark << "no linear attention: " << explainLayer(facts) << ")";
+    }
+  }
+
+  /// Raises the layers of `func`; whether it raised one. The canonical
+  /// route's reading is taken when it is complete (see
+  /// CanonicalReading::complete), or when the shadow graph's raises none.
   FailureOr<bool> raise(func::FuncOp func, Reading reading) {
+    CanonicalReading canonical = readCanonically(func);
+    if (!canonical.layers.empty() && canonical.complete()) {
+      adopt(func, canonical);
+      return true;
+    }
+    // Its remarks wait for the choice between the two readings.
+    SmallVector<std::tuple<Location, DiagnosticSeverity, std::string>> said;
+    FailureOr<bool> raised = [&] {
+      ScopedDiagnosticHandler capture(&getContext(), [&](Diagnostic &d) {
+        said.push_back({d.getLocation(), d.getSeverity(), d.str()});
+        return success();
+      });
+      return raiseThroughShadow(func, reading, canonical.kept);
+    }();
+    if (succeeded(raised) && !*raised && !canonical.layers.empty()) {
+      adopt(func, canonical);
+      return true;
+    }
+    for (auto &[loc, severity, text] : said) {
+      if (severity == DiagnosticSeverity::Error)
+        emitError(loc) << text;
+      else if (severity == DiagnosticSeverity::Warning)
+        emitWarning(loc) << text;
+      else
+        emitRemark(loc) << text;
+    }
+    return raised;
+  }
+
+  /// Raises the layers of `func` its shadow graph's ONNX raise finds;
+  /// whether it raised one. `kept` are the layers the canonical route found
+  /// and left, for the raise to report should it find none itself.
+  FailureOr<bool> raiseThroughShadow(func::FuncOp func, Reading reading,
+                                     ArrayRef<std::string> kept) {
     std::string why;
     FailureOr<ShadowGraph> shadow = buildShadowGraph(func, why);
     if (failed(shadow)) {
@@ -527,6 +660,16 @@ struct TTTRaiseLinalgPass
       if (reading.whileAsFor || reading.unrolled)
         func.print(llvm::errs());
       shadow->module->print(llvm::errs());
+    }
+    // The layers the canonical route found and left are the raise's to
+    // report should it find none itself.
+    if (!kept.empty()) {
+      SmallVector<Attribute> texts;
+      for (const std::string &text : kept)
+        texts.push_back(StringAttr::get(&getContext(), text));
+      for (onnx::GraphOp graph : shadow->module->getOps<onnx::GraphOp>())
+        graph->setAttr(raise::kFoundByChunkRouteAttr,
+                       ArrayAttr::get(&getContext(), texts));
     }
     PassManager pm(func.getContext(), ModuleOp::getOperationName());
     pm.addPass(createTTTRaiseONNX());

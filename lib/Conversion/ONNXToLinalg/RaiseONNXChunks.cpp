@@ -37,39 +37,6 @@ using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::onnx_to_linalg;
 
-/// The layer's form as `ttt-raise-onnx` names it.
-static std::string describeForm(KVBLayerOp layer) {
-  ScheduleAttr schedule = layer.getSchedule();
-  if (schedule.getKind() == ScheduleKind::full_batch)
-    return "full-batch step";
-  int64_t chunk = schedule.getSize();
-  int64_t length = cast<RankedTensorType>(layer.getQ().getType()).getDimSize(2);
-  std::string text = "unrolled chunk loop (";
-  if (!ShapedType::isDynamic(length) && chunk > 0)
-    text += std::to_string((length + chunk - 1) / chunk) + " chunks";
-  else
-    text += "chunks";
-  return text + " of " + std::to_string(chunk) + " tokens)";
-}
-
-/// What the remarks say of a chunk loop that stays.
-static std::string describeLoop(ChunkLoopOp loop) {
-  std::string text = "chunk loop (";
-  int64_t length = ShapedType::kDynamic;
-  if (!loop.getSequences().empty() && !loop.getWindowAxes().empty())
-    length = cast<RankedTensorType>(loop.getSequences()[0].getType())
-                 .getDimSize(loop.getWindowAxes()[0]);
-  if (loop.isSingleChunk())
-    text += "one chunk";
-  else if (ShapedType::isDynamic(length))
-    text += "chunks of " + std::to_string(loop.getChunk());
-  else
-    text += std::to_string((length + loop.getChunk() - 1) / loop.getChunk()) +
-            " chunks of " + std::to_string(loop.getChunk());
-  return text + ", " + std::to_string(loop.getInits().size()) +
-         " state values)";
-}
-
 /// The ONNX name of the value `value` is a view of: the initializer, graph
 /// input or node output the write-back's reshapes and transposes read.
 static std::string sourceName(Value value) {
@@ -94,7 +61,7 @@ static std::string sourceName(Value value) {
 
 /// What the remarks say of a layer in the written-back graph.
 static std::string describeLayer(KVBLayerOp layer) {
-  std::string text = describeForm(layer) + ", fast weights ";
+  std::string text = linalg_raise::describeLayerForm(layer) + ", fast weights ";
   for (auto [index, weight] : llvm::enumerate(layer.getWeights())) {
     std::string name = sourceName(weight);
     text += index ? ", " : "";
@@ -245,13 +212,15 @@ struct TTTRaiseONNXChunksPass
       if (!notALayer.empty()) {
         if (explain)
           mlir::emitRemark(graph.getLoc())
-              << "ttt-raise-onnx-chunks: " << describeLoop(loop)
+              << "ttt-raise-onnx-chunks: "
+              << linalg_raise::describeChunkLoop(loop)
               << ": not a TTT layer: " << notALayer;
         return;
       }
-      kept.push_back(StringAttr::get(&getContext(),
-                                     describeLoop(loop) + ": left as it was: " +
-                                         linalg_raise::whyNotAKVBLayer(loop)));
+      kept.push_back(StringAttr::get(
+          &getContext(),
+          linalg_raise::describeChunkLoop(loop) +
+              ": left as it was: " + linalg_raise::whyNotAKVBLayer(loop)));
     });
     if (!kept.empty())
       original->setAttr(raise::kFoundByChunkRouteAttr,
@@ -267,7 +236,8 @@ struct TTTRaiseONNXChunksPass
       if (!startsFromModelWeights(converted, layer)) {
         if (explain)
           mlir::emitRemark(graph.getLoc())
-              << "ttt-raise-onnx-chunks: " << describeForm(layer)
+              << "ttt-raise-onnx-chunks: "
+              << linalg_raise::describeLayerForm(layer)
               << " left to ttt-raise-onnx: its first chunk stays unrolled";
         return false;
       }
@@ -275,7 +245,8 @@ struct TTTRaiseONNXChunksPass
       if (!facts.rewritable) {
         if (explain)
           mlir::emitRemark(graph.getLoc())
-              << "ttt-raise-onnx-chunks: " << describeForm(layer)
+              << "ttt-raise-onnx-chunks: "
+              << linalg_raise::describeLayerForm(layer)
               << " left to ttt-raise-onnx: " << explainLayer(facts);
         return false;
       }
@@ -296,7 +267,8 @@ struct TTTRaiseONNXChunksPass
     if (failed(copy)) {
       if (explain)
         mlir::emitRemark(graph.getLoc())
-            << "ttt-raise-onnx-chunks: " << describeForm(layers.front())
+            << "ttt-raise-onnx-chunks: "
+            << linalg_raise::describeLayerForm(layers.front())
             << " left to ttt-raise-onnx: " << why;
       return false;
     }

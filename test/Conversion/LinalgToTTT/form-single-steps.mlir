@@ -182,6 +182,7 @@ func.func @masked_scores(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>, %v: tensor<8x
 // CHECK: %[[O:.*]], %{{.*}} = ttt.chunk_loop chunk(0) state(%[[W0]] : tensor<4x4xf32>)
 // CHECK: ttt.chunk_yield outputs(%{{.*}} : tensor<8x4xf32>) state(%{{.*}} : tensor<4x4xf32>)
 // CHECK: return %[[O]]
+#id = affine_map<(i, j) -> (i, j)>
 func.func @iterated_new_value(%w0: tensor<4x4xf32>, %q: tensor<8x4xf32>,
                               %k: tensor<8x4xf32>, %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
   %zero = arith.constant 0.0 : f32
@@ -196,9 +197,19 @@ func.func @iterated_new_value(%w0: tensor<4x4xf32>, %q: tensor<8x4xf32>,
   %kv = linalg.matmul ins(%kt, %v : tensor<4x8xf32>, tensor<8x4xf32>) outs(%f4 : tensor<4x4xf32>) -> tensor<4x4xf32>
   %g = linalg.sub ins(%kkw, %kv : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e4 : tensor<4x4xf32>) -> tensor<4x4xf32>
   %gg = linalg.matmul ins(%g, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f4 : tensor<4x4xf32>) -> tensor<4x4xf32>
-  %s1 = linalg.add ins(%gg, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%gg, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e4 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
   %x = linalg.matmul ins(%s1, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f4 : tensor<4x4xf32>) -> tensor<4x4xf32>
-  %w1 = linalg.add ins(%x, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %w1 = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e4 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
   %o = linalg.matmul ins(%q, %w1 : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f8 : tensor<8x4xf32>) -> tensor<8x4xf32>
   return %o : tensor<8x4xf32>
 }
