@@ -333,6 +333,27 @@ def test_a_run_time_length_loop_that_does_not_walk_the_queries_is_left(name, old
     assert raised == same
 
 
+def test_a_loop_over_the_keys_length_is_one_over_that_length(tmp_path):
+    """A loop whose length, chunk ends and output buffer come from the keys reads the
+    queries over the keys' tokens only: ttt-form-chunk-loops makes it a chunk loop over
+    the keys' length, and the layer raised from it reads the queries cut to it. The
+    original program is the oracle, on queries longer than the keys."""
+    program = lp.ttt_program(_DYNAMIC_PARTIAL).replace(
+        "%cT = tensor.dim %q", "%cT = tensor.dim %k", 1)
+    raised, remarks = run_opt(program, "--ttt-form-chunk-loops", "--ttt-raise-chunk-loops",
+                              stderr=True)
+    assert "ttt.kvb_layer" in raised and "scf.for" not in raised, remarks
+    rng = np.random.default_rng(11)
+    for t_q, t_k in ((13, 10), (10, 10), (9, 3)):
+        args = [rng.standard_normal((1, 2, t, 4)).astype(np.float32)
+                for t in (t_q, t_k, t_k)]
+        args.append(rng.standard_normal((1, 2, 4, 4)).astype(np.float32) * 0.5)
+        (want,) = run_function(program, args, tmp_path)
+        (got,) = run_function(raised, args, tmp_path)
+        assert got.shape == want.shape == (1, 2, t_k, 4)
+        assert _rel(got, want) <= RTOL
+
+
 def test_a_while_whose_last_counter_is_read_is_not_read_as_stepping_by_c(tmp_path):
     """Advancing by min(C, T - i) and by C pass through the same counters, but end at T
     and at a multiple of C: a loop whose last counter is read (here the length of the

@@ -1019,6 +1019,39 @@ Value scaled(RewriterBase &b, Location loc, Value value, double factor) {
       factor, /*accumulate=*/false);
 }
 
+/// The loop's sequences as its chunks read them: a loop of several chunks
+/// reads every sequence over the first one's length (a longer one's tail
+/// is never read), so the others are cut to it unless their lengths are
+/// known to be equal.
+static SmallVector<Value> sequencesOverTheLoopLength(RewriterBase &rewriter,
+                                                     ChunkLoopOp loop) {
+  SmallVector<Value> sequences(loop.getSequences());
+  if (loop.isSingleChunk() || sequences.empty())
+    return sequences;
+  Location loc = loop.getLoc();
+  Value first = sequences.front();
+  int64_t firstAxis = loop.getWindowAxes().front();
+  int64_t firstLength =
+      cast<RankedTensorType>(first.getType()).getDimSize(firstAxis);
+  for (auto [index, value] : llvm::enumerate(loop.getSequences())) {
+    int64_t axis = loop.getWindowAxes()[index];
+    auto type = cast<RankedTensorType>(value.getType());
+    if (index == 0 || (!ShapedType::isDynamic(firstLength) &&
+                       type.getDimSize(axis) == firstLength))
+      continue;
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      sizes.push_back(
+          d == axis ? tensor::getMixedSize(rewriter, loc, first, firstAxis)
+                    : tensor::getMixedSize(rewriter, loc, value, d));
+    SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
+    sequences[index] = tensor::ExtractSliceOp::create(rewriter, loc, value,
+                                                      offsets, sizes, strides);
+  }
+  return sequences;
+}
+
 void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
                 const LinearLayer &layer) {
   Location loc = loop.getLoc();
@@ -1030,9 +1063,10 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
     return layout.permute(layout.dropUnits(value, labels, layer.units),
                           layer.real(labels), order);
   };
+  SmallVector<Value> sequences = sequencesOverTheLoopLength(rewriter, loop);
   auto sequence = [&](const WindowFactor &window,
                       ArrayRef<unsigned> order) -> Value {
-    Value value = loop.getSequences()[window.sequence];
+    Value value = sequences[window.sequence];
     return layout.toLayer(inStreams(value, window.labels, order), 4);
   };
   SmallVector<unsigned> qOrder(layer.streams), kOrder(layer.streams),
@@ -1050,7 +1084,7 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
       inStreams(loop.getInits()[layer.weight], layer.stateLabels, wOrder);
   Value momentum;
   if (layer.momentumRates) {
-    Value rates = loop.getSequences()[layer.momentumRates->sequence];
+    Value rates = sequences[layer.momentumRates->sequence];
     momentum = layout.toLayer(
         inStreams(rates, layer.momentumRates->labels, lrOrder), 3);
     if (layer.momentumScale != 1.0)
@@ -1097,7 +1131,7 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
   SmallVector<unsigned> yOrder(layer.streams);
   yOrder.append({layer.time, layer.out});
   Value qInStreams =
-      inStreams(loop.getSequences()[layer.q.sequence], layer.q.labels, qOrder);
+      inStreams(sequences[layer.q.sequence], layer.q.labels, qOrder);
   Value output = layout.fromLayer(op.getOutput(), qInStreams);
   output = layout.permute(output, yOrder, layer.real(layer.outputLabels));
   output = layout.addUnits(output, layer.outputLabels, layer.units);

@@ -334,3 +334,47 @@ func.func @two_layers(%a0: tensor<4x4xf32>, %b0: tensor<4x4xf32>, %x: tensor<8x4
   } -> outputs(tensor<8x4xf32>) state(tensor<4x4xf32>, tensor<4x4xf32>)
   return %o : tensor<8x4xf32>
 }
+
+// -----
+
+// Chunks over the keys' run-time length: the loop reads the other sequences
+// (here the queries) over that length, so the layer reads them cut to it.
+// CHECK-LABEL: func.func @queries_cut_to_the_loop_length
+// CHECK-SAME: (%[[W0:.*]]: tensor<3x5xf32>, %[[K:.*]]: tensor<?x3xf32>, %[[V:.*]]: tensor<?x5xf32>, %[[Q:.*]]: tensor<?x3xf32>)
+// CHECK: %[[T:.*]] = tensor.dim %[[K]], %{{.*}}
+// CHECK: tensor.extract_slice %[[V]][0, 0] [%[[T]], 5] [1, 1]
+// CHECK: %[[T2:.*]] = tensor.dim %[[K]], %{{.*}}
+// CHECK: tensor.extract_slice %[[Q]][0, 0] [%[[T2]], 3] [1, 1]
+// CHECK: ttt.kvb_layer
+// CHECK-SAME: schedule = #ttt.schedule<kind = chunked, size = 4, order = update_then_apply>
+#kv = affine_map<(i, j, t) -> (t, i)>
+#vv = affine_map<(i, j, t) -> (t, j)>
+#sv = affine_map<(i, j, t) -> (i, j)>
+func.func @queries_cut_to_the_loop_length(%w0: tensor<3x5xf32>, %k: tensor<?x3xf32>,
+    %v: tensor<?x5xf32>, %q: tensor<?x3xf32>) -> tensor<?x5xf32> {
+  // expected-remark @+1 {{a linear fast weight}}
+  %o, %w = ttt.chunk_loop chunk(4) state(%w0 : tensor<3x5xf32>)
+      windows(%k, %v, %q : tensor<?x3xf32>, tensor<?x5xf32>, tensor<?x3xf32>)
+        along [0, 0, 0]
+      outputs along [0] {
+  ^bb0(%s: tensor<3x5xf32>, %kc: tensor<?x3xf32>, %vc: tensor<?x5xf32>,
+       %qc: tensor<?x3xf32>):
+    %zero = arith.constant 0.0 : f32
+    %c0 = arith.constant 0 : index
+    %s1 = linalg.generic {indexing_maps = [#kv, #vv, #sv],
+        iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%kc, %vc : tensor<?x3xf32>, tensor<?x5xf32>) outs(%s : tensor<3x5xf32>) {
+    ^bb1(%a: f32, %b: f32, %acc: f32):
+      %p = arith.mulf %a, %b : f32
+      %sum = arith.addf %acc, %p : f32
+      linalg.yield %sum : f32
+    } -> tensor<3x5xf32>
+    %n = tensor.dim %qc, %c0 : tensor<?x3xf32>
+    %e = tensor.empty(%n) : tensor<?x5xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x5xf32>) -> tensor<?x5xf32>
+    %oc = linalg.matmul ins(%qc, %s1 : tensor<?x3xf32>, tensor<3x5xf32>)
+        outs(%f : tensor<?x5xf32>) -> tensor<?x5xf32>
+    ttt.chunk_yield outputs(%oc : tensor<?x5xf32>) state(%s1 : tensor<3x5xf32>)
+  } -> outputs(tensor<?x5xf32>) state(tensor<3x5xf32>)
+  return %o : tensor<?x5xf32>
+}
