@@ -274,9 +274,15 @@ def optimize_module(module: Any, example_inputs: Any, *,
     # The first of the best: max() keeps the first of equal scores.
     score, rung, data, result, remarks = max(runs, key=lambda run: run[0])
     dynamic = dynamic_dims(data)
-    lines = [f"{where}: remark: export: {rung.name}: {rung.describe()}; "
-             + (f"dims that stayed dynamic: {', '.join(dynamic)}" if dynamic
-                else "every dim static")]
+    head = (f"{where}: remark: export: {rung.name}: {rung.describe()}; "
+            + (f"dims that stayed dynamic: {', '.join(dynamic)}" if dynamic
+               else "every dim static"))
+    if rung.dims != "dynamic" and any(r.dims == "dynamic" for r in rungs[:rungs.index(rung)]):
+        # Research code often loops over chunks in Python, which traces for one
+        # length only: a static sequence is then the export that keeps the layer.
+        head += (f"; the sequence length is fixed at the example's: with it dynamic, the "
+                 f"export failed or its graph yields fewer TTT layers")
+    lines = [head]
     scores = {r.name: s for s, r, *_ in runs}
     for other in rungs[:rungs.index(rung)]:
         why = failed.get(other.name) or (
