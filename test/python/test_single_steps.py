@@ -84,19 +84,25 @@ def test_ordinary_programs_unchanged():
         assert run_opt(program, "--ttt-form-single-steps") == run_opt(program), name
 
 
-def test_new_value_through_sums_of_its_type(tmp_path):
-    """A weight whose new value is computed through sums of its own type, each
-    applied to data (Muon's Newton-Schulz iterations kept in fp32): the last
-    sum is the new value, and the loop computes what the program did."""
+@pytest.mark.parametrize("name, shapes", [
+    # A weight whose new value is computed through sums of its own type, each applied
+    # to data (Muon's Newton-Schulz iterations kept in fp32): the last sum is the new
+    # value.
+    ("iterated_new_value", ((4, 4), (8, 4), (8, 4), (8, 4))),
+    # Batch and heads merged as B*H around batch_matmul (torch-mlir's lowering).
+    ("merged_heads", ((2, 2, 4, 4), (4, 8, 4), (4, 4, 8), (2, 2, 8, 4), (4, 8, 4))),
+])
+def test_lit_single_steps_compute_what_they_did(name, shapes, tmp_path):
+    """The lit test's single steps (form-single-steps.mlir), formed into one loop,
+    compute what the program did (ttt-run of the original on random inputs)."""
     lit = Path(__file__).resolve().parents[1] / "Conversion" / "LinalgToTTT" / \
         "form-single-steps.mlir"
     (program,) = [part for part in lit.read_text().split("// -----")
-                  if "func.func @iterated_new_value" in part]
+                  if f"func.func @{name}(" in part]
     formed = run_opt(program, "--ttt-form-single-steps")
     assert formed.count("ttt.chunk_loop chunk(0)") == 1
     rng = np.random.default_rng(SEED)
-    arrays = [rng.standard_normal(s).astype(np.float32) * 0.5
-              for s in ((4, 4), (8, 4), (8, 4), (8, 4))]
+    arrays = [rng.standard_normal(s).astype(np.float32) * 0.5 for s in shapes]
     (want,) = run_function(program, arrays, tmp_path)
     (got,) = run_function(formed, arrays, tmp_path)
     assert _close(got, want)

@@ -643,6 +643,32 @@ static Operation *nonPolynomialOp(Operation *op) {
   return found;
 }
 
+/// The op that makes `leaf` a non-polynomial function of `states`: the op
+/// defining it or, for a reshape the reader takes whole (dims merged as
+/// B*H), the first such op in what it reshapes.
+static Operation *culpritOf(Value leaf, const llvm::DenseSet<Value> &states) {
+  SmallVector<Value> stack{leaf};
+  llvm::DenseSet<Operation *> seen;
+  while (!stack.empty()) {
+    Operation *def = stack.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue;
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(def)) {
+      stack.push_back(def->getOperand(0));
+      continue;
+    }
+    if (Operation *culprit = nonPolynomialOp(def))
+      return culprit;
+    if (def == leaf.getDefiningOp())
+      return nullptr;
+    for (Value operand : def->getOperands())
+      if (llvm::any_of(states,
+                       [&](Value state) { return readsValue(operand, state); }))
+        stack.push_back(operand);
+  }
+  return nullptr;
+}
+
 bool LayerReading::bindsKeysToValues() {
   llvm::DenseSet<Value> states(loop.getStateArgs().begin(),
                                loop.getStateArgs().end());
@@ -653,8 +679,9 @@ bool LayerReading::bindsKeysToValues() {
   };
   EinsumReader reader(states);
   // A binding inside an op the reader does not expand counts too (an
-  // update divided by its norm, a gradient through a SiLU): the values such
-  // a leaf is made of are read in turn, a few ops deep.
+  // update divided by its norm, a gradient through a SiLU, a reshape it
+  // reads as a whole): the values such a leaf is made of are read in turn,
+  // a few ops deep.
   constexpr unsigned kMaxDepth = 4;
   SmallVector<std::pair<Value, unsigned>> worklist;
   for (Value next : loop.getYield().getNextState())
@@ -681,11 +708,18 @@ bool LayerReading::bindsKeysToValues() {
           if (bound >= 2)
             return true;
         }
-        auto leafOp = factor.leaf.getDefiningOp<linalg::LinalgOp>();
-        if (depth < kMaxDepth && leafOp && !states.contains(factor.leaf) &&
-            readsChunk(factor.leaf))
-          for (Value input : leafOp.getDpsInputs())
+        Operation *leafOp = factor.leaf.getDefiningOp();
+        if (depth >= kMaxDepth || !leafOp || states.contains(factor.leaf) ||
+            !readsChunk(factor.leaf))
+          continue;
+        if (auto linalgOp = dyn_cast<linalg::LinalgOp>(leafOp))
+          for (Value input : linalgOp.getDpsInputs())
             worklist.push_back({input, depth + 1});
+        // A reshape that merges dims (batch and heads as B*H around a
+        // batch_matmul) is a leaf when its parts meet the merged label
+        // elsewhere; what it reshapes is read on its own.
+        if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(leafOp))
+          worklist.push_back({leafOp->getOperand(0), depth + 1});
       }
   }
   return false;
@@ -706,8 +740,7 @@ std::optional<std::string> LayerReading::nonlinearity() {
           ++degree;
           continue;
         }
-        Operation *def = factor.leaf.getDefiningOp();
-        Operation *culprit = def ? nonPolynomialOp(def) : nullptr;
+        Operation *culprit = culpritOf(factor.leaf, states);
         if (!culprit || llvm::none_of(states, [&](Value state) {
               return readsValue(factor.leaf, state);
             }))

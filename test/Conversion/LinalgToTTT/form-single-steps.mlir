@@ -213,3 +213,46 @@ func.func @iterated_new_value(%w0: tensor<4x4xf32>, %q: tensor<8x4xf32>,
   %o = linalg.matmul ins(%q, %w1 : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f8 : tensor<8x4xf32>) -> tensor<8x4xf32>
   return %o : tensor<8x4xf32>
 }
+
+// -----
+
+// Batch and heads merged as B*H around batch_matmul (torch-mlir's lowering of
+// `k.transpose(-2, -1) @ (v - k @ w)` on [B, H, T, D] tensors): the sum over
+// tokens is read inside the reshape that merges them, so the step binds keys
+// to values.
+// CHECK-LABEL: func.func @merged_heads
+// CHECK-SAME: (%[[W0:.*]]: tensor<2x2x4x4xf32>,
+// CHECK: ttt.chunk_loop chunk(0) state(%[[W0]] : tensor<2x2x4x4xf32>)
+// CHECK: linalg.batch_matmul
+// CHECK: ttt.chunk_yield
+#m4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#m3 = affine_map<(m, i, j) -> (m, i, j)>
+func.func @merged_heads(%w0: tensor<2x2x4x4xf32>, %k: tensor<4x8x4xf32>, %kt: tensor<4x4x8xf32>,
+                        %v: tensor<2x2x8x4xf32>, %q: tensor<4x8x4xf32>) -> tensor<4x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e3 = tensor.empty() : tensor<4x8x4xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<4x8x4xf32>) -> tensor<4x8x4xf32>
+  %w0c = tensor.collapse_shape %w0 [[0, 1], [2], [3]] : tensor<2x2x4x4xf32> into tensor<4x4x4xf32>
+  %pred = linalg.batch_matmul ins(%k, %w0c : tensor<4x8x4xf32>, tensor<4x4x4xf32>) outs(%f3 : tensor<4x8x4xf32>) -> tensor<4x8x4xf32>
+  %vc = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<2x2x8x4xf32> into tensor<4x8x4xf32>
+  %r = linalg.generic {indexing_maps = [#m3, #m3, #m3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%vc, %pred : tensor<4x8x4xf32>, tensor<4x8x4xf32>) outs(%e3 : tensor<4x8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<4x8x4xf32>
+  %e = tensor.empty() : tensor<4x4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4x4xf32>) -> tensor<4x4x4xf32>
+  %g = linalg.batch_matmul ins(%kt, %r : tensor<4x4x8xf32>, tensor<4x8x4xf32>) outs(%f : tensor<4x4x4xf32>) -> tensor<4x4x4xf32>
+  %ge = tensor.expand_shape %g [[0, 1], [2], [3]] output_shape [2, 2, 4, 4] : tensor<4x4x4xf32> into tensor<2x2x4x4xf32>
+  %e4 = tensor.empty() : tensor<2x2x4x4xf32>
+  %w1 = linalg.generic {indexing_maps = [#m4, #m4, #m4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%w0, %ge : tensor<2x2x4x4xf32>, tensor<2x2x4x4xf32>) outs(%e4 : tensor<2x2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<2x2x4x4xf32>
+  %w1c = tensor.collapse_shape %w1 [[0, 1], [2], [3]] : tensor<2x2x4x4xf32> into tensor<4x4x4xf32>
+  %o = linalg.batch_matmul ins(%q, %w1c : tensor<4x8x4xf32>, tensor<4x4x4xf32>) outs(%f3 : tensor<4x8x4xf32>) -> tensor<4x8x4xf32>
+  return %o : tensor<4x8x4xf32>
+}
