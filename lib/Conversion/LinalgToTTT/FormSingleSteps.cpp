@@ -391,6 +391,15 @@ public:
             isRoot(value))
           roots.insert(value);
     }
+    // What a weight's own update reads besides weights is data (the keys
+    // and values of a TTT op function given as arguments), not a weight
+    // replaced by a sum: `v - k W` is no new value of `k`.
+    roots.remove_if([&](Value root) {
+      llvm::DenseSet<Value> fromRoot = reachedFrom(root);
+      return llvm::any_of(candidates, [&](const Update &update) {
+        return fromRoot.contains(update.delta);
+      });
+    });
     llvm::DenseSet<Operation *> taken(refused.begin(), refused.end());
     for (const Update &update : candidates)
       taken.insert(update.op);
