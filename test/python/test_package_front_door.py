@@ -127,6 +127,23 @@ def test_export_names_rungs_of_the_ladder():
         ttt.optimize(module, torch.ones(2, 4), via="tvm")
 
 
+@pytest.mark.skipif(not HAVE_TORCH, reason="torch is not installed (pip install ttt[torch])")
+def test_a_module_no_rung_exports_says_why_for_each():
+    import torch
+
+    class Unexportable(torch.nn.Module):
+        def forward(self, x):
+            raise RuntimeError("this module cannot be traced")
+
+    with pytest.raises(ttt.ExportError) as error:
+        ttt.optimize(Unexportable(), torch.ones(2, 4))
+    message = str(error.value)
+    assert message.startswith("cannot export Unexportable to ONNX: ")
+    assert "\n" not in message
+    for rung in ttt.EXPORT_LADDER:
+        assert f"{rung}: export failed: " in message, rung
+
+
 HAVE_TORCH_MLIR = importlib.util.find_spec("torch_mlir") is not None
 
 
