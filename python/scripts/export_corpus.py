@@ -368,13 +368,26 @@ def one_line(e):
     return s[:300]
 
 
-def export(model, x, path, exporter):
+# (exporter, file tag, batch dimension left dynamic)
+EXPORTERS = [
+    ("dynamo=False", "ts", False),
+    ("dynamo (default)", "dynamo", False),
+    ("dynamo=False, dynamic batch", "ts-batch", True),
+    ("dynamo (default), dynamic batch", "dynamo-batch", True),
+]
+
+
+def export(model, x, path, exporter, dynamic_batch=False):
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
-        if exporter == "dynamo=False":
-            torch.onnx.export(model, (x,), path, dynamo=False, input_names=["x"], output_names=["y"])
+        if exporter.startswith("dynamo=False"):
+            axes = {"x": {0: "batch"}, "y": {0: "batch"}} if dynamic_batch else None
+            torch.onnx.export(model, (x,), path, dynamo=False, input_names=["x"],
+                              output_names=["y"], dynamic_axes=axes)
         else:
-            torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"])
+            shapes = ({0: torch.export.Dim("batch")},) if dynamic_batch else None
+            torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
+                              dynamic_shapes=shapes)
 
 
 def ort_diff(path, x, ref):
@@ -424,6 +437,8 @@ def main():
     ap.add_argument("--report", default=None, help="write the markdown table here too")
     ap.add_argument("--ttt-opt", default=os.path.join(REPO, "build", "bin", "ttt-opt"))
     ap.add_argument("--only", default=None, help="substring of module names to run")
+    ap.add_argument("--dynamic-batch", action="store_true",
+                    help="also export each module with its batch dimension dynamic")
     ap.add_argument("--fixtures", default=None,
                     help="also write each export with its weights inline, and its input and "
                          "PyTorch's output (<name>.npz: x, y), into this folder")
@@ -449,13 +464,15 @@ def main():
             traceback.print_exc()
             rows.append(dict(module=name, exporter="-", export="not built: " + one_line(e)))
             continue
-        for exporter, tag in (("dynamo=False", "ts"), ("dynamo (default)", "dynamo")):
+        for exporter, tag, dynamic_batch in EXPORTERS:
+            if dynamic_batch and not args.dynamic_batch:
+                continue
             row = dict(module=name, exporter=exporter)
             path = os.path.join(args.outdir, f"{slug}.{tag}.onnx")
             out = os.path.join(args.outdir, f"{slug}.{tag}.ttt.onnx")
             t0 = time.time()
             try:
-                export(model, x, path, exporter)
+                export(model, x, path, exporter, dynamic_batch)
             except Exception as e:
                 row["export"] = "failed: " + one_line(e)
                 rows.append(row)

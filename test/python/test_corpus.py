@@ -1,6 +1,6 @@
 """The recognition corpus (test/fixtures/corpus/): the upstream TTT layer modules of
 LaCT, ttt-lm-pytorch and ViT³, exported by PyTorch's two exporters, nothing written for
-ttt. For every export this asserts what `ttt-opt model.onnx -o out.onnx` does today (the
+ttt (static, and with a dynamic batch). For every export this asserts what `ttt-opt model.onnx -o out.onnx` does today (the
 table below: every layer found, none linear attention as exported, each with its reason),
 that the export is the module (onnxruntime against PyTorch's output stored with it, where
 onnxruntime runs it), and that ttt-opt's output computes what the export computes, on
@@ -65,6 +65,32 @@ FOUND = {
     "ttt_lm_pytorch_TTTLinear.ts": "TTT layer: chunk loop (3 chunks of 1, 2 " + LAYER_NORM_MSE,
     "ttt_lm_pytorch_TTTMLP.ts": "TTT layer: chunk loop (3 chunks of 1, 4 " + LAYER_NORM_MSE,
 }
+# The same modules exported with a dynamic batch (`.ts-batch`: `dynamic_axes`,
+# `.dynamo-batch`: `dynamic_shapes`): found by reading a copy whose batch is fixed, and
+# said so; what the copy finds is what the static export gives.
+FIXED = " (found with the run-time sizes fixed: x[0] = 2)"
+DYNAMIC_BATCH = {
+    "LaCT_lact_llm_LaCTSWIGLULayer.ts-batch": "TTT layer: " + SWIGLU + FIXED,
+    "LaCT_lact_llm_LaCTSWIGLULayer.dynamo-batch": "TTT layer: " + SWIGLU + FIXED,
+    "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.dynamo-batch":
+        "TTT layer: " + SWIGLU + FIXED,
+    "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.dynamo-batch":
+        "TTT layer: " + SWIGLU + FIXED,
+    "LaCT_lact_nvs_FastWeightGluMLPMultihead.dynamo-batch": ONE_STEP.format(n=3, op="arith.divf"),
+    "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo-batch":
+        ONE_STEP.format(n=3, op="arith.divf"),
+    "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo-batch": ONE_STEP.format(n=3, op="arith.divf"),
+    # Not yet as the static export: the weights tiled over the batch at run time leave
+    # the new values of two of the three weights among the fp32 Newton-Schulz sums of
+    # their type undecided, and the step is formed for the first weight alone.
+    "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.dynamo-batch":
+        ONE_STEP.format(n=1, op="math.exp"),
+    "ttt_lm_pytorch_TTTLinear.dynamo-batch": "TTT layer: chunk loop (3 chunks of 1, 2 " + LAYER_NORM_MSE,
+    "ttt_lm_pytorch_TTTLinear.ts-batch": "TTT layer: chunk loop (3 chunks of 1, 2 " + LAYER_NORM_MSE,
+    "ttt_lm_pytorch_TTTMLP.dynamo-batch": "TTT layer: chunk loop (3 chunks of 1, 4 " + LAYER_NORM_MSE,
+    "ttt_lm_pytorch_TTTMLP.ts-batch": "TTT layer: chunk loop (3 chunks of 1, 4 " + LAYER_NORM_MSE,
+}
+FOUND.update(DYNAMIC_BATCH)
 NOT_FOUND = "no TTT layer found"
 # The exports onnxruntime cannot run: the shipped Newton-Schulz (Muon) computes in
 # bfloat16, and onnxruntime's CPU ReduceL2 has no bfloat16 kernel.
@@ -72,6 +98,9 @@ ORT_CANNOT_RUN = {
     "LaCT_lact_nvs_FastWeightGluMLPMultihead.dynamo",
     "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo",
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.dynamo",
+    "LaCT_lact_nvs_FastWeightGluMLPMultihead.dynamo-batch",
+    "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo-batch",
+    "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.dynamo-batch",
 }
 # Two fp32 implementations of one module (PyTorch eager, onnxruntime).
 RTOL_TORCH = 1e-4
@@ -90,7 +119,7 @@ def _rel(got, want):
 
 
 def test_the_corpus_is_there():
-    assert len(NAMES) == 16, NAMES
+    assert len(NAMES) == 28, NAMES
     assert set(FOUND) == set(NAMES) and ORT_CANNOT_RUN <= set(NAMES)
 
 
@@ -113,6 +142,10 @@ def test_corpus_export(name, tmp_path):
     original, optimized = _session(model), _session(out)
     assert _rel(original.run(None, {"x": x})[0], y) <= RTOL_TORCH
     rng = np.random.default_rng(47)
-    for inputs in (x, rng.normal(0, x.std(), x.shape).astype(np.float32)):
+    fresh = [x, rng.normal(0, x.std(), x.shape).astype(np.float32)]
+    if name in DYNAMIC_BATCH:
+        # Another batch size than the one the copy was read with.
+        fresh.append(rng.normal(0, x.std(), (3,) + x.shape[1:]).astype(np.float32))
+    for inputs in fresh:
         want = original.run(None, {"x": inputs})[0]
         assert _rel(optimized.run(None, {"x": inputs})[0], want) <= RTOL

@@ -396,6 +396,25 @@ def _gelu(rng, approximate):
     return _model([node], [_value("x", shape)], [_value("y", shape)], opset=20)
 
 
+def _tile(rng):
+    """Tile: unit dims broadcast, longer ones repeated (`w.repeat(b, 1, 1)`)."""
+    source = [int(x) for x in rng.integers(1, 4, int(rng.integers(2, 4)))]
+    repeats = [int(x) for x in rng.integers(1, 4, len(source))]
+    out = [d * r for d, r in zip(source, repeats)]
+    return _model([h.make_node("Tile", ["x", "r"], ["y"])], [_value("x", source)],
+                  [_value("y", out)], inits=[_ints("r", repeats)])
+
+
+def _clip(rng, bounds):
+    shape = [int(x) for x in rng.integers(2, 5, 2)]
+    low, high = sorted(float(v) for v in rng.uniform(-1, 1, 2))
+    inits = [nh.from_array(np.asarray(low, np.float32), "lo"),
+             nh.from_array(np.asarray(high, np.float32), "hi")]
+    inputs = {"both": ["x", "lo", "hi"], "low": ["x", "lo"], "high": ["x", "", "hi"]}[bounds]
+    return _model([h.make_node("Clip", inputs, ["y"])], [_value("x", shape)],
+                  [_value("y", shape)], inits=inits)
+
+
 CASES = {
     **{f"{op}_{i}": (lambda op=op, i=i: _binary(op, np.random.default_rng([SEED, i, 1])))
        for op in ("Add", "Sub", "Mul", "Div") for i in range(3)},
@@ -449,6 +468,9 @@ CASES = {
     "ConstantOfShape": lambda: _constant_of_shape(np.random.default_rng([SEED, 25])),
     "Where_bool_initializer": lambda: _masked_fill(np.random.default_rng([SEED, 26])),
     "Cast_int_constant_Cos_Sin": lambda: _int_positions_cast(np.random.default_rng([SEED, 27])),
+    **{f"Tile_{i}": (lambda i=i: _tile(np.random.default_rng([SEED, i, 28]))) for i in range(5)},
+    **{f"Clip_{b}": (lambda b=b: _clip(np.random.default_rng([SEED, 29]), b))
+       for b in ("both", "low", "high")},
 }
 
 

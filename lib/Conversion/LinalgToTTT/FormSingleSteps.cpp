@@ -386,11 +386,21 @@ public:
       SmallVector<Value> read = readValues(&op);
       if (llvm::none_of(read, [&](Value v) { return isData(v, {}); }))
         continue;
+      // A weight read through a view of it made of constants (`W^T`, a
+      // parameter tiled over the batch) is the weight a sum of its type
+      // replaces, not the view.
       for (Value value : read)
-        if (!updated.contains(value) && sumTypes.contains(value.getType()) &&
-            isRoot(value))
-          roots.insert(value);
+        for (Value seen = value; seen && isRoot(seen); seen = viewedValue(seen))
+          if (!updated.contains(seen) && sumTypes.contains(seen.getType()))
+            roots.insert(seen);
     }
+    // ... and the views of such a weight are not weights of their own.
+    roots.remove_if([&](Value root) {
+      for (Value seen = viewedValue(root); seen; seen = viewedValue(seen))
+        if (roots.contains(seen))
+          return true;
+      return false;
+    });
     // What a weight's own update reads besides weights is data (the keys
     // and values of a TTT op function given as arguments), not a weight
     // replaced by a sum: `v - k W` is no new value of `k`.
@@ -409,14 +419,28 @@ public:
     // match: one chunk's outputs do not depend on the pairing, only its
     // final states do, and formLoop refuses a step whose paired final
     // state is read.
+    // A sum that is one weight's new value is no other's: each one taken
+    // may single out another weight's, so this runs until none is.
     SmallVector<Value> unpaired;
     llvm::MapVector<Operation *, Value> pool;
-    for (Value root : roots) {
-      SmallVector<Update> sums;
-      if (std::optional<Update> update = replacementOf(root, taken, sums)) {
-        candidates.push_back(*update);
-        continue;
+    llvm::SetVector<Value> open(roots.begin(), roots.end());
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (Value root : open.takeVector()) {
+        SmallVector<Update> sums;
+        std::optional<Update> update = replacementOf(root, taken, sums);
+        if (update) {
+          candidates.push_back(*update);
+          taken.insert(update->op);
+          progress = true;
+          continue;
+        }
+        open.insert(root);
       }
+    }
+    for (Value root : open) {
+      SmallVector<Update> sums;
+      (void)replacementOf(root, taken, sums);
       if (sums.empty())
         continue;
       for (const Update &sum : sums)
@@ -533,6 +557,24 @@ private:
            !isa<tensor::EmptyOp, linalg::FillOp>(value.getDefiningOp());
   }
 
+  /// The value `value` is a view of (a transpose, a reshape, a broadcast or
+  /// copy), or null.
+  static Value viewedValue(Value value) {
+    Operation *def = value.getDefiningOp();
+    if (isa_and_nonnull<linalg::TransposeOp, tensor::CollapseShapeOp,
+                        tensor::ExpandShapeOp>(def))
+      return def->getOperand(0);
+    auto generic = dyn_cast_or_null<linalg::GenericOp>(def);
+    if (generic && generic.getNumDpsInputs() == 1 &&
+        generic.getNumReductionLoops() == 0) {
+      auto yield = cast<linalg::YieldOp>(generic.getBody()->getTerminator());
+      if (yield.getValues().size() == 1 &&
+          yield.getValues()[0] == generic.getBody()->getArgument(0))
+        return generic.getDpsInputs()[0];
+    }
+    return Value();
+  }
+
   /// Whether `update`'s new value is itself updated by the data: one step
   /// of an unrolled recurrence, left to ttt-reroll-chunks, not a single step.
   bool isUpdatedAgain(const Update &update) const {
@@ -542,6 +584,18 @@ private:
       if (again && isData(again->delta, {*again}))
         return true;
     }
+    return false;
+  }
+
+  /// Whether a loop's initial state is computed from `update`'s new value:
+  /// the update is the first chunk of that loop, left unrolled.
+  bool startsALoop(const Update &update) const {
+    llvm::DenseSet<Value> reached = reachedFrom(update.op->getResult(0));
+    for (Operation &op : block)
+      if (auto loop = dyn_cast<ChunkLoopOp>(&op))
+        if (llvm::any_of(loop.getInits(),
+                         [&](Value init) { return reached.contains(init); }))
+          return true;
     return false;
   }
 
@@ -595,7 +649,7 @@ private:
         continue;
       Update update{&op, root, op.getResult(0)};
       if (isData(update.delta, {update}) && madeFromBinding(update.delta) &&
-          !isUpdatedAgain(update) && isApplied(update))
+          !isUpdatedAgain(update) && !startsALoop(update) && isApplied(update))
         sums.push_back(update);
     }
     // A sum another one is computed from is a step on the way (Muon's

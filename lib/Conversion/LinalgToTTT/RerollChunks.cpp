@@ -176,6 +176,9 @@ private:
   bool lastStepOutputsOnly = false;
   /// The initial states when the loop starts at chunk 0 (step 0 folded).
   std::optional<SmallVector<linalg_raise::Polynomial>> initial;
+  /// The labels of `initial` that index a dimension of size 1 (a weight
+  /// stored as [1, r, c] and broadcast over the batch).
+  llvm::DenseSet<unsigned> initialUnits;
 };
 
 LogicalResult Reroll::findWindows(std::string &why) {
@@ -657,6 +660,12 @@ bool Reroll::firstStepIsTemplate() {
         !linalg_raise::equivalent(*first, *general, sameLeaf))
       return false;
   }
+  for (const linalg_raise::Polynomial &poly : init)
+    for (const linalg_raise::Term &term : poly.terms)
+      for (const linalg_raise::Factor &factor : term.factors)
+        for (unsigned label : factor.labels)
+          if (full.isUnit(label))
+            initialUnits.insert(label);
   initial = std::move(init);
   return true;
 }
@@ -698,6 +707,10 @@ Value Reroll::materialize(OpBuilder &b, Location loc,
     SmallVector<AffineExpr> exprs;
     for (unsigned label : factor.labels) {
       auto it = llvm::find(poly.labels, label);
+      if (it == poly.labels.end() && initialUnits.contains(label)) {
+        exprs.push_back(getAffineConstantExpr(0, context));
+        continue;
+      }
       if (it == poly.labels.end())
         return {}; // a sum inside the term
       exprs.push_back(getAffineDimExpr(it - poly.labels.begin(), context));

@@ -31,7 +31,7 @@ static LogicalResult elementwise(OpBuilder &b, const NodeView &node,
     why = "its result is not a float tensor of static shape";
     return failure();
   }
-  for (unsigned i = 0; i < node.numInputs(); ++i) {
+  for (unsigned i = 0; i < node.inputs.size(); ++i) {
     RankedTensorType input = node.inputType(i);
     if (!input || input.getElementType() != type.getElementType()) {
       why = "input " + std::to_string(i) +
@@ -119,6 +119,33 @@ static LogicalResult pow(OpBuilder &b, const NodeView &node,
       });
 }
 
+/// Clip with its bounds as optional constant inputs (opset 11 on).
+static LogicalResult clip(OpBuilder &b, const NodeView &node,
+                          SmallVectorImpl<Value> &results, std::string &why) {
+  std::optional<double> low, high;
+  if (node.hasInput(1) && !(low = node.constantFloat(1))) {
+    why = "its lower bound is not a constant";
+    return failure();
+  }
+  if (node.hasInput(2) && !(high = node.constantFloat(2))) {
+    why = "its upper bound is not a constant";
+    return failure();
+  }
+  NodeView first{node.node, node.inputs.take_front()};
+  return elementwise(
+      b, first, results, why,
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        Value value = args[0];
+        if (low)
+          value = arith::MaximumFOp::create(
+              nb, loc, value, scalarConstant(nb, loc, value.getType(), *low));
+        if (high)
+          value = arith::MinimumFOp::create(
+              nb, loc, value, scalarConstant(nb, loc, value.getType(), *high));
+        return value;
+      });
+}
+
 ArrayRef<HandlerRow> onnx_to_linalg::elementwiseHandlers() {
   // Broadcasting is NumPy's from opset 7 on (a `broadcast` attribute
   // before); the unary operators' semantics have not changed since 6.
@@ -138,6 +165,7 @@ ArrayRef<HandlerRow> onnx_to_linalg::elementwiseHandlers() {
       {"Reciprocal", 6, reciprocal},
       {"Relu", 6, relu},
       {"Softplus", 1, softplus},
+      {"Clip", 11, clip},
   };
   return rows;
 }

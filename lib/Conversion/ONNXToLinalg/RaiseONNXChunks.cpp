@@ -126,18 +126,71 @@ struct TTTRaiseONNXChunksPass
     original->getBlock()->getOperations().insert(Block::iterator(original),
                                                  graph);
     graph->removeAttr(raise::kFoundByChunkRouteAttr);
+    original->removeAttr(raise::kFoundByChunkRouteAttr);
     raise::foldShapeArithmetic(graph);
     FailureOr<bool> rewritten = raiseIn(graph, original);
-    if (succeeded(rewritten) && *rewritten)
-      original->erase();
     graph->erase();
-    return failure(failed(rewritten));
+    if (failed(rewritten))
+      return failure();
+    if (*rewritten) {
+      original->erase();
+      return success();
+    }
+    if (!original->hasAttr(raise::kFoundByChunkRouteAttr))
+      findWithSizesFixed(original);
+    return success();
   }
 
-  /// Whether a layer of `graph` was rewritten (the rewritten graph then
-  /// follows `graph`); layers found and kept are noted on `original`.
-  FailureOr<bool> raiseIn(onnx::GraphOp graph, onnx::GraphOp original) {
-    ConvertedGraph converted(graph);
+  /// A graph read with run-time sizes (a dynamic batch) converts few nodes:
+  /// its layers are looked for again in a copy whose sizes are fixed, and
+  /// reported as found and kept. The copy only finds: what a layer computes
+  /// at one size says nothing of a rewrite valid at every size.
+  void findWithSizesFixed(onnx::GraphOp original) {
+    auto probe = cast<onnx::GraphOp>(original->clone());
+    original->getBlock()->getOperations().insert(Block::iterator(original),
+                                                 probe);
+    SmallVector<std::string> fixed = raise::fixSizes(probe);
+    if (!fixed.empty()) {
+      std::string sizes = llvm::join(fixed, ", ");
+      ConvertedGraph converted(probe);
+      if (explain)
+        mlir::emitRemark(probe.getLoc())
+            << "ttt-raise-onnx-chunks: read again with the run-time sizes "
+               "fixed ("
+            << sizes << ")";
+      if (succeeded(runRoute(converted, probe))) {
+        SmallVector<Attribute> kept = keptLoops(converted, probe);
+        converted.func.walk([&](KVBLayerOp layer) {
+          LayerFacts facts = analyzeLayer(layer);
+          std::string why =
+              !startsFromModelWeights(converted, layer)
+                  ? "its first chunk stays unrolled"
+              : facts.rewritable
+                  ? "linear attention where its run-time sizes are fixed, "
+                    "but the canonical route rewrites layers of static "
+                    "shape only"
+                  : explainLayer(facts);
+          kept.push_back(StringAttr::get(
+              &getContext(), linalg_raise::describeLayerForm(layer) +
+                                 ": left as it was: " + why));
+        });
+        for (Attribute &text : kept)
+          text = StringAttr::get(
+              &getContext(),
+              cast<StringAttr>(text).getValue().str() +
+                  " (found with the run-time sizes fixed: " + sizes + ")");
+        if (!kept.empty())
+          original->setAttr(raise::kFoundByChunkRouteAttr,
+                            ArrayAttr::get(&getContext(), kept));
+      }
+    }
+    probe->erase();
+  }
+
+  /// Runs the formers and the reader of `ttt.chunk_loop` on the function
+  /// `graph` was read as; failure (with an explain remark) if that function
+  /// does not verify or the route fails on it.
+  LogicalResult runRoute(ConvertedGraph &converted, onnx::GraphOp graph) {
     if (explain) {
       InFlightDiagnostic remark =
           mlir::emitRemark(graph.getLoc())
@@ -166,7 +219,7 @@ struct TTTRaiseONNXChunksPass
             << "ttt-raise-onnx-chunks: the graph read as linalg does not "
                "verify: "
             << invalid;
-      return false;
+      return failure();
     }
     // The route's own remarks are about the function; they reach the user
     // as remarks on the graph.
@@ -198,14 +251,18 @@ struct TTTRaiseONNXChunksPass
         mlir::emitRemark(graph.getLoc())
             << "ttt-raise-onnx-chunks: the route failed on this graph ("
             << routeError << "); left to ttt-raise-onnx";
-      return false;
+      return failure();
     }
     if (explain)
       for (const std::string &text : found)
         mlir::emitRemark(graph.getLoc()) << text;
+    return success();
+  }
 
-    // Loops the reader left are layers found and kept, with the reason;
-    // ttt-raise-onnx reports them unless it rewrites the graph itself.
+  /// The loops the reader left: layers found and kept, as the remarks'
+  /// texts (with the reason).
+  SmallVector<Attribute> keptLoops(ConvertedGraph &converted,
+                                   onnx::GraphOp graph) {
     SmallVector<Attribute> kept;
     converted.func.walk([&](ChunkLoopOp loop) {
       std::string notALayer = linalg_raise::whyNotATTTLayer(loop);
@@ -222,6 +279,18 @@ struct TTTRaiseONNXChunksPass
           linalg_raise::describeChunkLoop(loop) +
               ": left as it was: " + linalg_raise::whyNotAKVBLayer(loop)));
     });
+    return kept;
+  }
+
+  /// Whether a layer of `graph` was rewritten (the rewritten graph then
+  /// follows `graph`); layers found and kept are noted on `original`.
+  FailureOr<bool> raiseIn(onnx::GraphOp graph, onnx::GraphOp original) {
+    ConvertedGraph converted(graph);
+    if (failed(runRoute(converted, graph)))
+      return false;
+    // Loops the reader left are layers found and kept, with the reason;
+    // ttt-raise-onnx reports them unless it rewrites the graph itself.
+    SmallVector<Attribute> kept = keptLoops(converted, graph);
     if (!kept.empty())
       original->setAttr(raise::kFoundByChunkRouteAttr,
                         ArrayAttr::get(&getContext(), kept));

@@ -12,6 +12,7 @@
 
 #include "GraphToFunc.h"
 
+#include "../ONNXToTTT/Normalize.h"
 #include "ttt/Conversion/Passes.h"
 
 #include "mlir/IR/Verifier.h"
@@ -35,6 +36,9 @@ struct TTTReadONNXAsLinalgPass
     for (auto graph : getOperation().getOps<onnx::GraphOp>())
       graphs.push_back(graph);
     for (onnx::GraphOp graph : graphs) {
+      // As the canonical route reads it: shapes computed from static types
+      // are constants.
+      raise::foldShapeArithmetic(graph);
       ConvertedGraph converted(graph);
       if (!converted.opaque.empty()) {
         OpaqueNode &first = converted.opaque.front();

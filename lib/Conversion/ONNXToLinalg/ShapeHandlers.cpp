@@ -193,6 +193,55 @@ static LogicalResult expand(OpBuilder &b, const NodeView &node,
   return success();
 }
 
+/// Tile: a dim of size n repeated r times is the [r, n] broadcast of an
+/// [1, n] view, merged back (`w.repeat(b, 1, 1)`, a weight tiled over the
+/// batch); a dim of size 1 is a broadcast.
+static LogicalResult tile(OpBuilder &b, const NodeView &node,
+                          SmallVectorImpl<Value> &results, std::string &why) {
+  RankedTensorType type = node.resultType();
+  RankedTensorType input = node.inputType(0);
+  std::optional<SmallVector<int64_t>> repeats = node.constantInts(1);
+  if (!type || !input || input.getElementType() != type.getElementType() ||
+      input.getRank() != type.getRank()) {
+    why = "its input or result is not a converted tensor of static shape";
+    return failure();
+  }
+  if (!repeats || static_cast<int64_t>(repeats->size()) != input.getRank()) {
+    why = "its repeats are not a constant, one per dimension";
+    return failure();
+  }
+  SmallVector<int64_t> split, broadcast;
+  for (auto [size, repeat, result] :
+       llvm::zip(input.getShape(), *repeats, type.getShape())) {
+    if (repeat < 0 || result != size * repeat) {
+      why = "its result is not its input repeated";
+      return failure();
+    }
+    if (size != 1 && repeat != 1) {
+      split.append({1, size});
+      broadcast.append({repeat, size});
+    } else {
+      split.push_back(size);
+      broadcast.push_back(result);
+    }
+  }
+  Type element = type.getElementType();
+  Value view = reshapeTo(b, node.loc(), node.inputs[0],
+                         RankedTensorType::get(split, element));
+  Value repeated =
+      view ? broadcastElementwise(
+                 b, node.loc(), view, RankedTensorType::get(broadcast, element),
+                 [](OpBuilder &, Location, ValueRange args) { return args[0]; })
+           : Value();
+  Value result = repeated ? reshapeTo(b, node.loc(), repeated, type) : Value();
+  if (!result) {
+    why = "its input does not broadcast to its result";
+    return failure();
+  }
+  results.push_back(result);
+  return success();
+}
+
 /// Slice with its bounds as attributes (opset 1) or as constant inputs
 /// (opset 10 on).
 static LogicalResult sliceWith(OpBuilder &b, const NodeView &node,
@@ -432,13 +481,14 @@ static LogicalResult gather(OpBuilder &b, const NodeView &node,
 
 ArrayRef<HandlerRow> onnx_to_linalg::shapeHandlers() {
   static const HandlerRow rows[] = {
-      {"Constant", 9, constant},  {"Identity", 1, identity},
-      {"Cast", 6, castNode},      {"Transpose", 1, transpose},
-      {"Reshape", 5, reshape},    {"Squeeze", 1, reshape},
-      {"Unsqueeze", 1, reshape},  {"Flatten", 1, reshape},
-      {"Expand", 8, expand},      {"Slice", 1, sliceAttrs},
-      {"Slice", 10, sliceInputs}, {"Concat", 4, concat},
-      {"Split", 2, split},        {"Gather", 1, gather},
+      {"Constant", 9, constant}, {"Identity", 1, identity},
+      {"Cast", 6, castNode},     {"Transpose", 1, transpose},
+      {"Reshape", 5, reshape},   {"Squeeze", 1, reshape},
+      {"Unsqueeze", 1, reshape}, {"Flatten", 1, reshape},
+      {"Expand", 8, expand},     {"Tile", 6, tile},
+      {"Slice", 1, sliceAttrs},  {"Slice", 10, sliceInputs},
+      {"Concat", 4, concat},     {"Split", 2, split},
+      {"Gather", 1, gather},
   };
   return rows;
 }

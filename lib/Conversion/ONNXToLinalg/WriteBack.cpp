@@ -210,10 +210,24 @@ static std::optional<ScaledCopy> readScaledCopy(linalg::GenericOp generic) {
       !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
            .isIdentity())
     return std::nullopt;
+  // Each input dim is the result's dim it aligns with from the end, or,
+  // of size 1, read at 0: NumPy's broadcast, which an Expand spells.
   AffineMap inputMap =
       generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
-  if (!inputMap.isMinorIdentity())
+  auto inputType =
+      dyn_cast<RankedTensorType>(generic.getDpsInputs()[0].getType());
+  unsigned rank = inputMap.getNumResults(), loops = inputMap.getNumDims();
+  if (!inputType || inputType.getRank() != rank || rank > loops)
     return std::nullopt;
+  for (auto [i, expr] : llvm::enumerate(inputMap.getResults())) {
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    auto zero = dyn_cast<AffineConstantExpr>(expr);
+    bool aligned = dim && dim.getPosition() == loops - rank + i;
+    bool broadcast =
+        zero && zero.getValue() == 0 && inputType.getDimSize(i) == 1;
+    if (!aligned && !broadcast)
+      return std::nullopt;
+  }
   Block &body = generic.getRegion().front();
   Value in = body.getArgument(0), out = body.getArgument(1);
   Value yielded = body.getTerminator()->getOperand(0);

@@ -199,6 +199,33 @@ void raise::foldShapeArithmetic(onnx::GraphOp graph) {
   (void)applyPatternsGreedily(graph, std::move(patterns), boundedConfig(graph));
 }
 
+SmallVector<std::string> raise::fixSizes(onnx::GraphOp graph) {
+  SmallVector<std::string> fixed;
+  Block &body = graph.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type || type.hasStaticShape())
+      continue;
+    SmallVector<int64_t> shape(type.getShape());
+    for (auto [dim, size] : llvm::enumerate(shape)) {
+      if (!ShapedType::isDynamic(size))
+        continue;
+      size = dim == 0 ? kFixedBatch : kFixedLength;
+      fixed.push_back(graph.getInputName(arg.getArgNumber()).str() + "[" +
+                      std::to_string(dim) + "] = " + std::to_string(size));
+    }
+    arg.setType(type.clone(shape));
+  }
+  if (fixed.empty())
+    return fixed;
+  graph.setFunctionType(
+      FunctionType::get(graph.getContext(), body.getArgumentTypes(),
+                        graph.getFunctionType().getResults()));
+  graph->setAttr(kSizesFixedAttr, UnitAttr::get(graph.getContext()));
+  foldShapeArithmetic(graph);
+  return fixed;
+}
+
 void raise::normalizeGraph(onnx::GraphOp graph) {
   MLIRContext *context = graph.getContext();
   RewritePatternSet patterns(context);

@@ -63,6 +63,20 @@ void populateTypeNormalizations(RewritePatternSet &patterns);
 /// be read with static types.
 void foldShapeArithmetic(onnx::GraphOp graph);
 
+/// Marks a copy of a graph whose inputs' run-time sizes were fixed to read
+/// it for layers: the values it yields may take static types too.
+inline constexpr llvm::StringLiteral kSizesFixedAttr = "ttt.sizes_fixed";
+
+/// The sizes `fixSizes` gives run-time dims: a batch (dim 0) of 2, any
+/// other dim 64 (a multiple of the usual chunk sizes).
+inline constexpr int64_t kFixedBatch = 2, kFixedLength = 64;
+
+/// Gives every run-time dim of `graph`'s inputs a size (kFixedBatch,
+/// kFixedLength), marks the graph kSizesFixedAttr and folds the shape
+/// arithmetic that fixes. Returns the dims fixed, as `name[i] = n`; empty
+/// (and the graph unchanged) when every input has a static shape.
+SmallVector<std::string> fixSizes(onnx::GraphOp graph);
+
 /// Rewrites every idiom of `graph` (and of its subgraphs) into the canonical
 /// spelling, then merges equal nodes.
 void normalizeGraph(onnx::GraphOp graph);

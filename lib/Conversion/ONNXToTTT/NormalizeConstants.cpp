@@ -541,6 +541,149 @@ struct FoldShapeOfStatic : NodePattern {
   }
 };
 
+/// Cast of an integer constant to a float type -> the float constant, when
+/// every element is a whole number the float type holds exactly (a length
+/// cast for `torch.arange(float(T))`).
+struct FoldFloatCastOfIntegers : NodePattern {
+  explicit FoldFloatCastOfIntegers(MLIRContext *context)
+      : NodePattern(context, "Cast") {}
+
+  LogicalResult matchNode(onnx::NodeOp cast,
+                          PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(cast->getResult(0).getType());
+    auto element =
+        type ? dyn_cast<FloatType>(type.getElementType()) : FloatType();
+    if (!element || cast.getInputs().size() != 1 ||
+        !isa<IntegerType>(getElementTypeOrSelf(cast.getInputs()[0].getType())))
+      return rewriter.notifyMatchFailure(cast, "not a cast of integers to "
+                                               "floats");
+    std::optional<IntTensor> ints = intTensorOf(cast.getInputs()[0]);
+    if (!ints || !type.hasStaticShape() ||
+        type.getNumElements() != static_cast<int64_t>(ints->data.size()))
+      return rewriter.notifyMatchFailure(cast, "not of an integer constant");
+    int64_t exact = int64_t(1) << element.getFPMantissaWidth();
+    SmallVector<APFloat> values;
+    for (int64_t x : ints->data) {
+      if (x > exact || x < -exact)
+        return rewriter.notifyMatchFailure(cast, "a value the float type "
+                                                 "rounds");
+      APFloat value(static_cast<double>(x));
+      bool lost = false;
+      value.convert(element.getFloatSemantics(), APFloat::rmNearestTiesToEven,
+                    &lost);
+      values.push_back(value);
+    }
+    onnx::OnnxBuilder b(rewriter, cast.getLoc(), element);
+    rewriter.replaceOp(cast, b.constant(DenseElementsAttr::get(type, values)));
+    return success();
+  }
+};
+
+/// Range of three scalar constants -> its elements, computed as ONNX defines
+/// them (each the one before plus delta, in the element type).
+struct FoldRangeOfConstants : NodePattern {
+  explicit FoldRangeOfConstants(MLIRContext *context)
+      : NodePattern(context, "Range") {}
+
+  LogicalResult matchNode(onnx::NodeOp range,
+                          PatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(range->getResult(0).getType());
+    if (!type || type.getRank() != 1 || range.getInputs().size() != 3)
+      return rewriter.notifyMatchFailure(range, "not a 1-D Range");
+    Type element = type.getElementType();
+    onnx::OnnxBuilder b(rewriter, range.getLoc(), element);
+    if (auto floatType = dyn_cast<FloatType>(element)) {
+      SmallVector<double> bounds;
+      for (Value input : range.getInputs()) {
+        std::optional<double> value = scalarConstant(input);
+        if (!value)
+          return rewriter.notifyMatchFailure(range, "a bound is not known");
+        bounds.push_back(*value);
+      }
+      double count = std::ceil((bounds[1] - bounds[0]) / bounds[2]);
+      if (!std::isfinite(count) || count > kMaxFoldedElements)
+        return rewriter.notifyMatchFailure(range, "too many elements");
+      const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
+      auto inType = [&](double x) {
+        APFloat value(x);
+        bool lost = false;
+        value.convert(semantics, APFloat::rmNearestTiesToEven, &lost);
+        return value;
+      };
+      APFloat value = inType(bounds[0]), delta = inType(bounds[2]);
+      SmallVector<APFloat> values;
+      for (int64_t i = 0; i < static_cast<int64_t>(std::max(count, 0.0)); ++i) {
+        values.push_back(value);
+        value.add(delta, APFloat::rmNearestTiesToEven);
+      }
+      auto result =
+          RankedTensorType::get({static_cast<int64_t>(values.size())}, element);
+      if (failed(verifyCompatibleShape(type.getShape(), result.getShape())))
+        return rewriter.notifyMatchFailure(range, "contradicts its type");
+      rewriter.replaceOp(range,
+                         b.constant(DenseElementsAttr::get(result, values)));
+      return success();
+    }
+    auto intType = dyn_cast<IntegerType>(element);
+    SmallVector<int64_t> bounds;
+    for (Value input : range.getInputs()) {
+      std::optional<IntTensor> value = intTensorOf(input);
+      if (!value || value->data.size() != 1)
+        return rewriter.notifyMatchFailure(range, "a bound is not known");
+      bounds.push_back(value->data.front());
+    }
+    if (!intType || bounds[2] == 0)
+      return rewriter.notifyMatchFailure(range, "not an integer Range");
+    int64_t span = bounds[1] - bounds[0];
+    int64_t count = std::max<int64_t>(
+        0, span / bounds[2] +
+               (span % bounds[2] != 0 && (span > 0) == (bounds[2] > 0)));
+    if (count > kMaxFoldedElements)
+      return rewriter.notifyMatchFailure(range, "too many elements");
+    SmallVector<APInt> values;
+    for (int64_t i = 0; i < count; ++i)
+      values.push_back(APInt(intType.getWidth(),
+                             static_cast<uint64_t>(bounds[0] + i * bounds[2]),
+                             /*isSigned=*/true, /*implicitTrunc=*/true));
+    auto result = RankedTensorType::get({count}, element);
+    if (failed(verifyCompatibleShape(type.getShape(), result.getShape())))
+      return rewriter.notifyMatchFailure(range, "contradicts its type");
+    rewriter.replaceOp(range,
+                       b.constant(DenseElementsAttr::get(result, values)));
+    return success();
+  }
+};
+
+/// Size(x) of a statically shaped x -> its number of elements, on the
+/// same terms as FoldShapeOfStatic.
+struct FoldSizeOfStatic : NodePattern {
+  explicit FoldSizeOfStatic(MLIRContext *context, bool computedToo = false)
+      : NodePattern(context, "Size"), computedToo(computedToo) {}
+  bool computedToo;
+
+  LogicalResult matchNode(onnx::NodeOp size,
+                          PatternRewriter &rewriter) const override {
+    auto type = size.getInputs().size() == 1
+                    ? dyn_cast<RankedTensorType>(size.getInputs()[0].getType())
+                    : RankedTensorType();
+    auto input =
+        type ? dyn_cast<BlockArgument>(size.getInputs()[0]) : BlockArgument();
+    bool graphInput =
+        input && isa<onnx::GraphOp>(input.getOwner()->getParentOp());
+    bool constant = type && constantBytes(size.getInputs()[0]).has_value();
+    auto result = dyn_cast<RankedTensorType>(size->getResult(0).getType());
+    if (!type || !type.hasStaticShape() ||
+        !(graphInput || constant || computedToo) || !result ||
+        result.getRank() != 0 || !result.getElementType().isInteger(64))
+      return rewriter.notifyMatchFailure(size,
+                                         "not of a statically shaped input");
+    onnx::OnnxBuilder b(rewriter, size.getLoc(), rewriter.getI64Type());
+    APInt count(64, static_cast<uint64_t>(type.getNumElements()));
+    rewriter.replaceOp(size, b.constant(DenseElementsAttr::get(result, count)));
+    return success();
+  }
+};
+
 /// The bytes of a constant's elements, dense or a resource blob, with the
 /// constant's type; nullopt for a splat or an unreadable blob.
 std::optional<std::pair<ShapedType, ArrayRef<char>>>
@@ -842,14 +985,16 @@ struct FoldIntegerCastOfConstant : NodePattern {
 } // namespace
 
 void raise::populateConstantNormalizations(RewritePatternSet &patterns) {
-  patterns
-      .add<AddOfIntegerZero, FoldIntegerCastOfConstant, FoldIntegerNode,
-           FoldShapeOfStatic, FoldTransposeOfConstant, FoldGatherOfConstant>(
-          patterns.getContext());
+  patterns.add<AddOfIntegerZero, FoldIntegerCastOfConstant, FoldIntegerNode,
+               FoldShapeOfStatic, FoldSizeOfStatic, FoldTransposeOfConstant,
+               FoldGatherOfConstant>(patterns.getContext());
 }
 
 void raise::populateShapeArithmeticFolding(RewritePatternSet &patterns) {
   patterns.add<AddOfIntegerZero, FoldIntegerCastOfConstant, FoldIntegerNode,
                FoldGatherOfConstant>(patterns.getContext());
-  patterns.add<FoldShapeOfStatic>(patterns.getContext(), /*computedToo=*/true);
+  patterns.add<FoldShapeOfStatic, FoldSizeOfStatic>(patterns.getContext(),
+                                                    /*computedToo=*/true);
+  patterns.add<FoldFloatCastOfIntegers, FoldRangeOfConstants>(
+      patterns.getContext());
 }

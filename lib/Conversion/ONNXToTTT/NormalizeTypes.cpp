@@ -93,18 +93,42 @@ enum class Rule {
   Slice,
   Concat,
   Unsqueeze,
-  Squeeze
+  Squeeze,
+  Einsum,
+  ConstantOfShape
 };
 
 Rule ruleOf(StringRef opType) {
   return llvm::StringSwitch<Rule>(opType)
-      // A Cast only keeps the shape when it keeps the element type (the
-      // caller checks): exporters' no-op float casts.
-      .Cases({"Identity", "Cast", "Neg", "Sqrt", "Reciprocal", "Abs", "Exp",
-              "Log", "Tanh", "Sigmoid", "Relu", "Erf", "Softplus", "Clip",
-              "Trilu", "Softmax", "Gelu"},
+      .Cases({"Identity",
+              "Cast",
+              "Neg",
+              "Sqrt",
+              "Reciprocal",
+              "Abs",
+              "Exp",
+              "Log",
+              "Tanh",
+              "Sigmoid",
+              "Relu",
+              "Erf",
+              "Softplus",
+              "Clip",
+              "Trilu",
+              "Softmax",
+              "Gelu",
+              "LayerNormalization",
+              "ScatterElements",
+              "ScatterND",
+              "Cos",
+              "Sin",
+              "Not",
+              "Floor",
+              "Ceil"},
              Rule::SameAsFirst)
-      .Cases({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"}, Rule::Broadcast)
+      .Cases({"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Equal", "Less",
+              "Greater", "And", "Or", "Where"},
+             Rule::Broadcast)
       .Case("MatMul", Rule::MatMul)
       .Case("Transpose", Rule::Transpose)
       .Cases({"ReduceMean", "ReduceSum", "ReduceSumSquare", "ReduceL2",
@@ -118,6 +142,8 @@ Rule ruleOf(StringRef opType) {
       .Case("Concat", Rule::Concat)
       .Case("Unsqueeze", Rule::Unsqueeze)
       .Case("Squeeze", Rule::Squeeze)
+      .Case("Einsum", Rule::Einsum)
+      .Case("ConstantOfShape", Rule::ConstantOfShape)
       .Default(Rule::None);
 }
 
@@ -134,10 +160,12 @@ std::optional<SmallVector<int64_t>> inferShape(onnx::NodeOp node, Rule rule) {
   case Rule::SameAsFirst:
     return x;
   case Rule::Broadcast: {
-    if (inputs.size() != 2)
-      return std::nullopt;
-    std::optional<SmallVector<int64_t>> y = staticShape(inputs[1]);
-    return y ? broadcast(*x, *y) : std::nullopt;
+    for (Value other : inputs.drop_front()) {
+      std::optional<SmallVector<int64_t>> y = staticShape(other);
+      if (!y || !(x = broadcast(*x, *y)))
+        return std::nullopt;
+    }
+    return x;
   }
   case Rule::MatMul: {
     std::optional<SmallVector<int64_t>> y = staticShape(inputs[1]);
@@ -312,6 +340,48 @@ std::optional<SmallVector<int64_t>> inferShape(onnx::NodeOp node, Rule rule) {
     }
     return shape;
   }
+  case Rule::ConstantOfShape:
+    return shapeConstant(inputs[0]);
+  case Rule::Einsum: {
+    // Explicit output letters only; no ellipsis.
+    auto equation = dyn_cast_or_null<StringAttr>(node.getONNXAttr("equation"));
+    if (!equation)
+      return std::nullopt;
+    std::string text;
+    for (char c : equation.getValue())
+      if (c != ' ')
+        text += c;
+    size_t arrow = text.find("->");
+    if (arrow == std::string::npos || text.find('.') != std::string::npos)
+      return std::nullopt;
+    SmallVector<StringRef> terms;
+    StringRef(text).take_front(arrow).split(terms, ',');
+    if (terms.size() != inputs.size())
+      return std::nullopt;
+    llvm::DenseMap<char, int64_t> sizes;
+    for (auto [term, input] : llvm::zip(terms, inputs)) {
+      std::optional<SmallVector<int64_t>> shape = staticShape(input);
+      if (!shape || shape->size() != term.size())
+        return std::nullopt;
+      for (auto [letter, size] : llvm::zip(term, *shape)) {
+        auto [it, inserted] = sizes.try_emplace(letter, size);
+        // Sizes of one letter broadcast as in NumPy.
+        if (!inserted && it->second != size) {
+          if (it->second != 1 && size != 1)
+            return std::nullopt;
+          it->second = std::max(it->second, size);
+        }
+      }
+    }
+    SmallVector<int64_t> shape;
+    for (char letter : StringRef(text).drop_front(arrow + 2)) {
+      auto it = sizes.find(letter);
+      if (it == sizes.end())
+        return std::nullopt;
+      shape.push_back(it->second);
+    }
+    return shape;
+  }
   case Rule::Unsqueeze:
   case Rule::Squeeze: {
     // Axes as an input from opset 13, an attribute before.
@@ -359,7 +429,8 @@ std::optional<SmallVector<int64_t>> inferShape(onnx::NodeOp node, Rule rule) {
 }
 
 /// A node whose result type does not have the static shape its inputs
-/// determine gets it. Values a graph yields keep their declared type.
+/// determine gets it. Values a graph yields keep their declared type,
+/// except in a copy whose run-time sizes were fixed (kSizesFixedAttr).
 struct RefineInferredType : OpRewritePattern<onnx::NodeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -374,12 +445,23 @@ struct RefineInferredType : OpRewritePattern<onnx::NodeOp> {
     auto type = dyn_cast<TensorType>(result.getType());
     if (!type || (type.hasRank() && type.hasStaticShape()))
       return rewriter.notifyMatchFailure(node, "nothing to refine");
-    if (llvm::any_of(result.getUsers(),
-                     [](Operation *user) { return isa<onnx::YieldOp>(user); }))
+    if (llvm::any_of(result.getUsers(), [](Operation *user) {
+          return isa<onnx::YieldOp>(user) &&
+                 !user->getParentOp()->hasAttr(kSizesFixedAttr);
+        }))
       return rewriter.notifyMatchFailure(node, "a yielded value");
+    // Between float types only a Cast that keeps the type is refined (an
+    // exporter's no-op); a change of precision keeps its declared type,
+    // except in a copy read with its sizes fixed, where every type follows.
+    // Integers and masks (positions cast to floats, comparisons, Where on a
+    // mask) have their shapes refined like the floats they meet.
     auto input = dyn_cast<TensorType>(node.getInputs()[0].getType());
-    if (!input || input.getElementType() != type.getElementType())
-      return rewriter.notifyMatchFailure(node, "another element type");
+    auto graph = node->getParentOfType<onnx::GraphOp>();
+    bool sizesFixed = graph && graph->hasAttr(kSizesFixedAttr);
+    if (!input || (!sizesFixed && isa<FloatType>(input.getElementType()) &&
+                   isa<FloatType>(type.getElementType()) &&
+                   input.getElementType() != type.getElementType()))
+      return rewriter.notifyMatchFailure(node, "another float type");
     std::optional<SmallVector<int64_t>> shape = inferShape(node, rule);
     if (!shape)
       return rewriter.notifyMatchFailure(node, "inputs do not fix the shape");
@@ -395,8 +477,84 @@ struct RefineInferredType : OpRewritePattern<onnx::NodeOp> {
     return success();
   }
 };
+/// A Split of a static input whose results have run-time sizes gets their
+/// static types: every dim but the axis is the input's, the axis sizes
+/// those of the `split` input or attribute, of `num_outputs` (opset 18) or
+/// already in the result types.
+struct RefineSplitTypes : OpRewritePattern<onnx::NodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(onnx::NodeOp node,
+                                PatternRewriter &rewriter) const override {
+    if (!node.isDefaultDomain() || node.getOpType() != "Split" ||
+        node.getInputs().empty())
+      return failure();
+    std::optional<SmallVector<int64_t>> x = staticShape(node.getInputs()[0]);
+    if (!x)
+      return rewriter.notifyMatchFailure(node, "a run-time input shape");
+    int64_t rank = x->size();
+    int64_t axis = intAttr(node, "axis").value_or(0);
+    if (axis < -rank || axis >= rank)
+      return rewriter.notifyMatchFailure(node, "axis out of range");
+    if (axis < 0)
+      axis += rank;
+    unsigned count = node->getNumResults();
+    if (llvm::all_of(node->getResults(),
+                     [](Value r) { return staticShape(r).has_value(); }))
+      return rewriter.notifyMatchFailure(node, "nothing to refine");
+    if (llvm::any_of(node->getResults(), [](Value r) {
+          return llvm::any_of(r.getUsers(), [](Operation *user) {
+            return isa<onnx::YieldOp>(user) &&
+                   !user->getParentOp()->hasAttr(kSizesFixedAttr);
+          });
+        }))
+      return rewriter.notifyMatchFailure(node, "a yielded value");
+    std::optional<SmallVector<int64_t>> sizes =
+        node.getInputs().size() > 1 ? shapeConstant(node.getInputs()[1])
+                                    : std::nullopt;
+    if (!sizes)
+      if (auto attr =
+              dyn_cast_or_null<DenseI64ArrayAttr>(node.getONNXAttr("split")))
+        sizes = SmallVector<int64_t>(attr.asArrayRef());
+    if (!sizes && intAttr(node, "num_outputs")) {
+      int64_t chunk = ((*x)[axis] + count - 1) / count;
+      sizes.emplace();
+      for (unsigned i = 0; i < count; ++i)
+        sizes->push_back(
+            std::max<int64_t>(0, std::min(chunk, (*x)[axis] - i * chunk)));
+    }
+    if (!sizes && node.getInputs().size() <= 1 && (*x)[axis] % count == 0)
+      sizes.emplace(count, (*x)[axis] / count);
+    int64_t total = 0;
+    if (!sizes || sizes->size() != count)
+      return rewriter.notifyMatchFailure(node, "the sizes are not known");
+    for (int64_t size : *sizes)
+      total += size;
+    if (total != (*x)[axis])
+      return rewriter.notifyMatchFailure(node, "the sizes do not add up");
+    SmallVector<Type> types;
+    for (auto [result, size] : llvm::zip(node->getResults(), *sizes)) {
+      auto type = dyn_cast<TensorType>(result.getType());
+      SmallVector<int64_t> shape(*x);
+      shape[axis] = size;
+      if (!type || (type.hasRank() &&
+                    failed(verifyCompatibleShape(type.getShape(), shape))))
+        return rewriter.notifyMatchFailure(node, "contradicts its type");
+      types.push_back(RankedTensorType::get(shape, type.getElementType()));
+    }
+    rewriter.modifyOpInPlace(node, [&] {
+      for (auto [result, type] : llvm::zip(node->getResults(), types))
+        result.setType(type);
+    });
+    for (Value result : node->getResults())
+      for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
+        rewriter.modifyOpInPlace(user, [] {});
+    return success();
+  }
+};
 } // namespace
 
 void raise::populateTypeNormalizations(RewritePatternSet &patterns) {
-  patterns.add<FoldConstantIf, RefineInferredType>(patterns.getContext());
+  patterns.add<FoldConstantIf, RefineInferredType, RefineSplitTypes>(
+      patterns.getContext());
 }

@@ -119,3 +119,54 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %o : tensor<1x6x4xf32>
   }
 }
+
+// -----
+
+// The weight broadcast to the batch (an Expand to a shape read from the
+// queries, folded): chunk 0 reads it through the broadcast, the later chunks
+// read the carried state. Chunk 0 is the general step from that initial
+// state, so the loop starts at chunk 0, its initial state written back as
+// the Expand of the stored weight.
+// CHECK-LABEL: onnx.graph @weight_broadcast_to_the_batch(
+// CHECK: %[[W:.+]] = onnx.initializer "w"
+// CHECK: onnx.node "Expand"(%[[W]], %{{.+}}) : (tensor<1x4x4xf32>, tensor<3xi64>) -> tensor<2x4x4xf32>
+// CHECK: ttt.kvb_layer
+// CHECK-SAME: schedule = #ttt.schedule<kind = chunked, size = 2>
+// CHECK-NOT: "Slice"
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  // expected-remark@+2 {{ttt-raise-onnx-chunks: 24 nodes read as linalg}}
+  // expected-remark@+1 {{ttt-raise-chunk-loops: a linear fast weight (dot loss, chunks of 2, apply_then_update)}}
+  onnx.graph @weight_broadcast_to_the_batch(%q: tensor<2x6x4xf32> {onnx.name = "q"}, %k: tensor<2x6x4xf32> {onnx.name = "k"}, %v: tensor<2x6x4xf32> {onnx.name = "v"}) -> (tensor<2x6x4xf32> {onnx.name = "o"}) {
+    %w = onnx.initializer "w" dense<[[[0.5, -0.25, 0.125, 1.0], [0.0, 0.75, -1.0, 0.25], [1.5, 0.0, 0.5, -0.5], [-0.125, 0.25, 0.0, 1.0]]]> : tensor<1x4x4xf32>
+    %sq = onnx.node "Shape"(%q) attrs {end = 1 : i64, start = 0 : i64} {outputs = ["sq"]} : (tensor<2x6x4xf32>) -> tensor<1xi64>
+    %c44 = onnx.node "Constant"() attrs {value = dense<4> : tensor<2xi64>} {outputs = ["c44"]} : () -> tensor<2xi64>
+    %shp = onnx.node "Concat"(%sq, %c44) attrs {axis = 0 : i64} {outputs = ["shp"]} : (tensor<1xi64>, tensor<2xi64>) -> tensor<3xi64>
+    %wb = onnx.node "Expand"(%w, %shp) {outputs = ["wb"]} : (tensor<1x4x4xf32>, tensor<3xi64>) -> tensor<2x4x4xf32>
+    %ax = onnx.node "Constant"() attrs {value = dense<1> : tensor<1xi64>} {outputs = ["ax"]} : () -> tensor<1xi64>
+    %c0 = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["c0"]} : () -> tensor<1xi64>
+    %c1 = onnx.node "Constant"() attrs {value = dense<2> : tensor<1xi64>} {outputs = ["c1"]} : () -> tensor<1xi64>
+    %c2 = onnx.node "Constant"() attrs {value = dense<4> : tensor<1xi64>} {outputs = ["c2"]} : () -> tensor<1xi64>
+    %c3 = onnx.node "Constant"() attrs {value = dense<6> : tensor<1xi64>} {outputs = ["c3"]} : () -> tensor<1xi64>
+    %q0 = onnx.node "Slice"(%q, %c0, %c1, %ax) {outputs = ["q0"]} : (tensor<2x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x2x4xf32>
+    %k0 = onnx.node "Slice"(%k, %c0, %c1, %ax) {outputs = ["k0"]} : (tensor<2x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x2x4xf32>
+    %v0 = onnx.node "Slice"(%v, %c0, %c1, %ax) {outputs = ["v0"]} : (tensor<2x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x2x4xf32>
+    %o0 = onnx.node "MatMul"(%q0, %wb) {outputs = ["o0"]} : (tensor<2x2x4xf32>, tensor<2x4x4xf32>) -> tensor<2x2x4xf32>
+    %kt0 = onnx.node "Transpose"(%k0) attrs {perm = array<i64: 0, 2, 1>} {outputs = ["kt0"]} : (tensor<2x2x4xf32>) -> tensor<2x4x2xf32>
+    %g0 = onnx.node "MatMul"(%kt0, %v0) {outputs = ["g0"]} : (tensor<2x4x2xf32>, tensor<2x2x4xf32>) -> tensor<2x4x4xf32>
+    %w1 = onnx.node "Add"(%wb, %g0) {outputs = ["w1"]} : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+    %q1 = onnx.node "Slice"(%q, %c1, %c2, %ax) {outputs = ["q1"]} : (tensor<2x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x2x4xf32>
+    %k1 = onnx.node "Slice"(%k, %c1, %c2, %ax) {outputs = ["k1"]} : (tensor<2x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x2x4xf32>
+    %v1 = onnx.node "Slice"(%v, %c1, %c2, %ax) {outputs = ["v1"]} : (tensor<2x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x2x4xf32>
+    %o1 = onnx.node "MatMul"(%q1, %w1) {outputs = ["o1"]} : (tensor<2x2x4xf32>, tensor<2x4x4xf32>) -> tensor<2x2x4xf32>
+    %kt1 = onnx.node "Transpose"(%k1) attrs {perm = array<i64: 0, 2, 1>} {outputs = ["kt1"]} : (tensor<2x2x4xf32>) -> tensor<2x4x2xf32>
+    %g1 = onnx.node "MatMul"(%kt1, %v1) {outputs = ["g1"]} : (tensor<2x4x2xf32>, tensor<2x2x4xf32>) -> tensor<2x4x4xf32>
+    %w2 = onnx.node "Add"(%w1, %g1) {outputs = ["w2"]} : (tensor<2x4x4xf32>, tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+    %q2 = onnx.node "Slice"(%q, %c2, %c3, %ax) {outputs = ["q2"]} : (tensor<2x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x2x4xf32>
+    %k2 = onnx.node "Slice"(%k, %c2, %c3, %ax) {outputs = ["k2"]} : (tensor<2x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x2x4xf32>
+    %v2 = onnx.node "Slice"(%v, %c2, %c3, %ax) {outputs = ["v2"]} : (tensor<2x6x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x2x4xf32>
+    %o2 = onnx.node "MatMul"(%q2, %w2) {outputs = ["o2"]} : (tensor<2x2x4xf32>, tensor<2x4x4xf32>) -> tensor<2x2x4xf32>
+    // expected-remark@+1 {{TTT layer: unrolled chunk loop (3 chunks of 2 tokens), fast weights 'w': raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)}}
+    %o = onnx.node "Concat"(%o0, %o1, %o2) attrs {axis = 1 : i64} {outputs = ["o"]} : (tensor<2x2x4xf32>, tensor<2x2x4xf32>, tensor<2x2x4xf32>) -> tensor<2x6x4xf32>
+    onnx.yield %o : tensor<2x6x4xf32>
+  }
+}

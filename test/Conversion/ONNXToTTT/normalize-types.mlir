@@ -129,3 +129,30 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %y : !onnx.unknown
   }
 }
+
+// -----
+
+// Shapes that follow from static inputs, for ops exporters leave untyped
+// when a batch is dynamic: an Einsum (its letters' sizes), a Split (its
+// `num_outputs`, opset 18), a ConstantOfShape of a constant shape, a Cast
+// to another element type, a Where (broadcast of its three inputs).
+
+// CHECK-LABEL: onnx.graph @refined_ops(
+// CHECK: onnx.node "Einsum"{{.*}} -> tensor<2x3x5xf32>
+// CHECK: onnx.node "Split"{{.*}} -> (tensor<2x3x3xf32>, tensor<2x3x2xf32>)
+// CHECK: onnx.node "ConstantOfShape"{{.*}} -> tensor<2x3x1xf32>
+// CHECK: onnx.node "Cast"{{.*}} -> tensor<2x3x1xi1>
+// CHECK: onnx.node "Where"{{.*}} -> tensor<2x3x3xf32>
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 18>]} {
+  onnx.graph @refined_ops(%x: tensor<2x3xf32> {onnx.name = "x"}, %w: tensor<5xf32> {onnx.name = "w"}) -> (tensor<*xf32> {onnx.name = "y"}, tensor<*xf32> {onnx.name = "r"}) {
+    %e = onnx.node "Einsum"(%x, %w) attrs {equation = "bt,e->bte"} {outputs = ["e"]} : (tensor<2x3xf32>, tensor<5xf32>) -> tensor<?x?x5xf32>
+    %a, %b = onnx.node "Split"(%e) attrs {axis = 2 : i64, num_outputs = 2 : i64} {outputs = ["a", "b"]} : (tensor<?x?x5xf32>) -> (tensor<?x?x?xf32>, tensor<?x?x?xf32>)
+    %shape = onnx.node "Constant"() attrs {value = dense<[2, 3, 1]> : tensor<3xi64>} {outputs = ["shape"]} : () -> tensor<3xi64>
+    %z = onnx.node "ConstantOfShape"(%shape) attrs {value = dense<1.0> : tensor<1xf32>} {outputs = ["z"]} : (tensor<3xi64>) -> tensor<?x?x?xf32>
+    %m = onnx.node "Cast"(%z) attrs {to = 9 : i64} {outputs = ["m"]} : (tensor<?x?x?xf32>) -> tensor<?x?x?xi1>
+    %s = onnx.node "Where"(%m, %a, %z) {outputs = ["s"]} : (tensor<?x?x?xi1>, tensor<?x?x?xf32>, tensor<?x?x?xf32>) -> tensor<*xf32>
+    %y = onnx.node "Neg"(%s) {outputs = ["y"]} : (tensor<*xf32>) -> tensor<*xf32>
+    %r = onnx.node "Relu"(%b) {outputs = ["r"]} : (tensor<?x?x?xf32>) -> tensor<*xf32>
+    onnx.yield %y, %r : tensor<*xf32>, tensor<*xf32>
+  }
+}
