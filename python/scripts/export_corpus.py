@@ -368,24 +368,29 @@ def one_line(e):
     return s[:300]
 
 
-# (exporter, file tag, batch dimension left dynamic)
+# (exporter, file tag, the dims of x left dynamic: "" static, "b" batch, "bs" batch and
+# sequence)
 EXPORTERS = [
-    ("dynamo=False", "ts", False),
-    ("dynamo (default)", "dynamo", False),
-    ("dynamo=False, dynamic batch", "ts-batch", True),
-    ("dynamo (default), dynamic batch", "dynamo-batch", True),
+    ("dynamo=False", "ts", ""),
+    ("dynamo (default)", "dynamo", ""),
+    ("dynamo=False, dynamic batch", "ts-batch", "b"),
+    ("dynamo (default), dynamic batch", "dynamo-batch", "b"),
+    ("dynamo=False, dynamic batch and sequence", "ts-seq", "bs"),
+    ("dynamo (default), dynamic batch and sequence", "dynamo-seq", "bs"),
 ]
 
 
-def export(model, x, path, exporter, dynamic_batch=False):
+def export(model, x, path, exporter, dims=""):
+    names = {0: "batch", 1: "sequence"}
+    axes = {i: names[i] for i in range({"": 0, "b": 1, "bs": 2}[dims])}
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
         if exporter.startswith("dynamo=False"):
-            axes = {"x": {0: "batch"}, "y": {0: "batch"}} if dynamic_batch else None
             torch.onnx.export(model, (x,), path, dynamo=False, input_names=["x"],
-                              output_names=["y"], dynamic_axes=axes)
+                              output_names=["y"],
+                              dynamic_axes={"x": axes, "y": axes} if axes else None)
         else:
-            shapes = ({0: torch.export.Dim("batch")},) if dynamic_batch else None
+            shapes = ({i: torch.export.Dim(n) for i, n in axes.items()},) if axes else None
             torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
                               dynamic_shapes=shapes)
 
@@ -439,6 +444,8 @@ def main():
     ap.add_argument("--only", default=None, help="substring of module names to run")
     ap.add_argument("--dynamic-batch", action="store_true",
                     help="also export each module with its batch dimension dynamic")
+    ap.add_argument("--dynamic-sequence", action="store_true",
+                    help="also export each module with its batch and sequence dynamic")
     ap.add_argument("--fixtures", default=None,
                     help="also write each export with its weights inline, and its input and "
                          "PyTorch's output (<name>.npz: x, y), into this folder")
@@ -464,15 +471,16 @@ def main():
             traceback.print_exc()
             rows.append(dict(module=name, exporter="-", export="not built: " + one_line(e)))
             continue
-        for exporter, tag, dynamic_batch in EXPORTERS:
-            if dynamic_batch and not args.dynamic_batch:
+        for exporter, tag, dims in EXPORTERS:
+            if (dims == "b" and not args.dynamic_batch) or (dims == "bs" and not
+                                                             args.dynamic_sequence):
                 continue
             row = dict(module=name, exporter=exporter)
             path = os.path.join(args.outdir, f"{slug}.{tag}.onnx")
             out = os.path.join(args.outdir, f"{slug}.{tag}.ttt.onnx")
             t0 = time.time()
             try:
-                export(model, x, path, exporter, dynamic_batch)
+                export(model, x, path, exporter, dims)
             except Exception as e:
                 row["export"] = "failed: " + one_line(e)
                 rows.append(row)

@@ -348,6 +348,22 @@ def _threshold(rng):
     return _model(nodes, [_value("a", a), _value("b", b)], [_value("y", out)])
 
 
+def _masks(rng):
+    """Masks combined: And, Or, Xor of comparisons, an Equal that holds where a >= 0
+    (a == relu(a)), selecting between two tensors."""
+    a, b = _broadcast_pair(rng)
+    out = list(np.broadcast_shapes(tuple(a), tuple(b)))
+    nodes = [h.make_node("Greater", ["a", "b"], ["g"]),
+             h.make_node("Less", ["a", "b"], ["l"]),
+             h.make_node("Relu", ["a"], ["r"]),
+             h.make_node("Equal", ["a", "r"], ["e"]),
+             h.make_node("And", ["g", "e"], ["ge"]),
+             h.make_node("Or", ["ge", "l"], ["o"]),
+             h.make_node("Xor", ["o", "e"], ["m"]),
+             h.make_node("Where", ["m", "a", "b"], ["y"])]
+    return _model(nodes, [_value("a", a), _value("b", b)], [_value("y", out)])
+
+
 def _trilu(rng):
     shape = [int(x) for x in rng.integers(2, 6, int(rng.integers(2, 4)))]
     k = int(rng.integers(-2, 3))
@@ -450,6 +466,8 @@ CASES = {
     **{f"Greater_Less_Where_{i}": (lambda i=i: _threshold(np.random.default_rng([SEED, i, 17])))
        for i in range(2)},
     **{f"Trilu_{i}": (lambda i=i: _trilu(np.random.default_rng([SEED, i, 18]))) for i in range(3)},
+    **{f"Equal_And_Or_Xor_{i}": (lambda i=i: _masks(np.random.default_rng([SEED, i, 30])))
+       for i in range(3)},
     **{f"Cast_bool_Not_{i}": (lambda i=i: _causal_mask_not(np.random.default_rng([SEED, i, 22])))
        for i in range(2)},
     **{f"Softmax{opset}": (lambda opset=opset: _softmax(np.random.default_rng([SEED, 19]), opset))

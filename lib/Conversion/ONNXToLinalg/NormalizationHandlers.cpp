@@ -78,6 +78,28 @@ static LogicalResult logicalNot(OpBuilder &b, const NodeView &node,
       results, why);
 }
 
+/// And, Or, Xor of two bool tensors (masks combined), NumPy broadcasting.
+template <typename LogicOp>
+static LogicalResult logical(OpBuilder &b, const NodeView &node,
+                             SmallVectorImpl<Value> &results,
+                             std::string &why) {
+  RankedTensorType type = node.resultType();
+  if (!type || !type.getElementType().isInteger(1) || node.numInputs() != 2 ||
+      !convertedInputs(node, 2, why) ||
+      !node.inputType(0).getElementType().isInteger(1) ||
+      !node.inputType(1).getElementType().isInteger(1)) {
+    if (why.empty())
+      why = "it does not combine two bool tensors";
+    return failure();
+  }
+  return pushElementwise(
+      b, node, node.inputs, type,
+      [](OpBuilder &nb, Location loc, ValueRange args) -> Value {
+        return LogicOp::create(nb, loc, args[0], args[1]);
+      },
+      results, why);
+}
+
 static LogicalResult where(OpBuilder &b, const NodeView &node,
                            SmallVectorImpl<Value> &results, std::string &why) {
   RankedTensorType type = node.resultType();
@@ -369,7 +391,11 @@ ArrayRef<HandlerRow> onnx_to_linalg::normalizationHandlers() {
       {"Less", 7, compare<arith::CmpFPredicate::OLT>},
       {"GreaterOrEqual", 12, compare<arith::CmpFPredicate::OGE>},
       {"LessOrEqual", 12, compare<arith::CmpFPredicate::OLE>},
+      {"Equal", 11, compare<arith::CmpFPredicate::OEQ>},
       {"Not", 1, logicalNot},
+      {"And", 7, logical<arith::AndIOp>},
+      {"Or", 7, logical<arith::OrIOp>},
+      {"Xor", 7, logical<arith::XOrIOp>},
       {"Where", 9, where},
       {"Trilu", 14, trilu},
       {"Softmax", 1, softmax<1>},
