@@ -1,14 +1,14 @@
 """The metamorphic test of issue 47: every fixture that ttt's canonical route rewrites
 today, put through random semantics-preserving rewrites at random places
-(metamorphic.py: 21 kinds, from MatMul as Einsum or Gemm to a Slice spelled as a Split or
+(metamorphic.py: 23 kinds, from MatMul as Einsum or Gemm to a Slice spelled as a Split or
 a Gather, a float64 round trip or an If on a constant), must still be found, rewritten
 into its parallel form and exact. A recogniser that reads spellings fails here; one that
 reads what the graph computes does not.
 
 `make test` applies one to eight rewrites per case (320 cases), the issue's goal; seeds
-1, 2 and 3 pass as well as the default. Unrolled chunk steps are still proven equal op
-for op (RerollChunks.cpp), after the no-ops are removed (FoldNoOps.cpp), so a rewrite
-that is not a no-op in one step and is absent in another would make them differ.
+1, 2 and 3 pass as well as the default. Unrolled chunk steps are proven equal op for op
+(RerollChunks.cpp) after the no-ops are removed (FoldNoOps.cpp), and where their ops still
+differ (`a @ b` as `(b^T a^T)^T`, `x c` as `(x c/2) 2`), as sums of products.
 TTT_METAMORPHIC_MAX_REWRITES=<n> caps the rewrites per case; TTT_METAMORPHIC_SEED=<n>
 replays another set of cases. Every failure names its seed, case, fixture and rewrites;
 a batch reports all of its failures."""

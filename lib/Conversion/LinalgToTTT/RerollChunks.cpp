@@ -10,8 +10,9 @@
 // whose window it reads; what a step reads from the step before is its
 // state. The steps from the second on that are the same computation (the
 // same ops and attributes, windows of the same tensors, the same constants,
-// each reading the state the one before yields, proven op by op) become one
-// ttt.chunk_loop over their windows. The first step, which exporters often
+// each reading the state the one before yields, proven op by op, or where
+// the ops differ, as the same sums of products) become one ttt.chunk_loop
+// over their windows. The first step, which exporters often
 // fold (a zero momentum, a weight broadcast), joins the loop when, read as
 // polynomials, it is the general step from a state the loop can start with;
 // a shorter last one stays after the loop. The chunk outputs' assembly (a
@@ -150,6 +151,16 @@ private:
                     const linalg_raise::Polynomial &poly,
                     RankedTensorType type);
   bool sameInvariant(Value a, Value b, unsigned depth = 0);
+  /// Whether step `i` computes the template's next state and chunk
+  /// outputs, read as polynomials when its ops differ from the template's
+  /// (`a @ b` as `(b^T a^T)^T`, `x c` as `(x c/2) 2`); sets `copies[i]` for
+  /// those values and `outputsOnly` when the step's update is absent.
+  bool matchAsPolynomials(int64_t i, bool &outputsOnly);
+  /// Whether template value `x` and step value `y` are equal, with the
+  /// template's state, windows and invariants standing for step `i`'s.
+  bool sameInStep(Value x, Value y, int64_t i, ArrayRef<Value> stateInStep,
+                  llvm::DenseMap<std::pair<Value, Value>, bool> &memo,
+                  unsigned depth);
 
   func::FuncOp func;
   int64_t chunk = 0, numChunks = 0;
@@ -441,6 +452,127 @@ bool Reroll::sameInvariant(Value a, Value b, unsigned depth) {
       [&](Value x, Value y) { inner.map(x, y); }, kStepEquivalence);
 }
 
+bool Reroll::sameInStep(Value x, Value y, int64_t i,
+                        ArrayRef<Value> stateInStep,
+                        llvm::DenseMap<std::pair<Value, Value>, bool> &memo,
+                        unsigned depth) {
+  if (x == y)
+    return true;
+  if (auto state = llvm::find(stateIn, x); state != stateIn.end())
+    return stateInStep[state - stateIn.begin()] == y;
+  Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
+  if (!dx || !dy || depth > 16 || x.getType() != y.getType())
+    return false;
+  if (windowChunk.count(dx) || windowChunk.count(dy))
+    return windowChunk.count(dx) && windowChunk.count(dy) &&
+           windowKey.find(dx)->second == windowKey.find(dy)->second &&
+           windowChunk[dx] == 1 && windowChunk[dy] == i;
+  auto stepX = stepOf.find(dx), stepY = stepOf.find(dy);
+  bool inX = stepX != stepOf.end(), inY = stepY != stepOf.end();
+  if (!inX && !inY)
+    return sameInvariant(x, y);
+  if (!inX || !inY || stepX->second != 1 || stepY->second != i)
+    return false;
+  auto [it, inserted] = memo.try_emplace({x, y}, false);
+  if (!inserted)
+    return it->second;
+  auto same = [&](Value a, Value b) {
+    return sameInStep(a, b, i, stateInStep, memo, depth + 1);
+  };
+  // As sums of products, whatever ops spell them.
+  linalg_raise::EinsumReader readX(
+      llvm::DenseSet<Value>(stateIn.begin(), stateIn.end()));
+  linalg_raise::EinsumReader readY(
+      llvm::DenseSet<Value>(stateInStep.begin(), stateInStep.end()));
+  std::optional<linalg_raise::Polynomial> px = readX.read(x),
+                                          py = readY.read(y);
+  auto isItself = [](const std::optional<linalg_raise::Polynomial> &poly,
+                     Value value) {
+    return poly && poly->terms.size() == 1 &&
+           poly->terms[0].factors.size() == 1 && poly->terms[0].coeff == 1.0 &&
+           poly->terms[0].factors[0].leaf == value;
+  };
+  bool equal = false;
+  if (px && py && !isItself(px, x) && !isItself(py, y)) {
+    equal = linalg_raise::equivalent(*px, *py, same);
+  } else if (cast<OpResult>(x).getResultNumber() ==
+             cast<OpResult>(y).getResultNumber()) {
+    // An op no sum of products reads (a division, an exponential): the
+    // same op of equal operands.
+    IRMapping inner;
+    equal = OperationEquivalence::isEquivalentTo(
+        dx, dy,
+        [&](Value a, Value b) {
+          return success(inner.lookupOrNull(a) == b || same(a, b));
+        },
+        [&](Value a, Value b) { inner.map(a, b); }, kStepEquivalence);
+  }
+  memo[{x, y}] = equal;
+  return equal;
+}
+
+bool Reroll::matchAsPolynomials(int64_t i, bool &outputsOnly) {
+  // The state step i reads: what step i-1 yields where the template yields
+  // its next state. Step 2 reads it from the template itself; when the
+  // op-by-op comparison did not say which values those are, the values of
+  // the template step 2 reads are taken, one per state, by type.
+  if (i == 2) {
+    SmallVector<Value> read;
+    for (Operation *op : steps[2])
+      op->walk([&](Operation *inner) {
+        for (Value operand : inner->getOperands()) {
+          Operation *def = operand.getDefiningOp();
+          auto it = def ? stepOf.find(def) : stepOf.end();
+          if (it != stepOf.end() && it->second == 1 &&
+              !windowChunk.count(def) && !llvm::is_contained(read, operand))
+            read.push_back(operand);
+        }
+      });
+    for (auto [j, state] : llvm::enumerate(stateIn)) {
+      SmallVector<Value> ofType;
+      for (Value value : read)
+        if (value.getType() == state.getType())
+          ofType.push_back(value);
+      if (ofType.size() != 1)
+        return false;
+      stateOut[j] = ofType.front();
+    }
+  }
+  SmallVector<Value> stateInStep;
+  for (Value value : stateOut) {
+    Value in = i == 2 ? value : copies[i - 1].lookupOrNull(value);
+    if (!in)
+      return false;
+    stateInStep.push_back(in);
+  }
+  llvm::DenseMap<std::pair<Value, Value>, bool> memo;
+  IRMapping &copy = copies[i];
+  copy.clear();
+  for (Assembly &assembly : assemblies) {
+    Value x = assembly.piece(1), y = assembly.piece(i);
+    if (!sameInStep(x, y, i, stateInStep, memo, 0))
+      return false;
+    copy.map(x, y);
+  }
+  unsigned found = 0;
+  for (Value next : stateOut) {
+    for (Operation *op : steps[i]) {
+      for (Value result : op->getResults())
+        if (result.getType() == next.getType() &&
+            sameInStep(next, result, i, stateInStep, memo, 0)) {
+          copy.map(next, result);
+          ++found;
+          break;
+        }
+      if (copy.contains(next))
+        break;
+    }
+  }
+  // A last step whose update nothing reads may lack it.
+  outputsOnly = found == 0 && i + 1 == numChunks && !assemblies.empty();
+  return found == stateOut.size() || outputsOnly;
+}
+
 LogicalResult Reroll::matchSteps(std::string &why) {
   if (numChunks < 3)
     return why = "fewer than three chunks", failure();
@@ -492,18 +624,19 @@ LogicalResult Reroll::matchSteps(std::string &why) {
   for (int64_t i = 2; i < numChunks; ++i) {
     ArrayRef<Operation *> ops = steps[i];
     ArrayRef<Operation *> pattern = base;
+    bool same = true;
     if (ops.size() != base.size()) {
       if (i + 1 != numChunks || ops.size() != outputsOnly.size() ||
           assemblies.empty()) {
         difference = std::to_string(base.size()) + " and " +
                      std::to_string(ops.size()) + " ops";
-        break;
+        same = false;
       }
       pattern = outputsOnly;
     }
     IRMapping &copy = copies[i];
-    bool same = true;
-    for (auto [a, b] : llvm::zip_equal(pattern, ops)) {
+    for (auto [a, b] : llvm::zip_equal(same ? pattern : ArrayRef<Operation *>(),
+                                       same ? ops : ArrayRef<Operation *>())) {
       auto equivalent = [&](Value x, Value y) -> LogicalResult {
         if (copy.lookupOrNull(x) == y)
           return success();
@@ -558,10 +691,15 @@ LogicalResult Reroll::matchSteps(std::string &why) {
       for (auto [x, y] : llvm::zip_equal(a->getResults(), b->getResults()))
         copy.map(x, y);
     }
+    bool stepOutputsOnly = pattern.size() != base.size();
+    if (!same && matchAsPolynomials(i, stepOutputsOnly)) {
+      same = true;
+      difference.clear();
+    }
     if (!same)
       break;
     lastStep = i;
-    lastStepOutputsOnly = pattern.size() != base.size();
+    lastStepOutputsOnly = stepOutputsOnly;
   }
   if (lastStep < 2)
     return why = "its second and third steps differ" +

@@ -151,7 +151,8 @@ static LogicalResult trilu(OpBuilder &b, const NodeView &node,
                                            upper ? arith::CmpIPredicate::sge
                                                  : arith::CmpIPredicate::sle,
                                            offset, bound);
-        Value zero = scalarConstant(nb, loc, args[0].getType(), 0.0);
+        Value zero = arith::ConstantOp::create(
+            nb, loc, nb.getZeroAttr(args[0].getType()));
         return arith::SelectOp::create(nb, loc, keep, args[0], zero);
       });
   results.push_back(result);

@@ -199,23 +199,49 @@ Value GraphWriter::emit(Value value) {
 /// A `linalg.generic` that writes `c * x` (or adds it to its init), `x`
 /// read in the result's trailing dims (a NumPy broadcast): what the reader
 /// builds to scale rates and to read an initial weight in a wider shape.
+/// `c` is a constant of the payload or a splat constant input (a scaling
+/// the no-op folding respelled).
 struct ScaledCopy {
   double scale = 1.0;
   bool accumulate = false;
+  /// Which input is `x`.
+  unsigned input = 0;
 };
 
+/// The value of a splat float constant tensor.
+static std::optional<double> splatValue(Value value) {
+  auto constant = value.getDefiningOp<arith::ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue())
+                        : DenseFPElementsAttr();
+  if (!dense || !dense.isSplat())
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>().convertToDouble();
+}
+
 static std::optional<ScaledCopy> readScaledCopy(linalg::GenericOp generic) {
-  if (generic.getNumDpsInputs() != 1 || generic.getNumDpsInits() != 1 ||
+  unsigned inputs = generic.getNumDpsInputs();
+  if (inputs < 1 || inputs > 2 || generic.getNumDpsInits() != 1 ||
       generic.getNumParallelLoops() != generic.getNumLoops() ||
       !generic.getMatchingIndexingMap(generic.getDpsInitOperand(0))
            .isIdentity())
     return std::nullopt;
+  ScaledCopy copy;
+  Block &body = generic.getRegion().front();
+  Value splatArg;
+  if (inputs == 2) {
+    std::optional<double> first = splatValue(generic.getDpsInputs()[0]),
+                          second = splatValue(generic.getDpsInputs()[1]);
+    if (first.has_value() == second.has_value())
+      return std::nullopt;
+    copy.input = first ? 1 : 0;
+    splatArg = body.getArgument(1 - copy.input);
+  }
   // Each input dim is the result's dim it aligns with from the end, or,
   // of size 1, read at 0: NumPy's broadcast, which an Expand spells.
   AffineMap inputMap =
-      generic.getMatchingIndexingMap(generic.getDpsInputOperand(0));
+      generic.getMatchingIndexingMap(generic.getDpsInputOperand(copy.input));
   auto inputType =
-      dyn_cast<RankedTensorType>(generic.getDpsInputs()[0].getType());
+      dyn_cast<RankedTensorType>(generic.getDpsInputs()[copy.input].getType());
   unsigned rank = inputMap.getNumResults(), loops = inputMap.getNumDims();
   if (!inputType || inputType.getRank() != rank || rank > loops)
     return std::nullopt;
@@ -228,22 +254,26 @@ static std::optional<ScaledCopy> readScaledCopy(linalg::GenericOp generic) {
     if (!aligned && !broadcast)
       return std::nullopt;
   }
-  Block &body = generic.getRegion().front();
-  Value in = body.getArgument(0), out = body.getArgument(1);
+  Value in = body.getArgument(copy.input), out = body.getArgument(inputs);
   Value yielded = body.getTerminator()->getOperand(0);
-  ScaledCopy copy;
   if (auto add = yielded.getDefiningOp<arith::AddFOp>()) {
     if (add.getLhs() != out && add.getRhs() != out)
       return std::nullopt;
     copy.accumulate = true;
     yielded = add.getLhs() == out ? add.getRhs() : add.getLhs();
   }
-  if (yielded == in)
+  if (yielded == in && !splatArg)
     return copy;
   auto mul = yielded.getDefiningOp<arith::MulFOp>();
   if (!mul || (mul.getLhs() != in && mul.getRhs() != in))
     return std::nullopt;
   Value factor = mul.getLhs() == in ? mul.getRhs() : mul.getLhs();
+  if (splatArg) {
+    if (factor != splatArg)
+      return std::nullopt;
+    copy.scale = *splatValue(generic.getDpsInputs()[1 - copy.input]);
+    return copy;
+  }
   auto constant = factor.getDefiningOp<arith::ConstantOp>();
   auto attr = constant ? dyn_cast<FloatAttr>(constant.getValue()) : FloatAttr();
   if (!attr)
@@ -359,7 +389,7 @@ Value GraphWriter::emitOp(Operation *op, unsigned resultNumber) {
   if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
     if (std::optional<ScaledCopy> copy = readScaledCopy(generic)) {
       auto resultType = cast<RankedTensorType>(type);
-      Value input = emit(generic.getDpsInputs()[0]);
+      Value input = emit(generic.getDpsInputs()[copy->input]);
       if (!input || !resultType.hasStaticShape())
         return {};
       Type elem = resultType.getElementType();

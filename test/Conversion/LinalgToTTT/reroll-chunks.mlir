@@ -1,5 +1,6 @@
 // Unrolled chunk steps become one ttt.chunk_loop: windows cut at 0, C, 2C,
-// state found by dataflow, steps proven equal op by op; the first step joins
+// state found by dataflow, steps proven equal op by op (or, where their ops
+// differ, as sums of products); the first step joins
 // the loop when it is the general step from a state it can be given.
 // test_reroll.py runs torch-mlir's unrolled programs through it.
 // RUN: ttt-opt %s --ttt-reroll-chunks=explain --split-input-file -verify-diagnostics | FileCheck %s
@@ -117,6 +118,72 @@ func.func @no_ops_in_some_steps(%q: tensor<12x4xf32>, %k: tensor<12x4xf32>, %w0:
     linalg.yield %m : f32
   } -> tensor<4x4xf32>
   %w3 = linalg.matmul indexing_maps = #kt ins(%s2, %s2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%w2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o = tensor.concat dim(0) %o0, %o1, %o2 : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<12x4xf32>
+  return %o : tensor<12x4xf32>
+}
+
+// -----
+
+// The third step spells its product as (w^T q^T)^T: its ops differ from the
+// second's, but read as sums of products its output and its next state are
+// the second step's, with the state and windows one chunk on. The three
+// chunks are one loop, its body the second step's ops.
+// CHECK-LABEL: func.func @respelled_product
+// CHECK: %[[O:.*]], %{{.*}} = ttt.chunk_loop chunk(4) state(%{{.*}} : tensor<4x4xf32>)
+// CHECK-NOT: linalg.transpose
+// CHECK: ttt.chunk_yield
+// CHECK: tensor.concat dim(0) %[[O]] : (tensor<12x4xf32>) -> tensor<12x4xf32>
+#kt2 = [affine_map<(i, j, t) -> (t, i)>, affine_map<(i, j, t) -> (t, j)>, affine_map<(i, j, t) -> (i, j)>]
+func.func @respelled_product(%q: tensor<12x4xf32>, %k: tensor<12x4xf32>, %w0: tensor<4x4xf32>)
+    -> tensor<12x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q0 = tensor.extract_slice %q[0, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %o0 = linalg.matmul ins(%q0, %w0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %k0 = tensor.extract_slice %k[0, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %w1 = linalg.matmul indexing_maps = #kt2 ins(%k0, %k0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%w0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q1 = tensor.extract_slice %q[4, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %o1 = linalg.matmul ins(%q1, %w1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %k1 = tensor.extract_slice %k[4, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %w2 = linalg.matmul indexing_maps = #kt2 ins(%k1, %k1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%w1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q2 = tensor.extract_slice %q[8, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %et1 = tensor.empty() : tensor<4x4xf32>
+  %w2t = linalg.transpose ins(%w2 : tensor<4x4xf32>) outs(%et1 : tensor<4x4xf32>) permutation = [1, 0]
+  %et2 = tensor.empty() : tensor<4x4xf32>
+  %q2t = linalg.transpose ins(%q2 : tensor<4x4xf32>) outs(%et2 : tensor<4x4xf32>) permutation = [1, 0]
+  %p2 = linalg.matmul ins(%w2t, %q2t : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %et3 = tensor.empty() : tensor<4x4xf32>
+  %o2 = linalg.transpose ins(%p2 : tensor<4x4xf32>) outs(%et3 : tensor<4x4xf32>) permutation = [1, 0]
+  %k2 = tensor.extract_slice %k[8, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %w3 = linalg.matmul indexing_maps = #kt2 ins(%k2, %k2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%w2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o = tensor.concat dim(0) %o0, %o1, %o2 : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<12x4xf32>
+  return %o : tensor<12x4xf32>
+}
+
+// -----
+
+// The third step's output is twice the second's: no spelling of the same
+// sum of products, so the steps differ.
+// expected-remark @+1 {{no chunk loop rerolled: its second and third steps differ: 2 and 3 ops}}
+func.func @different_product(%q: tensor<12x4xf32>, %k: tensor<12x4xf32>, %w0: tensor<4x4xf32>)
+    -> tensor<12x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q0 = tensor.extract_slice %q[0, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %o0 = linalg.matmul ins(%q0, %w0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %k0 = tensor.extract_slice %k[0, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %w1 = linalg.matmul indexing_maps = [affine_map<(i, j, t) -> (t, i)>, affine_map<(i, j, t) -> (t, j)>, affine_map<(i, j, t) -> (i, j)>] ins(%k0, %k0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%w0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q1 = tensor.extract_slice %q[4, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %o1 = linalg.matmul ins(%q1, %w1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %k1 = tensor.extract_slice %k[4, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %w2 = linalg.matmul indexing_maps = [affine_map<(i, j, t) -> (t, i)>, affine_map<(i, j, t) -> (t, j)>, affine_map<(i, j, t) -> (i, j)>] ins(%k1, %k1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%w1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q2 = tensor.extract_slice %q[8, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %p2 = linalg.matmul ins(%q2, %w2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o2 = linalg.add ins(%p2, %p2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %k2 = tensor.extract_slice %k[8, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %w3 = linalg.matmul indexing_maps = [affine_map<(i, j, t) -> (t, i)>, affine_map<(i, j, t) -> (t, j)>, affine_map<(i, j, t) -> (i, j)>] ins(%k2, %k2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%w2 : tensor<4x4xf32>) -> tensor<4x4xf32>
   %o = tensor.concat dim(0) %o0, %o1, %o2 : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<12x4xf32>
   return %o : tensor<12x4xf32>
 }
