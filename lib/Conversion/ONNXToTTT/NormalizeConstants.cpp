@@ -516,6 +516,22 @@ SmallVector<int64_t> raise::dimsBetween(ArrayRef<int64_t> dims, int64_t start,
 /// views that read them are normalized as they are); with `computedToo`
 /// (the canonical route, which reads nodes by their static types) they fold
 /// too, their types being what shape inference derived from the inputs.
+/// The static type of `node`'s one input when its shape may be folded: a
+/// graph input's (declared), or with `computedToo` any value's; null
+/// otherwise.
+static RankedTensorType foldableInputType(onnx::NodeOp node,
+                                          bool computedToo) {
+  if (node.getInputs().size() != 1)
+    return {};
+  auto type = dyn_cast<RankedTensorType>(node.getInputs()[0].getType());
+  auto input = dyn_cast<BlockArgument>(node.getInputs()[0]);
+  bool graphInput =
+      input && isa<onnx::GraphOp>(input.getOwner()->getParentOp());
+  if (!type || !type.hasStaticShape() || !(graphInput || computedToo))
+    return {};
+  return type;
+}
+
 struct FoldShapeOfStatic : NodePattern {
   explicit FoldShapeOfStatic(MLIRContext *context, bool computedToo = false)
       : NodePattern(context, "Shape"), computedToo(computedToo) {}
@@ -523,13 +539,8 @@ struct FoldShapeOfStatic : NodePattern {
 
   LogicalResult matchNode(onnx::NodeOp shape,
                           PatternRewriter &rewriter) const override {
-    auto type = shape.getInputs().size() == 1
-                    ? dyn_cast<RankedTensorType>(shape.getInputs()[0].getType())
-                    : RankedTensorType();
-    auto input = dyn_cast<BlockArgument>(shape.getInputs()[0]);
-    bool graphInput =
-        input && isa<onnx::GraphOp>(input.getOwner()->getParentOp());
-    if (!type || !type.hasStaticShape() || !(graphInput || computedToo))
+    RankedTensorType type = foldableInputType(shape, computedToo);
+    if (!type)
       return rewriter.notifyMatchFailure(shape,
                                          "not of a statically shaped input");
     SmallVector<int64_t> kept =
@@ -663,18 +674,12 @@ struct FoldSizeOfStatic : NodePattern {
 
   LogicalResult matchNode(onnx::NodeOp size,
                           PatternRewriter &rewriter) const override {
-    auto type = size.getInputs().size() == 1
-                    ? dyn_cast<RankedTensorType>(size.getInputs()[0].getType())
-                    : RankedTensorType();
-    auto input =
-        type ? dyn_cast<BlockArgument>(size.getInputs()[0]) : BlockArgument();
-    bool graphInput =
-        input && isa<onnx::GraphOp>(input.getOwner()->getParentOp());
-    bool constant = type && constantBytes(size.getInputs()[0]).has_value();
+    bool constant = size.getInputs().size() == 1 &&
+                    constantBytes(size.getInputs()[0]).has_value();
+    RankedTensorType type = foldableInputType(size, computedToo || constant);
     auto result = dyn_cast<RankedTensorType>(size->getResult(0).getType());
-    if (!type || !type.hasStaticShape() ||
-        !(graphInput || constant || computedToo) || !result ||
-        result.getRank() != 0 || !result.getElementType().isInteger(64))
+    if (!type || !result || result.getRank() != 0 ||
+        !result.getElementType().isInteger(64))
       return rewriter.notifyMatchFailure(size,
                                          "not of a statically shaped input");
     onnx::OnnxBuilder b(rewriter, size.getLoc(), rewriter.getI64Type());
