@@ -80,11 +80,8 @@ DYNAMIC_BATCH = {
     "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo-batch":
         ONE_STEP.format(n=3, op="arith.divf"),
     "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo-batch": ONE_STEP.format(n=3, op="arith.divf"),
-    # Not yet as the static export: the weights tiled over the batch at run time leave
-    # the new values of two of the three weights among the fp32 Newton-Schulz sums of
-    # their type undecided, and the step is formed for the first weight alone.
     "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.dynamo-batch":
-        ONE_STEP.format(n=1, op="math.exp"),
+        ONE_STEP.format(n=3, op="arith.divf"),
     "ttt_lm_pytorch_TTTLinear.dynamo-batch": "TTT layer: chunk loop (3 chunks of 1, 2 " + LAYER_NORM_MSE,
     "ttt_lm_pytorch_TTTLinear.ts-batch": "TTT layer: chunk loop (3 chunks of 1, 2 " + LAYER_NORM_MSE,
     "ttt_lm_pytorch_TTTMLP.dynamo-batch": "TTT layer: chunk loop (3 chunks of 1, 4 " + LAYER_NORM_MSE,

@@ -644,8 +644,7 @@ private:
     llvm::DenseSet<Value> fromRoot = reachedFrom(root);
     for (Operation &op : block) {
       if (op.getNumResults() == 0 || !fromRoot.contains(op.getResult(0)) ||
-          taken.contains(&op) || !isElementwiseSum(&op) ||
-          op.getResult(0).getType() != root.getType())
+          !isElementwiseSum(&op) || op.getResult(0).getType() != root.getType())
         continue;
       Update update{&op, root, op.getResult(0)};
       if (isData(update.delta, {update}) && madeFromBinding(update.delta) &&
@@ -654,11 +653,12 @@ private:
     }
     // A sum another one is computed from is a step on the way (Muon's
     // Newton-Schulz iterations in the weight's own precision), not the
-    // new value.
+    // new value; also when that other one is another weight's, taken.
     SmallVector<Update> last;
     for (const Update &sum : sums) {
       llvm::DenseSet<Value> later = reachedFrom(sum.delta);
-      if (llvm::none_of(sums, [&](const Update &other) {
+      if (!taken.contains(sum.op) &&
+          llvm::none_of(sums, [&](const Update &other) {
             return other.op != sum.op && later.contains(other.delta);
           }))
         last.push_back(sum);

@@ -519,8 +519,7 @@ SmallVector<int64_t> raise::dimsBetween(ArrayRef<int64_t> dims, int64_t start,
 /// The static type of `node`'s one input when its shape may be folded: a
 /// graph input's (declared), or with `computedToo` any value's; null
 /// otherwise.
-static RankedTensorType foldableInputType(onnx::NodeOp node,
-                                          bool computedToo) {
+static RankedTensorType foldableInputType(onnx::NodeOp node, bool computedToo) {
   if (node.getInputs().size() != 1)
     return {};
   auto type = dyn_cast<RankedTensorType>(node.getInputs()[0].getType());
