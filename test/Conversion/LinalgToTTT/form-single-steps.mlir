@@ -256,3 +256,43 @@ func.func @merged_heads(%w0: tensor<2x2x4x4xf32>, %k: tensor<4x8x4xf32>, %kt: te
   %o = linalg.batch_matmul ins(%q, %w1c : tensor<4x8x4xf32>, tensor<4x4x4xf32>) outs(%f3 : tensor<4x8x4xf32>) -> tensor<4x8x4xf32>
   return %o : tensor<4x8x4xf32>
 }
+
+// -----
+
+// The weight the step replaces, a constant, is read by the data only
+// through a view of it (its transpose, read transposed again by the
+// product), itself made of constants: the state is the weight, not the view.
+// CHECK-LABEL: func.func @read_through_a_view
+// CHECK: %[[W0:.*]] = arith.constant dense<{{.*}}> : tensor<4x4xf32>
+// CHECK-NOT: linalg.transpose ins(%[[W0]]
+// CHECK: %[[O:.*]], %{{.*}} = ttt.chunk_loop chunk(0) state(%[[W0]] : tensor<4x4xf32>)
+// CHECK: ttt.chunk_yield outputs(%{{.*}} : tensor<8x4xf32>) state(%{{.*}} : tensor<4x4xf32>)
+// CHECK: return %[[O]]
+#id2 = affine_map<(i, j) -> (i, j)>
+func.func @read_through_a_view(%q: tensor<8x4xf32>, %k: tensor<8x4xf32>,
+                               %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %w0 = arith.constant dense<[[0.5, -0.25, 0.125, 1.0], [0.0, 0.75, -1.0, 0.25], [1.5, 0.0, 0.5, -0.5], [-0.125, 0.25, 0.0, 1.0]]> : tensor<4x4xf32>
+  %zero = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<4x8xf32>
+  %kt = linalg.transpose ins(%k : tensor<8x4xf32>) outs(%et : tensor<4x8xf32>) permutation = [1, 0]
+  %ew = tensor.empty() : tensor<4x4xf32>
+  %w0t = linalg.transpose ins(%w0 : tensor<4x4xf32>) outs(%ew : tensor<4x4xf32>) permutation = [1, 0]
+  %e8 = tensor.empty() : tensor<8x4xf32>
+  %f8 = linalg.fill ins(%zero : f32) outs(%e8 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %kw = linalg.matmul indexing_maps = [affine_map<(i, j, t) -> (i, t)>, affine_map<(i, j, t) -> (j, t)>, affine_map<(i, j, t) -> (i, j)>]
+      ins(%k, %w0t : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f8 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %e4 = tensor.empty() : tensor<4x4xf32>
+  %f4 = linalg.fill ins(%zero : f32) outs(%e4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %kkw = linalg.matmul ins(%kt, %kw : tensor<4x8xf32>, tensor<8x4xf32>) outs(%f4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %kv = linalg.matmul ins(%kt, %v : tensor<4x8xf32>, tensor<8x4xf32>) outs(%f4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g = linalg.sub ins(%kkw, %kv : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %gg = linalg.matmul ins(%g, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f4 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %w1 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%gg, %g : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e4 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %s = arith.addf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %o = linalg.matmul ins(%q, %w1 : tensor<8x4xf32>, tensor<4x4xf32>) outs(%f8 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  return %o : tensor<8x4xf32>
+}
