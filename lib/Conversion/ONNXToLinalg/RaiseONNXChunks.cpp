@@ -159,7 +159,9 @@ struct TTTRaiseONNXChunksPass
                "fixed ("
             << sizes << ")";
       if (succeeded(runRoute(converted, probe))) {
-        SmallVector<Attribute> kept = keptLoops(converted, probe);
+        std::string found =
+            " (found with the run-time sizes fixed: " + sizes + ")";
+        SmallVector<Attribute> kept = keptLoops(converted, probe, found);
         converted.func.walk([&](KVBLayerOp layer) {
           LayerFacts facts = analyzeLayer(layer);
           std::string why =
@@ -172,13 +174,8 @@ struct TTTRaiseONNXChunksPass
                   : explainLayer(facts);
           kept.push_back(StringAttr::get(
               &getContext(), linalg_raise::describeLayerForm(layer) +
-                                 ": left as it was: " + why));
+                                 ": left as it was: " + why + found));
         });
-        for (Attribute &text : kept)
-          text = StringAttr::get(
-              &getContext(),
-              cast<StringAttr>(text).getValue().str() +
-                  " (found with the run-time sizes fixed: " + sizes + ")");
         if (!kept.empty())
           original->setAttr(raise::kFoundByChunkRouteAttr,
                             ArrayAttr::get(&getContext(), kept));
@@ -260,9 +257,9 @@ struct TTTRaiseONNXChunksPass
   }
 
   /// The loops the reader left: layers found and kept, as the remarks'
-  /// texts (with the reason).
+  /// texts (with the reason, then `suffix`).
   SmallVector<Attribute> keptLoops(ConvertedGraph &converted,
-                                   onnx::GraphOp graph) {
+                                   onnx::GraphOp graph, StringRef suffix = "") {
     SmallVector<Attribute> kept;
     converted.func.walk([&](ChunkLoopOp loop) {
       std::string notALayer = linalg_raise::whyNotATTTLayer(loop);
@@ -276,8 +273,8 @@ struct TTTRaiseONNXChunksPass
       }
       kept.push_back(StringAttr::get(
           &getContext(),
-          linalg_raise::describeChunkLoop(loop) +
-              ": left as it was: " + linalg_raise::whyNotAKVBLayer(loop)));
+          linalg_raise::describeChunkLoop(loop) + ": left as it was: " +
+              linalg_raise::whyNotAKVBLayer(loop) + suffix.str()));
     });
     return kept;
   }

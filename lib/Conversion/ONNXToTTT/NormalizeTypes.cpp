@@ -428,6 +428,22 @@ std::optional<SmallVector<int64_t>> inferShape(onnx::NodeOp node, Rule rule) {
   return std::nullopt;
 }
 
+/// Whether `value` keeps its declared type: a graph yields it, and the graph
+/// is no copy read with its sizes fixed (kSizesFixedAttr).
+static bool keepsDeclaredType(Value value) {
+  return llvm::any_of(value.getUsers(), [](Operation *user) {
+    return isa<onnx::YieldOp>(user) &&
+           !user->getParentOp()->hasAttr(kSizesFixedAttr);
+  });
+}
+
+/// The readers of a value whose type was refined: their shapes may follow
+/// now, so the driver visits them again.
+static void revisitReaders(PatternRewriter &rewriter, Value value) {
+  for (Operation *user : llvm::make_early_inc_range(value.getUsers()))
+    rewriter.modifyOpInPlace(user, [] {});
+}
+
 /// A node whose result type does not have the static shape its inputs
 /// determine gets it. Values a graph yields keep their declared type,
 /// except in a copy whose run-time sizes were fixed (kSizesFixedAttr).
@@ -445,10 +461,7 @@ struct RefineInferredType : OpRewritePattern<onnx::NodeOp> {
     auto type = dyn_cast<TensorType>(result.getType());
     if (!type || (type.hasRank() && type.hasStaticShape()))
       return rewriter.notifyMatchFailure(node, "nothing to refine");
-    if (llvm::any_of(result.getUsers(), [](Operation *user) {
-          return isa<onnx::YieldOp>(user) &&
-                 !user->getParentOp()->hasAttr(kSizesFixedAttr);
-        }))
+    if (keepsDeclaredType(result))
       return rewriter.notifyMatchFailure(node, "a yielded value");
     // Between float types only a Cast that keeps the type is refined (an
     // exporter's no-op); a change of precision keeps its declared type,
@@ -471,9 +484,7 @@ struct RefineInferredType : OpRewritePattern<onnx::NodeOp> {
     rewriter.modifyOpInPlace(node, [&] {
       result.setType(RankedTensorType::get(*shape, type.getElementType()));
     });
-    // The readers' shapes may follow now: revisit them.
-    for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
-      rewriter.modifyOpInPlace(user, [] {});
+    revisitReaders(rewriter, result);
     return success();
   }
 };
@@ -502,12 +513,7 @@ struct RefineSplitTypes : OpRewritePattern<onnx::NodeOp> {
     if (llvm::all_of(node->getResults(),
                      [](Value r) { return staticShape(r).has_value(); }))
       return rewriter.notifyMatchFailure(node, "nothing to refine");
-    if (llvm::any_of(node->getResults(), [](Value r) {
-          return llvm::any_of(r.getUsers(), [](Operation *user) {
-            return isa<onnx::YieldOp>(user) &&
-                   !user->getParentOp()->hasAttr(kSizesFixedAttr);
-          });
-        }))
+    if (llvm::any_of(node->getResults(), keepsDeclaredType))
       return rewriter.notifyMatchFailure(node, "a yielded value");
     std::optional<SmallVector<int64_t>> sizes =
         node.getInputs().size() > 1 ? shapeConstant(node.getInputs()[1])
@@ -547,8 +553,7 @@ struct RefineSplitTypes : OpRewritePattern<onnx::NodeOp> {
         result.setType(type);
     });
     for (Value result : node->getResults())
-      for (Operation *user : llvm::make_early_inc_range(result.getUsers()))
-        rewriter.modifyOpInPlace(user, [] {});
+      revisitReaders(rewriter, result);
     return success();
   }
 };
