@@ -21,9 +21,18 @@ export is run once with onnxruntime against the PyTorch output, then given to
 `ttt-opt <model> -o <out>.onnx`; its exit status and remark lines are recorded,
 and the rewritten model is run again with onnxruntime where ttt-opt succeeded.
 
+Under a torch before 2.0 (`--exporter-set torch113`, chosen by itself there: Debian 12's
+python3-torch 1.13, see debian_torch113.sh) the one exporter is torch.onnx.export as
+1.13 has it, TorchScript by tracing, at opset 17 (files `<module>.ts113.onnx`); the
+stand-ins then also give torch.nn.RMSNorm and F.rms_norm, which 1.13 lacks.  Where that
+Python has no onnxruntime, `--ort-python` names one that has (the check runs there).
+
 Usage:
     TTT_LACT_DIR=... TTT_TTT_LM_DIR=... TTT_VITTT_DIR=... \
         python python/scripts/export_corpus.py [OUTDIR] [--report FILE] [--ttt-opt PATH]
+    eval "$(python/scripts/debian_torch113.sh)"; TTT_LACT_DIR=... \
+        /usr/bin/python3 python/scripts/export_corpus.py --exporter-set torch113 \
+        --ort-python python3 [OUTDIR] ...
 
 Not imported or run by any test.
 """
@@ -131,6 +140,35 @@ def _standin_flash_attn_func(q, k, v, dropout_p=0.0, softmax_scale=None, causal=
     return o.transpose(1, 2).to(q.dtype)
 
 
+def _standin_rms_norm(input, normalized_shape, weight=None, eps=None):
+    """F.rms_norm (torch 2.4) on torch 1.13: x * rsqrt(mean(x^2) over the normalized
+    dims + eps) * weight, in x's dtype; eps None is the dtype's epsilon, as in torch."""
+    if eps is None:
+        eps = torch.finfo(input.dtype).eps
+    dims = tuple(range(-len(normalized_shape), 0))
+    y = input * torch.rsqrt(input.pow(2).mean(dims, keepdim=True) + eps)
+    return y * weight if weight is not None else y
+
+
+class _StandInTorchRMSNorm(nn.Module):
+    """torch.nn.RMSNorm (torch 2.4) on torch 1.13, over F.rms_norm's stand-in."""
+
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
+        super().__init__()
+        if isinstance(normalized_shape, int):
+            normalized_shape = (normalized_shape,)
+        self.normalized_shape = tuple(normalized_shape)
+        self.eps = eps
+        self.elementwise_affine = elementwise_affine
+        self.weight = (nn.Parameter(torch.ones(self.normalized_shape, device=device,
+                                               dtype=dtype))
+                       if elementwise_affine else None)
+
+    def forward(self, x):
+        return _standin_rms_norm(x, self.normalized_shape, self.weight, self.eps)
+
+
 def _unavailable(name):
     def f(*a, **k):
         raise NotImplementedError(f"CPU stand-in: {name} is not provided")
@@ -154,6 +192,21 @@ STANDINS_USED = []
 def install_standins():
     torch.compile = _identity_compile
     STANDINS_USED.append("torch.compile -> identity")
+
+    if not hasattr(F, "rms_norm"):  # torch < 2.4 (Debian 12's 1.13)
+        F.rms_norm = _standin_rms_norm
+        STANDINS_USED.append("torch.nn.functional.rms_norm (x * rsqrt(mean(x^2) + eps) * w)")
+    if not hasattr(nn, "RMSNorm"):
+        nn.RMSNorm = _StandInTorchRMSNorm
+        STANDINS_USED.append("torch.nn.RMSNorm (over the rms_norm stand-in)")
+    try:
+        torch.cuda.is_bf16_supported()
+    except Exception:
+        # torch 1.13 without CUDA: torch.autocast("cuda", dtype=torch.bfloat16) disables
+        # itself, then asks this, which fails (LaCT's ttt_operation.py decorates with it)
+        torch.cuda.is_bf16_supported = lambda *args, **kwargs: True
+        STANDINS_USED.append("torch.cuda.is_bf16_supported -> True without CUDA (torch 1.13's "
+                             "autocast('cuda', bfloat16) asks it after disabling itself)")
 
     _module("fla")
     _module("fla.models")
@@ -370,6 +423,12 @@ def one_line(e):
 
 # (exporter, file tag, the dims of x left dynamic: "" static, "b" batch, "bs" batch and
 # sequence)
+EXPORTERS_TORCH113 = [
+    ("torch 1.13 torch.onnx.export (traced), opset 17", "ts113", ""),
+    ("torch 1.13 torch.onnx.export (traced), opset 17, dynamic batch", "ts113-batch", "b"),
+    ("torch 1.13 torch.onnx.export (traced), opset 17, dynamic batch and sequence",
+     "ts113-seq", "bs"),
+]
 EXPORTERS = [
     ("dynamo=False", "ts", ""),
     ("dynamo (default)", "dynamo", ""),
@@ -385,7 +444,12 @@ def export(model, x, path, exporter, dims=""):
     axes = {i: names[i] for i in range({"": 0, "b": 1, "bs": 2}[dims])}
     with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
         warnings.simplefilter("ignore")
-        if exporter.startswith("dynamo=False"):
+        if exporter.startswith("torch 1.13"):
+            # torch 1.13's export: TorchScript, tracing the module (there is no dynamo)
+            torch.onnx.export(model, (x,), path, opset_version=17, input_names=["x"],
+                              output_names=["y"],
+                              dynamic_axes={"x": axes, "y": axes} if axes else None)
+        elif exporter.startswith("dynamo=False"):
             torch.onnx.export(model, (x,), path, dynamo=False, input_names=["x"],
                               output_names=["y"],
                               dynamic_axes={"x": axes, "y": axes} if axes else None)
@@ -395,9 +459,45 @@ def export(model, x, path, exporter, dims=""):
                               dynamic_shapes=shapes)
 
 
+ORT_PYTHON = None  # --ort-python: a Python with onnxruntime, where this one has none
+
+_ORT_IN_ANOTHER_PYTHON = """
+import sys
+import numpy as np
+import onnxruntime as ort
+so = ort.SessionOptions()
+so.log_severity_level = 3
+sess = ort.InferenceSession(sys.argv[1], so, providers=["CPUExecutionProvider"])
+data = np.load(sys.argv[2])
+y = sess.run(None, {sess.get_inputs()[0].name: data["x"]})[0]
+print(float(np.max(np.abs(y.astype("float64") - data["y"].astype("float64")))))
+"""
+
+
+def _ort_diff_elsewhere(path, x, ref):
+    import tempfile
+    import numpy as np
+    with tempfile.TemporaryDirectory() as tmp:
+        data = os.path.join(tmp, "xy.npz")
+        np.savez(data, x=x.numpy(), y=ref.float().numpy())
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PYTHONPATH", "LD_LIBRARY_PATH")}
+        p = subprocess.run([ORT_PYTHON, "-c", _ORT_IN_ANOTHER_PYTHON, path, data],
+                           capture_output=True, text=True, env=env, timeout=600)
+    if p.returncode != 0:
+        lines = [s for s in p.stderr.splitlines() if s.strip()]
+        raise RuntimeError(lines[-1] if lines else f"{ORT_PYTHON} exited {p.returncode}")
+    return float(p.stdout.split()[-1])
+
+
 def ort_diff(path, x, ref):
     import numpy as np
-    import onnxruntime as ort
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        if not ORT_PYTHON:
+            raise
+        return _ort_diff_elsewhere(path, x, ref)
     so = ort.SessionOptions()
     so.log_severity_level = 3
     sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
@@ -446,10 +546,21 @@ def main():
                     help="also export each module with its batch dimension dynamic")
     ap.add_argument("--dynamic-sequence", action="store_true",
                     help="also export each module with its batch and sequence dynamic")
+    ap.add_argument("--exporter-set", choices=["torch2", "torch113"], default=None,
+                    help="torch113: torch 1.13's torch.onnx.export (traced, opset 17) only, "
+                         "files <module>.ts113.onnx; the default is torch113 under a "
+                         "torch before 2.0, torch2 otherwise")
+    ap.add_argument("--ort-python", default=None,
+                    help="a Python with onnxruntime, for the checks, where this one has none")
     ap.add_argument("--fixtures", default=None,
                     help="also write each export with its weights inline, and its input and "
                          "PyTorch's output (<name>.npz: x, y), into this folder")
     args = ap.parse_args()
+    global ORT_PYTHON
+    ORT_PYTHON = args.ort_python
+    exporter_set = args.exporter_set or (
+        "torch113" if int(torch.__version__.split(".")[0]) < 2 else "torch2")
+    exporters = EXPORTERS_TORCH113 if exporter_set == "torch113" else EXPORTERS
 
     os.makedirs(args.outdir, exist_ok=True)
     install_standins()
@@ -471,7 +582,7 @@ def main():
             traceback.print_exc()
             rows.append(dict(module=name, exporter="-", export="not built: " + one_line(e)))
             continue
-        for exporter, tag, dims in EXPORTERS:
+        for exporter, tag, dims in exporters:
             if (dims == "b" and not args.dynamic_batch) or (dims == "bs" and not
                                                              args.dynamic_sequence):
                 continue
@@ -512,6 +623,7 @@ def main():
     for r in rows:
         table.append("| " + " | ".join(md(r.get(k, "")) for k in keys) + " |")
     text = "\n".join(table) + "\n\nCPU stand-ins used: " + "; ".join(STANDINS_USED) + ".\n"
+    text += f"\ntorch {torch.__version__}, exporter set {exporter_set}.\n"
     print(text)
     if args.report:
         with open(args.report, "w") as f:

@@ -1,6 +1,7 @@
 """The recognition corpus (test/fixtures/corpus/): the upstream TTT layer modules of
 LaCT, ttt-lm-pytorch and ViT³, exported by PyTorch's two exporters, nothing written for
-ttt (static, and with a dynamic batch). For every export this asserts what `ttt-opt model.onnx -o out.onnx` does today (the
+ttt (static, and with a dynamic batch), and by Debian 12's PyTorch 1.13 (`.ts113`). For
+every export this asserts what `ttt-opt model.onnx -o out.onnx` does today (the
 table below: every layer found, none linear attention as exported, each with its reason),
 that the export is the module (onnxruntime against PyTorch's output stored with it, where
 onnxruntime runs it), and that ttt-opt's output computes what the export computes, on
@@ -88,9 +89,31 @@ DYNAMIC_BATCH = {
     "ttt_lm_pytorch_TTTMLP.ts-batch": "TTT layer: chunk loop (3 chunks of 1, 4 " + LAYER_NORM_MSE,
 }
 FOUND.update(DYNAMIC_BATCH)
+# Debian 12's PyTorch 1.13 (`.ts113`: torch.onnx.export traced at opset 17, with the
+# script's nn.RMSNorm stand-in, which 1.13 lacks). ttt-lm-pytorch's two layers do not
+# export there (no symbolic for aten::broadcast_to at opset 17), so have no fixture.
+TORCH113 = {
+    "LaCT_lact_llm_LaCTSWIGLULayer.ts113": "TTT layer: " + SWIGLU,
+    "LaCT_lact_nvs_FastWeightGluMLPMultihead.ts113": ONE_STEP.format(n=3, op="arith.divf"),
+    "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.ts113":
+        ONE_STEP.format(n=3, op="arith.divf"),
+    "LaCT_minimal_BidirectionalLaCTSwiGLU.ts113": ONE_STEP.format(n=3, op="arith.divf"),
+    "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.ts113":
+        ONE_STEP.format(n=3, op="arith.divf"),
+    # Traced, the causal minimal layer's chunk loop is unrolled, as lact_llm's is with
+    # torch 2's `dynamo=False`: the older reader finds it.
+    "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.ts113":
+        "TTT layer: unrolled chunk loop (4 chunks of 16 tokens), fast weights",
+    "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.ts113":
+        "TTT layer: unrolled chunk loop (4 chunks of 16 tokens), fast weights",
+    "ViTTT_TTT.ts113": ONE_STEP.format(n=2, op="math.exp"),
+    "ViTTT_Block.ts113": ONE_STEP.format(n=2, op="math.exp"),
+}
+FOUND.update(TORCH113)
 NOT_FOUND = "no TTT layer found"
 # The exports onnxruntime cannot run: the shipped Newton-Schulz (Muon) computes in
-# bfloat16, and onnxruntime's CPU ReduceL2 has no bfloat16 kernel.
+# bfloat16, and onnxruntime's CPU ReduceL2 has no bfloat16 kernel (in torch 1.13's
+# traced exports the first bfloat16 node it cannot run is a Mul).
 ORT_CANNOT_RUN = {
     "LaCT_lact_nvs_FastWeightGluMLPMultihead.dynamo",
     "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo",
@@ -98,6 +121,9 @@ ORT_CANNOT_RUN = {
     "LaCT_lact_nvs_FastWeightGluMLPMultihead.dynamo-batch",
     "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo-batch",
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.dynamo-batch",
+    "LaCT_lact_nvs_FastWeightGluMLPMultihead.ts113",
+    "LaCT_minimal_BidirectionalLaCTSwiGLU.ts113",
+    "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.ts113",
 }
 # Two fp32 implementations of one module (PyTorch eager, onnxruntime).
 RTOL_TORCH = 1e-4
@@ -116,7 +142,7 @@ def _rel(got, want):
 
 
 def test_the_corpus_is_there():
-    assert len(NAMES) == 28, NAMES
+    assert len(NAMES) == 37, NAMES
     assert set(FOUND) == set(NAMES) and ORT_CANNOT_RUN <= set(NAMES)
 
 
