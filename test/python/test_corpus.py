@@ -24,9 +24,10 @@ ort = pytest.importorskip("onnxruntime")
 CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "corpus"
 NAMES = sorted(p.name[: -len(".onnx")] for p in CORPUS.glob("*.onnx"))
 # What ttt-opt says of each export today: a remark it prints.
-SWIGLU = ("chunk loop (3 chunks of 16, 6 state values): left as it was: its output reads "
-          "its state through 'math.exp', not by sums of products: a TTT layer with a "
-          "nonlinear inner model, no linear attention")
+SWIGLU = ("chunk loop (3 chunks of 16, 6 state values): left as it was: a SwiGLU "
+          "fast-weight network (W1 (silu(W0 x) * (W2 x))): a TTT layer with a nonlinear "
+          "inner model, no linear attention; no ttt.kvb_layer yet: it carries 3 more state "
+          "values (momentum: not read yet)")
 LAYER_NORM_MSE = ("state values): left as it was: its output reads its state through "
                   "'arith.divf', not by sums of products: a TTT layer with a nonlinear "
                   "inner model, no linear attention")

@@ -9,6 +9,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinDialect.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 
@@ -120,6 +122,22 @@ std::optional<double> mlir::ttt::linalg_raise::floatConstant(Value value) {
   converted.convert(type.getFloatSemantics(), APFloat::rmNearestTiesToEven,
                     &lost);
   return converted.convertToDouble();
+}
+
+DenseElementsAttr mlir::ttt::linalg_raise::denseConstantValue(Attribute value) {
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return dense;
+  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+  if (!resource)
+    return {};
+  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+  if (!blob)
+    return {};
+  ArrayRef<char> data = blob->getData();
+  bool splat = false;
+  if (!DenseElementsAttr::isValidRawBuffer(resource.getType(), data, splat))
+    return {};
+  return DenseElementsAttr::getFromRawBuffer(resource.getType(), data);
 }
 
 Polynomial EinsumReader::leaf(Value value, ArrayRef<unsigned> labels) {

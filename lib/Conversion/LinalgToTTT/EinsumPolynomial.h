@@ -21,6 +21,7 @@
 #ifndef TTT_LIB_CONVERSION_LINALGTOTTT_EINSUMPOLYNOMIAL_H
 #define TTT_LIB_CONVERSION_LINALGTOTTT_EINSUMPOLYNOMIAL_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -65,6 +66,11 @@ bool equivalent(const Polynomial &a, const Polynomial &b, SameLeaf sameLeaf);
 /// The value of a float scalar constant, also one converted from another
 /// float type (`arith.truncf` of an f64 constant), as the program rounds it.
 std::optional<double> floatConstant(Value value);
+
+/// The elements of a dense constant attribute, also when they are a
+/// resource blob (large ONNX initializers and torch-mlir's parameters are
+/// `dense_resource`); null for anything else.
+DenseElementsAttr denseConstantValue(Attribute value);
 
 class EinsumReader {
 public:

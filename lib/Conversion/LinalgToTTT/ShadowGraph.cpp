@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ShadowGraph.h"
+#include "EinsumPolynomial.h"
 
 #include "../ONNXToTTT/AssumedSizes.h"
 
@@ -105,24 +106,6 @@ bool isZeroTensor(Value value) {
                generic.getBlock()->getArgument(0) &&
            isZeroTensor(generic.getDpsInputs()[0]);
   return matchPattern(value, m_AnyZeroFloat());
-}
-
-/// The elements of a dense constant, also when they are a resource blob
-/// (torch-mlir's FX importer stores parameters as `dense_resource`).
-DenseElementsAttr denseValue(Attribute value) {
-  if (auto dense = dyn_cast<DenseElementsAttr>(value))
-    return dense;
-  auto resource = dyn_cast<DenseResourceElementsAttr>(value);
-  if (!resource)
-    return {};
-  AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-  if (!blob)
-    return {};
-  ArrayRef<char> data = blob->getData();
-  bool splat = false;
-  if (!DenseElementsAttr::isValidRawBuffer(resource.getType(), data, splat))
-    return {};
-  return DenseElementsAttr::getFromRawBuffer(resource.getType(), data);
 }
 
 class Translator {
@@ -399,7 +382,7 @@ void Translator::translate(Operation *op) {
   StringRef why;
   Location loc = op->getLoc();
   if (auto constantOp = dyn_cast<arith::ConstantOp>(op)) {
-    if (DenseElementsAttr dense = denseValue(constantOp.getValue())) {
+    if (DenseElementsAttr dense = denseConstantValue(constantOp.getValue())) {
       map(constantOp, constant(loc, dense));
       done = success();
     } else if (!isa<ShapedType>(constantOp.getType())) {

@@ -1,0 +1,50 @@
+//===- LayerLayout.cpp - a chunk loop's operands in the layer op's layout -===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "LayerLayout.h"
+#include "ChunkLoopForms.h"
+
+using namespace mlir;
+using namespace mlir::ttt;
+
+Value linalg_raise::scaled(RewriterBase &b, Location loc, Value value, double factor) {
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, value);
+  Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
+  return linalg_raise::scaledInto(
+      b, loc, value,
+      AffineMap::getMultiDimIdentityMap(type.getRank(), b.getContext()), init,
+      factor, /*accumulate=*/false);
+}
+
+SmallVector<Value> linalg_raise::sequencesOverTheLoopLength(RewriterBase &rewriter,
+                                                     ChunkLoopOp loop) {
+  SmallVector<Value> sequences(loop.getSequences());
+  if (loop.isSingleChunk() || sequences.empty())
+    return sequences;
+  Location loc = loop.getLoc();
+  Value first = sequences.front();
+  int64_t firstAxis = loop.getWindowAxes().front();
+  int64_t firstLength =
+      cast<RankedTensorType>(first.getType()).getDimSize(firstAxis);
+  for (auto [index, value] : llvm::enumerate(loop.getSequences())) {
+    int64_t axis = loop.getWindowAxes()[index];
+    auto type = cast<RankedTensorType>(value.getType());
+    if (index == 0 || (!ShapedType::isDynamic(firstLength) &&
+                       type.getDimSize(axis) == firstLength))
+      continue;
+    SmallVector<OpFoldResult> sizes;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      sizes.push_back(
+          d == axis ? tensor::getMixedSize(rewriter, loc, first, firstAxis)
+                    : tensor::getMixedSize(rewriter, loc, value, d));
+    SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
+    SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
+    sequences[index] = tensor::ExtractSliceOp::create(rewriter, loc, value,
+                                                      offsets, sizes, strides);
+  }
+  return sequences;
+}

@@ -1,0 +1,1092 @@
+//===- SwiGLUReading.cpp - a SwiGLU fast-weight layer off a chunk loop ----===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "SwiGLUReading.h"
+#include "EinsumPolynomial.h"
+#include "LayerLayout.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::linalg_raise;
+
+namespace {
+
+/// Labels of sums the expected gradients introduce.
+constexpr unsigned kFresh = 1u << 22;
+
+bool isConstantOne(Value value) {
+  FloatAttr attr;
+  return matchPattern(value, m_Constant(&attr)) &&
+         attr.getValueAsDouble() == 1.0;
+}
+
+/// A float constant that is one number (a scalar, a splat or a one-element
+/// tensor).
+std::optional<double> splatConstant(Value value) {
+  if (std::optional<double> scalar = floatConstant(value))
+    return scalar;
+  DenseElementsAttr attr;
+  if (!matchPattern(value, m_Constant(&attr)) ||
+      !isa<FloatType>(attr.getElementType()))
+    return std::nullopt;
+  if (!attr.isSplat() && attr.getNumElements() != 1)
+    return std::nullopt;
+  return (*attr.getValues<APFloat>().begin()).convertToDouble();
+}
+
+/// A linalg.generic of `numInputs` inputs and no reduction.
+linalg::GenericOp parallelGeneric(Value value, unsigned numInputs) {
+  auto generic = value.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInputs() != numInputs ||
+      generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() != 0)
+    return nullptr;
+  return generic;
+}
+
+/// Whether `generic` reads its input `i` element for element as it writes
+/// its output (one map, a permutation, for both).
+bool readsInPlace(linalg::GenericOp generic, unsigned i) {
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  return maps[i] == maps.back() && maps[i].isPermutation();
+}
+
+/// What the payload of `generic` yields.
+Value yielded(linalg::GenericOp generic) {
+  return cast<linalg::YieldOp>(generic.getRegion().front().getTerminator())
+      .getOperand(0);
+}
+
+/// The input of `value` when it is the logistic sigmoid of it,
+/// `1 / (1 + exp(-x))` elementwise.
+Value sigmoidInput(Value value) {
+  linalg::GenericOp generic = parallelGeneric(value, 1);
+  if (!generic || !readsInPlace(generic, 0))
+    return {};
+  auto div = yielded(generic).getDefiningOp<arith::DivFOp>();
+  if (!div || !isConstantOne(div.getLhs()))
+    return {};
+  auto add = div.getRhs().getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return {};
+  Value exp = isConstantOne(add.getRhs())   ? add.getLhs()
+              : isConstantOne(add.getLhs()) ? add.getRhs()
+                                            : Value();
+  auto expOp = exp ? exp.getDefiningOp<math::ExpOp>() : nullptr;
+  auto neg = expOp ? expOp.getOperand().getDefiningOp<arith::NegFOp>()
+                   : nullptr;
+  if (!neg || neg.getOperand() != generic.getRegion().front().getArgument(0))
+    return {};
+  return generic.getDpsInputs()[0];
+}
+
+/// `x / (sqrt(sum over one axis of x^2) + eps)`, broadcast along that axis.
+struct ColumnNormDivision {
+  Value x;
+  unsigned axis = 0;
+  double eps = 0.0;
+};
+
+/// `value` without the reshapes it is made by.
+Value throughReshapes(Value value) {
+  while (Operation *op = value.getDefiningOp()) {
+    if (!isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+      break;
+    value = op->getOperand(0);
+  }
+  return value;
+}
+
+std::optional<ColumnNormDivision> readColumnNormDivision(Value divided) {
+  linalg::GenericOp generic = parallelGeneric(divided, 2);
+  if (!generic || !readsInPlace(generic, 0))
+    return std::nullopt;
+  SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
+  Block &body = generic.getRegion().front();
+  auto div = yielded(generic).getDefiningOp<arith::DivFOp>();
+  if (!div || div.getLhs() != body.getArgument(0) ||
+      div.getRhs() != body.getArgument(1))
+    return std::nullopt;
+  ColumnNormDivision reading;
+  reading.x = generic.getDpsInputs()[0];
+  Value divisor = generic.getDpsInputs()[1];
+  // divisor = sqrt(s) + eps, s = sum of squares; eps an operand or a
+  // constant of the payload.
+  Value root;
+  if (linalg::GenericOp shift = parallelGeneric(divisor, 2)) {
+    if (!yielded(shift).getDefiningOp<arith::AddFOp>())
+      return std::nullopt;
+    for (unsigned i = 0; i < 2; ++i)
+      if (std::optional<double> eps = splatConstant(shift.getDpsInputs()[i])) {
+        reading.eps = *eps;
+        root = shift.getDpsInputs()[1 - i];
+      }
+    if (!root ||
+        !readsInPlace(shift, root == shift.getDpsInputs()[0] ? 0 : 1))
+      return std::nullopt;
+  } else if (linalg::GenericOp shift = parallelGeneric(divisor, 1)) {
+    auto add = yielded(shift).getDefiningOp<arith::AddFOp>();
+    Value arg = shift.getRegion().front().getArgument(0);
+    if (!add || !readsInPlace(shift, 0))
+      return std::nullopt;
+    std::optional<double> eps =
+        add.getLhs() == arg ? floatConstant(add.getRhs())
+        : add.getRhs() == arg ? floatConstant(add.getLhs())
+                              : std::nullopt;
+    if (!eps)
+      return std::nullopt;
+    reading.eps = *eps;
+    root = shift.getDpsInputs()[0];
+  } else {
+    return std::nullopt;
+  }
+  linalg::GenericOp sqrt = parallelGeneric(throughReshapes(root), 1);
+  if (!sqrt || !readsInPlace(sqrt, 0) || !yielded(sqrt).getDefiningOp<math::SqrtOp>() ||
+      yielded(sqrt).getDefiningOp<math::SqrtOp>().getOperand() !=
+          sqrt.getRegion().front().getArgument(0))
+    return std::nullopt;
+  Value squares = sqrt.getDpsInputs()[0];
+  EinsumReader reader({reading.x});
+  std::optional<Polynomial> sum = reader.read(squares);
+  if (!sum || sum->terms.size() != 1 || sum->terms[0].coeff != 1.0 ||
+      sum->terms[0].factors.size() != 2)
+    return std::nullopt;
+  const Factor &a = sum->terms[0].factors[0], &b = sum->terms[0].factors[1];
+  if (a.leaf != reading.x || b.leaf != reading.x ||
+      ArrayRef<unsigned>(a.labels) != ArrayRef<unsigned>(b.labels))
+    return std::nullopt;
+  SmallVector<int64_t> kept;
+  std::optional<unsigned> axis;
+  for (auto [position, label] : llvm::enumerate(a.labels)) {
+    if (llvm::is_contained(sum->labels, label))
+      continue;
+    if (axis)
+      return std::nullopt;
+    axis = position;
+  }
+  if (!axis)
+    return std::nullopt;
+  for (unsigned label : sum->labels)
+    kept.push_back(llvm::find(a.labels, label) - a.labels.begin());
+  // The divisor's dimensions of more than one element read those of x that
+  // the sum keeps, in order (x's dimension d is the loop's maps[0](d)).
+  auto divisorType = cast<RankedTensorType>(divisor.getType());
+  SmallVector<int64_t> read;
+  for (auto [d, expr] : llvm::enumerate(maps[1].getResults())) {
+    if (divisorType.getDimSize(d) == 1)
+      continue;
+    auto dim = dyn_cast<AffineDimExpr>(expr);
+    std::optional<unsigned> xDim =
+        dim ? maps[0].getResultPosition(dim) : std::nullopt;
+    if (!xDim)
+      return std::nullopt;
+    read.push_back(*xDim);
+  }
+  SmallVector<int64_t> keptNonUnit;
+  auto xType = cast<RankedTensorType>(reading.x.getType());
+  for (int64_t d : kept)
+    if (xType.getDimSize(d) != 1)
+      keptNonUnit.push_back(d);
+  if (read != keptNonUnit)
+    return std::nullopt;
+  reading.axis = *axis;
+  return reading;
+}
+
+/// Whether `target` holds the norms of `weight` over `axis` (each kept
+/// dimension in order, as `labels` name the target's dimensions against
+/// the weight's `weightLabels`).
+bool holdsColumnNorms(Value target, ArrayRef<unsigned> labels, Value weight,
+                      ArrayRef<unsigned> weightLabels, unsigned axis) {
+  // A reshape keeps the elements' order: the values are the constant's,
+  // the dimensions the target's.
+  Attribute normsAttr, valuesAttr;
+  if (!matchPattern(throughReshapes(target), m_Constant(&normsAttr)) ||
+      !matchPattern(throughReshapes(weight), m_Constant(&valuesAttr)))
+    return false;
+  DenseElementsAttr norms = denseConstantValue(normsAttr),
+                    values = denseConstantValue(valuesAttr);
+  if (!norms || !values || !isa<FloatType>(norms.getElementType()) ||
+      !isa<FloatType>(values.getElementType()))
+    return false;
+  auto type = cast<RankedTensorType>(weight.getType());
+  auto targetType = cast<RankedTensorType>(target.getType());
+  // The target's non-unit dimensions are the weight's but the axis, in
+  // order.
+  SmallVector<unsigned> expected, got;
+  for (auto [d, label] : llvm::enumerate(weightLabels))
+    if (d != axis && type.getDimSize(d) != 1)
+      expected.push_back(label);
+  for (auto [d, label] : llvm::enumerate(labels))
+    if (targetType.getDimSize(d) != 1)
+      got.push_back(label);
+  if (expected != got)
+    return false;
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < type.getRank(); ++d)
+    inner *= shape[d];
+  int64_t length = shape[axis];
+  int64_t outer = type.getNumElements() / (inner * length);
+  SmallVector<double> flat;
+  for (const APFloat &value : values.getValues<APFloat>())
+    flat.push_back(value.convertToDouble());
+  SmallVector<double> wanted;
+  for (const APFloat &value : norms.getValues<APFloat>())
+    wanted.push_back(value.convertToDouble());
+  if (norms.isSplat())
+    wanted.assign(outer * inner, wanted.front());
+  if (static_cast<int64_t>(wanted.size()) != outer * inner)
+    return false;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double sum = 0.0;
+      for (int64_t j = 0; j < length; ++j) {
+        double x = flat[(o * length + j) * inner + i];
+        sum += x * x;
+      }
+      double norm = std::sqrt(sum), have = wanted[o * inner + i];
+      if (std::abs(norm - have) > 1e-4 * std::max(1.0, norm))
+        return false;
+    }
+  return true;
+}
+
+class SwiGLUReader {
+public:
+  explicit SwiGLUReader(ChunkLoopOp loop)
+      : loop(loop), modelReader(llvm::DenseSet<Value>(
+                        loop.getYield().getNextState().begin(),
+                        loop.getYield().getNextState().end())) {}
+
+  FailureOr<SwiGLULayer> read(bool &isSwiGLU, std::string &why);
+
+private:
+  /// A weight as a term reads it: its state, and whether before the
+  /// update, after it, or after it renormalized.
+  struct WeightFactor {
+    unsigned state = 0;
+    bool updated = false;
+    bool normed = false;
+    const Factor *factor = nullptr;
+  };
+
+  /// The factors of `term` that are weights; the renormalization's target
+  /// norms are dropped from `rest` and checked.
+  LogicalResult weightFactors(const Term &term, SmallVector<WeightFactor> &out,
+                              SmallVector<const Factor *> &rest,
+                              std::string &why);
+  LogicalResult readModel(SwiGLULayer &layer, std::string &why);
+  LogicalResult readKeys(SwiGLULayer &layer, const Polynomial &outUpdate,
+                         std::string &why);
+  LogicalResult readUpdates(SwiGLULayer &layer, std::string &why);
+  /// The update that state `i`'s next value adds (before any
+  /// renormalization), and the step it is added with.
+  FailureOr<Polynomial> readAdded(SwiGLULayer &layer, unsigned i,
+                                  std::string &why);
+  bool sameLeaf(Value a, Value b);
+  /// The roles of `factor`'s dimensions, from labels already given roles;
+  /// unit dimensions that have none get unit roles.
+  std::optional<SmallVector<unsigned>>
+  rolesOf(const Factor &factor, const llvm::DenseMap<unsigned, unsigned> &map);
+  Polynomial expectedUpdate(const SwiGLULayer &layer, unsigned which);
+
+  Value stateArg(unsigned i) { return loop.getStateArgs()[i]; }
+  Value nextState(unsigned i) { return loop.getYield().getNextState()[i]; }
+  std::optional<unsigned> windowOf(Value leaf) {
+    for (auto [index, arg] : llvm::enumerate(loop.getWindowArgs()))
+      if (leaf == arg)
+        return index;
+    return std::nullopt;
+  }
+
+  ChunkLoopOp loop;
+  /// Reads the output with the next states as leaves, and the updates.
+  EinsumReader modelReader, reader;
+  /// The eps of the weight norm, and the axis each weight is normed over.
+  double normEps = 0.0;
+  llvm::DenseMap<unsigned, unsigned> normAxes;
+  /// Whether the states carried on are the renormalized weights.
+  bool nextIsNormed = false;
+  /// The keys' sigmoid, `sigma(W0 k)`, and the roles of its dimensions.
+  Value keysSigmoid;
+  SmallVector<unsigned> sigmoidRoles;
+  unsigned nextUnit = kUnit;
+};
+
+LogicalResult SwiGLUReader::weightFactors(const Term &term,
+                                          SmallVector<WeightFactor> &out,
+                                          SmallVector<const Factor *> &rest,
+                                          std::string &why) {
+  SmallVector<const Factor *> others;
+  for (const Factor &factor : term.factors) {
+    bool found = false;
+    for (unsigned i = 0, e = loop.getInits().size(); i < e; ++i) {
+      if (factor.leaf == stateArg(i) || factor.leaf == nextState(i)) {
+        out.push_back({i, factor.leaf == nextState(i), false, &factor});
+        found = true;
+        break;
+      }
+      std::optional<ColumnNormDivision> norm =
+          readColumnNormDivision(factor.leaf);
+      if (norm && norm->x == nextState(i)) {
+        out.push_back({i, true, true, &factor});
+        found = true;
+        break;
+      }
+    }
+    if (!found)
+      others.push_back(&factor);
+  }
+  // Each renormalized weight is multiplied by its initial column norms.
+  for (WeightFactor &weight : out) {
+    if (!weight.normed)
+      continue;
+    std::optional<ColumnNormDivision> norm =
+        readColumnNormDivision(weight.factor->leaf);
+    auto target = llvm::find_if(others, [&](const Factor *factor) {
+      return factor && holdsColumnNorms(factor->leaf, factor->labels,
+                                        loop.getInits()[weight.state],
+                                        weight.factor->labels, norm->axis);
+    });
+    if (target == others.end())
+      return why = "a weight is divided by its column norms but not scaled "
+                   "back to the norms of its initial value",
+             failure();
+    *target = nullptr;
+    normEps = norm->eps;
+    normAxes[weight.state] = norm->axis;
+  }
+  for (const Factor *factor : others)
+    if (factor)
+      rest.push_back(factor);
+  return success();
+}
+
+bool SwiGLUReader::sameLeaf(Value a, Value b) {
+  if (a == b)
+    return true;
+  Value x = sigmoidInput(a), y = sigmoidInput(b);
+  if (!x || !y)
+    return false;
+  std::optional<Polynomial> px = reader.read(x), py = reader.read(y);
+  return px && py && equivalent(*px, *py, [&](Value l, Value r) {
+           return sameLeaf(l, r);
+         });
+}
+
+std::optional<SmallVector<unsigned>>
+SwiGLUReader::rolesOf(const Factor &factor,
+                      const llvm::DenseMap<unsigned, unsigned> &map) {
+  SmallVector<unsigned> roles;
+  for (unsigned label : factor.labels) {
+    auto it = map.find(label);
+    if (it != map.end())
+      roles.push_back(it->second);
+    else if (reader.isUnit(label))
+      roles.push_back(nextUnit++);
+    else
+      return std::nullopt;
+  }
+  return roles;
+}
+
+LogicalResult SwiGLUReader::readModel(SwiGLULayer &layer, std::string &why) {
+  Value output = loop.getYield().getOutputs()[0];
+  std::optional<Polynomial> poly = modelReader.read(output);
+  if (!poly || poly->terms.size() != 1)
+    return why = "its output is not one product", failure();
+  const Term &term = poly->terms[0];
+  SmallVector<WeightFactor> weights;
+  SmallVector<const Factor *> rest;
+  if (failed(weightFactors(term, weights, rest, why)))
+    return failure();
+  if (weights.size() != 3 || rest.size() != 3)
+    return why = "its output is not a product of three weights, the "
+                 "queries twice and a sigmoid",
+           failure();
+  const Factor *sigma = nullptr;
+  SmallVector<const Factor *> queries;
+  for (const Factor *factor : rest) {
+    if (sigmoidInput(factor->leaf))
+      sigma = factor;
+    else if (windowOf(factor->leaf))
+      queries.push_back(factor);
+  }
+  if (!sigma || queries.size() != 2 || queries[0]->leaf != queries[1]->leaf)
+    return why = "its output is not a product of three weights, the "
+                 "queries twice and a sigmoid",
+           failure();
+  if (term.coeff != 1.0)
+    return why = "its output scales the SwiGLU network's", failure();
+  // Roles, from where each label occurs.
+  auto has = [](const Factor *factor, unsigned label) {
+    return llvm::is_contained(factor->labels, label);
+  };
+  const WeightFactor *out = nullptr;
+  for (const WeightFactor &weight : weights)
+    for (unsigned label : weight.factor->labels)
+      if (llvm::is_contained(poly->labels, label) && !has(sigma, label))
+        out = &weight;
+  if (!out)
+    return why = "no weight of its output gives the output's features",
+           failure();
+  llvm::DenseMap<unsigned, unsigned> roles;
+  unsigned numStreams = 0;
+  for (unsigned label : poly->labels) {
+    bool inSigma = has(sigma, label), inOut = has(out->factor, label);
+    if (inSigma && inOut)
+      roles[label] = kStream + numStreams++;
+    else if (inSigma)
+      roles[label] = kTime;
+    else if (inOut)
+      roles[label] = kOut;
+  }
+  for (unsigned label : sigma->labels)
+    if (!roles.count(label))
+      roles[label] = kHidden;
+  for (const Factor *query : queries)
+    for (unsigned label : query->labels)
+      if (!roles.count(label))
+        roles[label] = kIn;
+  layer.numStreams = numStreams;
+  auto countRole = [&](ArrayRef<unsigned> labels, unsigned role) {
+    return llvm::count_if(labels, [&](unsigned label) {
+      auto it = roles.find(label);
+      return it != roles.end() && it->second == role;
+    });
+  };
+  if (countRole(poly->labels, kTime) != 1 ||
+      countRole(poly->labels, kOut) != 1 ||
+      countRole(sigma->labels, kHidden) != 1 ||
+      roles[poly->labels[loop.getOutputAxes()[0]]] != kTime ||
+      poly->labels.size() != numStreams + 2)
+    return why = "its output's dimensions are not streams, time and "
+                 "features",
+           failure();
+  // W0 is the weight under the sigmoid, W2 the other one.
+  std::optional<Polynomial> gate =
+      modelReader.read(sigmoidInput(sigma->leaf));
+  SmallVector<WeightFactor> gateWeights;
+  SmallVector<const Factor *> gateRest;
+  if (!gate || gate->terms.size() != 1 ||
+      failed(weightFactors(gate->terms[0], gateWeights, gateRest, why)) ||
+      gateWeights.size() != 1 || gateRest.size() != 1 ||
+      gateRest[0]->leaf != queries[0]->leaf)
+    return why = "its sigmoid does not read the queries times a weight",
+           failure();
+  const WeightFactor *w0 = nullptr, *w2 = nullptr;
+  for (const WeightFactor &weight : weights) {
+    if (&weight == out)
+      continue;
+    (weight.state == gateWeights[0].state ? w0 : w2) = &weight;
+  }
+  if (!w0 || !w2)
+    return why = "its sigmoid does not read one of the other two weights",
+           failure();
+  // x W0 as the output reads it is the sigmoid's input; x W2 reads the
+  // same x (one query factor is the other but for the summed feature) with
+  // W2 in any orientation over the same streams and hidden features.
+  Polynomial gateRead;
+  gateRead.labels = gate->labels;
+  gateRead.terms.push_back(Term{gate->terms[0].coeff,
+                                {*gateWeights[0].factor, *gateRest[0]}});
+  const Factor *gateQuery = nullptr;
+  for (const Factor *query : queries) {
+    Polynomial product;
+    product.labels = sigma->labels;
+    product.terms.push_back(
+        Term{gate->terms[0].coeff, {*w0->factor, *query}});
+    if (equivalent(product, gateRead,
+                   [](Value a, Value b) { return a == b; })) {
+      gateQuery = query;
+      break;
+    }
+  }
+  const Factor *upQuery = queries[gateQuery == queries[0] ? 1 : 0];
+  auto summedWith = [](const Factor *a, const Factor *b) {
+    SmallVector<unsigned> shared;
+    for (unsigned label : a->labels)
+      if (llvm::is_contained(b->labels, label))
+        shared.push_back(label);
+    return shared;
+  };
+  auto without = [](const Factor *factor, unsigned label) {
+    SmallVector<unsigned> rest;
+    for (unsigned l : factor->labels)
+      if (l != label)
+        rest.push_back(l);
+    return rest;
+  };
+  bool sameX = false;
+  if (gateQuery) {
+    SmallVector<unsigned> in0 = summedWith(w0->factor, gateQuery);
+    SmallVector<unsigned> in2 = summedWith(w2->factor, upQuery);
+    auto notStreams = [&](ArrayRef<unsigned> labels) {
+      SmallVector<unsigned> result;
+      for (unsigned label : labels)
+        if (!llvm::is_contained(poly->labels, label))
+          result.push_back(label);
+      return result;
+    };
+    in0 = notStreams(in0);
+    in2 = notStreams(in2);
+    if (in0.size() == 1 && in2.size() == 1) {
+      SmallVector<unsigned> q0 = without(gateQuery, in0[0]),
+                            q2 = without(upQuery, in2[0]);
+      auto position = [](const Factor *factor, unsigned label) {
+        return llvm::find(factor->labels, label) - factor->labels.begin();
+      };
+      SmallVector<unsigned> a = without(w0->factor, in0[0]),
+                            b = without(w2->factor, in2[0]);
+      llvm::sort(a);
+      llvm::sort(b);
+      sameX = q0 == q2 &&
+              position(gateQuery, in0[0]) == position(upQuery, in2[0]) &&
+              a == b;
+    }
+  }
+  if (!sameX)
+    return why = "its output is not W1 (silu(W0 x) * (W2 x)) with one x",
+           failure();
+  auto allRead = [&](ArrayRef<unsigned> labels) {
+    return llvm::all_of(labels,
+                        [&](unsigned label) { return roles.count(label); });
+  };
+  if (!allRead(w0->factor->labels) || !allRead(out->factor->labels) ||
+      !allRead(w2->factor->labels) || !allRead(gateQuery->labels) ||
+      !allRead(poly->labels))
+    return why = "a dimension of its output's factors has no role in the "
+                 "SwiGLU network (a unit dimension)",
+           failure();
+  std::array<const WeightFactor *, 3> ordered{w0, out, w2};
+  for (auto [i, weight] : llvm::enumerate(ordered)) {
+    layer.weights[i] = weight->state;
+    layer.weightRoles[i].clear();
+    for (unsigned label : weight->factor->labels)
+      layer.weightRoles[i].push_back(roles.lookup(label));
+    if (weight->updated != ordered[0]->updated ||
+        weight->normed != ordered[0]->normed)
+      return why = "its output reads its weights at different points of "
+                   "the update",
+             failure();
+  }
+  if (ordered[0]->normed)
+    layer.weightNormEps = normEps;
+  layer.order = ordered[0]->updated ? UpdateOrder::update_then_apply
+                                    : UpdateOrder::apply_then_update;
+  std::optional<unsigned> q = windowOf(gateQuery->leaf);
+  layer.q.sequence = *q;
+  for (unsigned label : gateQuery->labels)
+    layer.q.roles.push_back(roles.lookup(label));
+  for (unsigned label : poly->labels)
+    layer.outputRoles.push_back(roles.lookup(label));
+  // The same x in both: the queries' roles hold in the output term too.
+  if (layer.q.roles[loop.getWindowAxes()[*q]] != kTime)
+    return why = "its queries' time axis is not the output's", failure();
+  return success();
+}
+
+FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
+                                              std::string &why) {
+  Value arg = stateArg(i);
+  Value next = nextState(i);
+  // A next state renormalized in the body: the update is what it divides.
+  {
+    std::optional<Polynomial> poly = reader.read(next);
+    SmallVector<WeightFactor> weights;
+    SmallVector<const Factor *> rest;
+    if (poly && poly->terms.size() == 1 &&
+        poly->terms[0].factors.size() == 2) {
+      for (const Factor &factor : poly->terms[0].factors)
+        if (std::optional<ColumnNormDivision> norm =
+                readColumnNormDivision(factor.leaf)) {
+          const Factor &other = poly->terms[0].factors[&factor ==
+                                                       &poly->terms[0]
+                                                            .factors[0]];
+          if (!holdsColumnNorms(other.leaf, other.labels,
+                                loop.getInits()[i], factor.labels,
+                                norm->axis))
+            return why = "a weight is divided by its column norms but not "
+                         "scaled back to the norms of its initial value",
+                   failure();
+          nextIsNormed = true;
+          layer.weightNormEps = norm->eps;
+          normAxes[i] = norm->axis;
+          next = norm->x;
+          break;
+        }
+    }
+  }
+  std::optional<Polynomial> poly = reader.read(next);
+  if (!poly)
+    return why = "its update is not a sum of products", failure();
+  Polynomial added;
+  added.labels = poly->labels;
+  bool keeps = false;
+  for (const Term &term : poly->terms) {
+    if (!keeps && term.coeff == 1.0 && term.factors.size() == 1 &&
+        term.factors[0].leaf == arg &&
+        ArrayRef<unsigned>(term.factors[0].labels) ==
+            ArrayRef<unsigned>(poly->labels)) {
+      keeps = true;
+      continue;
+    }
+    added.terms.push_back(term);
+  }
+  if (!keeps)
+    return why = "a weight is not updated by adding a term to it", failure();
+  // Muon: W' = W + s NS(U).
+  if (added.terms.size() == 1 && added.terms[0].factors.size() == 1) {
+    std::optional<std::pair<Value, NewtonSchulzReading>> muon =
+        findNewtonSchulzOf(added.terms[0].factors[0].leaf, Value());
+    if (muon && muon->first == added.terms[0].factors[0].leaf) {
+      if (layer.muon && (layer.muon->steps != muon->second.steps ||
+                         layer.muon->coeffs != muon->second.coeffs ||
+                         layer.muon->eps != muon->second.eps))
+        return why = "its weights' Newton-Schulz steps differ", failure();
+      if (layer.step != 1.0 && layer.step != added.terms[0].coeff)
+        return why = "its weights are moved by different steps", failure();
+      layer.muon = muon->second;
+      layer.step = added.terms[0].coeff;
+      std::optional<Polynomial> input = reader.read(muon->second.input);
+      if (!input)
+        return why = "the update Newton-Schulz orthogonalizes is not a sum "
+                     "of products",
+               failure();
+      return *input;
+    }
+  }
+  if (layer.muon)
+    return why = "Muon orthogonalizes the update of some weights only",
+           failure();
+  return added;
+}
+
+LogicalResult SwiGLUReader::readKeys(SwiGLULayer &layer,
+                                     const Polynomial &outUpdate,
+                                     std::string &why) {
+  auto fail = [&] {
+    why = "W1's update is not a sum over tokens of values times the "
+          "SwiGLU hidden state of the keys";
+    return failure();
+  };
+  if (outUpdate.terms.size() != 1)
+    return fail();
+  const Term &term = outUpdate.terms[0];
+  const Factor *sigma = nullptr;
+  for (const Factor &factor : term.factors)
+    if (sigmoidInput(factor.leaf))
+      sigma = &factor;
+  if (!sigma)
+    return fail();
+  keysSigmoid = sigma->leaf;
+  std::optional<Polynomial> gate = reader.read(sigmoidInput(sigma->leaf));
+  if (!gate || gate->terms.size() != 1 || gate->terms[0].coeff != 1.0 ||
+      gate->terms[0].factors.size() != 2)
+    return fail();
+  const Factor *w0 = nullptr, *keys = nullptr;
+  for (const Factor &factor : gate->terms[0].factors) {
+    if (factor.leaf == stateArg(layer.weights[0]))
+      w0 = &factor;
+    else if (windowOf(factor.leaf))
+      keys = &factor;
+  }
+  if (!w0 || !keys)
+    return why = "the keys' sigmoid does not read the keys times W0 as it "
+                 "was before the update",
+           failure();
+  llvm::DenseMap<unsigned, unsigned> roles;
+  for (auto [label, role] : llvm::zip_equal(w0->labels, layer.weightRoles[0]))
+    roles[label] = role;
+  layer.k.sequence = *windowOf(keys->leaf);
+  for (unsigned label : keys->labels) {
+    auto it = roles.find(label);
+    layer.k.roles.push_back(it != roles.end() ? it->second : kTime);
+    if (it == roles.end())
+      roles[label] = kTime;
+  }
+  if (llvm::count(layer.k.roles, kTime) != 1 ||
+      llvm::count(layer.k.roles, kIn) != 1 ||
+      layer.k.roles[loop.getWindowAxes()[layer.k.sequence]] != kTime ||
+      layer.k.roles.size() != layer.numStreams + 2)
+    return why = "the keys' dimensions are not streams, time and features",
+           failure();
+  sigmoidRoles.clear();
+  for (unsigned label : gate->labels) {
+    auto it = roles.find(label);
+    if (it == roles.end())
+      return fail();
+    sigmoidRoles.push_back(it->second);
+  }
+  return success();
+}
+
+/// A term whose factors are named by roles; `rename` gives the labels of
+/// roles summed within a part of it.
+struct RoleTerm {
+  Term term;
+  unsigned &fresh;
+
+  RoleTerm(double coeff, unsigned &fresh) : fresh(fresh) {
+    term.coeff = coeff;
+  }
+  RoleTerm &add(Value leaf, ArrayRef<unsigned> roles,
+                std::initializer_list<std::pair<unsigned, unsigned>> rename =
+                    {}) {
+    Factor factor{leaf, {}};
+    for (unsigned role : roles) {
+      unsigned label = role;
+      for (auto [from, to] : rename)
+        if (role == from)
+          label = to;
+      if (role >= kUnit)
+        label = fresh++;
+      factor.labels.push_back(label);
+    }
+    term.factors.push_back(std::move(factor));
+    return *this;
+  }
+};
+
+Polynomial SwiGLUReader::expectedUpdate(const SwiGLULayer &layer,
+                                        unsigned which) {
+  Value w0 = stateArg(layer.weights[0]), w1 = stateArg(layer.weights[1]),
+        w2 = stateArg(layer.weights[2]);
+  Value keys = loop.getWindowArgs()[layer.k.sequence];
+  Value values = loop.getWindowArgs()[layer.v.sequence];
+  unsigned fresh = kFresh;
+  unsigned i1 = fresh++, i2 = fresh++, i3 = fresh++, o1 = fresh++;
+  auto base = [&](double coeff) {
+    RoleTerm term(coeff, fresh);
+    if (layer.lr[which])
+      term.add(loop.getWindowArgs()[layer.lr[which]->sequence],
+               layer.lr[which]->roles);
+    return term;
+  };
+  // x W0 and x W2 for the keys, summed over their own input labels.
+  auto gate = [&](RoleTerm &term, unsigned in) {
+    term.add(w0, layer.weightRoles[0], {{kIn, in}})
+        .add(keys, layer.k.roles, {{kIn, in}});
+  };
+  auto up = [&](RoleTerm &term, unsigned in) {
+    term.add(w2, layer.weightRoles[2], {{kIn, in}})
+        .add(keys, layer.k.roles, {{kIn, in}});
+  };
+  // W1^T v, the gradient reaching the hidden state.
+  auto back = [&](RoleTerm &term) {
+    term.add(w1, layer.weightRoles[1], {{kOut, o1}})
+        .add(values, layer.v.roles, {{kOut, o1}});
+  };
+  Polynomial poly;
+  poly.labels = layer.weightRoles[which];
+  if (which == 1) {
+    RoleTerm term = base(1.0);
+    term.add(values, layer.v.roles);
+    gate(term, i1);
+    term.add(keysSigmoid, sigmoidRoles);
+    up(term, i2);
+    poly.terms.push_back(term.term);
+    return poly;
+  }
+  if (which == 2) {
+    RoleTerm term = base(1.0);
+    term.add(keys, layer.k.roles);
+    back(term);
+    gate(term, i3);
+    term.add(keysSigmoid, sigmoidRoles);
+    poly.terms.push_back(term.term);
+    return poly;
+  }
+  // silu'(x) = sigma + x sigma - x sigma^2.
+  for (unsigned power : {0u, 1u, 2u}) {
+    RoleTerm term = base(power == 2 ? -1.0 : 1.0);
+    term.add(keys, layer.k.roles);
+    back(term);
+    up(term, i2);
+    if (power > 0)
+      gate(term, i3);
+    for (unsigned s = 0; s < std::max(power, 1u); ++s)
+      term.add(keysSigmoid, sigmoidRoles);
+    poly.terms.push_back(term.term);
+  }
+  return poly;
+}
+
+LogicalResult SwiGLUReader::readUpdates(SwiGLULayer &layer, std::string &why) {
+  std::array<Polynomial, 3> added;
+  for (unsigned i = 0; i < 3; ++i) {
+    FailureOr<Polynomial> poly = readAdded(layer, layer.weights[i], why);
+    if (failed(poly))
+      return failure();
+    added[i] = *poly;
+  }
+  if (failed(readKeys(layer, added[1], why)))
+    return failure();
+  // Values and rates, by the roles of the labels they share.
+  for (unsigned i = 0; i < 3; ++i) {
+    if (added[i].terms.empty())
+      return why = "a weight is not updated", failure();
+    const Term &term = added[i].terms[0];
+    llvm::DenseMap<unsigned, unsigned> roles;
+    for (auto [label, role] :
+         llvm::zip_equal(added[i].labels, layer.weightRoles[i]))
+      roles[label] = role;
+    for (const Factor &factor : term.factors)
+      if (factor.leaf == keysSigmoid)
+        for (auto [label, role] : llvm::zip_equal(factor.labels, sigmoidRoles))
+          roles.try_emplace(label, role);
+    for (const Factor &factor : term.factors) {
+      std::optional<unsigned> window = windowOf(factor.leaf);
+      if (!window || *window == layer.k.sequence)
+        continue;
+      std::optional<SmallVector<unsigned>> factorRoles =
+          rolesOf(factor, roles);
+      if (!factorRoles)
+        continue;
+      bool features = llvm::any_of(*factorRoles, [](unsigned role) {
+        return role == kOut || role == kIn || role == kHidden;
+      });
+      if (!features && !layer.lr[i])
+        layer.lr[i] = RoledWindow{*window, *factorRoles};
+      else if (i == 1 && features &&
+               llvm::is_contained(*factorRoles, kOut))
+        layer.v = RoledWindow{*window, *factorRoles};
+    }
+  }
+  if (layer.v.roles.empty())
+    return why = "W1's update does not read the values", failure();
+  if (llvm::count(layer.v.roles, kOut) != 1 ||
+      llvm::count(layer.v.roles, kTime) != 1 ||
+      layer.v.roles[loop.getWindowAxes()[layer.v.sequence]] != kTime)
+    return why = "the values' dimensions are not streams, time and features",
+           failure();
+  if (llvm::count_if(layer.lr, [](const auto &lr) { return lr.has_value(); }) %
+          3 !=
+      0)
+    return why = "some weights have per-token learning rates and others "
+                 "not",
+           failure();
+  // Each update must be the dot loss's descent step the model implies.
+  static const char *const names[] = {"W0", "W1", "W2"};
+  std::optional<double> scale;
+  for (unsigned i = 0; i < 3; ++i) {
+    Polynomial expected = expectedUpdate(layer, i);
+    std::optional<double> found;
+    for (const Term &term : added[i].terms) {
+      double ratio = term.coeff / expected.terms[0].coeff;
+      Polynomial scaled = expected;
+      for (Term &t : scaled.terms)
+        t.coeff *= ratio;
+      if (equivalent(scaled, added[i],
+                     [&](Value a, Value b) { return sameLeaf(a, b); })) {
+        found = ratio;
+        break;
+      }
+    }
+    if (!found)
+      return why = std::string(names[i]) +
+                   "'s update is not the dot loss's gradient step for the "
+                   "SwiGLU network its output applies",
+             failure();
+    if (scale && std::abs(*scale - *found) > 1e-12 * std::abs(*scale))
+      return why = "its weights' updates are scaled differently", failure();
+    scale = found;
+  }
+  layer.lossScale = *scale;
+  return success();
+}
+
+FailureOr<SwiGLULayer> SwiGLUReader::read(bool &isSwiGLU, std::string &why) {
+  isSwiGLU = false;
+  if (loop.getOutputs().size() != 1)
+    return why = "it has several outputs", failure();
+  for (Value init : loop.getInits())
+    if (!getElementTypeOrSelf(init.getType()).isF32())
+      return why = "its state is not f32", failure();
+  SwiGLULayer layer;
+  if (failed(readModel(layer, why)))
+    return failure();
+  isSwiGLU = true;
+  if (loop.getInits().size() != 3)
+    return why = "it carries " +
+                 std::to_string(loop.getInits().size() - 3) +
+                 " more state values (momentum: not read yet)",
+           failure();
+  for (unsigned i = 0; i < 3; ++i)
+    if (layer.weightRoles[i].size() != layer.numStreams + 2)
+      return why = "a weight is not one matrix per stream", failure();
+  if (failed(readUpdates(layer, why)))
+    return failure();
+  // kvb_layer renormalizes each output column over the weight's inputs.
+  for (unsigned i = 0; layer.weightNormEps && i < 3; ++i) {
+    auto axis = normAxes.find(layer.weights[i]);
+    unsigned input = i == 1 ? kHidden : kIn;
+    if (axis == normAxes.end() ||
+        layer.weightRoles[i][axis->second] != input)
+      return why = "a weight is renormalized over other than its inputs",
+             failure();
+  }
+  if (loop.isSingleChunk() && layer.order != UpdateOrder::update_then_apply)
+    return why = "one chunk applied before its update learns nothing",
+           failure();
+  // A weight renormalized only where the output reads it: the state the
+  // loop carries on is not, so its final value is no kvb_layer result.
+  for (unsigned i = 0; i < 3; ++i)
+    if (layer.weightNormEps && !nextIsNormed &&
+        !loop.getFinalStates()[layer.weights[i]].use_empty())
+      return why = "its final weights are read before their renormalization",
+             failure();
+  return layer;
+}
+
+} // namespace
+
+FailureOr<SwiGLULayer> linalg_raise::readSwiGLULayer(ChunkLoopOp loop,
+                                                     bool &isSwiGLU,
+                                                     std::string &why) {
+  return SwiGLUReader(loop).read(isSwiGLU, why);
+}
+
+void linalg_raise::buildSwiGLULayer(RewriterBase &rewriter, ChunkLoopOp loop,
+                                    const SwiGLULayer &layer) {
+  Location loc = loop.getLoc();
+  MLIRContext *context = loop.getContext();
+  rewriter.setInsertionPoint(loop);
+  SmallVector<unsigned> streams;
+  for (unsigned s = 0; s < layer.numStreams; ++s)
+    streams.push_back(kStream + s);
+  LayoutBuilder layout(rewriter, loc, streams);
+  llvm::DenseSet<unsigned> units;
+  auto collectUnits = [&](ArrayRef<unsigned> roles) {
+    for (unsigned role : roles)
+      if (role >= kUnit)
+        units.insert(role);
+  };
+  for (const RoledWindow *window : {&layer.q, &layer.k, &layer.v})
+    collectUnits(window->roles);
+  for (const auto &lr : layer.lr)
+    if (lr)
+      collectUnits(lr->roles);
+  auto real = [&](ArrayRef<unsigned> roles) {
+    SmallVector<unsigned> result;
+    for (unsigned role : roles)
+      if (!units.contains(role))
+        result.push_back(role);
+    return result;
+  };
+  auto inStreams = [&](Value value, ArrayRef<unsigned> roles,
+                       ArrayRef<unsigned> order) -> Value {
+    return layout.permute(layout.dropUnits(value, roles, units), real(roles),
+                          order);
+  };
+  auto order = [&](std::initializer_list<unsigned> rest) {
+    SmallVector<unsigned> result(streams);
+    result.append(rest);
+    return result;
+  };
+  SmallVector<Value> sequences = sequencesOverTheLoopLength(rewriter, loop);
+  auto sequence = [&](const RoledWindow &window,
+                      ArrayRef<unsigned> wanted) -> Value {
+    return layout.toLayer(
+        inStreams(sequences[window.sequence], window.roles, wanted), 4);
+  };
+  Value q = sequence(layer.q, order({kTime, kIn}));
+  Value k = sequence(layer.k, order({kTime, kIn}));
+  Value v = sequence(layer.v, order({kTime, kOut}));
+  // One column of rates per weight, or one for all when they are one.
+  Value lr;
+  if (layer.lr[0]) {
+    bool shared = layer.lr[1]->sequence == layer.lr[0]->sequence &&
+                  layer.lr[2]->sequence == layer.lr[0]->sequence;
+    SmallVector<Value> columns;
+    for (const auto &rates : layer.lr) {
+      columns.push_back(sequence(*rates, order({kTime})));
+      if (shared)
+        break;
+    }
+    lr = columns.size() == 1
+             ? columns[0]
+             : tensor::ConcatOp::create(rewriter, loc, /*dim=*/3, columns)
+                   .getResult();
+  }
+  static const unsigned weightInputs[] = {kIn, kHidden, kIn};
+  static const unsigned weightOutputs[] = {kHidden, kOut, kHidden};
+  SmallVector<Value> weights, weightsInStreams;
+  SmallVector<SmallVector<unsigned>> weightOrders;
+  for (unsigned i = 0; i < 3; ++i) {
+    weightOrders.push_back(order({weightInputs[i], weightOutputs[i]}));
+    Value init = loop.getInits()[layer.weights[i]];
+    weightsInStreams.push_back(
+        inStreams(init, layer.weightRoles[i], weightOrders.back()));
+    weights.push_back(layout.toLayer(weightsInStreams.back(), 4));
+  }
+  auto model = FastWeightModelAttr::get(context, ModelKind::swiglu, {0, 1, 2},
+                                        false, Activation::silu);
+  bool ascent = layer.lossScale < 0;
+  auto loss = LossAttr::get(context, LossKind::dot,
+                            APFloat(std::abs(layer.lossScale)), Reduction::sum,
+                            APFloat(1e-6));
+  NewtonSchulzAttr orthogonalize;
+  if (layer.muon)
+    orthogonalize = NewtonSchulzAttr::get(
+        context, layer.muon->steps,
+        DenseF64ArrayAttr::get(context, layer.muon->coeffs),
+        APFloat(layer.muon->eps));
+  auto update = UpdateAttr::get(
+      context, ascent ? Sign::ascent : Sign::descent, APFloat(layer.step),
+      ClipKind::none, orthogonalize,
+      layer.weightNormEps ? WeightNormKind::output_channels
+                          : WeightNormKind::none,
+      APFloat(layer.weightNormEps.value_or(1e-5)));
+  auto schedule = loop.isSingleChunk()
+                      ? ScheduleAttr::get(context, ScheduleKind::full_batch, 0,
+                                          UpdateOrder::apply_then_update, 1)
+                      : ScheduleAttr::get(context, ScheduleKind::chunked,
+                                          loop.getChunk(), layer.order, 1);
+  auto qType = cast<RankedTensorType>(q.getType());
+  auto vType = cast<RankedTensorType>(v.getType());
+  auto outputType =
+      RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
+                             qType.getDimSize(2), vType.getDimSize(3)},
+                            qType.getElementType());
+  bool wantsFinal = llvm::any_of(layer.weights, [&](unsigned state) {
+    return !loop.getFinalStates()[state].use_empty();
+  });
+  SmallVector<Type> finalTypes;
+  if (wantsFinal)
+    for (Value weight : weights) {
+      auto type = cast<RankedTensorType>(weight.getType());
+      finalTypes.push_back(RankedTensorType::get(
+          {qType.getDimSize(0), qType.getDimSize(1), type.getDimSize(2),
+           type.getDimSize(3)},
+          type.getElementType()));
+    }
+  auto op = KVBLayerOp::create(rewriter, loc, outputType, finalTypes, q, k, v,
+                               weights, lr, Value(), Value(), Value(), Value(),
+                               model, loss, update, schedule);
+  Value qInStreams = inStreams(sequences[layer.q.sequence], layer.q.roles,
+                               order({kTime, kIn}));
+  Value output = layout.fromLayer(op.getOutput(), qInStreams);
+  output = layout.permute(output, order({kTime, kOut}), layer.outputRoles);
+  rewriter.replaceAllUsesWith(loop.getOutputs()[0], output);
+  if (wantsFinal)
+    for (unsigned i = 0; i < 3; ++i) {
+      Value final = layout.fromLayer(op.getFinalWeights()[i],
+                                     weightsInStreams[i]);
+      final = layout.permute(final, weightOrders[i], layer.weightRoles[i]);
+      rewriter.replaceAllUsesWith(loop.getFinalStates()[layer.weights[i]],
+                                  final);
+    }
+  rewriter.eraseOp(loop);
+}
