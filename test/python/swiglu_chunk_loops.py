@@ -129,6 +129,9 @@ class SwiGLULayer:
     expanded_silu_grad: bool
     commuted: bool
     weight_norm: bool
+    # LaCT's momentum with step c (chunked only): per weight
+    # M' = mean_t(m_t) M + U, W' = W + c M', M from zero.
+    momentum: float = 0.0
     # A change that makes the program no SwiGLU TTT layer a kvb_layer can
     # express, for tests that the reader refuses it: "silu_grad" drops the
     # z-terms of silu', "queries_in_update" binds W2's update to the queries
@@ -204,8 +207,15 @@ class SwiGLULayer:
         bound = q if self.mutation == "queries_in_update" else k
         u2 = body.einsum([(dup, hid), (rate(2, bound, tin), tin)], wl[2], c,
                          2 * self.scale if self.mutation == "w2_step" else self.scale)
-        nxt = []
+        nxt, moms = [], []
+        if self.momentum:
+            mu = body.einsum([("%mwin", "bt")], "b", c, 1.0 / self.chunk)
         for i, u in enumerate((u0, u1, u2)):
+            if self.momentum:
+                decayed = body.einsum([(f"%mom{i}", wl[i]), (mu, "b")], wl[i], c)
+                moms.append(body.binary(decayed, u, wl[i], "arith.addf"))
+                step = 2 * self.momentum if self.mutation == "momentum_step" and i == 2 else self.momentum
+                u = body.einsum([(moms[-1], wl[i])], wl[i], c, step)
             added = body.binary(u, w[i], wl[i], "arith.addf") if c else body.binary(w[i], u, wl[i], "arith.addf")
             if self.weight_norm:
                 added = self._norm(body, added, i)
@@ -230,6 +240,10 @@ class SwiGLULayer:
             seqs.append((f"%l{r}", _type([self.batch, seq_t])))
             wins.append((f"%l{r}c", _type([self.batch, win_t])))
             axes.append(1)
+        if self.momentum:
+            seqs.append(("%mseq", _type([self.batch, seq_t])))
+            wins.append(("%mwin", _type([self.batch, win_t])))
+            axes.append(1)
         wtypes = [_type(body.shape(lab)) for lab in wl]
         if self.weight_norm:
             # The initial weights are the model's constants, as exports fold them.
@@ -247,17 +261,26 @@ class SwiGLULayer:
             args = ", ".join(f"%w{i}: {t}" for i, t in enumerate(wtypes)) + ", " + \
                 ", ".join(f"{n}: {t}" for n, t in seqs)
             inits = [f"%w{i}" for i in range(3)]
+        state_types = list(wtypes)
+        if self.momentum:
+            for i in range(3):
+                prologue += (f"  %mz{i} = arith.constant 0.0 : f32\n  %me{i} = tensor.empty() : {wtypes[i]}\n"
+                             f"  %mi{i} = linalg.fill ins(%mz{i} : f32) outs(%me{i} : {wtypes[i]}) -> {wtypes[i]}\n")
+            inits += [f"%mi{i}" for i in range(3)]
+            state_types += wtypes
+            w = w + [f"%mom{i}" for i in range(3)]
+            nxt = nxt + moms
         out_seq = _type(tok_shape(self.dout, seq_t))
-        bb = ", ".join(f"{n}: {t}" for n, t in zip(w, wtypes)) + ", " + ", ".join(f"{n}: {t}" for n, t in wins)
+        bb = ", ".join(f"{n}: {t}" for n, t in zip(w, state_types)) + ", " + ", ".join(f"{n}: {t}" for n, t in wins)
         text = "\n".join("    " + line.replace("\n", "\n    ") for line in body.lines)
         return f"""func.func @layer({args}) -> {out_seq} {{
-{prologue}  %o, %f:3 = ttt.chunk_loop chunk({self.chunk}) state({", ".join(inits)} : {", ".join(wtypes)})
+{prologue}  %o, %f:{len(inits)} = ttt.chunk_loop chunk({self.chunk}) state({", ".join(inits)} : {", ".join(state_types)})
       windows({", ".join(n for n, _ in seqs)} : {", ".join(t for _, t in seqs)}) along [{", ".join(map(str, axes))}]
       outputs along [{axes[0]}] {{
   ^bb0({bb}):
 {text}
-    ttt.chunk_yield outputs({out} : {_type(tok_shape(self.dout, win_t))}) state({", ".join(nxt)} : {", ".join(wtypes)})
-  }} -> outputs({out_seq}) state({", ".join(wtypes)})
+    ttt.chunk_yield outputs({out} : {_type(tok_shape(self.dout, win_t))}) state({", ".join(nxt)} : {", ".join(state_types)})
+  }} -> outputs({out_seq}) state({", ".join(state_types)})
   return %o : {out_seq}
 }}
 """
@@ -298,15 +321,23 @@ class SwiGLULayer:
         self.arrays = [tokens(self.din), tokens(self.din), tokens(self.dout)]
         for _ in range({"none": 0, "shared": 1, "each": 3}[self.rates]):
             self.arrays.append(rng.uniform(0.0, 0.5, (self.batch, self.length)).astype(np.float32))
+        if self.momentum:
+            self.arrays.append(rng.uniform(0.0, 1.0, (self.batch, self.length)).astype(np.float32))
         if self.weight_norm:
             return list(self.arrays)
         return [self._stored(i) for i in range(3)] + self.arrays
 
-    def expected(self) -> np.ndarray:
+    def expected(self, trained=(0, 1, 2), weight_norm=None) -> np.ndarray:
+        """The output, in the program's layout (float64); `trained` and
+        `weight_norm` give the paper's variants of the layer."""
+        weight_norm = self.weight_norm if weight_norm is None else weight_norm
         q, k, v = (a.astype(np.float64) for a in self.arrays[:3])
         if self.feature_major:
             q, k, v = (x.transpose(0, 2, 1) for x in (q, k, v))
-        rates = [a.astype(np.float64) for a in self.arrays[3:]]
+        nrates = {"none": 0, "shared": 1, "each": 3}[self.rates]
+        rates = [a.astype(np.float64) for a in self.arrays[3:3 + nrates]]
+        coeffs = self.arrays[3 + nrates].astype(np.float64) if self.momentum else None
+        moms = [np.zeros_like(x, dtype=np.float64) for x in self.init]
         lr = [np.ones((self.batch, self.length))] * 3 if not rates else (rates * 3 if len(rates) == 1 else rates)
         w = [x.astype(np.float64) for x in self.init]  # [b, in, out] each
         norms = [np.sqrt((x ** 2).sum(axis=1, keepdims=True)) for x in w]
@@ -330,8 +361,14 @@ class SwiGLULayer:
             u = [np.einsum("bth,bti,bt->bih", dgate, kc, lr[0][:, s]),
                  np.einsum("bth,bto,bt->bho", hk, vc, lr[1][:, s]),
                  np.einsum("bth,bti,bt->bih", dup, kc, lr[2][:, s])]
-            nxt = [w[i] + self.scale * u[i] for i in range(3)]
-            if self.weight_norm:
+            if self.momentum:
+                mu = coeffs[:, s].mean(axis=1)[:, None, None]
+                moms = [mu * moms[i] + self.scale * u[i] for i in range(3)]
+                nxt = [w[i] + self.momentum * moms[i] for i in range(3)]
+            else:
+                nxt = [w[i] + self.scale * u[i] for i in range(3)]
+            nxt = [nxt[i] if i in trained else w[i] for i in range(3)]
+            if weight_norm:
                 nxt = [x / (np.sqrt((x ** 2).sum(axis=1, keepdims=True)) + 1e-5) * n for x, n in zip(nxt, norms)]
             outs.append(f(nxt if self.update_first else w, q[:, s]))
             w = nxt
@@ -351,13 +388,17 @@ def random_swiglu_layer(rng: np.random.Generator) -> SwiGLULayer:
         hidden_time_first=bool(rng.integers(2)), rates=str(rng.choice(["none", "shared", "each"])),
         update_first=True if single else bool(rng.integers(2)),
         scale=float(rng.choice([1.0, 0.5, -0.25])), expanded_silu_grad=bool(rng.integers(2)),
-        commuted=bool(rng.integers(2)), weight_norm=bool(rng.integers(2)))
+        commuted=bool(rng.integers(2)), weight_norm=bool(rng.integers(2)),
+        momentum=0.0 if single else float(rng.choice([0.0, 1.0, 0.5])))
 
 
 def random_mutant(rng: np.random.Generator) -> SwiGLULayer:
     """A random layer with one change that makes it no kvb_layer."""
     layer = random_swiglu_layer(rng)
-    layer.mutation = str(rng.choice(["silu_grad", "queries_in_update", "w2_step", "norm_target"]))
+    layer.mutation = str(rng.choice(["silu_grad", "queries_in_update", "w2_step", "norm_target",
+                                     "momentum_step"]))
+    if layer.mutation == "momentum_step":
+        layer.chunk, layer.length, layer.momentum, layer.update_first = 2, 4, 0.5, False
     if layer.mutation == "norm_target":
         layer.weight_norm = True
     return layer

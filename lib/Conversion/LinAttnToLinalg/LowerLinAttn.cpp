@@ -174,15 +174,28 @@ struct LowerScan : OpRewritePattern<ScanOp> {
       SmallVector<OpFoldResult> one5{sizes[0], sizes[1], one, sizes[3],
                                      sizes[4]};
       SmallVector<OpFoldResult> strides(5, one);
+      // The chunk dimension is dropped and added by explicit reshapes: a
+      // rank-reducing slice of [1, H, 1, F, E] leaves which unit dimension
+      // it drops ambiguous, and folds after one iteration have picked the
+      // batch's.
+      SmallVector<ReassociationIndices> chunkGroup{{0}, {1}, {2, 3}, {4}};
       auto store = [&](Value value) {
-        return tensor::InsertSliceOp::create(b, loc, value, acc, at, one5,
+        Value slice = tensor::ExpandShapeOp::create(
+            b, loc,
+            RankedTensorType::get({gType.getDimSize(0), gType.getDimSize(1), 1,
+                                   gType.getDimSize(3), gType.getDimSize(4)},
+                                  type),
+            value, chunkGroup);
+        return tensor::InsertSliceOp::create(b, loc, slice, acc, at, one5,
                                              strides)
             .getResult();
       };
       if (op.getMode() == ScanMode::exclusive)
         acc = store(s);
-      Value gn = tensor::ExtractSliceOp::create(b, loc, stateType, g, at, one5,
-                                                strides);
+      Value gn = tensor::CollapseShapeOp::create(
+          b, loc, stateType,
+          tensor::ExtractSliceOp::create(b, loc, g, at, one5, strides),
+          chunkGroup);
       Maps m{b.getContext(), 4};
       Value next;
       switch (op.getKind()) {
@@ -192,9 +205,12 @@ struct LowerScan : OpRewritePattern<ScanOp> {
       case ScanKind::decayed: {
         auto decayType = RankedTensorType::get(
             {gType.getDimSize(0), gType.getDimSize(1)}, type);
-        Value alpha = tensor::ExtractSliceOp::create(
-            b, loc, decayType, op.getDecay(), {zero, zero, n},
-            {sizes[0], sizes[1], one}, {one, one, one});
+        Value alpha = tensor::CollapseShapeOp::create(
+            b, loc, decayType,
+            tensor::ExtractSliceOp::create(
+                b, loc, op.getDecay(), {zero, zero, n},
+                {sizes[0], sizes[1], one}, {one, one, one}),
+            SmallVector<ReassociationIndices>{{0}, {1, 2}});
         Value init = tensor::EmptyOp::create(b, loc, stateSizes, type);
         next = tm.generic(init.getType(), {s, alpha, gn}, init,
                           {m.dims({0, 1, 2, 3}), m.dims({0, 1}),
@@ -210,9 +226,12 @@ struct LowerScan : OpRewritePattern<ScanOp> {
             RankedTensorType::get({gType.getDimSize(0), gType.getDimSize(1),
                                    gType.getDimSize(3), gType.getDimSize(3)},
                                   type);
-        Value a = tensor::ExtractSliceOp::create(
-            b, loc, aType, op.getTransition(), at,
-            {sizes[0], sizes[1], one, sizes[3], sizes[3]}, strides);
+        Value a = tensor::CollapseShapeOp::create(
+            b, loc, aType,
+            tensor::ExtractSliceOp::create(
+                b, loc, op.getTransition(), at,
+                {sizes[0], sizes[1], one, sizes[3], sizes[3]}, strides),
+            chunkGroup);
         Maps m5{b.getContext(), 5}; // b, h, f, g, e
         Value base =
             op.getKind() == ScanKind::residual_affine ? tm.add(s, gn) : gn;

@@ -10,7 +10,8 @@
 using namespace mlir;
 using namespace mlir::ttt;
 
-Value linalg_raise::scaled(RewriterBase &b, Location loc, Value value, double factor) {
+Value linalg_raise::scaled(RewriterBase &b, Location loc, Value value,
+                           double factor) {
   auto type = cast<RankedTensorType>(value.getType());
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, value);
   Value init = tensor::EmptyOp::create(b, loc, sizes, type.getElementType());
@@ -20,8 +21,9 @@ Value linalg_raise::scaled(RewriterBase &b, Location loc, Value value, double fa
       factor, /*accumulate=*/false);
 }
 
-SmallVector<Value> linalg_raise::sequencesOverTheLoopLength(RewriterBase &rewriter,
-                                                     ChunkLoopOp loop) {
+SmallVector<Value>
+linalg_raise::sequencesOverTheLoopLength(RewriterBase &rewriter,
+                                         ChunkLoopOp loop) {
   SmallVector<Value> sequences(loop.getSequences());
   if (loop.isSingleChunk() || sequences.empty())
     return sequences;

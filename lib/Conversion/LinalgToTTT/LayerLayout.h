@@ -1,4 +1,5 @@
-//===- LayerLayout.h - a chunk loop's operands in the layer op's layout -*- C++ -*-===//
+//===- LayerLayout.h - a chunk loop's operands in the layer op's layout -*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

@@ -995,6 +995,7 @@ struct TTTRaiseChunkLoopsPass
                 << "ttt-raise-chunk-loops: a SwiGLU fast-weight network "
                    "(dot loss"
                 << (swiglu->lr[0] ? ", per-token rates" : "")
+                << (swiglu->momentum ? ", momentum" : "")
                 << (swiglu->muon
                         ? ", Muon (" + std::to_string(swiglu->muon->steps) +
                               " Newton-Schulz steps)"

@@ -83,8 +83,8 @@ Value sigmoidInput(Value value) {
               : isConstantOne(add.getLhs()) ? add.getRhs()
                                             : Value();
   auto expOp = exp ? exp.getDefiningOp<math::ExpOp>() : nullptr;
-  auto neg = expOp ? expOp.getOperand().getDefiningOp<arith::NegFOp>()
-                   : nullptr;
+  auto neg =
+      expOp ? expOp.getOperand().getDefiningOp<arith::NegFOp>() : nullptr;
   if (!neg || neg.getOperand() != generic.getRegion().front().getArgument(0))
     return {};
   return generic.getDpsInputs()[0];
@@ -131,8 +131,7 @@ std::optional<ColumnNormDivision> readColumnNormDivision(Value divided) {
         reading.eps = *eps;
         root = shift.getDpsInputs()[1 - i];
       }
-    if (!root ||
-        !readsInPlace(shift, root == shift.getDpsInputs()[0] ? 0 : 1))
+    if (!root || !readsInPlace(shift, root == shift.getDpsInputs()[0] ? 0 : 1))
       return std::nullopt;
   } else if (linalg::GenericOp shift = parallelGeneric(divisor, 1)) {
     auto add = yielded(shift).getDefiningOp<arith::AddFOp>();
@@ -140,7 +139,7 @@ std::optional<ColumnNormDivision> readColumnNormDivision(Value divided) {
     if (!add || !readsInPlace(shift, 0))
       return std::nullopt;
     std::optional<double> eps =
-        add.getLhs() == arg ? floatConstant(add.getRhs())
+        add.getLhs() == arg   ? floatConstant(add.getRhs())
         : add.getRhs() == arg ? floatConstant(add.getLhs())
                               : std::nullopt;
     if (!eps)
@@ -151,7 +150,8 @@ std::optional<ColumnNormDivision> readColumnNormDivision(Value divided) {
     return std::nullopt;
   }
   linalg::GenericOp sqrt = parallelGeneric(throughReshapes(root), 1);
-  if (!sqrt || !readsInPlace(sqrt, 0) || !yielded(sqrt).getDefiningOp<math::SqrtOp>() ||
+  if (!sqrt || !readsInPlace(sqrt, 0) ||
+      !yielded(sqrt).getDefiningOp<math::SqrtOp>() ||
       yielded(sqrt).getDefiningOp<math::SqrtOp>().getOperand() !=
           sqrt.getRegion().front().getArgument(0))
     return std::nullopt;
@@ -294,6 +294,10 @@ private:
   /// renormalization), and the step it is added with.
   FailureOr<Polynomial> readAdded(SwiGLULayer &layer, unsigned i,
                                   std::string &why);
+  /// The update U of weight `i` whose momentum moves it (`next` the
+  /// weight's next value before any renormalization).
+  FailureOr<Polynomial> readMomentum(SwiGLULayer &layer, unsigned i, Value next,
+                                     std::string &why);
   bool sameLeaf(Value a, Value b);
   /// The roles of `factor`'s dimensions, from labels already given roles;
   /// unit dimensions that have none get unit roles.
@@ -380,9 +384,8 @@ bool SwiGLUReader::sameLeaf(Value a, Value b) {
   if (!x || !y)
     return false;
   std::optional<Polynomial> px = reader.read(x), py = reader.read(y);
-  return px && py && equivalent(*px, *py, [&](Value l, Value r) {
-           return sameLeaf(l, r);
-         });
+  return px && py &&
+         equivalent(*px, *py, [&](Value l, Value r) { return sameLeaf(l, r); });
 }
 
 std::optional<SmallVector<unsigned>>
@@ -475,8 +478,7 @@ LogicalResult SwiGLUReader::readModel(SwiGLULayer &layer, std::string &why) {
                  "features",
            failure();
   // W0 is the weight under the sigmoid, W2 the other one.
-  std::optional<Polynomial> gate =
-      modelReader.read(sigmoidInput(sigma->leaf));
+  std::optional<Polynomial> gate = modelReader.read(sigmoidInput(sigma->leaf));
   SmallVector<WeightFactor> gateWeights;
   SmallVector<const Factor *> gateRest;
   if (!gate || gate->terms.size() != 1 ||
@@ -499,14 +501,13 @@ LogicalResult SwiGLUReader::readModel(SwiGLULayer &layer, std::string &why) {
   // W2 in any orientation over the same streams and hidden features.
   Polynomial gateRead;
   gateRead.labels = gate->labels;
-  gateRead.terms.push_back(Term{gate->terms[0].coeff,
-                                {*gateWeights[0].factor, *gateRest[0]}});
+  gateRead.terms.push_back(
+      Term{gate->terms[0].coeff, {*gateWeights[0].factor, *gateRest[0]}});
   const Factor *gateQuery = nullptr;
   for (const Factor *query : queries) {
     Polynomial product;
     product.labels = sigma->labels;
-    product.terms.push_back(
-        Term{gate->terms[0].coeff, {*w0->factor, *query}});
+    product.terms.push_back(Term{gate->terms[0].coeff, {*w0->factor, *query}});
     if (equivalent(product, gateRead,
                    [](Value a, Value b) { return a == b; })) {
       gateQuery = query;
@@ -606,17 +607,14 @@ FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
     std::optional<Polynomial> poly = reader.read(next);
     SmallVector<WeightFactor> weights;
     SmallVector<const Factor *> rest;
-    if (poly && poly->terms.size() == 1 &&
-        poly->terms[0].factors.size() == 2) {
+    if (poly && poly->terms.size() == 1 && poly->terms[0].factors.size() == 2) {
       for (const Factor &factor : poly->terms[0].factors)
         if (std::optional<ColumnNormDivision> norm =
                 readColumnNormDivision(factor.leaf)) {
-          const Factor &other = poly->terms[0].factors[&factor ==
-                                                       &poly->terms[0]
-                                                            .factors[0]];
-          if (!holdsColumnNorms(other.leaf, other.labels,
-                                loop.getInits()[i], factor.labels,
-                                norm->axis))
+          const Factor &other =
+              poly->terms[0].factors[&factor == &poly->terms[0].factors[0]];
+          if (!holdsColumnNorms(other.leaf, other.labels, loop.getInits()[i],
+                                factor.labels, norm->axis))
             return why = "a weight is divided by its column norms but not "
                          "scaled back to the norms of its initial value",
                    failure();
@@ -628,6 +626,8 @@ FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
         }
     }
   }
+  if (loop.getInits().size() > 3)
+    return readMomentum(layer, i, next, why);
   std::optional<Polynomial> poly = reader.read(next);
   if (!poly)
     return why = "its update is not a sum of products", failure();
@@ -671,6 +671,148 @@ FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
     return why = "Muon orthogonalizes the update of some weights only",
            failure();
   return added;
+}
+
+/// Whether `value` is computed from `target` inside the body.
+static bool dependsOn(Value value, Value target) {
+  SmallVector<Value> stack{value};
+  llvm::DenseSet<Value> seen;
+  while (!stack.empty()) {
+    Value next = stack.pop_back_val();
+    if (next == target)
+      return true;
+    if (!seen.insert(next).second)
+      continue;
+    if (Operation *op = next.getDefiningOp())
+      op->walk([&](Operation *inner) {
+        llvm::append_range(stack, inner->getOperands());
+      });
+  }
+  return false;
+}
+
+FailureOr<Polynomial> SwiGLUReader::readMomentum(SwiGLULayer &layer, unsigned i,
+                                                 Value next, std::string &why) {
+  auto fail = [&](StringRef reason) {
+    why = reason.str();
+    return failure();
+  };
+  unsigned which = llvm::find(layer.weights, i) - layer.weights.begin();
+  std::optional<unsigned> state;
+  for (unsigned s = 0, e = loop.getInits().size(); s < e; ++s) {
+    if (llvm::is_contained(layer.weights, s) || !dependsOn(next, nextState(s)))
+      continue;
+    if (state)
+      return fail("a weight is moved by two momenta");
+    state = s;
+  }
+  if (!state)
+    return fail("a weight is moved by no momentum of the other states");
+  Value momentumNext = nextState(*state);
+  // W' = W + c M', or with Muon W' = W + c NS(M').
+  Value moved = momentumNext;
+  std::optional<NewtonSchulzReading> muon;
+  if (auto found = findNewtonSchulzOf(next, momentumNext)) {
+    moved = found->first;
+    muon = found->second;
+  }
+  EinsumReader outer({momentumNext, moved});
+  std::optional<Polynomial> poly = outer.read(next);
+  std::optional<double> step;
+  bool keeps = false;
+  for (const Term &term : poly ? poly->terms : SmallVector<Term>()) {
+    if (term.factors.size() != 1 ||
+        ArrayRef<unsigned>(term.factors[0].labels) !=
+            ArrayRef<unsigned>(poly->labels))
+      return fail("a weight is not moved by its momentum alone (W' = W + c "
+                  "M')");
+    if (term.factors[0].leaf == stateArg(i) && term.coeff == 1.0 && !keeps)
+      keeps = true;
+    else if (term.factors[0].leaf == moved && !step)
+      step = term.coeff;
+    else
+      return fail("a weight is not moved by its momentum alone (W' = W + c "
+                  "M')");
+  }
+  if (!keeps || !step)
+    return fail("a weight is not moved by its momentum alone (W' = W + c "
+                "M')");
+  if (layer.momentumStates.empty()) {
+    layer.step = *step;
+    layer.muon = muon;
+  } else if (layer.step != *step || layer.muon.has_value() != muon.has_value())
+    return fail("its weights are moved by their momenta differently");
+  // M' = mu M + U: the term in M is the mean of a window times M.
+  std::optional<Polynomial> update = reader.read(momentumNext);
+  if (!update)
+    return fail("a momentum's update is not a sum of products");
+  Polynomial result;
+  result.labels = update->labels;
+  std::optional<Term> decay;
+  for (const Term &term : update->terms) {
+    if (term.factorsOf(stateArg(*state)).empty()) {
+      result.terms.push_back(term);
+      continue;
+    }
+    if (decay)
+      return fail("a momentum's update reads the momentum twice");
+    decay = term;
+  }
+  if (!decay || decay->factors.size() != 2)
+    return fail("a momentum is not scaled by a mean of per-token "
+                "coefficients (mu M)");
+  const Factor *kept = decay->factorsOf(stateArg(*state))[0];
+  const Factor *rates = &decay->factors[kept == &decay->factors[0] ? 1 : 0];
+  std::optional<unsigned> window = windowOf(rates->leaf);
+  if (!window ||
+      ArrayRef<unsigned>(kept->labels) != ArrayRef<unsigned>(update->labels))
+    return fail("a momentum is not scaled by a mean of per-token "
+                "coefficients (mu M)");
+  RoledWindow coefficients{*window, {}};
+  unsigned time = rates->labels[loop.getWindowAxes()[*window]];
+  for (unsigned label : rates->labels) {
+    auto position = llvm::find(update->labels, label);
+    if (label == time)
+      coefficients.roles.push_back(kTime);
+    else if (position != update->labels.end() &&
+             layer.weightRoles[which][position - update->labels.begin()] <
+                 kTime)
+      coefficients.roles.push_back(
+          layer.weightRoles[which][position - update->labels.begin()]);
+    else if (reader.isUnit(label))
+      coefficients.roles.push_back(nextUnit++);
+    else
+      return fail("a momentum's coefficients are not one per token and "
+                  "stream");
+  }
+  if (llvm::is_contained(update->labels, time))
+    return fail("a momentum is not scaled by a mean over the chunk");
+  // A mean over the chunk: every window one chunk long.
+  int64_t chunk = loop.getChunk();
+  bool fullChunks =
+      chunk > 0 && llvm::all_of(loop.getWindowArgs(), [&](BlockArgument w) {
+        auto type = cast<RankedTensorType>(w.getType());
+        int64_t axis =
+            loop.getWindowAxes()[w.getArgNumber() - loop.getInits().size()];
+        return type.getDimSize(axis) == chunk;
+      });
+  if (!fullChunks)
+    return fail("its momentum's coefficient is a sum over chunks that may "
+                "differ in length, not their mean");
+  double scale = decay->coeff * chunk;
+  if (layer.momentum && (layer.momentum->sequence != coefficients.sequence ||
+                         layer.momentumScale != scale))
+    return fail("its weights' momenta decay differently");
+  layer.momentum = coefficients;
+  layer.momentumScale = scale;
+  std::optional<Polynomial> start =
+      EinsumReader().read(loop.getInits()[*state]);
+  if (!start || !start->terms.empty())
+    return fail("a momentum does not start at zero");
+  if (!loop.getFinalStates()[*state].use_empty())
+    return fail("a final momentum is read after the loop");
+  layer.momentumStates.push_back(*state);
+  return result;
 }
 
 LogicalResult SwiGLUReader::readKeys(SwiGLULayer &layer,
@@ -738,12 +880,10 @@ struct RoleTerm {
   Term term;
   unsigned &fresh;
 
-  RoleTerm(double coeff, unsigned &fresh) : fresh(fresh) {
-    term.coeff = coeff;
-  }
-  RoleTerm &add(Value leaf, ArrayRef<unsigned> roles,
-                std::initializer_list<std::pair<unsigned, unsigned>> rename =
-                    {}) {
+  RoleTerm(double coeff, unsigned &fresh) : fresh(fresh) { term.coeff = coeff; }
+  RoleTerm &
+  add(Value leaf, ArrayRef<unsigned> roles,
+      std::initializer_list<std::pair<unsigned, unsigned>> rename = {}) {
     Factor factor{leaf, {}};
     for (unsigned role : roles) {
       unsigned label = role;
@@ -850,8 +990,7 @@ LogicalResult SwiGLUReader::readUpdates(SwiGLULayer &layer, std::string &why) {
       std::optional<unsigned> window = windowOf(factor.leaf);
       if (!window || *window == layer.k.sequence)
         continue;
-      std::optional<SmallVector<unsigned>> factorRoles =
-          rolesOf(factor, roles);
+      std::optional<SmallVector<unsigned>> factorRoles = rolesOf(factor, roles);
       if (!factorRoles)
         continue;
       bool features = llvm::any_of(*factorRoles, [](unsigned role) {
@@ -859,8 +998,7 @@ LogicalResult SwiGLUReader::readUpdates(SwiGLULayer &layer, std::string &why) {
       });
       if (!features && !layer.lr[i])
         layer.lr[i] = RoledWindow{*window, *factorRoles};
-      else if (i == 1 && features &&
-               llvm::is_contained(*factorRoles, kOut))
+      else if (i == 1 && features && llvm::is_contained(*factorRoles, kOut))
         layer.v = RoledWindow{*window, *factorRoles};
     }
   }
@@ -918,10 +1056,10 @@ FailureOr<SwiGLULayer> SwiGLUReader::read(bool &isSwiGLU, std::string &why) {
   if (failed(readModel(layer, why)))
     return failure();
   isSwiGLU = true;
-  if (loop.getInits().size() != 3)
-    return why = "it carries " +
-                 std::to_string(loop.getInits().size() - 3) +
-                 " more state values (momentum: not read yet)",
+  if (loop.getInits().size() != 3 && loop.getInits().size() != 6)
+    return why = "it carries " + std::to_string(loop.getInits().size() - 3) +
+                 " more state values than its weights (read: none, or a "
+                 "momentum per weight)",
            failure();
   for (unsigned i = 0; i < 3; ++i)
     if (layer.weightRoles[i].size() != layer.numStreams + 2)
@@ -932,8 +1070,7 @@ FailureOr<SwiGLULayer> SwiGLUReader::read(bool &isSwiGLU, std::string &why) {
   for (unsigned i = 0; layer.weightNormEps && i < 3; ++i) {
     auto axis = normAxes.find(layer.weights[i]);
     unsigned input = i == 1 ? kHidden : kIn;
-    if (axis == normAxes.end() ||
-        layer.weightRoles[i][axis->second] != input)
+    if (axis == normAxes.end() || layer.weightRoles[i][axis->second] != input)
       return why = "a weight is renormalized over other than its inputs",
              failure();
   }
@@ -978,6 +1115,8 @@ void linalg_raise::buildSwiGLULayer(RewriterBase &rewriter, ChunkLoopOp loop,
   for (const auto &lr : layer.lr)
     if (lr)
       collectUnits(lr->roles);
+  if (layer.momentum)
+    collectUnits(layer.momentum->roles);
   auto real = [&](ArrayRef<unsigned> roles) {
     SmallVector<unsigned> result;
     for (unsigned role : roles)
@@ -1020,6 +1159,14 @@ void linalg_raise::buildSwiGLULayer(RewriterBase &rewriter, ChunkLoopOp loop,
              : tensor::ConcatOp::create(rewriter, loc, /*dim=*/3, columns)
                    .getResult();
   }
+  Value momentum;
+  if (layer.momentum) {
+    momentum = layout.toLayer(inStreams(sequences[layer.momentum->sequence],
+                                        layer.momentum->roles, order({kTime})),
+                              3);
+    if (layer.momentumScale != 1.0)
+      momentum = scaled(rewriter, loc, momentum, layer.momentumScale);
+  }
   static const unsigned weightInputs[] = {kIn, kHidden, kIn};
   static const unsigned weightOutputs[] = {kHidden, kOut, kHidden};
   SmallVector<Value> weights, weightsInStreams;
@@ -1029,26 +1176,34 @@ void linalg_raise::buildSwiGLULayer(RewriterBase &rewriter, ChunkLoopOp loop,
     Value init = loop.getInits()[layer.weights[i]];
     weightsInStreams.push_back(
         inStreams(init, layer.weightRoles[i], weightOrders.back()));
-    weights.push_back(layout.toLayer(weightsInStreams.back(), 4));
+    // [1, N, r, c] as [N, r, c]: one initial weight per head, the batch of
+    // one being the streams merged into heads.
+    Value weight = layout.toLayer(weightsInStreams.back(), 4);
+    auto type = cast<RankedTensorType>(weight.getType());
+    weights.push_back(tensor::CollapseShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get(type.getShape().drop_front(),
+                              type.getElementType()),
+        weight, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}}));
   }
   auto model = FastWeightModelAttr::get(context, ModelKind::swiglu, {0, 1, 2},
                                         false, Activation::silu);
   bool ascent = layer.lossScale < 0;
-  auto loss = LossAttr::get(context, LossKind::dot,
-                            APFloat(std::abs(layer.lossScale)), Reduction::sum,
-                            APFloat(1e-6));
+  auto loss =
+      LossAttr::get(context, LossKind::dot, APFloat(std::abs(layer.lossScale)),
+                    Reduction::sum, APFloat(1e-6));
   NewtonSchulzAttr orthogonalize;
   if (layer.muon)
     orthogonalize = NewtonSchulzAttr::get(
         context, layer.muon->steps,
         DenseF64ArrayAttr::get(context, layer.muon->coeffs),
         APFloat(layer.muon->eps));
-  auto update = UpdateAttr::get(
-      context, ascent ? Sign::ascent : Sign::descent, APFloat(layer.step),
-      ClipKind::none, orthogonalize,
-      layer.weightNormEps ? WeightNormKind::output_channels
-                          : WeightNormKind::none,
-      APFloat(layer.weightNormEps.value_or(1e-5)));
+  auto update =
+      UpdateAttr::get(context, ascent ? Sign::ascent : Sign::descent,
+                      APFloat(layer.step), ClipKind::none, orthogonalize,
+                      layer.weightNormEps ? WeightNormKind::output_channels
+                                          : WeightNormKind::none,
+                      APFloat(layer.weightNormEps.value_or(1e-5)));
   auto schedule = loop.isSingleChunk()
                       ? ScheduleAttr::get(context, ScheduleKind::full_batch, 0,
                                           UpdateOrder::apply_then_update, 1)
@@ -1067,13 +1222,13 @@ void linalg_raise::buildSwiGLULayer(RewriterBase &rewriter, ChunkLoopOp loop,
   if (wantsFinal)
     for (Value weight : weights) {
       auto type = cast<RankedTensorType>(weight.getType());
-      finalTypes.push_back(RankedTensorType::get(
-          {qType.getDimSize(0), qType.getDimSize(1), type.getDimSize(2),
-           type.getDimSize(3)},
-          type.getElementType()));
+      finalTypes.push_back(
+          RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
+                                 type.getDimSize(1), type.getDimSize(2)},
+                                type.getElementType()));
     }
   auto op = KVBLayerOp::create(rewriter, loc, outputType, finalTypes, q, k, v,
-                               weights, lr, Value(), Value(), Value(), Value(),
+                               weights, lr, Value(), momentum, Value(), Value(),
                                model, loss, update, schedule);
   Value qInStreams = inStreams(sequences[layer.q.sequence], layer.q.roles,
                                order({kTime, kIn}));
@@ -1082,8 +1237,8 @@ void linalg_raise::buildSwiGLULayer(RewriterBase &rewriter, ChunkLoopOp loop,
   rewriter.replaceAllUsesWith(loop.getOutputs()[0], output);
   if (wantsFinal)
     for (unsigned i = 0; i < 3; ++i) {
-      Value final = layout.fromLayer(op.getFinalWeights()[i],
-                                     weightsInStreams[i]);
+      Value final =
+          layout.fromLayer(op.getFinalWeights()[i], weightsInStreams[i]);
       final = layout.permute(final, weightOrders[i], layer.weightRoles[i]);
       rewriter.replaceAllUsesWith(loop.getFinalStates()[layer.weights[i]],
                                   final);

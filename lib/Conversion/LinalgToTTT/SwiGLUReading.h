@@ -1,4 +1,5 @@
-//===- SwiGLUReading.h - a SwiGLU fast-weight layer off a chunk loop -*- C++ -*-===//
+//===- SwiGLUReading.h - a SwiGLU fast-weight layer off a chunk loop -*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -61,6 +62,12 @@ struct SwiGLULayer {
   /// The dot loss's constant factor and the step that adds the update.
   double lossScale = 1.0, step = 1.0;
   std::optional<NewtonSchulzReading> muon;
+  /// LaCT's momentum: per weight a state `M' = mu M + U` (mu the chunk's
+  /// mean of per-token coefficients, times `momentumScale`) that moves the
+  /// weight in place of U; the states, in the weights' order.
+  std::optional<RoledWindow> momentum;
+  double momentumScale = 1.0;
+  SmallVector<unsigned> momentumStates;
   /// Every weight renormalized to its initial column norms, with this eps.
   std::optional<double> weightNormEps;
   /// The roles of the output's dimensions.

@@ -464,6 +464,10 @@ Value LinalgAlgebra::shiftByOne(Value x, int64_t axis, Value first) {
 
 SmallVector<Value> LinalgAlgebra::doublingLoop(Value count, ValueRange carried,
                                                DoublingBody body) {
+  // One element (one chunk) has nothing to combine; the loop's body, never
+  // run, would still slice past the end of a static dimension of size 1.
+  if (std::optional<int64_t> n = getConstantIntValue(count); n && *n <= 1)
+    return SmallVector<Value>(carried);
   SmallVector<Value> init{size(1)};
   init.append(carried.begin(), carried.end());
   // The region builders get this algebra's own builder, positioned in the

@@ -14,7 +14,7 @@
 // CHECK: %[[LR:.*]] = tensor.concat dim(3) {{.*}} -> tensor<1x2x4x3xf32>
 // CHECK: %[[W1T:.*]] = linalg.transpose ins(%{{.*}} : tensor<2x3x2xf32>) {{.*}} permutation = [0, 2, 1]
 // CHECK: ttt.kvb_layer
-// CHECK-SAME: weights(%{{.*}}, %{{.*}}, %{{.*}} : tensor<1x2x3x2xf32>, tensor<1x2x2x3xf32>, tensor<1x2x3x2xf32>) lr(%[[LR]] : tensor<1x2x4x3xf32>)
+// CHECK-SAME: weights(%{{.*}}, %{{.*}}, %{{.*}} : tensor<2x3x2xf32>, tensor<2x2x3xf32>, tensor<2x3x2xf32>) lr(%[[LR]] : tensor<1x2x4x3xf32>)
 // CHECK-SAME: model = #ttt.model<kind = swiglu, trained = [0, 1, 2]> loss = #ttt.loss<kind = dot>
 // CHECK-SAME: update = #ttt.update<weight_norm = output_channels
 // CHECK-SAME: schedule = #ttt.schedule<kind = full_batch>
