@@ -303,7 +303,20 @@ void buildTTTONNXOptimizePipeline(OpPassManager &pm, bool explain) {
 LogicalResult buildTTTONNXOptimizePipeline(
     OpPassManager &pm, bool explain,
     function_ref<LogicalResult(OpPassManager &)> addLayerPasses) {
-  pm.addPass(createTTTRaiseONNXChunks());
+  // The canonical route runs the layer passes on what it raises, in its own
+  // pass manager: they travel as text.
+  OpPassManager layerPasses(ModuleOp::getOperationName());
+  if (failed(addLayerPasses(layerPasses)))
+    return failure();
+  std::string pipeline;
+  llvm::raw_string_ostream os(pipeline);
+  for (Pass &pass : layerPasses.getPasses()) {
+    os << (pipeline.empty() ? "" : ",");
+    pass.printAsTextualPipeline(os);
+  }
+  TTTRaiseONNXChunksOptions chunks;
+  chunks.layerPipeline = pipeline;
+  pm.addPass(createTTTRaiseONNXChunks(chunks));
   TTTRaiseONNXOptions raise;
   raise.raiseAll = true;
   raise.keepOriginal = true;

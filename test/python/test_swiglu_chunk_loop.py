@@ -51,7 +51,7 @@ def test_swiglu_mutants_left_as_they_are(case):
         "silu_grad": "W0's update is not the dot loss's gradient step",
         "queries_in_update": "W2's update is not the dot loss's gradient step",
         "w2_step": "scaled differently",
-        "norm_target": "not scaled back to the norms of its initial value",
+        "norm_target": "cannot prove to be its initial value's",
         "momentum_step": "moved by their momenta differently",
     }[layer.mutation]
     assert reason in remarks, (remarks, layer.mutation)

@@ -1055,6 +1055,12 @@ def TTTRaiseONNXChunks : Pass<"ttt-raise-onnx-chunks", "::mlir::ModuleOp"> {
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit the route's remarks on every graph: nodes converted and "
            "left out, loops formed, layers read">,
+    Option<"layerPipeline", "layer-pipeline", "std::string",
+           /*default=*/"\"\"",
+           "Passes on the raised ttt.kvb_layer ops (a textual pipeline on "
+           "the module, e.g. ttt-simplify with the paper's variants), run "
+           "before a layer is judged rewritable; their remarks are always "
+           "shown">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -31,6 +31,12 @@ namespace mlir::ttt::linalg_raise {
 /// such no-ops compare equal. What the function computes is unchanged.
 void foldNoOps(func::FuncOp func);
 
+/// Writes each constant of `func` whose elements are another constant's
+/// with two dimensions swapped (an exporter's folded `w.transpose(1, 2)`)
+/// as a `linalg.transpose` of that constant, so that readers of a chunk
+/// step see one weight where the model has one. The elements are the same.
+void spellConstantTransposes(func::FuncOp func);
+
 /// Whether `op` is a linalg.generic summing or multiplying two inputs, so
 /// that swapping them with their maps (swapCommutativeInputs) changes
 /// nothing it computes: chunk steps that write `a + b` in one and `b + a` in

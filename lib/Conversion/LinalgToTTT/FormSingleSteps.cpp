@@ -1190,6 +1190,7 @@ struct TTTFormSingleStepsPass
     getOperation()->walk([&](func::FuncOp func) {
       if (func.isExternal() || !func.getBody().hasOneBlock())
         return;
+      linalg_raise::spellConstantTransposes(func);
       // Updates whose step was refused, by their op; the function changes
       // only when a loop is formed, so a refused step is never retried.
       llvm::DenseSet<Operation *> refused;

@@ -128,6 +128,19 @@ insertCut(tensor::InsertSliceOp insert) {
   return cut;
 }
 
+/// Whether `a` and `b` are constants of the same elements (two zero
+/// tensors an exporter stored twice).
+static bool sameConstant(Value a, Value b) {
+  Attribute x, y;
+  if (!matchPattern(a, m_Constant(&x)) || !matchPattern(b, m_Constant(&y)))
+    return false;
+  if (x == y)
+    return true;
+  DenseElementsAttr dx = linalg_raise::denseConstantValue(x),
+                    dy = linalg_raise::denseConstantValue(y);
+  return dx && dy && dx == dy;
+}
+
 /// The unrolled chunk steps of one function and the proof that they repeat.
 class Reroll {
 public:
@@ -147,6 +160,11 @@ private:
   /// Whether step 0 is the template run from window-free initial states;
   /// sets `initial` to them, as polynomials.
   bool firstStepIsTemplate();
+  /// Whether step 0 is the template op for op, reading in place of the
+  /// state values no step computes (the model's weights, a zero momentum
+  /// constant); sets `inits` to them. A step whose state the polynomial
+  /// reading cannot follow (a weight norm divides it) is matched this way.
+  bool firstStepReadsInitialStates(SmallVector<Value> &inits);
   Value materialize(OpBuilder &b, Location loc,
                     const linalg_raise::Polynomial &poly,
                     RankedTensorType type);
@@ -187,6 +205,8 @@ private:
   bool lastStepOutputsOnly = false;
   /// The initial states when the loop starts at chunk 0 (step 0 folded).
   std::optional<SmallVector<linalg_raise::Polynomial>> initial;
+  /// Whether the loop starts at chunk 0 (step 0 joined it).
+  bool startsAtZero = false;
   /// The labels of `initial` that index a dimension of size 1 (a weight
   /// stored as [1, r, c] and broadcast over the batch).
   llvm::DenseSet<unsigned> initialUnits;
@@ -458,8 +478,11 @@ bool Reroll::sameInStep(Value x, Value y, int64_t i,
                         unsigned depth) {
   if (x == y)
     return true;
-  if (auto state = llvm::find(stateIn, x); state != stateIn.end())
-    return stateInStep[state - stateIn.begin()] == y;
+  if (auto state = llvm::find(stateIn, x); state != stateIn.end()) {
+    Value in = stateInStep[state - stateIn.begin()];
+    // Initial states read from constants: any constant of their elements.
+    return in == y || (in && sameConstant(in, y));
+  }
   Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
   if (!dx || !dy || depth > 16 || x.getType() != y.getType())
     return false;
@@ -471,6 +494,20 @@ bool Reroll::sameInStep(Value x, Value y, int64_t i,
   bool inX = stepX != stepOf.end(), inY = stepY != stepOf.end();
   if (!inX && !inY)
     return sameInvariant(x, y);
+  // Step 0 reads a view of an initial weight that no step computes where
+  // the template views its state: the same op of equal operands.
+  if (i == 0 && inX && !inY && stepX->second == 1 &&
+      cast<OpResult>(x).getResultNumber() ==
+          cast<OpResult>(y).getResultNumber()) {
+    IRMapping inner;
+    return OperationEquivalence::isEquivalentTo(
+        dx, dy,
+        [&](Value a, Value b) {
+          return success(inner.lookupOrNull(a) == b ||
+                         sameInStep(a, b, i, stateInStep, memo, depth + 1));
+        },
+        [&](Value a, Value b) { inner.map(a, b); }, kStepEquivalence);
+  }
   if (!inX || !inY || stepX->second != 1 || stepY->second != i)
     return false;
   auto [it, inserted] = memo.try_emplace({x, y}, false);
@@ -808,6 +845,87 @@ bool Reroll::firstStepIsTemplate() {
   return true;
 }
 
+bool Reroll::firstStepReadsInitialStates(SmallVector<Value> &inits) {
+  // Candidates for the value step 0 reads in place of each state: where a
+  // template op reads the state, a step-0 op that is the same op of the
+  // same other operands reads it at the same place. (`x W0` and `x W2`
+  // look alike: a state may have several, tried in turn below.)
+  constexpr size_t kMaxAssignments = 64;
+  SmallVector<SmallVector<Value>> candidates(stateIn.size());
+  SmallVector<Value> none(stateIn.size());
+  // Step 0's ops, and those no step computes (a view of an initial
+  // weight, made once for step 0's product).
+  SmallVector<Operation *> before;
+  for (Operation &op : func.getBody().front()) {
+    auto it = stepOf.find(&op);
+    if ((it == stepOf.end() || it->second == 0) && !windowChunk.count(&op))
+      before.push_back(&op);
+  }
+  llvm::DenseMap<std::pair<Value, Value>, bool> memo;
+  for (size_t index = 0; index < stateIn.size(); ++index) {
+    Value state = stateIn[index];
+    for (Operation *user : state.getUsers()) {
+      auto it = stepOf.find(user);
+      if (it == stepOf.end() || it->second != 1)
+        continue;
+      for (Operation *other : before) {
+        if (other->getName() != user->getName())
+          continue;
+        Value found;
+        IRMapping inner;
+        bool same = OperationEquivalence::isEquivalentTo(
+            user, other,
+            [&](Value a, Value b) {
+              if (inner.lookupOrNull(a) == b)
+                return success();
+              if (a == state) {
+                found = b;
+                return success();
+              }
+              return success(sameInStep(a, b, 0, none, memo, 0));
+            },
+            [&](Value a, Value b) { inner.map(a, b); }, kStepEquivalence);
+        Operation *def = found ? found.getDefiningOp() : nullptr;
+        if (!same || !found || found.getType() != state.getType() ||
+            (def && stepOf.count(def)) ||
+            llvm::any_of(candidates[index], [&](Value known) {
+              return known == found || sameConstant(known, found);
+            }))
+          continue;
+        candidates[index].push_back(found);
+      }
+    }
+    if (candidates[index].empty())
+      return false;
+  }
+  size_t assignments = 1;
+  for (const SmallVector<Value> &options : candidates)
+    if ((assignments *= options.size()) > kMaxAssignments)
+      return false;
+  // Step 0, whole, must be the template from one choice of them.
+  for (size_t n = 0; n < assignments; ++n) {
+    SmallVector<Value> chosen;
+    size_t rest = n;
+    for (const SmallVector<Value> &options : candidates) {
+      chosen.push_back(options[rest % options.size()]);
+      rest /= options.size();
+    }
+    memo.clear();
+    bool same = llvm::all_of(assemblies, [&](Assembly &assembly) {
+      return sameInStep(assembly.piece(1), assembly.piece(0), 0, chosen, memo,
+                        0);
+    });
+    // What step 0 yields is what step 1 reads as its state.
+    for (auto [next, read] : llvm::zip_equal(stateOut, stateIn))
+      same = same && sameInStep(next, read, 0, chosen, memo, 0);
+    if (same) {
+      inits = chosen;
+      return true;
+    }
+  }
+  return false;
+}
+
 /// A tensor of `type` holding `poly`, when each of its terms is a constant
 /// times one leaf (broadcast and transposed as its labels say): one
 /// linalg.generic per term, each adding to the last.
@@ -898,18 +1016,26 @@ LogicalResult Reroll::rewrite(std::string &why) {
   // it can make here; otherwise step 0 stays, and the loop starts at 1.
   SmallVector<Value> inits(stateIn);
   if (firstStepIsTemplate()) {
+    startsAtZero = true;
     for (auto [index, poly] : llvm::enumerate(*initial)) {
       Value made = materialize(
           b, loc, poly, cast<RankedTensorType>(stateIn[index].getType()));
       if (!made) {
-        initial.reset();
+        startsAtZero = false;
         inits.assign(stateIn.begin(), stateIn.end());
         break;
       }
       inits[index] = made;
     }
   }
-  int64_t first = initial ? 0 : 1;
+  if (!startsAtZero) {
+    SmallVector<Value> read;
+    if (firstStepReadsInitialStates(read)) {
+      startsAtZero = true;
+      inits = read;
+    }
+  }
+  int64_t first = startsAtZero ? 0 : 1;
   int64_t covered = (lastStep + 1 - first) * chunk;
 
   // Windows of the template, each a sequence cut to chunks 1 .. last.
@@ -1049,7 +1175,7 @@ LogicalResult Reroll::rewrite(std::string &why) {
        llvm::zip_equal(assemblies, loop.getOutputs())) {
     if (tensor::ConcatOp concat = assembly.concat) {
       SmallVector<Value> pieces;
-      if (!initial)
+      if (!startsAtZero)
         pieces.push_back(concat.getInputs()[0]);
       pieces.push_back(output);
       for (int64_t i = lastStep + 1; i < numChunks; ++i)
@@ -1073,9 +1199,13 @@ LogicalResult Reroll::rewrite(std::string &why) {
     offsets[assembly.axis] = b.getIndexAttr(first * chunk);
     sizes[assembly.axis] = b.getIndexAttr(covered);
     b.setInsertionPoint(last);
-    auto written = tensor::InsertSliceOp::create(b, last.getLoc(), output, dest,
-                                                 offsets, sizes, strides);
-    last.getResult().replaceAllUsesWith(written.getResult());
+    // A loop over every chunk writes the whole buffer: its output is it.
+    Value written = output;
+    if (first != 0 || covered != destType.getDimSize(assembly.axis) ||
+        output.getType() != destType)
+      written = tensor::InsertSliceOp::create(b, last.getLoc(), output, dest,
+                                              offsets, sizes, strides);
+    last.getResult().replaceAllUsesWith(written);
     for (int64_t i = lastStep; i >= first; --i)
       assembly.inserts[i].erase();
   }
@@ -1101,6 +1231,7 @@ struct TTTRerollChunksPass
     getOperation()->walk([&](func::FuncOp func) {
       if (func.isExternal())
         return;
+      linalg_raise::spellConstantTransposes(func);
       linalg_raise::foldNoOps(func);
       // One loop per round: a layer reading another's output is cut by
       // windows of the first loop's result.

@@ -364,8 +364,9 @@ LogicalResult SwiGLUReader::weightFactors(const Term &term,
                                         weight.factor->labels, norm->axis);
     });
     if (target == others.end())
-      return why = "a weight is divided by its column norms but not scaled "
-                   "back to the norms of its initial value",
+      return why = "a weight is divided by its column norms and scaled by "
+                   "what the reader cannot prove to be its initial value's "
+                   "(a constant initial weight and its norms are checked)",
              failure();
     *target = nullptr;
     normEps = norm->eps;
@@ -615,8 +616,11 @@ FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
               poly->terms[0].factors[&factor == &poly->terms[0].factors[0]];
           if (!holdsColumnNorms(other.leaf, other.labels, loop.getInits()[i],
                                 factor.labels, norm->axis))
-            return why = "a weight is divided by its column norms but not "
-                         "scaled back to the norms of its initial value",
+            return why =
+                       "a weight is divided by its column norms and scaled by "
+                       "what the reader cannot prove to be its initial "
+                       "value's (a constant initial weight and its norms "
+                       "are checked)",
                    failure();
           nextIsNormed = true;
           layer.weightNormEps = norm->eps;
@@ -671,6 +675,21 @@ FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
     return why = "Muon orthogonalizes the update of some weights only",
            failure();
   return added;
+}
+
+/// Whether `value` is zero: a sum of no terms, or a constant (also a
+/// resource blob, as exporters store `zeros_like`) of zeros.
+static bool isZero(Value value) {
+  std::optional<Polynomial> poly = EinsumReader().read(value);
+  if (poly && poly->terms.empty())
+    return true;
+  Attribute attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return false;
+  DenseElementsAttr elements = denseConstantValue(attr);
+  return elements && isa<FloatType>(elements.getElementType()) &&
+         llvm::all_of(elements.getValues<APFloat>(),
+                      [](const APFloat &x) { return x.isZero(); });
 }
 
 /// Whether `value` is computed from `target` inside the body.
@@ -805,9 +824,7 @@ FailureOr<Polynomial> SwiGLUReader::readMomentum(SwiGLULayer &layer, unsigned i,
     return fail("its weights' momenta decay differently");
   layer.momentum = coefficients;
   layer.momentumScale = scale;
-  std::optional<Polynomial> start =
-      EinsumReader().read(loop.getInits()[*state]);
-  if (!start || !start->terms.empty())
+  if (!isZero(loop.getInits()[*state]))
     return fail("a momentum does not start at zero");
   if (!loop.getFinalStates()[*state].use_empty())
     return fail("a final momentum is read after the loop");

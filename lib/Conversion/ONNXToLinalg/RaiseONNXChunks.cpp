@@ -27,6 +27,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
 
 namespace mlir::ttt {
 #define GEN_PASS_DEF_TTTRAISEONNXCHUNKS
@@ -240,6 +241,9 @@ struct TTTRaiseONNXChunksPass
       pm.addPass(createTTTRerollChunks(TTTRerollChunksOptions{true}));
       pm.addPass(createTTTFormSingleSteps(TTTFormSingleStepsOptions{true}));
       pm.addPass(createTTTRaiseChunkLoops(TTTRaiseChunkLoopsOptions{true}));
+      if (!layerPipeline.empty() &&
+          failed(parsePassPipeline(layerPipeline, pm)))
+        return failure();
       return runPipeline(pm, inner);
     }();
     inner->remove();
@@ -250,8 +254,10 @@ struct TTTRaiseONNXChunksPass
             << routeError << "); left to ttt-raise-onnx";
       return failure();
     }
-    if (explain)
-      for (const std::string &text : found)
+    // A layer pass that changes the model says so whether or not the
+    // route explains itself.
+    for (const std::string &text : found)
+      if (explain || StringRef(text).contains("model changed"))
         mlir::emitRemark(graph.getLoc()) << text;
     return success();
   }
@@ -314,6 +320,13 @@ struct TTTRaiseONNXChunksPass
               << "ttt-raise-onnx-chunks: "
               << linalg_raise::describeLayerForm(layer)
               << " left to ttt-raise-onnx: " << explainLayer(facts);
+        // Found, and kept with its reason, unless ttt-raise-onnx rewrites
+        // the graph itself.
+        kept.push_back(StringAttr::get(
+            &getContext(), linalg_raise::describeLayerForm(layer) +
+                               ": left as it was: " + explainLayer(facts)));
+        original->setAttr(raise::kFoundByChunkRouteAttr,
+                          ArrayAttr::get(&getContext(), kept));
         return false;
       }
     }
