@@ -966,7 +966,21 @@ def TTTRaiseChunkLoops : Pass<"ttt-raise-chunk-loops"> {
     state, and with Muon: the update orthogonalized by Newton-Schulz steps
     (`W + s * NS(U)`, each step proven to be `a X + (b A + c A A) X` of the
     one before, `A = X X^T`, after `U / (|U|_F + eps)`), applied to the
-    chunk's queries before or after it, chunked or as one chunk. The layer becomes a `ttt.kvb_layer` on its
+    chunk's queries before or after it, chunked or as one chunk.
+
+    Also raised: LaCT's SwiGLU fast weights, `W1 (silu(W0 x) * (W2 x))`.
+    The model is read off the output (the sigmoid is the one leaf that is no
+    sum of products; the weight under it is W0), every dimension of every
+    operand gets its role there, and each weight's update is proven to be
+    the dot loss's descent step that model implies: the gradient, built as
+    an einsum polynomial over the body's own values (the keys' sigmoid and
+    `silu'(z) = s + z s - z s^2`), must equal the update the body computes,
+    term for term, up to one loss scale for all three. Per-weight rates,
+    LaCT's momentum per weight (one joint state each), Muon and the weight
+    norm to the initial column norms (checked against the constant initial
+    weights) are read around it.
+
+    The layer becomes a `ttt.kvb_layer` on its
     operands transposed and reshaped to `[B, H, T, D]`, its results turned
     back. Other loops stay; with `explain`, a remark on each loop says what
     was read or why it is not a layer the op expresses.

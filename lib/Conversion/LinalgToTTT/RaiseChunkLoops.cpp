@@ -13,9 +13,10 @@
 // loop's window and output axis. Whatever the layout and orientation, the
 // operands are then transposed into the layer op's `[B, H, T, D]`.
 //
-// Read today: one linear fast weight, applied to the chunk's queries before
+// Read here: one linear fast weight, applied to the chunk's queries before
 // or after the update `W + s * sum_t k_t^T (lr_t v_t)` (the dot loss's
-// descent step, per-token rates optional), chunked or as one chunk.
+// descent step, per-token rates optional), chunked or as one chunk; SwiGLU
+// fast weights are read by SwiGLUReading.h when this reading fails.
 //
 //===----------------------------------------------------------------------===//
 
