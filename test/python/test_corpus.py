@@ -49,9 +49,14 @@ LAYER_NORM_MSE = ("state values): left as it was: its output reads its state thr
 ONE_STEP = ("TTT layer: chunk loop (one chunk, {n} state values): left as it was: its "
             "output reads its state through '{op}', not by sums of products: a TTT layer "
             "with a nonlinear inner model, no linear attention")
+NVS_STEP = ("TTT layer: chunk loop (one chunk, 3 state values): left as it was: a SwiGLU "
+            "fast-weight network (W1 (silu(W0 x) * (W2 x))): a TTT layer with a nonlinear "
+            "inner model, no linear attention; no ttt.kvb_layer yet: it has 2 outputs")
 FOUND = {
     # LaCT's SwiGLU with weight norm: the first non-polynomial op on the way out.
-    "LaCT_lact_nvs_FastWeightGluMLPMultihead.dynamo": ONE_STEP.format(n=3, op="arith.divf"),
+    # LaCT-NVS's step read as a SwiGLU network; a norm after the layer reads its output
+    # inside the single step, a second output the layer op does not have.
+    "LaCT_lact_nvs_FastWeightGluMLPMultihead.dynamo": NVS_STEP,
     "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo": ONE_STEP.format(n=3, op="arith.divf"),
     # ViT^3: the simplified SwiGLU's two weights; its depthwise-convolution inner
     # model (a Conv, which no handler reads) stays outside the loop.
@@ -64,8 +69,7 @@ FOUND = {
     # LaCT's layers with their Muon step in fp32 (as shipped it casts to bf16): the
     # Newton-Schulz iterations are sums of the weights' own type, the last one the
     # new value.
-    "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo":
-        ONE_STEP.format(n=3, op="arith.divf"),
+    "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo": NVS_STEP,
     "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.dynamo":
         ONE_STEP.format(n=3, op="arith.divf"),
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.dynamo": RAISED,

@@ -102,12 +102,11 @@ void linalg_raise::spellConstantTransposes(func::FuncOp func) {
       SmallVector<int64_t> perm = llvm::to_vector(llvm::seq<int64_t>(0, rank));
       std::swap(perm[swap->first], perm[swap->second]);
       b.setInsertionPoint(later.op);
-      Value init = tensor::EmptyOp::create(b, later.op.getLoc(),
-                                           later.type.getShape(),
-                                           later.type.getElementType());
-      Value view = linalg::TransposeOp::create(b, later.op.getLoc(),
-                                               earlier.op.getResult(), init,
-                                               perm)
+      Value init =
+          tensor::EmptyOp::create(b, later.op.getLoc(), later.type.getShape(),
+                                  later.type.getElementType());
+      Value view = linalg::TransposeOp::create(
+                       b, later.op.getLoc(), earlier.op.getResult(), init, perm)
                        ->getResult(0);
       later.op.getResult().replaceAllUsesWith(view);
       spelled.insert(later.op);
