@@ -44,6 +44,10 @@ void spellConstantTransposes(func::FuncOp func);
 bool isCommutativePair(Operation *op);
 void swapCommutativeInputs(Operation *op);
 
+/// Whether `value` is computed from `target` (through the ops that make it
+/// and the ops nested in them).
+bool readsValue(Value value, Value target);
+
 /// Why `loop` is no TTT layer at all (no state bound to keys and values, or
 /// a state the data rescales, as chunked online softmax carries), or an
 /// empty string when it is one.

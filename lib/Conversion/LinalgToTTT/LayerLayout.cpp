@@ -50,3 +50,49 @@ linalg_raise::sequencesOverTheLoopLength(RewriterBase &rewriter,
   }
   return sequences;
 }
+
+ScheduleAttr linalg_raise::scheduleOf(ChunkLoopOp loop, UpdateOrder order) {
+  MLIRContext *context = loop.getContext();
+  return loop.isSingleChunk()
+             ? ScheduleAttr::get(context, ScheduleKind::full_batch, 0,
+                                 UpdateOrder::apply_then_update, 1)
+             : ScheduleAttr::get(context, ScheduleKind::chunked,
+                                 loop.getChunk(), order, 1);
+}
+
+NewtonSchulzAttr
+linalg_raise::newtonSchulzAttr(MLIRContext *context,
+                               const std::optional<NewtonSchulzReading> &muon) {
+  if (!muon)
+    return {};
+  return NewtonSchulzAttr::get(context, muon->steps,
+                               DenseF64ArrayAttr::get(context, muon->coeffs),
+                               APFloat(muon->eps));
+}
+
+RankedTensorType linalg_raise::layerOutputType(Value q, Value v) {
+  auto qType = cast<RankedTensorType>(q.getType());
+  auto vType = cast<RankedTensorType>(v.getType());
+  return RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
+                                qType.getDimSize(2), vType.getDimSize(3)},
+                               qType.getElementType());
+}
+
+bool linalg_raise::readsValue(Value value, Value target) {
+  SmallVector<Value> stack{value};
+  llvm::DenseSet<Value> seen;
+  while (!stack.empty()) {
+    Value next = stack.pop_back_val();
+    if (next == target)
+      return true;
+    if (!seen.insert(next).second)
+      continue;
+    if (Operation *op = next.getDefiningOp()) {
+      llvm::append_range(stack, op->getOperands());
+      op->walk([&](Operation *inner) {
+        llvm::append_range(stack, inner->getOperands());
+      });
+    }
+  }
+  return false;
+}

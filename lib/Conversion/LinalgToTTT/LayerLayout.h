@@ -15,6 +15,8 @@
 #ifndef TTT_LIB_CONVERSION_LINALGTOTTT_LAYERLAYOUT_H
 #define TTT_LIB_CONVERSION_LINALGTOTTT_LAYERLAYOUT_H
 
+#include "NewtonSchulzReading.h"
+
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -230,6 +232,18 @@ private:
 
 /// `value * factor`, elementwise.
 Value scaled(RewriterBase &b, Location loc, Value value, double factor);
+
+/// The layer op's schedule for `loop`: one chunk is a full-batch step,
+/// several are chunked in `order`.
+ScheduleAttr scheduleOf(ChunkLoopOp loop, UpdateOrder order);
+
+/// Muon's attribute for a reading of its steps, or null without one.
+NewtonSchulzAttr
+newtonSchulzAttr(MLIRContext *context,
+                 const std::optional<NewtonSchulzReading> &muon);
+
+/// The layer op's output type `[B, H, Tq, Dout]` for its `q` and `v`.
+RankedTensorType layerOutputType(Value q, Value v);
 
 /// The loop's sequences as its chunks read them: a loop of several chunks
 /// reads every sequence over the first one's length (a longer one's tail

@@ -23,6 +23,7 @@
 #include "ChunkLoopForms.h"
 #include "EinsumPolynomial.h"
 #include "LayerLayout.h"
+#include "MomentumReading.h"
 #include "NewtonSchulzReading.h"
 #include "SwiGLUReading.h"
 
@@ -111,26 +112,6 @@ std::optional<unsigned> windowIndex(ChunkLoopOp loop, Value leaf) {
     if (leaf == arg)
       return index;
   return std::nullopt;
-}
-
-/// Whether `value` is computed from `target` inside the body.
-bool readsValue(Value value, Value target) {
-  SmallVector<Value> stack{value};
-  llvm::DenseSet<Value> seen;
-  while (!stack.empty()) {
-    Value next = stack.pop_back_val();
-    if (next == target)
-      return true;
-    if (!seen.insert(next).second)
-      continue;
-    if (Operation *op = next.getDefiningOp()) {
-      llvm::append_range(stack, op->getOperands());
-      op->walk([&](Operation *inner) {
-        llvm::append_range(stack, inner->getOperands());
-      });
-    }
-  }
-  return false;
 }
 
 class LayerReading {
@@ -354,40 +335,19 @@ LogicalResult LayerReading::readMomentum(LinearLayer &layer, std::string &why) {
   std::optional<Polynomial> poly = reader.read(momentumNext);
   if (!poly)
     return fail("its momentum's update is not a sum of products");
+  FailureOr<MomentumDecay> decay =
+      readMomentumDecay(loop, *poly, momentum, why);
+  if (failed(decay))
+    return failure();
   Polynomial update;
   update.labels = poly->labels;
   update.terms.push_back(Term{1.0, {Factor{weightArg, poly->labels}}});
-  std::optional<Term> decay;
-  for (const Term &term : poly->terms) {
-    if (term.factorsOf(momentum).empty()) {
-      update.terms.push_back(term);
-      continue;
-    }
-    if (decay)
-      return fail("its momentum's update reads the momentum twice");
-    decay = term;
-  }
-  if (!decay || decay->factors.size() != 2)
-    return fail("its momentum is not scaled by a mean of per-token "
-                "coefficients (mu M)");
-  const Factor *kept = decay->factorsOf(momentum)[0];
-  const Factor *rates = &decay->factors[kept == &decay->factors[0] ? 1 : 0];
-  std::optional<unsigned> index = windowIndex(loop, rates->leaf);
-  if (ArrayRef<unsigned>(kept->labels) != ArrayRef<unsigned>(poly->labels) ||
-      !index)
-    return fail("its momentum is not scaled by a mean of per-token "
-                "coefficients (mu M)");
+  llvm::append_range(update.terms, decay->rest);
+  const Factor *rates = &decay->rates;
+  std::optional<unsigned> index = decay->sequence;
   // A mean over the chunk: 1/C, every window C long.
   int64_t chunk = loop.getChunk();
-  bool fullChunks =
-      chunk > 0 && llvm::all_of(loop.getWindowArgs(), [&](Value w) {
-        auto type = cast<RankedTensorType>(w.getType());
-        int64_t axis =
-            loop.getWindowAxes()[cast<BlockArgument>(w).getArgNumber() -
-                                 loop.getInits().size()];
-        return type.getDimSize(axis) == chunk;
-      });
-  if (!fullChunks)
+  if (!windowsAreWholeChunks(loop))
     return fail("its momentum's coefficient is a sum over chunks that may "
                 "differ in length, not their mean");
   // a * sum_t m_t is the mean of a * C * m_t: the coefficients the layer op
@@ -885,27 +845,14 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
                                         Activation::silu);
   auto loss = LossAttr::get(context, layer.loss, APFloat(layer.lossScale),
                             Reduction::sum, APFloat(1e-6));
-  NewtonSchulzAttr orthogonalize;
-  if (layer.muon)
-    orthogonalize = NewtonSchulzAttr::get(
-        context, layer.muon->steps,
-        DenseF64ArrayAttr::get(context, layer.muon->coeffs),
-        APFloat(layer.muon->eps));
+  NewtonSchulzAttr orthogonalize = newtonSchulzAttr(context, layer.muon);
   auto update = UpdateAttr::get(context, Sign::descent, APFloat(layer.step),
                                 ClipKind::none, orthogonalize,
                                 WeightNormKind::none, APFloat(1e-5));
-  auto schedule = loop.isSingleChunk()
-                      ? ScheduleAttr::get(context, ScheduleKind::full_batch, 0,
-                                          UpdateOrder::apply_then_update, 1)
-                      : ScheduleAttr::get(context, ScheduleKind::chunked,
-                                          loop.getChunk(), layer.order, 1);
+  ScheduleAttr schedule = scheduleOf(loop, layer.order);
   auto qType = cast<RankedTensorType>(q.getType());
-  auto vType = cast<RankedTensorType>(v.getType());
   auto wType = cast<RankedTensorType>(weight.getType());
-  auto outputType =
-      RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
-                             qType.getDimSize(2), vType.getDimSize(3)},
-                            qType.getElementType());
+  RankedTensorType outputType = layerOutputType(q, v);
   auto finalType =
       RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
                              wType.getDimSize(2), wType.getDimSize(3)},

@@ -5,8 +5,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "SwiGLUReading.h"
+#include "ChunkLoopForms.h"
 #include "EinsumPolynomial.h"
 #include "LayerLayout.h"
+#include "MomentumReading.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -694,24 +696,6 @@ static bool isZero(Value value) {
                       [](const APFloat &x) { return x.isZero(); });
 }
 
-/// Whether `value` is computed from `target` inside the body.
-static bool dependsOn(Value value, Value target) {
-  SmallVector<Value> stack{value};
-  llvm::DenseSet<Value> seen;
-  while (!stack.empty()) {
-    Value next = stack.pop_back_val();
-    if (next == target)
-      return true;
-    if (!seen.insert(next).second)
-      continue;
-    if (Operation *op = next.getDefiningOp())
-      op->walk([&](Operation *inner) {
-        llvm::append_range(stack, inner->getOperands());
-      });
-  }
-  return false;
-}
-
 FailureOr<Polynomial> SwiGLUReader::readMomentum(SwiGLULayer &layer, unsigned i,
                                                  Value next, std::string &why) {
   auto fail = [&](StringRef reason) {
@@ -721,7 +705,7 @@ FailureOr<Polynomial> SwiGLUReader::readMomentum(SwiGLULayer &layer, unsigned i,
   unsigned which = llvm::find(layer.weights, i) - layer.weights.begin();
   std::optional<unsigned> state;
   for (unsigned s = 0, e = loop.getInits().size(); s < e; ++s) {
-    if (llvm::is_contained(layer.weights, s) || !dependsOn(next, nextState(s)))
+    if (llvm::is_contained(layer.weights, s) || !readsValue(next, nextState(s)))
       continue;
     if (state)
       return fail("a weight is moved by two momenta");
@@ -767,28 +751,15 @@ FailureOr<Polynomial> SwiGLUReader::readMomentum(SwiGLULayer &layer, unsigned i,
   std::optional<Polynomial> update = reader.read(momentumNext);
   if (!update)
     return fail("a momentum's update is not a sum of products");
+  FailureOr<MomentumDecay> decay =
+      readMomentumDecay(loop, *update, stateArg(*state), why);
+  if (failed(decay))
+    return failure();
   Polynomial result;
   result.labels = update->labels;
-  std::optional<Term> decay;
-  for (const Term &term : update->terms) {
-    if (term.factorsOf(stateArg(*state)).empty()) {
-      result.terms.push_back(term);
-      continue;
-    }
-    if (decay)
-      return fail("a momentum's update reads the momentum twice");
-    decay = term;
-  }
-  if (!decay || decay->factors.size() != 2)
-    return fail("a momentum is not scaled by a mean of per-token "
-                "coefficients (mu M)");
-  const Factor *kept = decay->factorsOf(stateArg(*state))[0];
-  const Factor *rates = &decay->factors[kept == &decay->factors[0] ? 1 : 0];
-  std::optional<unsigned> window = windowOf(rates->leaf);
-  if (!window ||
-      ArrayRef<unsigned>(kept->labels) != ArrayRef<unsigned>(update->labels))
-    return fail("a momentum is not scaled by a mean of per-token "
-                "coefficients (mu M)");
+  result.terms = decay->rest;
+  const Factor *rates = &decay->rates;
+  std::optional<unsigned> window = decay->sequence;
   RoledWindow coefficients{*window, {}};
   unsigned time = rates->labels[loop.getWindowAxes()[*window]];
   for (unsigned label : rates->labels) {
@@ -809,18 +780,10 @@ FailureOr<Polynomial> SwiGLUReader::readMomentum(SwiGLULayer &layer, unsigned i,
   if (llvm::is_contained(update->labels, time))
     return fail("a momentum is not scaled by a mean over the chunk");
   // A mean over the chunk: every window one chunk long.
-  int64_t chunk = loop.getChunk();
-  bool fullChunks =
-      chunk > 0 && llvm::all_of(loop.getWindowArgs(), [&](BlockArgument w) {
-        auto type = cast<RankedTensorType>(w.getType());
-        int64_t axis =
-            loop.getWindowAxes()[w.getArgNumber() - loop.getInits().size()];
-        return type.getDimSize(axis) == chunk;
-      });
-  if (!fullChunks)
+  if (!windowsAreWholeChunks(loop))
     return fail("its momentum's coefficient is a sum over chunks that may "
                 "differ in length, not their mean");
-  double scale = decay->coeff * chunk;
+  double scale = decay->coeff * loop.getChunk();
   if (layer.momentum && (layer.momentum->sequence != coefficients.sequence ||
                          layer.momentumScale != scale))
     return fail("its weights' momenta decay differently");
@@ -1217,29 +1180,16 @@ void linalg_raise::buildSwiGLULayer(RewriterBase &rewriter, ChunkLoopOp loop,
   auto loss =
       LossAttr::get(context, LossKind::dot, APFloat(std::abs(layer.lossScale)),
                     Reduction::sum, APFloat(1e-6));
-  NewtonSchulzAttr orthogonalize;
-  if (layer.muon)
-    orthogonalize = NewtonSchulzAttr::get(
-        context, layer.muon->steps,
-        DenseF64ArrayAttr::get(context, layer.muon->coeffs),
-        APFloat(layer.muon->eps));
+  NewtonSchulzAttr orthogonalize = newtonSchulzAttr(context, layer.muon);
   auto update =
       UpdateAttr::get(context, ascent ? Sign::ascent : Sign::descent,
                       APFloat(layer.step), ClipKind::none, orthogonalize,
                       layer.weightNormEps ? WeightNormKind::output_channels
                                           : WeightNormKind::none,
                       APFloat(layer.weightNormEps.value_or(1e-5)));
-  auto schedule = loop.isSingleChunk()
-                      ? ScheduleAttr::get(context, ScheduleKind::full_batch, 0,
-                                          UpdateOrder::apply_then_update, 1)
-                      : ScheduleAttr::get(context, ScheduleKind::chunked,
-                                          loop.getChunk(), layer.order, 1);
+  ScheduleAttr schedule = scheduleOf(loop, layer.order);
   auto qType = cast<RankedTensorType>(q.getType());
-  auto vType = cast<RankedTensorType>(v.getType());
-  auto outputType =
-      RankedTensorType::get({qType.getDimSize(0), qType.getDimSize(1),
-                             qType.getDimSize(2), vType.getDimSize(3)},
-                            qType.getElementType());
+  RankedTensorType outputType = layerOutputType(q, v);
   bool wantsFinal = llvm::any_of(layer.weights, [&](unsigned state) {
     return !loop.getFinalStates()[state].use_empty();
   });
