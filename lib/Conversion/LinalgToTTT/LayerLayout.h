@@ -1,5 +1,4 @@
-//===- LayerLayout.h - a chunk loop's operands in the layer op's layout -*- C++
-//-*-===//
+//===- LayerLayout.h - operands in the layer's layout -----------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

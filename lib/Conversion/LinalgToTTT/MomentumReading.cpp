@@ -50,8 +50,8 @@ bool linalg_raise::windowsAreWholeChunks(ChunkLoopOp loop) {
   int64_t chunk = loop.getChunk();
   return chunk > 0 && llvm::all_of(loop.getWindowArgs(), [&](BlockArgument w) {
            auto type = cast<RankedTensorType>(w.getType());
-           int64_t axis = loop.getWindowAxes()[w.getArgNumber() -
-                                               loop.getInits().size()];
+           int64_t axis =
+               loop.getWindowAxes()[w.getArgNumber() - loop.getInits().size()];
            return type.getDimSize(axis) == chunk;
          });
 }

@@ -1,4 +1,4 @@
-//===- MomentumReading.h - LaCT's momentum, read off a chunk step -*- C++ -*-===//
+//===- MomentumReading.h - LaCT's momentum, read ----------------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

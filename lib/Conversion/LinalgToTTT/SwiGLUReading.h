@@ -1,5 +1,4 @@
-//===- SwiGLUReading.h - a SwiGLU fast-weight layer off a chunk loop -*- C++
-//-*-===//
+//===- SwiGLUReading.h - a SwiGLU layer off a loop --------------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
