@@ -49,9 +49,17 @@ LAYER_NORM_MSE = ("state values): left as it was: its output reads its state thr
 ONE_STEP = ("TTT layer: chunk loop (one chunk, {n} state values): left as it was: its "
             "output reads its state through '{op}', not by sums of products: a TTT layer "
             "with a nonlinear inner model, no linear attention")
+# LaCT-NVS's step as shipped: Muon's update cast to bfloat16 on its way.
 NVS_STEP = ("TTT layer: chunk loop (one chunk, 3 state values): left as it was: a SwiGLU "
             "fast-weight network (W1 (silu(W0 x) * (W2 x))): a TTT layer with a nonlinear "
-            "inner model, no linear attention; no ttt.kvb_layer yet: it has 2 outputs")
+            "inner model, no linear attention; no ttt.kvb_layer yet: W1's update is not a sum "
+            "over tokens of values times the SwiGLU hidden state of the keys")
+# With its step in fp32: raised whole (a full-batch step, Muon with no Newton-Schulz
+# steps, the keys multiplied by their rates before the step, the RMSNorm's `o²` computed
+# again after the layer op), not linear attention.
+NVS_RAISED = ("TTT layer: full-batch step: left as it was: exact lowering: single full-batch "
+              "step (reduce, transform, apply); proven: output layer W1 (out) is linear and "
+              "bias-free")
 FOUND = {
     # LaCT's SwiGLU with weight norm: the first non-polynomial op on the way out.
     # LaCT-NVS's step read as a SwiGLU network; a norm after the layer reads its output
@@ -69,7 +77,7 @@ FOUND = {
     # LaCT's layers with their Muon step in fp32 (as shipped it casts to bf16): the
     # Newton-Schulz iterations are sums of the weights' own type, the last one the
     # new value.
-    "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo": NVS_STEP,
+    "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo": NVS_RAISED,
     "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.dynamo":
         ONE_STEP.format(n=3, op="arith.divf"),
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.dynamo": RAISED,
@@ -199,7 +207,18 @@ def test_corpus_export(name, tmp_path):
 RAISED_LAYERS = [
     "LaCT_lact_llm_LaCTSWIGLULayer.dynamo",
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.dynamo",
+    "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo",
 ]
+# The paper's variants each is simplified to, with what makes it linear attention:
+# V2 for the chunked LLM-style layers; NVS's full-batch step keeps its Muon (a
+# normalization of the step's update) in V2, so V6 drops it as well.
+VARIANTS = {
+    "LaCT_lact_llm_LaCTSWIGLULayer.dynamo": "freeze-inner drop-weight-norm",
+    "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.dynamo":
+        "freeze-inner drop-weight-norm",
+    "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo":
+        "freeze-inner drop-weight-norm drop-muon",
+}
 ROUTE = ["--ttt-read-onnx-as-linalg", "--ttt-reroll-chunks", "--ttt-form-single-steps",
          "--ttt-raise-chunk-loops"]
 
@@ -232,7 +251,7 @@ def test_raised_layer_computes_the_module(name, tmp_path):
                        "--ttt-raise-chunk-loops=explain", "-o", raised).stderr
     text = raised.read_text()
     assert "ttt.chunk_loop" not in text and text.count("ttt.kvb_layer") == 1, remarks
-    assert "a SwiGLU fast-weight network (dot loss, per-token rates, momentum" in remarks
+    assert "a SwiGLU fast-weight network (dot loss, per-token rates" in remarks, remarks
     assert "model = #ttt.model<kind = swiglu, trained = [0, 1, 2]>" in text
     with np.load(CORPUS / f"{name}.npz") as data:
         x, y = data["x"], data["y"]
@@ -240,20 +259,21 @@ def test_raised_layer_computes_the_module(name, tmp_path):
 
 
 @pytest.mark.parametrize("name", RAISED_LAYERS)
-def test_simplify_makes_variant_2(name, tmp_path):
+def test_simplify_makes_a_variant(name, tmp_path):
     """`ttt-opt model.onnx --ttt-simplify="freeze-inner drop-weight-norm"` turns the
-    whole layer export into the paper's Variant 2 (only W1 trains, no weight norm):
-    linear attention, written back as ONNX in its parallel form, computing what the
-    recurrent reference of Variant 2 computes, and no longer what the module did."""
+    whole LLM layer export into the paper's Variant 2 (only W1 trains, no weight norm;
+    NVS's step needs Muon dropped too): linear attention, written back as ONNX in its
+    parallel form, computing what the recurrent reference of the variant computes, and
+    no longer what the module did."""
     model = CORPUS / f"{name}.onnx"
-    out = tmp_path / "v2.onnx"
-    remarks = _ttt_opt(model, "--ttt-simplify=freeze-inner drop-weight-norm", "-o",
-                       out).stderr
+    out = tmp_path / "variant.onnx"
+    variant = f"--ttt-simplify={VARIANTS[name]}"
+    remarks = _ttt_opt(model, variant, "-o", out).stderr
     assert "only the output layer trains (the paper's Variant 1)" in remarks, remarks
     assert "weight normalization removed (the paper's Variant 2)" in remarks, remarks
     assert "raised to ttt.kvb_layer (linear attention" in remarks, remarks
-    reference = tmp_path / "v2_reference.mlir"
-    _ttt_opt(model, *ROUTE, "--ttt-simplify=freeze-inner drop-weight-norm", "-o", reference)
+    reference = tmp_path / "variant_reference.mlir"
+    _ttt_opt(model, *ROUTE, variant, "-o", reference)
     with np.load(CORPUS / f"{name}.npz") as data:
         x, y = data["x"], data["y"]
     rng = np.random.default_rng(48)

@@ -978,7 +978,10 @@ def TTTRaiseChunkLoops : Pass<"ttt-raise-chunk-loops"> {
     term for term, up to one loss scale for all three. Per-weight rates,
     LaCT's momentum per weight (one joint state each), Muon and the weight
     norm to the initial column norms (checked against the constant initial
-    weights) are read around it.
+    weights), Muon with no Newton-Schulz steps (the update only normalized),
+    keys multiplied by their rates before the loop, and a single step's other
+    outputs made of the network's output alone (computed again after the
+    layer op) are read around it.
 
     The layer becomes a `ttt.kvb_layer` on its
     operands transposed and reshaped to `[B, H, T, D]`, its results turned

@@ -227,12 +227,15 @@ mlir::ttt::linalg_raise::readNewtonSchulz(Value output) {
   for (int64_t step = 0; step <= kMaxSteps; ++step) {
     if (std::optional<std::pair<Value, double>> normalized =
             readNormalized(current)) {
+      // No steps (LaCT-NVS's default): the update only normalized; the
+      // coefficients are then an identity step no one applies.
       if (steps.empty())
-        return std::nullopt;
+        steps.push_back({1.0, 0.0, 0.0});
+      bool none = current == output;
       NewtonSchulzReading reading;
       reading.input = normalized->first;
       reading.eps = normalized->second;
-      reading.steps = steps.size();
+      reading.steps = none ? 0 : steps.size();
       for (const std::array<double, 3> &abc : llvm::reverse(steps))
         reading.coeffs.append(abc.begin(), abc.end());
       return reading;

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
@@ -306,6 +307,11 @@ private:
   std::optional<SmallVector<unsigned>>
   rolesOf(const Factor &factor, const llvm::DenseMap<unsigned, unsigned> &map);
   Polynomial expectedUpdate(const SwiGLULayer &layer, unsigned which);
+  /// Whether the sequence of `window` (read where weight `which`'s update
+  /// binds keys) is the keys times per-token rates, made before the loop;
+  /// records the rates as that weight's.
+  void readKeysWithRates(SwiGLULayer &layer, unsigned which, unsigned window,
+                         ArrayRef<unsigned> roles);
 
   Value stateArg(unsigned i) { return loop.getStateArgs()[i]; }
   Value nextState(unsigned i) { return loop.getYield().getNextState()[i]; }
@@ -681,6 +687,39 @@ FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
   return added;
 }
 
+/// The values `op` and the ops nested in it read from outside `op`.
+static SmallVector<Value> readFromOutside(Operation *op) {
+  SmallVector<Value> values;
+  op->walk([&](Operation *inner) {
+    for (Value operand : inner->getOperands()) {
+      Operation *where = operand.getDefiningOp();
+      if (!where)
+        where = cast<BlockArgument>(operand).getOwner()->getParentOp();
+      if (inner == op || !op->isAncestor(where))
+        values.push_back(operand);
+    }
+  });
+  return values;
+}
+
+/// The ops of the loop body that make `value` from `base` and constants
+/// alone, or failure if it reads anything else (a state, a window).
+static FailureOr<llvm::SetVector<Operation *>> madeOf(Value value, Value base) {
+  llvm::SetVector<Operation *> ops;
+  SmallVector<Value> stack{value};
+  while (!stack.empty()) {
+    Value next = stack.pop_back_val();
+    if (next == base)
+      continue;
+    Operation *op = next.getDefiningOp();
+    if (!op)
+      return failure();
+    if (ops.insert(op))
+      llvm::append_range(stack, readFromOutside(op));
+  }
+  return ops;
+}
+
 /// Whether `value` is zero: a sum of no terms, or a constant (also a
 /// resource blob, as exporters store `zeros_like`) of zeros.
 static bool isZero(Value value) {
@@ -760,7 +799,7 @@ FailureOr<Polynomial> SwiGLUReader::readMomentum(SwiGLULayer &layer, unsigned i,
   result.terms = decay->rest;
   const Factor *rates = &decay->rates;
   std::optional<unsigned> window = decay->sequence;
-  RoledWindow coefficients{*window, {}};
+  RoledWindow coefficients{*window, {}, Value()};
   unsigned time = rates->labels[loop.getWindowAxes()[*window]];
   for (unsigned label : rates->labels) {
     auto position = llvm::find(update->labels, label);
@@ -890,9 +929,14 @@ Polynomial SwiGLUReader::expectedUpdate(const SwiGLULayer &layer,
   Value values = loop.getWindowArgs()[layer.v.sequence];
   unsigned fresh = kFresh;
   unsigned i1 = fresh++, i2 = fresh++, i3 = fresh++, o1 = fresh++;
+  // The keys bound to the update, times their rates where the program
+  // multiplied them before the loop.
+  const std::optional<RoledWindow> &withRates = layer.keysWithRates[which];
+  Value bound = withRates ? loop.getWindowArgs()[withRates->sequence] : keys;
+  ArrayRef<unsigned> boundRoles = withRates ? withRates->roles : layer.k.roles;
   auto base = [&](double coeff) {
     RoleTerm term(coeff, fresh);
-    if (layer.lr[which])
+    if (layer.lr[which] && !layer.keysWithRates[which])
       term.add(loop.getWindowArgs()[layer.lr[which]->sequence],
                layer.lr[which]->roles);
     return term;
@@ -924,7 +968,7 @@ Polynomial SwiGLUReader::expectedUpdate(const SwiGLULayer &layer,
   }
   if (which == 2) {
     RoleTerm term = base(1.0);
-    term.add(keys, layer.k.roles);
+    term.add(bound, boundRoles);
     back(term);
     gate(term, i3);
     term.add(keysSigmoid, sigmoidRoles);
@@ -934,7 +978,7 @@ Polynomial SwiGLUReader::expectedUpdate(const SwiGLULayer &layer,
   // silu'(x) = sigma + x sigma - x sigma^2.
   for (unsigned power : {0u, 1u, 2u}) {
     RoleTerm term = base(power == 2 ? -1.0 : 1.0);
-    term.add(keys, layer.k.roles);
+    term.add(bound, boundRoles);
     back(term);
     up(term, i2);
     if (power > 0)
@@ -944,6 +988,48 @@ Polynomial SwiGLUReader::expectedUpdate(const SwiGLULayer &layer,
     poly.terms.push_back(term.term);
   }
   return poly;
+}
+
+void SwiGLUReader::readKeysWithRates(SwiGLULayer &layer, unsigned which,
+                                     unsigned window,
+                                     ArrayRef<unsigned> roles) {
+  Value keys = loop.getSequences()[layer.k.sequence];
+  EinsumReader outside;
+  std::optional<Polynomial> poly = outside.read(loop.getSequences()[window]);
+  if (!poly || poly->terms.size() != 1 || poly->terms[0].coeff != 1.0 ||
+      poly->terms[0].factors.size() != 2)
+    return;
+  const Term &term = poly->terms[0];
+  const Factor *k = nullptr, *rates = nullptr;
+  for (const Factor &factor : term.factors)
+    (factor.leaf == keys ? k : rates) = &factor;
+  // The keys whole, in any layout: each of the window's dimensions one of
+  // theirs.
+  SmallVector<unsigned> sortedKeys(k ? k->labels : SmallVector<unsigned>()),
+      sortedWindow(poly->labels);
+  llvm::sort(sortedKeys);
+  llvm::sort(sortedWindow);
+  if (!k || !rates || sortedKeys != sortedWindow ||
+      std::adjacent_find(sortedKeys.begin(), sortedKeys.end()) !=
+          sortedKeys.end())
+    return;
+  RoledWindow found{0, {}, rates->leaf};
+  for (unsigned label : rates->labels) {
+    auto position = llvm::find(poly->labels, label);
+    if (position != poly->labels.end() &&
+        (roles[position - poly->labels.begin()] < kTime ||
+         roles[position - poly->labels.begin()] == kTime))
+      found.roles.push_back(roles[position - poly->labels.begin()]);
+    else if (outside.isUnit(label))
+      found.roles.push_back(nextUnit++);
+    else
+      return;
+  }
+  if (llvm::count(found.roles, kTime) != 1)
+    return;
+  layer.lr[which] = found;
+  layer.keysWithRates[which] =
+      RoledWindow{window, SmallVector<unsigned>(roles), Value()};
 }
 
 LogicalResult SwiGLUReader::readUpdates(SwiGLULayer &layer, std::string &why) {
@@ -966,7 +1052,7 @@ LogicalResult SwiGLUReader::readUpdates(SwiGLULayer &layer, std::string &why) {
          llvm::zip_equal(added[i].labels, layer.weightRoles[i]))
       roles[label] = role;
     for (const Factor &factor : term.factors)
-      if (factor.leaf == keysSigmoid)
+      if (factor.leaf == keysSigmoid || sameLeaf(factor.leaf, keysSigmoid))
         for (auto [label, role] : llvm::zip_equal(factor.labels, sigmoidRoles))
           roles.try_emplace(label, role);
     for (const Factor &factor : term.factors) {
@@ -980,9 +1066,12 @@ LogicalResult SwiGLUReader::readUpdates(SwiGLULayer &layer, std::string &why) {
         return role == kOut || role == kIn || role == kHidden;
       });
       if (!features && !layer.lr[i])
-        layer.lr[i] = RoledWindow{*window, *factorRoles};
+        layer.lr[i] = RoledWindow{*window, *factorRoles, Value()};
+      else if (i != 1 && !layer.lr[i] && !layer.keysWithRates[i] &&
+               llvm::is_contained(*factorRoles, kIn))
+        readKeysWithRates(layer, i, *window, *factorRoles);
       else if (i == 1 && features && llvm::is_contained(*factorRoles, kOut))
-        layer.v = RoledWindow{*window, *factorRoles};
+        layer.v = RoledWindow{*window, *factorRoles, Value()};
     }
   }
   if (layer.v.roles.empty())
@@ -1038,12 +1127,16 @@ FailureOr<SwiGLULayer> SwiGLUReader::read(bool &isSwiGLU, std::string &why) {
   if (failed(readModel(layer, why)))
     return failure();
   isSwiGLU = true;
-  // A second output (what a norm after the layer reads of it, pulled into a
-  // single step) is no result of the layer op.
-  if (loop.getOutputs().size() != 1)
-    return why = "it has " + std::to_string(loop.getOutputs().size()) +
-                 " outputs (read: one, the network's)",
-           failure();
+  // A second output of one step that is made of the first alone (what a
+  // norm after the layer reads of it, pulled into the step) is computed
+  // again from the layer op's output.
+  Value network = loop.getYield().getOutputs()[0];
+  for (Value other : loop.getYield().getOutputs().drop_front())
+    if (!loop.isSingleChunk() || failed(madeOf(other, network)))
+      return why = "it has " + std::to_string(loop.getOutputs().size()) +
+                   " outputs, and the others are not made of the network's "
+                   "alone in one step",
+             failure();
   if (loop.getInits().size() != 3 && loop.getInits().size() != 6)
     return why = "it carries " + std::to_string(loop.getInits().size() - 3) +
                  " more state values than its weights (read: none, or a "
@@ -1125,8 +1218,8 @@ void linalg_raise::buildSwiGLULayer(RewriterBase &rewriter, ChunkLoopOp loop,
   SmallVector<Value> sequences = sequencesOverTheLoopLength(rewriter, loop);
   auto sequence = [&](const RoledWindow &window,
                       ArrayRef<unsigned> wanted) -> Value {
-    return layout.toLayer(
-        inStreams(sequences[window.sequence], window.roles, wanted), 4);
+    Value value = window.source ? window.source : sequences[window.sequence];
+    return layout.toLayer(inStreams(value, window.roles, wanted), 4);
   };
   Value q = sequence(layer.q, order({kTime, kIn}));
   Value k = sequence(layer.k, order({kTime, kIn}));
@@ -1134,8 +1227,9 @@ void linalg_raise::buildSwiGLULayer(RewriterBase &rewriter, ChunkLoopOp loop,
   // One column of rates per weight, or one for all when they are one.
   Value lr;
   if (layer.lr[0]) {
-    bool shared = layer.lr[1]->sequence == layer.lr[0]->sequence &&
-                  layer.lr[2]->sequence == layer.lr[0]->sequence;
+    bool shared = llvm::all_of(layer.lr, [&](const auto &rates) {
+      return !rates->source && rates->sequence == layer.lr[0]->sequence;
+    });
     SmallVector<Value> columns;
     for (const auto &rates : layer.lr) {
       columns.push_back(sequence(*rates, order({kTime})));
@@ -1209,6 +1303,38 @@ void linalg_raise::buildSwiGLULayer(RewriterBase &rewriter, ChunkLoopOp loop,
                                order({kTime, kIn}));
   Value output = layout.fromLayer(op.getOutput(), qInStreams);
   output = layout.permute(output, order({kTime, kOut}), layer.outputRoles);
+  // The other outputs of one step, made of the network's output alone,
+  // computed again from the layer op's.
+  Value network = loop.getYield().getOutputs()[0];
+  IRMapping mapping;
+  mapping.map(network, output);
+  llvm::SetVector<Operation *> needed;
+  for (Value other : loop.getYield().getOutputs().drop_front())
+    needed.insert_range(*madeOf(other, network));
+  // A constant the step made its own copy of is the one outside.
+  Block *outside = loop->getBlock();
+  for (Operation &op : loop.getBody().front()) {
+    if (!needed.contains(&op))
+      continue;
+    if (op.getNumOperands() == 0 && op.getNumRegions() == 0) {
+      auto same = llvm::find_if(*outside, [&](Operation &there) {
+        return there.getNumOperands() == 0 &&
+               OperationEquivalence::isEquivalentTo(
+                   &op, &there,
+                   OperationEquivalence::IgnoreLocations |
+                       OperationEquivalence::IgnoreDiscardableAttrs);
+      });
+      if (same != outside->end() && same->isBeforeInBlock(loop)) {
+        mapping.map(op.getResults(), same->getResults());
+        continue;
+      }
+    }
+    rewriter.clone(op, mapping);
+  }
+  for (auto [index, other] :
+       llvm::enumerate(loop.getYield().getOutputs().drop_front()))
+    rewriter.replaceAllUsesWith(loop.getOutputs()[index + 1],
+                                mapping.lookupOrDefault(other));
   rewriter.replaceAllUsesWith(loop.getOutputs()[0], output);
   if (wantsFinal)
     for (unsigned i = 0; i < 3; ++i) {

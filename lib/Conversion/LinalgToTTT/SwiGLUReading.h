@@ -45,6 +45,9 @@ enum LayerRole : unsigned {
 struct RoledWindow {
   unsigned sequence = 0;
   SmallVector<unsigned> roles;
+  /// A tensor outside the loop to take instead of the sequence (rates the
+  /// program multiplied into the keys before the loop).
+  Value source;
 };
 
 /// A SwiGLU fast-weight layer read off a chunk loop.
@@ -57,6 +60,9 @@ struct SwiGLULayer {
   RoledWindow q, k, v;
   /// Each weight's per-token learning rates.
   std::array<std::optional<RoledWindow>, 3> lr;
+  /// For W0 and W2: the window of the keys times their rates, where the
+  /// program multiplied them before the loop.
+  std::array<std::optional<RoledWindow>, 3> keysWithRates;
   UpdateOrder order = UpdateOrder::apply_then_update;
   /// The dot loss's constant factor and the step that adds the update.
   double lossScale = 1.0, step = 1.0;

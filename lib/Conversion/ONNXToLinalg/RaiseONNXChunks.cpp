@@ -349,6 +349,13 @@ struct TTTRaiseONNXChunksPass
             << "ttt-raise-onnx-chunks: "
             << linalg_raise::describeLayerForm(layers.front())
             << " left to ttt-raise-onnx: " << why;
+      // Found, and kept with the write-back's reason.
+      for (KVBLayerOp layer : layers)
+        kept.push_back(StringAttr::get(
+            &getContext(), linalg_raise::describeLayerForm(layer) +
+                               ": left as it was: not written back: " + why));
+      original->setAttr(raise::kFoundByChunkRouteAttr,
+                        ArrayAttr::get(&getContext(), kept));
       return false;
     }
     for (const Replacement &replacement : replaced)

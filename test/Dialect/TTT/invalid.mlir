@@ -92,14 +92,14 @@ func.func @loss_eps_zero(%q: tensor<2x3x8x4xf32>, %k: tensor<2x3x8x4xf32>, %v: t
 
 // -----
 
-func.func @ns_no_steps(%q: tensor<2x3x8x4xf32>, %k: tensor<2x3x8x4xf32>, %v: tensor<2x3x8x4xf32>, %w: tensor<3x4x4xf32>) {
-  // expected-error @+6 {{newton_schulz 'steps' must be at least 1, got 0}}
+func.func @ns_negative_steps(%q: tensor<2x3x8x4xf32>, %k: tensor<2x3x8x4xf32>, %v: tensor<2x3x8x4xf32>, %w: tensor<3x4x4xf32>) {
+  // expected-error @+6 {{newton_schulz 'steps' must not be negative, got -1}}
   // expected-error @+5 {{failed to parse TTT_UpdateAttr parameter 'orthogonalize'}}
   %o = ttt.kvb_layer %q, %k, %v : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>
       weights(%w : tensor<3x4x4xf32>)
       model = #ttt.model<kind = linear, trained = [0]>
       loss = #ttt.loss<kind = dot>
-      update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = 0, coeffs = [1.0, 2.0, 3.0]>>
+      update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = -1, coeffs = [1.0, 2.0, 3.0]>>
       schedule = #ttt.schedule<kind = chunked, size = 4>
       -> tensor<2x3x8x4xf32>
   return

@@ -384,8 +384,8 @@ LogicalResult StateTransformOp::verify() {
                          << " must equal the inputs' type "
                          << getInputs().getType();
   int64_t steps = getSteps();
-  if (steps < 1)
-    return emitOpError() << "'steps' must be at least 1, got " << steps;
+  if (steps < 0)
+    return emitOpError() << "'steps' must not be negative, got " << steps;
   size_t numCoeffs = getCoeffs().size();
   if (numCoeffs != 3 && static_cast<int64_t>(numCoeffs) != 3 * steps)
     return emitOpError() << "'coeffs' must hold one (a, b, c) triple or one "

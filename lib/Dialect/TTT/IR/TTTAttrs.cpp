@@ -205,8 +205,9 @@ NewtonSchulzAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "newton_schulz needs 'coeffs'";
   ArrayRef<double> coeffs = coeffsAttr.asArrayRef();
   double eps = epsValue.convertToDouble();
-  if (steps < 1)
-    return emitError() << "newton_schulz 'steps' must be at least 1, got "
+  // No steps: the update is only normalized (LaCT-NVS's default).
+  if (steps < 0)
+    return emitError() << "newton_schulz 'steps' must not be negative, got "
                        << steps;
   if (coeffs.size() != 3 && static_cast<int64_t>(coeffs.size()) != 3 * steps)
     return emitError() << "newton_schulz 'coeffs' must hold one (a, b, c) "

@@ -160,7 +160,8 @@ def TTT_NewtonSchulzAttr : TTT_Attr<"NewtonSchulz", "newton_schulz"> {
     `X = U` (transposed if it has more rows than columns), `X /= |X|_F + eps`,
     then for each step s: `A = X X^T; X = a_s X + (b_s A + c_s A A) X`, and the
     transpose is undone. `coeffs` holds one `(a, b, c)` triple used for every
-    step, or one triple per step.
+    step, or one triple per step. `steps = 0` only normalizes the update
+    (LaCT-NVS's default, `muon_update_steps = 0`).
 
     ```mlir
     #ttt.newton_schulz<steps = 5, coeffs = [3.4445, -4.775, 2.0315]>
