@@ -993,6 +993,10 @@ Polynomial SwiGLUReader::expectedUpdate(const SwiGLULayer &layer,
 void SwiGLUReader::readKeysWithRates(SwiGLULayer &layer, unsigned which,
                                      unsigned window,
                                      ArrayRef<unsigned> roles) {
+  // The rates then come from outside the loop, whole: one chunk only (a
+  // loop of several reads its sequences cut to its length).
+  if (!loop.isSingleChunk())
+    return;
   Value keys = loop.getSequences()[layer.k.sequence];
   EinsumReader outside;
   std::optional<Polynomial> poly = outside.read(loop.getSequences()[window]);
