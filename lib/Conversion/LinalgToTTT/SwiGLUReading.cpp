@@ -265,6 +265,11 @@ bool holdsColumnNorms(Value target, ArrayRef<unsigned> labels, Value weight,
   return true;
 }
 
+constexpr const char *kUnprovenNorms =
+    "a weight is divided by its column norms and scaled by what the reader "
+    "cannot prove to be its initial value's (a constant initial weight and "
+    "its norms are checked)";
+
 class SwiGLUReader {
 public:
   explicit SwiGLUReader(ChunkLoopOp loop)
@@ -302,6 +307,15 @@ private:
   FailureOr<Polynomial> readMomentum(SwiGLULayer &layer, unsigned i, Value next,
                                      std::string &why);
   bool sameLeaf(Value a, Value b);
+  /// The column-norm division `divided` if `target` scales it back to the
+  /// column norms of state `state`'s initial value.
+  std::optional<ColumnNormDivision>
+  normedToInitial(const Factor &divided, const Factor &target, unsigned state);
+  /// Records the step that moves a weight and its Muon, if any: every
+  /// weight is moved alike, or `differently` says why not.
+  LogicalResult takeMove(SwiGLULayer &layer, double step,
+                         const std::optional<NewtonSchulzReading> &muon,
+                         StringRef differently, std::string &why);
   /// The roles of `factor`'s dimensions, from labels already given roles;
   /// unit dimensions that have none get unit roles.
   std::optional<SmallVector<unsigned>>
@@ -330,6 +344,8 @@ private:
   llvm::DenseMap<unsigned, unsigned> normAxes;
   /// Whether the states carried on are the renormalized weights.
   bool nextIsNormed = false;
+  /// Whether a weight's step and Muon were recorded (takeMove).
+  bool moved = false;
   /// The keys' sigmoid, `sigma(W0 k)`, and the roles of its dimensions.
   Value keysSigmoid;
   SmallVector<unsigned> sigmoidRoles;
@@ -364,18 +380,13 @@ LogicalResult SwiGLUReader::weightFactors(const Term &term,
   for (WeightFactor &weight : out) {
     if (!weight.normed)
       continue;
-    std::optional<ColumnNormDivision> norm =
-        readColumnNormDivision(weight.factor->leaf);
+    std::optional<ColumnNormDivision> norm;
     auto target = llvm::find_if(others, [&](const Factor *factor) {
-      return factor && holdsColumnNorms(factor->leaf, factor->labels,
-                                        loop.getInits()[weight.state],
-                                        weight.factor->labels, norm->axis);
+      return factor &&
+             (norm = normedToInitial(*weight.factor, *factor, weight.state));
     });
     if (target == others.end())
-      return why = "a weight is divided by its column norms and scaled by "
-                   "what the reader cannot prove to be its initial value's "
-                   "(a constant initial weight and its norms are checked)",
-             failure();
+      return why = kUnprovenNorms, failure();
     *target = nullptr;
     normEps = norm->eps;
     normAxes[weight.state] = norm->axis;
@@ -383,6 +394,34 @@ LogicalResult SwiGLUReader::weightFactors(const Term &term,
   for (const Factor *factor : others)
     if (factor)
       rest.push_back(factor);
+  return success();
+}
+
+std::optional<ColumnNormDivision>
+SwiGLUReader::normedToInitial(const Factor &divided, const Factor &target,
+                              unsigned state) {
+  std::optional<ColumnNormDivision> norm = readColumnNormDivision(divided.leaf);
+  if (!norm ||
+      !holdsColumnNorms(target.leaf, target.labels, loop.getInits()[state],
+                        divided.labels, norm->axis))
+    return std::nullopt;
+  return norm;
+}
+
+LogicalResult
+SwiGLUReader::takeMove(SwiGLULayer &layer, double step,
+                       const std::optional<NewtonSchulzReading> &muon,
+                       StringRef differently, std::string &why) {
+  auto same = [&](const NewtonSchulzReading &a, const NewtonSchulzReading &b) {
+    return a.steps == b.steps && a.coeffs == b.coeffs && a.eps == b.eps;
+  };
+  if (moved &&
+      (layer.step != step || layer.muon.has_value() != muon.has_value() ||
+       (muon && !same(*layer.muon, *muon))))
+    return why = differently.str(), failure();
+  moved = true;
+  layer.step = step;
+  layer.muon = muon;
   return success();
 }
 
@@ -616,22 +655,15 @@ FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
   // A next state renormalized in the body: the update is what it divides.
   {
     std::optional<Polynomial> poly = reader.read(next);
-    SmallVector<WeightFactor> weights;
-    SmallVector<const Factor *> rest;
     if (poly && poly->terms.size() == 1 && poly->terms[0].factors.size() == 2) {
       for (const Factor &factor : poly->terms[0].factors)
-        if (std::optional<ColumnNormDivision> norm =
-                readColumnNormDivision(factor.leaf)) {
+        if (readColumnNormDivision(factor.leaf)) {
           const Factor &other =
               poly->terms[0].factors[&factor == &poly->terms[0].factors[0]];
-          if (!holdsColumnNorms(other.leaf, other.labels, loop.getInits()[i],
-                                factor.labels, norm->axis))
-            return why =
-                       "a weight is divided by its column norms and scaled by "
-                       "what the reader cannot prove to be its initial "
-                       "value's (a constant initial weight and its norms "
-                       "are checked)",
-                   failure();
+          std::optional<ColumnNormDivision> norm =
+              normedToInitial(factor, other, i);
+          if (!norm)
+            return why = kUnprovenNorms, failure();
           nextIsNormed = true;
           layer.weightNormEps = norm->eps;
           normAxes[i] = norm->axis;
@@ -665,14 +697,11 @@ FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
     std::optional<std::pair<Value, NewtonSchulzReading>> muon =
         findNewtonSchulzOf(added.terms[0].factors[0].leaf, Value());
     if (muon && muon->first == added.terms[0].factors[0].leaf) {
-      if (layer.muon && (layer.muon->steps != muon->second.steps ||
-                         layer.muon->coeffs != muon->second.coeffs ||
-                         layer.muon->eps != muon->second.eps))
-        return why = "its weights' Newton-Schulz steps differ", failure();
-      if (layer.step != 1.0 && layer.step != added.terms[0].coeff)
-        return why = "its weights are moved by different steps", failure();
-      layer.muon = muon->second;
-      layer.step = added.terms[0].coeff;
+      if (failed(takeMove(layer, added.terms[0].coeff, muon->second,
+                          "its weights are moved differently (steps or "
+                          "Muon)",
+                          why)))
+        return failure();
       std::optional<Polynomial> input = reader.read(muon->second.input);
       if (!input)
         return why = "the update Newton-Schulz orthogonalizes is not a sum "
@@ -681,9 +710,10 @@ FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
       return *input;
     }
   }
-  if (layer.muon)
-    return why = "Muon orthogonalizes the update of some weights only",
-           failure();
+  if (failed(takeMove(layer, 1.0, std::nullopt,
+                      "Muon orthogonalizes the update of some weights only",
+                      why)))
+    return failure();
   return added;
 }
 
@@ -781,11 +811,10 @@ FailureOr<Polynomial> SwiGLUReader::readMomentum(SwiGLULayer &layer, unsigned i,
   if (!keeps || !step)
     return fail("a weight is not moved by its momentum alone (W' = W + c "
                 "M')");
-  if (layer.momentumStates.empty()) {
-    layer.step = *step;
-    layer.muon = muon;
-  } else if (layer.step != *step || layer.muon.has_value() != muon.has_value())
-    return fail("its weights are moved by their momenta differently");
+  if (failed(takeMove(layer, *step, muon,
+                      "its weights are moved by their momenta differently",
+                      why)))
+    return failure();
   // M' = mu M + U: the term in M is the mean of a window times M.
   std::optional<Polynomial> update = reader.read(momentumNext);
   if (!update)
