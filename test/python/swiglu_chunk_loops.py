@@ -31,24 +31,27 @@ def _type(shape) -> str:
 class _Body:
     """Emits linalg.generic ops over named dimensions."""
 
-    def __init__(self, sizes: dict):
+    def __init__(self, sizes: dict, prefix: str = ""):
         self.sizes = sizes
+        self.prefix = prefix
         self.lines: list[str] = []
         self.count = 0
         self.labels: dict[str, str] = {}
 
     def fresh(self, stem: str) -> str:
         self.count += 1
-        return f"%{stem}{self.count}"
+        return f"%{self.prefix}{stem}{self.count}"
 
     def shape(self, labels: str):
-        return [self.sizes[c] for c in labels]
+        # "1": a dimension of one element, read at index 0 (`keepdim`).
+        return [1 if c == "1" else self.sizes[c] for c in labels]
 
     def op(self, inputs, out_labels: str, payload, reduce: bool = False) -> str:
         """`payload(args, acc)` returns (lines, result) of the scalar body."""
-        dims = sorted({c for _, lab in inputs for c in lab} | set(out_labels),
+        dims = sorted(({c for _, lab in inputs for c in lab} | set(out_labels)) - {"1"},
                       key=lambda c: "btihon".index(c))
         index = {c: f"d{i}" for i, c in enumerate(dims)}
+        index["1"] = "0"
 
         def amap(lab):
             return "affine_map<(" + ", ".join(index[c] for c in dims) + ") -> (" + \
@@ -132,6 +135,10 @@ class SwiGLULayer:
     # LaCT's momentum with step c (chunked only): per weight
     # M' = mean_t(m_t) M + U, W' = W + c M', M from zero.
     momentum: float = 0.0
+    # The weight norm's target norms computed before the loop from the
+    # initial weights (kept as a unit dimension, as traced exports spell
+    # `keepdim`) and read as loop invariants, not constants in the body.
+    norms_before: bool = False
     # A change that makes the program no SwiGLU TTT layer a kvb_layer can
     # express, for tests that the reader refuses it: "silu_grad" drops the
     # z-terms of silu', "queries_in_update" binds W2's update to the queries
@@ -256,6 +263,9 @@ class SwiGLULayer:
             prologue = "".join(consts)
             args = ", ".join(f"{n}: {t}" for n, t in seqs)
             inits = [f"%w{i}r" for i in range(3)]
+            if self.norms_before:
+                text, norm_names = self._norms_before(sizes)
+                prologue += text
         else:
             prologue = ""
             args = ", ".join(f"%w{i}: {t}" for i, t in enumerate(wtypes)) + ", " + \
@@ -272,11 +282,16 @@ class SwiGLULayer:
             nxt = nxt + moms
         out_seq = _type(tok_shape(self.dout, seq_t))
         bb = ", ".join(f"{n}: {t}" for n, t in zip(w, state_types)) + ", " + ", ".join(f"{n}: {t}" for n, t in wins)
+        invariants = ""
+        if self.weight_norm and self.norms_before:
+            kept = [_type(body.shape(self._kept_norm(i))) for i in range(3)]
+            invariants = f" invariants({', '.join(norm_names)} : {', '.join(kept)})"
+            bb += ", " + ", ".join(f"%inv{i}: {t}" for i, t in enumerate(kept))
         text = "\n".join("    " + line.replace("\n", "\n    ") for line in body.lines)
         return f"""func.func @layer({args}) -> {out_seq} {{
 {prologue}  %o, %f:{len(inits)} = ttt.chunk_loop chunk({self.chunk}) state({", ".join(inits)} : {", ".join(state_types)})
       windows({", ".join(n for n, _ in seqs)} : {", ".join(t for _, t in seqs)}) along [{", ".join(map(str, axes))}]
-      outputs along [{axes[0]}] {{
+     {invariants} outputs along [{axes[0]}] {{
   ^bb0({bb}):
 {text}
     ttt.chunk_yield outputs({out} : {_type(tok_shape(self.dout, win_t))}) state({", ".join(nxt)} : {", ".join(state_types)})
@@ -298,6 +313,9 @@ class SwiGLULayer:
                                                      f"%r = arith.addf {a}, %eps : f32"], "%r"))
         divided = body.op([(x, labels), (shifted, kept)], labels,
                           lambda args, acc: ([f"%r = arith.divf {args[0]}, {args[1]} : f32"], "%r"))
+        if self.norms_before:
+            return body.op([(divided, labels), (f"%inv{i}", self._kept_norm(i))], labels,
+                           lambda args, acc: ([f"%r = arith.mulf {args[0]}, {args[1]} : f32"], "%r"))
         axis = labels.index(axis_label)
         norms = np.sqrt((self._stored(i).astype(np.float64) ** 2).sum(axis=axis)).astype(np.float32)
         if self.mutation == "norm_target":
@@ -307,6 +325,34 @@ class SwiGLULayer:
         body.lines.append(f"{name} = arith.constant dense<[{rows}]> : {_type(norms.shape)}")
         return body.op([(divided, labels), (name, kept)], labels,
                        lambda args, acc: ([f"%r = arith.mulf {args[0]}, {args[1]} : f32"], "%r"))
+
+    def _kept_norm(self, i: int) -> str:
+        """W_i's labels with the norm's axis kept as one element."""
+        return self._w(i).replace(["i", "h", "i"][i], "1")
+
+    def _norms_before(self, sizes: dict):
+        """The prologue and names of sqrt(sum over the inputs of W_i^(0) ** 2), a unit dimension in
+        place of the inputs, computed before the loop."""
+        pre = _Body(sizes, prefix="pre")
+        names = []
+        for i in range(3):
+            labels = self._w(i)
+            kept = labels.replace(["i", "h", "i"][i], "")
+            weight = f"%w{i}r"
+            if self.mutation == "norm_target":
+                weight = pre.einsum([(weight, labels)], labels, scale=1.1)
+            sq = pre.op([(weight, labels)], kept,
+                        lambda args, acc: ([f"%p = arith.mulf {args[0]}, {args[0]} : f32",
+                                            f"%r = arith.addf {acc}, %p : f32"], "%r"), reduce=True)
+            unit = self._kept_norm(i)
+            at = unit.index("1")
+            groups = [[0], [1, 2]] if at == 2 else [[0, 1], [2]]
+            expanded = pre.fresh("x")
+            pre.lines.append(f"{expanded} = tensor.expand_shape {sq} {groups} output_shape "
+                             f"{pre.shape(unit)} : {_type(pre.shape(kept))} into "
+                             f"{_type(pre.shape(unit))}")
+            names.append(pre.unary(expanded, unit, lambda a: ([f"%r = math.sqrt {a} : f32"], "%r")))
+        return "".join(f"  {line}\n" for text in pre.lines for line in text.split("\n")), names
 
     # -- data and oracle -------------------------------------------------
 
@@ -389,6 +435,7 @@ def random_swiglu_layer(rng: np.random.Generator) -> SwiGLULayer:
         update_first=True if single else bool(rng.integers(2)),
         scale=float(rng.choice([1.0, 0.5, -0.25])), expanded_silu_grad=bool(rng.integers(2)),
         commuted=bool(rng.integers(2)), weight_norm=bool(rng.integers(2)),
+        norms_before=bool(rng.integers(2)),
         momentum=0.0 if single else float(rng.choice([0.0, 1.0, 0.5])))
 
 

@@ -141,6 +141,31 @@ static bool sameConstant(Value a, Value b) {
   return dx && dy && dx == dy;
 }
 
+/// Whether `a` and `b` hold the same elements: equal constants, or the same
+/// op of the same operands (an exporter's `zeros_like` made once per
+/// weight, each a broadcast of one scalar into its own empty tensor).
+static bool sameValue(Value a, Value b, unsigned depth = 0) {
+  if (a == b || sameConstant(a, b))
+    return true;
+  constexpr unsigned kMaxDepth = 3;
+  Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+  if (!x || !y || depth >= kMaxDepth || a.getType() != b.getType() ||
+      cast<OpResult>(a).getResultNumber() !=
+          cast<OpResult>(b).getResultNumber())
+    return false;
+  IRMapping inner;
+  return OperationEquivalence::isEquivalentTo(
+      x, y,
+      [&](Value l, Value r) {
+        return success(inner.lookupOrNull(l) == r ||
+                       sameValue(l, r, depth + 1));
+      },
+      [&](Value l, Value r) { inner.map(l, r); },
+      OperationEquivalence::Flags(
+          OperationEquivalence::IgnoreLocations |
+          OperationEquivalence::IgnoreDiscardableAttrs));
+}
+
 /// The unrolled chunk steps of one function and the proof that they repeat.
 class Reroll {
 public:
@@ -207,6 +232,9 @@ private:
   std::optional<SmallVector<linalg_raise::Polynomial>> initial;
   /// Whether the loop starts at chunk 0 (step 0 joined it).
   bool startsAtZero = false;
+  /// Values step 0 reads in place of a state that are copies of the
+  /// initial value chosen for it (`sameValue`).
+  llvm::SetVector<Value> initialCopies;
   /// The labels of `initial` that index a dimension of size 1 (a weight
   /// stored as [1, r, c] and broadcast over the batch).
   llvm::DenseSet<unsigned> initialUnits;
@@ -480,8 +508,9 @@ bool Reroll::sameInStep(Value x, Value y, int64_t i,
     return true;
   if (auto state = llvm::find(stateIn, x); state != stateIn.end()) {
     Value in = stateInStep[state - stateIn.begin()];
-    // Initial states read from constants: any constant of their elements.
-    return in == y || (in && sameConstant(in, y));
+    // Initial states read from constants: any constant of their elements,
+    // or any copy of the same computation.
+    return in && sameValue(in, y);
   }
   Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
   if (!dx || !dy || depth > 16 || x.getType() != y.getType())
@@ -519,8 +548,10 @@ bool Reroll::sameInStep(Value x, Value y, int64_t i,
   // As sums of products, whatever ops spell them.
   linalg_raise::EinsumReader readX(
       llvm::DenseSet<Value>(stateIn.begin(), stateIn.end()));
-  linalg_raise::EinsumReader readY(
-      llvm::DenseSet<Value>(stateInStep.begin(), stateInStep.end()));
+  llvm::DenseSet<Value> leavesY(stateInStep.begin(), stateInStep.end());
+  if (i == 0)
+    leavesY.insert(initialCopies.begin(), initialCopies.end());
+  linalg_raise::EinsumReader readY(std::move(leavesY));
   std::optional<linalg_raise::Polynomial> px = readX.read(x),
                                           py = readY.read(y);
   auto isItself = [](const std::optional<linalg_raise::Polynomial> &poly,
@@ -887,11 +918,17 @@ bool Reroll::firstStepReadsInitialStates(SmallVector<Value> &inits) {
             [&](Value a, Value b) { inner.map(a, b); }, kStepEquivalence);
         Operation *def = found ? found.getDefiningOp() : nullptr;
         if (!same || !found || found.getType() != state.getType() ||
-            (def && stepOf.count(def)) ||
-            llvm::any_of(candidates[index], [&](Value known) {
-              return known == found || sameConstant(known, found);
-            }))
+            (def && stepOf.count(def)))
           continue;
+        // A copy of a known candidate is no new choice, but step 0's sums
+        // read it as the state all the same.
+        if (llvm::any_of(candidates[index], [&](Value known) {
+              return sameValue(known, found);
+            })) {
+          if (!llvm::is_contained(candidates[index], found))
+            initialCopies.insert(found);
+          continue;
+        }
         candidates[index].push_back(found);
       }
     }

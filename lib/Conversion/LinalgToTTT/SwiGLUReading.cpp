@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 #include <cmath>
 
@@ -58,10 +59,26 @@ linalg::GenericOp parallelGeneric(Value value, unsigned numInputs) {
 }
 
 /// Whether `generic` reads its input `i` element for element as it writes
-/// its output (one map, a permutation, for both).
+/// its output: one map for both, each loop once, a dimension of one element
+/// possibly read at index 0 instead.
 bool readsInPlace(linalg::GenericOp generic, unsigned i) {
   SmallVector<AffineMap> maps = generic.getIndexingMapsArray();
-  return maps[i] == maps.back() && maps[i].isPermutation();
+  if (maps[i] != maps.back())
+    return false;
+  auto type = cast<ShapedType>(generic.getDpsInits()[0].getType());
+  llvm::SmallBitVector seen(maps[i].getNumDims());
+  for (auto [d, expr] : llvm::enumerate(maps[i].getResults())) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      if (seen.test(dim.getPosition()))
+        return false;
+      seen.set(dim.getPosition());
+      continue;
+    }
+    auto zero = dyn_cast<AffineConstantExpr>(expr);
+    if (!zero || zero.getValue() != 0 || type.getDimSize(d) != 1)
+      return false;
+  }
+  return seen.all();
 }
 
 /// What the payload of `generic` yields.
@@ -110,6 +127,55 @@ Value throughReshapes(Value value) {
   return value;
 }
 
+/// The Euclidean norms of a tensor over one axis: the axis, and the
+/// tensor's dimensions the sum keeps, in order.
+struct ColumnNorms {
+  unsigned axis = 0;
+  SmallVector<int64_t> kept;
+};
+
+/// `norms` (reshapes around it allowed) read as `sqrt(sum over one axis of
+/// x^2)`, or nullopt.
+std::optional<ColumnNorms> readColumnNorms(Value norms, Value x) {
+  linalg::GenericOp sqrt = parallelGeneric(throughReshapes(norms), 1);
+  if (!sqrt || !readsInPlace(sqrt, 0) ||
+      !yielded(sqrt).getDefiningOp<math::SqrtOp>() ||
+      yielded(sqrt).getDefiningOp<math::SqrtOp>().getOperand() !=
+          sqrt.getRegion().front().getArgument(0))
+    return std::nullopt;
+  Value squares = sqrt.getDpsInputs()[0];
+  EinsumReader reader({x});
+  std::optional<Polynomial> sum = reader.read(squares);
+  if (!sum || sum->terms.size() != 1 || sum->terms[0].coeff != 1.0 ||
+      sum->terms[0].factors.size() != 2)
+    return std::nullopt;
+  const Factor &a = sum->terms[0].factors[0], &b = sum->terms[0].factors[1];
+  if (a.leaf != x || b.leaf != x ||
+      ArrayRef<unsigned>(a.labels) != ArrayRef<unsigned>(b.labels))
+    return std::nullopt;
+  ColumnNorms reading;
+  std::optional<unsigned> axis;
+  for (auto [position, label] : llvm::enumerate(a.labels)) {
+    if (llvm::is_contained(sum->labels, label))
+      continue;
+    if (axis)
+      return std::nullopt;
+    axis = position;
+  }
+  if (!axis)
+    return std::nullopt;
+  // A label of the sum that x lacks is a unit dimension a reshape added
+  // (`keepdim` spelled as an expand_shape).
+  for (unsigned label : sum->labels) {
+    if (const unsigned *at = llvm::find(a.labels, label); at != a.labels.end())
+      reading.kept.push_back(at - a.labels.begin());
+    else if (!reader.isUnit(label))
+      return std::nullopt;
+  }
+  reading.axis = *axis;
+  return reading;
+}
+
 std::optional<ColumnNormDivision> readColumnNormDivision(Value divided) {
   linalg::GenericOp generic = parallelGeneric(divided, 2);
   if (!generic || !readsInPlace(generic, 0))
@@ -152,35 +218,9 @@ std::optional<ColumnNormDivision> readColumnNormDivision(Value divided) {
   } else {
     return std::nullopt;
   }
-  linalg::GenericOp sqrt = parallelGeneric(throughReshapes(root), 1);
-  if (!sqrt || !readsInPlace(sqrt, 0) ||
-      !yielded(sqrt).getDefiningOp<math::SqrtOp>() ||
-      yielded(sqrt).getDefiningOp<math::SqrtOp>().getOperand() !=
-          sqrt.getRegion().front().getArgument(0))
+  std::optional<ColumnNorms> norms = readColumnNorms(root, reading.x);
+  if (!norms)
     return std::nullopt;
-  Value squares = sqrt.getDpsInputs()[0];
-  EinsumReader reader({reading.x});
-  std::optional<Polynomial> sum = reader.read(squares);
-  if (!sum || sum->terms.size() != 1 || sum->terms[0].coeff != 1.0 ||
-      sum->terms[0].factors.size() != 2)
-    return std::nullopt;
-  const Factor &a = sum->terms[0].factors[0], &b = sum->terms[0].factors[1];
-  if (a.leaf != reading.x || b.leaf != reading.x ||
-      ArrayRef<unsigned>(a.labels) != ArrayRef<unsigned>(b.labels))
-    return std::nullopt;
-  SmallVector<int64_t> kept;
-  std::optional<unsigned> axis;
-  for (auto [position, label] : llvm::enumerate(a.labels)) {
-    if (llvm::is_contained(sum->labels, label))
-      continue;
-    if (axis)
-      return std::nullopt;
-    axis = position;
-  }
-  if (!axis)
-    return std::nullopt;
-  for (unsigned label : sum->labels)
-    kept.push_back(llvm::find(a.labels, label) - a.labels.begin());
   // The divisor's dimensions of more than one element read those of x that
   // the sum keeps, in order (x's dimension d is the loop's maps[0](d)).
   auto divisorType = cast<RankedTensorType>(divisor.getType());
@@ -197,12 +237,12 @@ std::optional<ColumnNormDivision> readColumnNormDivision(Value divided) {
   }
   SmallVector<int64_t> keptNonUnit;
   auto xType = cast<RankedTensorType>(reading.x.getType());
-  for (int64_t d : kept)
+  for (int64_t d : norms->kept)
     if (xType.getDimSize(d) != 1)
       keptNonUnit.push_back(d);
   if (read != keptNonUnit)
     return std::nullopt;
-  reading.axis = *axis;
+  reading.axis = norms->axis;
   return reading;
 }
 
@@ -211,17 +251,6 @@ std::optional<ColumnNormDivision> readColumnNormDivision(Value divided) {
 /// the weight's `weightLabels`).
 bool holdsColumnNorms(Value target, ArrayRef<unsigned> labels, Value weight,
                       ArrayRef<unsigned> weightLabels, unsigned axis) {
-  // A reshape keeps the elements' order: the values are the constant's,
-  // the dimensions the target's.
-  Attribute normsAttr, valuesAttr;
-  if (!matchPattern(throughReshapes(target), m_Constant(&normsAttr)) ||
-      !matchPattern(throughReshapes(weight), m_Constant(&valuesAttr)))
-    return false;
-  DenseElementsAttr norms = denseConstantValue(normsAttr),
-                    values = denseConstantValue(valuesAttr);
-  if (!norms || !values || !isa<FloatType>(norms.getElementType()) ||
-      !isa<FloatType>(values.getElementType()))
-    return false;
   auto type = cast<RankedTensorType>(weight.getType());
   auto targetType = cast<RankedTensorType>(target.getType());
   // The target's non-unit dimensions are the weight's but the axis, in
@@ -234,6 +263,31 @@ bool holdsColumnNorms(Value target, ArrayRef<unsigned> labels, Value weight,
     if (targetType.getDimSize(d) != 1)
       got.push_back(label);
   if (expected != got)
+    return false;
+  // Computed from the weight itself (a model whose initial weights are
+  // tiled per batch at run time takes their norms there too): the same
+  // axis, and the dimensions it keeps in the weight's order, since a
+  // reshape keeps the elements' order.
+  if (std::optional<ColumnNorms> computed = readColumnNorms(target, weight)) {
+    SmallVector<int64_t> keptNonUnit, wanted;
+    for (int64_t d : computed->kept)
+      if (type.getDimSize(d) != 1)
+        keptNonUnit.push_back(d);
+    for (int64_t d = 0, e = type.getRank(); d < e; ++d)
+      if (d != axis && type.getDimSize(d) != 1)
+        wanted.push_back(d);
+    return computed->axis == axis && keptNonUnit == wanted;
+  }
+  // A reshape keeps the elements' order: the values are the constant's,
+  // the dimensions the target's.
+  Attribute normsAttr, valuesAttr;
+  if (!matchPattern(throughReshapes(target), m_Constant(&normsAttr)) ||
+      !matchPattern(throughReshapes(weight), m_Constant(&valuesAttr)))
+    return false;
+  DenseElementsAttr norms = denseConstantValue(normsAttr),
+                    values = denseConstantValue(valuesAttr);
+  if (!norms || !values || !isa<FloatType>(norms.getElementType()) ||
+      !isa<FloatType>(values.getElementType()))
     return false;
   ArrayRef<int64_t> shape = type.getShape();
   int64_t inner = 1;
@@ -267,8 +321,8 @@ bool holdsColumnNorms(Value target, ArrayRef<unsigned> labels, Value weight,
 
 constexpr const char *kUnprovenNorms =
     "a weight is divided by its column norms and scaled by what the reader "
-    "cannot prove to be its initial value's (a constant initial weight and "
-    "its norms are checked)";
+    "cannot prove to be its initial value's (norms computed from the initial "
+    "weight, or a constant initial weight and its norms, are checked)";
 
 class SwiGLUReader {
 public:
@@ -401,9 +455,14 @@ std::optional<ColumnNormDivision>
 SwiGLUReader::normedToInitial(const Factor &divided, const Factor &target,
                               unsigned state) {
   std::optional<ColumnNormDivision> norm = readColumnNormDivision(divided.leaf);
-  if (!norm ||
-      !holdsColumnNorms(target.leaf, target.labels, loop.getInits()[state],
-                        divided.labels, norm->axis))
+  // Norms taken before the loop reach the body as an invariant.
+  Value norms = target.leaf;
+  for (auto [arg, operand] :
+       llvm::zip(loop.getInvariantArgs(), loop.getInvariants()))
+    if (norms == arg)
+      norms = operand;
+  if (!norm || !holdsColumnNorms(norms, target.labels, loop.getInits()[state],
+                                 divided.labels, norm->axis))
     return std::nullopt;
   return norm;
 }

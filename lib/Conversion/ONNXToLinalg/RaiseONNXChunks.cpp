@@ -71,36 +71,49 @@ static std::string describeLayer(KVBLayerOp layer) {
   return text;
 }
 
-/// Whether the layer's initial weights are the model's own (inputs,
-/// initializers, constants, seen through views), not computed by an
-/// unrolled first chunk.
-static bool startsFromModelWeights(ConvertedGraph &converted,
-                                   KVBLayerOp layer) {
-  for (Value weight : layer.getWeights()) {
-    Value value = weight;
-    while (Operation *op = value.getDefiningOp()) {
-      if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
-              linalg::TransposeOp>(op)) {
-        value = op->getOperand(0);
-        continue;
-      }
-      auto generic = dyn_cast<linalg::GenericOp>(op);
-      if (generic && generic.getNumDpsInputs() == 1 &&
-          !op->hasAttr(kRecordAttr)) {
-        value = generic.getDpsInputs()[0];
-        continue;
-      }
-      break;
-    }
-    if (isa<BlockArgument>(value) || value.getDefiningOp<linalg::FillOp>())
+/// The arguments of the enclosing function that `value` is computed from.
+static llvm::SmallPtrSet<Value, 8> argumentsOf(Value value) {
+  llvm::SmallPtrSet<Value, 8> arguments;
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  SmallVector<Value> stack{value};
+  while (!stack.empty()) {
+    Value next = stack.pop_back_val();
+    Operation *op = next.getDefiningOp();
+    if (!op) {
+      arguments.insert(next);
       continue;
-    Operation *op = value.getDefiningOp();
-    auto record = op->getAttrOfType<IntegerAttr>(kRecordAttr);
-    if (!record)
-      return false;
-    onnx::NodeOp node = converted.ops[record.getInt()].node;
-    if (node && node.getOpType() != "Constant")
-      return false;
+    }
+    if (!seen.insert(op).second)
+      continue;
+    // What the op and its regions read from outside it.
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands()) {
+        Operation *owner = operand.getDefiningOp();
+        if (!owner)
+          owner = cast<BlockArgument>(operand).getOwner()->getParentOp();
+        if (inner == op || !op->isAncestor(owner))
+          stack.push_back(operand);
+      }
+    });
+  }
+  return arguments;
+}
+
+/// Whether the layer's initial weights are its own: inputs, constants, or
+/// computed from them (a parameter tiled per batch), but not from the data
+/// the layer reads, as they are when its first chunk stayed unrolled.
+static bool startsFromModelWeights(KVBLayerOp layer) {
+  llvm::SmallPtrSet<Value, 8> data;
+  for (Value operand : layer->getOperands())
+    if (!llvm::is_contained(layer.getWeights(), operand))
+      for (Value argument : argumentsOf(operand))
+        data.insert(argument);
+  for (Value weight : layer.getWeights()) {
+    if (isa<BlockArgument>(weight))
+      continue;
+    for (Value argument : argumentsOf(weight))
+      if (data.contains(argument))
+        return false;
   }
   return true;
 }
@@ -128,6 +141,7 @@ struct TTTRaiseONNXChunksPass
                                                  graph);
     graph->removeAttr(raise::kFoundByChunkRouteAttr);
     original->removeAttr(raise::kFoundByChunkRouteAttr);
+    original->removeAttr(raise::kReadWholeByChunkRouteAttr);
     raise::foldShapeArithmetic(graph);
     FailureOr<bool> rewritten = raiseIn(graph, original);
     graph->erase();
@@ -166,8 +180,7 @@ struct TTTRaiseONNXChunksPass
         converted.func.walk([&](KVBLayerOp layer) {
           LayerFacts facts = analyzeLayer(layer);
           std::string why =
-              !startsFromModelWeights(converted, layer)
-                  ? "its first chunk stays unrolled"
+              !startsFromModelWeights(layer) ? "its first chunk stays unrolled"
               : facts.rewritable
                   ? "linear attention where its run-time sizes are fixed, "
                     "but the canonical route rewrites layers of static "
@@ -305,12 +318,18 @@ struct TTTRaiseONNXChunksPass
     // one whose first chunk stayed unrolled (its initial weight computed by
     // that chunk), which ttt-raise-onnx reads whole.
     for (KVBLayerOp layer : layers) {
-      if (!startsFromModelWeights(converted, layer)) {
+      if (!startsFromModelWeights(layer)) {
         if (explain)
           mlir::emitRemark(graph.getLoc())
               << "ttt-raise-onnx-chunks: "
               << linalg_raise::describeLayerForm(layer)
               << " left to ttt-raise-onnx: its first chunk stays unrolled";
+        kept.push_back(StringAttr::get(
+            &getContext(), linalg_raise::describeLayerForm(layer) +
+                               ": left as it was: its first chunk stays "
+                               "unrolled"));
+        original->setAttr(raise::kFoundByChunkRouteAttr,
+                          ArrayAttr::get(&getContext(), kept));
         return false;
       }
       LayerFacts facts = analyzeLayer(layer);
@@ -327,6 +346,8 @@ struct TTTRaiseONNXChunksPass
                                ": left as it was: " + explainLayer(facts)));
         original->setAttr(raise::kFoundByChunkRouteAttr,
                           ArrayAttr::get(&getContext(), kept));
+        original->setAttr(raise::kReadWholeByChunkRouteAttr,
+                          UnitAttr::get(&getContext()));
         return false;
       }
     }
