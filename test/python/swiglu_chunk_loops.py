@@ -144,7 +144,7 @@ class SwiGLULayer:
     # z-terms of silu', "queries_in_update" binds W2's update to the queries
     # rather than the keys,
     # "w2_step" doubles W2's step, "norm_target" scales the weight norm's
-    # target norms.
+    # target norms, "narrow_update" rounds W1's update to bfloat16.
     mutation: str = ""
     arrays: list = field(default_factory=list)
     init: list = field(default_factory=list)
@@ -210,6 +210,9 @@ class SwiGLULayer:
         dgate = body.binary(body.binary(dh, gy, hid, "arith.mulf"), grad, hid, "arith.mulf")
         dup = body.binary(dh, silu, hid, "arith.mulf")
         u1 = body.einsum([(rate(1, v, tout), tout), (hk, hid)], wl[1], c, self.scale)
+        if self.mutation == "narrow_update":
+            u1 = body.unary(u1, wl[1], lambda a: ([f"%t = arith.truncf {a} : f32 to bf16",
+                                                   "%r = arith.extf %t : bf16 to f32"], "%r"))
         u0 = body.einsum([(dgate, hid), (rate(0, k, tin), tin)], wl[0], c, self.scale)
         bound = q if self.mutation == "queries_in_update" else k
         u2 = body.einsum([(dup, hid), (rate(2, bound, tin), tin)], wl[2], c,
@@ -443,7 +446,7 @@ def random_mutant(rng: np.random.Generator) -> SwiGLULayer:
     """A random layer with one change that makes it no kvb_layer."""
     layer = random_swiglu_layer(rng)
     layer.mutation = str(rng.choice(["silu_grad", "queries_in_update", "w2_step", "norm_target",
-                                     "momentum_step"]))
+                                     "momentum_step", "narrow_update"]))
     if layer.mutation == "momentum_step":
         layer.chunk, layer.length, layer.momentum, layer.update_first = 2, 4, 0.5, False
     if layer.mutation == "norm_target":

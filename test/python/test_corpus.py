@@ -30,7 +30,8 @@ SWIGLU = ("chunk loop ({n} chunks of 16, 6 state values): left as it was: a SwiG
           "fast-weight network (W1 (silu(W0 x) * (W2 x))): a TTT layer with a nonlinear "
           "inner model, no linear attention; no ttt.kvb_layer yet: ")
 # Muon in bfloat16 casts the update on its way to Newton-Schulz.
-MOMENTUM = "a weight is not moved by its momentum alone (W' = W + c M')"
+BF16 = ("its update is computed in bf16 on the way (as LaCT ships Muon's Newton-Schulz "
+        "steps); ttt.kvb_layer computes updates in the weights' type")
 # Raised whole (its first chunk joins the loop, its folded weight transposes read as
 # views; where the initial weights are tiled per batch at run time, the weight norm's
 # targets are read as their norms): a ttt.kvb_layer that is not linear attention,
@@ -49,8 +50,7 @@ ONE_STEP = ("TTT layer: chunk loop (one chunk, {n} state values): left as it was
 # LaCT-NVS's step as shipped: Muon's update cast to bfloat16 on its way.
 NVS_STEP = ("TTT layer: chunk loop (one chunk, 3 state values): left as it was: a SwiGLU "
             "fast-weight network (W1 (silu(W0 x) * (W2 x))): a TTT layer with a nonlinear "
-            "inner model, no linear attention; no ttt.kvb_layer yet: W1's update is not a sum "
-            "over tokens of values times the SwiGLU hidden state of the keys")
+            "inner model, no linear attention; no ttt.kvb_layer yet: " + BF16)
 # With its step in fp32: raised whole (a full-batch step, Muon with no Newton-Schulz
 # steps, the keys multiplied by their rates before the step, the RMSNorm's `o²` computed
 # again after the layer op), not linear attention.
@@ -81,7 +81,7 @@ FOUND = {
     "LaCT_lact_llm_LaCTSWIGLULayer.ts": RAISED,
     "LaCT_lact_llm_LaCTSWIGLULayer.dynamo": RAISED,
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.dynamo":
-        "TTT layer: " + SWIGLU.format(n=4) + MOMENTUM,
+        "TTT layer: " + SWIGLU.format(n=4) + BF16,
     # ttt-lm-pytorch loops over mini-batches of a [B, H, N, C, D] view: one per step.
     "ttt_lm_pytorch_TTTLinear.dynamo": "TTT layer: chunk loop (3 chunks of 1, 2 " + LAYER_NORM_MSE,
     "ttt_lm_pytorch_TTTMLP.dynamo": "TTT layer: chunk loop (3 chunks of 1, 4 " + LAYER_NORM_MSE,
@@ -98,7 +98,7 @@ DYNAMIC_BATCH = {
     "LaCT_lact_llm_LaCTSWIGLULayer.ts-batch": RAISED,
     "LaCT_lact_llm_LaCTSWIGLULayer.dynamo-batch": RAISED,
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.dynamo-batch":
-        "TTT layer: " + SWIGLU.format(n=4) + MOMENTUM,
+        "TTT layer: " + SWIGLU.format(n=4) + BF16,
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.dynamo-batch": RAISED,
     "LaCT_lact_nvs_FastWeightGluMLPMultihead.dynamo-batch": ONE_STEP.format(n=3, op="arith.divf"),
     "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo-batch":

@@ -1210,6 +1210,24 @@ LogicalResult SwiGLUReader::readUpdates(SwiGLULayer &layer, std::string &why) {
   return success();
 }
 
+/// The narrower float type `value` is computed through (a payload that
+/// truncates, as LaCT's Muon casts its update to bfloat16), if any.
+static std::optional<Type> narrowedOnTheWay(Value value) {
+  SmallVector<Value> stack{value};
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  while (!stack.empty()) {
+    Operation *op = stack.pop_back_val().getDefiningOp();
+    if (!op || !seen.insert(op).second)
+      continue;
+    std::optional<Type> narrow;
+    op->walk([&](arith::TruncFOp trunc) { narrow = trunc.getType(); });
+    if (narrow)
+      return narrow;
+    llvm::append_range(stack, op->getOperands());
+  }
+  return std::nullopt;
+}
+
 FailureOr<SwiGLULayer> SwiGLUReader::read(bool &isSwiGLU, std::string &why) {
   isSwiGLU = false;
   for (Value init : loop.getInits())
@@ -1237,8 +1255,19 @@ FailureOr<SwiGLULayer> SwiGLUReader::read(bool &isSwiGLU, std::string &why) {
   for (unsigned i = 0; i < 3; ++i)
     if (layer.weightRoles[i].size() != layer.numStreams + 2)
       return why = "a weight is not one matrix per stream", failure();
-  if (failed(readUpdates(layer, why)))
+  if (failed(readUpdates(layer, why))) {
+    for (unsigned state : layer.weights)
+      if (std::optional<Type> narrow = narrowedOnTheWay(nextState(state))) {
+        std::string type;
+        llvm::raw_string_ostream os(type);
+        os << *narrow;
+        why = "its update is computed in " + type +
+              " on the way (as LaCT ships Muon's Newton-Schulz steps); "
+              "ttt.kvb_layer computes updates in the weights' type";
+        break;
+      }
     return failure();
+  }
   // kvb_layer renormalizes each output column over the weight's inputs.
   for (unsigned i = 0; layer.weightNormEps && i < 3; ++i) {
     auto axis = normAxes.find(layer.weights[i]);
