@@ -200,7 +200,8 @@ def test_corpus_export(name, tmp_path):
 
 # The layers the canonical route raises to a ttt.kvb_layer: LaCT's LLM layer and its
 # causal minimal layer with Muon in fp32 (SwiGLU, three trained weights, per-weight
-# rates, momentum, weight norm; Muon's Newton-Schulz steps in the second).
+# rates, momentum, weight norm; Muon's Newton-Schulz steps in the second), as torch
+# 2.15's exporters and Debian's torch 1.13 write them, and LaCT-NVS's step.
 RAISED_LAYERS = [
     "LaCT_lact_llm_LaCTSWIGLULayer.dynamo",
     "LaCT_lact_llm_LaCTSWIGLULayer.ts",
