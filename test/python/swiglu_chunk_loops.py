@@ -135,10 +135,12 @@ class SwiGLULayer:
     # LaCT's momentum with step c (chunked only): per weight
     # M' = mean_t(m_t) M + U, W' = W + c M', M from zero.
     momentum: float = 0.0
-    # The weight norm's target norms computed before the loop from the
-    # initial weights (kept as a unit dimension, as traced exports spell
-    # `keepdim`) and read as loop invariants, not constants in the body.
-    norms_before: bool = False
+    # Where the weight norm's target norms come from: "" constants in the
+    # body; "before" computed before the loop from the initial weights (kept
+    # as a unit dimension, as traced exports spell `keepdim`) and read as
+    # loop invariants; "in_step" (one chunk) computed in the body from the
+    # state, which one chunk reads as its initial value.
+    norms_from: str = ""
     # A change that makes the program no SwiGLU TTT layer a kvb_layer can
     # express, for tests that the reader refuses it: "silu_grad" drops the
     # z-terms of silu', "queries_in_update" binds W2's update to the queries
@@ -266,7 +268,7 @@ class SwiGLULayer:
             prologue = "".join(consts)
             args = ", ".join(f"{n}: {t}" for n, t in seqs)
             inits = [f"%w{i}r" for i in range(3)]
-            if self.norms_before:
+            if self.norms_from == "before":
                 text, norm_names = self._norms_before(sizes)
                 prologue += text
         else:
@@ -286,7 +288,7 @@ class SwiGLULayer:
         out_seq = _type(tok_shape(self.dout, seq_t))
         bb = ", ".join(f"{n}: {t}" for n, t in zip(w, state_types)) + ", " + ", ".join(f"{n}: {t}" for n, t in wins)
         invariants = ""
-        if self.weight_norm and self.norms_before:
+        if self.weight_norm and self.norms_from == "before":
             kept = [_type(body.shape(self._kept_norm(i))) for i in range(3)]
             invariants = f" invariants({', '.join(norm_names)} : {', '.join(kept)})"
             bb += ", " + ", ".join(f"%inv{i}: {t}" for i, t in enumerate(kept))
@@ -316,7 +318,18 @@ class SwiGLULayer:
                                                      f"%r = arith.addf {a}, %eps : f32"], "%r"))
         divided = body.op([(x, labels), (shifted, kept)], labels,
                           lambda args, acc: ([f"%r = arith.divf {args[0]}, {args[1]} : f32"], "%r"))
-        if self.norms_before:
+        if self.norms_from == "in_step":
+            state = f"%s{i}"
+            if self.mutation == "norm_target":
+                state = body.einsum([(state, labels)], labels, scale=1.1)
+            squares = body.op([(state, labels)], kept,
+                              lambda args, acc: ([f"%p = arith.mulf {args[0]}, {args[0]} : f32",
+                                                  f"%r = arith.addf {acc}, %p : f32"], "%r"),
+                              reduce=True)
+            target = body.unary(squares, kept, lambda a: ([f"%r = math.sqrt {a} : f32"], "%r"))
+            return body.op([(divided, labels), (target, kept)], labels,
+                           lambda args, acc: ([f"%r = arith.mulf {args[0]}, {args[1]} : f32"], "%r"))
+        if self.norms_from == "before":
             return body.op([(divided, labels), (f"%inv{i}", self._kept_norm(i))], labels,
                            lambda args, acc: ([f"%r = arith.mulf {args[0]}, {args[1]} : f32"], "%r"))
         axis = labels.index(axis_label)
@@ -438,7 +451,7 @@ def random_swiglu_layer(rng: np.random.Generator) -> SwiGLULayer:
         update_first=True if single else bool(rng.integers(2)),
         scale=float(rng.choice([1.0, 0.5, -0.25])), expanded_silu_grad=bool(rng.integers(2)),
         commuted=bool(rng.integers(2)), weight_norm=bool(rng.integers(2)),
-        norms_before=bool(rng.integers(2)),
+        norms_from=str(rng.choice(["", "before"] if not single else ["", "before", "in_step"])),
         momentum=0.0 if single else float(rng.choice([0.0, 1.0, 0.5])))
 
 

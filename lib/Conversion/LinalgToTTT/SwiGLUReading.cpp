@@ -461,10 +461,17 @@ SwiGLUReader::normedToInitial(const Factor &divided, const Factor &target,
        llvm::zip(loop.getInvariantArgs(), loop.getInvariants()))
     if (norms == arg)
       norms = operand;
-  if (!norm || !holdsColumnNorms(norms, target.labels, loop.getInits()[state],
-                                 divided.labels, norm->axis))
+  if (!norm)
     return std::nullopt;
-  return norm;
+  // One chunk reads its initial weight as the state itself: the norms the
+  // step takes of it are the initial ones.
+  if (holdsColumnNorms(norms, target.labels, loop.getInits()[state],
+                       divided.labels, norm->axis) ||
+      (loop.isSingleChunk() &&
+       holdsColumnNorms(norms, target.labels, stateArg(state), divided.labels,
+                        norm->axis)))
+    return norm;
+  return std::nullopt;
 }
 
 LogicalResult
