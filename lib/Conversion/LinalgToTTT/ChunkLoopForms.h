@@ -48,6 +48,10 @@ void swapCommutativeInputs(Operation *op);
 /// and the ops nested in them).
 bool readsValue(Value value, Value target);
 
+/// The values `op` reads: its own operands and those its regions take from
+/// outside it.
+SmallVector<Value> readValues(Operation *op);
+
 /// Why `loop` is no TTT layer at all (no state bound to keys and values, or
 /// a state the data rescales, as chunked online softmax carries), or an
 /// empty string when it is one.

@@ -67,20 +67,6 @@ using namespace mlir::ttt;
 
 namespace {
 
-/// The values `op` reads, its own operands and those its regions take from
-/// outside it.
-SmallVector<Value> readValues(Operation *op) {
-  SmallVector<Value> values(op->getOperands());
-  op->walk([&](Operation *inner) {
-    if (inner == op)
-      return;
-    for (Value operand : inner->getOperands())
-      if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
-        values.push_back(operand);
-  });
-  return values;
-}
-
 /// An update of a weight: the op that computes its next value from it and
 /// what the data adds.
 struct Update {
@@ -324,7 +310,7 @@ public:
       deps[arg].args.push_back(arg.getArgNumber());
     for (Operation &op : block) {
       Args merged;
-      for (Value value : readValues(&op))
+      for (Value value : linalg_raise::readValues(&op))
         if (auto it = deps.find(value); it != deps.end())
           merged.merge(it->second);
       if (merged.none())
@@ -383,7 +369,7 @@ public:
         sumTypes.insert(op.getResult(0).getType());
     llvm::SetVector<Value> roots;
     for (Operation &op : block) {
-      SmallVector<Value> read = readValues(&op);
+      SmallVector<Value> read = linalg_raise::readValues(&op);
       if (llvm::none_of(read, [&](Value v) { return isData(v, {}); }))
         continue;
       // A weight read through a view of it made of constants (`W^T`, a
@@ -539,7 +525,7 @@ public:
           llvm::count_if(linalgOp.getDpsInputs(),
                          [&](Value input) { return isData(input, {}); }) >= 2)
         return true;
-      llvm::append_range(stack, readValues(def));
+      llvm::append_range(stack, linalg_raise::readValues(def));
     }
     return false;
   }
@@ -605,7 +591,7 @@ private:
     Value next = update.op->getResult(0);
     llvm::DenseSet<Value> derived{next}, dependsOnNext{next};
     for (Operation *op = update.op->getNextNode(); op; op = op->getNextNode()) {
-      SmallVector<Value> read = readValues(op);
+      SmallVector<Value> read = linalg_raise::readValues(op);
       if (llvm::none_of(read,
                         [&](Value v) { return dependsOnNext.contains(v); }))
         continue;
@@ -688,7 +674,7 @@ private:
                   llvm::function_ref<bool(Value)> isScale) const {
     llvm::DenseSet<Value> derived{update.op->getResult(0)};
     for (Operation *op = update.op->getNextNode(); op; op = op->getNextNode()) {
-      SmallVector<Value> read = readValues(op);
+      SmallVector<Value> read = linalg_raise::readValues(op);
       if (llvm::none_of(read, [&](Value v) { return derived.contains(v); }) ||
           llvm::any_of(read, [&](Value v) {
             return !derived.contains(v) && isData(v, {update});
@@ -709,9 +695,9 @@ private:
                                     Operation *skipped = nullptr) const {
     llvm::DenseSet<Value> reached{value};
     for (Operation &op : block) {
-      if (&op == skipped || llvm::none_of(readValues(&op), [&](Value v) {
-            return reached.contains(v);
-          }))
+      if (&op == skipped ||
+          llvm::none_of(linalg_raise::readValues(&op),
+                        [&](Value v) { return reached.contains(v); }))
         continue;
       for (Value result : op.getResults())
         reached.insert(result);
@@ -730,7 +716,7 @@ private:
     }
     SmallVector<Operation *> seeds;
     for (Operation &op : block) {
-      SmallVector<Value> read = readValues(&op);
+      SmallVector<Value> read = linalg_raise::readValues(&op);
       if (llvm::none_of(read,
                         [&](Value v) { return dependsOnWeights.contains(v); }))
         continue;
@@ -763,7 +749,7 @@ private:
       Operation *op = stack.pop_back_val();
       if (!inBody.insert(op).second)
         continue;
-      for (Value value : readValues(op)) {
+      for (Value value : linalg_raise::readValues(op)) {
         if (weights.contains(value) || !dependsOnWeights.contains(value))
           continue;
         if (Operation *def = value.getDefiningOp())
@@ -782,7 +768,7 @@ private:
       auto generic = dyn_cast<linalg::GenericOp>(&op);
       if (!generic || ordered.empty() || generic.getNumReductionLoops() != 0)
         continue;
-      SmallVector<Value> read = readValues(&op);
+      SmallVector<Value> read = linalg_raise::readValues(&op);
       bool onBody = false,
            onlyBody = llvm::all_of(read, [&](Value v) {
              Operation *def = v.getDefiningOp();
@@ -953,7 +939,7 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
     Operation *op = stack.pop_back_val();
     if (!updateSide.insert(op).second)
       continue;
-    for (Value value : readValues(op)) {
+    for (Value value : linalg_raise::readValues(op)) {
       Operation *def = value.getDefiningOp();
       if (!def || def->getBlock() != &block || stateOf.count(value) ||
           linalg_raise::isRematerializable(value))
@@ -983,7 +969,7 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
   llvm::SetVector<Value> sequences, invariants, made;
   SmallVector<Operation *> sized;
   for (Operation *op : step.body)
-    for (Value value : readValues(op)) {
+    for (Value value : linalg_raise::readValues(op)) {
       Operation *def = value.getDefiningOp();
       if (stateOf.count(value) || (def && step.body.contains(def)) ||
           readAsState.contains({op, value}))

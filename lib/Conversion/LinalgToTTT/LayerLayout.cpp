@@ -78,6 +78,18 @@ RankedTensorType linalg_raise::layerOutputType(Value q, Value v) {
                                qType.getElementType());
 }
 
+SmallVector<Value> linalg_raise::readValues(Operation *op) {
+  SmallVector<Value> values(op->getOperands());
+  op->walk([&](Operation *inner) {
+    if (inner == op)
+      return;
+    for (Value operand : inner->getOperands())
+      if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
+        values.push_back(operand);
+  });
+  return values;
+}
+
 bool linalg_raise::readsValue(Value value, Value target) {
   SmallVector<Value> stack{value};
   llvm::DenseSet<Value> seen;

@@ -783,21 +783,6 @@ FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
   return added;
 }
 
-/// The values `op` and the ops nested in it read from outside `op`.
-static SmallVector<Value> readFromOutside(Operation *op) {
-  SmallVector<Value> values;
-  op->walk([&](Operation *inner) {
-    for (Value operand : inner->getOperands()) {
-      Operation *where = operand.getDefiningOp();
-      if (!where)
-        where = cast<BlockArgument>(operand).getOwner()->getParentOp();
-      if (inner == op || !op->isAncestor(where))
-        values.push_back(operand);
-    }
-  });
-  return values;
-}
-
 /// The ops of the loop body that make `value` from `base` and constants
 /// alone, or failure if it reads anything else (a state, a window).
 static FailureOr<llvm::SetVector<Operation *>> madeOf(Value value, Value base) {
@@ -811,7 +796,7 @@ static FailureOr<llvm::SetVector<Operation *>> madeOf(Value value, Value base) {
     if (!op)
       return failure();
     if (ops.insert(op))
-      llvm::append_range(stack, readFromOutside(op));
+      llvm::append_range(stack, readValues(op));
   }
   return ops;
 }

@@ -83,18 +83,8 @@ static llvm::SmallPtrSet<Value, 8> argumentsOf(Value value) {
       arguments.insert(next);
       continue;
     }
-    if (!seen.insert(op).second)
-      continue;
-    // What the op and its regions read from outside it.
-    op->walk([&](Operation *inner) {
-      for (Value operand : inner->getOperands()) {
-        Operation *owner = operand.getDefiningOp();
-        if (!owner)
-          owner = cast<BlockArgument>(operand).getOwner()->getParentOp();
-        if (inner == op || !op->isAncestor(owner))
-          stack.push_back(operand);
-      }
-    });
+    if (seen.insert(op).second)
+      llvm::append_range(stack, linalg_raise::readValues(op));
   }
   return arguments;
 }
