@@ -131,7 +131,6 @@ struct TTTRaiseONNXChunksPass
                                                  graph);
     graph->removeAttr(raise::kFoundByChunkRouteAttr);
     original->removeAttr(raise::kFoundByChunkRouteAttr);
-    original->removeAttr(raise::kReadWholeByChunkRouteAttr);
     raise::foldShapeArithmetic(graph);
     FailureOr<bool> rewritten = raiseIn(graph, original);
     graph->erase();
@@ -336,8 +335,6 @@ struct TTTRaiseONNXChunksPass
                                ": left as it was: " + explainLayer(facts)));
         original->setAttr(raise::kFoundByChunkRouteAttr,
                           ArrayAttr::get(&getContext(), kept));
-        original->setAttr(raise::kReadWholeByChunkRouteAttr,
-                          UnitAttr::get(&getContext()));
         return false;
       }
     }

@@ -114,12 +114,6 @@ inline constexpr llvm::StringLiteral kRewrittenDoc =
 inline constexpr llvm::StringLiteral kFoundByChunkRouteAttr =
     "ttt.found_by_chunk_route";
 
-/// Set with kFoundByChunkRouteAttr when ttt-raise-onnx-chunks read a layer
-/// whole (a ttt.kvb_layer it could not rewrite): its reason then stands
-/// over what the older readers of ttt-raise-onnx make of the same nodes.
-inline constexpr llvm::StringLiteral kReadWholeByChunkRouteAttr =
-    "ttt.read_whole_by_chunk_route";
-
 /// A node that carries state from chunk to chunk like a TTT layer, but is
 /// not one, and why.
 struct Candidate {

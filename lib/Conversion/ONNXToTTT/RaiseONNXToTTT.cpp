@@ -117,14 +117,12 @@ struct TTTRaiseONNXPass
     modelOpset = onnx::getDefaultOpset(graph);
     auto copy = cast<onnx::GraphOp>(graph->clone());
     graph->removeAttr(kFoundByChunkRouteAttr);
-    graph->removeAttr(kReadWholeByChunkRouteAttr);
     normalizeGraph(copy);
     if (!raiseIn(copy, nodes)) {
       copy->erase();
       return;
     }
     copy->removeAttr(kFoundByChunkRouteAttr);
-    copy->removeAttr(kReadWholeByChunkRouteAttr);
     graph->getBlock()->getOperations().insert(Block::iterator(graph), copy);
     graph->erase();
   }
@@ -147,8 +145,12 @@ struct TTTRaiseONNXPass
       rewrittenBefore |= doc && doc->starts_with(kRewrittenDoc);
     });
     auto foundBefore = graph->getAttrOfType<ArrayAttr>(kFoundByChunkRouteAttr);
-    if (layers.empty() && !rewrittenBefore && !foundBefore)
+    if (layers.empty() && !rewrittenBefore && foundBefore) {
+      for (auto text : foundBefore.getAsRange<StringAttr>())
+        graph.emitRemark() << "TTT layer: " << text.getValue();
+    } else if (layers.empty() && !rewrittenBefore) {
       graph.emitRemark() << "no TTT layer found (" << nodes << " nodes read)";
+    }
     for (const Candidate &candidate : rejected)
       candidate.node->emitRemark() << "not a TTT layer: " << candidate.reason;
     // Last layer first: a later layer reads an earlier one's output, which a
@@ -160,15 +162,6 @@ struct TTTRaiseONNXPass
       remarks[i].first = layers[i].assembly;
       if (handle(layers[i], remarks[i].second))
         replaced.push_back(layers[i].assembly);
-    }
-    // Layers the canonical route read whole and kept: its reasons stand,
-    // unless this reader rewrites the graph after all.
-    bool readWhole = graph->hasAttr(kReadWholeByChunkRouteAttr);
-    if (!rewrittenBefore && foundBefore && (layers.empty() || readWhole) &&
-        replaced.empty()) {
-      for (auto text : foundBefore.getAsRange<StringAttr>())
-        graph.emitRemark() << "TTT layer: " << text.getValue();
-      return false;
     }
     // Reported in graph order, before the replaced nodes go.
     for (auto &[op, text] : remarks)
