@@ -900,10 +900,63 @@ std::string ttt::linalg_raise::whyNotATTTLayer(ChunkLoopOp loop) {
   return "";
 }
 
+/// The value `value` converts to another float type elementwise (a
+/// `linalg.generic` whose payload is one `arith.extf` or `arith.truncf`), or
+/// `value` itself.
+static Value throughFloatCast(Value value) {
+  auto cast = value.getDefiningOp<linalg::GenericOp>();
+  if (!cast || cast.getNumDpsInputs() != 1 ||
+      cast.getNumReductionLoops() != 0 ||
+      cast.getIndexingMapsArray()[0] != cast.getIndexingMapsArray()[1])
+    return value;
+  Block &body = cast.getRegion().front();
+  Operation *converts = body.getTerminator()->getOperand(0).getDefiningOp();
+  if (!isa_and_nonnull<arith::ExtFOp, arith::TruncFOp>(converts) ||
+      converts->getOperand(0) != body.getArgument(0))
+    return value;
+  return cast.getDpsInputs()[0];
+}
+
+/// Whether `next` is `NS(U) + U`: Muon's result added to the update it
+/// orthogonalized, with nothing of the weight it replaces (LaCT's minimal
+/// bidirectional layer writes its step as `W = NS(U); W = W + U`).
+static bool isMuonPlusUpdate(Value next) {
+  auto add = next.getDefiningOp<linalg::GenericOp>();
+  if (!add || add.getNumDpsInputs() != 2 || add.getNumReductionLoops() != 0)
+    return false;
+  SmallVector<AffineMap> maps = add.getIndexingMapsArray();
+  Block &body = add.getRegion().front();
+  auto sum = body.getTerminator()->getOperand(0).getDefiningOp<arith::AddFOp>();
+  if (!sum || maps[0] != maps[2] || maps[1] != maps[2] ||
+      !maps[2].isIdentity() ||
+      !llvm::is_contained(ValueRange{sum.getLhs(), sum.getRhs()},
+                          body.getArgument(0)) ||
+      !llvm::is_contained(ValueRange{sum.getLhs(), sum.getRhs()},
+                          body.getArgument(1)))
+    return false;
+  // Muon may run in a narrower type, cast to it and back (as shipped).
+  for (unsigned i = 0; i < 2; ++i) {
+    Value orthogonalized = throughFloatCast(add.getDpsInputs()[i]);
+    std::optional<NewtonSchulzReading> muon = readNewtonSchulz(orthogonalized);
+    if (muon && throughFloatCast(muon->input) == add.getDpsInputs()[1 - i])
+      return true;
+  }
+  return false;
+}
+
 /// Whether a SwiGLU layer is read off `loop` when the linear reading fails
 /// with `why`; if not, `why` becomes the reason of the reader that
 /// recognized the model.
 static FailureOr<SwiGLULayer> readAsSwiGLU(ChunkLoopOp loop, std::string &why) {
+  for (auto [index, next] : llvm::enumerate(loop.getYield().getNextState()))
+    if (isMuonPlusUpdate(next)) {
+      why = "its state " + std::to_string(index) +
+            " becomes Muon's result plus the update it orthogonalized (W' "
+            "= NS(U) + U, as LaCT's minimal bidirectional layer writes its "
+            "step), which keeps nothing of the old weight: no update "
+            "ttt.kvb_layer expresses";
+      return failure();
+    }
   bool isSwiGLU = false;
   std::string swigluWhy;
   FailureOr<SwiGLULayer> layer = readSwiGLULayer(loop, isSwiGLU, swigluWhy);

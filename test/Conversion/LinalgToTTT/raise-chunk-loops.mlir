@@ -309,6 +309,144 @@ func.func @muon(%w0: tensor<2x3x3xf32>, %q: tensor<2x8x3xf32>,
 
 // -----
 
+// LaCT's minimal bidirectional layer writes its Muon step as `W = NS(U);
+// W = W + U`: the weight becomes NS(U) + U, nothing of the old one kept. No
+// kvb_layer update does that; the reason names it.
+// CHECK-LABEL: func.func @muon_replaces_the_weight
+// CHECK: ttt.chunk_loop
+// CHECK-NOT: ttt.kvb_layer
+#q3 = affine_map<(h, t, i, j) -> (h, t, i)>
+#w3 = affine_map<(h, t, i, j) -> (h, i, j)>
+#o3 = affine_map<(h, t, i, j) -> (h, t, j)>
+#kk = affine_map<(h, i, j, t) -> (h, t, i)>
+#vv = affine_map<(h, i, j, t) -> (h, t, j)>
+#uu = affine_map<(h, i, j, t) -> (h, i, j)>
+#m3 = affine_map<(h, i, j) -> (h, i, j)>
+#s1 = affine_map<(h, i, j) -> (h)>
+#one = affine_map<(h) -> (h)>
+#xa = affine_map<(h, i, l, k) -> (h, i, k)>
+#xb = affine_map<(h, i, l, k) -> (h, l, k)>
+#xo = affine_map<(h, i, l, k) -> (h, i, l)>
+#pa = affine_map<(h, i, j, l) -> (h, i, l)>
+#pb = affine_map<(h, i, j, l) -> (h, l, j)>
+#po = affine_map<(h, i, j, l) -> (h, i, j)>
+func.func @muon_replaces_the_weight(%w0: tensor<2x3x3xf32>, %q: tensor<2x8x3xf32>,
+    %k: tensor<2x8x3xf32>, %v: tensor<2x8x3xf32>) -> tensor<2x8x3xf32> {
+  // expected-remark @+1 {{not a ttt.kvb_layer: its state 0 becomes Muon's result plus the update it orthogonalized (W' = NS(U) + U, as LaCT's minimal bidirectional layer writes its step), which keeps nothing of the old weight: no update ttt.kvb_layer expresses}}
+  %o, %w = ttt.chunk_loop chunk(4) state(%w0 : tensor<2x3x3xf32>)
+      windows(%q, %k, %v : tensor<2x8x3xf32>, tensor<2x8x3xf32>, tensor<2x8x3xf32>)
+        along [1, 1, 1]
+      outputs along [1] {
+  ^bb0(%s: tensor<2x3x3xf32>, %qc: tensor<2x4x3xf32>, %kc: tensor<2x4x3xf32>,
+       %vc: tensor<2x4x3xf32>):
+    %zero = arith.constant 0.0 : f32
+    %eps = arith.constant 1.0e-7 : f32
+    %e43 = tensor.empty() : tensor<2x4x3xf32>
+    %z43 = linalg.fill ins(%zero : f32) outs(%e43 : tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+    %oc = linalg.generic {indexing_maps = [#q3, #w3, #o3],
+        iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+        ins(%qc, %s : tensor<2x4x3xf32>, tensor<2x3x3xf32>) outs(%z43 : tensor<2x4x3xf32>) {
+    ^bb1(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x4x3xf32>
+    %e33 = tensor.empty() : tensor<2x3x3xf32>
+    %z33 = linalg.fill ins(%zero : f32) outs(%e33 : tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+    // U = k^T v
+    %u = linalg.generic {indexing_maps = [#kk, #vv, #uu],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%kc, %vc : tensor<2x4x3xf32>, tensor<2x4x3xf32>) outs(%z33 : tensor<2x3x3xf32>) {
+    ^bb2(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    // X0 = U / (|U|_F + eps)
+    %e2 = tensor.empty() : tensor<2xf32>
+    %z2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2xf32>) -> tensor<2xf32>
+    %sq = linalg.generic {indexing_maps = [#m3, #s1],
+        iterator_types = ["parallel", "reduction", "reduction"]}
+        ins(%u : tensor<2x3x3xf32>) outs(%z2 : tensor<2xf32>) {
+    ^bb3(%a: f32, %c: f32):
+      %p = arith.mulf %a, %a : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2xf32>
+    %norm = linalg.generic {indexing_maps = [#one, #one], iterator_types = ["parallel"]}
+        ins(%sq : tensor<2xf32>) outs(%e2 : tensor<2xf32>) {
+    ^bb4(%a: f32, %c: f32):
+      %r = math.sqrt %a : f32
+      linalg.yield %r : f32
+    } -> tensor<2xf32>
+    %shifted = linalg.generic {indexing_maps = [#one, #one], iterator_types = ["parallel"]}
+        ins(%norm : tensor<2xf32>) outs(%e2 : tensor<2xf32>) {
+    ^bb5(%a: f32, %c: f32):
+      %r = arith.addf %a, %eps : f32
+      linalg.yield %r : f32
+    } -> tensor<2xf32>
+    %x0 = linalg.generic {indexing_maps = [#m3, #s1, #m3],
+        iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%u, %shifted : tensor<2x3x3xf32>, tensor<2xf32>) outs(%e33 : tensor<2x3x3xf32>) {
+    ^bb6(%a: f32, %b: f32, %c: f32):
+      %r = arith.divf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    // One step: X1 = a X0 + b (X0 X0^T) X0 + c (X0 X0^T)^2 X0
+    %gram = linalg.generic {indexing_maps = [#xa, #xb, #xo],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%x0, %x0 : tensor<2x3x3xf32>, tensor<2x3x3xf32>) outs(%z33 : tensor<2x3x3xf32>) {
+    ^bb7(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    %ax = linalg.generic {indexing_maps = [#pa, #pb, #po],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%gram, %x0 : tensor<2x3x3xf32>, tensor<2x3x3xf32>) outs(%z33 : tensor<2x3x3xf32>) {
+    ^bb8(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    %aax = linalg.generic {indexing_maps = [#pa, #pb, #po],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%gram, %ax : tensor<2x3x3xf32>, tensor<2x3x3xf32>) outs(%z33 : tensor<2x3x3xf32>) {
+    ^bb9(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    %ca = arith.constant 3.4445 : f32
+    %cb = arith.constant -4.775 : f32
+    %cc = arith.constant 2.0315 : f32
+    %x1 = linalg.generic {indexing_maps = [#m3, #m3, #m3, #m3],
+        iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%x0, %ax, %aax : tensor<2x3x3xf32>, tensor<2x3x3xf32>, tensor<2x3x3xf32>)
+        outs(%e33 : tensor<2x3x3xf32>) {
+    ^bb10(%a: f32, %b: f32, %c: f32, %d: f32):
+      %ta = arith.mulf %a, %ca : f32
+      %tb = arith.mulf %b, %cb : f32
+      %tc = arith.mulf %c, %cc : f32
+      %sab = arith.addf %ta, %tb : f32
+      %r = arith.addf %sab, %tc : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    // W' = NS(U) + U: the update replaces the weight.
+    %s1 = linalg.generic {indexing_maps = [#m3, #m3, #m3],
+        iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%x1, %u : tensor<2x3x3xf32>, tensor<2x3x3xf32>) outs(%e33 : tensor<2x3x3xf32>) {
+    ^bb11(%a: f32, %b: f32, %c: f32):
+      %r = arith.addf %a, %b : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    ttt.chunk_yield outputs(%oc : tensor<2x4x3xf32>) state(%s1 : tensor<2x3x3xf32>)
+  } -> outputs(tensor<2x8x3xf32>) state(tensor<2x3x3xf32>)
+  return %o : tensor<2x8x3xf32>
+}
+
+// -----
+
 // Two fast weights applied one after the other (an inner model of two
 // layers without an activation): degree 2 in the state, no linear attention.
 // CHECK-LABEL: func.func @two_layers
