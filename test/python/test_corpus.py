@@ -285,3 +285,37 @@ def test_simplify_makes_a_variant(name, tmp_path):
         got = _session(out).run(None, {"x": inputs})[0]
         assert _rel(got, _ttt_run(reference, inputs, tmp_path, "recurrent")) <= RTOL
     assert _rel(_session(out).run(None, {"x": x})[0], y) > 1e-4
+
+
+@pytest.mark.parametrize("name", ["LaCT_lact_llm_LaCTSWIGLULayer.dynamo",
+                                  "LaCT_lact_llm_LaCTSWIGLULayer.ts113"])
+def test_variant_with_every_subtraction_respelled(name, tmp_path):
+    """Every `Sub` of the export written `Add(a, Neg(b))` (the metamorphic rewrite at all
+    of its places): the canonical route folds it back to a subtraction the graph has no
+    node for, and the write-back spells it as a new `Sub` where the rewritten layer reads
+    it (its rotary embedding). Still Variant 2, rewritten and equal to the recurrent
+    reference of the untouched export's variant."""
+    import copy
+
+    import metamorphic as mm
+
+    base = onnx.load(str(CORPUS / f"{name}.onnx"))
+    model = copy.deepcopy(base)
+    rng = np.random.default_rng(49)
+    respelled = 0
+    while mm.sub_as_add_neg(model, rng):
+        respelled += 1
+    assert respelled and not any(n.op_type == "Sub" for n in model.graph.node)
+    with np.load(CORPUS / f"{name}.npz") as data:
+        x = data["x"]
+    inputs = rng.normal(0, x.std(), x.shape).astype(np.float32)
+    mm.check_same(base, model, {"x": inputs})
+    src, out = tmp_path / "respelled.onnx", tmp_path / "variant.onnx"
+    onnx.save(model, str(src))
+    variant = f"--ttt-simplify={VARIANTS[name]}"
+    remarks = _ttt_opt(src, variant, "-o", out).stderr
+    assert "raised to ttt.kvb_layer (linear attention" in remarks, remarks
+    reference = tmp_path / "variant_reference.mlir"
+    _ttt_opt(CORPUS / f"{name}.onnx", *ROUTE, variant, "-o", reference)
+    got = _session(out).run(None, {"x": inputs})[0]
+    assert _rel(got, _ttt_run(reference, inputs, tmp_path, "recurrent")) <= RTOL

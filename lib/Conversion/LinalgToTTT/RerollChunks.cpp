@@ -581,9 +581,9 @@ bool Reroll::sameInStep(Value x, Value y, int64_t i,
 
 bool Reroll::matchAsPolynomials(int64_t i, bool &outputsOnly) {
   // The state step i reads: what step i-1 yields where the template yields
-  // its next state. Step 2 reads it from the template itself; when the
-  // op-by-op comparison did not say which values those are, the values of
-  // the template step 2 reads are taken, one per state, by type.
+  // its next state. Step 2 reads it from the template itself; the values the
+  // op-by-op comparison paired before it stopped stand, and the others are
+  // the values of the template step 2 reads, one per state, by type.
   if (i == 2) {
     SmallVector<Value> read;
     for (Operation *op : steps[2])
@@ -596,7 +596,11 @@ bool Reroll::matchAsPolynomials(int64_t i, bool &outputsOnly) {
             read.push_back(operand);
         }
       });
+    llvm::erase_if(
+        read, [&](Value value) { return llvm::is_contained(stateOut, value); });
     for (auto [j, state] : llvm::enumerate(stateIn)) {
+      if (stateOut[j])
+        continue;
       SmallVector<Value> ofType;
       for (Value value : read)
         if (value.getType() == state.getType())
@@ -604,6 +608,7 @@ bool Reroll::matchAsPolynomials(int64_t i, bool &outputsOnly) {
       if (ofType.size() != 1)
         return false;
       stateOut[j] = ofType.front();
+      llvm::erase(read, ofType.front());
     }
   }
   SmallVector<Value> stateInStep;
@@ -750,6 +755,8 @@ LogicalResult Reroll::matchSteps(std::string &why) {
         }
       }
       if (!equal) {
+        // Only ops that matched whole pair states.
+        stateOut = stateBefore;
         same = false;
         llvm::raw_string_ostream os(difference);
         os << "at '" << a->getName() << "' and '" << b->getName() << "' ("

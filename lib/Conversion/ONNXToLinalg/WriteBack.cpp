@@ -218,6 +218,25 @@ static std::optional<double> splatValue(Value value) {
   return dense.getSplatValue<APFloat>().convertToDouble();
 }
 
+/// Whether `generic` writes `a - b` element for element, both inputs read
+/// as it writes its output (the no-op folding's spelling of `a + (-b)`).
+static bool isElementwiseDifference(linalg::GenericOp generic) {
+  if (generic.getNumDpsInputs() != 2 || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return false;
+  for (AffineMap map : generic.getIndexingMapsArray())
+    if (!map.isIdentity())
+      return false;
+  Type type = generic.getResult(0).getType();
+  if (generic.getDpsInputs()[0].getType() != type ||
+      generic.getDpsInputs()[1].getType() != type)
+    return false;
+  Block &body = generic.getRegion().front();
+  auto sub = body.getTerminator()->getOperand(0).getDefiningOp<arith::SubFOp>();
+  return sub && sub.getLhs() == body.getArgument(0) &&
+         sub.getRhs() == body.getArgument(1);
+}
+
 static std::optional<ScaledCopy> readScaledCopy(linalg::GenericOp generic) {
   unsigned inputs = generic.getNumDpsInputs();
   if (inputs < 1 || inputs > 2 || generic.getNumDpsInits() != 1 ||
@@ -387,6 +406,12 @@ Value GraphWriter::emitOp(Operation *op, unsigned resultNumber) {
                   {builder->getNamedAttr("value", elements)});
   }
   if (auto generic = dyn_cast<linalg::GenericOp>(op)) {
+    if (isElementwiseDifference(generic)) {
+      SmallVector<Value> inputs;
+      if (!emitAll(generic.getDpsInputs(), inputs))
+        return {};
+      return node("Sub", inputs, type);
+    }
     if (std::optional<ScaledCopy> copy = readScaledCopy(generic)) {
       auto resultType = cast<RankedTensorType>(type);
       Value input = emit(generic.getDpsInputs()[copy->input]);

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""How well the canonical route survives random semantics-preserving rewrites of the
+upstream LaCT layer exports it raises (a measurement, not a test: the rewrites it does not
+survive yet are the recognition gaps issue 47 lists).
+
+For each export of test/python/test_corpus.py's RAISED_LAYERS and each case, one to four
+rewrites of test/python/metamorphic.py are applied at random places (each checked by
+onnxruntime to keep what the graph computes); then `ttt-opt --ttt-simplify=<V2>` must
+raise the layer and rewrite it to linear attention, and its output must equal the
+variant's recurrent reference of the untouched export (`ttt-run --ttt-form=recurrent`,
+relative error <= 1e-5). Prints one line per case and, per rewrite kind, how often a case
+containing it failed.
+
+    TTT_BUILD_DIR=build python3 python/scripts/corpus_metamorphic.py --seeds 1 2 3 --cases 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import copy
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "test" / "python"))
+
+import metamorphic as mm  # noqa: E402
+from compiler import tool  # noqa: E402
+from test_corpus import (CORPUS, RAISED_LAYERS, ROUTE, VARIANTS, _rel,  # noqa: E402
+                         _session, _ttt_run)
+
+MAX_REWRITES = 4
+RTOL = 1e-5
+
+
+def plan(seed, name, case):
+    rng = np.random.default_rng([seed, RAISED_LAYERS.index(name), case])
+    base = onnx.load(str(CORPUS / f"{name}.onnx"))
+    model, applied = copy.deepcopy(base), []
+    wanted = int(rng.integers(1, MAX_REWRITES + 1))
+    for _ in range(8 * wanted):
+        if len(applied) == wanted:
+            break
+        rewrite = mm.REWRITES[int(rng.integers(0, len(mm.REWRITES)))]
+        candidate = copy.deepcopy(model)
+        if rewrite(candidate, rng):
+            model = candidate
+            applied.append(rewrite.__name__)
+    return base, model, applied, rng
+
+
+def check(seed, name, case, tmp: Path, references: dict):
+    """None if the case survives, else why not."""
+    base, model, applied, rng = plan(seed, name, case)
+    with np.load(CORPUS / f"{name}.npz") as data:
+        x = data["x"]
+    inputs = rng.normal(0, x.std(), x.shape).astype(np.float32)
+    mm.check_same(base, model, {"x": inputs})
+    src, out = tmp / "rewritten.onnx", tmp / "variant.onnx"
+    onnx.save(model, str(src))
+    variant = f"--ttt-simplify={VARIANTS[name]}"
+    proc = subprocess.run([str(tool("ttt-opt")), str(src), variant, "-o", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0 or "raised to ttt.kvb_layer (linear attention" not in proc.stderr:
+        lines = [l for l in proc.stderr.splitlines() if "TTT layer" in l or "error" in l]
+        return applied, "not rewritten: " + (lines[-1][-200:] if lines else "no remark")
+    if name not in references:
+        reference = tmp / f"{name}.reference.mlir"
+        subprocess.run([str(tool("ttt-opt")), str(CORPUS / f"{name}.onnx"), *ROUTE, variant,
+                        "-o", str(reference)], check=True, capture_output=True, timeout=300)
+        references[name] = reference
+    error = _rel(_session(out).run(None, {"x": inputs})[0],
+                 _ttt_run(references[name], inputs, tmp, "recurrent"))
+    return applied, None if error <= RTOL else f"relative error {error:.1e}"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[4748])
+    parser.add_argument("--cases", type=int, default=2)
+    args = parser.parse_args()
+    failed, total = collections.Counter(), collections.Counter()
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        tmp, references = Path(tmp_dir), {}
+        for seed in args.seeds:
+            for name in RAISED_LAYERS:
+                for case in range(args.cases):
+                    applied, why = check(seed, name, case, tmp, references)
+                    total.update(set(applied))
+                    if why:
+                        bad += 1
+                        failed.update(set(applied))
+                    print(f"seed {seed} case {case} {name} {applied}: {why or 'ok'}",
+                          flush=True)
+    runs = len(args.seeds) * len(RAISED_LAYERS) * args.cases
+    print(f"\n{runs - bad} of {runs} cases survive")
+    print("rewrite kind: cases failed / cases containing it")
+    for kind, count in sorted(total.items(), key=lambda kv: -failed[kv[0]] / kv[1]):
+        print(f"  {kind}: {failed[kind]}/{count}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
