@@ -38,6 +38,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 
+#include <functional>
+
 namespace mlir::ttt {
 #define GEN_PASS_DEF_TTTREROLLCHUNKS
 #include "ttt/Conversion/Passes.h.inc"
@@ -580,70 +582,114 @@ bool Reroll::sameInStep(Value x, Value y, int64_t i,
 }
 
 bool Reroll::matchAsPolynomials(int64_t i, bool &outputsOnly) {
-  // The state step i reads: what step i-1 yields where the template yields
-  // its next state. Step 2 reads it from the template itself; the values the
-  // op-by-op comparison paired before it stopped stand, and the others are
-  // the values of the template step 2 reads, one per state, by type.
-  if (i == 2) {
-    SmallVector<Value> read;
-    for (Operation *op : steps[2])
-      op->walk([&](Operation *inner) {
-        for (Value operand : inner->getOperands()) {
-          Operation *def = operand.getDefiningOp();
-          auto it = def ? stepOf.find(def) : stepOf.end();
-          if (it != stepOf.end() && it->second == 1 &&
-              !windowChunk.count(def) && !llvm::is_contained(read, operand))
-            read.push_back(operand);
-        }
-      });
-    llvm::erase_if(
-        read, [&](Value value) { return llvm::is_contained(stateOut, value); });
-    for (auto [j, state] : llvm::enumerate(stateIn)) {
-      if (stateOut[j])
-        continue;
-      SmallVector<Value> ofType;
-      for (Value value : read)
-        if (value.getType() == state.getType())
-          ofType.push_back(value);
-      if (ofType.size() != 1)
+  // Whether step i is the template from the states `stateOut` names: its
+  // outputs and next states the template's, as sums of products.
+  auto verify = [&]() {
+    SmallVector<Value> stateInStep;
+    for (Value value : stateOut) {
+      Value in = i == 2 ? value : copies[i - 1].lookupOrNull(value);
+      if (!in)
         return false;
-      stateOut[j] = ofType.front();
-      llvm::erase(read, ofType.front());
+      stateInStep.push_back(in);
     }
-  }
-  SmallVector<Value> stateInStep;
-  for (Value value : stateOut) {
-    Value in = i == 2 ? value : copies[i - 1].lookupOrNull(value);
-    if (!in)
-      return false;
-    stateInStep.push_back(in);
-  }
-  llvm::DenseMap<std::pair<Value, Value>, bool> memo;
-  IRMapping &copy = copies[i];
-  copy.clear();
-  for (Assembly &assembly : assemblies) {
-    Value x = assembly.piece(1), y = assembly.piece(i);
-    if (!sameInStep(x, y, i, stateInStep, memo, 0))
-      return false;
-    copy.map(x, y);
-  }
-  unsigned found = 0;
-  for (Value next : stateOut) {
-    for (Operation *op : steps[i]) {
-      for (Value result : op->getResults())
-        if (result.getType() == next.getType() &&
-            sameInStep(next, result, i, stateInStep, memo, 0)) {
-          copy.map(next, result);
-          ++found;
+    llvm::DenseMap<std::pair<Value, Value>, bool> memo;
+    IRMapping &copy = copies[i];
+    copy.clear();
+    for (Assembly &assembly : assemblies) {
+      Value x = assembly.piece(1), y = assembly.piece(i);
+      if (!sameInStep(x, y, i, stateInStep, memo, 0))
+        return false;
+      copy.map(x, y);
+    }
+    unsigned found = 0;
+    for (Value next : stateOut) {
+      for (Operation *op : steps[i]) {
+        for (Value result : op->getResults())
+          if (result.getType() == next.getType() &&
+              sameInStep(next, result, i, stateInStep, memo, 0)) {
+            copy.map(next, result);
+            ++found;
+            break;
+          }
+        if (copy.contains(next))
           break;
-        }
-      if (copy.contains(next))
-        break;
+      }
     }
+    // A last step whose update nothing reads may lack it.
+    outputsOnly = found == 0 && i + 1 == numChunks && !assemblies.empty();
+    return found == stateOut.size() || outputsOnly;
+  };
+  if (i != 2)
+    return verify();
+  // The state step 2 reads: values of the template. Those the op-by-op
+  // comparison paired before it stopped stand; each other state takes one of
+  // the template's values step 2 reads, of its type and computed in the
+  // template from that state itself (not through another state), every
+  // choice tried until one is proven.
+  SmallVector<Value> read;
+  for (Operation *op : steps[2])
+    op->walk([&](Operation *inner) {
+      for (Value operand : inner->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        auto it = def ? stepOf.find(def) : stepOf.end();
+        if (it != stepOf.end() && it->second == 1 && !windowChunk.count(def) &&
+            !llvm::is_contained(read, operand) &&
+            !llvm::is_contained(stateOut, operand))
+          read.push_back(operand);
+      }
+    });
+  auto readsInTemplate = [&](Value value, Value state) {
+    SmallVector<Value> stack{value};
+    llvm::DenseSet<Value> seen;
+    while (!stack.empty()) {
+      Value next = stack.pop_back_val();
+      if (next == state)
+        return true;
+      Operation *def = next.getDefiningOp();
+      auto it = def ? stepOf.find(def) : stepOf.end();
+      if (!seen.insert(next).second || it == stepOf.end() || it->second != 1)
+        continue;
+      llvm::append_range(stack, linalg_raise::readValues(def));
+    }
+    return false;
+  };
+  SmallVector<unsigned> open;
+  SmallVector<SmallVector<Value>> candidates(stateIn.size());
+  for (auto [j, state] : llvm::enumerate(stateIn)) {
+    if (stateOut[j])
+      continue;
+    for (Value value : read)
+      if (value.getType() == state.getType() && readsInTemplate(value, state))
+        candidates[j].push_back(value);
+    if (candidates[j].empty())
+      return false;
+    open.push_back(j);
   }
-  // A last step whose update nothing reads may lack it.
-  outputsOnly = found == 0 && i + 1 == numChunks && !assemblies.empty();
-  return found == stateOut.size() || outputsOnly;
+  llvm::stable_sort(open, [&](unsigned a, unsigned b) {
+    return candidates[a].size() < candidates[b].size();
+  });
+  // Depth-first over the choices, each value taken once.
+  constexpr unsigned kMaxTries = 64;
+  unsigned tries = 0;
+  llvm::DenseSet<Value> taken;
+  std::function<bool(unsigned)> choose = [&](unsigned at) {
+    if (at == open.size())
+      return ++tries <= kMaxTries && verify();
+    unsigned j = open[at];
+    for (Value value : candidates[j]) {
+      if (tries > kMaxTries)
+        return false;
+      if (!taken.insert(value).second)
+        continue;
+      stateOut[j] = value;
+      if (choose(at + 1))
+        return true;
+      taken.erase(value);
+      stateOut[j] = Value();
+    }
+    return false;
+  };
+  return choose(0);
 }
 
 LogicalResult Reroll::matchSteps(std::string &why) {
