@@ -431,6 +431,34 @@ def _clip(rng, bounds):
                   [_value("y", shape)], inits=inits)
 
 
+def _conv(rng, opset):
+    """Conv in 1 or 2 spatial dims with random groups, strides, dilations, pads and an
+    optional bias; the weight a graph input (ViT^3 convolves with a computed kernel)."""
+    spatial = int(rng.integers(1, 3))
+    groups = int(rng.choice([1, 2, 3]))
+    channels = groups * int(rng.integers(1, 3))
+    filters = groups * int(rng.integers(1, 3))
+    batch = int(rng.integers(1, 3))
+    kernel = [int(rng.integers(1, 4)) for _ in range(spatial)]
+    strides = [int(rng.integers(1, 3)) for _ in range(spatial)]
+    dilations = [int(rng.integers(1, 3)) for _ in range(spatial)]
+    pads = [int(rng.integers(0, 3)) for _ in range(2 * spatial)]
+    size = [int(rng.integers(5, 9)) for _ in range(spatial)]
+    out = [(size[i] + pads[i] + pads[i + spatial] - dilations[i] * (kernel[i] - 1) - 1)
+           // strides[i] + 1 for i in range(spatial)]
+    inputs = [_value("x", [batch, channels] + size),
+              _value("w", [filters, channels // groups] + kernel)]
+    names = ["x", "w"]
+    if rng.random() < 0.5:
+        inputs.append(_value("b", [filters]))
+        names.append("b")
+    attrs = dict(group=groups, strides=strides, dilations=dilations, pads=pads)
+    if rng.random() < 0.5:
+        attrs["kernel_shape"] = kernel
+    return _model([h.make_node("Conv", names, ["y"], **attrs)], inputs,
+                  [_value("y", [batch, filters] + out)], opset=opset)
+
+
 CASES = {
     **{f"{op}_{i}": (lambda op=op, i=i: _binary(op, np.random.default_rng([SEED, i, 1])))
        for op in ("Add", "Sub", "Mul", "Div") for i in range(3)},
@@ -489,6 +517,9 @@ CASES = {
     **{f"Tile_{i}": (lambda i=i: _tile(np.random.default_rng([SEED, i, 28]))) for i in range(5)},
     **{f"Clip_{b}": (lambda b=b: _clip(np.random.default_rng([SEED, 29]), b))
        for b in ("both", "low", "high")},
+    **{f"Conv{opset}_{i}": (lambda i=i, opset=opset:
+                            _conv(np.random.default_rng([SEED, i, 31]), opset))
+       for opset in (1, 11, 17) for i in range(4)},
 }
 
 

@@ -904,6 +904,77 @@ sizedBySlice(Value value, llvm::SetVector<Value> &sources) {
   return ordered;
 }
 
+/// Makes the body's other reads of a broadcast weight read the state: one
+/// step's state is the weight broadcast as the update (`update`, in the
+/// body) read it, so state[i] = weight[M(i)] with M the map `broadcast`, and
+/// a generic reading weight[G(x)] reads the same element
+/// as state[S(x)] where S(x) picks the weight's index G(x) for each state
+/// dimension the weight has and, for a dimension it is broadcast along, any
+/// index in range: a loop of the reader's with that many iterations. The
+/// math then sees one weight, the state, wherever the step reads it (ViT^3
+/// computes its gradient from the parameter and adds it to the broadcast).
+/// `broadcast` is the map the update read the weight with.
+static void readWeightAsState(linalg::GenericOp update, AffineMap broadcast,
+                              Value weight, BlockArgument state) {
+  if (!weight)
+    return;
+  auto stateType = cast<RankedTensorType>(state.getType());
+  // For each state dimension, the weight dimension it reads, if any.
+  SmallVector<std::optional<unsigned>> weightDimOf(stateType.getRank());
+  for (auto [j, expr] : llvm::enumerate(broadcast.getResults()))
+    if (auto dim = dyn_cast<AffineDimExpr>(expr))
+      weightDimOf[dim.getPosition()] = j;
+  SmallVector<OpOperand *> uses;
+  for (OpOperand &use : weight.getUses())
+    if (use.getOwner() != update &&
+        use.getOwner()->getBlock() == state.getOwner() &&
+        isa<linalg::GenericOp>(use.getOwner()))
+      uses.push_back(&use);
+  for (OpOperand *use : uses) {
+    auto reader = cast<linalg::GenericOp>(use->getOwner());
+    if (reader.isDpsInit(use))
+      continue;
+    AffineMap read = reader.getMatchingIndexingMap(use);
+    AffineMap written =
+        reader.getMatchingIndexingMap(reader.getDpsInitOperand(0));
+    SmallVector<int64_t> extents = reader.getStaticLoopRanges();
+    SmallVector<AffineExpr> results;
+    for (auto [p, j] : llvm::enumerate(weightDimOf)) {
+      if (j) {
+        results.push_back(read.getResult(*j));
+        continue;
+      }
+      int64_t size = stateType.getDimSize(p);
+      auto hasSize = [&](AffineExpr expr) {
+        auto dim = dyn_cast<AffineDimExpr>(expr);
+        return dim && extents[dim.getPosition()] == size;
+      };
+      // The loop that writes the reader's dimension p, as a weight shared
+      // by the batch is read per batch element; else any of that size.
+      std::optional<AffineExpr> chosen;
+      if (p < written.getNumResults() && hasSize(written.getResult(p)))
+        chosen = written.getResult(p);
+      for (unsigned d = 0; !chosen && d < extents.size(); ++d)
+        if (extents[d] == size)
+          chosen = getAffineDimExpr(d, reader.getContext());
+      if (!chosen || ShapedType::isDynamic(size))
+        break;
+      results.push_back(*chosen);
+    }
+    if (results.size() != weightDimOf.size())
+      continue;
+    SmallVector<AffineMap> maps = reader.getIndexingMapsArray();
+    maps[use->getOperandNumber()] =
+        AffineMap::get(read.getNumDims(), 0, results, reader.getContext());
+    use->set(state);
+    reader.setIndexingMapsAttr(ArrayAttr::get(
+        reader.getContext(),
+        llvm::map_to_vector(maps, [](AffineMap map) -> Attribute {
+          return AffineMapAttr::get(map);
+        })));
+  }
+}
+
 /// Builds the loop of `step`; on success the step's ops are replaced by it.
 LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
                        SingleStepFinder &finder, Step step, std::string &why) {
@@ -968,6 +1039,7 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
       readAsState.insert({update.op, update.weight});
   llvm::SetVector<Value> sequences, invariants, made;
   SmallVector<Operation *> sized;
+  SmallVector<linalg::TransposeOp> transposed;
   for (Operation *op : step.body)
     for (Value value : linalg_raise::readValues(op)) {
       Operation *def = value.getDefiningOp();
@@ -995,9 +1067,21 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
         }
       } else if (finder.isData(value, step.updates) &&
                  isa<RankedTensorType>(value.getType()) &&
-                 cast<RankedTensorType>(value.getType()).getRank() > 0)
-        sequences.insert(value);
-      else
+                 cast<RankedTensorType>(value.getType()).getRank() > 0) {
+        // A transpose of data is read in the body, from the data: keys
+        // passed once as they are and once transposed (ViT^3's k and k^T)
+        // are then one window.
+        Value source = value;
+        while (auto transpose = source.getDefiningOp<linalg::TransposeOp>()) {
+          if (!transpose.getInput().getType().hasStaticShape() ||
+              !finder.isData(transpose.getInput(), step.updates))
+            break;
+          if (!llvm::is_contained(transposed, transpose))
+            transposed.push_back(transpose);
+          source = transpose.getInput();
+        }
+        sequences.insert(source);
+      } else
         invariants.insert(value);
     }
   if (sequences.empty())
@@ -1109,6 +1193,21 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
   for (Operation *op : sized)
     if (!mapping.contains(op->getResult(0)))
       rewriter.clone(*op, mapping);
+  // In block order: a transpose of a transpose after the one it reads.
+  llvm::sort(transposed, [](linalg::TransposeOp a, linalg::TransposeOp b) {
+    return a->isBeforeInBlock(b);
+  });
+  for (linalg::TransposeOp transpose : transposed) {
+    if (mapping.contains(transpose.getResult()[0]))
+      continue;
+    auto type = cast<RankedTensorType>(transpose.getInit().getType());
+    Value empty = tensor::EmptyOp::create(
+        rewriter, transpose.getLoc(), type.getShape(), type.getElementType());
+    auto inside = linalg::TransposeOp::create(
+        rewriter, transpose.getLoc(), mapping.lookup(transpose.getInput()),
+        empty, transpose.getPermutation());
+    mapping.map(transpose.getResult()[0], inside.getResult()[0]);
+  }
   for (Operation *op : step.body)
     rewriter.clone(*op, mapping);
   // A broadcast weight's update reads the state in its own shape.
@@ -1122,6 +1221,11 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
     maps[update.weightInput] = rewriter.getMultiDimIdentityMap(
         cast<RankedTensorType>(update.op->getResult(0).getType()).getRank());
     clone.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    readWeightAsState(clone,
+                      cast<linalg::GenericOp>(update.op)
+                          .getIndexingMapsArray()[update.weightInput],
+                      mapping.lookupOrNull(update.weight),
+                      body->getArgument(index));
   }
   SmallVector<Value> chunkOutputs, nextState;
   for (Value output : outputs)

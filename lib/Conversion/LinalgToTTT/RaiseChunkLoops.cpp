@@ -22,6 +22,7 @@
 
 #include "ChunkLoopForms.h"
 #include "EinsumPolynomial.h"
+#include "GLUReading.h"
 #include "LayerLayout.h"
 #include "MomentumReading.h"
 #include "NewtonSchulzReading.h"
@@ -968,10 +969,26 @@ static FailureOr<SwiGLULayer> readAsSwiGLU(ChunkLoopOp loop, std::string &why) {
   return layer;
 }
 
+/// Whether a GLU layer (ViT^3's) is read off `loop` when the other
+/// readings fail with `why`; if not, `why` becomes the GLU reader's reason
+/// where it recognized the model.
+static FailureOr<FastWeightLayer> readAsGLU(ChunkLoopOp loop,
+                                            std::string &why) {
+  bool isGLU = false;
+  std::string gluWhy;
+  FailureOr<FastWeightLayer> layer = readGLULayer(loop, isGLU, gluWhy);
+  if (failed(layer) && isGLU)
+    why = "a GLU fast-weight network ((x Wa) * silu(x Wg)): a TTT layer with "
+          "a nonlinear inner model, no linear attention; no ttt.kvb_layer "
+          "yet: " +
+          gluWhy;
+  return layer;
+}
+
 std::string ttt::linalg_raise::whyNotAKVBLayer(ChunkLoopOp loop) {
   std::string why;
   if (succeeded(LayerReading(loop).read(why)) ||
-      succeeded(readAsSwiGLU(loop, why)))
+      succeeded(readAsSwiGLU(loop, why)) || succeeded(readAsGLU(loop, why)))
     return "";
   return why;
 }
@@ -1008,6 +1025,24 @@ struct TTTRaiseChunkLoopsPass
                               ", " + stringifyUpdateOrder(swiglu->order).str())
                 << ")";
           buildSwiGLULayer(rewriter, loop, *swiglu);
+          continue;
+        }
+        if (FailureOr<FastWeightLayer> glu = readAsGLU(loop, why);
+            succeeded(glu)) {
+          if (explain)
+            loop.emitRemark()
+                << "ttt-raise-chunk-loops: a GLU fast-weight network (dot "
+                   "loss"
+                << (glu->clip == ClipKind::output_channels
+                        ? ", gradients clipped per output column"
+                        : "")
+                << ", "
+                << (loop.isSingleChunk()
+                        ? std::string("one chunk")
+                        : "chunks of " + std::to_string(loop.getChunk()) +
+                              ", " + stringifyUpdateOrder(glu->order).str())
+                << ")";
+          buildFastWeightLayer(rewriter, loop, *glu);
           continue;
         }
         if (explain)

@@ -18,6 +18,8 @@
 #ifndef TTT_LIB_CONVERSION_LINALGTOTTT_SWIGLUREADING_H
 #define TTT_LIB_CONVERSION_LINALGTOTTT_SWIGLUREADING_H
 
+#include "ElementwiseReadings.h"
+#include "FastWeightLayer.h"
 #include "NewtonSchulzReading.h"
 
 #include "ttt/Dialect/TTT/IR/TTTOps.h"
@@ -29,26 +31,6 @@
 #include <string>
 
 namespace mlir::ttt::linalg_raise {
-
-/// What a dimension is to the layer. Streams (batch, heads) are numbered
-/// from kStream; a dimension of size 1 that has no role is a unit.
-enum LayerRole : unsigned {
-  kStream = 0,
-  kTime = 1u << 20,
-  kIn,
-  kHidden,
-  kOut,
-  kUnit = 1u << 21,
-};
-
-/// A loop sequence and the role of each of its dimensions.
-struct RoledWindow {
-  unsigned sequence = 0;
-  SmallVector<unsigned> roles;
-  /// A tensor outside the loop to take instead of the sequence (rates the
-  /// program multiplied into the keys before the loop).
-  Value source;
-};
 
 /// A SwiGLU fast-weight layer read off a chunk loop.
 struct SwiGLULayer {

@@ -33,20 +33,6 @@ static bool overwrites(const NodeView &node) {
   return !reduction || reduction.getValue() == "none";
 }
 
-/// `update` written into `data` at `offsets`, unit strides.
-static Value insertBox(OpBuilder &b, Location loc, Value update, Value data,
-                       ArrayRef<int64_t> offsets) {
-  auto type = cast<RankedTensorType>(update.getType());
-  SmallVector<OpFoldResult> offsetFolds, sizes,
-      strides(type.getRank(), b.getIndexAttr(1));
-  for (auto [offset, size] : llvm::zip(offsets, type.getShape())) {
-    offsetFolds.push_back(b.getIndexAttr(offset));
-    sizes.push_back(b.getIndexAttr(size));
-  }
-  return tensor::InsertSliceOp::create(b, loc, update, data, offsetFolds, sizes,
-                                       strides);
-}
-
 /// The data, the updates and the constant indices of a scatter whose
 /// result has the data's type, or failure with `why` set.
 static LogicalResult

@@ -1,4 +1,4 @@
-//===- ContractionHandlers.cpp - MatMul, Gemm and Einsum ----------------===//
+//===- ContractionHandlers.cpp - MatMul, Gemm, Einsum and Conv -----------===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
@@ -277,6 +277,139 @@ static LogicalResult einsum(OpBuilder &b, const NodeView &node,
   return success();
 }
 
+/// Conv with explicit or no padding, any strides, dilations and groups: the
+/// input zero-padded (a fill and an insert_slice), input and weight split
+/// by group, and one generic summing over the group's input channels and
+/// the kernel, `y[n, g, m, o] = Σ x[n, g, c, o s + k d] w[g, m, c, k]`.
+static LogicalResult conv(OpBuilder &b, const NodeView &node,
+                          SmallVectorImpl<Value> &results, std::string &why) {
+  if (!floatOperands(node, 2, why))
+    return failure();
+  RankedTensorType type = node.resultType();
+  RankedTensorType input = node.inputType(0), weight = node.inputType(1);
+  int64_t rank = input.getRank(), spatial = rank - 2;
+  if (rank < 3 || weight.getRank() != rank || type.getRank() != rank) {
+    why = "its input, weight and result are not of one rank of 3 or more";
+    return failure();
+  }
+  auto autoPad =
+      dyn_cast_or_null<StringAttr>(node.node.getONNXAttr("auto_pad"));
+  if (autoPad && autoPad.getValue() != "NOTSET" &&
+      autoPad.getValue() != "VALID") {
+    why = "it pads by auto_pad '" + autoPad.getValue().str() + "'";
+    return failure();
+  }
+  auto listOr = [&](StringRef name, int64_t size, int64_t value) {
+    std::optional<SmallVector<int64_t>> list = node.intsAttr(name);
+    return list ? *list : SmallVector<int64_t>(size, value);
+  };
+  SmallVector<int64_t> strides = listOr("strides", spatial, 1);
+  SmallVector<int64_t> dilations = listOr("dilations", spatial, 1);
+  SmallVector<int64_t> pads = listOr("pads", 2 * spatial, 0);
+  if (autoPad && autoPad.getValue() == "VALID")
+    pads.assign(2 * spatial, 0);
+  int64_t groups = node.intAttr("group", 1);
+  int64_t channels = input.getDimSize(1), filters = weight.getDimSize(0);
+  if (static_cast<int64_t>(strides.size()) != spatial ||
+      static_cast<int64_t>(dilations.size()) != spatial ||
+      static_cast<int64_t>(pads.size()) != 2 * spatial || groups < 1 ||
+      channels % groups != 0 || filters % groups != 0 ||
+      weight.getDimSize(1) != channels / groups ||
+      type.getDimSize(0) != input.getDimSize(0) ||
+      type.getDimSize(1) != filters) {
+    why = "its strides, dilations, pads or groups do not fit its input and "
+          "weight";
+    return failure();
+  }
+  if (std::optional<SmallVector<int64_t>> kernel =
+          node.intsAttr("kernel_shape");
+      kernel && ArrayRef<int64_t>(*kernel) != weight.getShape().drop_front(2)) {
+    why = "its kernel_shape is not its weight's";
+    return failure();
+  }
+  // The padded input, and each output size the padding and strides give.
+  SmallVector<int64_t> paddedShape(input.getShape());
+  SmallVector<int64_t> offsets(rank, 0);
+  for (int64_t i = 0; i < spatial; ++i) {
+    int64_t before = pads[i], after = pads[i + spatial];
+    int64_t size = input.getDimSize(i + 2) + before + after;
+    int64_t reach = dilations[i] * (weight.getDimSize(i + 2) - 1) + 1;
+    if (before < 0 || after < 0 || strides[i] < 1 || dilations[i] < 1 ||
+        size < reach ||
+        (size - reach) / strides[i] + 1 != type.getDimSize(i + 2)) {
+      why = "its pads, strides and dilations do not give its result's shape";
+      return failure();
+    }
+    paddedShape[i + 2] = size;
+    offsets[i + 2] = before;
+  }
+  Location loc = node.loc();
+  Type elem = type.getElementType();
+  Value x = node.inputs[0];
+  if (llvm::any_of(pads, [](int64_t pad) { return pad != 0; }))
+    x = insertBox(
+        b, loc, x,
+        filledTensor(b, loc, RankedTensorType::get(paddedShape, elem), 0.0),
+        offsets);
+  // [N, G, C/G, ...], [G, M/G, C/G, ...] and [N, G, M/G, ...].
+  auto split = [&](ArrayRef<int64_t> shape, unsigned at, int64_t size) {
+    SmallVector<int64_t> result(shape.take_front(at));
+    result.push_back(groups);
+    result.push_back(size / groups);
+    llvm::append_range(result, shape.drop_front(at + 1));
+    return RankedTensorType::get(result, elem);
+  };
+  Value groupedX = reshapeTo(b, loc, x, split(paddedShape, 1, channels));
+  Value groupedW =
+      reshapeTo(b, loc, node.inputs[1], split(weight.getShape(), 0, filters));
+  RankedTensorType groupedType = split(type.getShape(), 1, filters);
+  if (!groupedX || !groupedW) {
+    why = "its operands cannot be split into groups";
+    return failure();
+  }
+  // Loops: n, g, m, o..., then c, k....
+  int64_t numDims = 4 + 2 * spatial;
+  AffineExpr n = b.getAffineDimExpr(0), g = b.getAffineDimExpr(1),
+             m = b.getAffineDimExpr(2), c = b.getAffineDimExpr(3 + spatial);
+  SmallVector<AffineExpr> xExprs{n, g, c}, wExprs{g, m, c}, yExprs{n, g, m};
+  for (int64_t i = 0; i < spatial; ++i) {
+    AffineExpr o = b.getAffineDimExpr(3 + i),
+               k = b.getAffineDimExpr(4 + spatial + i);
+    xExprs.push_back(o * strides[i] + k * dilations[i]);
+    wExprs.push_back(k);
+    yExprs.push_back(o);
+  }
+  MLIRContext *context = b.getContext();
+  Value grouped = contract(b, loc, groupedX, groupedW, groupedType,
+                           AffineMap::get(numDims, 0, xExprs, context),
+                           AffineMap::get(numDims, 0, wExprs, context),
+                           AffineMap::get(numDims, 0, yExprs, context));
+  Value result = reshapeTo(b, loc, grouped, type);
+  if (node.hasInput(2)) {
+    RankedTensorType bias = node.inputType(2);
+    if (!bias || bias.getElementType() != elem || bias.getRank() != 1 ||
+        bias.getDimSize(0) != filters) {
+      why = "its bias is not a converted vector of one value per filter";
+      return failure();
+    }
+    SmallVector<int64_t> column(rank - 1, 1);
+    column[0] = filters;
+    Value biasColumn =
+        reshapeTo(b, loc, node.inputs[2], RankedTensorType::get(column, elem));
+    result = broadcastElementwise(
+        b, loc, ValueRange{result, biasColumn}, type,
+        [](OpBuilder &nb, Location nl, ValueRange args) -> Value {
+          return arith::AddFOp::create(nb, nl, args[0], args[1]);
+        });
+  }
+  if (!result) {
+    why = "its result cannot be merged from groups";
+    return failure();
+  }
+  results.push_back(result);
+  return success();
+}
+
 ArrayRef<HandlerRow> onnx_to_linalg::contractionHandlers() {
   // MatMul's later versions only add element types; Gemm's C is optional
   // from 11 on, which the handler reads either way.
@@ -284,6 +417,7 @@ ArrayRef<HandlerRow> onnx_to_linalg::contractionHandlers() {
       {"MatMul", 1, matmul},
       {"Gemm", 7, gemm},
       {"Einsum", 12, einsum},
+      {"Conv", 1, conv},
   };
   return rows;
 }

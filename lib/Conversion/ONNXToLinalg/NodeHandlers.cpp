@@ -257,3 +257,16 @@ Value onnx_to_linalg::reshapeTo(OpBuilder &b, Location loc, Value source,
     value = tensor::ExpandShapeOp::create(b, loc, type, value, toGroups);
   return value;
 }
+
+Value onnx_to_linalg::insertBox(OpBuilder &b, Location loc, Value update,
+                                Value data, ArrayRef<int64_t> offsets) {
+  auto type = cast<RankedTensorType>(update.getType());
+  SmallVector<OpFoldResult> offsetFolds, sizes,
+      strides(type.getRank(), b.getIndexAttr(1));
+  for (auto [offset, size] : llvm::zip(offsets, type.getShape())) {
+    offsetFolds.push_back(b.getIndexAttr(offset));
+    sizes.push_back(b.getIndexAttr(size));
+  }
+  return tensor::InsertSliceOp::create(b, loc, update, data, offsetFolds, sizes,
+                                       strides);
+}

@@ -116,6 +116,11 @@ pushElementwise(OpBuilder &b, const NodeView &node, ValueRange inputs,
 Value reshapeTo(OpBuilder &b, Location loc, Value source,
                 RankedTensorType type);
 
+/// `update` written into `data` at `offsets`, unit strides (a
+/// `tensor.insert_slice`).
+Value insertBox(OpBuilder &b, Location loc, Value update, Value data,
+                ArrayRef<int64_t> offsets);
+
 } // namespace mlir::ttt::onnx_to_linalg
 
 #endif // TTT_LIB_CONVERSION_ONNXTOLINALG_NODEHANDLERS_H

@@ -6,13 +6,15 @@
 
 // Linear attention as one step: W1 = W0 + K^T V, O = Q W1. The sum over
 // tokens is taken into the body; the windows' time axis comes from the math.
+// A transpose of data is taken in too: the window is the keys themselves.
 // CHECK-LABEL: func.func @linear_step
 // CHECK-SAME: (%[[W0:.*]]: tensor<4x4xf32>, %[[Q:.*]]: tensor<8x4xf32>, %[[K:.*]]: tensor<8x4xf32>, %[[V:.*]]: tensor<8x4xf32>)
-// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K]]
 // CHECK: %[[O:.*]], %[[W:.*]] = ttt.chunk_loop chunk(0) state(%[[W0]] : tensor<4x4xf32>)
-// CHECK-SAME: windows(%[[KT]], %[[V]], %[[Q]] : tensor<4x8xf32>, tensor<8x4xf32>, tensor<8x4xf32>) along [1, 0, 0]
+// CHECK-SAME: windows(%[[K]], %[[V]], %[[Q]] : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) along [0, 0, 0]
 // CHECK-SAME: outputs along [0]
-// CHECK: linalg.matmul
+// CHECK-NEXT: ^bb0(%{{.*}}: tensor<4x4xf32>, %[[KW:.*]]: tensor<8x4xf32>, %{{.*}}: tensor<8x4xf32>, %{{.*}}: tensor<8x4xf32>):
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[KW]] : tensor<8x4xf32>)
+// CHECK: linalg.matmul ins(%[[KT]],
 // CHECK: linalg.generic
 // CHECK: linalg.matmul
 // CHECK: ttt.chunk_yield outputs(%{{.*}} : tensor<8x4xf32>) state(%{{.*}} : tensor<4x4xf32>)
@@ -77,6 +79,69 @@ func.func @broadcast_weight(%w: tensor<1x4x4xf32>, %q: tensor<2x8x4xf32>,
   %eo = tensor.empty() : tensor<2x8x4xf32>
   %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
   %o = linalg.generic {indexing_maps = [#qa, #wa, #oa],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%q, %w1 : tensor<2x8x4xf32>, tensor<2x4x4xf32>) outs(%fo : tensor<2x8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x4xf32>
+  return %o : tensor<2x8x4xf32>
+}
+
+// -----
+
+// ViT^3 computes its gradient from the shared parameter and subtracts it
+// from the broadcast: inside the step every read of the parameter reads the
+// state, the broadcast dimension by the reader's own batch loop.
+// CHECK-LABEL: func.func @gradient_reads_the_parameter
+// CHECK: ttt.chunk_loop chunk(0) state(%{{.*}} : tensor<2x4x4xf32>)
+// CHECK-NEXT: ^bb0(%[[S:[^:]*]]: tensor<2x4x4xf32>, %[[K:[^:]*]]: tensor<2x8x4xf32>,
+// CHECK: linalg.generic {{.*}} ins(%[[K]], %[[S]] : tensor<2x8x4xf32>, tensor<2x4x4xf32>)
+// CHECK: ttt.chunk_yield
+#kz = affine_map<(b, t, j, i) -> (b, t, i)>
+#wz = affine_map<(b, t, j, i) -> (0, i, j)>
+#oz = affine_map<(b, t, j, i) -> (b, t, j)>
+#kg = affine_map<(b, i, j, t) -> (b, t, i)>
+#vg = affine_map<(b, i, j, t) -> (b, t, j)>
+#gg2 = affine_map<(b, i, j, t) -> (b, i, j)>
+#w32 = affine_map<(b, i, j) -> (0, i, j)>
+#b32 = affine_map<(b, i, j) -> (b, i, j)>
+#wo = affine_map<(b, t, j, i) -> (b, i, j)>
+func.func @gradient_reads_the_parameter(%k: tensor<2x8x4xf32>,
+    %v: tensor<2x8x4xf32>, %q: tensor<2x8x4xf32>) -> tensor<2x8x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %w = arith.constant dense<0.5> : tensor<1x4x4xf32>
+  %ez = tensor.empty() : tensor<2x8x4xf32>
+  %fz = linalg.fill ins(%zero : f32) outs(%ez : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %z = linalg.generic {indexing_maps = [#kz, #wz, #oz],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%k, %w : tensor<2x8x4xf32>, tensor<1x4x4xf32>) outs(%fz : tensor<2x8x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x8x4xf32>
+  %e = tensor.empty() : tensor<2x4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x4x4xf32>) -> tensor<2x4x4xf32>
+  %g = linalg.generic {indexing_maps = [#kg, #vg, #vg, #gg2],
+      iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%k, %v, %z : tensor<2x8x4xf32>, tensor<2x8x4xf32>, tensor<2x8x4xf32>) outs(%f : tensor<2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %zz: f32, %c: f32):
+    %p = arith.mulf %a, %b : f32
+    %pz = arith.mulf %p, %zz : f32
+    %s = arith.addf %c, %pz : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x4xf32>
+  %w1 = linalg.generic {indexing_maps = [#w32, #b32, #b32], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%w, %g : tensor<1x4x4xf32>, tensor<2x4x4xf32>) outs(%e : tensor<2x4x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %s = arith.subf %a, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<2x4x4xf32>
+  %eo = tensor.empty() : tensor<2x8x4xf32>
+  %fo = linalg.fill ins(%zero : f32) outs(%eo : tensor<2x8x4xf32>) -> tensor<2x8x4xf32>
+  %o = linalg.generic {indexing_maps = [#kz, #wo, #oz],
       iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
       ins(%q, %w1 : tensor<2x8x4xf32>, tensor<2x4x4xf32>) outs(%fo : tensor<2x8x4xf32>) {
   ^bb0(%a: f32, %b: f32, %c: f32):
