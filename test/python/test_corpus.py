@@ -227,6 +227,14 @@ VARIANTS = {
     name: "freeze-inner drop-weight-norm" + (" drop-muon" if "_nvs_" in name else "")
     for name in RAISED_LAYERS
 }
+# What ttt-simplify says of each option it applies.
+VARIANT_REMARKS = {
+    "freeze-inner": "only the output layer trains (the paper's Variant 1)",
+    "drop-weight-norm": "weight normalization removed (the paper's Variant 2)",
+    "collapse-mlp": "the fast-weight network is one linear layer initialised with the old "
+                    "output layer (the paper's Variant 3)",
+    "drop-muon": "(the paper's Variant 6)",
+}
 ROUTE = ["--ttt-read-onnx-as-linalg", "--ttt-reroll-chunks", "--ttt-form-single-steps",
          "--ttt-raise-chunk-loops"]
 
@@ -293,19 +301,25 @@ def test_raised_glu_layer_computes_the_module(name, tmp_path):
         assert _rel(_ttt_run(raised, x, tmp_path, form), y) <= RTOL_TORCH, form
 
 
-@pytest.mark.parametrize("name", RAISED_LAYERS)
+# ViT^3's GLU made the paper's V6 of it: only Wa trains, one linear layer (q^ = q,
+# k^ = k), and no gradient clipping (ViT^3 has no Muon).
+GLU_VARIANT = "freeze-inner collapse-mlp drop-muon"
+VARIANTS.update({name: GLU_VARIANT for name in RAISED_GLU_LAYERS})
+
+
+@pytest.mark.parametrize("name", RAISED_LAYERS + RAISED_GLU_LAYERS)
 def test_simplify_makes_a_variant(name, tmp_path):
     """`ttt-opt model.onnx --ttt-simplify="freeze-inner drop-weight-norm"` turns the
     whole LLM layer export into the paper's Variant 2 (only W1 trains, no weight norm;
-    NVS's step needs Muon dropped too): linear attention, written back as ONNX in its
-    parallel form, computing what the recurrent reference of the variant computes, and
-    no longer what the module did."""
+    NVS's step needs Muon dropped too; ViT^3's GLU becomes its V6): linear attention,
+    written back as ONNX in its parallel form, computing what the recurrent reference of
+    the variant computes, and no longer what the module did."""
     model = CORPUS / f"{name}.onnx"
     out = tmp_path / "variant.onnx"
     variant = f"--ttt-simplify={VARIANTS[name]}"
     remarks = _ttt_opt(model, variant, "-o", out).stderr
-    assert "only the output layer trains (the paper's Variant 1)" in remarks, remarks
-    assert "weight normalization removed (the paper's Variant 2)" in remarks, remarks
+    for option in VARIANTS[name].split():
+        assert VARIANT_REMARKS[option] in remarks, (option, remarks)
     assert "raised to ttt.kvb_layer (linear attention" in remarks, remarks
     reference = tmp_path / "variant_reference.mlir"
     _ttt_opt(model, *ROUTE, variant, "-o", reference)

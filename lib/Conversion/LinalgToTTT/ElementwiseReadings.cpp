@@ -37,7 +37,8 @@ std::optional<double> linalg_raise::splatConstant(Value value) {
   return (*attr.getValues<APFloat>().begin()).convertToDouble();
 }
 
-linalg::GenericOp linalg_raise::parallelGeneric(Value value, unsigned numInputs) {
+linalg::GenericOp linalg_raise::parallelGeneric(Value value,
+                                                unsigned numInputs) {
   auto generic = value.getDefiningOp<linalg::GenericOp>();
   if (!generic || generic.getNumDpsInputs() != numInputs ||
       generic.getNumDpsInits() != 1 || generic.getNumReductionLoops() != 0)
@@ -140,7 +141,8 @@ std::optional<ColumnNorms> linalg_raise::readColumnNorms(Value norms, Value x) {
   return reading;
 }
 
-std::optional<ColumnNormDivision> linalg_raise::readColumnNormDivision(Value divided) {
+std::optional<ColumnNormDivision>
+linalg_raise::readColumnNormDivision(Value divided) {
   linalg::GenericOp generic = parallelGeneric(divided, 2);
   if (!generic || !readsInPlace(generic, 0))
     return std::nullopt;
@@ -210,8 +212,10 @@ std::optional<ColumnNormDivision> linalg_raise::readColumnNormDivision(Value div
   return reading;
 }
 
-bool linalg_raise::holdsColumnNorms(Value target, ArrayRef<unsigned> labels, Value weight,
-                      ArrayRef<unsigned> weightLabels, unsigned axis) {
+bool linalg_raise::holdsColumnNorms(Value target, ArrayRef<unsigned> labels,
+                                    Value weight,
+                                    ArrayRef<unsigned> weightLabels,
+                                    unsigned axis) {
   auto type = cast<RankedTensorType>(weight.getType());
   auto targetType = cast<RankedTensorType>(target.getType());
   // The target's non-unit dimensions are the weight's but the axis, in
@@ -280,8 +284,7 @@ bool linalg_raise::holdsColumnNorms(Value target, ArrayRef<unsigned> labels, Val
   return true;
 }
 
-RoleTerm &
-linalg_raise::RoleTerm::add(
+RoleTerm &linalg_raise::RoleTerm::add(
     Value leaf, ArrayRef<unsigned> roles,
     std::initializer_list<std::pair<unsigned, unsigned>> rename) {
   Factor factor{leaf, {}};

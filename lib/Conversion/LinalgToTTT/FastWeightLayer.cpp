@@ -16,8 +16,8 @@ using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::linalg_raise;
 
-FailureOr<llvm::SetVector<Operation *>>
-linalg_raise::madeOf(Value value, Value base) {
+FailureOr<llvm::SetVector<Operation *>> linalg_raise::madeOf(Value value,
+                                                             Value base) {
   llvm::SetVector<Operation *> ops;
   SmallVector<Value> stack{value};
   while (!stack.empty()) {

@@ -119,8 +119,7 @@ LogicalResult GLUReader::readModel(FastWeightLayer &layer, bool &isGLU,
     return why = kNotAGLU, failure();
   // Wg is the weight under the sigmoid, read as the output reads it.
   std::optional<Polynomial> gate = modelReader.read(sigmoidInput(sigma->leaf));
-  if (!gate || gate->terms.size() != 1 ||
-      gate->terms[0].factors.size() != 2)
+  if (!gate || gate->terms.size() != 1 || gate->terms[0].factors.size() != 2)
     return why = "its sigmoid does not read the queries times a weight",
            failure();
   const WeightFactor *gated = nullptr, *linear = nullptr;
@@ -147,8 +146,7 @@ LogicalResult GLUReader::readModel(FastWeightLayer &layer, bool &isGLU,
     }
   }
   if (!gateQuery)
-    return why = "its sigmoid's input is not what it multiplies",
-           failure();
+    return why = "its sigmoid's input is not what it multiplies", failure();
   isGLU = true;
   if (term.coeff != 1.0 || gate->terms[0].coeff != 1.0)
     return why = "its output scales the GLU's", failure();
@@ -182,7 +180,8 @@ LogicalResult GLUReader::readModel(FastWeightLayer &layer, bool &isGLU,
            failure();
   // Each weight's input is the label it sums with its query.
   auto rolesOfPair = [&](const Factor *weight, const Factor *query)
-      -> std::optional<std::pair<SmallVector<unsigned>, SmallVector<unsigned>>> {
+      -> std::optional<
+          std::pair<SmallVector<unsigned>, SmallVector<unsigned>>> {
     llvm::DenseMap<unsigned, unsigned> local(roles);
     for (unsigned label : weight->labels)
       if (!llvm::is_contained(poly->labels, label) && has(query, label)) {
@@ -500,18 +499,17 @@ FailureOr<FastWeightLayer> GLUReader::read(bool &isGLU, std::string &why) {
   }
   layer.lossScale = ratio;
   layer.step = step;
-  layer.clip = moves[kLinear].clipped ? ClipKind::output_channels
-                                      : ClipKind::none;
-  layer.model = FastWeightModelAttr::get(loop.getContext(), ModelKind::glu,
-                                         {kLinear, kGated}, false,
-                                         Activation::silu);
+  layer.clip =
+      moves[kLinear].clipped ? ClipKind::output_channels : ClipKind::none;
+  layer.model =
+      FastWeightModelAttr::get(loop.getContext(), ModelKind::glu,
+                               {kLinear, kGated}, false, Activation::silu);
   return layer;
 }
 
 } // namespace
 
-FailureOr<FastWeightLayer> linalg_raise::readGLULayer(ChunkLoopOp loop,
-                                                      bool &isGLU,
-                                                      std::string &why) {
+FailureOr<FastWeightLayer>
+linalg_raise::readGLULayer(ChunkLoopOp loop, bool &isGLU, std::string &why) {
   return GLUReader(loop).read(isGLU, why);
 }

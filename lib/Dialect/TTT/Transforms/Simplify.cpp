@@ -51,11 +51,12 @@ struct LayerParts {
 
   void setUpdate(std::optional<Sign> sign, std::optional<double> lrScale,
                  std::optional<NewtonSchulzAttr> ns,
-                 std::optional<WeightNormKind> norm) {
+                 std::optional<WeightNormKind> norm,
+                 std::optional<ClipKind> clip = std::nullopt) {
     update = UpdateAttr::get(
         update.getContext(), sign.value_or(update.getSign()),
-        lrScale ? APFloat(*lrScale) : update.getLrScale(), update.getClip(),
-        ns ? *ns : update.getOrthogonalize(),
+        lrScale ? APFloat(*lrScale) : update.getLrScale(),
+        clip.value_or(update.getClip()), ns ? *ns : update.getOrthogonalize(),
         norm.value_or(update.getWeightNorm()), update.getWeightNormEps());
   }
 };
@@ -153,6 +154,13 @@ struct TTTSimplifyPass : ttt::impl::TTTSimplifyBase<TTTSimplifyPass> {
     if (dropMuon && parts.update.getOrthogonalize()) {
       parts.setUpdate({}, {}, NewtonSchulzAttr(), {});
       changed("Newton-Schulz orthogonalization (Muon) removed", "Variant 6");
+    } else if (dropMuon && parts.update.getClip() != ClipKind::none) {
+      // ViT^3 has no Muon; the paper's Variant 6 removes the gradient's
+      // normalization it has instead.
+      parts.setUpdate({}, {}, {}, {}, ClipKind::none);
+      changed("gradient clipping removed, the normalization of the update a "
+              "layer without Muon has",
+              "Variant 6");
     }
 
     // --- Exact folds. ---

@@ -51,7 +51,8 @@ def TTTSimplify : Pass<"ttt-simplify"> {
     `freeze-inner` (V1: only the output layer trains), `drop-weight-norm`
     (V2), `collapse-mlp` (V3: one linear layer, q^ = q, k^ = k; needs the
     output weight to be square), `drop-token-lr` (V4), `drop-momentum` (V5),
-    `drop-muon` (V6).
+    `drop-muon` (V6; on a layer without Muon it removes the gradient
+    clipping, as the paper's V6 of ViT^3 does).
   }];
   let options = [
     Option<"freezeInner", "freeze-inner", "bool", /*default=*/"false",
@@ -66,7 +67,8 @@ def TTTSimplify : Pass<"ttt-simplify"> {
     Option<"dropMomentum", "drop-momentum", "bool", /*default=*/"false",
            "V5: remove momentum (changes the model)">,
     Option<"dropMuon", "drop-muon", "bool", /*default=*/"false",
-           "V6: remove Newton-Schulz orthogonalization (changes the model)">,
+           "V6: remove Newton-Schulz orthogonalization, or the gradient "
+           "clipping of a layer without it (changes the model)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
