@@ -69,6 +69,11 @@ GLU_RAISED = ("TTT layer: full-batch step: left as it was: exact lowering: singl
               "scale; one full-batch step: the state is materialized once, so any transform of "
               "it is exact; blocked by: the output (x Wa) * silu(x Wg) gates every output "
               "channel")
+# ViT^3's depth-wise convolution kernel (torch 2.15's default exporter): found, and read
+# as a ttt.dwconv_layer on linalg; the ONNX route writes back ttt.kvb_layer only.
+DWCONV = ("TTT layer: chunk loop (one chunk, 1 state values): left as it was: a depth-wise "
+          "convolution kernel as fast weight (ViT^3's branch), which ttt.dwconv_layer "
+          "expresses")
 FOUND = {
     # LaCT's SwiGLU with weight norm: the first non-polynomial op on the way out.
     # LaCT-NVS's step read as a SwiGLU network; a norm after the layer reads its output
@@ -77,11 +82,11 @@ FOUND = {
     "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo": BIDIRECTIONAL,
     # ViT^3: the simplified SwiGLU's two weights; its depthwise-convolution inner
     # model (9 sums stacked into the kernel's gradient) is not found as a layer yet.
-    "ViTTT_TTT.dynamo": GLU_RAISED,
+    "ViTTT_TTT.dynamo": (GLU_RAISED, DWCONV),
     "ViTTT_TTT.ts": GLU_RAISED,
     # The plain ViT^3 block around it: a depthwise-convolution position encoding, a
     # LayerNorm, the layer, an MLP.
-    "ViTTT_Block.dynamo": GLU_RAISED,
+    "ViTTT_Block.dynamo": (GLU_RAISED, DWCONV),
     "ViTTT_Block.ts": GLU_RAISED,
     # LaCT's layers with their Muon step in fp32 (as shipped it casts to bf16): the
     # Newton-Schulz iterations are sums of the weights' own type, the last one the
@@ -185,7 +190,9 @@ def test_corpus_export(name, tmp_path):
     proc = subprocess.run([str(tool("ttt-opt")), str(model), "-o", str(out)],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    assert FOUND[name] in proc.stderr and NOT_FOUND not in proc.stderr, proc.stderr
+    expected = FOUND[name] if isinstance(FOUND[name], tuple) else (FOUND[name],)
+    assert all(e in proc.stderr for e in expected), proc.stderr
+    assert NOT_FOUND not in proc.stderr, proc.stderr
     assert (FIXED in proc.stderr) == (name in DYNAMIC_BATCH), proc.stderr
     if name in ORT_CANNOT_RUN:
         # Left as it was: the same nodes in the same order.
@@ -276,25 +283,32 @@ def test_raised_layer_computes_the_module(name, tmp_path):
 
 # ViT^3 as torch 2.15's default exporter writes it, the module and the block around it:
 # every node read as linalg (its depthwise convolutions too), the GLU step one
-# ttt.kvb_layer. The TorchScript exports compute their padding from shapes at run time,
-# which the linalg reading does not fold; ttt-opt's default route raises them anyway.
+# ttt.kvb_layer and the convolution kernel's step one ttt.dwconv_layer. The TorchScript
+# exports compute their padding from shapes at run time, which the linalg reading does
+# not fold; ttt-opt's default route raises their GLU anyway (not their convolution).
 RAISED_GLU_LAYERS = ["ViTTT_TTT.dynamo", "ViTTT_Block.dynamo"]
 
 
 @pytest.mark.parametrize("name", RAISED_GLU_LAYERS)
-def test_raised_glu_layer_computes_the_module(name, tmp_path):
-    """ViT^3's module read as linalg, its GLU step (gradients from the shared parameter,
+def test_raised_vit3_layers_compute_the_module(name, tmp_path):
+    """ViT^3's module read as linalg: its GLU step (gradients from the shared parameter,
     clipped per output column, subtracted from its broadcast) one ttt.kvb_layer of kind
-    glu; run in both of the op's forms it computes what PyTorch computed."""
+    glu, its depth-wise convolution step (nine stacked per-position sums of shifted keys
+    times values, clipped per channel) one ttt.dwconv_layer; run in both of the ops'
+    forms it computes what PyTorch computed."""
     raised = tmp_path / "raised.mlir"
     remarks = _ttt_opt(CORPUS / f"{name}.onnx", *ROUTE[:-1],
                        "--ttt-raise-chunk-loops=explain", "-o", raised).stderr
     text = raised.read_text()
     assert "ttt.chunk_loop" not in text and text.count("ttt.kvb_layer") == 1, remarks
+    assert text.count("ttt.dwconv_layer") == 1, remarks
     assert ("a GLU fast-weight network (dot loss, gradients clipped per output column, "
             "one chunk)") in remarks, remarks
+    assert ("a depth-wise convolution kernel (3x3, dot loss, gradients clipped per "
+            "channel, one chunk)") in remarks, remarks
     assert "model = #ttt.model<kind = glu, trained = [0, 1]>" in text
     assert "clip = output_channels" in text and "kind = full_batch" in text
+    assert "clip = frobenius" in text
     with np.load(CORPUS / f"{name}.npz") as data:
         x, y = data["x"], data["y"]
     for form in ("recurrent", "parallel"):

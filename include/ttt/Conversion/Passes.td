@@ -945,6 +945,11 @@ def TTTFormSingleSteps : Pass<"ttt-form-single-steps"> {
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark on every weight updated once that is not formed, "
            "saying why">,
+    Option<"onlyRaised", "only-raised", "bool", /*default=*/"false",
+           "Form only the loops ttt-raise-chunk-loops raises to a "
+           "ttt.kvb_layer (the ONNX route reads a graph again so, when a "
+           "layer it leaves would keep it from writing back one it "
+           "rewrites)">,
   ];
   let dependentDialects = ["::mlir::ttt::TTTDialect"];
 }
@@ -983,6 +988,16 @@ def TTTRaiseChunkLoops : Pass<"ttt-raise-chunk-loops"> {
     outputs made of the network's output alone (computed again after the
     layer op) are read around it.
 
+    ViT^3's two inner models are raised the same way: its GLU,
+    `(x Wa) * silu(x Wg)`, whose gradients (proven as above, inside the
+    clipping `G / (|G| + 1)` per output column) the update subtracts; and its
+    depth-wise convolution kernel (a `ttt.dwconv_layer`): the output is read
+    off the convolution's indexing maps (the queries, zero-padded by half
+    the kernel, read at output plus kernel position), the kernel's gradient
+    off the stacked per-position sums of the keys shifted by that position
+    (window offsets into one zero-padded key map) times the values, clipped
+    per channel.
+
     The layer becomes a `ttt.kvb_layer` on its
     operands transposed and reshaped to `[B, H, T, D]`, its results turned
     back. Other loops stay; with `explain`, a remark on each loop says what
@@ -991,6 +1006,10 @@ def TTTRaiseChunkLoops : Pass<"ttt-raise-chunk-loops"> {
   let options = [
     Option<"explain", "explain", "bool", /*default=*/"false",
            "Emit a remark on every ttt.chunk_loop: the layer read, or why none">,
+    Option<"convolutions", "convolutions", "bool", /*default=*/"true",
+           "Raise depth-wise convolution layers to ttt.dwconv_layer (the "
+           "ONNX route, which writes back ttt.kvb_layer only, leaves them "
+           "and reports them)">,
   ];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect",

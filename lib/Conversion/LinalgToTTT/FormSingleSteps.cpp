@@ -507,23 +507,65 @@ public:
     return deps.of(value).anyBut(weights);
   }
 
+  /// Whether `op` reads two or more data values.
+  bool readsDataTwice(linalg::LinalgOp op) const {
+    return llvm::count_if(op.getDpsInputs(),
+                          [&](Value input) { return isData(input, {}); }) >= 2;
+  }
+
   /// Whether `value` is made from a contraction of two data values whose
-  /// result has `value`'s type: a sum over tokens of keys times values (a
-  /// gradient), as a new weight is, and a token's activation is not.
+  /// result has `value`'s type (or its size, reshaped): a sum over tokens of
+  /// keys times values (a gradient), as a new weight is, and a token's
+  /// activation is not. Such sums stacked into a tensor of `value`'s size count
+  /// too (ViT^3's kernel gradient: one sum per kernel position).
   bool madeFromBinding(Value value) const {
     constexpr unsigned kMaxOps = 256;
+    auto type = cast<ShapedType>(value.getType());
+    auto readsData = [&](linalg::LinalgOp op) {
+      return llvm::count_if(op.getDpsInputs(),
+                            [&](Value input) { return isData(input, {}); });
+    };
+    // A sum of products of two data values, or (a ReduceSum after a Mul)
+    // the sum of their elementwise product.
+    auto contractsData = [&](Operation *op) {
+      auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+      if (!linalgOp || linalgOp.getNumReductionLoops() == 0 ||
+          op->getNumResults() != 1)
+        return false;
+      if (readsData(linalgOp) >= 2)
+        return true;
+      auto product =
+          linalgOp.getNumDpsInputs() == 1
+              ? linalgOp.getDpsInputs()[0].getDefiningOp<linalg::LinalgOp>()
+              : nullptr;
+      return product && product.getNumReductionLoops() == 0 &&
+             readsData(product) >= 2;
+    };
+    auto stackedSums = [&](tensor::ConcatOp concat) {
+      if (!type.hasStaticShape() || !concat.getType().hasStaticShape() ||
+          concat.getType().getNumElements() != type.getNumElements())
+        return false;
+      return llvm::all_of(concat.getInputs(), [&](Value input) {
+        while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+            input.getDefiningOp()))
+          input = input.getDefiningOp()->getOperand(0);
+        return contractsData(input.getDefiningOp());
+      });
+    };
     SmallVector<Value> stack{value};
     llvm::DenseSet<Operation *> seen;
     while (!stack.empty() && seen.size() < kMaxOps) {
       Operation *def = stack.pop_back_val().getDefiningOp();
       if (!def || def->getBlock() != &block || !seen.insert(def).second)
         continue;
-      auto linalgOp = dyn_cast<linalg::LinalgOp>(def);
-      if (linalgOp && linalgOp.getNumReductionLoops() > 0 &&
-          def->getNumResults() == 1 &&
-          def->getResult(0).getType() == value.getType() &&
-          llvm::count_if(linalgOp.getDpsInputs(),
-                         [&](Value input) { return isData(input, {}); }) >= 2)
+      if (contractsData(def) &&
+          cast<ShapedType>(def->getResult(0).getType()).hasStaticShape() &&
+          type.hasStaticShape() &&
+          cast<ShapedType>(def->getResult(0).getType()).getNumElements() ==
+              type.getNumElements())
+        return true;
+      if (auto concat = dyn_cast<tensor::ConcatOp>(def);
+          concat && stackedSums(concat))
         return true;
       llvm::append_range(stack, linalg_raise::readValues(def));
     }
@@ -977,7 +1019,8 @@ static void readWeightAsState(linalg::GenericOp update, AffineMap broadcast,
 
 /// Builds the loop of `step`; on success the step's ops are replaced by it.
 LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
-                       SingleStepFinder &finder, Step step, std::string &why) {
+                       SingleStepFinder &finder, Step step, bool onlyRaised,
+                       std::string &why) {
   Block &block = func.getBody().front();
   // A weight broadcast by its update enters as the broadcast value, made
   // before the loop; the body reads the weight itself as an invariant.
@@ -1019,7 +1062,18 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
         stack.push_back(def);
         continue;
       }
-      if (!isa<linalg::LinalgOp>(def) || !finder.madeFromBinding(value) ||
+      // The sums, their reshapes and stacking, and a product that a sum
+      // (ReduceSum after Mul) reads.
+      auto linalgDef = dyn_cast<linalg::LinalgOp>(def);
+      auto reader = dyn_cast<linalg::LinalgOp>(op);
+      bool summedProduct =
+          linalgDef && reader && linalgDef.getNumReductionLoops() == 0 &&
+          reader.getNumReductionLoops() > 0 && reader.getNumDpsInputs() == 1 &&
+          finder.readsDataTwice(linalgDef);
+      bool fromBinding = isa<linalg::LinalgOp, tensor::ExpandShapeOp,
+                             tensor::CollapseShapeOp, tensor::ConcatOp>(def) &&
+                         finder.madeFromBinding(value);
+      if ((!summedProduct && !fromBinding) ||
           !llvm::all_of(def->getUsers(), inBody))
         continue;
       step.body.insert(def);
@@ -1252,6 +1306,13 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
     dropBroadcasts();
     return why = notALayer, failure();
   }
+  if (onlyRaised) {
+    if (std::string left = linalg_raise::whyNotAKVBLayer(loop); !left.empty()) {
+      rewriter.eraseOp(loop);
+      dropBroadcasts();
+      return why = "a layer the reader leaves: " + left, failure();
+    }
+  }
 
   for (auto [output, result] : llvm::zip_equal(outputs, loop.getOutputs()))
     rewriter.replaceUsesWithIf(output, result, [&](OpOperand &use) {
@@ -1289,7 +1350,8 @@ struct TTTFormSingleStepsPass
         bool formed = false;
         for (const Step &step : finder.steps()) {
           std::string why;
-          if (succeeded(formLoop(rewriter, func, finder, step, why))) {
+          if (succeeded(
+                  formLoop(rewriter, func, finder, step, onlyRaised, why))) {
             formed = true;
             break;
           }

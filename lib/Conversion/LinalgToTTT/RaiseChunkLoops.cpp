@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ChunkLoopForms.h"
+#include "DWConvReading.h"
 #include "EinsumPolynomial.h"
 #include "GLUReading.h"
 #include "LayerLayout.h"
@@ -684,6 +685,11 @@ bool LayerReading::bindsKeysToValues() {
         // elsewhere; what it reshapes is read on its own.
         if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(leafOp))
           worklist.push_back({leafOp->getOperand(0), depth + 1});
+        // Sums stacked into one tensor (ViT^3's kernel gradient, one sum
+        // per kernel position) bind keys to values each.
+        if (auto concat = dyn_cast<tensor::ConcatOp>(leafOp))
+          for (Value input : concat.getInputs())
+            worklist.push_back({input, depth + 1});
       }
   }
   return false;
@@ -985,11 +991,31 @@ static FailureOr<FastWeightLayer> readAsGLU(ChunkLoopOp loop,
   return layer;
 }
 
+/// Whether ViT^3's depth-wise convolution layer is read off `loop`; if
+/// not, `why` becomes its reader's reason where it recognized the
+/// convolution.
+static FailureOr<DWConvLayer> readAsDWConv(ChunkLoopOp loop, std::string &why) {
+  bool isConv = false;
+  std::string convWhy;
+  FailureOr<DWConvLayer> layer = readDWConvLayer(loop, isConv, convWhy);
+  if (failed(layer) && isConv)
+    why = "a depth-wise convolution kernel as fast weight (ViT^3's "
+          "branch): no ttt.dwconv_layer yet: " +
+          convWhy;
+  return layer;
+}
+
 std::string ttt::linalg_raise::whyNotAKVBLayer(ChunkLoopOp loop) {
   std::string why;
   if (succeeded(LayerReading(loop).read(why)) ||
       succeeded(readAsSwiGLU(loop, why)) || succeeded(readAsGLU(loop, why)))
     return "";
+  if (succeeded(readAsDWConv(loop, why)))
+    return "a depth-wise convolution kernel as fast weight (ViT^3's "
+           "branch), which ttt.dwconv_layer expresses (per-channel linear "
+           "attention over the kernel's positions); not rewritten: one step "
+           "of it is exact in its recurrent form, and the ONNX route writes "
+           "back ttt.kvb_layer only";
   return why;
 }
 
@@ -1043,6 +1069,17 @@ struct TTTRaiseChunkLoopsPass
                               ", " + stringifyUpdateOrder(glu->order).str())
                 << ")";
           buildFastWeightLayer(rewriter, loop, *glu);
+          continue;
+        }
+        if (FailureOr<DWConvLayer> conv = readAsDWConv(loop, why);
+            convolutions && succeeded(conv)) {
+          if (explain)
+            loop.emitRemark()
+                << "ttt-raise-chunk-loops: a depth-wise convolution kernel ("
+                << conv->kh << "x" << conv->kw << ", dot loss"
+                << (conv->clipped ? ", gradients clipped per channel" : "")
+                << ", one chunk)";
+          buildDWConvLayer(rewriter, loop, *conv);
           continue;
         }
         if (explain)

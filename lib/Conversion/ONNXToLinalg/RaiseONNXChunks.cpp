@@ -29,6 +29,8 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 
+#include <memory>
+
 namespace mlir::ttt {
 #define GEN_PASS_DEF_TTTRAISEONNXCHUNKS
 #include "ttt/Conversion/Passes.h.inc"
@@ -190,7 +192,8 @@ struct TTTRaiseONNXChunksPass
   /// Runs the formers and the reader of `ttt.chunk_loop` on the function
   /// `graph` was read as; failure (with an explain remark) if that function
   /// does not verify or the route fails on it.
-  LogicalResult runRoute(ConvertedGraph &converted, onnx::GraphOp graph) {
+  LogicalResult runRoute(ConvertedGraph &converted, onnx::GraphOp graph,
+                         bool onlyRaised = false) {
     if (explain) {
       InFlightDiagnostic remark =
           mlir::emitRemark(graph.getLoc())
@@ -241,8 +244,12 @@ struct TTTRaiseONNXChunksPass
       });
       OpPassManager pm(ModuleOp::getOperationName());
       pm.addPass(createTTTRerollChunks(TTTRerollChunksOptions{true}));
-      pm.addPass(createTTTFormSingleSteps(TTTFormSingleStepsOptions{true}));
-      pm.addPass(createTTTRaiseChunkLoops(TTTRaiseChunkLoopsOptions{true}));
+      pm.addPass(createTTTFormSingleSteps(
+          TTTFormSingleStepsOptions{/*explain=*/true, onlyRaised}));
+      // A depth-wise convolution layer is never linear attention, and
+      // the write-back writes ttt.kvb_layer only: the loop stays, reported.
+      pm.addPass(createTTTRaiseChunkLoops(
+          TTTRaiseChunkLoopsOptions{/*explain=*/true, /*convolutions=*/false}));
       if (!layerPipeline.empty() &&
           failed(parsePassPipeline(layerPipeline, pm)))
         return failure();
@@ -258,8 +265,9 @@ struct TTTRaiseONNXChunksPass
     }
     // A layer pass that changes the model says so whether or not the
     // route explains itself.
+    // The second reading (only the raised loops formed) said it all before.
     for (const std::string &text : found)
-      if (explain || StringRef(text).contains("model changed"))
+      if (!onlyRaised && (explain || StringRef(text).contains("model changed")))
         mlir::emitRemark(graph.getLoc()) << text;
     return success();
   }
@@ -348,9 +356,23 @@ struct TTTRaiseONNXChunksPass
             << raise::kMinExportOpset << "; left to ttt-raise-onnx";
       return false;
     }
+    // A loop the reader left has no ONNX form: the graph is read again
+    // with only the loops it raises formed, and the layers it left are
+    // reported as found and kept.
+    std::unique_ptr<ConvertedGraph> again;
+    ConvertedGraph *written = &converted;
+    if (!converted.func.getBody().getOps<ChunkLoopOp>().empty()) {
+      again = std::make_unique<ConvertedGraph>(graph);
+      SmallVector<KVBLayerOp> raisedAgain;
+      if (succeeded(runRoute(*again, graph, /*onlyRaised=*/true)))
+        again->func.walk(
+            [&](KVBLayerOp layer) { raisedAgain.push_back(layer); });
+      if (raisedAgain.size() == layers.size())
+        written = again.get();
+    }
     std::string why;
     SmallVector<Replacement> replaced;
-    FailureOr<onnx::GraphOp> copy = writeBack(converted, replaced, why);
+    FailureOr<onnx::GraphOp> copy = writeBack(*written, replaced, why);
     if (failed(copy)) {
       if (explain)
         mlir::emitRemark(graph.getLoc())
@@ -375,6 +397,10 @@ struct TTTRaiseONNXChunksPass
               << ": raised to ttt.kvb_layer (linear attention, "
               << stringifyExactLowering(facts.lowering) << ")";
         }
+    // The graph the remarks of the layers kept were to go on is replaced.
+    for (Attribute layer : kept)
+      mlir::emitRemark(original.getLoc())
+          << "TTT layer: " << cast<StringAttr>(layer).getValue();
     return true;
   }
 };

@@ -191,7 +191,7 @@ func.func @output_does_not_assemble(%s0: tensor<4xf32>, %x: tensor<?x4xf32>) {
 func.func private @f(tensor<?x4xf32>) -> tensor<?x4xf32>
 
 func.func @foreign_op(%s0: tensor<4xf32>, %x: tensor<?x4xf32>) {
-  // expected-error @+3 {{'func.call' op is not in the canonical body of a ttt.chunk_loop: the body admits only linalg structured ops on tensors, tensor.empty, tensor.extract_slice, tensor.expand_shape, tensor.collapse_shape, tensor.dim, arith.constant and index arithmetic}}
+  // expected-error @+3 {{'func.call' op is not in the canonical body of a ttt.chunk_loop: the body admits only linalg structured ops on tensors, tensor.empty, tensor.extract_slice, tensor.expand_shape, tensor.collapse_shape, tensor.concat, tensor.dim, arith.constant and index arithmetic}}
   %o:2 = ttt.chunk_loop chunk(4) state(%s0 : tensor<4xf32>) windows(%x : tensor<?x4xf32>) along [0] outputs along [0] {
   ^bb0(%s: tensor<4xf32>, %xc: tensor<?x4xf32>):
     %y = func.call @f(%xc) : (tensor<?x4xf32>) -> tensor<?x4xf32>

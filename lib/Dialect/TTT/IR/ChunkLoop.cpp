@@ -52,8 +52,8 @@ static bool isIndexArithmetic(Operation *op) {
 
 std::string ChunkLoopOp::whyNotCanonical(Operation *op) {
   if (isa<ChunkYieldOp, tensor::EmptyOp, tensor::ExtractSliceOp,
-          tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::DimOp,
-          arith::ConstantOp>(op))
+          tensor::ExpandShapeOp, tensor::CollapseShapeOp, tensor::ConcatOp,
+          tensor::DimOp, arith::ConstantOp>(op))
     return "";
   if (op->getDialect() && isa<arith::ArithDialect>(op->getDialect()) &&
       isIndexArithmetic(op))
@@ -74,8 +74,8 @@ std::string ChunkLoopOp::whyNotCanonical(Operation *op) {
   }
   return "the body admits only linalg structured ops on tensors, "
          "tensor.empty, tensor.extract_slice, tensor.expand_shape, "
-         "tensor.collapse_shape, tensor.dim, arith.constant and index "
-         "arithmetic";
+         "tensor.collapse_shape, tensor.concat, tensor.dim, arith.constant "
+         "and index arithmetic";
 }
 
 /// The size every window of a sequence of length `length` has along the

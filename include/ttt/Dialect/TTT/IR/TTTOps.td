@@ -192,8 +192,9 @@ def TTT_ChunkLoopOp : TTT_Op<"chunk_loop", [
     structured ops on tensors (contractions by indexing maps, elementwise
     ops, reductions, fills, transposes, broadcasts), the views
     `tensor.extract_slice`, `tensor.expand_shape` and
-    `tensor.collapse_shape`, `tensor.empty`, `tensor.dim`, `arith.constant`
-    and index arithmetic. Ops inside linalg regions must be free of memory
+    `tensor.collapse_shape`, `tensor.concat` (sums stacked into one tensor,
+    as ViT^3 stacks its kernel gradient), `tensor.empty`, `tensor.dim`,
+    `arith.constant` and index arithmetic. Ops inside linalg regions must be free of memory
     effects. The verifier rejects anything else, naming it.
 
     A linear fast weight applied to each chunk's queries, then updated by
