@@ -86,23 +86,21 @@ std::optional<Convolution> readConvolution(Value output) {
     return std::nullopt;
   };
   SmallVector<AffineExpr> out = exprsOf(2);
-  if (out.size() != 3 || llvm::any_of(out, [&](AffineExpr e) {
-        return !dimOf(e);
-      }))
+  if (out.size() != 3 ||
+      llvm::any_of(out, [&](AffineExpr e) { return !dimOf(e); }))
     return std::nullopt;
   for (unsigned kernelInput : {0u, 1u}) {
     SmallVector<AffineExpr> kernel = exprsOf(kernelInput),
                             input = exprsOf(1 - kernelInput);
     if (kernel.size() != 3 || input.size() != 3 || kernel[0] != out[0] ||
-        input[0] != out[0] || llvm::any_of(kernel, [&](AffineExpr e) {
-          return !dimOf(e);
-        }))
+        input[0] != out[0] ||
+        llvm::any_of(kernel, [&](AffineExpr e) { return !dimOf(e); }))
       continue;
     // The input's spatial index is the output's plus the kernel's.
     bool shifted = true;
     for (unsigned s : {1u, 2u})
-      shifted &= input[s] == out[s] + kernel[s] ||
-                 input[s] == kernel[s] + out[s];
+      shifted &=
+          input[s] == out[s] + kernel[s] || input[s] == kernel[s] + out[s];
     // Every other loop has one iteration.
     llvm::SmallBitVector used(extents.size());
     for (AffineExpr e : {out[0], out[1], out[2], kernel[1], kernel[2]})
@@ -133,8 +131,7 @@ struct Padded {
 
 std::optional<Padded> readPadded(Value value) {
   auto insert = throughReshapes(value).getDefiningOp<tensor::InsertSliceOp>();
-  if (!insert || !isZeroFill(insert.getDest()) ||
-      !insert.hasUnitStride() ||
+  if (!insert || !isZeroFill(insert.getDest()) || !insert.hasUnitStride() ||
       ShapedType::isDynamicShape(insert.getStaticOffsets()) ||
       insert.getSourceType().getRank() != insert.getDestType().getRank() ||
       !insert.getSourceType().hasStaticShape())
@@ -210,7 +207,7 @@ readNormDivision(Value divided, ArrayRef<unsigned> reduced) {
     return std::nullopt;
   Block &sumBody = sum.getRegion().front();
   auto add = yielded(sum).getDefiningOp<arith::AddFOp>();
-  Value square = !add ? Value()
+  Value square = !add                                     ? Value()
                  : add.getLhs() == sumBody.getArgument(1) ? add.getRhs()
                                                           : add.getLhs();
   auto mul = square ? square.getDefiningOp<arith::MulFOp>() : nullptr;
@@ -223,8 +220,8 @@ readNormDivision(Value divided, ArrayRef<unsigned> reduced) {
     auto dim = dyn_cast<AffineDimExpr>(expr);
     if (!dim)
       return std::nullopt;
-    bool isReduced = iterators[dim.getPosition()] ==
-                     utils::IteratorType::reduction;
+    bool isReduced =
+        iterators[dim.getPosition()] == utils::IteratorType::reduction;
     if (isReduced != llvm::is_contained(reduced, d))
       return std::nullopt;
   }
@@ -253,8 +250,7 @@ private:
   ChunkLoopOp loop;
 };
 
-FailureOr<double> DWConvReader::readGradient(DWConvLayer &layer,
-                                             Value gradient,
+FailureOr<double> DWConvReader::readGradient(DWConvLayer &layer, Value gradient,
                                              std::string &why) {
   auto fail = [&](const char *reason) {
     why = reason;
@@ -368,8 +364,8 @@ FailureOr<DWConvLayer> DWConvReader::read(bool &isConv, std::string &why) {
       queries ? readPadded(loop.getSequences()[*queries]) : std::nullopt;
   auto qType =
       pad ? cast<RankedTensorType>(pad->source.getType()) : RankedTensorType();
-  if (!pad || qType.getNumElements() !=
-                  layer.channels * layer.height * layer.width ||
+  if (!pad ||
+      qType.getNumElements() != layer.channels * layer.height * layer.width ||
       qType.getDimSize(qType.getRank() - 2) != layer.height ||
       qType.getDimSize(qType.getRank() - 1) != layer.width ||
       pad->offsets[qType.getRank() - 2] != layer.kh / 2 ||
@@ -400,8 +396,7 @@ FailureOr<DWConvLayer> DWConvReader::read(bool &isConv, std::string &why) {
     }
   }
   if (!keeps || !delta)
-    return why = "its kernel is not updated by adding a term to it",
-           failure();
+    return why = "its kernel is not updated by adding a term to it", failure();
   Value gradient = delta->leaf;
   if (auto clip = readNormDivision(delta->leaf, {stateDims[1], stateDims[2]});
       clip && clip->first.getType() == stateType) {

@@ -1,4 +1,5 @@
-//===- DWConvReading.h - a depth-wise convolution layer off a loop -*- C++ -*-===//
+//===- DWConvReading.h - a depth-wise convolution layer off a loop -*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //

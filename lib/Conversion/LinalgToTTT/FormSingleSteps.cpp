@@ -513,43 +513,50 @@ public:
                           [&](Value input) { return isData(input, {}); }) >= 2;
   }
 
+  /// Whether `op` sums products of two data values over some of its loops,
+  /// or (a ReduceSum after a Mul) sums their elementwise product.
+  bool contractsData(Operation *op) const {
+    auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
+    if (!linalgOp || linalgOp.getNumReductionLoops() == 0 ||
+        op->getNumResults() != 1)
+      return false;
+    if (readsDataTwice(linalgOp))
+      return true;
+    auto product =
+        linalgOp.getNumDpsInputs() == 1
+            ? linalgOp.getDpsInputs()[0].getDefiningOp<linalg::LinalgOp>()
+            : nullptr;
+    return product && product.getNumReductionLoops() == 0 &&
+           readsDataTwice(product);
+  }
+
+  /// Whether `value` is a reshape of such a sum (a sum unsqueezed to be
+  /// stacked with others).
+  bool reshapesBinding(Value value) const {
+    if (!isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+            value.getDefiningOp()))
+      return false;
+    while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
+        value.getDefiningOp()))
+      value = value.getDefiningOp()->getOperand(0);
+    return contractsData(value.getDefiningOp());
+  }
+
   /// Whether `value` is made from a contraction of two data values whose
-  /// result has `value`'s type (or its size, reshaped): a sum over tokens of
-  /// keys times values (a gradient), as a new weight is, and a token's
-  /// activation is not. Such sums stacked into a tensor of `value`'s size count
+  /// result has the type of `value` (or of `delta`, an update's: what is
+  /// made of a gradient, its norm for clipping, counts too): a sum over
+  /// tokens of keys times values, as a new weight is, and a token's
+  /// activation is not. Such sums stacked into a tensor of that size count
   /// too (ViT^3's kernel gradient: one sum per kernel position).
-  bool madeFromBinding(Value value) const {
+  bool madeFromBinding(Value value, Value delta = Value()) const {
     constexpr unsigned kMaxOps = 256;
-    auto type = cast<ShapedType>(value.getType());
-    auto readsData = [&](linalg::LinalgOp op) {
-      return llvm::count_if(op.getDpsInputs(),
-                            [&](Value input) { return isData(input, {}); });
-    };
-    // A sum of products of two data values, or (a ReduceSum after a Mul)
-    // the sum of their elementwise product.
-    auto contractsData = [&](Operation *op) {
-      auto linalgOp = dyn_cast_or_null<linalg::LinalgOp>(op);
-      if (!linalgOp || linalgOp.getNumReductionLoops() == 0 ||
-          op->getNumResults() != 1)
-        return false;
-      if (readsData(linalgOp) >= 2)
-        return true;
-      auto product =
-          linalgOp.getNumDpsInputs() == 1
-              ? linalgOp.getDpsInputs()[0].getDefiningOp<linalg::LinalgOp>()
-              : nullptr;
-      return product && product.getNumReductionLoops() == 0 &&
-             readsData(product) >= 2;
-    };
+    auto type = cast<ShapedType>((delta ? delta : value).getType());
     auto stackedSums = [&](tensor::ConcatOp concat) {
       if (!type.hasStaticShape() || !concat.getType().hasStaticShape() ||
           concat.getType().getNumElements() != type.getNumElements())
         return false;
       return llvm::all_of(concat.getInputs(), [&](Value input) {
-        while (isa_and_nonnull<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(
-            input.getDefiningOp()))
-          input = input.getDefiningOp()->getOperand(0);
-        return contractsData(input.getDefiningOp());
+        return reshapesBinding(input) || contractsData(input.getDefiningOp());
       });
     };
     SmallVector<Value> stack{value};
@@ -558,11 +565,7 @@ public:
       Operation *def = stack.pop_back_val().getDefiningOp();
       if (!def || def->getBlock() != &block || !seen.insert(def).second)
         continue;
-      if (contractsData(def) &&
-          cast<ShapedType>(def->getResult(0).getType()).hasStaticShape() &&
-          type.hasStaticShape() &&
-          cast<ShapedType>(def->getResult(0).getType()).getNumElements() ==
-              type.getNumElements())
+      if (contractsData(def) && def->getResult(0).getType() == type)
         return true;
       if (auto concat = dyn_cast<tensor::ConcatOp>(def);
           concat && stackedSums(concat))
@@ -1070,9 +1073,15 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
           linalgDef && reader && linalgDef.getNumReductionLoops() == 0 &&
           reader.getNumReductionLoops() > 0 && reader.getNumDpsInputs() == 1 &&
           finder.readsDataTwice(linalgDef);
-      bool fromBinding = isa<linalg::LinalgOp, tensor::ExpandShapeOp,
-                             tensor::CollapseShapeOp, tensor::ConcatOp>(def) &&
-                         finder.madeFromBinding(value);
+      bool fromBinding =
+          (isa<linalg::LinalgOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+               tensor::ConcatOp>(def) &&
+           (finder.madeFromBinding(value) ||
+            llvm::any_of(step.updates,
+                         [&](const Update &update) {
+                           return finder.madeFromBinding(value, update.delta);
+                         }))) ||
+          finder.reshapesBinding(value);
       if ((!summedProduct && !fromBinding) ||
           !llvm::all_of(def->getUsers(), inBody))
         continue;
