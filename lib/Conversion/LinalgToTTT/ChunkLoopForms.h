@@ -52,6 +52,9 @@ bool readsValue(Value value, Value target);
 /// outside it.
 SmallVector<Value> readValues(Operation *op);
 
+/// The loop sequence `leaf` is the window of (a window argument), if any.
+std::optional<unsigned> windowIndex(ChunkLoopOp loop, Value leaf);
+
 /// Why `loop` is no TTT layer at all (no state bound to keys and values, or
 /// a state the data rescales, as chunked online softmax carries), or an
 /// empty string when it is one.

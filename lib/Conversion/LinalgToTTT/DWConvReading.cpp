@@ -241,10 +241,7 @@ private:
                                  std::string &why);
 
   std::optional<unsigned> windowOf(Value leaf) {
-    for (auto [index, arg] : llvm::enumerate(loop.getWindowArgs()))
-      if (leaf == arg)
-        return index;
-    return std::nullopt;
+    return windowIndex(loop, leaf);
   }
 
   ChunkLoopOp loop;

@@ -300,3 +300,72 @@ RoleTerm &linalg_raise::RoleTerm::add(
   term.factors.push_back(std::move(factor));
   return *this;
 }
+
+FailureOr<KeysGate> linalg_raise::readKeysGate(
+    ChunkLoopOp loop, EinsumReader &reader, const Polynomial &gradient,
+    unsigned gate, ArrayRef<unsigned> gateRoles, unsigned numStreams,
+    StringRef notBound, StringRef gateName, std::string &why) {
+  auto fail = [&](const Twine &reason) {
+    why = reason.str();
+    return failure();
+  };
+  if (gradient.terms.size() != 1)
+    return fail(notBound);
+  const Term &term = gradient.terms[0];
+  const Factor *sigma = nullptr;
+  for (const Factor &factor : term.factors)
+    if (sigmoidInput(factor.leaf))
+      sigma = &factor;
+  if (!sigma)
+    return fail(notBound);
+  KeysGate found;
+  found.sigmoid = sigma->leaf;
+  std::optional<Polynomial> product = reader.read(sigmoidInput(sigma->leaf));
+  if (!product || product->terms.size() != 1 ||
+      product->terms[0].coeff != 1.0 || product->terms[0].factors.size() != 2)
+    return fail(notBound);
+  const Factor *weight = nullptr, *keys = nullptr;
+  for (const Factor &factor : product->terms[0].factors) {
+    if (factor.leaf == loop.getStateArgs()[gate])
+      weight = &factor;
+    else if (windowIndex(loop, factor.leaf))
+      keys = &factor;
+  }
+  if (!weight || !keys)
+    return fail("the keys' sigmoid does not read the keys times " + gateName +
+                " as it was before the update");
+  llvm::DenseMap<unsigned, unsigned> roles;
+  for (auto [label, role] : llvm::zip_equal(weight->labels, gateRoles))
+    roles[label] = role;
+  found.keys.sequence = *windowIndex(loop, keys->leaf);
+  for (unsigned label : keys->labels) {
+    auto [it, inserted] = roles.try_emplace(label, kTime);
+    found.keys.roles.push_back(it->second);
+  }
+  ArrayRef<unsigned> keyRoles = found.keys.roles;
+  if (llvm::count(keyRoles, kTime) != 1 || llvm::count(keyRoles, kIn) != 1 ||
+      llvm::count(keyRoles, kOut) != 0 || llvm::count(keyRoles, kHidden) != 0 ||
+      (!loop.isSingleChunk() &&
+       keyRoles[loop.getWindowAxes()[found.keys.sequence]] != kTime) ||
+      keyRoles.size() != numStreams + 2)
+    return fail("the keys' dimensions are not streams, time and features");
+  for (unsigned label : product->labels) {
+    auto it = roles.find(label);
+    if (it == roles.end())
+      return fail(notBound);
+    found.sigmoidRoles.push_back(it->second);
+  }
+  return found;
+}
+
+bool linalg_raise::sameUpToSigmoids(EinsumReader &reader, Value a, Value b) {
+  if (a == b)
+    return true;
+  Value x = sigmoidInput(a), y = sigmoidInput(b);
+  if (!x || !y)
+    return false;
+  std::optional<Polynomial> px = reader.read(x), py = reader.read(y);
+  return px && py && equivalent(*px, *py, [&](Value l, Value r) {
+           return sameUpToSigmoids(reader, l, r);
+         });
+}

@@ -16,6 +16,7 @@
 #define TTT_LIB_CONVERSION_LINALGTOTTT_ELEMENTWISEREADINGS_H
 
 #include "EinsumPolynomial.h"
+#include "FastWeightLayer.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 
@@ -59,6 +60,11 @@ Value yielded(linalg::GenericOp generic);
 /// `1 / (1 + exp(-x))` elementwise.
 Value sigmoidInput(Value value);
 
+/// Whether leaves `a` and `b` are one value: the same, or sigmoids of
+/// inputs that `reader` reads as the same sums of products (two ops
+/// computing one gate).
+bool sameUpToSigmoids(EinsumReader &reader, Value a, Value b);
+
 /// `value` without the reshapes it is made by.
 Value throughReshapes(Value value);
 
@@ -99,6 +105,25 @@ struct RoleTerm {
   add(Value leaf, ArrayRef<unsigned> roles,
       std::initializer_list<std::pair<unsigned, unsigned>> rename = {});
 };
+
+/// The keys' sigmoid `sigma(k W)` that the one term of `gradient` reads, W
+/// the state `gate` before the update (the roles of its dimensions
+/// `gateRoles`): the sigmoid, the keys' window with the roles of its
+/// dimensions (streams, time and the input features), and the sigmoid's.
+struct KeysGate {
+  Value sigmoid;
+  RoledWindow keys;
+  SmallVector<unsigned> sigmoidRoles;
+};
+
+/// Reads the KeysGate of a SwiGLU's or a GLU's gradient; `notBound` is the
+/// reason when the gradient has no such factor, `gateName` W's name in the
+/// reasons.
+FailureOr<KeysGate> readKeysGate(ChunkLoopOp loop, EinsumReader &reader,
+                                 const Polynomial &gradient, unsigned gate,
+                                 ArrayRef<unsigned> gateRoles,
+                                 unsigned numStreams, StringRef notBound,
+                                 StringRef gateName, std::string &why);
 
 } // namespace mlir::ttt::linalg_raise
 

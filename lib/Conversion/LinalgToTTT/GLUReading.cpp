@@ -58,10 +58,7 @@ private:
     return std::nullopt;
   }
   std::optional<unsigned> windowOf(Value leaf) {
-    for (auto [index, arg] : llvm::enumerate(loop.getWindowArgs()))
-      if (leaf == arg)
-        return index;
-    return std::nullopt;
+    return windowIndex(loop, leaf);
   }
 
   ChunkLoopOp loop;
@@ -74,14 +71,7 @@ private:
 };
 
 bool GLUReader::sameLeaf(Value a, Value b) {
-  if (a == b)
-    return true;
-  Value x = sigmoidInput(a), y = sigmoidInput(b);
-  if (!x || !y)
-    return false;
-  std::optional<Polynomial> px = reader.read(x), py = reader.read(y);
-  return px && py &&
-         equivalent(*px, *py, [&](Value l, Value r) { return sameLeaf(l, r); });
+  return sameUpToSigmoids(reader, a, b);
 }
 
 LogicalResult GLUReader::readModel(FastWeightLayer &layer, bool &isGLU,
@@ -300,56 +290,22 @@ LogicalResult GLUReader::readKeysAndValues(FastWeightLayer &layer,
           "the gate of the keys";
     return failure();
   };
-  if (linearGradient.terms.size() != 1)
-    return fail();
+  FailureOr<KeysGate> gate = readKeysGate(
+      loop, reader, linearGradient, layer.weights[kGated].state,
+      layer.weights[kGated].roles, layer.numStreams,
+      "Wa's update is not a sum over tokens of keys times values times the "
+      "gate of the keys",
+      "Wg", why);
+  if (failed(gate))
+    return failure();
+  keysSigmoid = gate->sigmoid;
+  layer.k = gate->keys;
+  sigmoidRoles = gate->sigmoidRoles;
   const Term &term = linearGradient.terms[0];
   const Factor *sigma = nullptr;
   for (const Factor &factor : term.factors)
-    if (sigmoidInput(factor.leaf))
+    if (factor.leaf == keysSigmoid)
       sigma = &factor;
-  if (!sigma)
-    return fail();
-  keysSigmoid = sigma->leaf;
-  std::optional<Polynomial> gate = reader.read(sigmoidInput(sigma->leaf));
-  if (!gate || gate->terms.size() != 1 || gate->terms[0].coeff != 1.0 ||
-      gate->terms[0].factors.size() != 2)
-    return fail();
-  const LayerWeight &gated = layer.weights[kGated];
-  const Factor *weight = nullptr, *keys = nullptr;
-  for (const Factor &factor : gate->terms[0].factors) {
-    if (factor.leaf == stateArg(gated.state))
-      weight = &factor;
-    else if (windowOf(factor.leaf))
-      keys = &factor;
-  }
-  if (!weight || !keys)
-    return why = "the keys' sigmoid does not read the keys times Wg as it "
-                 "was before the update",
-           failure();
-  llvm::DenseMap<unsigned, unsigned> roles;
-  for (auto [label, role] : llvm::zip_equal(weight->labels, gated.roles))
-    roles[label] = role;
-  layer.k.sequence = *windowOf(keys->leaf);
-  for (unsigned label : keys->labels) {
-    auto it = roles.find(label);
-    layer.k.roles.push_back(it != roles.end() ? it->second : kTime);
-    if (it == roles.end())
-      roles[label] = kTime;
-  }
-  if (llvm::count(layer.k.roles, kTime) != 1 ||
-      llvm::count(layer.k.roles, kIn) != 1 ||
-      llvm::count(layer.k.roles, kOut) != 0 ||
-      (!loop.isSingleChunk() &&
-       layer.k.roles[loop.getWindowAxes()[layer.k.sequence]] != kTime) ||
-      layer.k.roles.size() != layer.numStreams + 2)
-    return why = "the keys' dimensions are not streams, time and features",
-           failure();
-  for (unsigned label : gate->labels) {
-    auto it = roles.find(label);
-    if (it == roles.end())
-      return fail();
-    sigmoidRoles.push_back(it->second);
-  }
   // The values: the window Wa's gradient reads with the output features.
   llvm::DenseMap<unsigned, unsigned> termRoles;
   for (auto [label, role] :

@@ -108,14 +108,6 @@ bool hasDuplicates(ArrayRef<unsigned> labels) {
       labels, [&](unsigned label) { return !seen.insert(label).second; });
 }
 
-/// The loop sequence `leaf` is the window of.
-std::optional<unsigned> windowIndex(ChunkLoopOp loop, Value leaf) {
-  for (auto [index, arg] : llvm::enumerate(loop.getWindowArgs()))
-    if (leaf == arg)
-      return index;
-  return std::nullopt;
-}
-
 class LayerReading {
 public:
   explicit LayerReading(ChunkLoopOp loop) : loop(loop) {}
@@ -1108,3 +1100,11 @@ struct TTTRaiseChunkLoopsPass
 };
 
 } // namespace
+
+std::optional<unsigned> ttt::linalg_raise::windowIndex(ChunkLoopOp loop,
+                                                       Value leaf) {
+  for (auto [index, arg] : llvm::enumerate(loop.getWindowArgs()))
+    if (leaf == arg)
+      return index;
+  return std::nullopt;
+}

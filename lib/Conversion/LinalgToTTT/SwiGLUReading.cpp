@@ -93,10 +93,7 @@ private:
   Value stateArg(unsigned i) { return loop.getStateArgs()[i]; }
   Value nextState(unsigned i) { return loop.getYield().getNextState()[i]; }
   std::optional<unsigned> windowOf(Value leaf) {
-    for (auto [index, arg] : llvm::enumerate(loop.getWindowArgs()))
-      if (leaf == arg)
-        return index;
-    return std::nullopt;
+    return windowIndex(loop, leaf);
   }
 
   ChunkLoopOp loop;
@@ -201,14 +198,7 @@ SwiGLUReader::takeMove(SwiGLULayer &layer, double step,
 }
 
 bool SwiGLUReader::sameLeaf(Value a, Value b) {
-  if (a == b)
-    return true;
-  Value x = sigmoidInput(a), y = sigmoidInput(b);
-  if (!x || !y)
-    return false;
-  std::optional<Polynomial> px = reader.read(x), py = reader.read(y);
-  return px && py &&
-         equivalent(*px, *py, [&](Value l, Value r) { return sameLeaf(l, r); });
+  return sameUpToSigmoids(reader, a, b);
 }
 
 std::optional<SmallVector<unsigned>>
@@ -610,60 +600,17 @@ FailureOr<Polynomial> SwiGLUReader::readMomentum(SwiGLULayer &layer, unsigned i,
 LogicalResult SwiGLUReader::readKeys(SwiGLULayer &layer,
                                      const Polynomial &outUpdate,
                                      std::string &why) {
-  auto fail = [&] {
-    why = "W1's update is not a sum over tokens of values times the "
-          "SwiGLU hidden state of the keys";
+  FailureOr<KeysGate> gate = readKeysGate(
+      loop, reader, outUpdate, layer.weights[0], layer.weightRoles[0],
+      layer.numStreams,
+      "W1's update is not a sum over tokens of values times the SwiGLU "
+      "hidden state of the keys",
+      "W0", why);
+  if (failed(gate))
     return failure();
-  };
-  if (outUpdate.terms.size() != 1)
-    return fail();
-  const Term &term = outUpdate.terms[0];
-  const Factor *sigma = nullptr;
-  for (const Factor &factor : term.factors)
-    if (sigmoidInput(factor.leaf))
-      sigma = &factor;
-  if (!sigma)
-    return fail();
-  keysSigmoid = sigma->leaf;
-  std::optional<Polynomial> gate = reader.read(sigmoidInput(sigma->leaf));
-  if (!gate || gate->terms.size() != 1 || gate->terms[0].coeff != 1.0 ||
-      gate->terms[0].factors.size() != 2)
-    return fail();
-  const Factor *w0 = nullptr, *keys = nullptr;
-  for (const Factor &factor : gate->terms[0].factors) {
-    if (factor.leaf == stateArg(layer.weights[0]))
-      w0 = &factor;
-    else if (windowOf(factor.leaf))
-      keys = &factor;
-  }
-  if (!w0 || !keys)
-    return why = "the keys' sigmoid does not read the keys times W0 as it "
-                 "was before the update",
-           failure();
-  llvm::DenseMap<unsigned, unsigned> roles;
-  for (auto [label, role] : llvm::zip_equal(w0->labels, layer.weightRoles[0]))
-    roles[label] = role;
-  layer.k.sequence = *windowOf(keys->leaf);
-  for (unsigned label : keys->labels) {
-    auto it = roles.find(label);
-    layer.k.roles.push_back(it != roles.end() ? it->second : kTime);
-    if (it == roles.end())
-      roles[label] = kTime;
-  }
-  if (llvm::count(layer.k.roles, kTime) != 1 ||
-      llvm::count(layer.k.roles, kIn) != 1 ||
-      (!loop.isSingleChunk() &&
-       layer.k.roles[loop.getWindowAxes()[layer.k.sequence]] != kTime) ||
-      layer.k.roles.size() != layer.numStreams + 2)
-    return why = "the keys' dimensions are not streams, time and features",
-           failure();
-  sigmoidRoles.clear();
-  for (unsigned label : gate->labels) {
-    auto it = roles.find(label);
-    if (it == roles.end())
-      return fail();
-    sigmoidRoles.push_back(it->second);
-  }
+  keysSigmoid = gate->sigmoid;
+  layer.k = gate->keys;
+  sigmoidRoles = gate->sigmoidRoles;
   return success();
 }
 
