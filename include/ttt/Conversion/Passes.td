@@ -923,7 +923,13 @@ def TTTFormSingleSteps : Pass<"ttt-form-single-steps"> {
     a state read needs; its values read later are the loop's outputs, the
     data it reads the windows of one chunk (`chunk(0)`), the updates' results
     its next state. Updates whose bodies share ops (the three weights of a
-    SwiGLU inner model) form one loop.
+    SwiGLU inner model) form one loop. The sums over tokens an update adds
+    are taken into the body: a contraction of two data values, a ReduceSum
+    of their product, such sums reshaped and stacked into the update's shape
+    (ViT^3's kernel gradient), and what is made of them (a clipping norm). A
+    transpose of data is taken in too (the window is the data itself). A
+    weight its update broadcasts over the batch enters as the broadcast
+    value; the body's other reads of the weight read that state.
 
     The loop is kept only if a state is bound to keys and values (the test
     `ttt-raise-onnx-chunks` uses to call a loop a TTT layer): a bias added

@@ -285,17 +285,16 @@ FailureOr<GLUReader::Move> GLUReader::readMove(const LayerWeight &weight,
 LogicalResult GLUReader::readKeysAndValues(FastWeightLayer &layer,
                                            const Polynomial &linearGradient,
                                            std::string &why) {
+  constexpr const char *kNotBound = "Wa's update is not a sum over tokens of "
+                                    "keys times values times the gate of the "
+                                    "keys";
   auto fail = [&] {
-    why = "Wa's update is not a sum over tokens of keys times values times "
-          "the gate of the keys";
+    why = kNotBound;
     return failure();
   };
   FailureOr<KeysGate> gate = readKeysGate(
       loop, reader, linearGradient, layer.weights[kGated].state,
-      layer.weights[kGated].roles, layer.numStreams,
-      "Wa's update is not a sum over tokens of keys times values times the "
-      "gate of the keys",
-      "Wg", why);
+      layer.weights[kGated].roles, layer.numStreams, kNotBound, "Wg", why);
   if (failed(gate))
     return failure();
   keysSigmoid = gate->sigmoid;
