@@ -802,8 +802,9 @@ private:
             stack.push_back(def);
       }
     }
-    // Elementwise ops on the body's values alone finish its outputs (the
-    // gate of a SwiGLU applied after both of its contractions).
+    // Elementwise ops and transposes on the body's values alone finish its
+    // outputs (the gate of a SwiGLU applied after both of its contractions,
+    // an apply written `(W^T q^T)^T`).
     llvm::SetVector<Operation *> ordered;
     for (Operation &op : block) {
       if (inBody.contains(&op)) {
@@ -811,7 +812,10 @@ private:
         continue;
       }
       auto generic = dyn_cast<linalg::GenericOp>(&op);
-      if (!generic || ordered.empty() || generic.getNumReductionLoops() != 0)
+      if ((!generic || generic.getNumReductionLoops() != 0) &&
+          !isa<linalg::TransposeOp>(op))
+        continue;
+      if (ordered.empty())
         continue;
       SmallVector<Value> read = linalg_raise::readValues(&op);
       bool onBody = false,
@@ -949,33 +953,52 @@ sizedBySlice(Value value, llvm::SetVector<Value> &sources) {
   return ordered;
 }
 
-/// Makes the body's other reads of a broadcast weight read the state: one
-/// step's state is the weight broadcast as the update (`update`, in the
-/// body) read it, so state[i] = weight[M(i)] with M the map `broadcast`, and
-/// a generic reading weight[G(x)] reads the same element
-/// as state[S(x)] where S(x) picks the weight's index G(x) for each state
-/// dimension the weight has and, for a dimension it is broadcast along, any
-/// index in range: a loop of the reader's with that many iterations. The
-/// math then sees one weight, the state, wherever the step reads it (ViT^3
-/// computes its gradient from the parameter and adds it to the broadcast).
-/// `broadcast` is the map the update read the weight with.
-static void readWeightAsState(linalg::GenericOp update, AffineMap broadcast,
-                              Value weight, BlockArgument state) {
-  if (!weight)
-    return;
+/// Makes the body's reads of `weight` read `state` instead, where
+/// state[i] = weight[i mapped]: `weightDimOf[p]` is the weight dimension
+/// state dimension p reads, none where the weight is broadcast along it. A
+/// generic reading weight[G(x)] reads the same element as state[S(x)], S
+/// picking G's index for each dimension the weight has and, for one it is
+/// broadcast along, any index in range: a loop of the reader's with that
+/// many iterations. A transpose of the weight becomes the same transpose of
+/// the state, its readers read in turn. The math then sees one weight, the
+/// state, wherever the step reads it (ViT^3 computes its gradient from the
+/// parameter and adds it to the broadcast).
+static void readWeightAsState(OpBuilder &builder, Value weight, Value state,
+                              ArrayRef<std::optional<unsigned>> weightDimOf,
+                              Operation *skip) {
   auto stateType = cast<RankedTensorType>(state.getType());
-  // For each state dimension, the weight dimension it reads, if any.
-  SmallVector<std::optional<unsigned>> weightDimOf(stateType.getRank());
-  for (auto [j, expr] : llvm::enumerate(broadcast.getResults()))
-    if (auto dim = dyn_cast<AffineDimExpr>(expr))
-      weightDimOf[dim.getPosition()] = j;
+  Block *body = state.getParentBlock();
   SmallVector<OpOperand *> uses;
   for (OpOperand &use : weight.getUses())
-    if (use.getOwner() != update &&
-        use.getOwner()->getBlock() == state.getOwner() &&
-        isa<linalg::GenericOp>(use.getOwner()))
+    if (use.getOwner() != skip && use.getOwner()->getBlock() == body &&
+        isa<linalg::GenericOp, linalg::TransposeOp>(use.getOwner()))
       uses.push_back(&use);
   for (OpOperand *use : uses) {
+    if (auto transpose = dyn_cast<linalg::TransposeOp>(use->getOwner())) {
+      if (!stateType.hasStaticShape())
+        continue;
+      ArrayRef<int64_t> perm = transpose.getPermutation();
+      SmallVector<int64_t> inverse(perm.size());
+      for (auto [q, p] : llvm::enumerate(perm))
+        inverse[p] = q;
+      SmallVector<int64_t> shape;
+      SmallVector<std::optional<unsigned>> transposedDimOf;
+      for (int64_t p : perm) {
+        shape.push_back(stateType.getDimSize(p));
+        std::optional<unsigned> j = weightDimOf[p];
+        transposedDimOf.push_back(j ? std::optional<unsigned>(inverse[*j])
+                                    : std::nullopt);
+      }
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPoint(transpose);
+      Value empty = tensor::EmptyOp::create(builder, transpose.getLoc(), shape,
+                                            stateType.getElementType());
+      auto ofState = linalg::TransposeOp::create(builder, transpose.getLoc(),
+                                                 state, empty, perm);
+      readWeightAsState(builder, transpose.getResult()[0],
+                        ofState.getResult()[0], transposedDimOf, nullptr);
+      continue;
+    }
     auto reader = cast<linalg::GenericOp>(use->getOwner());
     if (reader.isDpsInit(use))
       continue;
@@ -1018,6 +1041,22 @@ static void readWeightAsState(linalg::GenericOp update, AffineMap broadcast,
           return AffineMapAttr::get(map);
         })));
   }
+}
+
+/// readWeightAsState for the weight a broadcast update (`update`, in the
+/// body) reads with the map `broadcast`.
+static void readBroadcastWeightAsState(OpBuilder &builder,
+                                       linalg::GenericOp update,
+                                       AffineMap broadcast, Value weight,
+                                       BlockArgument state) {
+  if (!weight)
+    return;
+  auto stateType = cast<RankedTensorType>(state.getType());
+  SmallVector<std::optional<unsigned>> weightDimOf(stateType.getRank());
+  for (auto [j, expr] : llvm::enumerate(broadcast.getResults()))
+    if (auto dim = dyn_cast<AffineDimExpr>(expr))
+      weightDimOf[dim.getPosition()] = j;
+  readWeightAsState(builder, weight, state, weightDimOf, update);
 }
 
 /// Builds the loop of `step`; on success the step's ops are replaced by it.
@@ -1284,11 +1323,11 @@ LogicalResult formLoop(RewriterBase &rewriter, func::FuncOp func,
     maps[update.weightInput] = rewriter.getMultiDimIdentityMap(
         cast<RankedTensorType>(update.op->getResult(0).getType()).getRank());
     clone.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
-    readWeightAsState(clone,
-                      cast<linalg::GenericOp>(update.op)
-                          .getIndexingMapsArray()[update.weightInput],
-                      mapping.lookupOrNull(update.weight),
-                      body->getArgument(index));
+    readBroadcastWeightAsState(rewriter, clone,
+                               cast<linalg::GenericOp>(update.op)
+                                   .getIndexingMapsArray()[update.weightInput],
+                               mapping.lookupOrNull(update.weight),
+                               body->getArgument(index));
   }
   SmallVector<Value> chunkOutputs, nextState;
   for (Value output : outputs)
