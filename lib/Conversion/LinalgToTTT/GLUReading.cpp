@@ -8,6 +8,7 @@
 #include "ChunkLoopForms.h"
 #include "EinsumPolynomial.h"
 #include "ElementwiseReadings.h"
+#include "GatedNetworkReader.h"
 
 #include <cmath>
 
@@ -20,12 +21,9 @@ namespace {
 /// The weights in the model's operand order.
 enum GLUWeight : unsigned { kLinear = 0, kGated = 1 };
 
-class GLUReader {
+class GLUReader : GatedNetworkReader {
 public:
-  explicit GLUReader(ChunkLoopOp loop)
-      : loop(loop), modelReader(llvm::DenseSet<Value>(
-                        loop.getYield().getNextState().begin(),
-                        loop.getYield().getNextState().end())) {}
+  explicit GLUReader(ChunkLoopOp loop) : GatedNetworkReader(loop) {}
 
   FailureOr<FastWeightLayer> read(bool &isGLU, std::string &why);
 
@@ -45,10 +43,7 @@ private:
                                   const Polynomial &linearGradient,
                                   std::string &why);
   Polynomial expectedGradient(const FastWeightLayer &layer, unsigned which);
-  bool sameLeaf(Value a, Value b);
 
-  Value stateArg(unsigned i) { return loop.getStateArgs()[i]; }
-  Value nextState(unsigned i) { return loop.getYield().getNextState()[i]; }
   std::optional<unsigned> stateOf(Value leaf, bool &updated) {
     for (unsigned i = 0, e = loop.getInits().size(); i < e; ++i)
       if (leaf == stateArg(i) || leaf == nextState(i)) {
@@ -57,22 +52,7 @@ private:
       }
     return std::nullopt;
   }
-  std::optional<unsigned> windowOf(Value leaf) {
-    return windowIndex(loop, leaf);
-  }
-
-  ChunkLoopOp loop;
-  /// Reads the output with the next states as leaves, and the updates.
-  EinsumReader modelReader, reader;
-  /// The keys' sigmoid, `sigma(k Wg)`, and the roles of its dimensions.
-  Value keysSigmoid;
-  SmallVector<unsigned> sigmoidRoles;
-  unsigned nextUnit = kUnit;
 };
-
-bool GLUReader::sameLeaf(Value a, Value b) {
-  return sameUpToSigmoids(reader, a, b);
-}
 
 LogicalResult GLUReader::readModel(FastWeightLayer &layer, bool &isGLU,
                                    std::string &why) {
@@ -423,19 +403,7 @@ FailureOr<FastWeightLayer> GLUReader::read(bool &isGLU, std::string &why) {
   std::optional<double> scale;
   for (unsigned which : {kLinear, kGated}) {
     Polynomial expected = expectedGradient(layer, which);
-    const Polynomial &found = moves[which].gradient;
-    std::optional<double> ratio;
-    for (const Term &term : found.terms) {
-      double candidate = term.coeff / expected.terms[0].coeff;
-      Polynomial scaled = expected;
-      for (Term &t : scaled.terms)
-        t.coeff *= candidate;
-      if (equivalent(scaled, found,
-                     [&](Value a, Value b) { return sameLeaf(a, b); })) {
-        ratio = candidate;
-        break;
-      }
-    }
+    std::optional<double> ratio = scaleOf(expected, moves[which].gradient);
     if (!ratio)
       return why = std::string(names[which]) +
                    "'s update is not the dot loss's gradient step for the "

@@ -9,6 +9,7 @@
 #include "EinsumPolynomial.h"
 #include "ElementwiseReadings.h"
 #include "FastWeightLayer.h"
+#include "GatedNetworkReader.h"
 #include "LayerLayout.h"
 #include "MomentumReading.h"
 
@@ -33,12 +34,9 @@ constexpr const char *kUnprovenNorms =
     "cannot prove to be its initial value's (norms computed from the initial "
     "weight, or a constant initial weight and its norms, are checked)";
 
-class SwiGLUReader {
+class SwiGLUReader : GatedNetworkReader {
 public:
-  explicit SwiGLUReader(ChunkLoopOp loop)
-      : loop(loop), modelReader(llvm::DenseSet<Value>(
-                        loop.getYield().getNextState().begin(),
-                        loop.getYield().getNextState().end())) {}
+  explicit SwiGLUReader(ChunkLoopOp loop) : GatedNetworkReader(loop) {}
 
   FailureOr<SwiGLULayer> read(bool &isSwiGLU, std::string &why);
 
@@ -69,7 +67,6 @@ private:
   /// weight's next value before any renormalization).
   FailureOr<Polynomial> readMomentum(SwiGLULayer &layer, unsigned i, Value next,
                                      std::string &why);
-  bool sameLeaf(Value a, Value b);
   /// The column-norm division `divided` if `target` scales it back to the
   /// column norms of state `state`'s initial value.
   std::optional<ColumnNormDivision>
@@ -90,15 +87,6 @@ private:
   void readKeysWithRates(SwiGLULayer &layer, unsigned which, unsigned window,
                          ArrayRef<unsigned> roles);
 
-  Value stateArg(unsigned i) { return loop.getStateArgs()[i]; }
-  Value nextState(unsigned i) { return loop.getYield().getNextState()[i]; }
-  std::optional<unsigned> windowOf(Value leaf) {
-    return windowIndex(loop, leaf);
-  }
-
-  ChunkLoopOp loop;
-  /// Reads the output with the next states as leaves, and the updates.
-  EinsumReader modelReader, reader;
   /// The eps of the weight norm, and the axis each weight is normed over.
   double normEps = 0.0;
   llvm::DenseMap<unsigned, unsigned> normAxes;
@@ -106,10 +94,6 @@ private:
   bool nextIsNormed = false;
   /// Whether a weight's step and Muon were recorded (takeMove).
   bool moved = false;
-  /// The keys' sigmoid, `sigma(W0 k)`, and the roles of its dimensions.
-  Value keysSigmoid;
-  SmallVector<unsigned> sigmoidRoles;
-  unsigned nextUnit = kUnit;
 };
 
 LogicalResult SwiGLUReader::weightFactors(const Term &term,
@@ -195,10 +179,6 @@ SwiGLUReader::takeMove(SwiGLULayer &layer, double step,
   layer.step = step;
   layer.muon = muon;
   return success();
-}
-
-bool SwiGLUReader::sameLeaf(Value a, Value b) {
-  return sameUpToSigmoids(reader, a, b);
 }
 
 std::optional<SmallVector<unsigned>>
@@ -790,18 +770,7 @@ LogicalResult SwiGLUReader::readUpdates(SwiGLULayer &layer, std::string &why) {
   std::optional<double> scale;
   for (unsigned i = 0; i < 3; ++i) {
     Polynomial expected = expectedUpdate(layer, i);
-    std::optional<double> found;
-    for (const Term &term : added[i].terms) {
-      double ratio = term.coeff / expected.terms[0].coeff;
-      Polynomial scaled = expected;
-      for (Term &t : scaled.terms)
-        t.coeff *= ratio;
-      if (equivalent(scaled, added[i],
-                     [&](Value a, Value b) { return sameLeaf(a, b); })) {
-        found = ratio;
-        break;
-      }
-    }
+    std::optional<double> found = scaleOf(expected, added[i]);
     if (!found)
       return why = std::string(names[i]) +
                    "'s update is not the dot loss's gradient step for the "
