@@ -1,4 +1,5 @@
-//===- GatedNetworkReader.h - what the SwiGLU and GLU readers share -*- C++ -*-===//
+//===- GatedNetworkReader.h - shared by the SwiGLU and GLU readers -*- C++
+//-*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
