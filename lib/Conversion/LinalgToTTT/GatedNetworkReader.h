@@ -1,5 +1,4 @@
-//===- GatedNetworkReader.h - shared by the SwiGLU and GLU readers -*- C++
-//-*-===//
+//===- GatedNetworkReader.h - base of the gated readers ---------*- C++ -*-===//
 //
 // SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
 //
