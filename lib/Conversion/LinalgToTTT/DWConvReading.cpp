@@ -257,7 +257,8 @@ FailureOr<double> DWConvReader::readGradient(DWConvLayer &layer, Value gradient,
   // kh * kw sums of N values, position (a, b) the (a kw + b)-th.
   auto concat = throughReshapes(gradient).getDefiningOp<tensor::ConcatOp>();
   int64_t positions = layer.kh * layer.kw;
-  if (!concat || concat.getDim() != concat.getType().getRank() - 1 ||
+  if (!concat ||
+      static_cast<int64_t>(concat.getDim()) != concat.getType().getRank() - 1 ||
       static_cast<int64_t>(concat.getInputs().size()) != positions ||
       !concat.getType().hasStaticShape() ||
       concat.getType().getNumElements() != layer.channels * positions)

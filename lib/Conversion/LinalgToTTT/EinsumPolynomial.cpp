@@ -14,6 +14,8 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace mlir::ttt::linalg_raise;
 
@@ -343,6 +345,106 @@ std::optional<Polynomial> EinsumReader::readReshape(Operation *op,
   return poly;
 }
 
+/// Whether `predicate` is computed in its payload from the loop indices
+/// and integer constants alone (comparisons and index arithmetic); `loops`
+/// gets the loops it reads, in ascending order.
+static bool indexPredicateLoops(Value predicate, SmallVector<int64_t> &loops) {
+  SmallVector<Value> stack{predicate};
+  llvm::SmallDenseSet<Value> seen;
+  std::set<int64_t> found;
+  while (!stack.empty()) {
+    Value value = stack.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    Operation *op = value.getDefiningOp();
+    if (!op)
+      return false;
+    if (auto index = dyn_cast<linalg::IndexOp>(op)) {
+      found.insert(index.getDim());
+      continue;
+    }
+    if (isa<arith::ConstantOp>(op) && op->getResult(0).getType().isIntOrIndex())
+      continue;
+    if (!isa<arith::CmpIOp, arith::SubIOp, arith::AddIOp, arith::MulIOp,
+             arith::AndIOp, arith::OrIOp, arith::XOrIOp>(op))
+      return false;
+    llvm::append_range(stack, op->getOperands());
+  }
+  loops.assign(found.begin(), found.end());
+  return !loops.empty();
+}
+
+/// The value of an index predicate's `value` with loop `loops[n]` at
+/// `indices[n]`.
+static std::optional<int64_t> evaluateIndexValue(Value value,
+                                                 ArrayRef<int64_t> loops,
+                                                 ArrayRef<int64_t> indices) {
+  Operation *op = value.getDefiningOp();
+  if (auto index = dyn_cast<linalg::IndexOp>(op))
+    return indices[llvm::find(loops, static_cast<int64_t>(index.getDim())) -
+                   loops.begin()];
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    if (auto integer = dyn_cast<IntegerAttr>(constant.getValue()))
+      return integer.getValue().getSExtValue();
+    return std::nullopt;
+  }
+  std::optional<int64_t> a =
+      evaluateIndexValue(op->getOperand(0), loops, indices);
+  std::optional<int64_t> b =
+      evaluateIndexValue(op->getOperand(1), loops, indices);
+  if (!a || !b)
+    return std::nullopt;
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op)) {
+    switch (cmp.getPredicate()) {
+    case arith::CmpIPredicate::eq:
+      return *a == *b;
+    case arith::CmpIPredicate::ne:
+      return *a != *b;
+    case arith::CmpIPredicate::slt:
+      return *a < *b;
+    case arith::CmpIPredicate::sle:
+      return *a <= *b;
+    case arith::CmpIPredicate::sgt:
+      return *a > *b;
+    case arith::CmpIPredicate::sge:
+      return *a >= *b;
+    default:
+      return std::nullopt; // unsigned comparisons of signed differences
+    }
+  }
+  if (isa<arith::SubIOp>(op))
+    return *a - *b;
+  if (isa<arith::AddIOp>(op))
+    return *a + *b;
+  if (isa<arith::MulIOp>(op))
+    return *a * *b;
+  if (isa<arith::AndIOp>(op))
+    return *a & *b;
+  if (isa<arith::OrIOp>(op))
+    return *a | *b;
+  if (isa<arith::XOrIOp>(op))
+    return *a ^ *b;
+  return std::nullopt;
+}
+
+std::optional<SmallVector<bool>>
+mlir::ttt::linalg_raise::maskTable(Value predicate, int64_t size) {
+  SmallVector<int64_t> loops;
+  if (!predicate.getType().isInteger(1) ||
+      !indexPredicateLoops(predicate, loops) || loops.size() != 2)
+    return std::nullopt;
+  SmallVector<bool> table;
+  for (int64_t a = 0; a < size; ++a)
+    for (int64_t b = 0; b < size; ++b) {
+      std::optional<int64_t> value =
+          evaluateIndexValue(predicate, loops, {a, b});
+      if (!value)
+        return std::nullopt;
+      table.push_back(*value != 0);
+    }
+  return table;
+}
+
 std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
                                                    ArrayRef<unsigned> labels,
                                                    unsigned depth) {
@@ -415,6 +517,10 @@ std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
   scalars[outArg] = {Term{1.0, {Factor{outArg, {}}}}};
 
   for (Operation &inner : payload->without_terminator()) {
+    // The index arithmetic of a mask's predicate (read at its select).
+    if (readMasks && inner.getNumResults() == 1 &&
+        inner.getResult(0).getType().isIntOrIndex())
+      continue;
     // A constant captured from outside the payload is a coefficient.
     auto operand = [&](unsigned i) -> const SmallVector<Term> * {
       Value value = inner.getOperand(i);
@@ -446,6 +552,19 @@ std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
     } else if (isa<arith::NegFOp>(inner)) {
       if (const SmallVector<Term> *x = operand(0))
         result = PayloadAlgebra::scaled(*x, -1.0);
+    } else if (auto select = dyn_cast<arith::SelectOp>(inner);
+               select && readMasks) {
+      const SmallVector<Term> *x = operand(1), *otherwise = operand(2);
+      SmallVector<int64_t> loops;
+      if (x && otherwise &&
+          llvm::all_of(*otherwise,
+                       [](const Term &t) { return t.coeff == 0.0; }) &&
+          indexPredicateLoops(select.getCondition(), loops)) {
+        Factor mask{select.getCondition(), {}};
+        for (int64_t loop : loops)
+          mask.labels.push_back(loopLabels[loop]);
+        result = algebra.product(*x, {Term{1.0, {mask}}});
+      }
     }
     if (!result)
       return std::nullopt;
@@ -629,4 +748,17 @@ bool mlir::ttt::linalg_raise::equivalent(const Polynomial &a,
       return false;
   }
   return true;
+}
+
+bool mlir::ttt::linalg_raise::isZeroTensor(Value value) {
+  std::optional<Polynomial> poly = EinsumReader().read(value);
+  if (poly && poly->terms.empty())
+    return true;
+  Attribute attr;
+  if (!matchPattern(value, m_Constant(&attr)))
+    return false;
+  DenseElementsAttr elements = denseConstantValue(attr);
+  return elements && isa<FloatType>(elements.getElementType()) &&
+         llvm::all_of(elements.getValues<APFloat>(),
+                      [](const APFloat &x) { return x.isZero(); });
 }

@@ -72,11 +72,26 @@ std::optional<double> floatConstant(Value value);
 /// `dense_resource`); null for anything else.
 DenseElementsAttr denseConstantValue(Attribute value);
 
+/// The values of a mask leaf (see EinsumReader's `readMasks`) over loop
+/// indices `[0, size)` in each of the loops it reads, row-major in their
+/// ascending order; nullopt when `predicate` is not such a leaf or reads
+/// other than two loops.
+std::optional<SmallVector<bool>> maskTable(Value predicate, int64_t size);
+
+/// Whether `value` is zero: a sum of no terms, or a constant (also a
+/// resource blob, as exporters store `zeros_like`) of zeros.
+bool isZeroTensor(Value value);
+
 class EinsumReader {
 public:
-  /// Values in `stops` are leaves even where they could be expanded.
-  explicit EinsumReader(llvm::DenseSet<Value> stops = {})
-      : stops(std::move(stops)) {}
+  /// Values in `stops` are leaves even where they could be expanded. With
+  /// `readMasks`, a payload's `select(p, x, 0)` whose predicate p reads
+  /// nothing but the loop indices (a causal mask) is x times a factor whose
+  /// leaf is p (an i1 value inside the payload), labelled by the loops p
+  /// reads in ascending order; see maskTable.
+  explicit EinsumReader(llvm::DenseSet<Value> stops = {},
+                        bool readMasks = false)
+      : stops(std::move(stops)), readMasks(readMasks) {}
 
   /// `value` as a polynomial, or nullopt when it is not a ranked tensor or
   /// grows past the reader's bounds.
@@ -118,6 +133,7 @@ private:
   Polynomial leaf(Value value, ArrayRef<unsigned> labels);
 
   llvm::DenseSet<Value> stops;
+  bool readMasks = false;
   llvm::DenseSet<unsigned> unitLabels;
   /// A label of merged dimensions (B*H), and the labels and sizes of its
   /// parts.

@@ -22,6 +22,7 @@
 
 #include "ChunkLoopForms.h"
 #include "DWConvReading.h"
+#include "DualFormReading.h"
 #include "EinsumPolynomial.h"
 #include "GLUReading.h"
 #include "LayerLayout.h"
@@ -983,6 +984,22 @@ static FailureOr<FastWeightLayer> readAsGLU(ChunkLoopOp loop,
   return layer;
 }
 
+/// Whether TTT-Linear's dual form is read off `loop` when the other
+/// readings fail with `why`; if not, `why` becomes its reader's reason
+/// where the output is a LayerNorm of what reads the state.
+static FailureOr<DualFormLayer> readAsDualForm(ChunkLoopOp loop,
+                                               std::string &why) {
+  bool isDualForm = false;
+  std::string dualWhy;
+  FailureOr<DualFormLayer> layer = readDualFormLayer(loop, isDualForm, dualWhy);
+  if (failed(layer) && isDualForm)
+    why = "a fast weight read through a LayerNorm, fit by its squared error "
+          "(TTT-Linear/MLP's dual form): a TTT layer with a nonlinear inner "
+          "model, no linear attention; no ttt.kvb_layer yet: " +
+          dualWhy;
+  return layer;
+}
+
 /// Whether ViT^3's depth-wise convolution layer is read off `loop`; if
 /// not, `why` becomes its reader's reason where it recognized the
 /// convolution.
@@ -1000,7 +1017,8 @@ static FailureOr<DWConvLayer> readAsDWConv(ChunkLoopOp loop, std::string &why) {
 std::string ttt::linalg_raise::whyNotAKVBLayer(ChunkLoopOp loop) {
   std::string why;
   if (succeeded(LayerReading(loop).read(why)) ||
-      succeeded(readAsSwiGLU(loop, why)) || succeeded(readAsGLU(loop, why)))
+      succeeded(readAsSwiGLU(loop, why)) || succeeded(readAsGLU(loop, why)) ||
+      succeeded(readAsDualForm(loop, why)))
     return "";
   if (succeeded(readAsDWConv(loop, why)))
     return "a depth-wise convolution kernel as fast weight (ViT^3's "
@@ -1061,6 +1079,19 @@ struct TTTRaiseChunkLoopsPass
                               ", " + stringifyUpdateOrder(glu->order).str())
                 << ")";
           buildFastWeightLayer(rewriter, loop, *glu);
+          continue;
+        }
+        if (FailureOr<DualFormLayer> dual = readAsDualForm(loop, why);
+            succeeded(dual)) {
+          if (explain)
+            loop.emitRemark()
+                << "ttt-raise-chunk-loops: a linear fast weight"
+                << (dual->bias ? " with bias" : "")
+                << " read through a LayerNorm (squared-error loss, "
+                << (dual->tokenEta.empty() ? "" : "per-position and ")
+                << "per-token rates, mini-batches of " << dual->chunkSize
+                << ", causal dual form)";
+          buildDualFormLayer(rewriter, loop, *dual);
           continue;
         }
         if (FailureOr<DWConvLayer> conv = readAsDWConv(loop, why);

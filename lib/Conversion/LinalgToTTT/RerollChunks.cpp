@@ -479,6 +479,16 @@ void Reroll::sinkStateViews() {
 /// discardable attributes, which front ends use to tie ops to their source
 /// (the ONNX front end's `ttt.onnx_op`) and which do not change what an op
 /// computes.
+/// Removes the terms of `poly` with a factor whose leaf `isZero`.
+static void dropTermsOf(linalg_raise::Polynomial &poly,
+                        llvm::function_ref<bool(Value)> isZero) {
+  llvm::erase_if(poly.terms, [&](const linalg_raise::Term &term) {
+    return llvm::any_of(term.factors, [&](const linalg_raise::Factor &f) {
+      return isZero(f.leaf);
+    });
+  });
+}
+
 static constexpr OperationEquivalence::Flags kStepEquivalence =
     OperationEquivalence::IgnoreLocations |
     OperationEquivalence::IgnoreDiscardableAttrs;
@@ -562,6 +572,19 @@ bool Reroll::sameInStep(Value x, Value y, int64_t i,
            poly->terms[0].factors.size() == 1 && poly->terms[0].coeff == 1.0 &&
            poly->terms[0].factors[0].leaf == value;
   };
+  // In step 0 a state read from a zero constant adds nothing, and exporters
+  // fold such terms away (`x W + b` with b = 0 is `x W`).
+  if (i == 0 && px && py) {
+    auto zeroState = [&](Value leaf) {
+      auto state = llvm::find(stateIn, leaf);
+      if (state == stateIn.end())
+        return false;
+      Value in = stateInStep[state - stateIn.begin()];
+      return in && linalg_raise::isZeroTensor(in);
+    };
+    dropTermsOf(*px, zeroState);
+    dropTermsOf(*py, linalg_raise::isZeroTensor);
+  }
   bool equal = false;
   if (px && py && !isItself(px, x) && !isItself(py, y)) {
     equal = linalg_raise::equivalent(*px, *py, same);
@@ -948,41 +971,49 @@ bool Reroll::firstStepReadsInitialStates(SmallVector<Value> &inits) {
   llvm::DenseMap<std::pair<Value, Value>, bool> memo;
   for (size_t index = 0; index < stateIn.size(); ++index) {
     Value state = stateIn[index];
-    for (Operation *user : state.getUsers()) {
-      auto it = stepOf.find(user);
-      if (it == stepOf.end() || it->second != 1)
-        continue;
-      for (Operation *other : before) {
-        if (other->getName() != user->getName())
+    // First where the other operands are the same; failing that, where the
+    // op is the same whatever they are (they may read states not chosen
+    // yet; the proof below checks every choice whole).
+    for (bool anyOperands : {false, true}) {
+      if (!candidates[index].empty())
+        break;
+      for (Operation *user : state.getUsers()) {
+        auto it = stepOf.find(user);
+        if (it == stepOf.end() || it->second != 1)
           continue;
-        Value found;
-        IRMapping inner;
-        bool same = OperationEquivalence::isEquivalentTo(
-            user, other,
-            [&](Value a, Value b) {
-              if (inner.lookupOrNull(a) == b)
-                return success();
-              if (a == state) {
-                found = b;
-                return success();
-              }
-              return success(sameInStep(a, b, 0, none, memo, 0));
-            },
-            [&](Value a, Value b) { inner.map(a, b); }, kStepEquivalence);
-        Operation *def = found ? found.getDefiningOp() : nullptr;
-        if (!same || !found || found.getType() != state.getType() ||
-            (def && stepOf.count(def)))
-          continue;
-        // A copy of a known candidate is no new choice, but step 0's sums
-        // read it as the state all the same.
-        if (llvm::any_of(candidates[index], [&](Value known) {
-              return sameValue(known, found);
-            })) {
-          if (!llvm::is_contained(candidates[index], found))
-            initialCopies.insert(found);
-          continue;
+        for (Operation *other : before) {
+          if (other->getName() != user->getName())
+            continue;
+          Value found;
+          IRMapping inner;
+          bool same = OperationEquivalence::isEquivalentTo(
+              user, other,
+              [&](Value a, Value b) {
+                if (inner.lookupOrNull(a) == b)
+                  return success();
+                if (a == state) {
+                  found = b;
+                  return success();
+                }
+                return success(anyOperands ||
+                               sameInStep(a, b, 0, none, memo, 0));
+              },
+              [&](Value a, Value b) { inner.map(a, b); }, kStepEquivalence);
+          Operation *def = found ? found.getDefiningOp() : nullptr;
+          if (!same || !found || found.getType() != state.getType() ||
+              (def && stepOf.count(def)))
+            continue;
+          // A copy of a known candidate is no new choice, but step 0's sums
+          // read it as the state all the same.
+          if (llvm::any_of(candidates[index], [&](Value known) {
+                return sameValue(known, found);
+              })) {
+            if (!llvm::is_contained(candidates[index], found))
+              initialCopies.insert(found);
+            continue;
+          }
+          candidates[index].push_back(found);
         }
-        candidates[index].push_back(found);
       }
     }
     if (candidates[index].empty())

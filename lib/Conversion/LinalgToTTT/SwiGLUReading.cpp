@@ -462,21 +462,6 @@ FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
   return added;
 }
 
-/// Whether `value` is zero: a sum of no terms, or a constant (also a
-/// resource blob, as exporters store `zeros_like`) of zeros.
-static bool isZero(Value value) {
-  std::optional<Polynomial> poly = EinsumReader().read(value);
-  if (poly && poly->terms.empty())
-    return true;
-  Attribute attr;
-  if (!matchPattern(value, m_Constant(&attr)))
-    return false;
-  DenseElementsAttr elements = denseConstantValue(attr);
-  return elements && isa<FloatType>(elements.getElementType()) &&
-         llvm::all_of(elements.getValues<APFloat>(),
-                      [](const APFloat &x) { return x.isZero(); });
-}
-
 FailureOr<Polynomial> SwiGLUReader::readMomentum(SwiGLULayer &layer, unsigned i,
                                                  Value next, std::string &why) {
   auto fail = [&](StringRef reason) {
@@ -569,7 +554,7 @@ FailureOr<Polynomial> SwiGLUReader::readMomentum(SwiGLULayer &layer, unsigned i,
     return fail("its weights' momenta decay differently");
   layer.momentum = coefficients;
   layer.momentumScale = scale;
-  if (!isZero(loop.getInits()[*state]))
+  if (!isZeroTensor(loop.getInits()[*state]))
     return fail("a momentum does not start at zero");
   if (!loop.getFinalStates()[*state].use_empty())
     return fail("a final momentum is read after the loop");

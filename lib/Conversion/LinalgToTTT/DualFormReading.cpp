@@ -1,0 +1,991 @@
+//===- DualFormReading.cpp - TTT-Linear's dual form off a loop ------------===//
+//
+// SPDX-License-Identifier: Apache-2.0 WITH LLVM-exception
+//
+//===----------------------------------------------------------------------===//
+
+#include "DualFormReading.h"
+#include "ChunkLoopForms.h"
+#include "EinsumPolynomial.h"
+#include "ElementwiseReadings.h"
+#include "LayerLayout.h"
+#include "LayerNormReadings.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::ttt;
+using namespace mlir::ttt::linalg_raise;
+
+namespace {
+
+/// The loop's axis in a window (one mini-batch), and token j of a chunk
+/// beside token i (kTime).
+constexpr unsigned kChunkAxis = kOut + 1;
+constexpr unsigned kPair = kOut + 2;
+
+/// Whether dimension `d` of a value of `type` has one index.
+bool isUnitDim(Type type, size_t d) {
+  auto shaped = dyn_cast<RankedTensorType>(type);
+  return shaped && shaped.getDimSize(d) == 1;
+}
+
+/// `poly` (a value of `type`) with the dimensions of size 1 of the value and
+/// of every leaf dropped: one index each, they sum and broadcast nothing,
+/// and readers label them afresh at every read.
+Polynomial withoutUnitDims(const Polynomial &poly, Type type) {
+  Polynomial result;
+  for (auto [d, label] : llvm::enumerate(poly.labels))
+    if (!isUnitDim(type, d))
+      result.labels.push_back(label);
+  for (const Term &term : poly.terms) {
+    Term narrow{term.coeff, {}};
+    for (const Factor &factor : term.factors) {
+      Factor kept{factor.leaf, {}};
+      for (auto [d, label] : llvm::enumerate(factor.labels))
+        if (!isUnitDim(factor.leaf.getType(), d))
+          kept.labels.push_back(label);
+      narrow.factors.push_back(std::move(kept));
+    }
+    result.terms.push_back(std::move(narrow));
+  }
+  return result;
+}
+
+/// The labels of a factor's dimensions that have more than one index.
+SmallVector<unsigned> realLabels(ArrayRef<unsigned> labels, Type type) {
+  SmallVector<unsigned> result;
+  for (auto [d, label] : llvm::enumerate(labels))
+    if (!isUnitDim(type, d))
+      result.push_back(label);
+  return result;
+}
+
+class DualFormReader {
+public:
+  explicit DualFormReader(ChunkLoopOp loop) : loop(loop) {}
+
+  FailureOr<DualFormLayer> read(bool &isDualForm, std::string &why);
+
+private:
+  Value stateArg(unsigned i) { return loop.getStateArgs()[i]; }
+  Value nextState(unsigned i) { return loop.getYield().getNextState()[i]; }
+  std::optional<unsigned> windowOf(Value leaf) {
+    return windowIndex(loop, leaf);
+  }
+  std::optional<unsigned> stateOf(Value leaf) {
+    for (unsigned i = 0, e = loop.getInits().size(); i < e; ++i)
+      if (leaf == stateArg(i))
+        return i;
+    return std::nullopt;
+  }
+  /// Masks are one leaf where they select the same entries.
+  bool sameLeaf(Value a, Value b) {
+    if (a == b)
+      return true;
+    std::optional<SmallVector<bool>> ta = maskTable(a, chunkSize),
+                                     tb = maskTable(b, chunkSize);
+    return ta && tb && *ta == *tb;
+  }
+  bool matches(const Polynomial &expected, const Polynomial &found, Type type) {
+    return equivalent(withoutUnitDims(expected, type),
+                      withoutUnitDims(found, type),
+                      [&](Value a, Value b) { return sameLeaf(a, b); });
+  }
+  /// The roles of `factor`'s dimensions: those of its labels in `roles`,
+  /// the loop's axis of a window, a unit role for other dimensions of size
+  /// 1; nullopt where a label has none.
+  std::optional<SmallVector<unsigned>>
+  rolesOf(const Factor &factor, const llvm::DenseMap<unsigned, unsigned> &roles,
+          std::optional<unsigned> window) {
+    SmallVector<unsigned> result;
+    for (auto [d, label] : llvm::enumerate(factor.labels)) {
+      if (window && static_cast<int64_t>(d) == loop.getWindowAxes()[*window]) {
+        result.push_back(kChunkAxis);
+        continue;
+      }
+      if (auto it = roles.find(label); it != roles.end()) {
+        result.push_back(it->second);
+        continue;
+      }
+      if (!isUnitDim(factor.leaf.getType(), d))
+        return std::nullopt;
+      result.push_back(nextUnit++);
+    }
+    return result;
+  }
+
+  LogicalResult readKeys(DualFormLayer &layer, Value keysInput,
+                         std::string &why);
+  LogicalResult readGradient(DualFormLayer &layer, const Normalized &keysNorm,
+                             Value keysNormalized, Value numerator,
+                             std::string &why);
+  LogicalResult readPreNorm(DualFormLayer &layer, const Polynomial &poly,
+                            Value preNorm, std::string &why);
+  LogicalResult readUpdates(DualFormLayer &layer, std::string &why);
+  LogicalResult readRates(DualFormLayer &layer, std::string &why);
+
+  ChunkLoopOp loop;
+  int64_t chunkSize = 0;
+  unsigned nextUnit = kUnit;
+  Value gradient, mask;
+  SmallVector<unsigned> maskRoles;
+  /// The roles of the keys' pre-norm (and of the gradient) dimensions.
+  SmallVector<unsigned> keysRoles;
+};
+
+LogicalResult DualFormReader::readKeys(DualFormLayer &layer, Value keysInput,
+                                       std::string &why) {
+  constexpr const char *kNotLinear =
+      "the keys' LayerNorm does not read k W + b of its state";
+  EinsumReader reader(llvm::DenseSet<Value>(loop.getStateArgs().begin(),
+                                            loop.getStateArgs().end()));
+  std::optional<Polynomial> poly = reader.read(keysInput);
+  if (!poly)
+    return why = kNotLinear, failure();
+  const Factor *keys = nullptr, *weight = nullptr, *bias = nullptr;
+  for (const Term &term : poly->terms) {
+    if (term.coeff != 1.0)
+      return why = kNotLinear, failure();
+    if (term.factors.size() == 1 && stateOf(term.factors[0].leaf) && !bias) {
+      bias = &term.factors[0];
+      continue;
+    }
+    if (term.factors.size() != 2 || keys)
+      return why = kNotLinear, failure();
+    for (const Factor &factor : term.factors) {
+      if (windowOf(factor.leaf))
+        keys = &factor;
+      else if (stateOf(factor.leaf))
+        weight = &factor;
+    }
+  }
+  if (!keys || !weight)
+    return why = kNotLinear, failure();
+  // Roles, from where each label occurs.
+  llvm::DenseMap<unsigned, unsigned> roles;
+  unsigned numStreams = 0;
+  for (unsigned label : realLabels(poly->labels, keysInput.getType())) {
+    bool inKeys = llvm::is_contained(keys->labels, label),
+         inWeight = llvm::is_contained(weight->labels, label);
+    if (inKeys && inWeight)
+      roles[label] = kStream + numStreams++;
+    else if (inKeys)
+      roles[label] = kTime;
+    else if (inWeight)
+      roles[label] = kOut;
+    else
+      return why = kNotLinear, failure();
+  }
+  for (unsigned label : weight->labels)
+    if (!llvm::is_contained(poly->labels, label) &&
+        llvm::is_contained(keys->labels, label))
+      roles[label] = kIn;
+  layer.numStreams = numStreams;
+  unsigned weightState = *stateOf(weight->leaf);
+  std::optional<SmallVector<unsigned>> weightRoles =
+      rolesOf(*weight, roles, std::nullopt);
+  std::optional<SmallVector<unsigned>> keyRoles =
+      rolesOf(*keys, roles, windowOf(keys->leaf));
+  if (!weightRoles || !keyRoles || llvm::count(*weightRoles, kIn) != 1 ||
+      llvm::count(*weightRoles, kOut) != 1 ||
+      weightRoles->size() != numStreams + 2 ||
+      llvm::count(*keyRoles, kTime) != 1 || llvm::count(*keyRoles, kIn) != 1)
+    return why = "its weight is not one matrix per stream read by the keys",
+           failure();
+  layer.weight = {weightState, *weightRoles, kIn, kOut};
+  layer.k = {*windowOf(keys->leaf), *keyRoles, Value()};
+  if (bias) {
+    unsigned biasState = *stateOf(bias->leaf);
+    // [streams, 1, out]: the row a bias is to the op.
+    SmallVector<unsigned> biasRoles;
+    for (auto [d, label] : llvm::enumerate(bias->labels)) {
+      if (auto it = roles.find(label); it != roles.end())
+        biasRoles.push_back(it->second);
+      else if (isUnitDim(bias->leaf.getType(), d) &&
+               !llvm::is_contained(biasRoles, kIn))
+        biasRoles.push_back(kIn);
+      else
+        return why = "its bias is not one row per stream", failure();
+    }
+    if (biasState == weightState || biasRoles.size() != numStreams + 2 ||
+        llvm::count(biasRoles, kOut) != 1 || llvm::count(biasRoles, kIn) != 1)
+      return why = "its bias is not one row per stream", failure();
+    layer.bias = LayerWeight{biasState, biasRoles, kIn, kOut};
+  }
+  for (unsigned label : poly->labels)
+    keysRoles.push_back(roles.count(label) ? roles[label] : nextUnit++);
+  chunkSize = cast<RankedTensorType>(keysInput.getType())
+                  .getDimSize(llvm::find(keysRoles, kTime) - keysRoles.begin());
+  return success();
+}
+
+LogicalResult DualFormReader::readGradient(DualFormLayer &layer,
+                                           const Normalized &keysNorm,
+                                           Value keysNormalized,
+                                           Value numerator, std::string &why) {
+  // ttt-lm-pytorch's ln_fused_l2_bwd with g = LN(Z) - t:
+  // (D g - sum g - LN(Z) sum(g LN(Z))) / D, before the division by the
+  // deviation; with the target t a sum of windows.
+  EinsumReader reader(llvm::DenseSet<Value>{keysNormalized});
+  std::optional<Polynomial> poly = reader.read(numerator);
+  constexpr const char *kNotMSE =
+      "its gradient is not the squared error's through the keys' LayerNorm";
+  if (!poly)
+    return why = kNotMSE, failure();
+  auto isNormalized = [&](const Factor &f) { return f.leaf == keysNormalized; };
+  SmallVector<unsigned> real = realLabels(poly->labels, numerator.getType());
+  for (const Term &term : poly->terms) {
+    if (llvm::any_of(term.factors, isNormalized))
+      continue;
+    if (term.factors.size() != 1 ||
+        realLabels(term.factors[0].labels, term.factors[0].leaf.getType()) !=
+            real)
+      continue; // a sum of the target: checked below
+    std::optional<unsigned> window = windowOf(term.factors[0].leaf);
+    if (!window)
+      return why = "the target its loss fits is not made of the data",
+             failure();
+    layer.target.push_back({*window, -term.coeff});
+  }
+  if (layer.target.empty())
+    return why = kNotMSE, failure();
+  llvm::DenseMap<unsigned, unsigned> roles;
+  for (auto [label, role] : llvm::zip_equal(poly->labels, keysRoles))
+    roles[label] = role;
+  for (const Term &term : poly->terms) {
+    if (llvm::any_of(term.factors, isNormalized) || term.factors.size() != 1 ||
+        realLabels(term.factors[0].labels, term.factors[0].leaf.getType()) !=
+            real)
+      continue;
+    std::optional<SmallVector<unsigned>> targetRoles =
+        rolesOf(term.factors[0], roles, windowOf(term.factors[0].leaf));
+    if (!targetRoles ||
+        (!layer.targetRoles.empty() && layer.targetRoles != *targetRoles))
+      return why = "the windows of its target are not laid out alike",
+             failure();
+    layer.targetRoles = *targetRoles;
+  }
+  int64_t size =
+      cast<RankedTensorType>(numerator.getType()).getDimSize(keysNorm.axis);
+  double inv = 1.0 / static_cast<double>(size);
+  unsigned fresh = kFresh;
+  unsigned e = fresh++;
+  Polynomial expected;
+  expected.labels = keysRoles;
+  auto push = [&](RoleTerm &term) { expected.terms.push_back(term.term); };
+  {
+    RoleTerm t(1.0, fresh);
+    push(t.add(keysNormalized, keysRoles));
+  }
+  {
+    RoleTerm t(-inv, fresh);
+    push(t.add(keysNormalized, keysRoles, {{kOut, e}}));
+  }
+  {
+    RoleTerm t(-inv, fresh);
+    push(t.add(keysNormalized, keysRoles)
+             .add(keysNormalized, keysRoles, {{kOut, e}})
+             .add(keysNormalized, keysRoles, {{kOut, e}}));
+  }
+  for (auto [window, coeff] : layer.target) {
+    Value w = loop.getWindowArgs()[window];
+    RoleTerm itself(-coeff, fresh), mean(coeff * inv, fresh),
+        projected(coeff * inv, fresh);
+    push(itself.add(w, layer.targetRoles));
+    push(mean.add(w, layer.targetRoles, {{kOut, e}}));
+    push(projected.add(keysNormalized, keysRoles)
+             .add(w, layer.targetRoles, {{kOut, e}})
+             .add(keysNormalized, keysRoles, {{kOut, e}}));
+  }
+  if (!matches(expected, *poly, numerator.getType()))
+    return why = kNotMSE, failure();
+  layer.eps = keysNorm.eps;
+  return success();
+}
+
+LogicalResult DualFormReader::readPreNorm(DualFormLayer &layer,
+                                          const Polynomial &poly, Value preNorm,
+                                          std::string &why) {
+  constexpr const char *kNotDual =
+      "its output's pre-norm is not q W + b minus the gradients weighted by "
+      "eta and the causal mask (q k^T + 1)";
+  Value weightArg = stateArg(layer.weight.state);
+  const Factor *queries = nullptr, *weight = nullptr;
+  for (const Term &term : poly.terms)
+    if (term.coeff == 1.0 && term.factors.size() == 2)
+      for (const Factor &factor : term.factors) {
+        if (factor.leaf == weightArg)
+          weight = &factor;
+        else if (windowOf(factor.leaf))
+          queries = &factor;
+      }
+  if (!queries || !weight)
+    return why = kNotDual, failure();
+  // Roles of the pre-norm's labels, from the weight's and the queries'.
+  llvm::DenseMap<unsigned, unsigned> roles;
+  for (auto [label, role] : llvm::zip_equal(weight->labels, layer.weight.roles))
+    roles[label] = role;
+  SmallVector<unsigned> preRoles;
+  for (auto [d, label] : llvm::enumerate(poly.labels)) {
+    if (isUnitDim(preNorm.getType(), d)) {
+      preRoles.push_back(nextUnit++);
+      continue;
+    }
+    auto it = roles.find(label);
+    if (it != roles.end() && it->second != kIn) {
+      preRoles.push_back(it->second);
+      continue;
+    }
+    if (!llvm::is_contained(queries->labels, label))
+      return why = kNotDual, failure();
+    roles[label] = kTime;
+    preRoles.push_back(kTime);
+  }
+  std::optional<SmallVector<unsigned>> queryRoles =
+      rolesOf(*queries, roles, windowOf(queries->leaf));
+  if (!queryRoles || llvm::count(*queryRoles, kTime) != 1 ||
+      llvm::count(*queryRoles, kIn) != 1)
+    return why = kNotDual, failure();
+  layer.q = {*windowOf(queries->leaf), *queryRoles, Value()};
+  layer.outputRoles = preRoles;
+  // The step sizes and the mask, from a term of the gradient.
+  unsigned timeLabel =
+      poly.labels[llvm::find(preRoles, kTime) - preRoles.begin()];
+  std::optional<double> step;
+  for (const Term &term : poly.terms) {
+    const Factor *g = nullptr;
+    for (const Factor &factor : term.factors)
+      if (factor.leaf == gradient)
+        g = &factor;
+    if (!g)
+      continue;
+    if (step && std::abs(*step + term.coeff) > 1e-12 * std::abs(*step))
+      return why = kNotDual, failure();
+    step = -term.coeff;
+    unsigned pairLabel =
+        g->labels[llvm::find(keysRoles, kTime) - keysRoles.begin()];
+    for (const Factor &factor : term.factors) {
+      if (factor.leaf.getType().isInteger(1)) {
+        if (factor.labels.size() != 2)
+          return why = kNotDual, failure();
+        mask = factor.leaf;
+        if (factor.labels[0] == timeLabel && factor.labels[1] == pairLabel)
+          maskRoles = {kTime, kPair};
+        else if (factor.labels[1] == timeLabel && factor.labels[0] == pairLabel)
+          maskRoles = {kPair, kTime};
+        else
+          return why = kNotDual, failure();
+        continue;
+      }
+      std::optional<unsigned> window = windowOf(factor.leaf);
+      if (!window || *window == layer.q.sequence ||
+          *window == layer.k.sequence ||
+          !llvm::is_contained(factor.labels, timeLabel) ||
+          !llvm::is_contained(factor.labels, pairLabel))
+        continue;
+      llvm::DenseMap<unsigned, unsigned> etaLabels(roles);
+      etaLabels[pairLabel] = kPair;
+      std::optional<SmallVector<unsigned>> etaRoles =
+          rolesOf(factor, etaLabels, window);
+      if (!etaRoles || llvm::count(*etaRoles, kTime) != 1 ||
+          llvm::count(*etaRoles, kPair) != 1)
+        return why = kNotDual, failure();
+      layer.eta = {*window, *etaRoles, Value()};
+    }
+  }
+  if (!step || !mask || layer.eta.roles.empty())
+    return why = kNotDual, failure();
+  // The mask keeps j <= i, whatever its predicate says it with.
+  std::optional<SmallVector<bool>> table = maskTable(mask, chunkSize);
+  if (!table)
+    return why = kNotDual, failure();
+  for (int64_t a = 0; a < chunkSize; ++a)
+    for (int64_t b = 0; b < chunkSize; ++b) {
+      bool causal = maskRoles[0] == kTime ? b <= a : a <= b;
+      if ((*table)[a * chunkSize + b] != causal)
+        return why = "its mask over a chunk's tokens is not causal (j <= i)",
+               failure();
+    }
+  layer.step = *step;
+  unsigned fresh = kFresh;
+  unsigned in = fresh++, j = fresh++;
+  Value q = loop.getWindowArgs()[layer.q.sequence];
+  Value k = loop.getWindowArgs()[layer.k.sequence];
+  Value eta = loop.getWindowArgs()[layer.eta.sequence];
+  Polynomial expected;
+  expected.labels = preRoles;
+  {
+    RoleTerm t(1.0, fresh);
+    t.add(q, layer.q.roles, {{kIn, in}})
+        .add(weightArg, layer.weight.roles, {{kIn, in}});
+    expected.terms.push_back(t.term);
+  }
+  {
+    RoleTerm t(-layer.step, fresh);
+    t.add(eta, layer.eta.roles, {{kPair, j}})
+        .add(mask, maskRoles, {{kPair, j}})
+        .add(q, layer.q.roles, {{kIn, in}})
+        .add(k, layer.k.roles, {{kTime, j}, {kIn, in}})
+        .add(gradient, keysRoles, {{kTime, j}});
+    expected.terms.push_back(t.term);
+  }
+  if (layer.bias) {
+    RoleTerm b(1.0, fresh), moved(-layer.step, fresh);
+    b.add(stateArg(layer.bias->state), layer.bias->roles);
+    moved.add(eta, layer.eta.roles, {{kPair, j}})
+        .add(mask, maskRoles, {{kPair, j}})
+        .add(gradient, keysRoles, {{kTime, j}});
+    expected.terms.push_back(b.term);
+    expected.terms.push_back(moved.term);
+  }
+  if (!matches(expected, poly, preNorm.getType()))
+    return why = kNotDual, failure();
+  return success();
+}
+
+LogicalResult DualFormReader::readUpdates(DualFormLayer &layer,
+                                          std::string &why) {
+  llvm::DenseSet<Value> stops(loop.getStateArgs().begin(),
+                              loop.getStateArgs().end());
+  stops.insert(gradient);
+  EinsumReader reader(stops);
+  Value k = loop.getWindowArgs()[layer.k.sequence];
+  Value eta = loop.getWindowArgs()[layer.eta.sequence];
+  auto readUpdate = [&](const LayerWeight &weight, bool keysToo,
+                        StringRef name) -> LogicalResult {
+    std::string notStep = (name + "'s update is not its gradient at the "
+                                  "chunk's start, weighted by the last "
+                                  "token's step sizes")
+                              .str();
+    Value next = nextState(weight.state);
+    std::optional<Polynomial> poly = reader.read(next);
+    if (!poly || poly->terms.size() != 2)
+      return why = notStep, failure();
+    // The last row of the step sizes: eta[C - 1, :].
+    Value last;
+    for (const Term &term : poly->terms)
+      for (const Factor &factor : term.factors)
+        if (factor.leaf != gradient && factor.leaf != k &&
+            factor.leaf != stateArg(weight.state))
+          last = factor.leaf;
+    auto slice = last ? last.getDefiningOp<tensor::ExtractSliceOp>() : nullptr;
+    if (!slice || throughReshapes(slice.getSource()) != eta ||
+        !slice.hasUnitStride())
+      return why = notStep, failure();
+    // The step sizes, or a reshape of them that drops or adds units only.
+    auto sourceType = cast<RankedTensorType>(slice.getSource().getType());
+    auto etaType = cast<RankedTensorType>(eta.getType());
+    SmallVector<unsigned> sourceRoles, etaReal;
+    for (auto [d, role] : llvm::enumerate(layer.eta.roles))
+      if (!isUnitDim(etaType, d))
+        etaReal.push_back(d);
+    unsigned nextReal = 0;
+    for (int64_t d = 0; d < sourceType.getRank(); ++d) {
+      if (sourceType.getDimSize(d) == 1) {
+        sourceRoles.push_back(nextUnit++);
+        continue;
+      }
+      if (nextReal == etaReal.size() ||
+          etaType.getDimSize(etaReal[nextReal]) != sourceType.getDimSize(d))
+        return why = notStep, failure();
+      sourceRoles.push_back(layer.eta.roles[etaReal[nextReal++]]);
+    }
+    if (nextReal != etaReal.size())
+      return why = notStep, failure();
+    SmallVector<unsigned> lastRoles;
+    bool sawRow = false;
+    for (auto [d, role] : llvm::enumerate(sourceRoles)) {
+      int64_t offset = slice.getStaticOffsets()[d];
+      int64_t size = slice.getStaticSizes()[d];
+      bool row = role == kTime;
+      sawRow |= row;
+      if (row ? offset != chunkSize - 1 || size != 1
+              : offset != 0 || size != sourceType.getDimSize(d))
+        return why = notStep, failure();
+      lastRoles.push_back(row ? nextUnit++ : role);
+    }
+    if (!sawRow)
+      return why = notStep, failure();
+    unsigned fresh = kFresh;
+    unsigned j = fresh++;
+    Polynomial expected;
+    expected.labels = weight.roles;
+    RoleTerm keep(1.0, fresh), moved(-layer.step, fresh);
+    keep.add(stateArg(weight.state), weight.roles);
+    moved.add(last, lastRoles, {{kPair, j}});
+    if (keysToo)
+      moved.add(k, layer.k.roles, {{kTime, j}});
+    moved.add(gradient, keysRoles, {{kTime, j}});
+    expected.terms.push_back(keep.term);
+    expected.terms.push_back(moved.term);
+    if (!matches(expected, *poly, next.getType()))
+      return why = notStep, failure();
+    return success();
+  };
+  if (failed(readUpdate(layer.weight, true, "W")))
+    return failure();
+  if (layer.bias && failed(readUpdate(*layer.bias, false, "b")))
+    return failure();
+  return success();
+}
+
+LogicalResult DualFormReader::readRates(DualFormLayer &layer,
+                                        std::string &why) {
+  constexpr const char *kNotRates =
+      "its step sizes are not a per-position factor times per-token rates "
+      "(eta_ij = token_eta[i] * lr[j])";
+  Value sequence = loop.getSequences()[layer.eta.sequence];
+  // A slice of all of a tensor is the tensor.
+  if (auto slice = sequence.getDefiningOp<tensor::ExtractSliceOp>();
+      slice && slice.getSourceType() == slice.getResultType() &&
+      slice.hasZeroOffset() && slice.hasUnitStride())
+    sequence = slice.getSource();
+  EinsumReader reader;
+  std::optional<Polynomial> poly = reader.read(sequence);
+  if (!poly || poly->terms.size() != 1)
+    return why = kNotRates, failure();
+  llvm::DenseMap<unsigned, unsigned> roles;
+  for (auto [label, role] : llvm::zip_equal(poly->labels, layer.eta.roles))
+    roles[label] = role;
+  const Term &term = poly->terms[0];
+  layer.lrScale = term.coeff;
+  for (const Factor &factor : term.factors) {
+    SmallVector<unsigned> factorRoles;
+    for (auto [d, label] : llvm::enumerate(factor.labels)) {
+      auto it = roles.find(label);
+      if (it != roles.end() && it->second < kUnit)
+        factorRoles.push_back(it->second);
+      else if (isUnitDim(factor.leaf.getType(), d))
+        factorRoles.push_back(nextUnit++);
+      else
+        return why = kNotRates, failure();
+    }
+    // Exporters tile the per-position factor over the streams and chunks.
+    bool perPosition = llvm::is_contained(factorRoles, kTime) &&
+                       !llvm::is_contained(factorRoles, kPair);
+    if (perPosition && layer.tokenEta.empty()) {
+      // A constant whose elements depend on the position alone.
+      Attribute attr;
+      DenseElementsAttr values = matchPattern(factor.leaf, m_Constant(&attr))
+                                     ? denseConstantValue(attr)
+                                     : DenseElementsAttr();
+      if (!values || !values.getElementType().isF32())
+        return why = kNotRates, failure();
+      unsigned axis = llvm::find(factorRoles, kTime) - factorRoles.begin();
+      ArrayRef<int64_t> shape = values.getType().getShape();
+      layer.tokenEta.assign(chunkSize, std::nan(""));
+      SmallVector<float> elements(values.getValues<float>());
+      for (auto [flat, x] : llvm::enumerate(elements)) {
+        int64_t rest = flat, position = 0;
+        for (int64_t d = shape.size() - 1; d >= 0; --d) {
+          if (static_cast<unsigned>(d) == axis)
+            position = rest % shape[d];
+          rest /= shape[d];
+        }
+        double &slot = layer.tokenEta[position];
+        if (std::isnan(slot))
+          slot = x;
+        else if (slot != x)
+          return why = kNotRates, failure();
+      }
+      continue;
+    }
+    bool perToken = llvm::count(factorRoles, kPair) == 1 &&
+                    llvm::count(factorRoles, kChunkAxis) == 1 &&
+                    !llvm::is_contained(factorRoles, kTime);
+    for (unsigned s = 0; s < layer.numStreams; ++s)
+      perToken = perToken && llvm::count(factorRoles, kStream + s) == 1;
+    if (!perToken || layer.lrLeaf)
+      return why = kNotRates, failure();
+    layer.lrLeaf = factor.leaf;
+    layer.lrRoles = factorRoles;
+  }
+  if (!layer.lrLeaf)
+    return why = kNotRates, failure();
+  return success();
+}
+
+FailureOr<DualFormLayer> DualFormReader::read(bool &isDualForm,
+                                              std::string &why) {
+  isDualForm = false;
+  if (loop.getYield().getOutputs().size() != 1)
+    return why = "not one output", failure();
+  for (Value init : loop.getInits())
+    if (!getElementTypeOrSelf(init.getType()).isF32())
+      return why = "its state is not f32", failure();
+  // The output: LayerNorm of a pre-norm that reads the state, plus a window.
+  Value out = loop.getYield().getOutputs()[0];
+  EinsumReader outReader;
+  std::optional<Polynomial> outPoly = outReader.read(out);
+  if (!outPoly)
+    return why = "its output is not a LayerNorm", failure();
+  std::optional<Normalized> norm;
+  const Term *normTerm = nullptr;
+  const Factor *residualFactor = nullptr;
+  for (const Term &term : outPoly->terms)
+    for (const Factor &factor : term.factors)
+      if (std::optional<Normalized> n = readNormalized(factor.leaf)) {
+        norm = n;
+        normTerm = &term;
+      }
+  if (!norm || llvm::none_of(loop.getStateArgs(), [&](Value state) {
+        return readsValue(norm->x, state);
+      }))
+    return why = "its output is no LayerNorm of what reads its state",
+           failure();
+  isDualForm = true;
+  DualFormLayer layer;
+  SmallVector<unsigned> outReal = realLabels(outPoly->labels, out.getType());
+  const Factor &normFactor = normTerm->factors[0];
+  if (normTerm->factors.size() != 1 || normTerm->coeff != 1.0 ||
+      realLabels(normFactor.labels, normFactor.leaf.getType()) != outReal)
+    return why = "its output's LayerNorm has a learned scale (not read yet)",
+           failure();
+  for (const Term &term : outPoly->terms) {
+    if (&term == normTerm)
+      continue;
+    std::optional<unsigned> window = term.factors.size() == 1
+                                         ? windowOf(term.factors[0].leaf)
+                                         : std::nullopt;
+    if (!window || term.coeff != 1.0 || layer.residual ||
+        realLabels(term.factors[0].labels, term.factors[0].leaf.getType()) !=
+            outReal)
+      return why = "its output adds to its LayerNorm other than one window "
+                   "(a learned shift is not read yet)",
+             failure();
+    layer.residual = *window;
+    residualFactor = &term.factors[0];
+  }
+  if (!loop.isSingleChunk() && loop.getChunk() != 1)
+    return why = "its chunks are not its mini-batches (chunk of 1 along a "
+                 "mini-batch axis)",
+           failure();
+  for (Value final : loop.getFinalStates())
+    if (!final.use_empty())
+      return why = "its final weights are read after the loop (not built "
+                   "yet)",
+             failure();
+  // The pre-norm reads the weights, the data, masks and one gradient.
+  EinsumReader preReader(llvm::DenseSet<Value>(loop.getStateArgs().begin(),
+                                               loop.getStateArgs().end()),
+                         /*readMasks=*/true);
+  std::optional<Polynomial> prePoly = preReader.read(norm->x);
+  if (!prePoly)
+    return why = "its output's pre-norm is not a sum of products", failure();
+  for (const Term &term : prePoly->terms)
+    for (const Factor &factor : term.factors) {
+      if (windowOf(factor.leaf) || stateOf(factor.leaf) ||
+          factor.leaf.getType().isInteger(1))
+        continue;
+      if (gradient && gradient != factor.leaf)
+        return why = "its output's pre-norm reads more than its weights, the "
+                     "data and one gradient (the dual form of a deeper "
+                     "network, as TTT-MLP's, is not read yet)",
+               failure();
+      gradient = factor.leaf;
+    }
+  if (!gradient)
+    return why = "its output's pre-norm reads no gradient", failure();
+  linalg::GenericOp division = parallelGeneric(gradient, 2);
+  auto div =
+      division ? yielded(division).getDefiningOp<arith::DivFOp>() : nullptr;
+  if (!div || div.getLhs() != division.getRegion().front().getArgument(0) ||
+      div.getRhs() != division.getRegion().front().getArgument(1))
+    return why = "its gradient is not divided by the keys' deviation",
+           failure();
+  Value numerator = division.getDpsInputs()[0];
+  // The keys' LayerNorm, which the gradient's numerator reads.
+  std::optional<Normalized> keysNorm;
+  Value keysNormalized;
+  {
+    EinsumReader plain;
+    std::optional<Polynomial> poly = plain.read(numerator);
+    for (const Term &term : poly ? poly->terms : SmallVector<Term>())
+      for (const Factor &factor : term.factors)
+        if (std::optional<Normalized> n = readNormalized(factor.leaf)) {
+          if (keysNormalized && keysNormalized != factor.leaf)
+            return why = "its gradient reads two LayerNorms", failure();
+          keysNormalized = factor.leaf;
+          keysNorm = n;
+        }
+  }
+  if (!keysNorm)
+    return why = "its gradient reads no LayerNorm of the keys", failure();
+  Value divisor = division.getDpsInputs()[1];
+  std::optional<double> divisorEps =
+      divisor == keysNorm->stddev
+          ? keysNorm->eps
+          : readStdDev(divisor, Centered{keysNorm->x, keysNorm->axis});
+  if (!dividesRows(division, keysNorm->axis) || !divisorEps ||
+      std::abs(*divisorEps - keysNorm->eps) > 1e-12 * keysNorm->eps)
+    return why = "its gradient is not divided by the keys' deviation",
+           failure();
+  if (std::abs(norm->eps - keysNorm->eps) > 1e-12 * keysNorm->eps)
+    return why = "the LayerNorms of its keys and of its output differ in "
+                 "eps",
+           failure();
+  if (failed(readKeys(layer, keysNorm->x, why)))
+    return failure();
+  if (keysRoles[keysNorm->axis] != kOut)
+    return why = "its LayerNorm is not over the output features", failure();
+  if (failed(readGradient(layer, *keysNorm, keysNormalized, numerator, why)) ||
+      failed(readPreNorm(layer, *prePoly, norm->x, why)) ||
+      failed(readUpdates(layer, why)) || failed(readRates(layer, why)))
+    return failure();
+  if (layer.outputRoles[norm->axis] != kOut)
+    return why = "its LayerNorm is not over the output features", failure();
+  // The output's roles: the pre-norm's, where the output puts them.
+  SmallVector<unsigned> realRoles;
+  for (auto [d, role] : llvm::enumerate(layer.outputRoles))
+    if (!isUnitDim(norm->x.getType(), d))
+      realRoles.push_back(role);
+  SmallVector<unsigned> outputRoles;
+  unsigned next = 0;
+  for (auto [d, label] : llvm::enumerate(outPoly->labels)) {
+    if (static_cast<int64_t>(d) == loop.getOutputAxes()[0])
+      outputRoles.push_back(kChunkAxis);
+    else if (isUnitDim(out.getType(), d))
+      outputRoles.push_back(nextUnit++);
+    else
+      outputRoles.push_back(realRoles[next++]);
+  }
+  if (residualFactor) {
+    next = 0;
+    unsigned axis = loop.getWindowAxes()[*layer.residual];
+    for (auto [d, label] : llvm::enumerate(residualFactor->labels)) {
+      if (d == axis)
+        layer.residualRoles.push_back(kChunkAxis);
+      else if (isUnitDim(residualFactor->leaf.getType(), d))
+        layer.residualRoles.push_back(nextUnit++);
+      else
+        layer.residualRoles.push_back(realRoles[next++]);
+    }
+  }
+  layer.outputRoles = outputRoles;
+  layer.chunkSize = chunkSize;
+  return layer;
+}
+
+/// A sequence whose dimensions have `roles` as `[1, N, T, feature]`: the
+/// streams merged, the chunk axis and the token within it merged into time.
+Value toTokens(RewriterBase &rewriter, Location loc, LayoutBuilder &layout,
+               ArrayRef<unsigned> streams, Value value,
+               ArrayRef<unsigned> roles, std::optional<unsigned> feature) {
+  llvm::DenseSet<unsigned> units;
+  SmallVector<unsigned> real;
+  for (unsigned role : roles)
+    if (role >= kUnit)
+      units.insert(role);
+    else
+      real.push_back(role);
+  value = layout.dropUnits(value, roles, units);
+  SmallVector<unsigned> order(streams);
+  order.push_back(kChunkAxis);
+  order.push_back(feature ? kTime : kPair);
+  if (feature)
+    order.push_back(*feature);
+  value = layout.permute(value, real, order);
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t n = streams.size();
+  SmallVector<ReassociationIndices> groups;
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    if (d == n + 1)
+      continue;
+    if (d == n) {
+      groups.push_back({n, n + 1});
+      int64_t a = type.getDimSize(n), b = type.getDimSize(n + 1);
+      shape.push_back(ShapedType::isDynamic(a) || ShapedType::isDynamic(b)
+                          ? ShapedType::kDynamic
+                          : a * b);
+      continue;
+    }
+    groups.push_back({d});
+    shape.push_back(type.getDimSize(d));
+  }
+  value = tensor::CollapseShapeOp::create(
+      rewriter, loc, RankedTensorType::get(shape, type.getElementType()), value,
+      groups);
+  return layout.toLayer(value, 4);
+}
+
+} // namespace
+
+FailureOr<DualFormLayer> linalg_raise::readDualFormLayer(ChunkLoopOp loop,
+                                                         bool &isDualForm,
+                                                         std::string &why) {
+  return DualFormReader(loop).read(isDualForm, why);
+}
+
+void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
+                                      const DualFormLayer &layer) {
+  Location loc = loop.getLoc();
+  MLIRContext *context = loop.getContext();
+  rewriter.setInsertionPoint(loop);
+  SmallVector<unsigned> streams;
+  for (unsigned s = 0; s < layer.numStreams; ++s)
+    streams.push_back(kStream + s);
+  LayoutBuilder layout(rewriter, loc, streams);
+  SmallVector<Value> sequences(loop.getSequences());
+  auto tokens = [&](const RoledWindow &window, unsigned feature) {
+    return toTokens(rewriter, loc, layout, streams, sequences[window.sequence],
+                    window.roles, feature);
+  };
+  Value q = tokens(layer.q, kIn);
+  Value k = tokens(layer.k, kIn);
+  // The target, a sum of windows.
+  Value v;
+  for (auto [window, coeff] : layer.target) {
+    Value term = toTokens(rewriter, loc, layout, streams, sequences[window],
+                          layer.targetRoles, kOut);
+    if (coeff != 1.0)
+      term = scaled(rewriter, loc, term, coeff);
+    if (!v) {
+      v = term;
+      continue;
+    }
+    auto type = cast<RankedTensorType>(v.getType());
+    Value init = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, v),
+        type.getElementType());
+    AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
+    v = linalg::GenericOp::create(
+            rewriter, loc, type, ValueRange{v, term}, ValueRange{init},
+            SmallVector<AffineMap>(3, identity),
+            SmallVector<utils::IteratorType>(type.getRank(),
+                                             utils::IteratorType::parallel),
+            [](OpBuilder &b, Location loc, ValueRange args) {
+              Value sum = arith::AddFOp::create(b, loc, args[0], args[1]);
+              linalg::YieldOp::create(b, loc, sum);
+            })
+            .getResult(0);
+  }
+  // The per-token rates, [1, N, T, 1].
+  Value lr = toTokens(rewriter, loc, layout, streams, layer.lrLeaf,
+                      layer.lrRoles, std::nullopt);
+  if (layer.lrScale != 1.0)
+    lr = scaled(rewriter, loc, lr, layer.lrScale);
+  SmallVector<float> etas(layer.tokenEta.begin(), layer.tokenEta.end());
+  Value tokenEta;
+  if (!etas.empty()) {
+    auto etaType = RankedTensorType::get({static_cast<int64_t>(etas.size())},
+                                         rewriter.getF32Type());
+    tokenEta = arith::ConstantOp::create(
+        rewriter, loc, DenseElementsAttr::get(etaType, ArrayRef<float>(etas)));
+  }
+  int64_t dout = cast<RankedTensorType>(v.getType()).getDimSize(3);
+  auto affineType = RankedTensorType::get({dout}, rewriter.getF32Type());
+  Value gamma = arith::ConstantOp::create(
+      rewriter, loc, DenseElementsAttr::get(affineType, 1.0f));
+  Value beta = arith::ConstantOp::create(
+      rewriter, loc, DenseElementsAttr::get(affineType, 0.0f));
+  // The weights, one per stream: [N, r, c].
+  SmallVector<Value> weights;
+  SmallVector<const LayerWeight *> layerWeights{&layer.weight};
+  if (layer.bias)
+    layerWeights.push_back(&*layer.bias);
+  for (const LayerWeight *weight : layerWeights) {
+    SmallVector<unsigned> order(streams);
+    order.push_back(kIn);
+    order.push_back(kOut);
+    Value init =
+        layout.permute(loop.getInits()[weight->state], weight->roles, order);
+    Value inLayer = layout.toLayer(init, 4);
+    auto type = cast<RankedTensorType>(inLayer.getType());
+    weights.push_back(tensor::CollapseShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get(type.getShape().drop_front(),
+                              type.getElementType()),
+        inLayer, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}}));
+  }
+  auto model = FastWeightModelAttr::get(
+      context, ModelKind::linear,
+      layer.bias ? SmallVector<int64_t>{0, 1} : SmallVector<int64_t>{0},
+      layer.bias.has_value(), Activation::silu);
+  auto loss = LossAttr::get(context, LossKind::layernorm_mse, APFloat(1.0),
+                            Reduction::sum, APFloat(layer.eps));
+  auto update =
+      UpdateAttr::get(context, layer.step < 0 ? Sign::ascent : Sign::descent,
+                      APFloat(std::abs(layer.step)), ClipKind::none,
+                      NewtonSchulzAttr(), WeightNormKind::none, APFloat(1e-5));
+  auto schedule = ScheduleAttr::get(context, ScheduleKind::chunked,
+                                    layer.chunkSize, UpdateOrder::causal, 1);
+  RankedTensorType outputType = layerOutputType(q, v);
+  auto op = KVBLayerOp::create(rewriter, loc, outputType, TypeRange(), q, k, v,
+                               weights, lr, tokenEta, Value(), gamma, beta,
+                               model, loss, update, schedule);
+  Value output = op.getOutput();
+  if (layer.residual) {
+    Value residual =
+        toTokens(rewriter, loc, layout, streams, sequences[*layer.residual],
+                 layer.residualRoles, kOut);
+    auto type = cast<RankedTensorType>(output.getType());
+    Value init = tensor::EmptyOp::create(
+        rewriter, loc, tensor::getMixedSizes(rewriter, loc, output),
+        type.getElementType());
+    AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
+    output = linalg::GenericOp::create(
+                 rewriter, loc, type, ValueRange{output, residual},
+                 ValueRange{init}, SmallVector<AffineMap>(3, identity),
+                 SmallVector<utils::IteratorType>(
+                     type.getRank(), utils::IteratorType::parallel),
+                 [](OpBuilder &b, Location loc, ValueRange args) {
+                   Value sum = arith::AddFOp::create(b, loc, args[0], args[1]);
+                   linalg::YieldOp::create(b, loc, sum);
+                 })
+                 .getResult(0);
+  }
+  // Back to the loop's output: [streams, n, C, D] in the output's order,
+  // its unit dimensions put back.
+  auto outType = cast<RankedTensorType>(loop.getOutputs()[0].getType());
+  SmallVector<unsigned> real;
+  llvm::DenseSet<unsigned> units;
+  for (unsigned role : layer.outputRoles)
+    if (role >= kUnit)
+      units.insert(role);
+    else
+      real.push_back(role);
+  // [1, N, T, D] -> [streams..., n, C, D] with the output's sizes.
+  SmallVector<int64_t> tokenShape;
+  SmallVector<unsigned> tokenOrder(streams);
+  tokenOrder.append({kChunkAxis, kTime, kOut});
+  for (unsigned role : tokenOrder)
+    tokenShape.push_back(outType.getDimSize(
+        llvm::find(layer.outputRoles, role) - layer.outputRoles.begin()));
+  // [1, N, T, D] -> [1, streams..., n, C, D].
+  SmallVector<ReassociationIndices> groups{{0}};
+  ReassociationIndices lead;
+  for (unsigned s = 0; s < layer.numStreams; ++s)
+    lead.push_back(1 + s);
+  groups.push_back(lead);
+  int64_t d = layer.numStreams + 1;
+  groups.push_back({d, d + 1});
+  groups.push_back({d + 2});
+  output =
+      tensor::ExpandShapeOp::create(rewriter, loc,
+                                    RankedTensorType::get(
+                                        [&] {
+                                          SmallVector<int64_t> shape{1};
+                                          llvm::append_range(shape, tokenShape);
+                                          return shape;
+                                        }(),
+                                        outType.getElementType()),
+                                    output, groups);
+  output = tensor::CollapseShapeOp::create(
+      rewriter, loc,
+      RankedTensorType::get(tokenShape, outType.getElementType()), output, [&] {
+        SmallVector<ReassociationIndices> g{{0, 1}};
+        for (int64_t i = 2, e = tokenShape.size() + 1; i < e; ++i)
+          g.push_back({i});
+        return g;
+      }());
+  output = layout.permute(output, tokenOrder, real);
+  output = layout.addUnits(output, layer.outputRoles, units);
+  rewriter.replaceAllUsesWith(loop.getOutputs()[0], output);
+  rewriter.eraseOp(loop);
+}
