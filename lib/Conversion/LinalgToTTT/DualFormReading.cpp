@@ -568,7 +568,16 @@ LogicalResult DualFormReader::readRates(DualFormLayer &layer,
     // Exporters tile the per-position factor over the streams and chunks.
     bool perPosition = llvm::is_contained(factorRoles, kTime) &&
                        !llvm::is_contained(factorRoles, kPair);
-    if (perPosition && layer.tokenEta.empty()) {
+    if (perPosition && layer.tokenEta.empty() && !layer.tokenEtaLeaf &&
+        llvm::all_of(factorRoles, [](unsigned role) {
+          return role == kTime || role >= kUnit;
+        })) {
+      // One factor per position, computed at run time.
+      layer.tokenEtaLeaf = factor.leaf;
+      layer.tokenEtaRoles = factorRoles;
+      continue;
+    }
+    if (perPosition && layer.tokenEta.empty() && !layer.tokenEtaLeaf) {
       // A constant whose elements depend on the position alone.
       Attribute attr;
       DenseElementsAttr values = matchPattern(factor.leaf, m_Constant(&attr))
@@ -872,6 +881,13 @@ void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
     lr = scaled(rewriter, loc, lr, layer.lrScale);
   SmallVector<float> etas(layer.tokenEta.begin(), layer.tokenEta.end());
   Value tokenEta;
+  if (layer.tokenEtaLeaf) {
+    llvm::DenseSet<unsigned> units;
+    for (unsigned role : layer.tokenEtaRoles)
+      if (role >= kUnit)
+        units.insert(role);
+    tokenEta = layout.dropUnits(layer.tokenEtaLeaf, layer.tokenEtaRoles, units);
+  }
   if (!etas.empty()) {
     auto etaType = RankedTensorType::get({static_cast<int64_t>(etas.size())},
                                          rewriter.getF32Type());

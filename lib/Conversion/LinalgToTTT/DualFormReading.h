@@ -44,6 +44,10 @@ struct DualFormLayer {
   /// eta_ij = tokenEta[i] * lrScale * lr[j], lr read from `lrLeaf` whose
   /// dimensions have the roles `lrRoles` (time split as chunk and token).
   SmallVector<double> tokenEta;
+  /// Or the per-position factor as the program computes it, its one
+  /// dimension that is not a unit the token's position.
+  Value tokenEtaLeaf;
+  SmallVector<unsigned> tokenEtaRoles;
   Value lrLeaf;
   SmallVector<unsigned> lrRoles;
   double lrScale = 1.0;

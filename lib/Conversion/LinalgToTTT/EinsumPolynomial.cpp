@@ -6,6 +6,8 @@
 
 #include "EinsumPolynomial.h"
 
+#include "ttt/Dialect/TTT/IR/TTTOps.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -227,6 +229,24 @@ EinsumReader::readWithLabels(Value value, ArrayRef<unsigned> labels,
       if (type.getDimSize(d) == 1)
         unitLabels.insert(label);
   Operation *op = value.getDefiningOp();
+  // A loop invariant that is a constant outside (a factor the exporter
+  // computed, `1 / D`) is that constant in every chunk.
+  if (auto arg = dyn_cast<BlockArgument>(value);
+      arg && !stops.contains(value) && depth <= kMaxDepth)
+    if (auto loop = dyn_cast_or_null<ChunkLoopOp>(arg.getOwner()->getParentOp());
+        loop && arg.getOwner() == &loop.getBody().front() &&
+        arg.getArgNumber() >=
+            loop.getInits().size() + loop.getSequences().size()) {
+      Value outside = loop.getInvariants()[arg.getArgNumber() -
+                                           loop.getInits().size() -
+                                           loop.getSequences().size()];
+      std::optional<Polynomial> poly =
+          readWithLabels(outside, labels, depth + 1);
+      if (poly && llvm::all_of(poly->terms, [](const Term &term) {
+            return term.factors.empty();
+          }))
+        return poly;
+    }
   if (stops.contains(value) || !op || depth > kMaxDepth)
     return leaf(value, labels);
   if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))

@@ -1088,7 +1088,9 @@ struct TTTRaiseChunkLoopsPass
                 << "ttt-raise-chunk-loops: a linear fast weight"
                 << (dual->bias ? " with bias" : "")
                 << " read through a LayerNorm (squared-error loss, "
-                << (dual->tokenEta.empty() ? "" : "per-position and ")
+                << (dual->tokenEta.empty() && !dual->tokenEtaLeaf
+                        ? ""
+                        : "per-position and ")
                 << "per-token rates, mini-batches of " << dual->chunkSize
                 << ", causal dual form)";
           buildDualFormLayer(rewriter, loop, *dual);
