@@ -42,9 +42,20 @@ RAISED = ("TTT layer: unrolled chunk loop (4 chunks of 16 tokens): left as it wa
           "W2 (up) are trained")
 # The unrolled exports the older reader of ttt-raise-onnx finds as well: its remark.
 OLDER_READER = "TTT layer: unrolled chunk loop (4 chunks of 16 tokens), fast weights"
-LAYER_NORM_MSE = ("state values): left as it was: its output reads its state through "
-                  "'arith.divf', not by sums of products: a TTT layer with a nonlinear "
-                  "inner model, no linear attention")
+# ttt-lm-pytorch's TTT-Linear, raised whole from its mini-batch loop (the first mini-batch,
+# whose zero bias the exporter folded, joins it): a linear fast weight with bias read
+# through a LayerNorm and fit by its squared error, causal within a mini-batch.
+TTT_LINEAR = ("TTT layer: unrolled chunk loop (4 chunks of 16 tokens): left as it was: exact "
+              "lowering: chunk-sequential loop; proven: output layer W is linear with its bias "
+              "as a constant feature")
+TTT_LINEAR_REASON = "blocked by: LayerNorm inside the loss makes the gradient non-linear"
+# TTT-MLP's dual form: found, its reason named.
+TTT_MLP = ("TTT layer: chunk loop (4 chunks of 1, 4 state values): left as it was: a fast "
+           "weight read through a LayerNorm, fit by its squared error (TTT-Linear/MLP's dual "
+           "form): a TTT layer with a nonlinear inner model, no linear attention; no "
+           "ttt.kvb_layer yet: its output's pre-norm reads more than its weights, the data "
+           "and one gradient (the dual form of a deeper network, as TTT-MLP's, is not read "
+           "yet)")
 # LaCT's minimal bidirectional layer writes its Muon step as `W = NS(U); W = W + U`:
 # nothing of the old weight is kept, in bf16 and in fp32.
 BIDIRECTIONAL = ("TTT layer: chunk loop (one chunk, 3 state values): left as it was: its state 0 "
@@ -101,11 +112,10 @@ FOUND = {
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.dynamo":
         "TTT layer: " + SWIGLU.format(n=4) + BF16,
     # ttt-lm-pytorch loops over mini-batches of a [B, H, N, C, D] view: one per step.
-    "ttt_lm_pytorch_TTTLinear.dynamo": "TTT layer: chunk loop (3 chunks of 1, 2 " + LAYER_NORM_MSE,
-    "ttt_lm_pytorch_TTTMLP.dynamo": "TTT layer: chunk loop (3 chunks of 1, 4 " + LAYER_NORM_MSE,
-    # The TorchScript exports compute their window bounds from shapes at run time.
-    "ttt_lm_pytorch_TTTLinear.ts": "TTT layer: chunk loop (3 chunks of 1, 2 " + LAYER_NORM_MSE,
-    "ttt_lm_pytorch_TTTMLP.ts": "TTT layer: chunk loop (3 chunks of 1, 4 " + LAYER_NORM_MSE,
+    "ttt_lm_pytorch_TTTLinear.dynamo": (TTT_LINEAR, TTT_LINEAR_REASON),
+    "ttt_lm_pytorch_TTTMLP.dynamo": TTT_MLP,
+    "ttt_lm_pytorch_TTTLinear.ts": (TTT_LINEAR, TTT_LINEAR_REASON),
+    "ttt_lm_pytorch_TTTMLP.ts": TTT_MLP,
 }
 # The same modules exported with a dynamic batch (`.ts-batch`: `dynamic_axes`,
 # `.dynamo-batch`: `dynamic_shapes`): found by reading a copy whose batch is fixed, and
@@ -122,10 +132,10 @@ DYNAMIC_BATCH = {
     "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo-batch": NVS_RAISED,
     "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo-batch": BIDIRECTIONAL,
     "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.dynamo-batch": BIDIRECTIONAL,
-    "ttt_lm_pytorch_TTTLinear.dynamo-batch": "TTT layer: chunk loop (3 chunks of 1, 2 " + LAYER_NORM_MSE,
-    "ttt_lm_pytorch_TTTLinear.ts-batch": "TTT layer: chunk loop (3 chunks of 1, 2 " + LAYER_NORM_MSE,
-    "ttt_lm_pytorch_TTTMLP.dynamo-batch": "TTT layer: chunk loop (3 chunks of 1, 4 " + LAYER_NORM_MSE,
-    "ttt_lm_pytorch_TTTMLP.ts-batch": "TTT layer: chunk loop (3 chunks of 1, 4 " + LAYER_NORM_MSE,
+    "ttt_lm_pytorch_TTTLinear.dynamo-batch": (TTT_LINEAR, TTT_LINEAR_REASON),
+    "ttt_lm_pytorch_TTTLinear.ts-batch": (TTT_LINEAR, TTT_LINEAR_REASON),
+    "ttt_lm_pytorch_TTTMLP.dynamo-batch": TTT_MLP,
+    "ttt_lm_pytorch_TTTMLP.ts-batch": TTT_MLP,
 }
 FOUND.update(DYNAMIC_BATCH)
 # Debian 12's PyTorch 1.13 (`.ts113`: torch.onnx.export traced at opset 17, with the
@@ -279,6 +289,32 @@ def test_raised_layer_computes_the_module(name, tmp_path):
     with np.load(CORPUS / f"{name}.npz") as data:
         x, y = data["x"], data["y"]
     assert _rel(_ttt_run(raised, x, tmp_path, "recurrent"), y) <= RTOL_TORCH
+
+
+# ttt-lm-pytorch's TTT-Linear as both of torch 2.15's exporters write it.
+RAISED_DUAL_FORMS = ["ttt_lm_pytorch_TTTLinear.dynamo", "ttt_lm_pytorch_TTTLinear.ts"]
+
+
+@pytest.mark.parametrize("name", RAISED_DUAL_FORMS)
+def test_raised_ttt_linear_computes_the_module(name, tmp_path):
+    """TTT-Linear's mini-batch loop read as linalg: its dual form (the keys' LayerNorm
+    fit to v - k by the squared error, every token of a mini-batch reading the start
+    weights minus its predecessors' gradients weighted by token_eta[i] * lr[j] and the
+    causal mask) one ttt.kvb_layer of the layernorm_mse loss in causal order; run in
+    both of the op's forms it computes what PyTorch computed."""
+    raised = tmp_path / "raised.mlir"
+    remarks = _ttt_opt(CORPUS / f"{name}.onnx", *ROUTE[:-1],
+                       "--ttt-raise-chunk-loops=explain", "-o", raised).stderr
+    text = raised.read_text()
+    assert "ttt.chunk_loop" not in text and text.count("ttt.kvb_layer") == 1, remarks
+    assert ("a linear fast weight with bias read through a LayerNorm (squared-error loss, "
+            "per-position and per-token rates, mini-batches of 16, causal dual form)") in remarks
+    assert "model = #ttt.model<kind = linear, trained = [0, 1], bias = true>" in text
+    assert "order = causal" in text and "kind = layernorm_mse" in text
+    with np.load(CORPUS / f"{name}.npz") as data:
+        x, y = data["x"], data["y"]
+    for form in ("recurrent", "parallel"):
+        assert _rel(_ttt_run(raised, x, tmp_path, form), y) <= RTOL_TORCH, form
 
 
 # ViT^3 as torch 2.15's default exporter writes it, the module and the block around it:
