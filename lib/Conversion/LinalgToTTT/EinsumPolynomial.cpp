@@ -233,13 +233,14 @@ EinsumReader::readWithLabels(Value value, ArrayRef<unsigned> labels,
   // computed, `1 / D`) is that constant in every chunk.
   if (auto arg = dyn_cast<BlockArgument>(value);
       arg && !stops.contains(value) && depth <= kMaxDepth)
-    if (auto loop = dyn_cast_or_null<ChunkLoopOp>(arg.getOwner()->getParentOp());
+    if (auto loop =
+            dyn_cast_or_null<ChunkLoopOp>(arg.getOwner()->getParentOp());
         loop && arg.getOwner() == &loop.getBody().front() &&
         arg.getArgNumber() >=
             loop.getInits().size() + loop.getSequences().size()) {
-      Value outside = loop.getInvariants()[arg.getArgNumber() -
-                                           loop.getInits().size() -
-                                           loop.getSequences().size()];
+      Value outside =
+          loop.getInvariants()[arg.getArgNumber() - loop.getInits().size() -
+                               loop.getSequences().size()];
       std::optional<Polynomial> poly =
           readWithLabels(outside, labels, depth + 1);
       if (poly && llvm::all_of(poly->terms, [](const Term &term) {
