@@ -49,13 +49,13 @@ TTT_LINEAR = ("TTT layer: unrolled chunk loop (4 chunks of 16 tokens): left as i
               "lowering: chunk-sequential loop; proven: output layer W is linear with its bias "
               "as a constant feature")
 TTT_LINEAR_REASON = "blocked by: LayerNorm inside the loss makes the gradient non-linear"
-# TTT-MLP's dual form: found, its reason named.
-TTT_MLP = ("TTT layer: chunk loop (4 chunks of 1, 4 state values): left as it was: a fast "
-           "weight read through a LayerNorm, fit by its squared error (TTT-Linear/MLP's dual "
-           "form): a TTT layer with a nonlinear inner model, no linear attention; no "
-           "ttt.kvb_layer yet: its output's pre-norm reads more than its weights, the data "
-           "and one gradient (the dual form of a deeper network, as TTT-MLP's, is not read "
-           "yet)")
+# TTT-MLP's the same, two layers with GELU (tanh) between them; its hidden layer's
+# gradient proven to be the output's back through W1 and GELU's derivative.
+TTT_MLP = ("TTT layer: unrolled chunk loop (4 chunks of 16 tokens): left as it was: exact "
+           "lowering: chunk-sequential loop; proven: output layer W1 is linear with its bias "
+           "as a constant feature")
+TTT_MLP_REASON = ("blocked by: W0, b0 are trained, so the features of q and k depend on the "
+                  "history (dynamic kernel); LayerNorm inside the loss")
 # LaCT's minimal bidirectional layer writes its Muon step as `W = NS(U); W = W + U`:
 # nothing of the old weight is kept, in bf16 and in fp32.
 BIDIRECTIONAL = ("TTT layer: chunk loop (one chunk, 3 state values): left as it was: its state 0 "
@@ -113,9 +113,9 @@ FOUND = {
         "TTT layer: " + SWIGLU.format(n=4) + BF16,
     # ttt-lm-pytorch loops over mini-batches of a [B, H, N, C, D] view: one per step.
     "ttt_lm_pytorch_TTTLinear.dynamo": (TTT_LINEAR, TTT_LINEAR_REASON),
-    "ttt_lm_pytorch_TTTMLP.dynamo": TTT_MLP,
+    "ttt_lm_pytorch_TTTMLP.dynamo": (TTT_MLP, TTT_MLP_REASON),
     "ttt_lm_pytorch_TTTLinear.ts": (TTT_LINEAR, TTT_LINEAR_REASON),
-    "ttt_lm_pytorch_TTTMLP.ts": TTT_MLP,
+    "ttt_lm_pytorch_TTTMLP.ts": (TTT_MLP, TTT_MLP_REASON),
 }
 # The same modules exported with a dynamic batch (`.ts-batch`: `dynamic_axes`,
 # `.dynamo-batch`: `dynamic_shapes`): found by reading a copy whose batch is fixed, and
@@ -134,8 +134,8 @@ DYNAMIC_BATCH = {
     "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.dynamo-batch": BIDIRECTIONAL,
     "ttt_lm_pytorch_TTTLinear.dynamo-batch": (TTT_LINEAR, TTT_LINEAR_REASON),
     "ttt_lm_pytorch_TTTLinear.ts-batch": (TTT_LINEAR, TTT_LINEAR_REASON),
-    "ttt_lm_pytorch_TTTMLP.dynamo-batch": TTT_MLP,
-    "ttt_lm_pytorch_TTTMLP.ts-batch": TTT_MLP,
+    "ttt_lm_pytorch_TTTMLP.dynamo-batch": (TTT_MLP, TTT_MLP_REASON),
+    "ttt_lm_pytorch_TTTMLP.ts-batch": (TTT_MLP, TTT_MLP_REASON),
 }
 FOUND.update(DYNAMIC_BATCH)
 # Debian 12's PyTorch 1.13 (`.ts113`: torch.onnx.export traced at opset 17, with the
@@ -291,25 +291,31 @@ def test_raised_layer_computes_the_module(name, tmp_path):
     assert _rel(_ttt_run(raised, x, tmp_path, "recurrent"), y) <= RTOL_TORCH
 
 
-# ttt-lm-pytorch's TTT-Linear as both of torch 2.15's exporters write it.
-RAISED_DUAL_FORMS = ["ttt_lm_pytorch_TTTLinear.dynamo", "ttt_lm_pytorch_TTTLinear.ts"]
+# ttt-lm-pytorch's TTT-Linear and TTT-MLP as both of torch 2.15's exporters write them.
+RAISED_DUAL_FORMS = ["ttt_lm_pytorch_TTTLinear.dynamo", "ttt_lm_pytorch_TTTLinear.ts",
+                     "ttt_lm_pytorch_TTTMLP.dynamo", "ttt_lm_pytorch_TTTMLP.ts"]
 
 
 @pytest.mark.parametrize("name", RAISED_DUAL_FORMS)
-def test_raised_ttt_linear_computes_the_module(name, tmp_path):
-    """TTT-Linear's mini-batch loop read as linalg: its dual form (the keys' LayerNorm
-    fit to v - k by the squared error, every token of a mini-batch reading the start
-    weights minus its predecessors' gradients weighted by token_eta[i] * lr[j] and the
-    causal mask) one ttt.kvb_layer of the layernorm_mse loss in causal order; run in
-    both of the op's forms it computes what PyTorch computed."""
+def test_raised_ttt_linear_and_mlp_compute_the_module(name, tmp_path):
+    """TTT-Linear's and TTT-MLP's mini-batch loops read as linalg: their dual form (the
+    keys' LayerNorm fit to v - k by the squared error, every token of a mini-batch
+    reading the start weights minus its predecessors' gradients weighted by
+    token_eta[i] * lr[j] and the causal mask; TTT-MLP's hidden gradient back through
+    GELU) one ttt.kvb_layer of the layernorm_mse loss in causal order; run in both of
+    the op's forms it computes what PyTorch computed."""
     raised = tmp_path / "raised.mlir"
     remarks = _ttt_opt(CORPUS / f"{name}.onnx", *ROUTE[:-1],
                        "--ttt-raise-chunk-loops=explain", "-o", raised).stderr
     text = raised.read_text()
     assert "ttt.chunk_loop" not in text and text.count("ttt.kvb_layer") == 1, remarks
-    assert ("a linear fast weight with bias read through a LayerNorm (squared-error loss, "
+    mlp = "TTTMLP" in name
+    network = "a two-layer GELU fast-weight network" if mlp else "a linear fast weight"
+    assert (f"{network} with bias read through a LayerNorm (squared-error loss, "
             "per-position and per-token rates, mini-batches of 16, causal dual form)") in remarks
-    assert "model = #ttt.model<kind = linear, trained = [0, 1], bias = true>" in text
+    model = ("#ttt.model<kind = mlp, trained = [0, 1, 2, 3], bias = true, activation = "
+             "gelu_tanh>" if mlp else "#ttt.model<kind = linear, trained = [0, 1], bias = true>")
+    assert f"model = {model}" in text
     assert "order = causal" in text and "kind = layernorm_mse" in text
     with np.load(CORPUS / f"{name}.npz") as data:
         x, y = data["x"], data["y"]

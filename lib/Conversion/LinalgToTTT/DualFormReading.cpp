@@ -8,6 +8,7 @@
 #include "ChunkLoopForms.h"
 #include "EinsumPolynomial.h"
 #include "ElementwiseReadings.h"
+#include "GeluReadings.h"
 #include "LayerLayout.h"
 #include "LayerNormReadings.h"
 
@@ -65,6 +66,17 @@ SmallVector<unsigned> realLabels(ArrayRef<unsigned> labels, Type type) {
   return result;
 }
 
+/// `x W + b` read off a value: x (a window, or the activation of another
+/// such map), the weight and the bias, and the role of every dimension.
+struct Affine {
+  Value x;
+  SmallVector<unsigned> xRoles;
+  LayerWeight weight;
+  std::optional<LayerWeight> bias;
+  /// The roles of the value's dimensions.
+  SmallVector<unsigned> roles;
+};
+
 class DualFormReader {
 public:
   explicit DualFormReader(ChunkLoopOp loop) : loop(loop) {}
@@ -91,10 +103,11 @@ private:
                                      tb = maskTable(b, chunkSize);
     return ta && tb && *ta == *tb;
   }
-  bool matches(const Polynomial &expected, const Polynomial &found, Type type) {
-    return equivalent(withoutUnitDims(expected, type),
-                      withoutUnitDims(found, type),
-                      [&](Value a, Value b) { return sameLeaf(a, b); });
+  bool matches(const Polynomial &expected, const Polynomial &found, Type type,
+               double rtol = 1e-12) {
+    return equivalent(
+        withoutUnitDims(expected, type), withoutUnitDims(found, type),
+        [&](Value a, Value b) { return sameLeaf(a, b); }, rtol);
   }
   /// The roles of `factor`'s dimensions: those of its labels in `roles`,
   /// the loop's axis of a window, a unit role for other dimensions of size
@@ -119,86 +132,101 @@ private:
     return result;
   }
 
-  LogicalResult readKeys(DualFormLayer &layer, Value keysInput,
-                         std::string &why);
+  FailureOr<Affine> readAffine(Value value, unsigned inRole, unsigned outRole,
+                               std::string &why);
   LogicalResult readGradient(DualFormLayer &layer, const Normalized &keysNorm,
                              Value keysNormalized, Value numerator,
                              std::string &why);
+  LogicalResult readHiddenGradient(Value hidden, const Affine &first,
+                                   const Affine &second, std::string &why);
+  /// Reads `poly`, the pre-norm of a layer (its queries times `affine`'s
+  /// weight and bias minus the gradients `grad`), whose keys are `keys`.
   LogicalResult readPreNorm(DualFormLayer &layer, const Polynomial &poly,
-                            Value preNorm, std::string &why);
-  LogicalResult readUpdates(DualFormLayer &layer, std::string &why);
+                            Value preNorm, const Affine &affine, Value grad,
+                            Value &queries, SmallVector<unsigned> &queryRoles,
+                            SmallVector<unsigned> &preRoles, std::string &why);
+  LogicalResult readUpdate(const LayerWeight &weight, const Affine &affine,
+                           bool keysToo, Value grad, StringRef name,
+                           const DualFormLayer &layer, std::string &why);
   LogicalResult readRates(DualFormLayer &layer, std::string &why);
 
   ChunkLoopOp loop;
   int64_t chunkSize = 0;
+  unsigned numStreams = 0;
+  bool streamsKnown = false;
   unsigned nextUnit = kUnit;
   Value gradient, mask;
   SmallVector<unsigned> maskRoles;
-  /// The roles of the keys' pre-norm (and of the gradient) dimensions.
-  SmallVector<unsigned> keysRoles;
+  /// The roles of the last layer's keys pre-norm (and of its gradient).
+  SmallVector<unsigned> zRoles;
 };
 
-LogicalResult DualFormReader::readKeys(DualFormLayer &layer, Value keysInput,
-                                       std::string &why) {
-  constexpr const char *kNotLinear =
-      "the keys' LayerNorm does not read k W + b of its state";
+FailureOr<Affine> DualFormReader::readAffine(Value value, unsigned inRole,
+                                             unsigned outRole,
+                                             std::string &why) {
+  constexpr const char *kNotAffine =
+      "a layer's keys are not x W + b of its state";
   EinsumReader reader(llvm::DenseSet<Value>(loop.getStateArgs().begin(),
                                             loop.getStateArgs().end()));
-  std::optional<Polynomial> poly = reader.read(keysInput);
+  std::optional<Polynomial> poly = reader.read(value);
   if (!poly)
-    return why = kNotLinear, failure();
-  const Factor *keys = nullptr, *weight = nullptr, *bias = nullptr;
+    return why = kNotAffine, failure();
+  const Factor *x = nullptr, *weight = nullptr, *bias = nullptr;
   for (const Term &term : poly->terms) {
     if (term.coeff != 1.0)
-      return why = kNotLinear, failure();
+      return why = kNotAffine, failure();
     if (term.factors.size() == 1 && stateOf(term.factors[0].leaf) && !bias) {
       bias = &term.factors[0];
       continue;
     }
-    if (term.factors.size() != 2 || keys)
-      return why = kNotLinear, failure();
+    if (term.factors.size() != 2 || x)
+      return why = kNotAffine, failure();
     for (const Factor &factor : term.factors) {
-      if (windowOf(factor.leaf))
-        keys = &factor;
-      else if (stateOf(factor.leaf))
+      if (stateOf(factor.leaf))
         weight = &factor;
+      else
+        x = &factor;
     }
   }
-  if (!keys || !weight)
-    return why = kNotLinear, failure();
+  if (!x || !weight)
+    return why = kNotAffine, failure();
   // Roles, from where each label occurs.
   llvm::DenseMap<unsigned, unsigned> roles;
-  unsigned numStreams = 0;
-  for (unsigned label : realLabels(poly->labels, keysInput.getType())) {
-    bool inKeys = llvm::is_contained(keys->labels, label),
+  unsigned streams = 0;
+  for (unsigned label : realLabels(poly->labels, value.getType())) {
+    bool inX = llvm::is_contained(x->labels, label),
          inWeight = llvm::is_contained(weight->labels, label);
-    if (inKeys && inWeight)
-      roles[label] = kStream + numStreams++;
-    else if (inKeys)
+    if (inX && inWeight)
+      roles[label] = kStream + streams++;
+    else if (inX)
       roles[label] = kTime;
     else if (inWeight)
-      roles[label] = kOut;
+      roles[label] = outRole;
     else
-      return why = kNotLinear, failure();
+      return why = kNotAffine, failure();
   }
+  if (streamsKnown && streams != numStreams)
+    return why = "its layers are not applied per the same streams", failure();
+  numStreams = streams;
+  streamsKnown = true;
   for (unsigned label : weight->labels)
     if (!llvm::is_contained(poly->labels, label) &&
-        llvm::is_contained(keys->labels, label))
-      roles[label] = kIn;
-  layer.numStreams = numStreams;
-  unsigned weightState = *stateOf(weight->leaf);
+        llvm::is_contained(x->labels, label))
+      roles[label] = inRole;
+  Affine affine;
+  affine.x = x->leaf;
   std::optional<SmallVector<unsigned>> weightRoles =
       rolesOf(*weight, roles, std::nullopt);
-  std::optional<SmallVector<unsigned>> keyRoles =
-      rolesOf(*keys, roles, windowOf(keys->leaf));
-  if (!weightRoles || !keyRoles || llvm::count(*weightRoles, kIn) != 1 ||
-      llvm::count(*weightRoles, kOut) != 1 ||
+  std::optional<SmallVector<unsigned>> xRoles =
+      rolesOf(*x, roles, windowOf(x->leaf));
+  if (!weightRoles || !xRoles || llvm::count(*weightRoles, inRole) != 1 ||
+      llvm::count(*weightRoles, outRole) != 1 ||
       weightRoles->size() != numStreams + 2 ||
-      llvm::count(*keyRoles, kTime) != 1 || llvm::count(*keyRoles, kIn) != 1)
-    return why = "its weight is not one matrix per stream read by the keys",
+      llvm::count(*xRoles, kTime) != 1 || llvm::count(*xRoles, inRole) != 1)
+    return why = "a weight is not one matrix per stream read by the keys",
            failure();
-  layer.weight = {weightState, *weightRoles, kIn, kOut};
-  layer.k = {*windowOf(keys->leaf), *keyRoles, Value()};
+  affine.weight = {*stateOf(weight->leaf), *weightRoles, inRole, outRole};
+  affine.xRoles = *xRoles;
   if (bias) {
     unsigned biasState = *stateOf(bias->leaf);
     // [streams, 1, out]: the row a bias is to the op.
@@ -207,21 +235,24 @@ LogicalResult DualFormReader::readKeys(DualFormLayer &layer, Value keysInput,
       if (auto it = roles.find(label); it != roles.end())
         biasRoles.push_back(it->second);
       else if (isUnitDim(bias->leaf.getType(), d) &&
-               !llvm::is_contained(biasRoles, kIn))
-        biasRoles.push_back(kIn);
+               !llvm::is_contained(biasRoles, inRole))
+        biasRoles.push_back(inRole);
       else
-        return why = "its bias is not one row per stream", failure();
+        return why = "a bias is not one row per stream", failure();
     }
-    if (biasState == weightState || biasRoles.size() != numStreams + 2 ||
-        llvm::count(biasRoles, kOut) != 1 || llvm::count(biasRoles, kIn) != 1)
-      return why = "its bias is not one row per stream", failure();
-    layer.bias = LayerWeight{biasState, biasRoles, kIn, kOut};
+    if (biasState == affine.weight.state ||
+        biasRoles.size() != numStreams + 2 ||
+        llvm::count(biasRoles, outRole) != 1 ||
+        llvm::count(biasRoles, inRole) != 1)
+      return why = "a bias is not one row per stream", failure();
+    affine.bias = LayerWeight{biasState, biasRoles, inRole, outRole};
   }
   for (unsigned label : poly->labels)
-    keysRoles.push_back(roles.count(label) ? roles[label] : nextUnit++);
-  chunkSize = cast<RankedTensorType>(keysInput.getType())
-                  .getDimSize(llvm::find(keysRoles, kTime) - keysRoles.begin());
-  return success();
+    affine.roles.push_back(roles.count(label) ? roles[label] : nextUnit++);
+  chunkSize =
+      cast<RankedTensorType>(value.getType())
+          .getDimSize(llvm::find(affine.roles, kTime) - affine.roles.begin());
+  return affine;
 }
 
 LogicalResult DualFormReader::readGradient(DualFormLayer &layer,
@@ -255,7 +286,7 @@ LogicalResult DualFormReader::readGradient(DualFormLayer &layer,
   if (layer.target.empty())
     return why = kNotMSE, failure();
   llvm::DenseMap<unsigned, unsigned> roles;
-  for (auto [label, role] : llvm::zip_equal(poly->labels, keysRoles))
+  for (auto [label, role] : llvm::zip_equal(poly->labels, zRoles))
     roles[label] = role;
   for (const Term &term : poly->terms) {
     if (llvm::any_of(term.factors, isNormalized) || term.factors.size() != 1 ||
@@ -276,21 +307,21 @@ LogicalResult DualFormReader::readGradient(DualFormLayer &layer,
   unsigned fresh = kFresh;
   unsigned e = fresh++;
   Polynomial expected;
-  expected.labels = keysRoles;
+  expected.labels = zRoles;
   auto push = [&](RoleTerm &term) { expected.terms.push_back(term.term); };
   {
     RoleTerm t(1.0, fresh);
-    push(t.add(keysNormalized, keysRoles));
+    push(t.add(keysNormalized, zRoles));
   }
   {
     RoleTerm t(-inv, fresh);
-    push(t.add(keysNormalized, keysRoles, {{kOut, e}}));
+    push(t.add(keysNormalized, zRoles, {{kOut, e}}));
   }
   {
     RoleTerm t(-inv, fresh);
-    push(t.add(keysNormalized, keysRoles)
-             .add(keysNormalized, keysRoles, {{kOut, e}})
-             .add(keysNormalized, keysRoles, {{kOut, e}}));
+    push(t.add(keysNormalized, zRoles)
+             .add(keysNormalized, zRoles, {{kOut, e}})
+             .add(keysNormalized, zRoles, {{kOut, e}}));
   }
   for (auto [window, coeff] : layer.target) {
     Value w = loop.getWindowArgs()[window];
@@ -298,9 +329,9 @@ LogicalResult DualFormReader::readGradient(DualFormLayer &layer,
         projected(coeff * inv, fresh);
     push(itself.add(w, layer.targetRoles));
     push(mean.add(w, layer.targetRoles, {{kOut, e}}));
-    push(projected.add(keysNormalized, keysRoles)
+    push(projected.add(keysNormalized, zRoles)
              .add(w, layer.targetRoles, {{kOut, e}})
-             .add(keysNormalized, keysRoles, {{kOut, e}}));
+             .add(keysNormalized, zRoles, {{kOut, e}}));
   }
   if (!matches(expected, *poly, numerator.getType()))
     return why = kNotMSE, failure();
@@ -308,59 +339,122 @@ LogicalResult DualFormReader::readGradient(DualFormLayer &layer,
   return success();
 }
 
-LogicalResult DualFormReader::readPreNorm(DualFormLayer &layer,
-                                          const Polynomial &poly, Value preNorm,
-                                          std::string &why) {
+LogicalResult DualFormReader::readHiddenGradient(Value hidden,
+                                                 const Affine &first,
+                                                 const Affine &second,
+                                                 std::string &why) {
+  // (G W2^T) * gelu'(Z1), gelu'(z) = (1 + t)/2 + z/2 (1 - t^2)(c + b z^2)
+  // with t = tanh(c (z + 0.044715 z^3)) and b = 3 * 0.044715 c.
+  constexpr const char *kNotBackward =
+      "its hidden layer's gradient is not the output's back through W2 and "
+      "GELU's derivative";
+  Value z1 = geluTanhInput(second.x);
+  llvm::DenseSet<Value> stops(loop.getStateArgs().begin(),
+                              loop.getStateArgs().end());
+  stops.insert(gradient);
+  stops.insert(z1);
+  EinsumReader reader(stops);
+  std::optional<Polynomial> poly = reader.read(hidden);
+  if (!poly)
+    return why = kNotBackward, failure();
+  Value tanh;
+  for (const Term &term : poly->terms)
+    for (const Factor &factor : term.factors)
+      if (!stateOf(factor.leaf) && factor.leaf != gradient &&
+          factor.leaf != z1) {
+        if (tanh && tanh != factor.leaf)
+          return why = kNotBackward, failure();
+        tanh = factor.leaf;
+      }
+  if (!tanh || !isGeluTanh(tanh, z1))
+    return why = kNotBackward, failure();
+  unsigned fresh = kFresh;
+  unsigned o = fresh++;
+  const double b = 3.0 * kGeluCubic * kGeluC;
+  Polynomial expected;
+  expected.labels = first.roles;
+  Value w2 = stateArg(second.weight.state);
+  auto term = [&](double coeff, unsigned zs, unsigned ts) {
+    RoleTerm t(coeff, fresh);
+    t.add(gradient, zRoles, {{kOut, o}})
+        .add(w2, second.weight.roles, {{kOut, o}});
+    for (unsigned i = 0; i < zs; ++i)
+      t.add(z1, first.roles);
+    for (unsigned i = 0; i < ts; ++i)
+      t.add(tanh, first.roles);
+    expected.terms.push_back(t.term);
+  };
+  term(0.5, 0, 0);
+  term(0.5, 0, 1);
+  term(0.5 * kGeluC, 1, 0);
+  term(-0.5 * kGeluC, 1, 2);
+  term(0.5 * b, 3, 0);
+  term(-0.5 * b, 3, 2);
+  if (!matches(expected, *poly, hidden.getType(), kGeluRtol))
+    return why = kNotBackward, failure();
+  return success();
+}
+
+LogicalResult
+DualFormReader::readPreNorm(DualFormLayer &layer, const Polynomial &poly,
+                            Value preNorm, const Affine &affine, Value grad,
+                            Value &queries, SmallVector<unsigned> &queryRoles,
+                            SmallVector<unsigned> &preRoles, std::string &why) {
   constexpr const char *kNotDual =
       "its output's pre-norm is not q W + b minus the gradients weighted by "
       "eta and the causal mask (q k^T + 1)";
-  Value weightArg = stateArg(layer.weight.state);
-  const Factor *queries = nullptr, *weight = nullptr;
+  Value weightArg = stateArg(affine.weight.state);
+  unsigned inRole = affine.weight.input;
+  const Factor *q = nullptr, *weight = nullptr;
   for (const Term &term : poly.terms)
-    if (term.coeff == 1.0 && term.factors.size() == 2)
+    if (term.coeff == 1.0 && term.factors.size() == 2 &&
+        llvm::any_of(term.factors,
+                     [&](const Factor &f) { return f.leaf == weightArg; }))
       for (const Factor &factor : term.factors) {
         if (factor.leaf == weightArg)
           weight = &factor;
-        else if (windowOf(factor.leaf))
-          queries = &factor;
+        else
+          q = &factor;
       }
-  if (!queries || !weight)
+  if (!q || !weight)
     return why = kNotDual, failure();
   // Roles of the pre-norm's labels, from the weight's and the queries'.
   llvm::DenseMap<unsigned, unsigned> roles;
-  for (auto [label, role] : llvm::zip_equal(weight->labels, layer.weight.roles))
+  for (auto [label, role] :
+       llvm::zip_equal(weight->labels, affine.weight.roles))
     roles[label] = role;
-  SmallVector<unsigned> preRoles;
+  preRoles.clear();
   for (auto [d, label] : llvm::enumerate(poly.labels)) {
     if (isUnitDim(preNorm.getType(), d)) {
       preRoles.push_back(nextUnit++);
       continue;
     }
     auto it = roles.find(label);
-    if (it != roles.end() && it->second != kIn) {
+    if (it != roles.end() && it->second != inRole) {
       preRoles.push_back(it->second);
       continue;
     }
-    if (!llvm::is_contained(queries->labels, label))
+    if (!llvm::is_contained(q->labels, label))
       return why = kNotDual, failure();
     roles[label] = kTime;
     preRoles.push_back(kTime);
   }
-  std::optional<SmallVector<unsigned>> queryRoles =
-      rolesOf(*queries, roles, windowOf(queries->leaf));
-  if (!queryRoles || llvm::count(*queryRoles, kTime) != 1 ||
-      llvm::count(*queryRoles, kIn) != 1)
+  std::optional<SmallVector<unsigned>> qRoles =
+      rolesOf(*q, roles, windowOf(q->leaf));
+  if (!qRoles || llvm::count(*qRoles, kTime) != 1 ||
+      llvm::count(*qRoles, inRole) != 1)
     return why = kNotDual, failure();
-  layer.q = {*windowOf(queries->leaf), *queryRoles, Value()};
-  layer.outputRoles = preRoles;
+  queries = q->leaf;
+  queryRoles = *qRoles;
   // The step sizes and the mask, from a term of the gradient.
   unsigned timeLabel =
       poly.labels[llvm::find(preRoles, kTime) - preRoles.begin()];
+  SmallVector<unsigned> gradRoles = affine.roles;
   std::optional<double> step;
   for (const Term &term : poly.terms) {
     const Factor *g = nullptr;
     for (const Factor &factor : term.factors)
-      if (factor.leaf == gradient)
+      if (factor.leaf == grad)
         g = &factor;
     if (!g)
       continue;
@@ -368,12 +462,13 @@ LogicalResult DualFormReader::readPreNorm(DualFormLayer &layer,
       return why = kNotDual, failure();
     step = -term.coeff;
     unsigned pairLabel =
-        g->labels[llvm::find(keysRoles, kTime) - keysRoles.begin()];
+        g->labels[llvm::find(gradRoles, kTime) - gradRoles.begin()];
     for (const Factor &factor : term.factors) {
       if (factor.leaf.getType().isInteger(1)) {
         if (factor.labels.size() != 2)
           return why = kNotDual, failure();
-        mask = factor.leaf;
+        if (!mask)
+          mask = factor.leaf;
         if (factor.labels[0] == timeLabel && factor.labels[1] == pairLabel)
           maskRoles = {kTime, kPair};
         else if (factor.labels[1] == timeLabel && factor.labels[0] == pairLabel)
@@ -383,8 +478,7 @@ LogicalResult DualFormReader::readPreNorm(DualFormLayer &layer,
         continue;
       }
       std::optional<unsigned> window = windowOf(factor.leaf);
-      if (!window || *window == layer.q.sequence ||
-          *window == layer.k.sequence ||
+      if (!window || factor.leaf == queries || factor.leaf == affine.x ||
           !llvm::is_contained(factor.labels, timeLabel) ||
           !llvm::is_contained(factor.labels, pairLabel))
         continue;
@@ -393,12 +487,16 @@ LogicalResult DualFormReader::readPreNorm(DualFormLayer &layer,
       std::optional<SmallVector<unsigned>> etaRoles =
           rolesOf(factor, etaLabels, window);
       if (!etaRoles || llvm::count(*etaRoles, kTime) != 1 ||
-          llvm::count(*etaRoles, kPair) != 1)
+          llvm::count(*etaRoles, kPair) != 1 ||
+          (!layer.eta.roles.empty() &&
+           (layer.eta.sequence != *window || layer.eta.roles != *etaRoles)))
         return why = kNotDual, failure();
       layer.eta = {*window, *etaRoles, Value()};
     }
   }
-  if (!step || !mask || layer.eta.roles.empty())
+  if (!step || !mask || layer.eta.roles.empty() ||
+      (layer.step != 0.0 &&
+       std::abs(layer.step - *step) > 1e-12 * std::abs(*step)))
     return why = kNotDual, failure();
   // The mask keeps j <= i, whatever its predicate says it with.
   std::optional<SmallVector<bool>> table = maskTable(mask, chunkSize);
@@ -414,32 +512,30 @@ LogicalResult DualFormReader::readPreNorm(DualFormLayer &layer,
   layer.step = *step;
   unsigned fresh = kFresh;
   unsigned in = fresh++, j = fresh++;
-  Value q = loop.getWindowArgs()[layer.q.sequence];
-  Value k = loop.getWindowArgs()[layer.k.sequence];
   Value eta = loop.getWindowArgs()[layer.eta.sequence];
   Polynomial expected;
   expected.labels = preRoles;
   {
     RoleTerm t(1.0, fresh);
-    t.add(q, layer.q.roles, {{kIn, in}})
-        .add(weightArg, layer.weight.roles, {{kIn, in}});
+    t.add(queries, queryRoles, {{inRole, in}})
+        .add(weightArg, affine.weight.roles, {{inRole, in}});
     expected.terms.push_back(t.term);
   }
   {
     RoleTerm t(-layer.step, fresh);
     t.add(eta, layer.eta.roles, {{kPair, j}})
         .add(mask, maskRoles, {{kPair, j}})
-        .add(q, layer.q.roles, {{kIn, in}})
-        .add(k, layer.k.roles, {{kTime, j}, {kIn, in}})
-        .add(gradient, keysRoles, {{kTime, j}});
+        .add(queries, queryRoles, {{inRole, in}})
+        .add(affine.x, affine.xRoles, {{kTime, j}, {inRole, in}})
+        .add(grad, gradRoles, {{kTime, j}});
     expected.terms.push_back(t.term);
   }
-  if (layer.bias) {
+  if (affine.bias) {
     RoleTerm b(1.0, fresh), moved(-layer.step, fresh);
-    b.add(stateArg(layer.bias->state), layer.bias->roles);
+    b.add(stateArg(affine.bias->state), affine.bias->roles);
     moved.add(eta, layer.eta.roles, {{kPair, j}})
         .add(mask, maskRoles, {{kPair, j}})
-        .add(gradient, keysRoles, {{kTime, j}});
+        .add(grad, gradRoles, {{kTime, j}});
     expected.terms.push_back(b.term);
     expected.terms.push_back(moved.term);
   }
@@ -448,89 +544,85 @@ LogicalResult DualFormReader::readPreNorm(DualFormLayer &layer,
   return success();
 }
 
-LogicalResult DualFormReader::readUpdates(DualFormLayer &layer,
-                                          std::string &why) {
+LogicalResult DualFormReader::readUpdate(const LayerWeight &weight,
+                                         const Affine &affine, bool keysToo,
+                                         Value grad, StringRef name,
+                                         const DualFormLayer &layer,
+                                         std::string &why) {
+  std::string notStep = (name + "'s update is not its gradient at the "
+                                "chunk's start, weighted by the last token's "
+                                "step sizes")
+                            .str();
   llvm::DenseSet<Value> stops(loop.getStateArgs().begin(),
                               loop.getStateArgs().end());
-  stops.insert(gradient);
+  stops.insert(grad);
+  if (!windowOf(affine.x))
+    stops.insert(affine.x);
   EinsumReader reader(stops);
-  Value k = loop.getWindowArgs()[layer.k.sequence];
   Value eta = loop.getWindowArgs()[layer.eta.sequence];
-  auto readUpdate = [&](const LayerWeight &weight, bool keysToo,
-                        StringRef name) -> LogicalResult {
-    std::string notStep = (name + "'s update is not its gradient at the "
-                                  "chunk's start, weighted by the last "
-                                  "token's step sizes")
-                              .str();
-    Value next = nextState(weight.state);
-    std::optional<Polynomial> poly = reader.read(next);
-    if (!poly || poly->terms.size() != 2)
-      return why = notStep, failure();
-    // The last row of the step sizes: eta[C - 1, :].
-    Value last;
-    for (const Term &term : poly->terms)
-      for (const Factor &factor : term.factors)
-        if (factor.leaf != gradient && factor.leaf != k &&
-            factor.leaf != stateArg(weight.state))
-          last = factor.leaf;
-    auto slice = last ? last.getDefiningOp<tensor::ExtractSliceOp>() : nullptr;
-    if (!slice || throughReshapes(slice.getSource()) != eta ||
-        !slice.hasUnitStride())
-      return why = notStep, failure();
-    // The step sizes, or a reshape of them that drops or adds units only.
-    auto sourceType = cast<RankedTensorType>(slice.getSource().getType());
-    auto etaType = cast<RankedTensorType>(eta.getType());
-    SmallVector<unsigned> sourceRoles, etaReal;
-    for (auto [d, role] : llvm::enumerate(layer.eta.roles))
-      if (!isUnitDim(etaType, d))
-        etaReal.push_back(d);
-    unsigned nextReal = 0;
-    for (int64_t d = 0; d < sourceType.getRank(); ++d) {
-      if (sourceType.getDimSize(d) == 1) {
-        sourceRoles.push_back(nextUnit++);
-        continue;
-      }
-      if (nextReal == etaReal.size() ||
-          etaType.getDimSize(etaReal[nextReal]) != sourceType.getDimSize(d))
-        return why = notStep, failure();
-      sourceRoles.push_back(layer.eta.roles[etaReal[nextReal++]]);
+  Value next = nextState(weight.state);
+  std::optional<Polynomial> poly = reader.read(next);
+  if (!poly || poly->terms.size() != 2)
+    return why = notStep, failure();
+  // The last row of the step sizes: eta[C - 1, :].
+  Value last;
+  for (const Term &term : poly->terms)
+    for (const Factor &factor : term.factors)
+      if (factor.leaf != grad && factor.leaf != affine.x &&
+          factor.leaf != stateArg(weight.state))
+        last = factor.leaf;
+  auto slice = last ? last.getDefiningOp<tensor::ExtractSliceOp>() : nullptr;
+  if (!slice || throughReshapes(slice.getSource()) != eta ||
+      !slice.hasUnitStride())
+    return why = notStep, failure();
+  // The step sizes, or a reshape of them that drops or adds units only.
+  auto sourceType = cast<RankedTensorType>(slice.getSource().getType());
+  auto etaType = cast<RankedTensorType>(eta.getType());
+  SmallVector<unsigned> sourceRoles, etaReal;
+  for (auto [d, role] : llvm::enumerate(layer.eta.roles))
+    if (!isUnitDim(etaType, d))
+      etaReal.push_back(d);
+  unsigned nextReal = 0;
+  for (int64_t d = 0; d < sourceType.getRank(); ++d) {
+    if (sourceType.getDimSize(d) == 1) {
+      sourceRoles.push_back(nextUnit++);
+      continue;
     }
-    if (nextReal != etaReal.size())
+    if (nextReal == etaReal.size() ||
+        etaType.getDimSize(etaReal[nextReal]) != sourceType.getDimSize(d))
       return why = notStep, failure();
-    SmallVector<unsigned> lastRoles;
-    bool sawRow = false;
-    for (auto [d, role] : llvm::enumerate(sourceRoles)) {
-      int64_t offset = slice.getStaticOffsets()[d];
-      int64_t size = slice.getStaticSizes()[d];
-      bool row = role == kTime;
-      sawRow |= row;
-      if (row ? offset != chunkSize - 1 || size != 1
-              : offset != 0 || size != sourceType.getDimSize(d))
-        return why = notStep, failure();
-      lastRoles.push_back(row ? nextUnit++ : role);
-    }
-    if (!sawRow)
+    sourceRoles.push_back(layer.eta.roles[etaReal[nextReal++]]);
+  }
+  if (nextReal != etaReal.size())
+    return why = notStep, failure();
+  SmallVector<unsigned> lastRoles;
+  bool sawRow = false;
+  for (auto [d, role] : llvm::enumerate(sourceRoles)) {
+    int64_t offset = slice.getStaticOffsets()[d];
+    int64_t size = slice.getStaticSizes()[d];
+    bool row = role == kTime;
+    sawRow |= row;
+    if (row ? offset != chunkSize - 1 || size != 1
+            : offset != 0 || size != sourceType.getDimSize(d))
       return why = notStep, failure();
-    unsigned fresh = kFresh;
-    unsigned j = fresh++;
-    Polynomial expected;
-    expected.labels = weight.roles;
-    RoleTerm keep(1.0, fresh), moved(-layer.step, fresh);
-    keep.add(stateArg(weight.state), weight.roles);
-    moved.add(last, lastRoles, {{kPair, j}});
-    if (keysToo)
-      moved.add(k, layer.k.roles, {{kTime, j}});
-    moved.add(gradient, keysRoles, {{kTime, j}});
-    expected.terms.push_back(keep.term);
-    expected.terms.push_back(moved.term);
-    if (!matches(expected, *poly, next.getType()))
-      return why = notStep, failure();
-    return success();
-  };
-  if (failed(readUpdate(layer.weight, true, "W")))
-    return failure();
-  if (layer.bias && failed(readUpdate(*layer.bias, false, "b")))
-    return failure();
+    lastRoles.push_back(row ? nextUnit++ : role);
+  }
+  if (!sawRow)
+    return why = notStep, failure();
+  unsigned fresh = kFresh;
+  unsigned j = fresh++;
+  Polynomial expected;
+  expected.labels = weight.roles;
+  RoleTerm keep(1.0, fresh), moved(-layer.step, fresh);
+  keep.add(stateArg(weight.state), weight.roles);
+  moved.add(last, lastRoles, {{kPair, j}});
+  if (keysToo)
+    moved.add(affine.x, affine.xRoles, {{kTime, j}});
+  moved.add(grad, affine.roles, {{kTime, j}});
+  expected.terms.push_back(keep.term);
+  expected.terms.push_back(moved.term);
+  if (!matches(expected, *poly, next.getType()))
+    return why = notStep, failure();
   return success();
 }
 
@@ -679,22 +771,22 @@ FailureOr<DualFormLayer> DualFormReader::read(bool &isDualForm,
       return why = "its final weights are read after the loop (not built "
                    "yet)",
              failure();
-  // The pre-norm reads the weights, the data, masks and one gradient.
-  EinsumReader preReader(llvm::DenseSet<Value>(loop.getStateArgs().begin(),
-                                               loop.getStateArgs().end()),
-                         /*readMasks=*/true);
+  // The pre-norm reads the weights, the data, masks, one gradient and, in
+  // a two-layer network, the hidden activations of queries and keys.
+  llvm::DenseSet<Value> stateStops(loop.getStateArgs().begin(),
+                                   loop.getStateArgs().end());
+  EinsumReader preReader(stateStops, /*readMasks=*/true);
   std::optional<Polynomial> prePoly = preReader.read(norm->x);
   if (!prePoly)
     return why = "its output's pre-norm is not a sum of products", failure();
   for (const Term &term : prePoly->terms)
     for (const Factor &factor : term.factors) {
       if (windowOf(factor.leaf) || stateOf(factor.leaf) ||
-          factor.leaf.getType().isInteger(1))
+          factor.leaf.getType().isInteger(1) || geluTanhInput(factor.leaf))
         continue;
       if (gradient && gradient != factor.leaf)
         return why = "its output's pre-norm reads more than its weights, the "
-                     "data and one gradient (the dual form of a deeper "
-                     "network, as TTT-MLP's, is not read yet)",
+                     "data, one gradient and GELU activations",
                failure();
       gradient = factor.leaf;
     }
@@ -738,13 +830,126 @@ FailureOr<DualFormLayer> DualFormReader::read(bool &isDualForm,
     return why = "the LayerNorms of its keys and of its output differ in "
                  "eps",
            failure();
-  if (failed(readKeys(layer, keysNorm->x, why)))
+  // The network: `k W + b`, or `gelu(k W0 + b0) W1 + b1`.
+  std::optional<unsigned> keysWindow;
+  {
+    EinsumReader reader(stateStops);
+    std::optional<Polynomial> poly = reader.read(keysNorm->x);
+    for (const Term &term : poly ? poly->terms : SmallVector<Term>())
+      for (const Factor &factor : term.factors)
+        if (std::optional<unsigned> window = windowOf(factor.leaf))
+          keysWindow = window;
+  }
+  bool twoLayers = !keysWindow;
+  FailureOr<Affine> last =
+      readAffine(keysNorm->x, twoLayers ? kHidden : kIn, kOut, why);
+  if (failed(last))
     return failure();
-  if (keysRoles[keysNorm->axis] != kOut)
+  zRoles = last->roles;
+  if (zRoles[keysNorm->axis] != kOut)
     return why = "its LayerNorm is not over the output features", failure();
-  if (failed(readGradient(layer, *keysNorm, keysNormalized, numerator, why)) ||
-      failed(readPreNorm(layer, *prePoly, norm->x, why)) ||
-      failed(readUpdates(layer, why)) || failed(readRates(layer, why)))
+  FailureOr<Affine> first = last;
+  if (twoLayers) {
+    Value z1 = geluTanhInput(last->x);
+    if (!z1)
+      return why = "its output layer's keys are not GELU (tanh) of the "
+                   "keys' hidden pre-activations",
+             failure();
+    first = readAffine(z1, kIn, kHidden, why);
+    if (failed(first))
+      return failure();
+    if (!windowOf(first->x))
+      return why = "its first layer does not read the keys", failure();
+    if (static_cast<bool>(first->bias) != static_cast<bool>(last->bias))
+      return why = "one of its two layers has a bias and the other not",
+             failure();
+  }
+  layer.k = {*windowOf(first->x), first->xRoles, Value()};
+  if (failed(readGradient(layer, *keysNorm, keysNormalized, numerator, why)))
+    return failure();
+  // The output layer's pre-norm, and in a two-layer network the hidden's.
+  Value queries;
+  SmallVector<unsigned> queryRoles, preRoles;
+  if (failed(readPreNorm(layer, *prePoly, norm->x, *last, gradient, queries,
+                         queryRoles, preRoles, why)))
+    return failure();
+  layer.outputRoles = preRoles;
+  Value hiddenGradient;
+  if (twoLayers) {
+    Value z1bar = geluTanhInput(queries);
+    if (!z1bar)
+      return why = "its output layer does not read GELU (tanh) of the "
+                   "queries' hidden pre-activations",
+             failure();
+    // The hidden layer's gradient: the one value the hidden pre-norm
+    // reads besides the weights, the data and masks.
+    std::optional<Polynomial> hiddenPoly;
+    Type hiddenType = geluTanhInput(last->x).getType();
+    for (Operation &op : loop.getBody().front()) {
+      if (op.getNumResults() != 1 || op.getResult(0).getType() != hiddenType ||
+          !readsValue(op.getResult(0), gradient))
+        continue;
+      Value candidate = op.getResult(0);
+      llvm::DenseSet<Value> stops(stateStops);
+      stops.insert(candidate);
+      EinsumReader reader(stops, /*readMasks=*/true);
+      std::optional<Polynomial> poly = reader.read(z1bar);
+      bool onlyIt = poly.has_value();
+      for (const Term &term : poly ? poly->terms : SmallVector<Term>())
+        for (const Factor &factor : term.factors)
+          onlyIt &= windowOf(factor.leaf) || stateOf(factor.leaf) ||
+                    factor.leaf.getType().isInteger(1) ||
+                    factor.leaf == candidate;
+      if (onlyIt) {
+        hiddenGradient = candidate;
+        hiddenPoly = poly;
+        break;
+      }
+    }
+    if (!hiddenGradient)
+      return why = "its hidden layer's pre-norm reads no one gradient",
+             failure();
+    if (failed(readHiddenGradient(hiddenGradient, *first, *last, why)))
+      return failure();
+    Value q;
+    SmallVector<unsigned> qRoles, hiddenRoles;
+    if (failed(readPreNorm(layer, *hiddenPoly, z1bar, *first, hiddenGradient, q,
+                           qRoles, hiddenRoles, why)))
+      return failure();
+    if (!windowOf(q))
+      return why = "its hidden layer does not read the queries", failure();
+    layer.q = {*windowOf(q), qRoles, Value()};
+  } else {
+    if (!windowOf(queries))
+      return why = "its output does not read the queries", failure();
+    layer.q = {*windowOf(queries), queryRoles, Value()};
+  }
+  // Every weight's update.
+  if (twoLayers) {
+    if (failed(readUpdate(first->weight, *first, true, hiddenGradient, "W0",
+                          layer, why)) ||
+        (first->bias && failed(readUpdate(*first->bias, *first, false,
+                                          hiddenGradient, "b0", layer, why))))
+      return failure();
+    layer.weights.push_back(first->weight);
+    if (first->bias)
+      layer.weights.push_back(*first->bias);
+  }
+  StringRef lastName = twoLayers ? "W1" : "W";
+  if (failed(readUpdate(last->weight, *last, true, gradient, lastName, layer,
+                        why)) ||
+      (last->bias && failed(readUpdate(*last->bias, *last, false, gradient,
+                                       twoLayers ? "b1" : "b", layer, why))))
+    return failure();
+  layer.weights.push_back(last->weight);
+  if (last->bias)
+    layer.weights.push_back(*last->bias);
+  layer.bias = last->bias.has_value();
+  layer.twoLayers = twoLayers;
+  layer.numStreams = numStreams;
+  if (loop.getInits().size() != layer.weights.size())
+    return why = "it carries more state than its weights", failure();
+  if (failed(readRates(layer, why)))
     return failure();
   if (layer.outputRoles[norm->axis] != kOut)
     return why = "its LayerNorm is not over the output features", failure();
@@ -902,13 +1107,11 @@ void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
       rewriter, loc, DenseElementsAttr::get(affineType, 0.0f));
   // The weights, one per stream: [N, r, c].
   SmallVector<Value> weights;
-  SmallVector<const LayerWeight *> layerWeights{&layer.weight};
-  if (layer.bias)
-    layerWeights.push_back(&*layer.bias);
-  for (const LayerWeight *weight : layerWeights) {
+  for (const LayerWeight &layerWeight : layer.weights) {
+    const LayerWeight *weight = &layerWeight;
     SmallVector<unsigned> order(streams);
-    order.push_back(kIn);
-    order.push_back(kOut);
+    order.push_back(weight->input);
+    order.push_back(weight->output);
     Value init =
         layout.permute(loop.getInits()[weight->state], weight->roles, order);
     Value inLayer = layout.toLayer(init, 4);
@@ -919,10 +1122,12 @@ void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
                               type.getElementType()),
         inLayer, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}}));
   }
+  SmallVector<int64_t> trained;
+  for (int64_t i = 0, e = layer.weights.size(); i < e; ++i)
+    trained.push_back(i);
   auto model = FastWeightModelAttr::get(
-      context, ModelKind::linear,
-      layer.bias ? SmallVector<int64_t>{0, 1} : SmallVector<int64_t>{0},
-      layer.bias.has_value(), Activation::silu);
+      context, layer.twoLayers ? ModelKind::mlp : ModelKind::linear, trained,
+      layer.bias, layer.twoLayers ? Activation::gelu_tanh : Activation::silu);
   auto loss = LossAttr::get(context, LossKind::layernorm_mse, APFloat(1.0),
                             Reduction::sum, APFloat(layer.eps));
   auto update =

@@ -34,8 +34,11 @@ struct DualFormLayer {
   /// A window the output adds to the LayerNorm (ttt-lm-pytorch's `XQ + `).
   std::optional<unsigned> residual;
   SmallVector<unsigned> residualRoles;
-  LayerWeight weight;
-  std::optional<LayerWeight> bias;
+  /// In the model's operand order: W (, b), or W0 (, b0), W1 (, b1).
+  SmallVector<LayerWeight> weights;
+  bool bias = false;
+  /// `gelu(x W0 + b0) W1 + b1` (TTT-MLP), else `x W + b`.
+  bool twoLayers = false;
   /// W' = W - step * sum_j eta_last,j k_j^T G_j.
   double step = 1.0;
   double eps = 1e-6;
@@ -53,7 +56,8 @@ struct DualFormLayer {
   double lrScale = 1.0;
 };
 
-/// Reads the dual form off `loop`; `isDualForm` says whether its output is
+/// Reads the dual form off `loop` (TTT-Linear's, or TTT-MLP's two layers
+/// with GELU in between); `isDualForm` says whether its output is
 /// a LayerNorm of what reads its state (then `why` is about this reading).
 FailureOr<DualFormLayer> readDualFormLayer(ChunkLoopOp loop, bool &isDualForm,
                                            std::string &why);

@@ -739,15 +739,15 @@ private:
   llvm::DenseMap<unsigned, unsigned> forward, backward;
 };
 
-bool sameCoefficient(double x, double y) {
-  return std::abs(x - y) <= 1e-12 * std::max(std::abs(x), std::abs(y));
+bool sameCoefficient(double x, double y, double rtol) {
+  return std::abs(x - y) <= rtol * std::max(std::abs(x), std::abs(y));
 }
 
 } // namespace
 
 bool mlir::ttt::linalg_raise::equivalent(const Polynomial &a,
-                                         const Polynomial &b,
-                                         SameLeaf sameLeaf) {
+                                         const Polynomial &b, SameLeaf sameLeaf,
+                                         double rtol) {
   if (a.labels.size() != b.labels.size() || a.terms.size() != b.terms.size())
     return false;
   llvm::DenseMap<unsigned, unsigned> free;
@@ -758,7 +758,7 @@ bool mlir::ttt::linalg_raise::equivalent(const Polynomial &a,
     bool found = false;
     for (auto [j, tb] : llvm::enumerate(b.terms)) {
       if (used[j] || ta.factors.size() != tb.factors.size() ||
-          !sameCoefficient(ta.coeff, tb.coeff))
+          !sameCoefficient(ta.coeff, tb.coeff, rtol))
         continue;
       if (TermMatcher(ta, tb, sameLeaf, free).match()) {
         used[j] = found = true;

@@ -58,10 +58,12 @@ struct Polynomial {
 using SameLeaf = llvm::function_ref<bool(Value, Value)>;
 
 /// Whether `a` and `b` are the same sum of terms: terms matched one to one,
-/// equal coefficients (to a relative 1e-12), factors matched to the same
+/// equal coefficients (to a relative `rtol`), factors matched to the same
 /// leaves with one consistent renaming of labels that maps `a`'s labels of
-/// the value onto `b`'s, position by position.
-bool equivalent(const Polynomial &a, const Polynomial &b, SameLeaf sameLeaf);
+/// the value onto `b`'s, position by position. A wider `rtol` compares with
+/// a formula whose constants the program rounded to its float type.
+bool equivalent(const Polynomial &a, const Polynomial &b, SameLeaf sameLeaf,
+                double rtol = 1e-12);
 
 /// The value of a float scalar constant, also one converted from another
 /// float type (`arith.truncf` of an f64 constant), as the program rounds it.

@@ -1085,7 +1085,9 @@ struct TTTRaiseChunkLoopsPass
             succeeded(dual)) {
           if (explain)
             loop.emitRemark()
-                << "ttt-raise-chunk-loops: a linear fast weight"
+                << "ttt-raise-chunk-loops: "
+                << (dual->twoLayers ? "a two-layer GELU fast-weight network"
+                                    : "a linear fast weight")
                 << (dual->bias ? " with bias" : "")
                 << " read through a LayerNorm (squared-error loss, "
                 << (dual->tokenEta.empty() && !dual->tokenEtaLeaf
