@@ -9,7 +9,10 @@ rewrites of test/python/metamorphic.py are applied at random places (each checke
 onnxruntime to keep what the graph computes); then `ttt-opt --ttt-simplify=<V2>` must
 raise the layer and rewrite it to linear attention, and its output must equal the
 variant's recurrent reference of the untouched export (`ttt-run --ttt-form=recurrent`,
-relative error <= 1e-5). Prints one line per case and, per rewrite kind, how often a case
+relative error <= 1e-5). The exports of RAISED_DUAL_FORMS (ttt-lm-pytorch's TTT-Linear
+and TTT-MLP, which are not linear attention and have no variant) must instead be raised
+whole to one ttt.kvb_layer by the canonical route read as linalg, whose recurrent form
+must compute what onnxruntime computes for the untouched export. Prints one line per case and, per rewrite kind, how often a case
 containing it failed.
 
     TTT_BUILD_DIR=build python3 python/scripts/corpus_metamorphic.py --seeds 1 2 3 --cases 2
@@ -20,6 +23,7 @@ from __future__ import annotations
 import argparse
 import collections
 import copy
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -33,12 +37,18 @@ sys.path.insert(0, str(ROOT / "test" / "python"))
 import metamorphic as mm  # noqa: E402
 from test_corpus import (  # noqa: E402
     CORPUS,
+    RAISED_DUAL_FORMS,
     RAISED_GLU_LAYERS,
     RAISED_LAYERS,
+    ROUTE,
+    _rel,
+    _session,
+    _ttt_run,
+    tool,
     variant_error,
 )
 
-LAYERS = RAISED_LAYERS + RAISED_GLU_LAYERS
+LAYERS = RAISED_LAYERS + RAISED_GLU_LAYERS + RAISED_DUAL_FORMS
 
 MAX_REWRITES = 4
 RTOL = 1e-5
@@ -60,6 +70,25 @@ def plan(seed, name, case):
     return base, model, applied, rng
 
 
+def raised_error(base, model, inputs, tmp: Path):
+    """The canonical route on `model` read as linalg: its remarks, and the relative error
+    of the raised layer's recurrent form against onnxruntime on the untouched `base`
+    (None if it was not raised whole to one ttt.kvb_layer)."""
+    src, raised = tmp / "rewritten.onnx", tmp / "raised.mlir"
+    onnx.save(model, str(src))
+    proc = subprocess.run([str(tool("ttt-opt")), str(src), *ROUTE, "-o", str(raised)],
+                          capture_output=True, text=True, timeout=300)
+    if proc.returncode != 0:
+        return proc.stderr, None
+    text = raised.read_text()
+    if "ttt.chunk_loop" in text or text.count("ttt.kvb_layer") != 1:
+        return "TTT layer: not raised whole", None
+    base_path = tmp / "base.onnx"
+    onnx.save(base, str(base_path))
+    want = _session(base_path).run(None, {"x": inputs})[0]
+    return proc.stderr, _rel(_ttt_run(raised, inputs, tmp, "recurrent"), want)
+
+
 def check(seed, name, case, tmp: Path):
     """None if the case survives, else why not."""
     base, model, applied, rng = plan(seed, name, case)
@@ -67,6 +96,12 @@ def check(seed, name, case, tmp: Path):
         x = data["x"]
     inputs = rng.normal(0, x.std(), x.shape).astype(np.float32)
     mm.check_same(base, model, {"x": inputs})
+    if name in RAISED_DUAL_FORMS:
+        remarks, error = raised_error(base, model, inputs, tmp)
+        if error is None:
+            return applied, "not raised: " + remarks.strip().splitlines()[-1][-200:] \
+                if remarks.strip() else "not raised"
+        return applied, None if error <= RTOL else f"relative error {error:.1e}"
     remarks, error = variant_error(model, name, inputs, tmp)
     if error is None:
         lines = [l for l in remarks.splitlines() if "TTT layer" in l or "error" in l]
