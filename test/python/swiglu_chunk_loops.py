@@ -31,9 +31,11 @@ def _type(shape) -> str:
 class _Body:
     """Emits linalg.generic ops over named dimensions."""
 
-    def __init__(self, sizes: dict, prefix: str = ""):
+    def __init__(self, sizes: dict, prefix: str = "", order: str = "btihon"):
         self.sizes = sizes
         self.prefix = prefix
+        # The order of the loops of every op, by dimension name.
+        self.order = order
         self.lines: list[str] = []
         self.count = 0
         self.labels: dict[str, str] = {}
@@ -49,7 +51,7 @@ class _Body:
     def op(self, inputs, out_labels: str, payload, reduce: bool = False) -> str:
         """`payload(args, acc)` returns (lines, result) of the scalar body."""
         dims = sorted(({c for _, lab in inputs for c in lab} | set(out_labels)) - {"1"},
-                      key=lambda c: "btihon".index(c))
+                      key=lambda c: self.order.index(c))
         index = {c: f"d{i}" for i, c in enumerate(dims)}
         index["1"] = "0"
 

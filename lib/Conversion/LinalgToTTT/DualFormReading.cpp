@@ -152,6 +152,8 @@ private:
 
   ChunkLoopOp loop;
   int64_t chunkSize = 0;
+  /// The step of the first pre-norm read; the others' must be the same.
+  std::optional<double> stepRead;
   unsigned numStreams = 0;
   bool streamsKnown = false;
   unsigned nextUnit = kUnit;
@@ -219,9 +221,13 @@ FailureOr<Affine> DualFormReader::readAffine(Value value, unsigned inRole,
       rolesOf(*weight, roles, std::nullopt);
   std::optional<SmallVector<unsigned>> xRoles =
       rolesOf(*x, roles, windowOf(x->leaf));
+  auto realCount = [](ArrayRef<unsigned> roles) {
+    return static_cast<unsigned>(
+        llvm::count_if(roles, [](unsigned role) { return role < kUnit; }));
+  };
   if (!weightRoles || !xRoles || llvm::count(*weightRoles, inRole) != 1 ||
       llvm::count(*weightRoles, outRole) != 1 ||
-      weightRoles->size() != numStreams + 2 ||
+      realCount(*weightRoles) != numStreams + 2 ||
       llvm::count(*xRoles, kTime) != 1 || llvm::count(*xRoles, inRole) != 1)
     return why = "a weight is not one matrix per stream read by the keys",
            failure();
@@ -232,16 +238,20 @@ FailureOr<Affine> DualFormReader::readAffine(Value value, unsigned inRole,
     // [streams, 1, out]: the row a bias is to the op.
     SmallVector<unsigned> biasRoles;
     for (auto [d, label] : llvm::enumerate(bias->labels)) {
+      // The row's dimension is the one before the features.
+      int64_t rank = cast<ShapedType>(bias->leaf.getType()).getRank();
       if (auto it = roles.find(label); it != roles.end())
         biasRoles.push_back(it->second);
       else if (isUnitDim(bias->leaf.getType(), d) &&
-               !llvm::is_contained(biasRoles, inRole))
+               static_cast<int64_t>(d) == rank - 2)
         biasRoles.push_back(inRole);
+      else if (isUnitDim(bias->leaf.getType(), d))
+        biasRoles.push_back(nextUnit++);
       else
         return why = "a bias is not one row per stream", failure();
     }
     if (biasState == affine.weight.state ||
-        biasRoles.size() != numStreams + 2 ||
+        realCount(biasRoles) != numStreams + 2 ||
         llvm::count(biasRoles, outRole) != 1 ||
         llvm::count(biasRoles, inRole) != 1)
       return why = "a bias is not one row per stream", failure();
@@ -333,7 +343,7 @@ LogicalResult DualFormReader::readGradient(DualFormLayer &layer,
              .add(w, layer.targetRoles, {{kOut, e}})
              .add(keysNormalized, zRoles, {{kOut, e}}));
   }
-  if (!matches(expected, *poly, numerator.getType()))
+  if (!matches(expected, *poly, numerator.getType(), kFloat32Rounding))
     return why = kNotMSE, failure();
   layer.eps = keysNorm.eps;
   return success();
@@ -495,9 +505,9 @@ DualFormReader::readPreNorm(DualFormLayer &layer, const Polynomial &poly,
     }
   }
   if (!step || !mask || layer.eta.roles.empty() ||
-      (layer.step != 0.0 &&
-       std::abs(layer.step - *step) > 1e-12 * std::abs(*step)))
+      (stepRead && std::abs(*stepRead - *step) > 1e-12 * std::abs(*step)))
     return why = kNotDual, failure();
+  stepRead = step;
   // The mask keeps j <= i, whatever its predicate says it with.
   std::optional<SmallVector<bool>> table = maskTable(mask, chunkSize);
   if (!table)
@@ -1112,8 +1122,16 @@ void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
     SmallVector<unsigned> order(streams);
     order.push_back(weight->input);
     order.push_back(weight->output);
-    Value init =
-        layout.permute(loop.getInits()[weight->state], weight->roles, order);
+    llvm::DenseSet<unsigned> units;
+    SmallVector<unsigned> real;
+    for (unsigned role : weight->roles)
+      if (role >= kUnit)
+        units.insert(role);
+      else
+        real.push_back(role);
+    Value init = layout.permute(
+        layout.dropUnits(loop.getInits()[weight->state], weight->roles, units),
+        real, order);
     Value inLayer = layout.toLayer(init, 4);
     auto type = cast<RankedTensorType>(inLayer.getType());
     weights.push_back(tensor::CollapseShapeOp::create(
@@ -1178,33 +1196,30 @@ void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
   for (unsigned role : tokenOrder)
     tokenShape.push_back(outType.getDimSize(
         llvm::find(layer.outputRoles, role) - layer.outputRoles.begin()));
-  // [1, N, T, D] -> [1, streams..., n, C, D].
-  SmallVector<ReassociationIndices> groups{{0}};
-  ReassociationIndices lead;
-  for (unsigned s = 0; s < layer.numStreams; ++s)
-    lead.push_back(1 + s);
-  groups.push_back(lead);
-  int64_t d = layer.numStreams + 1;
-  groups.push_back({d, d + 1});
-  groups.push_back({d + 2});
-  output =
-      tensor::ExpandShapeOp::create(rewriter, loc,
-                                    RankedTensorType::get(
-                                        [&] {
-                                          SmallVector<int64_t> shape{1};
-                                          llvm::append_range(shape, tokenShape);
-                                          return shape;
-                                        }(),
-                                        outType.getElementType()),
-                                    output, groups);
+  // [1, N, T, D] -> [N, T, D] (-> [T, D] without streams, N being 1) ->
+  // [streams..., n, C, D].
+  Type element = outType.getElementType();
+  auto outputShape = cast<RankedTensorType>(output.getType()).getShape();
   output = tensor::CollapseShapeOp::create(
-      rewriter, loc,
-      RankedTensorType::get(tokenShape, outType.getElementType()), output, [&] {
-        SmallVector<ReassociationIndices> g{{0, 1}};
-        for (int64_t i = 2, e = tokenShape.size() + 1; i < e; ++i)
-          g.push_back({i});
-        return g;
-      }());
+      rewriter, loc, RankedTensorType::get(outputShape.drop_front(), element),
+      output, SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}});
+  SmallVector<ReassociationIndices> groups;
+  int64_t n = layer.numStreams;
+  if (n == 0) {
+    output = tensor::CollapseShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get(outputShape.drop_front(2), element), output,
+        SmallVector<ReassociationIndices>{{0, 1}, {2}});
+    groups = {{0, 1}, {2}};
+  } else {
+    ReassociationIndices lead;
+    for (int64_t s = 0; s < n; ++s)
+      lead.push_back(s);
+    groups = {lead, {n, n + 1}, {n + 2}};
+  }
+  output = tensor::ExpandShapeOp::create(
+      rewriter, loc, RankedTensorType::get(tokenShape, element), output,
+      groups);
   output = layout.permute(output, tokenOrder, real);
   output = layout.addUnits(output, layer.outputRoles, units);
   rewriter.replaceAllUsesWith(loop.getOutputs()[0], output);

@@ -15,6 +15,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallBitVector.h"
 
 #include <set>
 
@@ -466,6 +467,25 @@ mlir::ttt::linalg_raise::maskTable(Value predicate, int64_t size) {
   return table;
 }
 
+/// Whether every result of `map` is a distinct loop or the constant 0 (a
+/// dimension of size 1 read or written at its one index), however many
+/// results it has.
+static bool readsLoopsOrZero(AffineMap map) {
+  llvm::SmallBitVector seen(map.getNumDims());
+  for (AffineExpr expr : map.getResults()) {
+    if (auto dim = dyn_cast<AffineDimExpr>(expr)) {
+      if (seen.test(dim.getPosition()))
+        return false;
+      seen.set(dim.getPosition());
+      continue;
+    }
+    auto constant = dyn_cast<AffineConstantExpr>(expr);
+    if (!constant || constant.getValue() != 0)
+      return false;
+  }
+  return true;
+}
+
 std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
                                                    ArrayRef<unsigned> labels,
                                                    unsigned depth) {
@@ -475,7 +495,7 @@ std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
     return std::nullopt;
   OpOperand *init = linalgOp.getDpsInitOperand(0);
   AffineMap outMap = linalgOp.getMatchingIndexingMap(init);
-  if (!outMap.isProjectedPermutation(/*allowZeroInResults=*/true))
+  if (!readsLoopsOrZero(outMap))
     return std::nullopt;
   // A label per loop: the result's labels on the loops the result has. A 0
   // in the result's map writes a dimension of size 1 (a sum kept as a unit
@@ -510,7 +530,7 @@ std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
       continue;
     }
     AffineMap map = linalgOp.getMatchingIndexingMap(input);
-    if (!map.isProjectedPermutation(/*allowZeroInResults=*/true))
+    if (!readsLoopsOrZero(map))
       return std::nullopt;
     // A 0 in the map reads the one index of a dimension of size 1 (a
     // broadcast of it): a unit label of its own.

@@ -23,7 +23,8 @@ namespace mlir::ttt::linalg_raise {
 /// `gelu'(z) = (1 + t)/2 + z/2 (1 - t^2) (c + 3 * 0.044715 c z^2)`.
 constexpr double kGeluC = 0.7978845608028654;
 constexpr double kGeluCubic = 0.044715;
-/// How close a program's constant must be to the formula's.
+/// How close a program's constant must be to the formula's (the float32
+/// rounding of it).
 constexpr double kGeluRtol = 1e-6;
 
 /// z when `value` is gelu_tanh(z) elementwise, else null.

@@ -18,9 +18,11 @@ using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::linalg_raise;
 
-/// Whether `a` and `b` are `1/d` apart, to the reader's tolerance.
+/// Whether `a` is `1/d` as a program writes it: rounded to float32 where
+/// it takes the reciprocal as a constant (1/3 is 0.333333343).
 static bool isReciprocal(double a, int64_t d) {
-  return d > 0 && std::abs(a * static_cast<double>(d) - 1.0) <= 1e-12;
+  return d > 0 &&
+         std::abs(a * static_cast<double>(d) - 1.0) <= kFloat32Rounding;
 }
 
 /// The one position where a factor's labels leave the value's: the axis a

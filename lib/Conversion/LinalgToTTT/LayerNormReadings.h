@@ -22,6 +22,10 @@
 
 namespace mlir::ttt::linalg_raise {
 
+/// How far a program's constant may be from the formula's where the
+/// program rounded it to float32 (a mean's `1/D`, GELU's coefficients).
+constexpr double kFloat32Rounding = 1e-6;
+
 /// `x - mean(x)` over `axis` of x, broadcast back along it.
 struct Centered {
   Value x;
