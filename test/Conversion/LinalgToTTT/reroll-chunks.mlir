@@ -187,3 +187,101 @@ func.func @different_product(%q: tensor<12x4xf32>, %k: tensor<12x4xf32>, %w0: te
   %o = tensor.concat dim(0) %o0, %o1, %o2 : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<12x4xf32>
   return %o : tensor<12x4xf32>
 }
+
+// -----
+
+// A bias state that starts at zero: the exporter folded step 0's `+ b` away
+// (x + 0 is x) but kept `0 - sum k`, and the output is exp(q W + b), no sum
+// of products, so step 0 is compared with the general step op by op: from
+// the zero constant, the terms that read the bias vanish, and the loop
+// starts at chunk 0 from the weight argument and the zeros.
+// CHECK-LABEL: func.func @zero_bias_folded_in_step_0
+// CHECK-SAME: (%[[Q:.*]]: tensor<12x4xf32>, %[[K:.*]]: tensor<12x4xf32>, %[[W0:.*]]: tensor<4x4xf32>)
+// CHECK: %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<1x4xf32>
+// CHECK: ttt.chunk_loop chunk(4) state(%[[W0]], %[[Z]] : tensor<4x4xf32>, tensor<1x4xf32>)
+// CHECK: math.exp
+// CHECK-NOT: tensor.concat dim(0) %{{.*}}, %{{.*}}
+// CHECK: return
+#kt2 = [affine_map<(i, j, t) -> (t, i)>, affine_map<(i, j, t) -> (t, j)>, affine_map<(i, j, t) -> (i, j)>]
+#id2 = affine_map<(i, j) -> (i, j)>
+#row2 = affine_map<(i, j) -> (0, j)>
+func.func @zero_bias_folded_in_step_0(%q: tensor<12x4xf32>, %k: tensor<12x4xf32>, %w0: tensor<4x4xf32>)
+    -> tensor<12x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %b0 = arith.constant dense<0.0> : tensor<1x4xf32>
+  %e = tensor.empty() : tensor<4x4xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %er = tensor.empty() : tensor<1x4xf32>
+  %fr = linalg.fill ins(%zero : f32) outs(%er : tensor<1x4xf32>) -> tensor<1x4xf32>
+  // Step 0: o = q W (the zero bias folded), b' = 0 - sum k, W' = W + k^T k.
+  %q0 = tensor.extract_slice %q[0, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %p0 = linalg.matmul ins(%q0, %w0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o0 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p0 : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = math.exp %x : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %k0 = tensor.extract_slice %k[0, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %s0 = linalg.generic {indexing_maps = [#id2, #row2], iterator_types = ["reduction", "parallel"]} ins(%k0 : tensor<4x4xf32>) outs(%fr : tensor<1x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %acc, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4xf32>
+  %b1 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%b0, %s0 : tensor<1x4xf32>, tensor<1x4xf32>) outs(%er : tensor<1x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.subf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4xf32>
+  %w1 = linalg.matmul indexing_maps = #kt2 ins(%k0, %k0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%w0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  // Steps 1 and 2: o = q W + b.
+  %q1 = tensor.extract_slice %q[4, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %p1 = linalg.matmul ins(%q1, %w1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %a1 = linalg.generic {indexing_maps = [#id2, #row2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p1, %b1 : tensor<4x4xf32>, tensor<1x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %o1 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%a1 : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = math.exp %x : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %k1 = tensor.extract_slice %k[4, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %s1 = linalg.generic {indexing_maps = [#id2, #row2], iterator_types = ["reduction", "parallel"]} ins(%k1 : tensor<4x4xf32>) outs(%fr : tensor<1x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %acc, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4xf32>
+  %b2 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%b1, %s1 : tensor<1x4xf32>, tensor<1x4xf32>) outs(%er : tensor<1x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.subf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4xf32>
+  %w2 = linalg.matmul indexing_maps = #kt2 ins(%k1, %k1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%w1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q2 = tensor.extract_slice %q[8, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %p2 = linalg.matmul ins(%q2, %w2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %a2 = linalg.generic {indexing_maps = [#id2, #row2, #id2], iterator_types = ["parallel", "parallel"]} ins(%p2, %b2 : tensor<4x4xf32>, tensor<1x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %o2 = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%a2 : tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %r = math.exp %x : f32
+    linalg.yield %r : f32
+  } -> tensor<4x4xf32>
+  %k2 = tensor.extract_slice %k[8, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %s2 = linalg.generic {indexing_maps = [#id2, #row2], iterator_types = ["reduction", "parallel"]} ins(%k2 : tensor<4x4xf32>) outs(%fr : tensor<1x4xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %r = arith.addf %acc, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4xf32>
+  %b3 = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]} ins(%b2, %s2 : tensor<1x4xf32>, tensor<1x4xf32>) outs(%er : tensor<1x4xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.subf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4xf32>
+  %w3 = linalg.matmul indexing_maps = #kt2 ins(%k2, %k2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%w2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o = tensor.concat dim(0) %o0, %o1, %o2 : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<12x4xf32>
+  return %o : tensor<12x4xf32>
+}
