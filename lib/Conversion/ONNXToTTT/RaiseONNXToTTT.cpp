@@ -163,17 +163,9 @@ struct TTTRaiseONNXPass
       if (handle(layers[i], remarks[i].second))
         replaced.push_back(layers[i].assembly);
     }
-    // Reported in graph order, before the replaced nodes go. Where this
-    // reader rewrites nothing and the canonical route found and kept as many
-    // layers, the canonical route's reading stands: it raised them whole.
-    if (replaced.empty() && foundBefore && !layers.empty() &&
-        foundBefore.size() >= layers.size()) {
-      for (auto text : foundBefore.getAsRange<StringAttr>())
-        graph.emitRemark() << "TTT layer: " << text.getValue();
-    } else {
-      for (auto &[op, text] : remarks)
-        op->emitRemark() << text;
-    }
+    // Reported in graph order, before the replaced nodes go.
+    for (auto &[op, text] : remarks)
+      op->emitRemark() << text;
     eraseComputation(graph, replaced);
     return !replaced.empty();
   }
