@@ -48,9 +48,14 @@ class DualFormLayer:
     mask_spelling: int
     mean_by_division: bool
     commuted: bool
+    # The LayerNorm's learned scale and shift (ttt-lm-pytorch's ttt_norm_weight and
+    # ttt_norm_bias, [H, D]): "" none (1 and 0, as exports fold them at their initial
+    # values), "feature" one per feature [D], "stream" one per stream and feature [B, D].
+    affine: str = ""
     # A change that makes the program no TTT-Linear dual form: "strict_mask" (j < i),
     # "no_mean" (the gradient without its mean term), "eps" (the output's LayerNorm
-    # with another eps), "first_row" (the update weighted by eta's first row).
+    # with another eps), "first_row" (the update weighted by eta's first row),
+    # "gamma_once" (the gradient not multiplied by the scale a second time).
     mutation: str = ""
     arrays: list = field(default_factory=list)
 
@@ -66,6 +71,15 @@ class DualFormLayer:
                 [f"%n = arith.constant {float(self.dim)!r} : f32", f"%r = arith.divf {a}, %n : f32"],
                 "%r"))
         return body.einsum([(x, labels)], kept, scale=1.0 / self.dim)
+
+    def _affine_labels(self) -> str:
+        return "e" if self.affine == "feature" else "be"
+
+    def _scaled_by_gamma(self, body: _Body, x: str) -> str:
+        if not self.affine:
+            return x
+        return body.op([(x, "bte"), ("%gamma", self._affine_labels())], "bte",
+                       _payload_binary("arith.mulf"))
 
     def _layer_norm(self, body: _Body, x: str, eps: float):
         """(x - mean) / sqrt(var + eps) over e; returns it and the deviation."""
@@ -110,7 +124,14 @@ class DualFormLayer:
                   if self.minus_keys else None)
         tgt = (target, "bte") if target else (v, "1bte")
         x, std = self._layer_norm(body, z, self.eps)
-        g = body.op([(x, "bte"), tgt], "bte", _payload_binary("arith.subf"))
+        # g = gamma x + beta - t, then times gamma (ln_fused_l2_bwd).
+        y = self._scaled_by_gamma(body, x)
+        if self.affine:
+            y = body.op([(y, "bte"), ("%beta", self._affine_labels())], "bte",
+                        _payload_binary("arith.addf"))
+        g = body.op([(y, "bte"), tgt], "bte", _payload_binary("arith.subf"))
+        if self.mutation != "gamma_once":
+            g = self._scaled_by_gamma(body, g)
         # (D g - sum g - x sum(g x)) / D, divided by the deviation.
         sum_g = body.op([(g, "bte")], "bt1",
                         lambda args, acc: ([f"%r = arith.addf {acc}, {args[0]} : f32"], "%r"),
@@ -138,6 +159,10 @@ class DualFormLayer:
             pre = body.binary(pre, bias_bar, "bte", "arith.addf")
         out_eps = self.eps * 10 if self.mutation == "eps" else self.eps
         out, _ = self._layer_norm(body, pre, out_eps)
+        if self.affine:
+            out = self._scaled_by_gamma(body, out)
+            out = body.op([(out, "bte"), ("%beta", self._affine_labels())], "bte",
+                          _payload_binary("arith.addf"))
         if self.residual:
             out = body.op([(q, "1bte"), (out, "bte")], "bte", _payload_binary("arith.addf"))
         window = body.fresh("out")
@@ -162,9 +187,16 @@ class DualFormLayer:
         eta_seq, eta_win = _type([N, B, C, C]), _type([1, B, C, C])
         states = [w, b][:len(state_types)]
         inits = ["%w0", "%b0"][:len(state_types)]
+        affine_type = _type([D] if self.affine == "feature" else [B, D])
         args = ", ".join([f"%q: {seq}", f"%k: {seq}", f"%v: {seq}", f"%tok: {_type([C])}",
                           f"%lr: {_type([N, B, C])}"] +
-                         [f"{n}: {t}" for n, t in zip(inits, state_types)])
+                         [f"{n}: {t}" for n, t in zip(inits, state_types)] +
+                         ([f"%gamma_in: {affine_type}", f"%beta_in: {affine_type}"]
+                          if self.affine else []))
+        invariants = (f" invariants(%gamma_in, %beta_in : {affine_type}, {affine_type})"
+                      if self.affine else "")
+        invariant_args = (f", %gamma: {affine_type}, %beta: {affine_type}"
+                          if self.affine else "")
         text = "\n".join("    " + line.replace("\n", "\n    ") for line in body.lines)
         bb = ", ".join(f"{n}: {t}" for n, t in zip(states, state_types))
         # eta[n, b, i, j] = tok[i] lr[n, b, j], made before the loop.
@@ -179,8 +211,8 @@ class DualFormLayer:
         return f"""func.func @layer({args}) -> {seq} {{
 {prologue}  %o, %f:{len(inits)} = ttt.chunk_loop chunk(1) state({", ".join(inits)} : {", ".join(state_types)})
       windows(%q, %k, %v, %eta : {seq}, {seq}, {seq}, {eta_seq}) along [0, 0, 0, 0]
-      outputs along [0] {{
-  ^bb0({bb}, %qc: {win}, %kc: {win}, %vc: {win}, %etac: {eta_win}):
+     {invariants} outputs along [0] {{
+  ^bb0({bb}, %qc: {win}, %kc: {win}, %vc: {win}, %etac: {eta_win}{invariant_args}):
 {text}
     ttt.chunk_yield outputs({window} : {win}) state({", ".join(next_state)} : {", ".join(state_types)})
   }} -> outputs({seq}) state({", ".join(state_types)})
@@ -199,12 +231,22 @@ class DualFormLayer:
                        (rng.standard_normal((B, D, D)) / np.sqrt(D)).astype(np.float32)]
         if self.bias:
             self.arrays.append((0.1 * rng.standard_normal((B, 1, D))).astype(np.float32))
+        if self.affine:
+            shape = (D,) if self.affine == "feature" else (B, D)
+            self.arrays.append(rng.uniform(0.5, 1.5, shape).astype(np.float32))
+            self.arrays.append((0.1 * rng.standard_normal(shape)).astype(np.float32))
         return list(self.arrays)
 
     def expected(self) -> np.ndarray:
         """The output, [N, B, C, D], in float64, token by token (the primal form)."""
         q, k, v, tok, lr, w = (a.astype(np.float64) for a in self.arrays[:6])
         b = self.arrays[6].astype(np.float64) if self.bias else np.zeros((self.batch, 1, self.dim))
+        gamma, beta = np.ones(self.dim), np.zeros(self.dim)
+        if self.affine:
+            gamma, beta = (a.astype(np.float64) for a in self.arrays[-2:])
+        # [B, 1, D]: per stream (one row of tokens), or per feature.
+        gamma = gamma.reshape(-1, 1, self.dim) if gamma.ndim == 2 else gamma
+        beta = beta.reshape(-1, 1, self.dim) if beta.ndim == 2 else beta
 
         def ln(z):
             mu = z.mean(-1, keepdims=True)
@@ -215,7 +257,9 @@ class DualFormLayer:
         for n in range(self.chunks):
             z = k[n] @ w + b
             x, std = ln(z)
-            g = x - (v[n] - k[n] if self.minus_keys else v[n])
+            # The squared error of gamma x + beta against the target, back through
+            # the LayerNorm (ttt-lm-pytorch's ln_fused_l2_bwd).
+            g = gamma * (gamma * x + beta - (v[n] - k[n] if self.minus_keys else v[n]))
             grad = (g - g.mean(-1, keepdims=True) - x * (g * x).mean(-1, keepdims=True)) / std
             eta = tok[None, :, None] * lr[n][:, None, :]  # [B, i, j]
             for i in range(self.chunk):
@@ -224,6 +268,7 @@ class DualFormLayer:
                 bi = b - self.bias * self.step * np.einsum("bj,bje->be", e,
                                                            grad[:, :i + 1])[:, None, :]
                 o, _ = ln(q[n][:, i:i + 1] @ wi + bi)
+                o = gamma * o + beta
                 out[n][:, i] = o[:, 0] + (q[n][:, i] if self.residual else 0.0)
             e = eta[:, -1, :]
             w = w - self.step * np.einsum("bj,bjd,bje->bde", e, k[n], grad)
@@ -238,11 +283,15 @@ def random_dual_form(rng: np.random.Generator) -> DualFormLayer:
         step=float(rng.choice([1.0, 0.5, 2.0])), eps=float(rng.choice([1e-6, 1e-5])),
         bias=bool(rng.integers(2)), residual=bool(rng.integers(2)),
         minus_keys=bool(rng.integers(2)), mask_spelling=int(rng.integers(3)),
-        mean_by_division=bool(rng.integers(2)), commuted=bool(rng.integers(2)))
+        mean_by_division=bool(rng.integers(2)), commuted=bool(rng.integers(2)),
+        affine=str(rng.choice(["", "feature", "stream"])))
 
 
 def random_mutant(rng: np.random.Generator) -> DualFormLayer:
     """A random dual form with one change that makes it no TTT-Linear layer."""
     layer = random_dual_form(rng)
-    layer.mutation = str(rng.choice(["strict_mask", "no_mean", "eps", "first_row"]))
+    layer.mutation = str(rng.choice(["strict_mask", "no_mean", "eps", "first_row",
+                                     "gamma_once"]))
+    if layer.mutation == "gamma_once":
+        layer.affine = str(rng.choice(["feature", "stream"]))
     return layer

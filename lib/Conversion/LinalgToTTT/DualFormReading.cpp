@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
@@ -269,79 +270,91 @@ LogicalResult DualFormReader::readGradient(DualFormLayer &layer,
                                            const Normalized &keysNorm,
                                            Value keysNormalized,
                                            Value numerator, std::string &why) {
-  // ttt-lm-pytorch's ln_fused_l2_bwd with g = LN(Z) - t:
-  // (D g - sum g - LN(Z) sum(g LN(Z))) / D, before the division by the
-  // deviation; with the target t a sum of windows.
+  // ttt-lm-pytorch's ln_fused_l2_bwd with g = gamma LN(Z) + beta - t and
+  // h = gamma g: (D h - sum h - LN(Z) sum(h LN(Z))) / D, before the division
+  // by the deviation; the target t a sum of windows, gamma and beta the
+  // output's (or absent).
   EinsumReader reader(llvm::DenseSet<Value>{keysNormalized});
   std::optional<Polynomial> poly = reader.read(numerator);
   constexpr const char *kNotMSE =
       "its gradient is not the squared error's through the keys' LayerNorm";
   if (!poly)
     return why = kNotMSE, failure();
+  Value gamma = layer.gamma ? layer.gamma->source : Value();
+  Value beta = layer.beta ? layer.beta->source : Value();
   auto isNormalized = [&](const Factor &f) { return f.leaf == keysNormalized; };
   SmallVector<unsigned> real = realLabels(poly->labels, numerator.getType());
-  for (const Term &term : poly->terms) {
-    if (llvm::any_of(term.factors, isNormalized))
-      continue;
-    if (term.factors.size() != 1 ||
-        realLabels(term.factors[0].labels, term.factors[0].leaf.getType()) !=
-            real)
-      continue; // a sum of the target: checked below
-    std::optional<unsigned> window = windowOf(term.factors[0].leaf);
-    if (!window)
-      return why = "the target its loss fits is not made of the data",
-             failure();
-    layer.target.push_back({*window, -term.coeff});
-  }
-  if (layer.target.empty())
-    return why = kNotMSE, failure();
+  // The target: the terms -t_d (times gamma), no sum in them.
   llvm::DenseMap<unsigned, unsigned> roles;
   for (auto [label, role] : llvm::zip_equal(poly->labels, zRoles))
     roles[label] = role;
   for (const Term &term : poly->terms) {
-    if (llvm::any_of(term.factors, isNormalized) || term.factors.size() != 1 ||
-        realLabels(term.factors[0].labels, term.factors[0].leaf.getType()) !=
-            real)
+    if (llvm::any_of(term.factors, isNormalized))
       continue;
+    bool summed = llvm::any_of(term.factors, [&](const Factor &f) {
+      return llvm::any_of(
+          realLabels(f.labels, f.leaf.getType()),
+          [&](unsigned l) { return !llvm::is_contained(real, l); });
+    });
+    if (summed)
+      continue; // a sum of the target: checked below
+    const Factor *window = nullptr;
+    for (const Factor &factor : term.factors)
+      if (windowOf(factor.leaf))
+        window = &factor;
+    if (!window)
+      continue; // gamma * beta
     std::optional<SmallVector<unsigned>> targetRoles =
-        rolesOf(term.factors[0], roles, windowOf(term.factors[0].leaf));
+        rolesOf(*window, roles, windowOf(window->leaf));
     if (!targetRoles ||
         (!layer.targetRoles.empty() && layer.targetRoles != *targetRoles))
       return why = "the windows of its target are not laid out alike",
              failure();
     layer.targetRoles = *targetRoles;
+    layer.target.push_back({*windowOf(window->leaf), -term.coeff});
   }
+  if (layer.target.empty())
+    return why = kNotMSE, failure();
   int64_t size =
       cast<RankedTensorType>(numerator.getType()).getDimSize(keysNorm.axis);
   double inv = 1.0 / static_cast<double>(size);
   unsigned fresh = kFresh;
   unsigned e = fresh++;
+  // h's terms, each a coefficient and its factors' leaves and roles.
+  struct Part {
+    Value leaf;
+    SmallVector<unsigned> roles;
+  };
+  SmallVector<std::pair<double, SmallVector<Part>>> h;
+  SmallVector<Part> scale;
+  if (gamma)
+    scale.push_back({gamma, layer.gamma->roles});
+  auto withScale = [&](SmallVector<Part> parts) {
+    for (const Part &part : scale)
+      parts.push_back(part);
+    return parts;
+  };
+  h.push_back({1.0, withScale(withScale({{keysNormalized, zRoles}}))});
+  if (beta)
+    h.push_back({1.0, withScale({{beta, layer.beta->roles}})});
+  for (auto [window, coeff] : layer.target)
+    h.push_back({-coeff, withScale({{loop.getWindowArgs()[window],
+                                     layer.targetRoles}})});
   Polynomial expected;
   expected.labels = zRoles;
-  auto push = [&](RoleTerm &term) { expected.terms.push_back(term.term); };
-  {
-    RoleTerm t(1.0, fresh);
-    push(t.add(keysNormalized, zRoles));
-  }
-  {
-    RoleTerm t(-inv, fresh);
-    push(t.add(keysNormalized, zRoles, {{kOut, e}}));
-  }
-  {
-    RoleTerm t(-inv, fresh);
-    push(t.add(keysNormalized, zRoles)
-             .add(keysNormalized, zRoles, {{kOut, e}})
-             .add(keysNormalized, zRoles, {{kOut, e}}));
-  }
-  for (auto [window, coeff] : layer.target) {
-    Value w = loop.getWindowArgs()[window];
-    RoleTerm itself(-coeff, fresh), mean(coeff * inv, fresh),
-        projected(coeff * inv, fresh);
-    push(itself.add(w, layer.targetRoles));
-    push(mean.add(w, layer.targetRoles, {{kOut, e}}));
-    push(projected.add(keysNormalized, zRoles)
-             .add(w, layer.targetRoles, {{kOut, e}})
-             .add(keysNormalized, zRoles, {{kOut, e}}));
+  for (const auto &[coeff, parts] : h) {
+    RoleTerm itself(coeff, fresh), mean(-coeff * inv, fresh),
+        projected(-coeff * inv, fresh);
+    projected.add(keysNormalized, zRoles)
+        .add(keysNormalized, zRoles, {{kOut, e}});
+    for (const Part &part : parts) {
+      itself.add(part.leaf, part.roles);
+      mean.add(part.leaf, part.roles, {{kOut, e}});
+      projected.add(part.leaf, part.roles, {{kOut, e}});
+    }
+    expected.terms.push_back(itself.term);
+    expected.terms.push_back(mean.term);
+    expected.terms.push_back(projected.term);
   }
   if (!matches(expected, *poly, numerator.getType(), kFloat32Rounding))
     return why = kNotMSE, failure();
@@ -752,25 +765,48 @@ FailureOr<DualFormLayer> DualFormReader::read(bool &isDualForm,
   isDualForm = true;
   DualFormLayer layer;
   SmallVector<unsigned> outReal = realLabels(outPoly->labels, out.getType());
-  const Factor &normFactor = normTerm->factors[0];
-  if (normTerm->factors.size() != 1 || normTerm->coeff != 1.0 ||
-      realLabels(normFactor.labels, normFactor.leaf.getType()) != outReal)
-    return why = "its output's LayerNorm has a learned scale (not read yet)",
-           failure();
+  // gamma * LN(x) + beta (+ a window): gamma and beta leaves over the
+  // output's features (and streams), absent where the exporter folded them.
+  const Factor *normFactor = nullptr, *gammaFactor = nullptr,
+               *betaFactor = nullptr;
+  auto within = [&](const Factor &factor) {
+    return llvm::all_of(
+        realLabels(factor.labels, factor.leaf.getType()),
+        [&](unsigned label) { return llvm::is_contained(outReal, label); });
+  };
+  for (const Factor &factor : normTerm->factors) {
+    if (readNormalized(factor.leaf) && !normFactor)
+      normFactor = &factor;
+    else if (!gammaFactor && !windowOf(factor.leaf) && !stateOf(factor.leaf) &&
+             within(factor))
+      gammaFactor = &factor;
+    else
+      return why = "its output's LayerNorm is scaled by other than a "
+                   "weight per feature",
+             failure();
+  }
+  if (normTerm->coeff != 1.0 ||
+      realLabels(normFactor->labels, normFactor->leaf.getType()) != outReal)
+    return why = "its output's LayerNorm is scaled or transposed", failure();
   for (const Term &term : outPoly->terms) {
     if (&term == normTerm)
       continue;
-    std::optional<unsigned> window = term.factors.size() == 1
-                                         ? windowOf(term.factors[0].leaf)
-                                         : std::nullopt;
-    if (!window || term.coeff != 1.0 || layer.residual ||
-        realLabels(term.factors[0].labels, term.factors[0].leaf.getType()) !=
-            outReal)
-      return why = "its output adds to its LayerNorm other than one window "
-                   "(a learned shift is not read yet)",
-             failure();
-    layer.residual = *window;
-    residualFactor = &term.factors[0];
+    const Factor *only = term.factors.size() == 1 ? &term.factors[0] : nullptr;
+    std::optional<unsigned> window = only ? windowOf(only->leaf) : std::nullopt;
+    if (only && window && term.coeff == 1.0 && !layer.residual &&
+        realLabels(only->labels, only->leaf.getType()) == outReal) {
+      layer.residual = *window;
+      residualFactor = only;
+      continue;
+    }
+    if (only && !window && !stateOf(only->leaf) && term.coeff == 1.0 &&
+        !betaFactor && within(*only)) {
+      betaFactor = only;
+      continue;
+    }
+    return why = "its output adds to its LayerNorm other than a shift per "
+                 "feature and one window",
+           failure();
   }
   if (!loop.isSingleChunk() && loop.getChunk() != 1)
     return why = "its chunks are not its mini-batches (chunk of 1 along a "
@@ -875,8 +911,6 @@ FailureOr<DualFormLayer> DualFormReader::read(bool &isDualForm,
              failure();
   }
   layer.k = {*windowOf(first->x), first->xRoles, Value()};
-  if (failed(readGradient(layer, *keysNorm, keysNormalized, numerator, why)))
-    return failure();
   // The output layer's pre-norm, and in a two-layer network the hidden's.
   Value queries;
   SmallVector<unsigned> queryRoles, preRoles;
@@ -884,6 +918,40 @@ FailureOr<DualFormLayer> DualFormReader::read(bool &isDualForm,
                          queryRoles, preRoles, why)))
     return failure();
   layer.outputRoles = preRoles;
+  // The roles of the output's labels: the pre-norm's, in its order.
+  {
+    llvm::DenseMap<unsigned, unsigned> outRoles;
+    unsigned next = 0;
+    SmallVector<unsigned> realPre;
+    for (auto [d, role] : llvm::enumerate(preRoles))
+      if (!isUnitDim(norm->x.getType(), d))
+        realPre.push_back(role);
+    for (unsigned label : outReal)
+      outRoles[label] = realPre[next++];
+    for (auto [factor, param] : {std::pair{gammaFactor, &layer.gamma},
+                                 std::pair{betaFactor, &layer.beta}}) {
+      if (!factor)
+        continue;
+      std::optional<SmallVector<unsigned>> roles =
+          rolesOf(*factor, outRoles, std::nullopt);
+      if (!roles || llvm::count(*roles, kOut) != 1 ||
+          llvm::is_contained(*roles, kTime))
+        return why = "its LayerNorm's scale or shift is not one per feature "
+                     "(and stream)",
+               failure();
+      // A loop invariant, or a constant the step holds its own copy of.
+      Value leaf = factor->leaf;
+      auto arg = dyn_cast<BlockArgument>(leaf);
+      bool invariant = arg && arg.getOwner() == &loop.getBody().front() &&
+                       llvm::is_contained(loop.getInvariantArgs(), arg);
+      if (!invariant && !isRematerializable(leaf))
+        return why = "its LayerNorm's scale or shift is computed in the step",
+               failure();
+      *param = RoledWindow{0, *roles, leaf};
+    }
+  }
+  if (failed(readGradient(layer, *keysNorm, keysNormalized, numerator, why)))
+    return failure();
   Value hiddenGradient;
   if (twoLayers) {
     Value z1bar = geluTanhInput(queries);
@@ -1110,11 +1178,76 @@ void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
         rewriter, loc, DenseElementsAttr::get(etaType, ArrayRef<float>(etas)));
   }
   int64_t dout = cast<RankedTensorType>(v.getType()).getDimSize(3);
-  auto affineType = RankedTensorType::get({dout}, rewriter.getF32Type());
-  Value gamma = arith::ConstantOp::create(
-      rewriter, loc, DenseElementsAttr::get(affineType, 1.0f));
-  Value beta = arith::ConstantOp::create(
-      rewriter, loc, DenseElementsAttr::get(affineType, 0.0f));
+  auto outType = cast<RankedTensorType>(loop.getOutputs()[0].getType());
+  // The LayerNorm's scale and shift: [Dout], or [N, Dout] broadcast over
+  // the streams they do not vary along; 1 and 0 where they were folded.
+  auto affineParam = [&](const std::optional<RoledWindow> &param,
+                         float folded) -> Value {
+    auto type = RankedTensorType::get({dout}, rewriter.getF32Type());
+    if (!param)
+      return arith::ConstantOp::create(rewriter, loc,
+                                       DenseElementsAttr::get(type, folded));
+    llvm::DenseSet<unsigned> units;
+    SmallVector<unsigned> real;
+    for (unsigned role : param->roles)
+      if (role >= kUnit)
+        units.insert(role);
+      else
+        real.push_back(role);
+    // The value outside the loop: the invariant's operand, or a copy of the
+    // constant.
+    Value source = param->source;
+    if (auto arg = dyn_cast<BlockArgument>(source)) {
+      auto invariants = loop.getInvariantArgs();
+      source = loop.getInvariants()[llvm::find(invariants, arg) -
+                                    invariants.begin()];
+    } else {
+      IRMapping mapping;
+      source = rematerialize(rewriter, source, mapping);
+    }
+    Value value = layout.dropUnits(source, param->roles, units);
+    if (real.size() == 1)
+      return value;
+    // [streams..., Dout], read through a map from its own roles.
+    SmallVector<unsigned> order(streams);
+    order.push_back(kOut);
+    SmallVector<int64_t> shape;
+    for (unsigned role : order)
+      shape.push_back(outType.getDimSize(llvm::find(layer.outputRoles, role) -
+                                         layer.outputRoles.begin()));
+    SmallVector<AffineExpr> exprs;
+    for (unsigned role : real)
+      exprs.push_back(
+          rewriter.getAffineDimExpr(llvm::find(order, role) - order.begin()));
+    auto broadcastType = RankedTensorType::get(shape, rewriter.getF32Type());
+    Value init =
+        tensor::EmptyOp::create(rewriter, loc, shape, rewriter.getF32Type());
+    value =
+        linalg::GenericOp::create(
+            rewriter, loc, broadcastType, ValueRange{value}, ValueRange{init},
+            SmallVector<AffineMap>{
+                AffineMap::get(order.size(), 0, exprs, context),
+                rewriter.getMultiDimIdentityMap(order.size())},
+            SmallVector<utils::IteratorType>(order.size(),
+                                             utils::IteratorType::parallel),
+            [](OpBuilder &b, Location loc, ValueRange args) {
+              linalg::YieldOp::create(b, loc, args[0]);
+            })
+            .getResult(0);
+    ReassociationIndices lead;
+    for (unsigned i = 0; i < streams.size(); ++i)
+      lead.push_back(i);
+    int64_t heads = 1;
+    for (unsigned i = 0; i < streams.size(); ++i)
+      heads *= shape[i];
+    return tensor::CollapseShapeOp::create(
+        rewriter, loc,
+        RankedTensorType::get({heads, dout}, rewriter.getF32Type()), value,
+        SmallVector<ReassociationIndices>{
+            lead, {static_cast<int64_t>(streams.size())}});
+  };
+  Value gamma = affineParam(layer.gamma, 1.0f);
+  Value beta = affineParam(layer.beta, 0.0f);
   // The weights, one per stream: [N, r, c].
   SmallVector<Value> weights;
   for (const LayerWeight &layerWeight : layer.weights) {
@@ -1181,7 +1314,6 @@ void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
   }
   // Back to the loop's output: [streams, n, C, D] in the output's order,
   // its unit dimensions put back.
-  auto outType = cast<RankedTensorType>(loop.getOutputs()[0].getType());
   SmallVector<unsigned> real;
   llvm::DenseSet<unsigned> units;
   for (unsigned role : layer.outputRoles)

@@ -42,6 +42,9 @@ struct DualFormLayer {
   /// W' = W - step * sum_j eta_last,j k_j^T G_j.
   double step = 1.0;
   double eps = 1e-6;
+  /// The LayerNorm's scale and shift (`source`, the roles of its dimensions:
+  /// the output features, and streams), absent where they are 1 and 0.
+  std::optional<RoledWindow> gamma, beta;
   int64_t chunkSize = 0;
   SmallVector<unsigned> outputRoles;
   /// eta_ij = tokenEta[i] * lrScale * lr[j], lr read from `lrLeaf` whose
