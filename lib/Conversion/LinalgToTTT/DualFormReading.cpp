@@ -1063,18 +1063,47 @@ FailureOr<DualFormLayer> DualFormReader::read(bool &isDualForm,
   return layer;
 }
 
+/// The unit roles (of dimensions of size 1) among `roles`, and the others in
+/// order.
+struct SplitRoles {
+  llvm::DenseSet<unsigned> units;
+  SmallVector<unsigned> real;
+};
+SplitRoles splitUnits(ArrayRef<unsigned> roles) {
+  SplitRoles split;
+  for (unsigned role : roles)
+    if (role >= kUnit)
+      split.units.insert(role);
+    else
+      split.real.push_back(role);
+  return split;
+}
+
+/// `a + b`, elementwise, of one type.
+Value added(RewriterBase &rewriter, Location loc, Value a, Value b) {
+  auto type = cast<RankedTensorType>(a.getType());
+  Value init = tensor::EmptyOp::create(rewriter, loc,
+                                       tensor::getMixedSizes(rewriter, loc, a),
+                                       type.getElementType());
+  AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
+  return linalg::GenericOp::create(
+             rewriter, loc, type, ValueRange{a, b}, ValueRange{init},
+             SmallVector<AffineMap>(3, identity),
+             SmallVector<utils::IteratorType>(type.getRank(),
+                                              utils::IteratorType::parallel),
+             [](OpBuilder &b, Location loc, ValueRange args) {
+               Value sum = arith::AddFOp::create(b, loc, args[0], args[1]);
+               linalg::YieldOp::create(b, loc, sum);
+             })
+      .getResult(0);
+}
+
 /// A sequence whose dimensions have `roles` as `[1, N, T, feature]`: the
 /// streams merged, the chunk axis and the token within it merged into time.
 Value toTokens(RewriterBase &rewriter, Location loc, LayoutBuilder &layout,
                ArrayRef<unsigned> streams, Value value,
                ArrayRef<unsigned> roles, std::optional<unsigned> feature) {
-  llvm::DenseSet<unsigned> units;
-  SmallVector<unsigned> real;
-  for (unsigned role : roles)
-    if (role >= kUnit)
-      units.insert(role);
-    else
-      real.push_back(role);
+  auto [units, real] = splitUnits(roles);
   value = layout.dropUnits(value, roles, units);
   SmallVector<unsigned> order(streams);
   order.push_back(kChunkAxis);
@@ -1137,25 +1166,7 @@ void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
                           layer.targetRoles, kOut);
     if (coeff != 1.0)
       term = scaled(rewriter, loc, term, coeff);
-    if (!v) {
-      v = term;
-      continue;
-    }
-    auto type = cast<RankedTensorType>(v.getType());
-    Value init = tensor::EmptyOp::create(
-        rewriter, loc, tensor::getMixedSizes(rewriter, loc, v),
-        type.getElementType());
-    AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
-    v = linalg::GenericOp::create(
-            rewriter, loc, type, ValueRange{v, term}, ValueRange{init},
-            SmallVector<AffineMap>(3, identity),
-            SmallVector<utils::IteratorType>(type.getRank(),
-                                             utils::IteratorType::parallel),
-            [](OpBuilder &b, Location loc, ValueRange args) {
-              Value sum = arith::AddFOp::create(b, loc, args[0], args[1]);
-              linalg::YieldOp::create(b, loc, sum);
-            })
-            .getResult(0);
+    v = v ? added(rewriter, loc, v, term) : term;
   }
   // The per-token rates, [1, N, T, 1].
   Value lr = toTokens(rewriter, loc, layout, streams, layer.lrLeaf,
@@ -1165,11 +1176,8 @@ void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
   SmallVector<float> etas(layer.tokenEta.begin(), layer.tokenEta.end());
   Value tokenEta;
   if (layer.tokenEtaLeaf) {
-    llvm::DenseSet<unsigned> units;
-    for (unsigned role : layer.tokenEtaRoles)
-      if (role >= kUnit)
-        units.insert(role);
-    tokenEta = layout.dropUnits(layer.tokenEtaLeaf, layer.tokenEtaRoles, units);
+    tokenEta = layout.dropUnits(layer.tokenEtaLeaf, layer.tokenEtaRoles,
+                                splitUnits(layer.tokenEtaRoles).units);
   }
   if (!etas.empty()) {
     auto etaType = RankedTensorType::get({static_cast<int64_t>(etas.size())},
@@ -1187,13 +1195,7 @@ void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
     if (!param)
       return arith::ConstantOp::create(rewriter, loc,
                                        DenseElementsAttr::get(type, folded));
-    llvm::DenseSet<unsigned> units;
-    SmallVector<unsigned> real;
-    for (unsigned role : param->roles)
-      if (role >= kUnit)
-        units.insert(role);
-      else
-        real.push_back(role);
+    auto [units, real] = splitUnits(param->roles);
     // The value outside the loop: the invariant's operand, or a copy of the
     // constant.
     Value source = param->source;
@@ -1255,13 +1257,7 @@ void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
     SmallVector<unsigned> order(streams);
     order.push_back(weight->input);
     order.push_back(weight->output);
-    llvm::DenseSet<unsigned> units;
-    SmallVector<unsigned> real;
-    for (unsigned role : weight->roles)
-      if (role >= kUnit)
-        units.insert(role);
-      else
-        real.push_back(role);
+    auto [units, real] = splitUnits(weight->roles);
     Value init = layout.permute(
         layout.dropUnits(loop.getInits()[weight->state], weight->roles, units),
         real, order);
@@ -1296,31 +1292,11 @@ void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
     Value residual =
         toTokens(rewriter, loc, layout, streams, sequences[*layer.residual],
                  layer.residualRoles, kOut);
-    auto type = cast<RankedTensorType>(output.getType());
-    Value init = tensor::EmptyOp::create(
-        rewriter, loc, tensor::getMixedSizes(rewriter, loc, output),
-        type.getElementType());
-    AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
-    output = linalg::GenericOp::create(
-                 rewriter, loc, type, ValueRange{output, residual},
-                 ValueRange{init}, SmallVector<AffineMap>(3, identity),
-                 SmallVector<utils::IteratorType>(
-                     type.getRank(), utils::IteratorType::parallel),
-                 [](OpBuilder &b, Location loc, ValueRange args) {
-                   Value sum = arith::AddFOp::create(b, loc, args[0], args[1]);
-                   linalg::YieldOp::create(b, loc, sum);
-                 })
-                 .getResult(0);
+    output = added(rewriter, loc, output, residual);
   }
   // Back to the loop's output: [streams, n, C, D] in the output's order,
   // its unit dimensions put back.
-  SmallVector<unsigned> real;
-  llvm::DenseSet<unsigned> units;
-  for (unsigned role : layer.outputRoles)
-    if (role >= kUnit)
-      units.insert(role);
-    else
-      real.push_back(role);
+  auto [units, real] = splitUnits(layer.outputRoles);
   // [1, N, T, D] -> [streams..., n, C, D] with the output's sizes.
   SmallVector<int64_t> tokenShape;
   SmallVector<unsigned> tokenOrder(streams);
