@@ -426,9 +426,30 @@ def _clip(rng, bounds):
     low, high = sorted(float(v) for v in rng.uniform(-1, 1, 2))
     inits = [nh.from_array(np.asarray(low, np.float32), "lo"),
              nh.from_array(np.asarray(high, np.float32), "hi")]
-    inputs = {"both": ["x", "lo", "hi"], "low": ["x", "lo"], "high": ["x", "", "hi"]}[bounds]
-    return _model([h.make_node("Clip", inputs, ["y"])], [_value("x", shape)],
+    inputs = {"both": ["x", "lo", "hi"], "low": ["x", "lo"], "high": ["x", "", "hi"],
+              "computed": ["x", "lo2", "hi2"], "computed_low": ["x", "lo2"]}[bounds]
+    # Bounds computed at run time: each initializer times a graph input of 1.
+    nodes = [h.make_node("Mul", ["lo", "one"], ["lo2"]), h.make_node("Mul", ["hi", "one"], ["hi2"])]
+    graph_inputs = [_value("x", shape)]
+    if bounds.startswith("computed"):
+        graph_inputs.append(_value("one", []))
+    else:
+        nodes = []
+    return _model(nodes + [h.make_node("Clip", inputs, ["y"])], graph_inputs,
                   [_value("y", shape)], inits=inits)
+
+
+def _split_of_shape(rng):
+    """A shape cut by Split (a Slice of it respelled): folded with the shape arithmetic,
+    so that the Reshape it feeds has a static target."""
+    shape = [int(x) for x in rng.integers(2, 5, 3)]
+    nodes = [h.make_node("Shape", ["x"], ["s"]),
+             h.make_node("Split", ["s", "sizes"], ["lead", "rest"], axis=0),
+             h.make_node("Concat", ["lead", "minus_one"], ["target"], axis=0),
+             h.make_node("Reshape", ["x", "target"], ["y"])]
+    inits = [_ints("sizes", [1, 2]), _ints("minus_one", [-1])]
+    return _model(nodes, [_value("x", shape)], [_value("y", [shape[0], shape[1] * shape[2]])],
+                  inits=inits, opset=13)
 
 
 def _conv(rng, opset):
@@ -515,8 +536,9 @@ CASES = {
     "Where_bool_initializer": lambda: _masked_fill(np.random.default_rng([SEED, 26])),
     "Cast_int_constant_Cos_Sin": lambda: _int_positions_cast(np.random.default_rng([SEED, 27])),
     **{f"Tile_{i}": (lambda i=i: _tile(np.random.default_rng([SEED, i, 28]))) for i in range(5)},
+    "Split_of_shape": lambda: _split_of_shape(np.random.default_rng([SEED, 30])),
     **{f"Clip_{b}": (lambda b=b: _clip(np.random.default_rng([SEED, 29]), b))
-       for b in ("both", "low", "high")},
+       for b in ("both", "low", "high", "computed", "computed_low")},
     **{f"Conv{opset}_{i}": (lambda i=i, opset=opset:
                             _conv(np.random.default_rng([SEED, i, 31]), opset))
        for opset in (1, 11, 17) for i in range(4)},

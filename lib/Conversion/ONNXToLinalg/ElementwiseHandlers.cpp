@@ -119,31 +119,54 @@ static LogicalResult pow(OpBuilder &b, const NodeView &node,
       });
 }
 
-/// Clip with its bounds as optional constant inputs (opset 11 on).
+/// Clip with its bounds as optional inputs (opset 11 on): constants, or
+/// scalars computed at run time (read as broadcast operands).
 static LogicalResult clip(OpBuilder &b, const NodeView &node,
                           SmallVectorImpl<Value> &results, std::string &why) {
   std::optional<double> low, high;
-  if (node.hasInput(1) && !(low = node.constantFloat(1))) {
-    why = "its lower bound is not a constant";
+  bool hasLow = node.hasInput(1), hasHigh = node.hasInput(2);
+  if (hasLow)
+    low = node.constantFloat(1);
+  if (hasHigh)
+    high = node.constantFloat(2);
+  if ((!hasLow || low) && (!hasHigh || high)) {
+    NodeView first{node.node, node.inputs.take_front()};
+    return elementwise(b, first, results, why,
+                       [&](OpBuilder &nb, Location loc, ValueRange args) {
+                         Value value = args[0];
+                         if (low)
+                           value = arith::MaximumFOp::create(
+                               nb, loc, value,
+                               scalarConstant(nb, loc, value.getType(), *low));
+                         if (high)
+                           value = arith::MinimumFOp::create(
+                               nb, loc, value,
+                               scalarConstant(nb, loc, value.getType(), *high));
+                         return value;
+                       });
+  }
+  // A bound computed at run time: every bound an operand (an absent lower
+  // bound with a computed upper one has no operand to stand in its place).
+  if (!hasLow) {
+    why = "its upper bound is not a constant and it has no lower bound";
     return failure();
   }
-  if (node.hasInput(2) && !(high = node.constantFloat(2))) {
-    why = "its upper bound is not a constant";
-    return failure();
-  }
-  NodeView first{node.node, node.inputs.take_front()};
-  return elementwise(
-      b, first, results, why,
-      [&](OpBuilder &nb, Location loc, ValueRange args) {
-        Value value = args[0];
-        if (low)
-          value = arith::MaximumFOp::create(
-              nb, loc, value, scalarConstant(nb, loc, value.getType(), *low));
-        if (high)
-          value = arith::MinimumFOp::create(
-              nb, loc, value, scalarConstant(nb, loc, value.getType(), *high));
-        return value;
-      });
+  for (unsigned i = 1, e = hasHigh ? 3 : 2; i < e; ++i)
+    if (RankedTensorType bound = node.inputType(i);
+        !bound || bound.getNumElements() != 1) {
+      why = "its bound " + std::to_string(i) + " is not one number";
+      return failure();
+    }
+  NodeView bounded{node.node, node.inputs.take_front(hasHigh ? 3 : 2)};
+  return elementwise(b, bounded, results, why,
+                     [&](OpBuilder &nb, Location loc, ValueRange args) {
+                       Value value =
+                           arith::MaximumFOp::create(nb, loc, args[0], args[1]);
+                       if (hasHigh)
+                         value =
+                             arith::MinimumFOp::create(nb, loc, value, args[2]);
+                       return value;
+                     });
 }
 
 ArrayRef<HandlerRow> onnx_to_linalg::elementwiseHandlers() {

@@ -24,6 +24,7 @@
 
 #include <cstring>
 #include <limits>
+#include <numeric>
 
 using namespace mlir;
 using namespace mlir::ttt;
@@ -492,6 +493,76 @@ private:
                              /*isSigned=*/width > 1, /*implicitTrunc=*/true));
     onnx::OnnxBuilder b(rewriter, node.getLoc(), element);
     rewriter.replaceOp(node, b.constant(DenseElementsAttr::get(type, values)));
+  }
+};
+
+/// Split of a known integer tensor (a shape cut into parts, as a Slice of
+/// it would be) -> one Constant per part.
+struct FoldIntegerSplit : OpRewritePattern<onnx::NodeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(onnx::NodeOp node,
+                                PatternRewriter &rewriter) const override {
+    if (!node.isDefaultDomain() || node.getOpType() != "Split" ||
+        node.getInputs().empty())
+      return failure();
+    std::optional<IntTensor> in = intTensorOf(node.getInputs()[0]);
+    DenseElementsAttr dense = denseOf(node.getInputs()[0]);
+    if (!in || !dense || !isa<IntegerType>(dense.getElementType()))
+      return rewriter.notifyMatchFailure(node, "its input is not known");
+    auto rank = static_cast<int64_t>(in->shape.size());
+    int64_t axis = intAttr(node, "axis").value_or(0);
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank)
+      return rewriter.notifyMatchFailure(node, "its axis is out of range");
+    int64_t parts = node->getNumResults(), dim = in->shape[axis];
+    SmallVector<int64_t> sizes;
+    if (node.getInputs().size() > 1) {
+      std::optional<IntTensor> split = intTensorOf(node.getInputs()[1]);
+      if (!split)
+        return rewriter.notifyMatchFailure(node, "its sizes are not known");
+      sizes.assign(split->data.begin(), split->data.end());
+    } else if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
+                   node.getONNXAttr("split"))) {
+      sizes.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
+    } else {
+      // Equal parts, the last one shorter (opset 18's num_outputs).
+      int64_t part = (dim + parts - 1) / std::max<int64_t>(parts, 1);
+      for (int64_t i = 0, left = dim; i < parts; ++i, left -= part)
+        sizes.push_back(std::clamp<int64_t>(left, 0, part));
+    }
+    if (static_cast<int64_t>(sizes.size()) != parts ||
+        llvm::any_of(sizes, [](int64_t size) { return size < 0; }) ||
+        std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != dim)
+      return rewriter.notifyMatchFailure(node, "its sizes do not cut its axis");
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d)
+      outer *= in->shape[d];
+    for (int64_t d = axis + 1; d < rank; ++d)
+      inner *= in->shape[d];
+    Type element = dense.getElementType();
+    unsigned width = element.getIntOrFloatBitWidth();
+    onnx::OnnxBuilder b(rewriter, node.getLoc(), element);
+    SmallVector<Value> results;
+    int64_t offset = 0;
+    for (int64_t size : sizes) {
+      SmallVector<int64_t> shape(in->shape);
+      shape[axis] = size;
+      SmallVector<APInt> values;
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = (o * dim + offset) * inner,
+                     e = (o * dim + offset + size) * inner;
+             i < e; ++i)
+          values.push_back(APInt(width, static_cast<uint64_t>(in->data[i]),
+                                 /*isSigned=*/width > 1,
+                                 /*implicitTrunc=*/true));
+      results.push_back(b.constant(DenseElementsAttr::get(
+          RankedTensorType::get(shape, element), values)));
+      offset += size;
+    }
+    rewriter.replaceOp(node, results);
+    return success();
   }
 };
 
@@ -996,7 +1067,7 @@ void raise::populateConstantNormalizations(RewritePatternSet &patterns) {
 
 void raise::populateShapeArithmeticFolding(RewritePatternSet &patterns) {
   patterns.add<AddOfIntegerZero, FoldIntegerCastOfConstant, FoldIntegerNode,
-               FoldGatherOfConstant>(patterns.getContext());
+               FoldGatherOfConstant, FoldIntegerSplit>(patterns.getContext());
   patterns.add<FoldShapeOfStatic, FoldSizeOfStatic>(patterns.getContext(),
                                                     /*computedToo=*/true);
   patterns.add<FoldFloatCastOfIntegers, FoldRangeOfConstants>(
