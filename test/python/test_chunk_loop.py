@@ -137,3 +137,57 @@ def test_momentum_raised_as_a_joint_state(case, tmp_path):
     assert "momentum(" in raised
     for form in ("recurrent", "parallel"):
         _check(layer, run_function(raised, arrays, tmp_path, form=form))
+
+
+
+SUM_OVER_A_BROADCAST = """
+#kv = [affine_map<(i, j, t, r) -> (t, i)>, affine_map<(i, j, t, r) -> (t, j)>,
+       affine_map<(i, j, t, r) -> (r)>, affine_map<(i, j, t, r) -> (i, j)>]
+#qw = [affine_map<(t, j, i) -> (t, i)>, affine_map<(t, j, i) -> (i, j)>,
+       affine_map<(t, j, i) -> (t, j)>]
+func.func @layer(%w0: tensor<4x4xf32>, %q: tensor<8x4xf32>, %k: tensor<8x4xf32>,
+                 %v: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %o, %f = ttt.chunk_loop chunk(4) state(%w0 : tensor<4x4xf32>)
+      windows(%q, %k, %v : tensor<8x4xf32>, tensor<8x4xf32>, tensor<8x4xf32>) along [0, 0, 0]
+      outputs along [0] {
+  ^bb0(%w: tensor<4x4xf32>, %qc: tensor<4x4xf32>, %kc: tensor<4x4xf32>, %vc: tensor<4x4xf32>):
+    %zero = arith.constant 0.0 : f32
+    %e = tensor.empty() : tensor<4x4xf32>
+    %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %out = linalg.generic {indexing_maps = #qw, iterator_types = ["parallel", "parallel", "reduction"]}
+        ins(%qc, %w : tensor<4x4xf32>, tensor<4x4xf32>) outs(%z : tensor<4x4xf32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %acc, %m : f32
+      linalg.yield %r : f32
+    } -> tensor<4x4xf32>
+    // W + the sum over the tokens t and over r (of 3, a loop only a tensor the
+    // payload does not read sizes) of k_t^T v_t: each product added 3 times.
+    %er = tensor.empty() : tensor<3xf32>
+    %next = linalg.generic {indexing_maps = #kv, iterator_types = ["parallel", "parallel", "reduction", "reduction"]}
+        ins(%kc, %vc, %er : tensor<4x4xf32>, tensor<4x4xf32>, tensor<3xf32>) outs(%w : tensor<4x4xf32>) {
+    ^bb0(%a: f32, %b: f32, %unused: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %acc, %m : f32
+      linalg.yield %r : f32
+    } -> tensor<4x4xf32>
+    ttt.chunk_yield outputs(%out : tensor<4x4xf32>) state(%next : tensor<4x4xf32>)
+  } -> outputs(tensor<8x4xf32>) state(tensor<4x4xf32>)
+  return %o : tensor<8x4xf32>
+}
+"""
+
+
+def test_a_sum_over_a_loop_no_factor_reads_counts_its_length(tmp_path):
+    """An update summed over a loop that none of its factors reads (r, of 3) adds each
+    product 3 times: the raised layer's step says so, and it computes what the loop
+    computes."""
+    rng = np.random.default_rng(4714)
+    arrays = [(rng.standard_normal((4, 4)) / 8).astype(np.float32)] + \
+        [(rng.standard_normal((8, 4)) / 2).astype(np.float32) for _ in range(3)]
+    want = run_function(SUM_OVER_A_BROADCAST, arrays, tmp_path)[0]
+    raised, remarks = run_opt(SUM_OVER_A_BROADCAST, "--ttt-raise-chunk-loops=explain",
+                              stderr=True)
+    assert "ttt.kvb_layer" in raised and "ttt.chunk_loop" not in raised, remarks
+    got = run_function(raised, arrays, tmp_path)[0]
+    assert np.abs(got - want).max() <= 1e-5 * max(1.0, float(np.abs(want).max()))

@@ -511,10 +511,15 @@ std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
       return std::nullopt;
   }
   bool reduces = false;
-  for (unsigned &label : loopLabels)
+  // The reduced loops and their sizes: a summed term that reads none of
+  // them adds the same number that many times.
+  SmallVector<int64_t> ranges = linalgOp.getStaticLoopRanges();
+  SmallVector<std::pair<unsigned, int64_t>> reducedLoops;
+  for (auto [loop, label] : llvm::enumerate(loopLabels))
     if (label == ~0u) {
       label = freshLabel();
       reduces = true;
+      reducedLoops.push_back({label, ranges[loop]});
     }
 
   PayloadAlgebra algebra(*this, loopLabels);
@@ -629,7 +634,18 @@ std::optional<Polynomial> EinsumReader::readLinalg(Operation *op,
   for (const Term &term : yielded->second) {
     SmallVector<const Factor *> outs = term.factorsOf(outArg);
     if (outs.empty()) {
-      poly.terms.push_back(term);
+      Term summed = term;
+      llvm::DenseSet<unsigned> used;
+      for (const Factor &factor : term.factors)
+        used.insert(factor.labels.begin(), factor.labels.end());
+      for (auto [label, size] : reducedLoops) {
+        if (used.contains(label) || isPartOf(label, used))
+          continue;
+        if (ShapedType::isDynamic(size))
+          return std::nullopt;
+        summed.coeff *= static_cast<double>(size);
+      }
+      poly.terms.push_back(std::move(summed));
       continue;
     }
     if (reduces &&
