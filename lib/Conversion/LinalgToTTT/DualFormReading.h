@@ -4,15 +4,17 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// Reads the dual form of TTT-Linear (ttt-lm-pytorch's mini-batch step) off
-// a chunk loop: a linear fast weight W (and bias b) whose keys' LayerNorm
-// output is fit to a target by the squared error; within a chunk, token i
-// reads W - sum_{j <= i} eta_ij k_j^T G_j with every gradient G_j taken at
-// the chunk's start weights, written as `q W - (eta * tril(q k^T)) G`; the
-// output is LayerNorm of that, plus an optional residual window. The
-// loop's chunks are the model's mini-batches, each a window holding its
-// tokens (`[n, ..., C, D]` cut along n), so the layer's chunk size is C.
-// Built as `ttt.kvb_layer` (linear, layernorm_mse, causal order).
+// Reads the dual form of TTT-Linear and TTT-MLP (ttt-lm-pytorch's mini-batch
+// step) off a chunk loop: a linear fast weight W (and bias b), or two with
+// GELU between them, whose keys' output, through a LayerNorm with a learned
+// scale and shift, is fit to a target by the squared error; within a chunk,
+// token i reads W - sum_{j <= i} eta_ij k_j^T G_j with every gradient G_j
+// taken at the chunk's start weights, written as
+// `q W - (eta * tril(q k^T)) G`; the output is the LayerNorm of that, plus
+// an optional residual window. The loop's chunks are the model's
+// mini-batches, each a window holding its tokens (`[n, ..., C, D]` cut
+// along n), so the layer's chunk size is C. Built as `ttt.kvb_layer`
+// (linear or mlp, layernorm_mse, causal order).
 //
 //===----------------------------------------------------------------------===//
 
