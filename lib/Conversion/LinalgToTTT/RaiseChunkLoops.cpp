@@ -944,6 +944,21 @@ static bool isMuonPlusUpdate(Value next) {
   return false;
 }
 
+/// Runs a model's reader on `loop`; where the reader recognized its model
+/// but cannot build the layer, `why` becomes `named` and the reader's reason.
+template <typename Layer>
+static FailureOr<Layer>
+readRecognized(ChunkLoopOp loop, std::string &why,
+               FailureOr<Layer> (*reader)(ChunkLoopOp, bool &, std::string &),
+               StringRef named) {
+  bool recognized = false;
+  std::string own;
+  FailureOr<Layer> layer = reader(loop, recognized, own);
+  if (failed(layer) && recognized)
+    why = named.str() + own;
+  return layer;
+}
+
 /// Whether a SwiGLU layer is read off `loop` when the linear reading fails
 /// with `why`; if not, `why` becomes the reason of the reader that
 /// recognized the model.
@@ -957,15 +972,11 @@ static FailureOr<SwiGLULayer> readAsSwiGLU(ChunkLoopOp loop, std::string &why) {
             "ttt.kvb_layer expresses";
       return failure();
     }
-  bool isSwiGLU = false;
-  std::string swigluWhy;
-  FailureOr<SwiGLULayer> layer = readSwiGLULayer(loop, isSwiGLU, swigluWhy);
-  if (failed(layer) && isSwiGLU)
-    why = "a SwiGLU fast-weight network (W1 (silu(W0 x) * (W2 x))): a TTT "
-          "layer with a nonlinear inner model, no linear attention; no "
-          "ttt.kvb_layer yet: " +
-          swigluWhy;
-  return layer;
+  return readRecognized(
+      loop, why, readSwiGLULayer,
+      "a SwiGLU fast-weight network (W1 (silu(W0 x) * (W2 x))): a TTT layer "
+      "with a nonlinear inner model, no linear attention; no ttt.kvb_layer "
+      "yet: ");
 }
 
 /// Whether a GLU layer (ViT^3's) is read off `loop` when the other
@@ -973,15 +984,10 @@ static FailureOr<SwiGLULayer> readAsSwiGLU(ChunkLoopOp loop, std::string &why) {
 /// where it recognized the model.
 static FailureOr<FastWeightLayer> readAsGLU(ChunkLoopOp loop,
                                             std::string &why) {
-  bool isGLU = false;
-  std::string gluWhy;
-  FailureOr<FastWeightLayer> layer = readGLULayer(loop, isGLU, gluWhy);
-  if (failed(layer) && isGLU)
-    why = "a GLU fast-weight network ((x Wa) * silu(x Wg)): a TTT layer with "
-          "a nonlinear inner model, no linear attention; no ttt.kvb_layer "
-          "yet: " +
-          gluWhy;
-  return layer;
+  return readRecognized(
+      loop, why, readGLULayer,
+      "a GLU fast-weight network ((x Wa) * silu(x Wg)): a TTT layer with a "
+      "nonlinear inner model, no linear attention; no ttt.kvb_layer yet: ");
 }
 
 /// Whether TTT-Linear's dual form is read off `loop` when the other
@@ -989,29 +995,20 @@ static FailureOr<FastWeightLayer> readAsGLU(ChunkLoopOp loop,
 /// where the output is a LayerNorm of what reads the state.
 static FailureOr<DualFormLayer> readAsDualForm(ChunkLoopOp loop,
                                                std::string &why) {
-  bool isDualForm = false;
-  std::string dualWhy;
-  FailureOr<DualFormLayer> layer = readDualFormLayer(loop, isDualForm, dualWhy);
-  if (failed(layer) && isDualForm)
-    why = "a fast weight read through a LayerNorm, fit by its squared error "
-          "(TTT-Linear/MLP's dual form): a TTT layer with a nonlinear inner "
-          "model, no linear attention; no ttt.kvb_layer yet: " +
-          dualWhy;
-  return layer;
+  return readRecognized(
+      loop, why, readDualFormLayer,
+      "a fast weight read through a LayerNorm, fit by its squared error "
+      "(TTT-Linear/MLP's dual form): a TTT layer with a nonlinear inner "
+      "model, no linear attention; no ttt.kvb_layer yet: ");
 }
 
 /// Whether ViT^3's depth-wise convolution layer is read off `loop`; if
 /// not, `why` becomes its reader's reason where it recognized the
 /// convolution.
 static FailureOr<DWConvLayer> readAsDWConv(ChunkLoopOp loop, std::string &why) {
-  bool isConv = false;
-  std::string convWhy;
-  FailureOr<DWConvLayer> layer = readDWConvLayer(loop, isConv, convWhy);
-  if (failed(layer) && isConv)
-    why = "a depth-wise convolution kernel as fast weight (ViT^3's "
-          "branch): no ttt.dwconv_layer yet: " +
-          convWhy;
-  return layer;
+  return readRecognized(loop, why, readDWConvLayer,
+                        "a depth-wise convolution kernel as fast weight "
+                        "(ViT^3's branch): no ttt.dwconv_layer yet: ");
 }
 
 std::string ttt::linalg_raise::whyNotAKVBLayer(ChunkLoopOp loop) {

@@ -29,6 +29,38 @@ std::optional<int64_t> raise::intAttr(onnx::NodeOp node, StringRef name) {
 }
 
 std::optional<SmallVector<int64_t>>
+raise::splitSizes(onnx::NodeOp split, int64_t length,
+                  std::optional<SmallVector<int64_t>> given) {
+  unsigned count = split->getNumResults();
+  std::optional<SmallVector<int64_t>> sizes = std::move(given);
+  if (!sizes)
+    if (auto attr =
+            dyn_cast_or_null<DenseI64ArrayAttr>(split.getONNXAttr("split")))
+      sizes = SmallVector<int64_t>(attr.asArrayRef());
+  if (!sizes && intAttr(split, "num_outputs")) {
+    int64_t chunk = (length + count - 1) / count;
+    sizes.emplace();
+    for (unsigned i = 0; i < count; ++i)
+      sizes->push_back(
+          std::max<int64_t>(0, std::min(chunk, length - i * chunk)));
+  }
+  if (!sizes && split.getInputs().size() <= 1 && count > 0 &&
+      length % count == 0)
+    sizes.emplace(count, length / count);
+  if (!sizes || sizes->size() != count)
+    return std::nullopt;
+  int64_t total = 0;
+  for (int64_t size : *sizes) {
+    if (size < 0)
+      return std::nullopt;
+    total += size;
+  }
+  if (total != length)
+    return std::nullopt;
+  return sizes;
+}
+
+std::optional<SmallVector<int64_t>>
 raise::transposePerm(onnx::NodeOp transpose) {
   if (auto perm =
           dyn_cast_or_null<DenseI64ArrayAttr>(transpose.getONNXAttr("perm")))

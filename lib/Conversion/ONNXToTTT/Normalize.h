@@ -188,6 +188,14 @@ std::optional<SmallVector<int64_t>> shapeConstant(Value value);
 /// The integer attribute `name` of `node`, if it has one.
 std::optional<int64_t> intAttr(onnx::NodeOp node, StringRef name);
 
+/// The sizes a Split node cuts an axis of `length` into: `given` (its second
+/// input, as the caller reads it), its `split` attribute, `num_outputs` parts
+/// (opset 18: the last one shorter), or equal parts; none when they are not
+/// one per result or do not add up to `length`.
+std::optional<SmallVector<int64_t>>
+splitSizes(onnx::NodeOp split, int64_t length,
+           std::optional<SmallVector<int64_t>> given);
+
 /// The permutation of a Transpose node (reversed axes when it has none).
 std::optional<SmallVector<int64_t>> transposePerm(onnx::NodeOp transpose);
 

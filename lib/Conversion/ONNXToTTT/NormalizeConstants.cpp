@@ -24,7 +24,6 @@
 
 #include <cstring>
 #include <limits>
-#include <numeric>
 
 using namespace mlir;
 using namespace mlir::ttt;
@@ -516,25 +515,17 @@ struct FoldIntegerSplit : OpRewritePattern<onnx::NodeOp> {
       axis += rank;
     if (axis < 0 || axis >= rank)
       return rewriter.notifyMatchFailure(node, "its axis is out of range");
-    int64_t parts = node->getNumResults(), dim = in->shape[axis];
-    SmallVector<int64_t> sizes;
+    int64_t dim = in->shape[axis];
+    std::optional<SmallVector<int64_t>> given;
     if (node.getInputs().size() > 1) {
       std::optional<IntTensor> split = intTensorOf(node.getInputs()[1]);
       if (!split)
         return rewriter.notifyMatchFailure(node, "its sizes are not known");
-      sizes.assign(split->data.begin(), split->data.end());
-    } else if (auto attr = dyn_cast_or_null<DenseI64ArrayAttr>(
-                   node.getONNXAttr("split"))) {
-      sizes.assign(attr.asArrayRef().begin(), attr.asArrayRef().end());
-    } else {
-      // Equal parts, the last one shorter (opset 18's num_outputs).
-      int64_t part = (dim + parts - 1) / std::max<int64_t>(parts, 1);
-      for (int64_t i = 0, left = dim; i < parts; ++i, left -= part)
-        sizes.push_back(std::clamp<int64_t>(left, 0, part));
+      given = SmallVector<int64_t>(split->data.begin(), split->data.end());
     }
-    if (static_cast<int64_t>(sizes.size()) != parts ||
-        llvm::any_of(sizes, [](int64_t size) { return size < 0; }) ||
-        std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != dim)
+    std::optional<SmallVector<int64_t>> sizes =
+        splitSizes(node, dim, std::move(given));
+    if (!sizes)
       return rewriter.notifyMatchFailure(node, "its sizes do not cut its axis");
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d)
@@ -546,7 +537,7 @@ struct FoldIntegerSplit : OpRewritePattern<onnx::NodeOp> {
     onnx::OnnxBuilder b(rewriter, node.getLoc(), element);
     SmallVector<Value> results;
     int64_t offset = 0;
-    for (int64_t size : sizes) {
+    for (int64_t size : *sizes) {
       SmallVector<int64_t> shape(in->shape);
       shape[axis] = size;
       SmallVector<APInt> values;

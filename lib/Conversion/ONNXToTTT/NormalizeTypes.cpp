@@ -509,35 +509,17 @@ struct RefineSplitTypes : OpRewritePattern<onnx::NodeOp> {
       return rewriter.notifyMatchFailure(node, "axis out of range");
     if (axis < 0)
       axis += rank;
-    unsigned count = node->getNumResults();
     if (llvm::all_of(node->getResults(),
                      [](Value r) { return staticShape(r).has_value(); }))
       return rewriter.notifyMatchFailure(node, "nothing to refine");
     if (llvm::any_of(node->getResults(), keepsDeclaredType))
       return rewriter.notifyMatchFailure(node, "a yielded value");
-    std::optional<SmallVector<int64_t>> sizes =
+    std::optional<SmallVector<int64_t>> sizes = splitSizes(
+        node, (*x)[axis],
         node.getInputs().size() > 1 ? shapeConstant(node.getInputs()[1])
-                                    : std::nullopt;
+                                    : std::nullopt);
     if (!sizes)
-      if (auto attr =
-              dyn_cast_or_null<DenseI64ArrayAttr>(node.getONNXAttr("split")))
-        sizes = SmallVector<int64_t>(attr.asArrayRef());
-    if (!sizes && intAttr(node, "num_outputs")) {
-      int64_t chunk = ((*x)[axis] + count - 1) / count;
-      sizes.emplace();
-      for (unsigned i = 0; i < count; ++i)
-        sizes->push_back(
-            std::max<int64_t>(0, std::min(chunk, (*x)[axis] - i * chunk)));
-    }
-    if (!sizes && node.getInputs().size() <= 1 && (*x)[axis] % count == 0)
-      sizes.emplace(count, (*x)[axis] / count);
-    int64_t total = 0;
-    if (!sizes || sizes->size() != count)
-      return rewriter.notifyMatchFailure(node, "the sizes are not known");
-    for (int64_t size : *sizes)
-      total += size;
-    if (total != (*x)[axis])
-      return rewriter.notifyMatchFailure(node, "the sizes do not add up");
+      return rewriter.notifyMatchFailure(node, "the sizes do not cut the axis");
     SmallVector<Type> types;
     for (auto [result, size] : llvm::zip(node->getResults(), *sizes)) {
       auto type = dyn_cast<TensorType>(result.getType());
