@@ -91,14 +91,15 @@ FOUND = {
     # inside the single step, a second output the layer op does not have.
     "LaCT_lact_nvs_FastWeightGluMLPMultihead.dynamo": NVS_STEP,
     "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo": BIDIRECTIONAL,
-    # ViT^3: the simplified SwiGLU's two weights; its depthwise-convolution inner
-    # model (9 sums stacked into the kernel's gradient) is not found as a layer yet.
+    # ViT^3: the simplified SwiGLU's two weights, and its depthwise-convolution inner
+    # model (9 sums stacked into the kernel's gradient). TorchScript computes F.pad's
+    # pads from shapes ([[b, e], …] reversed and transposed): folded as integers.
     "ViTTT_TTT.dynamo": (GLU_RAISED, DWCONV),
-    "ViTTT_TTT.ts": GLU_RAISED,
+    "ViTTT_TTT.ts": (GLU_RAISED, DWCONV),
     # The plain ViT^3 block around it: a depthwise-convolution position encoding, a
     # LayerNorm, the layer, an MLP.
     "ViTTT_Block.dynamo": (GLU_RAISED, DWCONV),
-    "ViTTT_Block.ts": GLU_RAISED,
+    "ViTTT_Block.ts": (GLU_RAISED, DWCONV),
     # LaCT's layers with their Muon step in fp32 (as shipped it casts to bf16): the
     # Newton-Schulz iterations are sums of the weights' own type, the last one the
     # new value.
@@ -153,8 +154,9 @@ TORCH113 = {
     # with Muon in fp32), and found by the older reader too, whose remark stands.
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.ts113": OLDER_READER,
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.ts113": OLDER_READER,
-    "ViTTT_TTT.ts113": GLU_RAISED,
-    "ViTTT_Block.ts113": GLU_RAISED,
+    # torch 1.13 spells the kernel gradient's norm as Mul then ReduceSum, GELU with Erf.
+    "ViTTT_TTT.ts113": (GLU_RAISED, DWCONV),
+    "ViTTT_Block.ts113": (GLU_RAISED, DWCONV),
 }
 FOUND.update(TORCH113)
 NOT_FOUND = "no TTT layer found"
@@ -323,15 +325,15 @@ def test_raised_ttt_linear_and_mlp_compute_the_module(name, tmp_path):
         assert _rel(_ttt_run(raised, x, tmp_path, form), y) <= RTOL_TORCH, form
 
 
-# ViT^3 as torch 2.15's default exporter writes it, the module and the block around it:
-# every node read as linalg (its depthwise convolutions too), the GLU step one
-# ttt.kvb_layer and the convolution kernel's step one ttt.dwconv_layer. The TorchScript
-# exports compute their padding from shapes at run time, which the linalg reading does
-# not fold; ttt-opt's default route raises their GLU anyway (not their convolution).
+# ViT^3, the module and the block around it, as every exporter writes it: every node
+# read as linalg (its depthwise convolutions too, TorchScript's padding computed from
+# shapes folded), the GLU step one ttt.kvb_layer and the convolution kernel's step one
+# ttt.dwconv_layer.
 RAISED_GLU_LAYERS = ["ViTTT_TTT.dynamo", "ViTTT_Block.dynamo"]
+RAISED_VIT3 = [f"ViTTT_{m}.{e}" for m in ("TTT", "Block") for e in ("dynamo", "ts", "ts113")]
 
 
-@pytest.mark.parametrize("name", RAISED_GLU_LAYERS)
+@pytest.mark.parametrize("name", RAISED_VIT3)
 def test_raised_vit3_layers_compute_the_module(name, tmp_path):
     """ViT^3's module read as linalg: its GLU step (gradients from the shared parameter,
     clipped per output column, subtracted from its broadcast) one ttt.kvb_layer of kind

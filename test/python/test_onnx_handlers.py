@@ -452,6 +452,34 @@ def _split_of_shape(rng):
                   inits=inits, opset=13)
 
 
+def _pad_of_torchscript_pads(rng):
+    """F.pad as TorchScript exports it: torch's pads (last dim first, [begin, end]
+    pairs) zero-extended, cut into pairs, reversed, transposed and flattened into
+    ONNX's order; the Pad's result type is unknown until that arithmetic is folded."""
+    shape = [int(x) for x in rng.integers(2, 5, int(rng.integers(2, 5)))]
+    padded = int(rng.integers(1, len(shape) + 1))
+    torch_pads = [int(x) for x in rng.integers(0, 3, 2 * padded)]
+    begin, end = [0] * len(shape), [0] * len(shape)
+    for i in range(padded):
+        begin[-1 - i], end[-1 - i] = torch_pads[2 * i], torch_pads[2 * i + 1]
+    out = [s + b + e for s, b, e in zip(shape, begin, end)]
+    nodes = [h.make_node("ConstantOfShape", ["rest"], ["zeros"],
+                         value=nh.from_array(np.zeros(1, np.int64))),
+             h.make_node("Concat", ["torch_pads", "zeros"], ["all"], axis=0),
+             h.make_node("Reshape", ["all", "pairs"], ["cut"]),
+             h.make_node("Slice", ["cut", "start", "stop", "axis0", "back"], ["reversed"]),
+             h.make_node("Transpose", ["reversed"], ["turned"], perm=[1, 0]),
+             h.make_node("Reshape", ["turned", "flat"], ["onnx_pads"]),
+             h.make_node("Cast", ["onnx_pads"], ["pads"], to=TensorProto.INT64),
+             h.make_node("Pad", ["x", "pads"], ["p"], mode="constant"),
+             h.make_node("Slice", ["p", "zero", "big", "axis0"], ["y"])]
+    inits = [_ints("rest", [2 * (len(shape) - padded)]), _ints("torch_pads", torch_pads),
+             _ints("pairs", [-1, 2]), _ints("start", [-1]),
+             _ints("stop", [-(2 ** 63) + 1]), _ints("axis0", [0]), _ints("back", [-1]),
+             _ints("flat", [-1]), _ints("zero", [0]), _ints("big", [2 ** 62])]
+    return _model(nodes, [_value("x", shape)], [_value("y", out)], inits=inits)
+
+
 def _conv(rng, opset):
     """Conv in 1 or 2 spatial dims with random groups, strides, dilations, pads and an
     optional bias; the weight a graph input (ViT^3 convolves with a computed kernel)."""
@@ -484,7 +512,8 @@ CASES = {
     **{f"{op}_{i}": (lambda op=op, i=i: _binary(op, np.random.default_rng([SEED, i, 1])))
        for op in ("Add", "Sub", "Mul", "Div") for i in range(3)},
     **{f"{op}": (lambda op=op: _unary(op, np.random.default_rng([SEED, 2])))
-       for op in ("Neg", "Exp", "Tanh", "Sigmoid", "Relu", "Softplus", "Reciprocal", "Sqrt")},
+       for op in ("Neg", "Exp", "Tanh", "Sigmoid", "Relu", "Softplus", "Reciprocal", "Sqrt",
+                  "Erf")},
     **{f"MatMul_{i}": (lambda i=i: _matmul(np.random.default_rng([SEED, i, 3])))
        for i in range(6)},
     **{f"Gemm_{i}": (lambda i=i: _gemm(np.random.default_rng([SEED, i, 4]))) for i in range(4)},
@@ -537,6 +566,8 @@ CASES = {
     "Cast_int_constant_Cos_Sin": lambda: _int_positions_cast(np.random.default_rng([SEED, 27])),
     **{f"Tile_{i}": (lambda i=i: _tile(np.random.default_rng([SEED, i, 28]))) for i in range(5)},
     "Split_of_shape": lambda: _split_of_shape(np.random.default_rng([SEED, 30])),
+    **{f"Pad_of_torchscript_pads_{i}": (lambda i=i: _pad_of_torchscript_pads(
+        np.random.default_rng([SEED, i, 32]))) for i in range(3)},
     **{f"Clip_{b}": (lambda b=b: _clip(np.random.default_rng([SEED, 29]), b))
        for b in ("both", "low", "high", "computed", "computed_low")},
     **{f"Conv{opset}_{i}": (lambda i=i, opset=opset:

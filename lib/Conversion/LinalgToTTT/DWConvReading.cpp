@@ -200,20 +200,39 @@ readNormDivision(Value divided, ArrayRef<unsigned> reduced) {
       root ? parallelGeneric(throughReshapes(root), 1) : nullptr;
   if (!sqrt || !yielded(sqrt).getDefiningOp<math::SqrtOp>())
     return std::nullopt;
-  // The sum of squares of x over exactly the `reduced` dimensions.
+  // The sum of squares of x over exactly the `reduced` dimensions: squared
+  // in the sum's payload, or apart (TorchScript of torch 1.13 spells
+  // `norm` as Mul then ReduceSum).
   auto sum = throughReshapes(sqrt.getDpsInputs()[0])
                  .getDefiningOp<linalg::GenericOp>();
-  if (!sum || sum.getNumDpsInputs() != 1 || sum.getDpsInputs()[0] != x)
+  if (!sum || sum.getNumDpsInputs() != 1)
     return std::nullopt;
   Block &sumBody = sum.getRegion().front();
   auto add = yielded(sum).getDefiningOp<arith::AddFOp>();
-  Value square = !add                                     ? Value()
+  Value summed = !add                                     ? Value()
                  : add.getLhs() == sumBody.getArgument(1) ? add.getRhs()
                                                           : add.getLhs();
-  auto mul = square ? square.getDefiningOp<arith::MulFOp>() : nullptr;
-  if (!mul || mul.getLhs() != sumBody.getArgument(0) ||
-      mul.getRhs() != sumBody.getArgument(0))
+  if (!summed)
     return std::nullopt;
+  if (sum.getDpsInputs()[0] == x) {
+    auto mul = summed.getDefiningOp<arith::MulFOp>();
+    if (!mul || mul.getLhs() != sumBody.getArgument(0) ||
+        mul.getRhs() != sumBody.getArgument(0))
+      return std::nullopt;
+  } else {
+    linalg::GenericOp square = parallelGeneric(sum.getDpsInputs()[0], 2);
+    auto mul = square ? yielded(square).getDefiningOp<arith::MulFOp>()
+                      : arith::MulFOp();
+    Block *squareBody = square ? &square.getRegion().front() : nullptr;
+    if (summed != sumBody.getArgument(0) || !mul ||
+        square.getDpsInputs()[0] != x || square.getDpsInputs()[1] != x ||
+        !readsInPlace(square, 0) || !readsInPlace(square, 1) ||
+        !((mul.getLhs() == squareBody->getArgument(0) &&
+           mul.getRhs() == squareBody->getArgument(1)) ||
+          (mul.getLhs() == squareBody->getArgument(1) &&
+           mul.getRhs() == squareBody->getArgument(0))))
+      return std::nullopt;
+  }
   AffineMap read = sum.getIndexingMapsArray()[0];
   SmallVector<utils::IteratorType> iterators = sum.getIteratorTypesArray();
   for (auto [d, expr] : llvm::enumerate(read.getResults())) {

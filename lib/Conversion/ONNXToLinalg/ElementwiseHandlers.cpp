@@ -181,6 +181,7 @@ ArrayRef<HandlerRow> onnx_to_linalg::elementwiseHandlers() {
       {"Neg", 6, unary<arith::NegFOp>},
       {"Sqrt", 6, unary<math::SqrtOp>},
       {"Cos", 7, unary<math::CosOp>},
+      {"Erf", 9, unary<math::ErfOp>},
       {"Exp", 6, unary<math::ExpOp>},
       {"Sin", 7, unary<math::SinOp>},
       {"Tanh", 6, unary<math::TanhOp>},

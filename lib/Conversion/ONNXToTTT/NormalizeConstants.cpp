@@ -411,6 +411,32 @@ static std::optional<IntTensor> evaluate(onnx::NodeOp node,
   }
   if (type == "Slice" && in.size() >= 3)
     return sliceOf(in);
+  if (type == "Transpose" && in.size() == 1) {
+    // F.pad's pads as TorchScript spells them: [[b0, e0], …] reversed and
+    // transposed into ONNX's order.
+    std::optional<SmallVector<int64_t>> perm = raise::transposePerm(node);
+    int64_t rank = in[0].shape.size();
+    if (!perm || static_cast<int64_t>(perm->size()) != rank)
+      return std::nullopt;
+    IntTensor out{{}, {}};
+    for (int64_t axis : *perm) {
+      if (axis < 0 || axis >= rank)
+        return std::nullopt;
+      out.shape.push_back(in[0].shape[axis]);
+    }
+    SmallVector<int64_t> strides(rank, 1);
+    for (int64_t d = rank - 1; d > 0; --d)
+      strides[d - 1] = strides[d] * in[0].shape[d];
+    for (int64_t flat = 0; flat < out.size(); ++flat) {
+      int64_t rest = flat, source = 0;
+      for (int64_t d = rank; d-- > 0;) {
+        source += (rest % out.shape[d]) * strides[(*perm)[d]];
+        rest /= out.shape[d];
+      }
+      out.data.push_back(in[0].data[source]);
+    }
+    return out;
+  }
   if (type == "ConstantOfShape" && in.size() == 1) {
     auto fill = dyn_cast_or_null<DenseElementsAttr>(node.getONNXAttr("value"));
     if (!fill || !isa<IntegerType>(fill.getElementType()))

@@ -18,6 +18,7 @@
 #include "Normalize.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::ttt;
@@ -95,7 +96,8 @@ enum class Rule {
   Unsqueeze,
   Squeeze,
   Einsum,
-  ConstantOfShape
+  ConstantOfShape,
+  Pad
 };
 
 Rule ruleOf(StringRef opType) {
@@ -144,6 +146,7 @@ Rule ruleOf(StringRef opType) {
       .Case("Squeeze", Rule::Squeeze)
       .Case("Einsum", Rule::Einsum)
       .Case("ConstantOfShape", Rule::ConstantOfShape)
+      .Case("Pad", Rule::Pad)
       .Default(Rule::None);
 }
 
@@ -342,6 +345,41 @@ std::optional<SmallVector<int64_t>> inferShape(onnx::NodeOp node, Rule rule) {
   }
   case Rule::ConstantOfShape:
     return shapeConstant(inputs[0]);
+  case Rule::Pad: {
+    // Pads as an input from opset 11 (with optional axes from opset 18), an
+    // attribute before; [begin of each axis…, end of each axis…], negative
+    // ones crop.
+    int64_t rank = x->size();
+    std::optional<SmallVector<int64_t>> pads =
+        inputs.size() > 1 ? shapeConstant(inputs[1]) : std::nullopt;
+    if (inputs.size() == 1)
+      if (auto attr =
+              dyn_cast_or_null<DenseI64ArrayAttr>(node.getONNXAttr("pads")))
+        pads = SmallVector<int64_t>(attr.asArrayRef());
+    SmallVector<int64_t> axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    if (inputs.size() > 3 && !isa<NoneType>(inputs[3].getType())) {
+      std::optional<SmallVector<int64_t>> given = shapeConstant(inputs[3]);
+      if (!given)
+        return std::nullopt;
+      axes = *given;
+    }
+    auto count = static_cast<int64_t>(axes.size());
+    if (!pads || static_cast<int64_t>(pads->size()) != 2 * count)
+      return std::nullopt;
+    SmallVector<int64_t> shape(*x);
+    for (auto [i, axis] : llvm::enumerate(axes)) {
+      if (axis < -rank || axis >= rank)
+        return std::nullopt;
+      if (axis < 0)
+        axis += rank;
+      int64_t size = shape[axis];
+      if (llvm::AddOverflow(size, (*pads)[i], size) ||
+          llvm::AddOverflow(size, (*pads)[i + count], size) || size < 0)
+        return std::nullopt;
+      shape[axis] = size;
+    }
+    return shape;
+  }
   case Rule::Einsum: {
     // Explicit output letters only; no ellipsis.
     auto equation = dyn_cast_or_null<StringAttr>(node.getONNXAttr("equation"));

@@ -156,3 +156,35 @@ module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"
     onnx.yield %y, %r : tensor<*xf32>, tensor<*xf32>
   }
 }
+
+// -----
+
+// F.pad as TorchScript exports it: torch's pads zero-extended, cut into
+// [begin, end] pairs, reversed and transposed into ONNX's order. The integer
+// arithmetic folds (the Transpose of a constant too), and the Pad then gets
+// the static type its pads fix (begin + size + end per axis).
+
+// CHECK-LABEL: onnx.graph @torchscript_pads(
+// CHECK-NOT: "Transpose"
+// CHECK: %[[P:.+]] = onnx.node "Constant"() attrs {value = dense<[0, 0, 1, 2, 0, 0, 3, 4]> : tensor<8xi64>}
+// CHECK: onnx.node "Pad"(%{{[^,]+}}, %[[P]]{{.*}} -> tensor<2x3x9x12xf32>
+module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
+  onnx.graph @torchscript_pads(%x: tensor<2x3x5x6xf32> {onnx.name = "x"}) -> (tensor<*xf32> {onnx.name = "y"}) {
+    %torch = onnx.node "Constant"() attrs {value = dense<[2, 4, 1, 3]> : tensor<4xi64>} {outputs = ["torch"]} : () -> tensor<4xi64>
+    %zeros = onnx.node "Constant"() attrs {value = dense<0> : tensor<4xi64>} {outputs = ["zeros"]} : () -> tensor<4xi64>
+    %all = onnx.node "Concat"(%torch, %zeros) attrs {axis = 0 : i64} {outputs = ["all"]} : (tensor<4xi64>, tensor<4xi64>) -> tensor<8xi64>
+    %pairs = onnx.node "Constant"() attrs {value = dense<[-1, 2]> : tensor<2xi64>} {outputs = ["pairs"]} : () -> tensor<2xi64>
+    %cut = onnx.node "Reshape"(%all, %pairs) {outputs = ["cut"]} : (tensor<8xi64>, tensor<2xi64>) -> tensor<4x2xi64>
+    %start = onnx.node "Constant"() attrs {value = dense<-1> : tensor<1xi64>} {outputs = ["start"]} : () -> tensor<1xi64>
+    %stop = onnx.node "Constant"() attrs {value = dense<-9223372036854775807> : tensor<1xi64>} {outputs = ["stop"]} : () -> tensor<1xi64>
+    %axis = onnx.node "Constant"() attrs {value = dense<0> : tensor<1xi64>} {outputs = ["axis"]} : () -> tensor<1xi64>
+    %back = onnx.node "Constant"() attrs {value = dense<-1> : tensor<1xi64>} {outputs = ["back"]} : () -> tensor<1xi64>
+    %rev = onnx.node "Slice"(%cut, %start, %stop, %axis, %back) {outputs = ["rev"]} : (tensor<4x2xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<4x2xi64>
+    %turned = onnx.node "Transpose"(%rev) attrs {perm = array<i64: 1, 0>} {outputs = ["turned"]} : (tensor<4x2xi64>) -> tensor<2x4xi64>
+    %flat = onnx.node "Constant"() attrs {value = dense<-1> : tensor<1xi64>} {outputs = ["flat"]} : () -> tensor<1xi64>
+    %pads = onnx.node "Reshape"(%turned, %flat) {outputs = ["pads"]} : (tensor<2x4xi64>, tensor<1xi64>) -> tensor<8xi64>
+    %p = onnx.node "Pad"(%x, %pads) attrs {mode = "constant"} {outputs = ["p"]} : (tensor<2x3x5x6xf32>, tensor<8xi64>) -> tensor<?x?x?x?xf32>
+    %y = onnx.node "Neg"(%p) {outputs = ["y"]} : (tensor<?x?x?x?xf32>) -> tensor<*xf32>
+    onnx.yield %y : tensor<*xf32>
+  }
+}
