@@ -36,6 +36,7 @@ public:
   Value sigmoid(Value x) override;
   Value relu(Value x) override;
   Value positive(Value x) override;
+  Value roundTo(Value x, FloatType narrow) override;
 
 private:
   /// The constant size x size matrix of `entry(row, column)`.

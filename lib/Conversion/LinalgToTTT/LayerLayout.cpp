@@ -67,7 +67,7 @@ linalg_raise::newtonSchulzAttr(MLIRContext *context,
     return {};
   return NewtonSchulzAttr::get(context, muon->steps,
                                DenseF64ArrayAttr::get(context, muon->coeffs),
-                               APFloat(muon->eps));
+                               APFloat(muon->eps), muon->compute);
 }
 
 RankedTensorType linalg_raise::layerOutputType(Value q, Value v) {

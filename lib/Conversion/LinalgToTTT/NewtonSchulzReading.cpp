@@ -214,10 +214,21 @@ std::optional<std::array<double, 3>> readStep(Value next, Value prev) {
   return abc;
 }
 
-} // namespace
+/// The input of an all-parallel generic that only converts it with `Cast`
+/// (arith.extf or arith.truncf) in place, or null.
+template <typename Cast> Value convertedFrom(Value value) {
+  auto generic = value.getDefiningOp<linalg::GenericOp>();
+  auto cast = dyn_cast_or_null<Cast>(payloadOp(generic));
+  if (!cast || generic.getNumDpsInputs() != 1 ||
+      cast.getIn() != generic.getRegion().front().getArgument(0) ||
+      !llvm::all_of(generic.getIndexingMapsArray(),
+                    [](AffineMap map) { return map.isIdentity(); }))
+    return {};
+  return generic.getDpsInputs()[0];
+}
 
-std::optional<NewtonSchulzReading>
-mlir::ttt::linalg_raise::readNewtonSchulz(Value output) {
+/// `output` as Newton-Schulz steps in its own type.
+std::optional<NewtonSchulzReading> readSteps(Value output) {
   auto type = dyn_cast<RankedTensorType>(output.getType());
   if (!type || type.getRank() < 2 ||
       type.getDimSize(type.getRank() - 2) > type.getDimSize(type.getRank() - 1))
@@ -256,6 +267,26 @@ mlir::ttt::linalg_raise::readNewtonSchulz(Value output) {
       return std::nullopt;
   }
   return std::nullopt;
+}
+
+} // namespace
+
+std::optional<NewtonSchulzReading>
+mlir::ttt::linalg_raise::readNewtonSchulz(Value output) {
+  // Steps in a 16-bit type: `widen(NS(narrow(U)))`.
+  if (Value narrowed = convertedFrom<arith::ExtFOp>(output)) {
+    auto narrow = dyn_cast<FloatType>(getElementTypeOrSelf(narrowed));
+    std::optional<NewtonSchulzReading> reading =
+        narrow && narrow.getWidth() == 16 ? readSteps(narrowed) : std::nullopt;
+    Value update =
+        reading ? convertedFrom<arith::TruncFOp>(reading->input) : Value();
+    if (!update || update.getType() != output.getType())
+      return std::nullopt;
+    reading->input = update;
+    reading->compute = narrow;
+    return reading;
+  }
+  return readSteps(output);
 }
 
 std::optional<std::pair<Value, NewtonSchulzReading>>

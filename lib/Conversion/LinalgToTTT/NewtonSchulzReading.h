@@ -16,6 +16,7 @@
 #ifndef TTT_LIB_CONVERSION_LINALGTOTTT_NEWTONSCHULZREADING_H
 #define TTT_LIB_CONVERSION_LINALGTOTTT_NEWTONSCHULZREADING_H
 
+#include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -31,11 +32,15 @@ struct NewtonSchulzReading {
   int64_t steps = 0;
   /// What the Frobenius norm is shifted by before it divides.
   double eps = 0.0;
+  /// The narrower float type the steps compute in (the update cast to it,
+  /// the result cast back, as LaCT ships Muon in bf16); null if none.
+  Type compute;
 };
 
 /// `output` as Newton-Schulz steps of a matrix (per stream), or nullopt.
 /// Only the untransposed form is read (rows <= columns, LaCT's square fast
-/// weights).
+/// weights). Steps computed in bf16 or f16 are read between the cast of the
+/// update to that type and the cast of their result back.
 std::optional<NewtonSchulzReading> readNewtonSchulz(Value output);
 
 /// The value near `value` (among what it reads, a few ops up) that is

@@ -917,6 +917,17 @@ static Value throughFloatCast(Value value) {
   return cast.getDpsInputs()[0];
 }
 
+/// "Muon (5 Newton-Schulz steps)", with " in bf16" where they compute in it.
+static std::string describeMuon(const NewtonSchulzReading &muon) {
+  std::string text =
+      "Muon (" + std::to_string(muon.steps) + " Newton-Schulz steps";
+  if (muon.compute) {
+    llvm::raw_string_ostream os(text);
+    os << " in " << muon.compute;
+  }
+  return text + ")";
+}
+
 /// Whether `next` is `NS(U) + U`: Muon's result added to the update it
 /// orthogonalized, with nothing of the weight it replaces (LaCT's minimal
 /// bidirectional layer writes its step as `W = NS(U); W = W + U`).
@@ -1047,10 +1058,8 @@ struct TTTRaiseChunkLoopsPass
                    "(dot loss"
                 << (swiglu->lr[0] ? ", per-token rates" : "")
                 << (swiglu->momentum ? ", momentum" : "")
-                << (swiglu->muon
-                        ? ", Muon (" + std::to_string(swiglu->muon->steps) +
-                              " Newton-Schulz steps)"
-                        : std::string())
+                << (swiglu->muon ? ", " + describeMuon(*swiglu->muon)
+                                 : std::string())
                 << (swiglu->weightNormEps ? ", weight norm" : "") << ", "
                 << (loop.isSingleChunk()
                         ? std::string("one chunk")
@@ -1118,9 +1127,7 @@ struct TTTRaiseChunkLoopsPass
             << stringifyLossKind(layer->loss) << " loss, "
             << (layer->lr ? "per-token rates, " : "")
             << (layer->momentum ? "momentum, " : "")
-            << (layer->muon ? "Muon (" + std::to_string(layer->muon->steps) +
-                                  " Newton-Schulz steps), "
-                            : std::string())
+            << (layer->muon ? describeMuon(*layer->muon) + ", " : std::string())
             << (loop.isSingleChunk()
                     ? std::string("one chunk")
                     : "chunks of " + std::to_string(loop.getChunk()) + ", " +

@@ -169,7 +169,8 @@ SwiGLUReader::takeMove(SwiGLULayer &layer, double step,
                        const std::optional<NewtonSchulzReading> &muon,
                        StringRef differently, std::string &why) {
   auto same = [&](const NewtonSchulzReading &a, const NewtonSchulzReading &b) {
-    return a.steps == b.steps && a.coeffs == b.coeffs && a.eps == b.eps;
+    return a.steps == b.steps && a.coeffs == b.coeffs && a.eps == b.eps &&
+           a.compute == b.compute;
   };
   if (moved &&
       (layer.step != step || layer.muon.has_value() != muon.has_value() ||

@@ -2644,7 +2644,7 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
     ns = NewtonSchulzAttr::get(
         context, config.rule.nsCoeffs.size() / 3,
         DenseF64ArrayAttr::get(context, config.rule.nsCoeffs),
-        APFloat(config.rule.nsEps));
+        APFloat(config.rule.nsEps), /*compute=*/Type());
   auto update = UpdateAttr::get(
       context, config.rule.sign, APFloat(config.rule.lrScale),
       config.rule.clipColumns ? ClipKind::output_channels : ClipKind::none, ns,

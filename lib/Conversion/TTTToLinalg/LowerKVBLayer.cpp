@@ -251,7 +251,8 @@ Value KVBLowering::orthogonalize(Value u) {
     return u;
   LinalgAlgebra alg(tm.builder(), tm.getLoc(), tm.getType());
   return newtonSchulz(alg, u, ns.getSteps(), ns.getCoeffs().asArrayRef(),
-                      ns.getEps().convertToDouble());
+                      ns.getEps().convertToDouble(),
+                      dyn_cast_or_null<FloatType>(ns.getCompute()));
 }
 
 Value KVBLowering::normalize(Value w, Value initialNorm) {

@@ -111,8 +111,49 @@ Value mlir::ttt::appendOne(TensorAlgebra &t, Value phi) {
 // Newton-Schulz
 //===----------------------------------------------------------------------===//
 
+/// The Newton-Schulz steps computed in the 16-bit type `compute`, each
+/// intermediate rounded to it where PyTorch's bf16 tensors round: the norm,
+/// the shifted norm and the quotient; per step A = X X^T, c A, (c A) A,
+/// b A and its sum with that, (b A + c A A) X, a X and the new X.
+static Value roundedNewtonSchulz(TensorAlgebra &t, Value x, int64_t steps,
+                                 ArrayRef<double> coeffs, double eps,
+                                 ArrayRef<int64_t> leading, FloatType compute) {
+  auto round = [&](ElementwiseMath &m, Value v) {
+    return m.roundTo(v, compute);
+  };
+  auto rounded = [&](Value v) {
+    return t.map(
+        {v}, [&](ElementwiseMath &m, ValueRange e) { return round(m, e[0]); });
+  };
+  x = rounded(x);
+  x = t.mapWith({x}, t.sumSquaresInner(x), leading,
+                [&](ElementwiseMath &m, ValueRange v) {
+                  Value norm = round(m, m.sqrt(v[1]));
+                  Value shifted = round(m, m.add(norm, m.constant(eps)));
+                  return round(m, m.div(v[0], shifted));
+                });
+  for (int64_t step = 0; step < steps; ++step) {
+    size_t base = coeffs.size() == 3 ? 0 : 3 * step;
+    double a = coeffs[base], b = coeffs[base + 1], c = coeffs[base + 2];
+    Value gram = rounded(t.matmul(x, x, /*transposeB=*/true));
+    Value scaled = t.map({gram}, [&](ElementwiseMath &m, ValueRange v) {
+      return round(m, m.mul(m.constant(c), v[0]));
+    });
+    Value square = rounded(t.matmul(scaled, gram, /*transposeB=*/false));
+    Value poly = t.map({gram, square}, [&](ElementwiseMath &m, ValueRange v) {
+      return round(m, m.add(round(m, m.mul(m.constant(b), v[0])), v[1]));
+    });
+    Value px = rounded(t.matmul(poly, x, /*transposeB=*/false));
+    x = t.map({x, px}, [&](ElementwiseMath &m, ValueRange v) {
+      return round(m, m.add(round(m, m.mul(m.constant(a), v[0])), v[1]));
+    });
+  }
+  return x;
+}
+
 Value mlir::ttt::newtonSchulz(TensorAlgebra &t, Value x, int64_t steps,
-                              ArrayRef<double> coeffs, double eps) {
+                              ArrayRef<double> coeffs, double eps,
+                              FloatType compute) {
   auto type = cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
   bool transposed = type.getDimSize(rank - 2) > type.getDimSize(rank - 1) &&
@@ -122,6 +163,10 @@ Value mlir::ttt::newtonSchulz(TensorAlgebra &t, Value x, int64_t steps,
   SmallVector<int64_t> leading;
   for (int64_t d = 0; d < rank - 2; ++d)
     leading.push_back(d);
+  if (compute) {
+    x = roundedNewtonSchulz(t, x, steps, coeffs, eps, leading, compute);
+    return transposed ? t.transposeInner(x) : x;
+  }
   x = t.mapWith({x}, t.sumSquaresInner(x), leading,
                 [&](ElementwiseMath &m, ValueRange v) {
                   Value norm = m.sqrt(v[1]);

@@ -39,6 +39,10 @@ Value ScalarMath::div(Value x, Value y) {
 }
 Value ScalarMath::neg(Value x) { return arith::NegFOp::create(b, loc, x); }
 Value ScalarMath::sqrt(Value x) { return math::SqrtOp::create(b, loc, x); }
+Value ScalarMath::roundTo(Value x, FloatType narrow) {
+  Value cut = arith::TruncFOp::create(b, loc, narrow, x);
+  return arith::ExtFOp::create(b, loc, x.getType(), cut);
+}
 Value ScalarMath::exp(Value x) { return math::ExpOp::create(b, loc, x); }
 Value ScalarMath::tanh(Value x) { return math::TanhOp::create(b, loc, x); }
 Value ScalarMath::max(Value x, Value y) {

@@ -309,6 +309,166 @@ func.func @muon(%w0: tensor<2x3x3xf32>, %q: tensor<2x8x3xf32>,
 
 // -----
 
+// Muon as LaCT ships it: the update cast to bf16, the steps computed in bf16
+// (the constants bf16 too), the result cast back to the weights' f32: read
+// with `compute = bf16`, the coefficients as the program rounded them.
+// CHECK-LABEL: func.func @muon_in_bf16
+// CHECK-NOT: ttt.chunk_loop
+// CHECK: ttt.kvb_layer
+// CHECK-SAME: orthogonalize = #ttt.newton_schulz<steps = 1, coeffs = [3.437500e+00, -4.781250e+00, 2.031250e+00], eps = 1.0011717677116394E-7, compute = bf16>
+#q3 = affine_map<(h, t, i, j) -> (h, t, i)>
+#w3 = affine_map<(h, t, i, j) -> (h, i, j)>
+#o3 = affine_map<(h, t, i, j) -> (h, t, j)>
+#kk = affine_map<(h, i, j, t) -> (h, t, i)>
+#vv = affine_map<(h, i, j, t) -> (h, t, j)>
+#uu = affine_map<(h, i, j, t) -> (h, i, j)>
+#m3 = affine_map<(h, i, j) -> (h, i, j)>
+#s1 = affine_map<(h, i, j) -> (h)>
+#one = affine_map<(h) -> (h)>
+#xa = affine_map<(h, i, l, k) -> (h, i, k)>
+#xb = affine_map<(h, i, l, k) -> (h, l, k)>
+#xo = affine_map<(h, i, l, k) -> (h, i, l)>
+#pa = affine_map<(h, i, j, l) -> (h, i, l)>
+#pb = affine_map<(h, i, j, l) -> (h, l, j)>
+#po = affine_map<(h, i, j, l) -> (h, i, j)>
+func.func @muon_in_bf16(%w0: tensor<2x3x3xf32>, %q: tensor<2x8x3xf32>,
+    %k: tensor<2x8x3xf32>, %v: tensor<2x8x3xf32>) -> tensor<2x8x3xf32> {
+  // expected-remark @+1 {{a linear fast weight (dot loss, Muon (1 Newton-Schulz steps in bf16), chunks of 4, apply_then_update)}}
+  %o, %w = ttt.chunk_loop chunk(4) state(%w0 : tensor<2x3x3xf32>)
+      windows(%q, %k, %v : tensor<2x8x3xf32>, tensor<2x8x3xf32>, tensor<2x8x3xf32>)
+        along [1, 1, 1]
+      outputs along [1] {
+  ^bb0(%s: tensor<2x3x3xf32>, %qc: tensor<2x4x3xf32>, %kc: tensor<2x4x3xf32>,
+       %vc: tensor<2x4x3xf32>):
+    %zero = arith.constant 0.0 : f32
+    %eps = arith.constant 1.0e-7 : f32
+    %e43 = tensor.empty() : tensor<2x4x3xf32>
+    %z43 = linalg.fill ins(%zero : f32) outs(%e43 : tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+    %oc = linalg.generic {indexing_maps = [#q3, #w3, #o3],
+        iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+        ins(%qc, %s : tensor<2x4x3xf32>, tensor<2x3x3xf32>) outs(%z43 : tensor<2x4x3xf32>) {
+    ^bb1(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x4x3xf32>
+    %e33 = tensor.empty() : tensor<2x3x3xf32>
+    %z33 = linalg.fill ins(%zero : f32) outs(%e33 : tensor<2x3x3xf32>) -> tensor<2x3x3xf32>
+    // U = k^T v
+    %u = linalg.generic {indexing_maps = [#kk, #vv, #uu],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%kc, %vc : tensor<2x4x3xf32>, tensor<2x4x3xf32>) outs(%z33 : tensor<2x3x3xf32>) {
+    ^bb2(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %a, %b : f32
+      %r = arith.addf %c, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    // In bf16 (as LaCT ships Muon): U cast down, the steps in bf16.
+    %zb = arith.constant 0.0 : bf16
+    %epsb = arith.constant 1.0e-7 : bf16
+    %b33 = tensor.empty() : tensor<2x3x3xbf16>
+    %zb33 = linalg.fill ins(%zb : bf16) outs(%b33 : tensor<2x3x3xbf16>) -> tensor<2x3x3xbf16>
+    %b2 = tensor.empty() : tensor<2xbf16>
+    %zb2 = linalg.fill ins(%zb : bf16) outs(%b2 : tensor<2xbf16>) -> tensor<2xbf16>
+    %ub = linalg.generic {indexing_maps = [#m3, #m3],
+        iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%u : tensor<2x3x3xf32>) outs(%b33 : tensor<2x3x3xbf16>) {
+    ^bb12(%a: f32, %c: bf16):
+      %r = arith.truncf %a : f32 to bf16
+      linalg.yield %r : bf16
+    } -> tensor<2x3x3xbf16>
+    // X0 = U / (|U|_F + eps)
+    %sq = linalg.generic {indexing_maps = [#m3, #s1],
+        iterator_types = ["parallel", "reduction", "reduction"]}
+        ins(%ub : tensor<2x3x3xbf16>) outs(%zb2 : tensor<2xbf16>) {
+    ^bb3(%a: bf16, %c: bf16):
+      %p = arith.mulf %a, %a : bf16
+      %r = arith.addf %c, %p : bf16
+      linalg.yield %r : bf16
+    } -> tensor<2xbf16>
+    %norm = linalg.generic {indexing_maps = [#one, #one], iterator_types = ["parallel"]}
+        ins(%sq : tensor<2xbf16>) outs(%b2 : tensor<2xbf16>) {
+    ^bb4(%a: bf16, %c: bf16):
+      %r = math.sqrt %a : bf16
+      linalg.yield %r : bf16
+    } -> tensor<2xbf16>
+    %shifted = linalg.generic {indexing_maps = [#one, #one], iterator_types = ["parallel"]}
+        ins(%norm : tensor<2xbf16>) outs(%b2 : tensor<2xbf16>) {
+    ^bb5(%a: bf16, %c: bf16):
+      %r = arith.addf %a, %epsb : bf16
+      linalg.yield %r : bf16
+    } -> tensor<2xbf16>
+    %x0 = linalg.generic {indexing_maps = [#m3, #s1, #m3],
+        iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%ub, %shifted : tensor<2x3x3xbf16>, tensor<2xbf16>) outs(%b33 : tensor<2x3x3xbf16>) {
+    ^bb6(%a: bf16, %b: bf16, %c: bf16):
+      %r = arith.divf %a, %b : bf16
+      linalg.yield %r : bf16
+    } -> tensor<2x3x3xbf16>
+    // One step: X1 = a X0 + b (X0 X0^T) X0 + c (X0 X0^T)^2 X0
+    %gram = linalg.generic {indexing_maps = [#xa, #xb, #xo],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%x0, %x0 : tensor<2x3x3xbf16>, tensor<2x3x3xbf16>) outs(%zb33 : tensor<2x3x3xbf16>) {
+    ^bb7(%a: bf16, %b: bf16, %c: bf16):
+      %p = arith.mulf %a, %b : bf16
+      %r = arith.addf %c, %p : bf16
+      linalg.yield %r : bf16
+    } -> tensor<2x3x3xbf16>
+    %ax = linalg.generic {indexing_maps = [#pa, #pb, #po],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%gram, %x0 : tensor<2x3x3xbf16>, tensor<2x3x3xbf16>) outs(%zb33 : tensor<2x3x3xbf16>) {
+    ^bb8(%a: bf16, %b: bf16, %c: bf16):
+      %p = arith.mulf %a, %b : bf16
+      %r = arith.addf %c, %p : bf16
+      linalg.yield %r : bf16
+    } -> tensor<2x3x3xbf16>
+    %aax = linalg.generic {indexing_maps = [#pa, #pb, #po],
+        iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+        ins(%gram, %ax : tensor<2x3x3xbf16>, tensor<2x3x3xbf16>) outs(%zb33 : tensor<2x3x3xbf16>) {
+    ^bb9(%a: bf16, %b: bf16, %c: bf16):
+      %p = arith.mulf %a, %b : bf16
+      %r = arith.addf %c, %p : bf16
+      linalg.yield %r : bf16
+    } -> tensor<2x3x3xbf16>
+    %ca = arith.constant 3.4445 : bf16
+    %cb = arith.constant -4.775 : bf16
+    %cc = arith.constant 2.0315 : bf16
+    %x1 = linalg.generic {indexing_maps = [#m3, #m3, #m3, #m3],
+        iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%x0, %ax, %aax : tensor<2x3x3xbf16>, tensor<2x3x3xbf16>, tensor<2x3x3xbf16>)
+        outs(%b33 : tensor<2x3x3xbf16>) {
+    ^bb10(%a: bf16, %b: bf16, %c: bf16, %d: bf16):
+      %ta = arith.mulf %a, %ca : bf16
+      %tb = arith.mulf %b, %cb : bf16
+      %tc = arith.mulf %c, %cc : bf16
+      %sab = arith.addf %ta, %tb : bf16
+      %r = arith.addf %sab, %tc : bf16
+      linalg.yield %r : bf16
+    } -> tensor<2x3x3xbf16>
+    %x1f = linalg.generic {indexing_maps = [#m3, #m3],
+        iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%x1 : tensor<2x3x3xbf16>) outs(%e33 : tensor<2x3x3xf32>) {
+    ^bb13(%a: bf16, %c: f32):
+      %r = arith.extf %a : bf16 to f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    // W' = W + 0.5 X1
+    %half = arith.constant 0.5 : f32
+    %s1 = linalg.generic {indexing_maps = [#m3, #m3, #m3],
+        iterator_types = ["parallel", "parallel", "parallel"]}
+        ins(%s, %x1f : tensor<2x3x3xf32>, tensor<2x3x3xf32>) outs(%e33 : tensor<2x3x3xf32>) {
+    ^bb11(%a: f32, %b: f32, %c: f32):
+      %p = arith.mulf %b, %half : f32
+      %r = arith.addf %a, %p : f32
+      linalg.yield %r : f32
+    } -> tensor<2x3x3xf32>
+    ttt.chunk_yield outputs(%oc : tensor<2x4x3xf32>) state(%s1 : tensor<2x3x3xf32>)
+  } -> outputs(tensor<2x8x3xf32>) state(tensor<2x3x3xf32>)
+  return %o : tensor<2x8x3xf32>
+}
+
+// -----
+
 // LaCT's minimal bidirectional layer writes its Muon step as `W = NS(U);
 // W = W + U`: the weight becomes NS(U) + U, nothing of the old one kept. No
 // kvb_layer update does that; the reason names it.

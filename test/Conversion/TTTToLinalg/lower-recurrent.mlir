@@ -111,6 +111,68 @@ func.func @full_batch_bf16(%q: tensor<1x1x12x4xbf16>, %k: tensor<1x1x8x4xbf16>,
 
 // -----
 
+// Muon computing in bf16 on f32 weights: the update rounded to bf16 (truncf
+// then extf), the Gram product accumulated in f32 and rounded, (c A) A, the
+// step's sums rounded: every intermediate goes through bf16.
+// CHECK-LABEL: func.func @muon_in_bf16
+// CHECK-DAG: %[[A:.+]] = arith.constant 3.000000e+00 : f32
+// CHECK-DAG: %[[C:.+]] = arith.constant 2.000000e+00 : f32
+// CHECK-DAG: %[[B:.+]] = arith.constant -1.000000e+00 : f32
+// The update, rounded.
+// CHECK: %[[U0:.+]] = arith.truncf %{{.+}} : f32 to bf16
+// CHECK-NEXT: arith.extf %[[U0]] : bf16 to f32
+// The norm, its shift and the quotient, each rounded.
+// CHECK: math.sqrt
+// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: arith.extf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: arith.extf
+// CHECK-NEXT: arith.divf
+// CHECK-NEXT: arith.truncf
+// A = X X^T accumulated in f32, then rounded; c A rounded.
+// CHECK: %[[GRAM:.+]] = linalg.generic {{.*}} ins(%[[X:.+]], %[[X]] : {{.*}}) outs(%{{.+}} : tensor<4x4xf32>)
+// CHECK: arith.addf %{{.+}}, %{{.+}} : f32
+// CHECK: %[[A_:.+]] = linalg.generic {{.*}} ins(%[[GRAM]] :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.truncf
+// CHECK: arith.mulf %[[C]], %{{.+}} : f32
+// CHECK-NEXT: arith.truncf
+// (c A) A, rounded; b A + that, each rounded.
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[A_]] :
+// CHECK: arith.truncf
+// CHECK: arith.mulf %[[B]], %{{.+}} : f32
+// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: arith.extf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: arith.truncf
+// (b A + c A A) X, rounded; a X + that, each rounded.
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[X]] :
+// CHECK: arith.truncf
+// CHECK: arith.mulf %[[A]], %{{.+}} : f32
+// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: arith.extf
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: arith.truncf
+// CHECK-NEXT: arith.extf %{{.+}} : bf16 to f32
+// CHECK-NOT: bf16
+// CHECK: return
+func.func @muon_in_bf16(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>,
+    %v: tensor<1x1x8x4xf32>, %w: tensor<1x4x4xf32>) -> tensor<1x1x8x4xf32> {
+  %o = ttt.kvb_layer %q, %k, %v
+      : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>
+      weights(%w : tensor<1x4x4xf32>)
+      model = #ttt.model<kind = linear, trained = [0]>
+      loss = #ttt.loss<kind = dot>
+      update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = 1,
+                 coeffs = [3.0, -1.0, 2.0], compute = bf16>>
+      schedule = #ttt.schedule<kind = full_batch>
+      -> tensor<1x1x8x4xf32>
+  return %o : tensor<1x1x8x4xf32>
+}
+
+// -----
+
 // The depth-wise convolution branch: per (batch, channel) plane, the kernel
 // gradient and the convolution are each one linalg.generic over a padded map.
 // CHECK: #[[$CONV_IN:.+]] = affine_map<(d0, d1, d2, d3) -> (d0 + d2, d1 + d3)>

@@ -822,3 +822,18 @@ func.func @raised_types_differ(%layer: tensor<1x2x8x4xf32>, %nodes: tensor<1x2x8
   %r = "ttt.raised"(%layer, %nodes) : (tensor<1x2x8x4xf32>, tensor<1x2x8x5xf32>) -> tensor<1x2x8x4xf32>
   return %r : tensor<1x2x8x4xf32>
 }
+
+// -----
+
+func.func @ns_compute_f32(%q: tensor<2x3x8x4xf32>, %k: tensor<2x3x8x4xf32>, %v: tensor<2x3x8x4xf32>, %w: tensor<3x4x4xf32>) {
+  // expected-error @+6 {{newton_schulz 'compute' must be bf16 or f16, got 'f32'}}
+  // expected-error @+5 {{failed to parse TTT_UpdateAttr parameter 'orthogonalize'}}
+  %o = ttt.kvb_layer %q, %k, %v : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>
+      weights(%w : tensor<3x4x4xf32>)
+      model = #ttt.model<kind = linear, trained = [0]>
+      loss = #ttt.loss<kind = dot>
+      update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = 1, coeffs = [1.0, 2.0, 3.0], compute = f32>>
+      schedule = #ttt.schedule<kind = chunked, size = 4>
+      -> tensor<2x3x8x4xf32>
+  return
+}

@@ -89,6 +89,28 @@ func.func @lact_nvs(%q: tensor<1x1x?x96xf32>, %k: tensor<1x1x?x96xf32>,
   return %o : tensor<1x1x?x96xf32>
 }
 
+// LaCT-NVS as shipped: its Muon (no steps, only the normalization) computes
+// in bf16 on f32 weights.
+// CHECK-LABEL: func.func @lact_nvs_bf16_muon
+// CHECK: ttt.kvb_layer
+// CHECK-SAME: update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = 0, coeffs = [1.000000e+00, 0.000000e+00, 0.000000e+00], compute = bf16>, weight_norm = output_channels>
+func.func @lact_nvs_bf16_muon(%q: tensor<1x1x?x96xf32>, %k: tensor<1x1x?x96xf32>,
+    %v: tensor<1x1x?x96xf32>, %w0: tensor<1x96x192xf32>,
+    %w1: tensor<1x192x96xf32>, %w2: tensor<1x96x192xf32>) -> tensor<1x1x?x96xf32> {
+  %o = ttt.kvb_layer %q, %k, %v
+      : tensor<1x1x?x96xf32>, tensor<1x1x?x96xf32>, tensor<1x1x?x96xf32>
+      weights(%w0, %w1, %w2 : tensor<1x96x192xf32>, tensor<1x192x96xf32>,
+                              tensor<1x96x192xf32>)
+      model = #ttt.model<kind = swiglu, trained = [0, 1, 2]>
+      loss = #ttt.loss<kind = dot>
+      update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = 0,
+                 coeffs = [1.0, 0.0, 0.0], compute = bf16>,
+               weight_norm = output_channels>
+      schedule = #ttt.schedule<kind = full_batch>
+      -> tensor<1x1x?x96xf32>
+  return %o : tensor<1x1x?x96xf32>
+}
+
 // ViT^3, both branches: the GLU branch with identity output layer (one
 // full-batch step on the mean dot-product loss, column clipping) and the
 // 3x3 depth-wise convolution branch (Frobenius clipping).

@@ -52,6 +52,9 @@ public:
   virtual Value relu(Value x) = 0;
   /// 1 where x > 0, else 0: relu's derivative as autograd takes it at 0.
   virtual Value positive(Value x) = 0;
+  /// x rounded to the narrower float type `narrow` and widened back: what
+  /// computing x in `narrow` keeps of it.
+  virtual Value roundTo(Value x, FloatType narrow) = 0;
 };
 
 /// The body of an element-wise map: the math of the place it is built in,

@@ -77,9 +77,12 @@ Value appendOne(TensorAlgebra &t, Value phi);
 /// X / (|X|_F + eps), then `steps` times X <- a X + (b A + c A^2) X with
 /// A = X X^T, iterating on the wide orientation (X^T when r > c, which must
 /// then be static) so that A is the smaller Gram matrix. `coeffs` holds one
-/// (a, b, c) for every step, or 3 for all of them.
+/// (a, b, c) for every step, or 3 for all of them. With `compute` (bf16 or
+/// f16) every intermediate is rounded to that type as PyTorch computes in
+/// it: elementwise ops in f32 then rounded, products accumulated in f32 then
+/// rounded, `c A A` as `(c A) A`.
 Value newtonSchulz(TensorAlgebra &t, Value x, int64_t steps,
-                   ArrayRef<double> coeffs, double eps);
+                   ArrayRef<double> coeffs, double eps, FloatType compute = {});
 
 //===----------------------------------------------------------------------===//
 // Chunk views

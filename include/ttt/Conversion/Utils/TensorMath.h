@@ -43,6 +43,7 @@ public:
   Value sigmoid(Value x) override;
   Value relu(Value x) override;
   Value positive(Value x) override;
+  Value roundTo(Value x, FloatType narrow) override;
   Value neg(Value x);
   Value exp(Value x);
   Value max(Value x, Value y);

@@ -182,6 +182,9 @@ LayerFacts mlir::ttt::analyzeLayer(KVBLayerOp op) {
     if (schedule.getInnerSteps() > 1)
       unsupported("several inner steps");
   }
+  if (NewtonSchulzAttr ns = update.getOrthogonalize(); ns && ns.getCompute())
+    unsupported("Muon computes in a 16-bit type, which the linattn form's "
+                "Newton-Schulz does not");
   if (facts.biasFeature && update.getOrthogonalize())
     unsupported("Muon orthogonalizes the output weight and its bias "
                 "separately, which the stacked [W; b] state would not");

@@ -200,7 +200,7 @@ LogicalResult LossAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 LogicalResult
 NewtonSchulzAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          int64_t steps, DenseF64ArrayAttr coeffsAttr,
-                         APFloat epsValue) {
+                         APFloat epsValue, Type compute) {
   if (!coeffsAttr)
     return emitError() << "newton_schulz needs 'coeffs'";
   ArrayRef<double> coeffs = coeffsAttr.asArrayRef();
@@ -219,6 +219,10 @@ NewtonSchulzAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "newton_schulz 'eps' must be a positive finite "
                           "number, got "
                        << eps;
+  auto narrow = dyn_cast_or_null<FloatType>(compute);
+  if (compute && (!narrow || narrow.getWidth() != 16))
+    return emitError() << "newton_schulz 'compute' must be bf16 or f16, got "
+                       << compute;
   return success();
 }
 

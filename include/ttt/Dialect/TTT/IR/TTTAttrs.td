@@ -163,14 +163,23 @@ def TTT_NewtonSchulzAttr : TTT_Attr<"NewtonSchulz", "newton_schulz"> {
     step, or one triple per step. `steps = 0` only normalizes the update
     (LaCT-NVS's default, `muon_update_steps = 0`).
 
+    `compute = bf16` (or `f16`) runs the iteration as LaCT ships it: the
+    update rounded to that type, every product and sum of the iteration
+    rounded to it after being computed in f32 (matrix products accumulate
+    in f32, as PyTorch's and cuBLAS's bf16 GEMMs do), the result widened
+    back. Without it the iteration runs in the weights' type.
+
     ```mlir
     #ttt.newton_schulz<steps = 5, coeffs = [3.4445, -4.775, 2.0315]>
+    #ttt.newton_schulz<steps = 0, coeffs = [1.0, 0.0, 0.0], compute = bf16>
     ```
   }];
   let parameters = (ins
     "int64_t":$steps,
     TTT_F64ListParameter<"(a, b, c) per step, flattened">:$coeffs,
-    TTT_F64Parameter<"added to the Frobenius norm", "1e-7">:$eps
+    TTT_F64Parameter<"added to the Frobenius norm", "1e-7">:$eps,
+    OptionalParameter<"::mlir::Type",
+                      "the narrower float type it computes in">:$compute
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
