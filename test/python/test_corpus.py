@@ -53,11 +53,14 @@ TTT_MLP = ("TTT layer: unrolled chunk loop (4 chunks of 16 tokens): left as it w
 TTT_MLP_REASON = ("blocked by: W0, b0 are trained, so the features of q and k depend on the "
                   "history (dynamic kernel); LayerNorm inside the loss")
 # LaCT's minimal bidirectional layer writes its Muon step as `W = NS(U); W = W + U`:
-# nothing of the old weight is kept, in bf16 and in fp32.
-BIDIRECTIONAL = ("TTT layer: chunk loop (one chunk, 3 state values): left as it was: its state 0 "
-                 "becomes Muon's result plus the update it orthogonalized (W' = NS(U) + U, as "
-                 "LaCT's minimal bidirectional layer writes its step), which keeps nothing of the "
-                 "old weight: no update ttt.kvb_layer expresses")
+# raised whole (`base = update`: W' = U + NS(U), nothing of the old weight kept but the
+# column norms its weight norm restores; torch 2.15 folds `w1.transpose(1, 2)` into the
+# one constant the step reads, so that state holds W1 transposed), not linear attention.
+BIDIRECTIONAL = ("TTT layer: full-batch step: left as it was: exact lowering: single full-batch "
+                 "step (reduce, transform, apply); proven: output layer W1 (out) is linear and "
+                 "bias-free")
+BIDIRECTIONAL_REASON = ("its step replaces the weights by the update plus its Newton-Schulz "
+                        "result (W' = U + s NS(U)), which no linattn form computes")
 # Raised whole (a full-batch step, Muon with no Newton-Schulz steps, the keys multiplied
 # by their rates before the step, the RMSNorm's `o²` computed again after the layer op),
 # not linear attention; in fp32 and as shipped, Muon in bf16.
@@ -82,7 +85,7 @@ FOUND = {
     # LaCT-NVS's step read as a SwiGLU network; a norm after the layer reads its output
     # inside the single step, a second output the layer op does not have.
     "LaCT_lact_nvs_FastWeightGluMLPMultihead.dynamo": NVS_RAISED,
-    "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo": BIDIRECTIONAL,
+    "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo": (BIDIRECTIONAL, BIDIRECTIONAL_REASON),
     # ViT^3: the simplified SwiGLU's two weights, and its depthwise-convolution inner
     # model (9 sums stacked into the kernel's gradient). TorchScript computes F.pad's
     # pads from shapes ([[b, e], …] reversed and transposed): folded as integers.
@@ -96,7 +99,7 @@ FOUND = {
     # Newton-Schulz iterations are sums of the weights' own type, the last one the
     # new value.
     "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo": NVS_RAISED,
-    "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.dynamo": BIDIRECTIONAL,
+    "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.dynamo": (BIDIRECTIONAL, BIDIRECTIONAL_REASON),
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.dynamo": RAISED,
     # Raised whole by the canonical route too (test_raised_layer_computes_the_module),
     # but the older reader also finds it, and its remark stands where both do.
@@ -121,8 +124,8 @@ DYNAMIC_BATCH = {
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.dynamo-batch": RAISED,
     "LaCT_lact_nvs_FastWeightGluMLPMultihead.dynamo-batch": NVS_RAISED,
     "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo-batch": NVS_RAISED,
-    "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo-batch": BIDIRECTIONAL,
-    "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.dynamo-batch": BIDIRECTIONAL,
+    "LaCT_minimal_BidirectionalLaCTSwiGLU.dynamo-batch": (BIDIRECTIONAL, BIDIRECTIONAL_REASON),
+    "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.dynamo-batch": (BIDIRECTIONAL, BIDIRECTIONAL_REASON),
     "ttt_lm_pytorch_TTTLinear.dynamo-batch": (TTT_LINEAR, TTT_LINEAR_REASON),
     "ttt_lm_pytorch_TTTLinear.ts-batch": (TTT_LINEAR, TTT_LINEAR_REASON),
     "ttt_lm_pytorch_TTTMLP.dynamo-batch": (TTT_MLP, TTT_MLP_REASON),
@@ -137,8 +140,8 @@ TORCH113 = {
     # The step takes its weight norm's targets from the state itself.
     "LaCT_lact_nvs_FastWeightGluMLPMultihead.ts113": NVS_RAISED,
     "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.ts113": NVS_RAISED,
-    "LaCT_minimal_BidirectionalLaCTSwiGLU.ts113": BIDIRECTIONAL,
-    "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.ts113": BIDIRECTIONAL,
+    "LaCT_minimal_BidirectionalLaCTSwiGLU.ts113": (BIDIRECTIONAL, BIDIRECTIONAL_REASON),
+    "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.ts113": (BIDIRECTIONAL, BIDIRECTIONAL_REASON),
     # Traced, the causal minimal layer's chunk loop is unrolled, as lact_llm's is with
     # torch 2's `dynamo=False`: rerolled and read as the static export is (raised whole
     # with Muon in fp32), and found by the older reader too, whose remark stands.
@@ -228,12 +231,16 @@ RAISED_LAYERS = [
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.ts113",
     "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo",
     "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.ts113",
+    "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.dynamo",
+    "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.ts113",
 ]
 # The paper's variants each is simplified to, with what makes it linear attention:
-# V2 for the chunked LLM-style layers; NVS's full-batch step keeps its Muon (a
-# normalization of the step's update) in V2, so V6 drops it as well.
+# V2 for the chunked LLM-style layers; the full-batch steps (NVS, bidirectional) keep
+# their Muon (a transform of the step's update) in V2, so V6 drops it as well (the
+# bidirectional layer's step then is upstream's `use_muon=False`: W' = W + U).
 VARIANTS = {
-    name: "freeze-inner drop-weight-norm" + (" drop-muon" if "_nvs_" in name else "")
+    name: "freeze-inner drop-weight-norm" + (
+        " drop-muon" if "_nvs_" in name or "Bidirectional" in name else "")
     for name in RAISED_LAYERS
 }
 # What ttt-simplify says of each option it applies.
@@ -288,7 +295,8 @@ def test_raised_layer_computes_the_module(name, tmp_path):
 # ran the module in bf16 (the export's stored output) and in fp32 (the `__Muon_in_fp32`
 # export's, the same weights and input): the reference.
 RAISED_BF16_MUON = [f"LaCT_{m}.{e}" for m in ("lact_nvs_FastWeightGluMLPMultihead",
-                                              "minimal_CausalLaCTSwiGLUWithSlidingWindowAttn")
+                                              "minimal_CausalLaCTSwiGLUWithSlidingWindowAttn",
+                                              "minimal_BidirectionalLaCTSwiGLU")
                     for e in ("dynamo", "ts113")]
 
 

@@ -490,7 +490,7 @@ void linalg_raise::buildDWConvLayer(RewriterBase &rewriter, ChunkLoopOp loop,
   auto update = UpdateAttr::get(
       context, ascent ? Sign::ascent : Sign::descent, APFloat(layer.step),
       layer.clipped ? ClipKind::frobenius : ClipKind::none, NewtonSchulzAttr(),
-      WeightNormKind::none, APFloat(1e-5));
+      WeightNormKind::none, APFloat(1e-5), UpdateBase::weights);
   Value final = loop.getFinalStates()[layer.state];
   Type finalType = final.use_empty() ? Type() : kernel.getType();
   auto op = DWConvLayerOp::create(rewriter, loc, q.getType(), finalType, q, k,

@@ -1277,10 +1277,10 @@ void linalg_raise::buildDualFormLayer(RewriterBase &rewriter, ChunkLoopOp loop,
       layer.bias, layer.twoLayers ? Activation::gelu_tanh : Activation::silu);
   auto loss = LossAttr::get(context, LossKind::layernorm_mse, APFloat(1.0),
                             Reduction::sum, APFloat(layer.eps));
-  auto update =
-      UpdateAttr::get(context, layer.step < 0 ? Sign::ascent : Sign::descent,
-                      APFloat(std::abs(layer.step)), ClipKind::none,
-                      NewtonSchulzAttr(), WeightNormKind::none, APFloat(1e-5));
+  auto update = UpdateAttr::get(
+      context, layer.step < 0 ? Sign::ascent : Sign::descent,
+      APFloat(std::abs(layer.step)), ClipKind::none, NewtonSchulzAttr(),
+      WeightNormKind::none, APFloat(1e-5), UpdateBase::weights);
   auto schedule = ScheduleAttr::get(context, ScheduleKind::chunked,
                                     layer.chunkSize, UpdateOrder::causal, 1);
   RankedTensorType outputType = layerOutputType(q, v);

@@ -129,12 +129,13 @@ void linalg_raise::buildFastWeightLayer(RewriterBase &rewriter,
       LossAttr::get(context, LossKind::dot, APFloat(std::abs(layer.lossScale)),
                     Reduction::sum, APFloat(1e-6));
   NewtonSchulzAttr orthogonalize = newtonSchulzAttr(context, layer.muon);
-  auto update =
-      UpdateAttr::get(context, ascent ? Sign::ascent : Sign::descent,
-                      APFloat(layer.step), layer.clip, orthogonalize,
-                      layer.weightNormEps ? WeightNormKind::output_channels
-                                          : WeightNormKind::none,
-                      APFloat(layer.weightNormEps.value_or(1e-5)));
+  auto update = UpdateAttr::get(
+      context, ascent ? Sign::ascent : Sign::descent, APFloat(layer.step),
+      layer.clip, orthogonalize,
+      layer.weightNormEps ? WeightNormKind::output_channels
+                          : WeightNormKind::none,
+      APFloat(layer.weightNormEps.value_or(1e-5)),
+      layer.addsToUpdate ? UpdateBase::update : UpdateBase::weights);
   ScheduleAttr schedule = scheduleOf(loop, layer.order);
   auto qType = cast<RankedTensorType>(q.getType());
   RankedTensorType outputType = layerOutputType(q, v);

@@ -62,6 +62,9 @@ struct FastWeightLayer {
   double lossScale = 1.0, step = 1.0;
   ClipKind clip = ClipKind::none;
   std::optional<NewtonSchulzReading> muon;
+  /// Muon's result added to the update it orthogonalized, not to the
+  /// weights (`W' = U + s NS(U)`, LaCT's minimal bidirectional layer).
+  bool addsToUpdate = false;
   std::optional<double> weightNormEps;
   /// The roles of the output's dimensions.
   SmallVector<unsigned> outputRoles;

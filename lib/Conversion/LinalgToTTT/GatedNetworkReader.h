@@ -22,13 +22,32 @@ namespace mlir::ttt::linalg_raise {
 
 class GatedNetworkReader {
 protected:
-  explicit GatedNetworkReader(ChunkLoopOp loop)
-      : loop(loop), modelReader(llvm::DenseSet<Value>(
-                        loop.getYield().getNextState().begin(),
-                        loop.getYield().getNextState().end())) {}
+  /// `pairing[i]`, if given, is the yielded value read as state i's next
+  /// one, and `transposed[i]` says that state i holds the transpose of that
+  /// value's weight (see readSwiGLULayer).
+  explicit GatedNetworkReader(ChunkLoopOp loop, ArrayRef<unsigned> pairing = {},
+                              ArrayRef<bool> transposed = {})
+      : loop(loop), pairing(pairing), transposed(transposed),
+        modelReader(
+            llvm::DenseSet<Value>(loop.getYield().getNextState().begin(),
+                                  loop.getYield().getNextState().end())) {}
 
   Value stateArg(unsigned i) { return loop.getStateArgs()[i]; }
-  Value nextState(unsigned i) { return loop.getYield().getNextState()[i]; }
+  Value nextState(unsigned i) {
+    return loop.getYield().getNextState()[pairing.empty() ? i : pairing[i]];
+  }
+  bool isTransposed(unsigned state) {
+    return state < transposed.size() && transposed[state];
+  }
+  /// The roles of state `state`'s dimensions given its weight's (those of
+  /// its next value): the matrix's two swapped where the state holds the
+  /// transpose.
+  SmallVector<unsigned> stateRoles(ArrayRef<unsigned> roles, unsigned state) {
+    SmallVector<unsigned> result(roles);
+    if (isTransposed(state) && result.size() >= 2)
+      std::swap(result.end()[-1], result.end()[-2]);
+    return result;
+  }
   std::optional<unsigned> windowOf(Value leaf) {
     return windowIndex(loop, leaf);
   }
@@ -52,6 +71,8 @@ protected:
   }
 
   ChunkLoopOp loop;
+  SmallVector<unsigned> pairing;
+  SmallVector<bool> transposed;
   /// Reads the output with the next states as leaves, and the updates.
   EinsumReader modelReader, reader;
   /// The keys' sigmoid, `sigma(k W)` of the gated weight W, and the roles

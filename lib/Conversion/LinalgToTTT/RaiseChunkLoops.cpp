@@ -846,9 +846,9 @@ void buildLayer(RewriterBase &rewriter, ChunkLoopOp loop,
   auto loss = LossAttr::get(context, layer.loss, APFloat(layer.lossScale),
                             Reduction::sum, APFloat(1e-6));
   NewtonSchulzAttr orthogonalize = newtonSchulzAttr(context, layer.muon);
-  auto update = UpdateAttr::get(context, Sign::descent, APFloat(layer.step),
-                                ClipKind::none, orthogonalize,
-                                WeightNormKind::none, APFloat(1e-5));
+  auto update = UpdateAttr::get(
+      context, Sign::descent, APFloat(layer.step), ClipKind::none,
+      orthogonalize, WeightNormKind::none, APFloat(1e-5), UpdateBase::weights);
   ScheduleAttr schedule = scheduleOf(loop, layer.order);
   auto qType = cast<RankedTensorType>(q.getType());
   auto wType = cast<RankedTensorType>(weight.getType());
@@ -974,20 +974,25 @@ readRecognized(ChunkLoopOp loop, std::string &why,
 /// with `why`; if not, `why` becomes the reason of the reader that
 /// recognized the model.
 static FailureOr<SwiGLULayer> readAsSwiGLU(ChunkLoopOp loop, std::string &why) {
+  FailureOr<SwiGLULayer> layer = readRecognized(
+      loop, why, readSwiGLULayer,
+      "a SwiGLU fast-weight network (W1 (silu(W0 x) * (W2 x))): a TTT layer "
+      "with a nonlinear inner model, no linear attention; no ttt.kvb_layer "
+      "yet: ");
+  if (succeeded(layer))
+    return layer;
+  // The SwiGLU reader takes this step (ttt.kvb_layer's `base = update`);
+  // for other models it is named.
   for (auto [index, next] : llvm::enumerate(loop.getYield().getNextState()))
     if (isMuonPlusUpdate(next)) {
       why = "its state " + std::to_string(index) +
             " becomes Muon's result plus the update it orthogonalized (W' "
             "= NS(U) + U, as LaCT's minimal bidirectional layer writes its "
-            "step), which keeps nothing of the old weight: no update "
-            "ttt.kvb_layer expresses";
-      return failure();
+            "step), which keeps nothing of the old weight (ttt.kvb_layer's "
+            "`base = update`): read for SwiGLU networks only";
+      break;
     }
-  return readRecognized(
-      loop, why, readSwiGLULayer,
-      "a SwiGLU fast-weight network (W1 (silu(W0 x) * (W2 x))): a TTT layer "
-      "with a nonlinear inner model, no linear attention; no ttt.kvb_layer "
-      "yet: ");
+  return failure();
 }
 
 /// Whether a GLU layer (ViT^3's) is read off `loop` when the other
@@ -1060,6 +1065,10 @@ struct TTTRaiseChunkLoopsPass
                 << (swiglu->momentum ? ", momentum" : "")
                 << (swiglu->muon ? ", " + describeMuon(*swiglu->muon)
                                  : std::string())
+                << (swiglu->addsToUpdate
+                        ? " added to the update it orthogonalized (W' = U + "
+                          "s NS(U))"
+                        : "")
                 << (swiglu->weightNormEps ? ", weight norm" : "") << ", "
                 << (loop.isSingleChunk()
                         ? std::string("one chunk")

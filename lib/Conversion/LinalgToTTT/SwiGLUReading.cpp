@@ -21,6 +21,7 @@
 #include "mlir/IR/Matchers.h"
 #include "llvm/ADT/SmallBitVector.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -36,7 +37,9 @@ constexpr const char *kUnprovenNorms =
 
 class SwiGLUReader : GatedNetworkReader {
 public:
-  explicit SwiGLUReader(ChunkLoopOp loop) : GatedNetworkReader(loop) {}
+  explicit SwiGLUReader(ChunkLoopOp loop, ArrayRef<unsigned> pairing = {},
+                        ArrayRef<bool> transposed = {})
+      : GatedNetworkReader(loop, pairing, transposed) {}
 
   FailureOr<SwiGLULayer> read(bool &isSwiGLU, std::string &why);
 
@@ -75,7 +78,12 @@ private:
   /// weight is moved alike, or `differently` says why not.
   LogicalResult takeMove(SwiGLULayer &layer, double step,
                          const std::optional<NewtonSchulzReading> &muon,
-                         StringRef differently, std::string &why);
+                         StringRef differently, std::string &why,
+                         bool addsToUpdate = false);
+  /// A next weight `next` that keeps nothing of the weight: Muon's result
+  /// plus the update it orthogonalized. Returns that update.
+  FailureOr<Polynomial> readMuonPlusUpdate(SwiGLULayer &layer, Value next,
+                                           std::string &why);
   /// The roles of `factor`'s dimensions, from labels already given roles;
   /// unit dimensions that have none get unit roles.
   std::optional<SmallVector<unsigned>>
@@ -155,11 +163,16 @@ SwiGLUReader::normedToInitial(const Factor &divided, const Factor &target,
     return std::nullopt;
   // One chunk reads its initial weight as the state itself: the norms the
   // step takes of it are the initial ones.
-  if (holdsColumnNorms(norms, target.labels, loop.getInits()[state],
-                       divided.labels, norm->axis) ||
+  // A state holding the transpose of its weight has the matrix's two
+  // dimensions swapped, the normed axis with them.
+  SmallVector<unsigned> labels = stateRoles(divided.labels, state);
+  unsigned axis = norm->axis, rank = labels.size();
+  if (isTransposed(state) && axis + 2 >= rank)
+    axis = axis == rank - 1 ? rank - 2 : rank - 1;
+  if (holdsColumnNorms(norms, target.labels, loop.getInits()[state], labels,
+                       axis) ||
       (loop.isSingleChunk() &&
-       holdsColumnNorms(norms, target.labels, stateArg(state), divided.labels,
-                        norm->axis)))
+       holdsColumnNorms(norms, target.labels, stateArg(state), labels, axis)))
     return norm;
   return std::nullopt;
 }
@@ -167,18 +180,21 @@ SwiGLUReader::normedToInitial(const Factor &divided, const Factor &target,
 LogicalResult
 SwiGLUReader::takeMove(SwiGLULayer &layer, double step,
                        const std::optional<NewtonSchulzReading> &muon,
-                       StringRef differently, std::string &why) {
+                       StringRef differently, std::string &why,
+                       bool addsToUpdate) {
   auto same = [&](const NewtonSchulzReading &a, const NewtonSchulzReading &b) {
     return a.steps == b.steps && a.coeffs == b.coeffs && a.eps == b.eps &&
            a.compute == b.compute;
   };
   if (moved &&
       (layer.step != step || layer.muon.has_value() != muon.has_value() ||
-       (muon && !same(*layer.muon, *muon))))
+       (muon && !same(*layer.muon, *muon)) ||
+       layer.addsToUpdate != addsToUpdate))
     return why = differently.str(), failure();
   moved = true;
   layer.step = step;
   layer.muon = muon;
+  layer.addsToUpdate = addsToUpdate;
   return success();
 }
 
@@ -437,7 +453,7 @@ FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
     added.terms.push_back(term);
   }
   if (!keeps)
-    return why = "a weight is not updated by adding a term to it", failure();
+    return readMuonPlusUpdate(layer, next, why);
   // Muon: W' = W + s NS(U).
   if (added.terms.size() == 1 && added.terms[0].factors.size() == 1) {
     std::optional<std::pair<Value, NewtonSchulzReading>> muon =
@@ -461,6 +477,51 @@ FailureOr<Polynomial> SwiGLUReader::readAdded(SwiGLULayer &layer, unsigned i,
                       why)))
     return failure();
   return added;
+}
+
+FailureOr<Polynomial> SwiGLUReader::readMuonPlusUpdate(SwiGLULayer &layer,
+                                                       Value next,
+                                                       std::string &why) {
+  // W' = U + s NS(U): one term Muon's result, the others the update it
+  // orthogonalized (LaCT's minimal bidirectional layer). Muon's result is
+  // read as a leaf: its steps are sums of products of the normalized U.
+  auto fail = [&] {
+    why = "a weight is not updated by adding a term to it";
+    return failure();
+  };
+  std::optional<std::pair<Value, NewtonSchulzReading>> muon =
+      findNewtonSchulzOf(next, Value());
+  if (!muon)
+    return fail();
+  EinsumReader outer({muon->first});
+  std::optional<Polynomial> poly = outer.read(next);
+  std::optional<Polynomial> input = outer.read(muon->second.input);
+  if (!poly || !input)
+    return fail();
+  Polynomial rest;
+  rest.labels = poly->labels;
+  std::optional<double> step;
+  for (const Term &term : poly->terms) {
+    if (!step && term.factors.size() == 1 &&
+        term.factors[0].leaf == muon->first &&
+        ArrayRef<unsigned>(term.factors[0].labels) ==
+            ArrayRef<unsigned>(poly->labels)) {
+      step = term.coeff;
+      continue;
+    }
+    rest.terms.push_back(term);
+  }
+  if (!step ||
+      !equivalent(rest, *input, [](Value a, Value b) { return a == b; }))
+    return fail();
+  if (failed(takeMove(layer, *step, muon->second,
+                      "its weights are moved differently (steps or Muon)", why,
+                      /*addsToUpdate=*/true)))
+    return failure();
+  std::optional<Polynomial> update = reader.read(muon->second.input);
+  if (!update)
+    return fail();
+  return *update;
 }
 
 FailureOr<Polynomial> SwiGLUReader::readMomentum(SwiGLULayer &layer, unsigned i,
@@ -567,8 +628,8 @@ LogicalResult SwiGLUReader::readKeys(SwiGLULayer &layer,
                                      const Polynomial &outUpdate,
                                      std::string &why) {
   FailureOr<KeysGate> gate = readKeysGate(
-      loop, reader, outUpdate, layer.weights[0], layer.weightRoles[0],
-      layer.numStreams,
+      loop, reader, outUpdate, layer.weights[0],
+      stateRoles(layer.weightRoles[0], layer.weights[0]), layer.numStreams,
       "W1's update is not a sum over tokens of values times the SwiGLU "
       "hidden state of the keys",
       "W0", why);
@@ -601,18 +662,21 @@ Polynomial SwiGLUReader::expectedUpdate(const SwiGLULayer &layer,
     return term;
   };
   // x W0 and x W2 for the keys, summed over their own input labels.
+  SmallVector<unsigned> roles0 =
+      stateRoles(layer.weightRoles[0], layer.weights[0]);
+  SmallVector<unsigned> roles1 =
+      stateRoles(layer.weightRoles[1], layer.weights[1]);
+  SmallVector<unsigned> roles2 =
+      stateRoles(layer.weightRoles[2], layer.weights[2]);
   auto gate = [&](RoleTerm &term, unsigned in) {
-    term.add(w0, layer.weightRoles[0], {{kIn, in}})
-        .add(keys, layer.k.roles, {{kIn, in}});
+    term.add(w0, roles0, {{kIn, in}}).add(keys, layer.k.roles, {{kIn, in}});
   };
   auto up = [&](RoleTerm &term, unsigned in) {
-    term.add(w2, layer.weightRoles[2], {{kIn, in}})
-        .add(keys, layer.k.roles, {{kIn, in}});
+    term.add(w2, roles2, {{kIn, in}}).add(keys, layer.k.roles, {{kIn, in}});
   };
   // W1^T v, the gradient reaching the hidden state.
   auto back = [&](RoleTerm &term) {
-    term.add(w1, layer.weightRoles[1], {{kOut, o1}})
-        .add(values, layer.v.roles, {{kOut, o1}});
+    term.add(w1, roles1, {{kOut, o1}}).add(values, layer.v.roles, {{kOut, o1}});
   };
   Polynomial poly;
   poly.labels = layer.weightRoles[which];
@@ -846,6 +910,8 @@ FailureOr<SwiGLULayer> SwiGLUReader::read(bool &isSwiGLU, std::string &why) {
         !loop.getFinalStates()[layer.weights[i]].use_empty())
       return why = "its final weights are read before their renormalization",
              failure();
+  for (unsigned i = 0; i < 3; ++i)
+    layer.stateRoles[i] = stateRoles(layer.weightRoles[i], layer.weights[i]);
   return layer;
 }
 
@@ -854,7 +920,53 @@ FailureOr<SwiGLULayer> SwiGLUReader::read(bool &isSwiGLU, std::string &why) {
 FailureOr<SwiGLULayer> linalg_raise::readSwiGLULayer(ChunkLoopOp loop,
                                                      bool &isSwiGLU,
                                                      std::string &why) {
-  return SwiGLUReader(loop).read(isSwiGLU, why);
+  FailureOr<SwiGLULayer> layer = SwiGLUReader(loop).read(isSwiGLU, why);
+  if (succeeded(layer) || !loop.isSingleChunk() ||
+      llvm::any_of(loop.getFinalStates(),
+                   [](Value final) { return !final.use_empty(); }))
+    return layer;
+  // One step whose final states nothing reads computes the same whichever
+  // yielded value is read as which state's next one; a step that replaces
+  // its weights (W' = U + NS(U)) has new values the dataflow pairs with
+  // none of them (FormSingleSteps pairs those in order). The reading that
+  // proves each one the update of its weight's role is the pairing.
+  // An exporter may have folded a weight into the one transpose the step
+  // reads of it (`w1.transpose(1, 2)` of a constant), while the new value
+  // is the weight itself: a square state may hold its weight transposed.
+  unsigned count = loop.getInits().size();
+  if (count != 3)
+    return layer;
+  SmallVector<bool> square;
+  for (Value init : loop.getInits()) {
+    auto type = cast<RankedTensorType>(init.getType());
+    int64_t rank = type.getRank();
+    square.push_back(rank >= 2 &&
+                     type.getDimSize(rank - 1) == type.getDimSize(rank - 2));
+  }
+  SmallVector<unsigned> pairing =
+      llvm::to_vector(llvm::seq<unsigned>(0, count));
+  do {
+    for (unsigned mask = 0; mask < (1u << count); ++mask) {
+      SmallVector<bool> transposed;
+      for (unsigned i = 0; i < count; ++i)
+        transposed.push_back(mask & (1u << i));
+      bool identity =
+          mask == 0 && llvm::equal(pairing, llvm::seq<unsigned>(0, count));
+      if (identity ||
+          llvm::any_of(llvm::seq<unsigned>(0, count),
+                       [&](unsigned i) { return transposed[i] && !square[i]; }))
+        continue;
+      bool recognized = false;
+      std::string reason;
+      FailureOr<SwiGLULayer> paired =
+          SwiGLUReader(loop, pairing, transposed).read(recognized, reason);
+      if (succeeded(paired)) {
+        isSwiGLU = true;
+        return paired;
+      }
+    }
+  } while (std::next_permutation(pairing.begin(), pairing.end()));
+  return layer;
 }
 
 void linalg_raise::buildSwiGLULayer(RewriterBase &rewriter, ChunkLoopOp loop,
@@ -863,7 +975,7 @@ void linalg_raise::buildSwiGLULayer(RewriterBase &rewriter, ChunkLoopOp loop,
   built.model = FastWeightModelAttr::get(loop.getContext(), ModelKind::swiglu,
                                          {0, 1, 2}, false, Activation::silu);
   for (unsigned i = 0; i < 3; ++i)
-    built.weights.push_back({layer.weights[i], layer.weightRoles[i],
+    built.weights.push_back({layer.weights[i], layer.stateRoles[i],
                              i == 1 ? kHidden : kIn, i == 1 ? kOut : kHidden});
   built.numStreams = layer.numStreams;
   built.q = layer.q;
@@ -876,6 +988,7 @@ void linalg_raise::buildSwiGLULayer(RewriterBase &rewriter, ChunkLoopOp loop,
   built.lossScale = layer.lossScale;
   built.step = layer.step;
   built.muon = layer.muon;
+  built.addsToUpdate = layer.addsToUpdate;
   built.weightNormEps = layer.weightNormEps;
   built.outputRoles = layer.outputRoles;
   buildFastWeightLayer(rewriter, loop, built);

@@ -49,6 +49,9 @@ struct SwiGLULayer {
   /// The dot loss's constant factor and the step that adds the update.
   double lossScale = 1.0, step = 1.0;
   std::optional<NewtonSchulzReading> muon;
+  /// Muon's result added to the update it orthogonalized, not to the
+  /// weights (`W' = U + s NS(U)`, LaCT's minimal bidirectional layer).
+  bool addsToUpdate = false;
   /// LaCT's momentum: per weight a state `M' = mu M + U` (mu the chunk's
   /// mean of per-token coefficients, times `momentumScale`) that moves the
   /// weight in place of U; the states, in the weights' order.
@@ -57,6 +60,9 @@ struct SwiGLULayer {
   SmallVector<unsigned> momentumStates;
   /// Every weight renormalized to its initial column norms, with this eps.
   std::optional<double> weightNormEps;
+  /// The roles of each weight's state's dimensions: its weightRoles, the
+  /// matrix's two swapped where the state holds the weight transposed.
+  std::array<SmallVector<unsigned>, 3> stateRoles;
   /// The roles of the output's dimensions.
   SmallVector<unsigned> outputRoles;
 };

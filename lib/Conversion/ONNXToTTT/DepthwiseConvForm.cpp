@@ -684,10 +684,10 @@ DWConvLayerOp raise::buildDWConvLayer(OpBuilder &builder,
   created.push_back(kernel.getDefiningOp());
   auto loss = LossAttr::get(context, LossKind::dot, APFloat(config.lossScale),
                             Reduction::mean, APFloat(1e-6));
-  auto update =
-      UpdateAttr::get(context, config.sign, APFloat(config.lrScale),
-                      config.clip ? ClipKind::frobenius : ClipKind::none,
-                      NewtonSchulzAttr(), WeightNormKind::none, APFloat(1e-5));
+  auto update = UpdateAttr::get(
+      context, config.sign, APFloat(config.lrScale),
+      config.clip ? ClipKind::frobenius : ClipKind::none, NewtonSchulzAttr(),
+      WeightNormKind::none, APFloat(1e-5), UpdateBase::weights);
   // The layer's output ([1, B*C, h, w] of a grouped convolution) is the layer
   // op's reshaped, which needs its static shape.
   auto outputType = dyn_cast<RankedTensorType>(layer.output.getType());

@@ -2650,7 +2650,8 @@ KVBLayerOp raise::buildLayer(OpBuilder &builder, const FoundLayer &layer,
       config.rule.clipColumns ? ClipKind::output_channels : ClipKind::none, ns,
       config.rule.weightNorm ? WeightNormKind::output_channels
                              : WeightNormKind::none,
-      APFloat(config.rule.weightNorm ? config.rule.wnEps : 1e-5));
+      APFloat(config.rule.weightNorm ? config.rule.wnEps : 1e-5),
+      UpdateBase::weights);
   auto schedule = config.fullBatch
                       ? ScheduleAttr::get(context, ScheduleKind::full_batch, 0,
                                           UpdateOrder::apply_then_update, 1)

@@ -295,10 +295,10 @@ State KVBLowering::step(const State &state, const TokenSet &set,
       next.momenta[i] = tm.add(tm.scale(state.momenta[i], mu), u);
       u = next.momenta[i];
     }
+    Value base = update.getBase() == UpdateBase::update ? u : state.weights[i];
     u = orthogonalize(u);
-    Value w =
-        tm.add(state.weights[i],
-               tm.scale(u, s.constant(update.getLrScale().convertToDouble())));
+    Value w = tm.add(
+        base, tm.scale(u, s.constant(update.getLrScale().convertToDouble())));
     if (initialNorms[i])
       w = normalize(w, initialNorms[i]);
     next.weights[i] = w;

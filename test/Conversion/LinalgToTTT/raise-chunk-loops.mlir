@@ -470,8 +470,9 @@ func.func @muon_in_bf16(%w0: tensor<2x3x3xf32>, %q: tensor<2x8x3xf32>,
 // -----
 
 // LaCT's minimal bidirectional layer writes its Muon step as `W = NS(U);
-// W = W + U`: the weight becomes NS(U) + U, nothing of the old one kept. No
-// kvb_layer update does that; the reason names it.
+// W = W + U`: the weight becomes NS(U) + U, nothing of the old one kept.
+// ttt.kvb_layer's `base = update` does that; the SwiGLU reader reads it
+// (test_corpus.py), a linear fast weight's is refused by name.
 // CHECK-LABEL: func.func @muon_replaces_the_weight
 // CHECK: ttt.chunk_loop
 // CHECK-NOT: ttt.kvb_layer
@@ -492,7 +493,7 @@ func.func @muon_in_bf16(%w0: tensor<2x3x3xf32>, %q: tensor<2x8x3xf32>,
 #po = affine_map<(h, i, j, l) -> (h, i, j)>
 func.func @muon_replaces_the_weight(%w0: tensor<2x3x3xf32>, %q: tensor<2x8x3xf32>,
     %k: tensor<2x8x3xf32>, %v: tensor<2x8x3xf32>) -> tensor<2x8x3xf32> {
-  // expected-remark @+1 {{not a ttt.kvb_layer: its state 0 becomes Muon's result plus the update it orthogonalized (W' = NS(U) + U, as LaCT's minimal bidirectional layer writes its step), which keeps nothing of the old weight: no update ttt.kvb_layer expresses}}
+  // expected-remark @+1 {{not a ttt.kvb_layer: its state 0 becomes Muon's result plus the update it orthogonalized (W' = NS(U) + U, as LaCT's minimal bidirectional layer writes its step), which keeps nothing of the old weight (ttt.kvb_layer's `base = update`): read for SwiGLU networks only}}
   %o, %w = ttt.chunk_loop chunk(4) state(%w0 : tensor<2x3x3xf32>)
       windows(%q, %k, %v : tensor<2x8x3xf32>, tensor<2x8x3xf32>, tensor<2x8x3xf32>)
         along [1, 1, 1]

@@ -173,6 +173,37 @@ func.func @muon_in_bf16(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>,
 
 // -----
 
+// `base = update`: the new weight is the update plus its Newton-Schulz
+// result; the old weight is read only by the gradient.
+// CHECK-LABEL: func.func @muon_added_to_the_update
+// CHECK-SAME: %[[W:[^:]+]]: tensor<1x4x4xf32>
+// The update U (k^T v, scaled).
+// CHECK: %[[KV:.+]] = linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: %[[U:.+]] = linalg.generic {{.*}} ins(%[[KV]] : tensor<4x4xf32>)
+// CHECK: math.sqrt
+// The step's result, a X + (b A + c A A) X, scaled by lr_scale.
+// CHECK: %[[SCALED:.+]] = linalg.generic {{.*}} ins(%{{[^ ,]+}} : tensor<4x4xf32>)
+// Added to U, not to the weight.
+// CHECK: %[[NEW:.+]] = linalg.generic {{.*}} ins(%[[U]], %[[SCALED]] :
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.addf
+// CHECK: linalg.generic {{.*}} ins(%{{.+}}, %[[NEW]] : tensor<8x4xf32>, tensor<4x4xf32>)
+func.func @muon_added_to_the_update(%q: tensor<1x1x8x4xf32>, %k: tensor<1x1x8x4xf32>,
+    %v: tensor<1x1x8x4xf32>, %w: tensor<1x4x4xf32>) -> tensor<1x1x8x4xf32> {
+  %o = ttt.kvb_layer %q, %k, %v
+      : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>
+      weights(%w : tensor<1x4x4xf32>)
+      model = #ttt.model<kind = linear, trained = [0]>
+      loss = #ttt.loss<kind = dot>
+      update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = 1,
+                 coeffs = [3.0, -1.0, 2.0]>, base = update>
+      schedule = #ttt.schedule<kind = full_batch>
+      -> tensor<1x1x8x4xf32>
+  return %o : tensor<1x1x8x4xf32>
+}
+
+// -----
+
 // The depth-wise convolution branch: per (batch, channel) plane, the kernel
 // gradient and the convolution are each one linalg.generic over a padded map.
 // CHECK: #[[$CONV_IN:.+]] = affine_map<(d0, d1, d2, d3) -> (d0 + d2, d1 + d3)>

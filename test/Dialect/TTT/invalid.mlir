@@ -837,3 +837,17 @@ func.func @ns_compute_f32(%q: tensor<2x3x8x4xf32>, %k: tensor<2x3x8x4xf32>, %v: 
       -> tensor<2x3x8x4xf32>
   return
 }
+
+// -----
+
+func.func @base_update_without_muon(%q: tensor<2x3x8x4xf32>, %k: tensor<2x3x8x4xf32>, %v: tensor<2x3x8x4xf32>, %w: tensor<3x4x4xf32>) {
+  // expected-error @+5 {{update 'base = update' adds Muon's result to the update it orthogonalized, and needs 'orthogonalize'}}
+  %o = ttt.kvb_layer %q, %k, %v : tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>, tensor<2x3x8x4xf32>
+      weights(%w : tensor<3x4x4xf32>)
+      model = #ttt.model<kind = linear, trained = [0]>
+      loss = #ttt.loss<kind = dot>
+      update = #ttt.update<base = update>
+      schedule = #ttt.schedule<kind = chunked, size = 4>
+      -> tensor<2x3x8x4xf32>
+  return
+}

@@ -111,6 +111,28 @@ func.func @lact_nvs_bf16_muon(%q: tensor<1x1x?x96xf32>, %k: tensor<1x1x?x96xf32>
   return %o : tensor<1x1x?x96xf32>
 }
 
+// LaCT's minimal bidirectional layer: Muon's result added to the update it
+// orthogonalized, not to the weights (`w = NS(dw); w = w + dw`).
+// CHECK-LABEL: func.func @bidirectional_muon
+// CHECK: ttt.kvb_layer
+// CHECK-SAME: update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = 5, coeffs = [3.444500e+00, -4.775000e+00, 2.031500e+00]>, weight_norm = output_channels, base = update>
+func.func @bidirectional_muon(%q: tensor<2x1x64x32xf32>, %k: tensor<2x1x64x32xf32>,
+    %v: tensor<2x1x64x32xf32>, %w0: tensor<1x32x32xf32>,
+    %w1: tensor<1x32x32xf32>, %w2: tensor<1x32x32xf32>) -> tensor<2x1x64x32xf32> {
+  %o = ttt.kvb_layer %q, %k, %v
+      : tensor<2x1x64x32xf32>, tensor<2x1x64x32xf32>, tensor<2x1x64x32xf32>
+      weights(%w0, %w1, %w2 : tensor<1x32x32xf32>, tensor<1x32x32xf32>,
+                              tensor<1x32x32xf32>)
+      model = #ttt.model<kind = swiglu, trained = [0, 1, 2]>
+      loss = #ttt.loss<kind = dot>
+      update = #ttt.update<orthogonalize = #ttt.newton_schulz<steps = 5,
+                 coeffs = [3.4445, -4.775, 2.0315]>,
+               weight_norm = output_channels, base = update>
+      schedule = #ttt.schedule<kind = full_batch>
+      -> tensor<2x1x64x32xf32>
+  return %o : tensor<2x1x64x32xf32>
+}
+
 // ViT^3, both branches: the GLU branch with identity output layer (one
 // full-batch step on the mean dot-product loss, column clipping) and the
 // 3x3 depth-wise convolution branch (Frobenius clipping).

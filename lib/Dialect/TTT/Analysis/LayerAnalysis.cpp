@@ -182,6 +182,10 @@ LayerFacts mlir::ttt::analyzeLayer(KVBLayerOp op) {
     if (schedule.getInnerSteps() > 1)
       unsupported("several inner steps");
   }
+  if (update.getBase() == UpdateBase::update)
+    unsupported("its step replaces the weights by the update plus its "
+                "Newton-Schulz result (W' = U + s NS(U)), which no linattn "
+                "form computes");
   if (NewtonSchulzAttr ns = update.getOrthogonalize(); ns && ns.getCompute())
     unsupported("Muon computes in a 16-bit type, which the linattn form's "
                 "Newton-Schulz does not");

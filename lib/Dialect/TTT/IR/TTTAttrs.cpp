@@ -240,7 +240,7 @@ LogicalResult UpdateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  Sign sign, APFloat lrScaleValue, ClipKind clip,
                                  NewtonSchulzAttr orthogonalize,
                                  WeightNormKind weightNorm,
-                                 APFloat weightNormEpsValue) {
+                                 APFloat weightNormEpsValue, UpdateBase base) {
   double lrScale = lrScaleValue.convertToDouble();
   double weightNormEps = weightNormEpsValue.convertToDouble();
   if (!std::isfinite(lrScale))
@@ -249,6 +249,10 @@ LogicalResult UpdateAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "update 'weight_norm_eps' must be a positive finite "
                           "number, got "
                        << weightNormEps;
+  if (base == UpdateBase::update && !orthogonalize)
+    return emitError() << "update 'base = update' adds Muon's result to the "
+                          "update it orthogonalized, and needs "
+                          "'orthogonalize'";
   return success();
 }
 

@@ -23,7 +23,8 @@ UpdateAttr KVBLayerOp::getUpdateOrDefault() {
     return update;
   return UpdateAttr::get(getContext(), Sign::descent, APFloat(1.0),
                          ClipKind::none, NewtonSchulzAttr(),
-                         WeightNormKind::none, APFloat(1e-5));
+                         WeightNormKind::none, APFloat(1e-5),
+                         UpdateBase::weights);
 }
 
 int64_t KVBLayerOp::getInputDim() { return dimOf(getQ(), 3); }
@@ -260,7 +261,8 @@ UpdateAttr DWConvLayerOp::getUpdateOrDefault() {
     return update;
   return UpdateAttr::get(getContext(), Sign::descent, APFloat(1.0),
                          ClipKind::none, NewtonSchulzAttr(),
-                         WeightNormKind::none, APFloat(1e-5));
+                         WeightNormKind::none, APFloat(1e-5),
+                         UpdateBase::weights);
 }
 
 LogicalResult DWConvLayerOp::verify() {

@@ -57,7 +57,8 @@ struct LayerParts {
         update.getContext(), sign.value_or(update.getSign()),
         lrScale ? APFloat(*lrScale) : update.getLrScale(),
         clip.value_or(update.getClip()), ns ? *ns : update.getOrthogonalize(),
-        norm.value_or(update.getWeightNorm()), update.getWeightNormEps());
+        norm.value_or(update.getWeightNorm()), update.getWeightNormEps(),
+        ns && !*ns ? UpdateBase::weights : update.getBase());
   }
 };
 

@@ -66,6 +66,13 @@ def TTT_WeightNormKind : I32EnumAttr<"WeightNormKind",
   let genSpecializedAttr = 0;
 }
 
+def TTT_UpdateBase : I32EnumAttr<"UpdateBase",
+    "what the step adds the scaled update to", [
+    I32EnumAttrCase<"weights", 0>, I32EnumAttrCase<"update", 1>]> {
+  let cppNamespace = "::mlir::ttt";
+  let genSpecializedAttr = 0;
+}
+
 def TTT_ScheduleKind : I32EnumAttr<"ScheduleKind", "how the sequence is scheduled", [
     I32EnumAttrCase<"chunked", 0>, I32EnumAttrCase<"full_batch", 1>]> {
   let cppNamespace = "::mlir::ttt";
@@ -206,6 +213,12 @@ def TTT_UpdateAttr : TTT_Attr<"Update", "update"> {
     non-bias weight to its initial norm (`weight_norm = output_channels`,
     `W[:, j] / (|W[:, j]| + weight_norm_eps) * r_j`).
 
+    `base = update` (with `orthogonalize` only) adds `lr_scale * NS(U)` to
+    the update U it orthogonalized instead of to the weights:
+    `W' = U + lr_scale * NS(U)`, nothing of W kept but the column norms the
+    weight norm restores. LaCT's minimal bidirectional layer writes its
+    Muon step so (`w = NS(dw); w = w + dw`).
+
     ```mlir
     #ttt.update<sign = ascent, lr_scale = 0.5, weight_norm = output_channels>
     ```
@@ -217,7 +230,9 @@ def TTT_UpdateAttr : TTT_Attr<"Update", "update"> {
     TTT_OptionalNewtonSchulzParameter:$orthogonalize,
     TTT_DefaultEnumParameter<TTT_WeightNormKind,
                              "::mlir::ttt::WeightNormKind::none">:$weight_norm,
-    TTT_F64Parameter<"weight normalization epsilon", "1e-5">:$weight_norm_eps
+    TTT_F64Parameter<"weight normalization epsilon", "1e-5">:$weight_norm_eps,
+    TTT_DefaultEnumParameter<TTT_UpdateBase,
+                             "::mlir::ttt::UpdateBase::weights">:$base
   );
   let assemblyFormat = "`<` struct(params) `>`";
   let genVerifyDecl = 1;
