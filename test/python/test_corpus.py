@@ -36,8 +36,6 @@ RAISED = ("TTT layer: unrolled chunk loop (4 chunks of 16 tokens): left as it wa
           "lowering: chunk-sequential loop; proven: output layer W1 (out) is linear and "
           "bias-free; per-token learning rates fold into the values; blocked by: W0 (gate), "
           "W2 (up) are trained")
-# The unrolled exports the older reader of ttt-raise-onnx finds as well: its remark.
-OLDER_READER = "TTT layer: unrolled chunk loop (4 chunks of 16 tokens), fast weights"
 # ttt-lm-pytorch's TTT-Linear, raised whole from its mini-batch loop (the first mini-batch,
 # whose zero bias the exporter folded, joins it): a linear fast weight with bias read
 # through a LayerNorm and fit by its squared error, causal within a mini-batch.
@@ -101,9 +99,9 @@ FOUND = {
     "LaCT_lact_nvs_FastWeightGluMLPMultihead__Muon_in_fp32.dynamo": NVS_RAISED,
     "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.dynamo": (BIDIRECTIONAL, BIDIRECTIONAL_REASON),
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.dynamo": RAISED,
-    # Raised whole by the canonical route too (test_raised_layer_computes_the_module),
-    # but the older reader also finds it, and its remark stands where both do.
-    "LaCT_lact_llm_LaCTSWIGLULayer.ts": OLDER_READER,
+    # The older reader of ttt-raise-onnx finds it too but builds no layer op for it:
+    # the canonical route's account stands (test_raised_layer_computes_the_module).
+    "LaCT_lact_llm_LaCTSWIGLULayer.ts": RAISED,
     "LaCT_lact_llm_LaCTSWIGLULayer.dynamo": RAISED,
     "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.dynamo": (RAISED, BF16_MUON),
     # ttt-lm-pytorch loops over mini-batches of a [B, H, N, C, D] view: one per step.
@@ -143,10 +141,10 @@ TORCH113 = {
     "LaCT_minimal_BidirectionalLaCTSwiGLU.ts113": (BIDIRECTIONAL, BIDIRECTIONAL_REASON),
     "LaCT_minimal_BidirectionalLaCTSwiGLU__Muon_in_fp32.ts113": (BIDIRECTIONAL, BIDIRECTIONAL_REASON),
     # Traced, the causal minimal layer's chunk loop is unrolled, as lact_llm's is with
-    # torch 2's `dynamo=False`: rerolled and read as the static export is (raised whole
-    # with Muon in fp32), and found by the older reader too, whose remark stands.
-    "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.ts113": OLDER_READER,
-    "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.ts113": OLDER_READER,
+    # torch 2's `dynamo=False`: rerolled and read as the static export is (raised whole),
+    # and found by the older reader too, which builds no layer op for it.
+    "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn.ts113": (RAISED, BF16_MUON),
+    "LaCT_minimal_CausalLaCTSwiGLUWithSlidingWindowAttn__Muon_in_fp32.ts113": RAISED,
     # torch 1.13 spells the kernel gradient's norm as Mul then ReduceSum, GELU with Erf.
     "ViTTT_TTT.ts113": (GLU_RAISED, DWCONV),
     "ViTTT_Block.ts113": (GLU_RAISED, DWCONV),

@@ -96,6 +96,14 @@ bool mlir::ttt::canExportToONNX(Operation *op, std::string &why) {
       .Case([&](ChunkApplyOp) { return true; })
       // Decomposed into the chunk ops (linattn-decompose) on the way.
       .Case([&](AttentionOp) { return true; })
+      // A 16-bit layer's operands widened for its f32 form, its output
+      // rounded back.
+      .Case<arith::ExtFOp, arith::TruncFOp>([&](Operation *cast) {
+        if (isa<RankedTensorType>(cast->getResult(0).getType()))
+          return true;
+        why = "a float conversion of a scalar has no ONNX form here";
+        return false;
+      })
       .Default([&](Operation *) {
         why = "it has no ONNX form (only linattn ops are rewritten)";
         return false;
@@ -146,6 +154,21 @@ using ChunkReduceToONNX = FormToONNX<ChunkReduceOp, buildChunkReduce>;
 using ChunkMeanToONNX = FormToONNX<ChunkMeanOp, buildChunkMean>;
 using StateTransformToONNX = FormToONNX<StateTransformOp, buildStateTransform>;
 using ChunkApplyToONNX = FormToONNX<ChunkApplyOp, buildChunkApply>;
+
+/// A float conversion of a whole tensor: one Cast node.
+template <typename Op> struct CastToONNX : OpRewritePattern<Op> {
+  using OpRewritePattern<Op>::OpRewritePattern;
+  LogicalResult matchAndRewrite(Op op, PatternRewriter &rewriter) const final {
+    if (failed(checkExportable(op, rewriter)))
+      return failure();
+    auto type = cast<RankedTensorType>(op.getType());
+    OnnxBuilder b(rewriter, op.getLoc(), type.getElementType());
+    rewriter.replaceOp(op, b.node("Cast", {op.getIn()}, type,
+                                  {b.attr("to", OnnxBuilder::floatTypeCode(
+                                                    type.getElementType()))}));
+    return success();
+  }
+};
 
 //===----------------------------------------------------------------------===//
 // scan
@@ -250,6 +273,8 @@ struct LinAttnToONNXPass : ttt::impl::LinAttnToONNXBase<LinAttnToONNXPass> {
 
 void mlir::ttt::populateLinAttnToONNXPatterns(RewritePatternSet &patterns) {
   patterns.add<FeatureMapToONNX, ChunkReduceToONNX, ChunkMeanToONNX, ScanToONNX,
-               StateTransformToONNX, ChunkApplyToONNX>(patterns.getContext());
+               StateTransformToONNX, ChunkApplyToONNX,
+               CastToONNX<arith::ExtFOp>, CastToONNX<arith::TruncFOp>>(
+      patterns.getContext());
   linattn::populateDecomposePatterns(patterns);
 }

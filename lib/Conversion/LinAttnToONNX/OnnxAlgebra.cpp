@@ -36,15 +36,12 @@ Value OnnxMath::mul(Value x, Value y) { return b.mul(x, y); }
 Value OnnxMath::div(Value x, Value y) { return b.div(x, y); }
 Value OnnxMath::sqrt(Value x) { return b.unary("Sqrt", x); }
 Value OnnxMath::roundTo(Value x, FloatType narrow) {
-  // TensorProto data type codes.
-  auto code = [](Type type) -> int64_t {
-    return type.isF64() ? 11 : type.isF16() ? 10 : type.isBF16() ? 16 : 1;
-  };
   auto type = cast<ShapedType>(x.getType());
-  Value cut =
-      b.node("Cast", {x}, type.clone(narrow), {b.attr("to", code(narrow))});
-  return b.node("Cast", {cut}, type,
-                {b.attr("to", code(type.getElementType()))});
+  Value cut = b.node("Cast", {x}, type.clone(narrow),
+                     {b.attr("to", OnnxBuilder::floatTypeCode(narrow))});
+  return b.node(
+      "Cast", {cut}, type,
+      {b.attr("to", OnnxBuilder::floatTypeCode(type.getElementType()))});
 }
 Value OnnxMath::tanh(Value x) { return b.unary("Tanh", x); }
 Value OnnxMath::sigmoid(Value x) { return b.sigmoid(x); }

@@ -158,10 +158,21 @@ struct TTTRaiseONNXPass
     // earlier layer's replacement just becomes the later op's operand.
     SmallVector<Operation *> replaced;
     SmallVector<std::pair<Operation *, std::string>> remarks(layers.size());
+    bool allFormless = !layers.empty();
     for (size_t i = layers.size(); i-- > 0;) {
       remarks[i].first = layers[i].assembly;
-      if (handle(layers[i], remarks[i].second))
+      bool formless = false;
+      if (handle(layers[i], remarks[i].second, formless))
         replaced.push_back(layers[i].assembly);
+      allFormless &= formless;
+    }
+    // Where this reader builds no layer op for any layer it found and the
+    // canonical route (ttt-raise-onnx-chunks) raised as many, the route's
+    // account stands: it says what the layer is and why it stays.
+    if (allFormless && foundBefore && foundBefore.size() == layers.size()) {
+      for (auto text : foundBefore.getAsRange<StringAttr>())
+        graph.emitRemark() << "TTT layer: " << text.getValue();
+      remarks.clear();
     }
     // Reported in graph order, before the replaced nodes go.
     for (auto &[op, text] : remarks)
@@ -170,9 +181,10 @@ struct TTTRaiseONNXPass
     return !replaced.empty();
   }
 
-  /// Replaces the layer if it should be; sets `remark` to what happened.
-  /// Returns true if it was replaced.
-  bool handle(const FoundLayer &layer, std::string &remark) {
+  /// Replaces the layer if it should be; sets `remark` to what happened,
+  /// and `formless` where no layer op reads it. Returns true if it was
+  /// replaced.
+  bool handle(const FoundLayer &layer, std::string &remark, bool &formless) {
     std::string head =
         "TTT layer: " + layer.describeForm() + ", " + layer.describeWeights();
     auto leave = [&](StringRef why) {
@@ -198,6 +210,7 @@ struct TTTRaiseONNXPass
       op = buildDWConvLayer(builder, layer, *config, created, replacement);
     } else {
       FailureOr<LayerConfig> config = matchLayer(layer, why);
+      formless = failed(config);
       if (failed(config))
         return leave(layer.blocker.empty()
                          ? "no ttt.kvb_layer form: " + why

@@ -32,6 +32,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -269,9 +270,44 @@ struct RewriteLinearAttentionLayer : OpRewritePattern<KVBLayerOp> {
       return rewriter.notifyMatchFailure(op, explainLayer(facts));
     if (hasEmptySequence(op))
       return rewriter.notifyMatchFailure(op, kEmptySequence);
+    if (cast<FloatType>(op.getQ().getType().getElementType()).getWidth() < 32)
+      return rewriteInF32(op, rewriter);
     LayerRewriter layer(rewriter, op, facts);
     Value o = layer.rewrite();
     rewriter.replaceAllUsesWith(op.getOutput(), o);
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  /// A 16-bit layer: its recurrent form computes in f32 and rounds the
+  /// output once, so its parallel form does too (a chunk state summed in 16
+  /// bits would lose what the reference keeps): the operands widened, the
+  /// layer rewritten in f32, the output rounded.
+  static LogicalResult rewriteInF32(KVBLayerOp op, PatternRewriter &rewriter) {
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type();
+    IRMapping widened;
+    for (Value operand : op->getOperands()) {
+      if (widened.contains(operand))
+        continue;
+      auto type = cast<RankedTensorType>(operand.getType());
+      widened.map(operand, arith::ExtFOp::create(rewriter, loc, type.clone(f32),
+                                                 operand));
+    }
+    auto wide = cast<KVBLayerOp>(rewriter.clone(*op, widened));
+    for (Value result : wide->getResults())
+      result.setType(cast<RankedTensorType>(result.getType()).clone(f32));
+    LayerFacts facts = analyzeLayer(wide);
+    if (!facts.rewritable) {
+      rewriter.eraseOp(wide);
+      return rewriter.notifyMatchFailure(op, explainLayer(facts));
+    }
+    LayerRewriter layer(rewriter, wide, facts);
+    Value o = layer.rewrite();
+    Value narrow =
+        arith::TruncFOp::create(rewriter, loc, op.getOutput().getType(), o);
+    rewriter.replaceAllUsesWith(op.getOutput(), narrow);
+    rewriter.eraseOp(wide);
     rewriter.eraseOp(op);
     return success();
   }

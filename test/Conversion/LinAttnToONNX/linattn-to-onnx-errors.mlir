@@ -7,3 +7,13 @@ onnx.graph @other_op(%x: tensor<4xf32> {onnx.name = "x"}) -> (tensor<4xf32> {onn
   %y = arith.addf %x, %x : tensor<4xf32>
   onnx.yield %y : tensor<4xf32>
 }
+
+// -----
+
+onnx.graph @scalar_cast(%x: tensor<4xf32> {onnx.name = "x"}) -> (tensor<4xf32> {onnx.name = "y"}) {
+  // expected-error @+1 {{cannot rewrite 'arith.constant' into ONNX nodes: it has no ONNX form}}
+  %c = arith.constant 1.0 : f16
+  // expected-error @+1 {{cannot rewrite 'arith.extf' into ONNX nodes: a float conversion of a scalar has no ONNX form here}}
+  %w = arith.extf %c : f16 to f32
+  onnx.yield %x : tensor<4xf32>
+}

@@ -303,3 +303,21 @@ func.func @outside(%m: tensor<?x2x?xf32>) -> tensor<?x2x?xf32> {
   %mu = linattn.chunk_mean %m chunk_size = 4 : tensor<?x2x?xf32> -> tensor<?x2x?xf32>
   return %mu : tensor<?x2x?xf32>
 }
+
+// -----
+
+// A 16-bit layer's linattn form runs in f32: its operands widened and its
+// output rounded back are Cast nodes (TensorProto FLOAT = 1, FLOAT16 = 10).
+// CHECK-LABEL: onnx.graph @half_layer_casts
+// CHECK: %[[WIDE:.+]] = onnx.node "Cast"(%x) attrs {to = 1 : i64} {{.*}} -> tensor<?x2x?x4xf32>
+// CHECK: %[[PHI:.+]] = onnx.node "Mul"({{.*}} -> tensor<?x2x?x6xf32>
+// CHECK: %[[NARROW:.+]] = onnx.node "Cast"(%[[PHI]]) attrs {to = 10 : i64} {{.*}} -> tensor<?x2x?x6xf16>
+// CHECK: onnx.yield %[[NARROW]]
+onnx.graph @half_layer_casts(%x: tensor<?x2x?x4xf16> {onnx.name = "x"}) -> (tensor<?x2x?x6xf16> {onnx.name = "y"}) {
+  %w0 = onnx.initializer "w0" dense<0.5> : tensor<2x4x6xf32>
+  %w2 = onnx.initializer "w2" dense<0.25> : tensor<2x4x6xf32>
+  %xw = arith.extf %x : tensor<?x2x?x4xf16> to tensor<?x2x?x4xf32>
+  %y = linattn.feature_map %xw weights(%w0, %w2 : tensor<2x4x6xf32>, tensor<2x4x6xf32>) kind = swiglu : tensor<?x2x?x4xf32> -> tensor<?x2x?x6xf32>
+  %yn = arith.truncf %y : tensor<?x2x?x6xf32> to tensor<?x2x?x6xf16>
+  onnx.yield %yn : tensor<?x2x?x6xf16>
+}

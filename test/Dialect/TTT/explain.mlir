@@ -133,7 +133,7 @@ func.func @blockers(%q: tensor<1x2x16x8xf32>, %w: tensor<2x8x8xf32>, %b: tensor<
   %11 = ttt.kvb_layer %q, %q, %q : tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>, tensor<1x2x16x8xf32>
       weights(%w : tensor<2x8x8xf32>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot>
       schedule = #ttt.schedule<kind = full_batch, inner_steps = 2> -> tensor<1x2x16x8xf32>
-  // expected-remark @+1 {{not rewritten: a 16-bit layer (the reference accumulates in f32; the linattn form would not)}}
+  // expected-remark @+1 {{a 16-bit layer is computed in f32 and rounded once at the end, in either form; ttt-to-linattn rewrites it}}
   %12 = ttt.kvb_layer %qh, %qh, %qh : tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>, tensor<1x2x16x8xbf16>
       weights(%wh : tensor<2x8x8xbf16>) model = #ttt.model<kind = linear, trained = [0]> loss = #ttt.loss<kind = dot>
       schedule = #ttt.schedule<kind = chunked, size = 4> -> tensor<1x2x16x8xbf16>

@@ -197,8 +197,8 @@ LayerFacts mlir::ttt::analyzeLayer(KVBLayerOp op) {
     unsupported("the output weight and its bias have separate learning-rate "
                 "columns");
   if (cast<FloatType>(op.getQ().getType().getElementType()).getWidth() < 32)
-    unsupported("a 16-bit layer (the reference accumulates in f32; the "
-                "linattn form would not)");
+    facts.proven.push_back("a 16-bit layer is computed in f32 and rounded "
+                           "once at the end, in either form");
   for (Value result : op.getFinalWeights())
     if (!result.use_empty()) {
       unsupported("the final fast weights are used");

@@ -191,9 +191,13 @@ public:
   Value expand(Value x, Value shape, int64_t rank) {
     return node("Expand", {x, shape}, floats(rank));
   }
+  /// The TensorProto data type code of a float type (f32 for any other).
+  static int64_t floatTypeCode(Type type) {
+    return type.isF64() ? 11 : type.isF16() ? 10 : type.isBF16() ? 16 : 1;
+  }
   /// i64 -> the float element type (ONNX TensorProto data type codes).
   Value toFloat(Value x) {
-    int64_t to = elem.isF64() ? 11 : elem.isF16() ? 10 : elem.isBF16() ? 16 : 1;
+    int64_t to = floatTypeCode(elem);
     return node("Cast", {x},
                 RankedTensorType::get(
                     cast<RankedTensorType>(x.getType()).getShape(), elem),
