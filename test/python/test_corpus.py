@@ -271,16 +271,24 @@ def _ttt_run(mlir, x, tmp_path, form):
         return data["result0"]
 
 
-@pytest.mark.parametrize("name", RAISED_LAYERS)
-def test_raised_layer_computes_the_module(name, tmp_path):
-    """The whole upstream layer read as linalg, its chunk steps one ttt.chunk_loop
-    from chunk 0, the loop one ttt.kvb_layer: run in the layer op's recurrent
-    reference form, it computes what PyTorch computed for the module."""
+def _raised_whole(name, tmp_path):
+    """The canonical route on export `name` read as linalg, its remarks explained: the
+    raised program's path and text and the remarks, asserting that its layer was raised
+    whole (no chunk loop left, one ttt.kvb_layer)."""
     raised = tmp_path / "raised.mlir"
     remarks = _ttt_opt(CORPUS / f"{name}.onnx", *ROUTE[:-1],
                        "--ttt-raise-chunk-loops=explain", "-o", raised).stderr
     text = raised.read_text()
     assert "ttt.chunk_loop" not in text and text.count("ttt.kvb_layer") == 1, remarks
+    return raised, text, remarks
+
+
+@pytest.mark.parametrize("name", RAISED_LAYERS)
+def test_raised_layer_computes_the_module(name, tmp_path):
+    """The whole upstream layer read as linalg, its chunk steps one ttt.chunk_loop
+    from chunk 0, the loop one ttt.kvb_layer: run in the layer op's recurrent
+    reference form, it computes what PyTorch computed for the module."""
+    raised, text, remarks = _raised_whole(name, tmp_path)
     assert "a SwiGLU fast-weight network (dot loss, per-token rates" in remarks, remarks
     assert "model = #ttt.model<kind = swiglu, trained = [0, 1, 2]>" in text
     with np.load(CORPUS / f"{name}.npz") as data:
@@ -308,11 +316,7 @@ def test_raised_bf16_muon_is_no_worse_than_the_module(name, tmp_path):
     LaCT-NVS runs it, they agree with PyTorch's bf16 run to 1e-3). With the steps in f32
     the same op computes the fp32 module, up to the graph's coefficients, which the
     export rounded to bf16 (2.3 % for the causal layer)."""
-    raised = tmp_path / "raised.mlir"
-    remarks = _ttt_opt(CORPUS / f"{name}.onnx", *ROUTE[:-1],
-                       "--ttt-raise-chunk-loops=explain", "-o", raised).stderr
-    text = raised.read_text()
-    assert "ttt.chunk_loop" not in text and text.count("ttt.kvb_layer") == 1, remarks
+    raised, text, remarks = _raised_whole(name, tmp_path)
     assert "Newton-Schulz steps in bf16)" in remarks, remarks
     assert text.count(", compute = bf16>") == 1, text
     base, export = name.split(".")
@@ -346,11 +350,7 @@ def test_raised_ttt_linear_and_mlp_compute_the_module(name, tmp_path):
     token_eta[i] * lr[j] and the causal mask; TTT-MLP's hidden gradient back through
     GELU) one ttt.kvb_layer of the layernorm_mse loss in causal order; run in both of
     the op's forms it computes what PyTorch computed."""
-    raised = tmp_path / "raised.mlir"
-    remarks = _ttt_opt(CORPUS / f"{name}.onnx", *ROUTE[:-1],
-                       "--ttt-raise-chunk-loops=explain", "-o", raised).stderr
-    text = raised.read_text()
-    assert "ttt.chunk_loop" not in text and text.count("ttt.kvb_layer") == 1, remarks
+    raised, text, remarks = _raised_whole(name, tmp_path)
     mlp = "TTTMLP" in name
     network = "a two-layer GELU fast-weight network" if mlp else "a linear fast weight"
     assert (f"{network} with bias read through a LayerNorm (squared-error loss, "
@@ -380,11 +380,7 @@ def test_raised_vit3_layers_compute_the_module(name, tmp_path):
     glu, its depth-wise convolution step (nine stacked per-position sums of shifted keys
     times values, clipped per channel) one ttt.dwconv_layer; run in both of the ops'
     forms it computes what PyTorch computed."""
-    raised = tmp_path / "raised.mlir"
-    remarks = _ttt_opt(CORPUS / f"{name}.onnx", *ROUTE[:-1],
-                       "--ttt-raise-chunk-loops=explain", "-o", raised).stderr
-    text = raised.read_text()
-    assert "ttt.chunk_loop" not in text and text.count("ttt.kvb_layer") == 1, remarks
+    raised, text, remarks = _raised_whole(name, tmp_path)
     assert text.count("ttt.dwconv_layer") == 1, remarks
     assert ("a GLU fast-weight network (dot loss, gradients clipped per output column, "
             "one chunk)") in remarks, remarks
