@@ -304,6 +304,7 @@ struct TTTRaiseONNXChunksPass
     // Loops the reader left are layers found and kept, with the reason;
     // ttt-raise-onnx reports them unless it rewrites the graph itself.
     SmallVector<Attribute> kept = keptLoops(converted, graph);
+    bool loopsKept = !kept.empty();
     if (!kept.empty())
       original->setAttr(raise::kFoundByChunkRouteAttr,
                         ArrayAttr::get(&getContext(), kept));
@@ -343,6 +344,9 @@ struct TTTRaiseONNXChunksPass
                                ": left as it was: " + explainLayer(facts)));
         original->setAttr(raise::kFoundByChunkRouteAttr,
                           ArrayAttr::get(&getContext(), kept));
+        if (!loopsKept && layers.size() == 1)
+          original->setAttr(raise::kRaisedByChunkRouteAttr,
+                            UnitAttr::get(&getContext()));
         return false;
       }
     }

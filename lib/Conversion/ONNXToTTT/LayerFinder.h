@@ -114,6 +114,13 @@ inline constexpr llvm::StringLiteral kRewrittenDoc =
 inline constexpr llvm::StringLiteral kFoundByChunkRouteAttr =
     "ttt.found_by_chunk_route";
 
+/// Set with kFoundByChunkRouteAttr where the one layer it names was raised
+/// to a layer op (and left because its analysis says so), not left as a
+/// chunk loop: its account then stands over a reader that builds no layer
+/// op for it.
+inline constexpr llvm::StringLiteral kRaisedByChunkRouteAttr =
+    "ttt.raised_by_chunk_route";
+
 /// A node that carries state from chunk to chunk like a TTT layer, but is
 /// not one, and why.
 struct Candidate {

@@ -117,12 +117,14 @@ struct TTTRaiseONNXPass
     modelOpset = onnx::getDefaultOpset(graph);
     auto copy = cast<onnx::GraphOp>(graph->clone());
     graph->removeAttr(kFoundByChunkRouteAttr);
+    graph->removeAttr(kRaisedByChunkRouteAttr);
     normalizeGraph(copy);
     if (!raiseIn(copy, nodes)) {
       copy->erase();
       return;
     }
     copy->removeAttr(kFoundByChunkRouteAttr);
+    copy->removeAttr(kRaisedByChunkRouteAttr);
     graph->getBlock()->getOperations().insert(Block::iterator(graph), copy);
     graph->erase();
   }
@@ -166,10 +168,11 @@ struct TTTRaiseONNXPass
         replaced.push_back(layers[i].assembly);
       allFormless &= formless;
     }
-    // Where this reader builds no layer op for any layer it found and the
-    // canonical route (ttt-raise-onnx-chunks) raised as many, the route's
-    // account stands: it says what the layer is and why it stays.
-    if (allFormless && foundBefore && foundBefore.size() == layers.size()) {
+    // Where this reader builds no layer op for the one layer it found and
+    // the canonical route (ttt-raise-onnx-chunks) raised it to one, the
+    // route's account stands: it says what the layer is and why it stays.
+    if (allFormless && layers.size() == 1 && foundBefore &&
+        foundBefore.size() == 1 && graph->hasAttr(kRaisedByChunkRouteAttr)) {
       for (auto text : foundBefore.getAsRange<StringAttr>())
         graph.emitRemark() << "TTT layer: " << text.getValue();
       remarks.clear();
