@@ -900,23 +900,6 @@ std::string ttt::linalg_raise::whyNotATTTLayer(ChunkLoopOp loop) {
   return "";
 }
 
-/// The value `value` converts to another float type elementwise (a
-/// `linalg.generic` whose payload is one `arith.extf` or `arith.truncf`), or
-/// `value` itself.
-static Value throughFloatCast(Value value) {
-  auto cast = value.getDefiningOp<linalg::GenericOp>();
-  if (!cast || cast.getNumDpsInputs() != 1 ||
-      cast.getNumReductionLoops() != 0 ||
-      cast.getIndexingMapsArray()[0] != cast.getIndexingMapsArray()[1])
-    return value;
-  Block &body = cast.getRegion().front();
-  Operation *converts = body.getTerminator()->getOperand(0).getDefiningOp();
-  if (!isa_and_nonnull<arith::ExtFOp, arith::TruncFOp>(converts) ||
-      converts->getOperand(0) != body.getArgument(0))
-    return value;
-  return cast.getDpsInputs()[0];
-}
-
 /// "Muon (5 Newton-Schulz steps)", with " in bf16" where they compute in it.
 static std::string describeMuon(const NewtonSchulzReading &muon) {
   std::string text =
@@ -945,11 +928,12 @@ static bool isMuonPlusUpdate(Value next) {
       !llvm::is_contained(ValueRange{sum.getLhs(), sum.getRhs()},
                           body.getArgument(1)))
     return false;
-  // Muon may run in a narrower type, cast to it and back (as shipped).
+  // Muon may run in a narrower type, cast to it and back (as shipped):
+  // readNewtonSchulz reads through both casts.
   for (unsigned i = 0; i < 2; ++i) {
-    Value orthogonalized = throughFloatCast(add.getDpsInputs()[i]);
-    std::optional<NewtonSchulzReading> muon = readNewtonSchulz(orthogonalized);
-    if (muon && throughFloatCast(muon->input) == add.getDpsInputs()[1 - i])
+    std::optional<NewtonSchulzReading> muon =
+        readNewtonSchulz(add.getDpsInputs()[i]);
+    if (muon && muon->input == add.getDpsInputs()[1 - i])
       return true;
   }
   return false;

@@ -936,26 +936,25 @@ FailureOr<SwiGLULayer> linalg_raise::readSwiGLULayer(ChunkLoopOp loop,
   unsigned count = loop.getInits().size();
   if (count != 3)
     return layer;
-  SmallVector<bool> square;
-  for (Value init : loop.getInits()) {
+  unsigned square = 0;
+  for (auto [i, init] : llvm::enumerate(loop.getInits())) {
     auto type = cast<RankedTensorType>(init.getType());
     int64_t rank = type.getRank();
-    square.push_back(rank >= 2 &&
-                     type.getDimSize(rank - 1) == type.getDimSize(rank - 2));
+    if (rank >= 2 && type.getDimSize(rank - 1) == type.getDimSize(rank - 2))
+      square |= 1u << i;
   }
   SmallVector<unsigned> pairing =
       llvm::to_vector(llvm::seq<unsigned>(0, count));
   do {
+    bool inOrder = llvm::equal(pairing, llvm::seq<unsigned>(0, count));
+    // Only square states may hold their weight transposed; the pairing in
+    // order, none transposed, was read first.
     for (unsigned mask = 0; mask < (1u << count); ++mask) {
+      if ((mask & ~square) || (inOrder && mask == 0))
+        continue;
       SmallVector<bool> transposed;
       for (unsigned i = 0; i < count; ++i)
         transposed.push_back(mask & (1u << i));
-      bool identity =
-          mask == 0 && llvm::equal(pairing, llvm::seq<unsigned>(0, count));
-      if (identity ||
-          llvm::any_of(llvm::seq<unsigned>(0, count),
-                       [&](unsigned i) { return transposed[i] && !square[i]; }))
-        continue;
       bool recognized = false;
       std::string reason;
       FailureOr<SwiGLULayer> paired =
