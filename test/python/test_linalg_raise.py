@@ -305,12 +305,35 @@ _DYNAMIC_PARTIAL = lp.Spelling(form="loop", dynamic=True, partial_chunks=True, T
 _T_OF_K = "%cK = tensor.dim %k, %c2 : tensor<1x2x?x4xf32>\n  "
 
 
+def test_a_loop_over_the_keys_length_reads_the_queries_over_it(tmp_path):
+    """A loop that runs to the keys' run-time length and fills a buffer as long:
+    it reads that many queries (queries longer than the keys are cut; shorter
+    ones would be read past their end, which has no meaning to keep). The layer
+    reads the queries cut to the keys' length, and computes what the program
+    computes on queries longer than the keys."""
+    program = lp.ttt_program(_DYNAMIC_PARTIAL).replace(
+        "%cT = tensor.dim %q", "%cT = tensor.dim %k", 1)
+    raised, remarks = run_opt(program, "--ttt-raise-linalg", stderr=True)
+    assert "raised to ttt.kvb_layer (linear attention" in remarks, remarks
+    assert "scf.for" not in raised, raised
+    optimized = run_opt(program, "--pass-pipeline=builtin.module(ttt-optimize-linalg)")
+    rng = np.random.default_rng(17)
+    t_k = _DYNAMIC_PARTIAL.T
+    q = rng.normal(0, 1, (lp.B, lp.H, t_k + 3, lp.D)).astype(np.float32)
+    k = rng.normal(0, 0.5, (lp.B, lp.H, t_k, lp.D)).astype(np.float32)
+    v = rng.normal(0, 1, (lp.B, lp.H, t_k, lp.E)).astype(np.float32)
+    w0 = rng.normal(0, 0.5, (lp.B, lp.H, lp.D, lp.E)).astype(np.float32)
+    want = lp.ttt_oracle(_DYNAMIC_PARTIAL, q[:, :, :t_k], k, v, w0)
+    (written,) = run_function(program, [q, k, v, w0], _dir(tmp_path / "original"))
+    assert _rel(written, want) <= RTOL  # the program is the layer on q[:T_k]
+    (got,) = run_function(optimized, [q, k, v, w0], _dir(tmp_path / "optimized"))
+    assert np.asarray(got).shape == want.shape
+    assert _rel(got, want) <= RTOL
+
+
 @pytest.mark.parametrize("name, old, new, expected", [
     # the output buffer as long as the keys, not the queries
     ("buffer_of_k", "%buf0 = tensor.empty(%cT)", _T_OF_K + "%buf0 = tensor.empty(%cK)",
-     "a buffer that is not proven to be as long as the sequence"),
-    # the loop and the chunks' ends from the keys' length, the buffer the queries'
-    ("length_of_k", "%cT = tensor.dim %q", "%cT = tensor.dim %k",
      "a buffer that is not proven to be as long as the sequence"),
     # steps of 5 over chunks of min(4, T - i): tokens skipped
     ("step_5", "%cC = arith.constant 4 : index", "%cC = arith.constant 5 : index",

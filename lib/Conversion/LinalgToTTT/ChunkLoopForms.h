@@ -71,6 +71,17 @@ std::string describeChunkLoop(ChunkLoopOp loop);
 /// chunks of 16 tokens)", or "full-batch step".
 std::string describeLayerForm(KVBLayerOp layer);
 
+/// Retypes `op`, a clone of the chunk step op `original` whose operands
+/// may now be of run-time size along the chunk's tokens (the body of a
+/// ttt.chunk_loop whose last chunk is shorter than `chunk`), as shape
+/// inference would; the fresh tensors a linalg op writes into are made
+/// again at its new sizes. Returns the op that now stands for `op` (an
+/// expansion is made again); fails, saying why, for an op whose type it
+/// cannot tell.
+FailureOr<Operation *> retypeForAnyChunkLength(OpBuilder &b, Operation *op,
+                                               Operation *original,
+                                               int64_t chunk, std::string &why);
+
 /// Verifies `op` without reporting: its first diagnostic, or an empty string
 /// when it verifies. A pass that builds a ttt.chunk_loop from what it proved
 /// checks the op this way and, should it not verify, leaves the program as

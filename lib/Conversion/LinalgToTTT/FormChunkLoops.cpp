@@ -228,6 +228,10 @@ struct Window {
   /// An output written at the length of the chunk it is computed from,
   /// whatever that is: it follows the input windows.
   bool followsWindows = false;
+  /// Other dimensions read from 0 to a size fixed before the loop (the keys
+  /// of a larger batch read over the queries' batch): the sequence is
+  /// `source` cut to those sizes.
+  SmallVector<std::pair<int64_t, OpFoldResult>> cuts;
 };
 
 /// Whether `value` is the size of dimension `axis` of `tensor`.
@@ -258,6 +262,9 @@ private:
                                Value written = nullptr);
   bool hasWindowLength(Value tensor, int64_t axis);
   bool isWindowLength(Value size);
+  /// Whether `tensor` is a carried buffer that starts as a tensor.empty
+  /// whose size `axis` is `size`.
+  bool isInitSize(Value size, Value tensor, int64_t axis);
   LogicalResult readBuffers(std::string &why);
   LogicalResult checkTiling(std::string &why);
   LogicalResult collectBody(std::string &why);
@@ -356,6 +363,18 @@ bool ChunkLoopReading::hasWindowLength(Value tensor, int64_t axis) {
   return false;
 }
 
+bool ChunkLoopReading::isInitSize(Value size, Value tensor, int64_t axis) {
+  auto arg = dyn_cast<BlockArgument>(tensor);
+  if (!arg || arg.getOwner() != loop.getBody() ||
+      arg.getArgNumber() < loop.getNumInductionVars())
+    return false;
+  Value init =
+      loop.getInitArgs()[arg.getArgNumber() - loop.getNumInductionVars()];
+  auto empty = init.getDefiningOp<tensor::EmptyOp>();
+  return empty && empty.getType().isDynamicDim(axis) &&
+         empty.getDynamicSize(axis) == size;
+}
+
 FailureOr<Window>
 ChunkLoopReading::readWindow(OffsetSizeAndStrideOpInterface slice, Value source,
                              std::string &why, Value written) {
@@ -383,10 +402,19 @@ ChunkLoopReading::readWindow(OffsetSizeAndStrideOpInterface slice, Value source,
       std::optional<int64_t> staticSize = getConstantIntValue(size);
       bool whole = staticSize ? !type.isDynamicDim(d) &&
                                     *staticSize == type.getDimSize(d)
-                              : isDimOf(cast<Value>(size), source, d);
-      if (!whole)
+                              : isDimOf(cast<Value>(size), source, d) ||
+                                    isInitSize(cast<Value>(size), source, d);
+      if (whole)
+        continue;
+      // A window of another dimension that every chunk reads alike is a
+      // cut of the sequence, made once before the loop.
+      bool fixed =
+          staticSize || cast<Value>(size).getParentRegion()->isAncestor(
+                            loop->getParentRegion());
+      if (written || !fixed)
         return fail("a window cuts dimension " + Twine(d) +
                     " that is not its time axis");
+      window.cuts.push_back({d, size});
       continue;
     }
     if (window.axis >= 0 || start->lengthCoeff != 0)
@@ -718,15 +746,29 @@ std::string ChunkLoopReading::replace(RewriterBase &rewriter) {
     inits.push_back(init);
     stateTypes.push_back(init.getType());
   }
+  rewriter.setInsertionPoint(loop);
   for (const Window &window : windows) {
-    sequences.push_back(window.source);
+    Value sequence = window.source;
+    if (!window.cuts.empty()) {
+      auto type = cast<RankedTensorType>(sequence.getType());
+      SmallVector<OpFoldResult> sizes(type.getRank());
+      for (auto [d, size] : window.cuts)
+        sizes[d] = size;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (!sizes[d])
+          sizes[d] = tensor::getMixedSize(rewriter, loc, sequence, d);
+      SmallVector<OpFoldResult> zeros(type.getRank(), rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> ones(type.getRank(), rewriter.getIndexAttr(1));
+      sequence = tensor::ExtractSliceOp::create(rewriter, loc, sequence, zeros,
+                                                sizes, ones);
+    }
+    sequences.push_back(sequence);
     windowAxes.push_back(window.axis);
   }
   SmallVector<Value> passed, made;
   for (Value value : invariants)
     (linalg_raise::isRematerializable(value) ? made : passed).push_back(value);
 
-  rewriter.setInsertionPoint(loop);
   auto chunkLoop =
       ChunkLoopOp::create(rewriter, loc, outputTypes, stateTypes, inits,
                           sequences, passed, rewriter.getI64IntegerAttr(chunk),

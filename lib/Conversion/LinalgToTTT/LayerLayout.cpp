@@ -32,17 +32,20 @@ linalg_raise::sequencesOverTheLoopLength(RewriterBase &rewriter,
   int64_t firstAxis = loop.getWindowAxes().front();
   int64_t firstLength =
       cast<RankedTensorType>(first.getType()).getDimSize(firstAxis);
+  // One length for every cut (one tensor.dim when it is a run-time one).
+  OpFoldResult length;
   for (auto [index, value] : llvm::enumerate(loop.getSequences())) {
     int64_t axis = loop.getWindowAxes()[index];
     auto type = cast<RankedTensorType>(value.getType());
     if (index == 0 || (!ShapedType::isDynamic(firstLength) &&
                        type.getDimSize(axis) == firstLength))
       continue;
+    if (!length)
+      length = tensor::getMixedSize(rewriter, loc, first, firstAxis);
     SmallVector<OpFoldResult> sizes;
     for (int64_t d = 0; d < type.getRank(); ++d)
       sizes.push_back(
-          d == axis ? tensor::getMixedSize(rewriter, loc, first, firstAxis)
-                    : tensor::getMixedSize(rewriter, loc, value, d));
+          d == axis ? length : tensor::getMixedSize(rewriter, loc, value, d));
     SmallVector<OpFoldResult> offsets(type.getRank(), rewriter.getIndexAttr(0));
     SmallVector<OpFoldResult> strides(type.getRank(), rewriter.getIndexAttr(1));
     sequences[index] = tensor::ExtractSliceOp::create(rewriter, loc, value,

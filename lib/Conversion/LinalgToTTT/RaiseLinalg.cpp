@@ -33,7 +33,9 @@
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Iterators.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir::ttt {
@@ -46,6 +48,10 @@ using namespace mlir::ttt;
 using namespace mlir::ttt::linalg_raise;
 
 namespace {
+
+/// Marks the program's own ops while the canonical route reads a copy
+/// (true: the program leaves it unread).
+constexpr StringLiteral kProgramOpAttr = "ttt.program_op";
 
 /// Writes shadow values back as values of the function.
 class WriteBack {
@@ -485,19 +491,9 @@ struct TTTRaiseLinalgPass
       // A function with counted scf.while loops is read, and raised, as its
       // copy with scf.for loops; the function takes the copy's body only if
       // a layer was raised in it, so that it is otherwise left as it was.
-      // Likewise a function whose scf.for loops (written so, or uplifted
-      // from scf.while) have a partial last chunk is read as its copy with
-      // those loops unrolled.
       Reading reading;
       func::FuncOp copy = withWhileLoopsAsFor(func);
       reading.whileAsFor = bool(copy);
-      if (func::FuncOp unrolled =
-              withPartialChunkLoopsUnrolled(copy ? copy : func)) {
-        if (copy)
-          copy.erase();
-        copy = unrolled;
-        reading.unrolled = true;
-      }
       FailureOr<bool> raised = raise(copy ? copy : func, reading);
       if (copy) {
         if (succeeded(raised) && *raised)
@@ -521,6 +517,9 @@ struct TTTRaiseLinalgPass
     func::FuncOp copy;
     SmallVector<KVBLayerOp> layers; // raised in `copy`
     SmallVector<std::string> kept;  // TTT layers found and left, and why
+    /// What the program's loops over chunks were, by location: a layer
+    /// raised from one has its location.
+    llvm::DenseMap<Location, std::string> loops;
     /// Whether every layer raised is linear attention and starts from the
     /// function's own weights: a first chunk the reroll left unrolled (its
     /// momentum folded away) computes the initial weights with contractions
@@ -528,10 +527,31 @@ struct TTTRaiseLinalgPass
     bool complete() const {
       return llvm::all_of(layers, [](KVBLayerOp layer) {
         return analyzeLayer(layer).rewritable &&
-               llvm::none_of(layer.getWeights(), computedByContraction);
+               llvm::none_of(layer.getWeights(), computedByContraction) &&
+               !mergesRunTimeSizes(layer.getQ());
       });
     }
   };
+
+  /// Whether the route read `q` with several dimensions of run-time size
+  /// (batch and heads) merged into one stream: the parallel lowering of
+  /// such a layer does not run yet on the CPU, while the older reading
+  /// keeps the dimensions apart.
+  static bool mergesRunTimeSizes(Value q) {
+    auto expand = q.getDefiningOp<tensor::ExpandShapeOp>();
+    auto collapse =
+        expand ? expand.getSrc().getDefiningOp<tensor::CollapseShapeOp>()
+               : tensor::CollapseShapeOp();
+    if (!collapse)
+      return false;
+    RankedTensorType source = collapse.getSrcType();
+    return llvm::any_of(collapse.getReassociationIndices(),
+                        [&](const ReassociationIndices &group) {
+                          return llvm::count_if(group, [&](int64_t d) {
+                                   return source.isDynamicDim(d);
+                                 }) > 1;
+                        });
+  }
 
   static bool computedByContraction(Value value) {
     SetVector<Operation *> slice;
@@ -547,11 +567,10 @@ struct TTTRaiseLinalgPass
     });
   }
 
-  /// The canonical route on a copy of `func`: its unrolled chunk steps and
-  /// single steps formed into ttt.chunk_loop ops and the math read on each.
-  /// (Its scf.for loops are left to the shadow graph, which proves that
-  /// their chunks cover the queries.)
-  CanonicalReading readCanonically(func::FuncOp func) {
+  /// The canonical route on a copy of `func`: its scf.for loops over
+  /// chunks, unrolled chunk steps and single steps formed into
+  /// ttt.chunk_loop ops and the math read on each.
+  CanonicalReading readCanonically(func::FuncOp func, bool whileAsFor) {
     CanonicalReading reading;
     if (func.isExternal())
       return reading;
@@ -559,6 +578,17 @@ struct TTTRaiseLinalgPass
     reading.module = ModuleOp::create(builder, func.getLoc());
     reading.copy = cast<func::FuncOp>(func->clone());
     reading.module->push_back(reading.copy);
+    // Marked, not remembered by address: the route erases ops, and the ones
+    // it makes may take their addresses.
+    // An op the program already leaves unread stays, as written.
+    reading.copy.walk([&](Operation *op) {
+      if (op != reading.copy)
+        op->setAttr(kProgramOpAttr, builder.getBoolAttr(isOpTriviallyDead(op)));
+      if (isa<scf::ForOp>(op))
+        reading.loops.try_emplace(op->getLoc(),
+                                  whileAsFor ? "counted scf.while over chunks"
+                                             : "scf.for over chunks");
+    });
     getOperation().getBody()->push_back(reading.module.get());
     // The route's remarks are its own working; what it raised or found is
     // reported in the raise's words. An error of the route (a former that
@@ -571,6 +601,7 @@ struct TTTRaiseLinalgPass
         return success();
       });
       OpPassManager pm(ModuleOp::getOperationName());
+      pm.addPass(createTTTFormChunkLoops());
       pm.addPass(createTTTRerollChunks());
       pm.addPass(createTTTFormSingleSteps());
       pm.addPass(createTTTRaiseChunkLoops());
@@ -595,13 +626,23 @@ struct TTTRaiseLinalgPass
   /// the reader left stays a ttt.chunk_loop, which ttt-lower-recurrent
   /// lowers as it was), and each layer gets its remark.
   void adopt(func::FuncOp func, CanonicalReading &reading) {
+    foldRouteReshapes(reading);
+    reading.copy.walk([](Operation *op) { op->removeAttr(kProgramOpAttr); });
     func.getBody().takeBody(reading.copy.getBody());
     for (KVBLayerOp layer : reading.layers) {
       LayerFacts facts = analyzeLayer(layer);
-      InFlightDiagnostic remark =
-          layer.emitRemark()
-          << "TTT layer: " << linalg_raise::describeLayerForm(layer)
-          << ": raised to ttt.kvb_layer (";
+      auto loop = reading.loops.find(layer.getLoc());
+      std::string form =
+          loop == reading.loops.end()
+              ? linalg_raise::describeLayerForm(layer)
+              : loop->second + " (chunks of " +
+                    std::to_string(layer.getSchedule().getSize()) + " tokens)";
+      // At the layer's location, not on the op: the program is the user's,
+      // the layer op the pass's working.
+      InFlightDiagnostic remark = mlir::emitRemark(layer.getLoc())
+                                  << "TTT layer: " << form << ", "
+                                  << describeWeights(layer)
+                                  << ": raised to ttt.kvb_layer (";
       if (facts.rewritable)
         remark << "linear attention, " << stringifyExactLowering(facts.lowering)
                << ")";
@@ -610,11 +651,80 @@ struct TTTRaiseLinalgPass
     }
   }
 
+  /// Whether `value` is computed from the function's arguments.
+  static bool computedFromArguments(Value value) {
+    SetVector<Operation *> slice;
+    BackwardSliceOptions options;
+    options.omitBlockArguments = false;
+    bool fromArgument = false;
+    options.filter = [](Operation *) { return true; };
+    Operation *def = value.getDefiningOp();
+    if (!def || failed(getBackwardSlice(def, &slice, options)))
+      return true;
+    slice.insert(def);
+    for (Operation *op : slice)
+      for (Value operand : op->getOperands())
+        fromArgument |=
+            isa<BlockArgument>(operand) &&
+            !slice.contains(operand.getParentBlock()->getParentOp());
+    return fromArgument;
+  }
+
+  /// The fast weights of `layer` as the remarks name them: the function's
+  /// arguments they are views of, by MLIR's names for them.
+  static std::string describeWeights(KVBLayerOp layer) {
+    std::string text = "fast weights ";
+    for (auto [index, weight] : llvm::enumerate(layer.getWeights())) {
+      Value source = weight;
+      while (Operation *def = source.getDefiningOp()) {
+        if (!isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                 tensor::CastOp>(def))
+          break;
+        source = def->getOperand(0);
+      }
+      auto arg = dyn_cast<BlockArgument>(source);
+      text += index ? ", " : "";
+      if (arg)
+        text += "'arg" + std::to_string(arg.getArgNumber()) + "'";
+      else
+        text += computedFromArguments(source) ? "(computed)" : "(a constant)";
+    }
+    return text;
+  }
+
+  /// The layer ops' operands are brought to the layer's layout and back by
+  /// reshapes that often undo each other; those the route made fold. What
+  /// no longer has a reader goes (the chunk loop's buffers, the reshapes
+  /// left), the ops the program itself left unread excepted.
+  static void foldRouteReshapes(CanonicalReading &reading) {
+    MLIRContext *context = reading.copy.getContext();
+    auto isRoutes = [](Operation *op) { return !op->hasAttr(kProgramOpAttr); };
+    RewritePatternSet patterns(context);
+    tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, context);
+    tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, context);
+    SmallVector<Operation *> made;
+    reading.copy.walk([&](Operation *op) {
+      if (isRoutes(op) &&
+          isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op))
+        made.push_back(op);
+    });
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    (void)applyOpPatternsGreedily(made, std::move(patterns), config);
+    reading.copy.walk<WalkOrder::PostOrder, ReverseIterator>(
+        [&](Operation *op) {
+          auto unread = op->getAttrOfType<BoolAttr>(kProgramOpAttr);
+          if (op != reading.copy && !(unread && unread.getValue()) &&
+              isOpTriviallyDead(op))
+            op->erase();
+        });
+  }
+
   /// Raises the layers of `func`; whether it raised one. The canonical
   /// route's reading is taken when it is complete (see
   /// CanonicalReading::complete), or when the shadow graph's raises none.
   FailureOr<bool> raise(func::FuncOp func, Reading reading) {
-    CanonicalReading canonical = readCanonically(func);
+    CanonicalReading canonical = readCanonically(func, reading.whileAsFor);
     if (!canonical.layers.empty() && canonical.complete()) {
       adopt(func, canonical);
       return true;
@@ -626,7 +736,19 @@ struct TTTRaiseLinalgPass
         said.push_back({d.getLocation(), d.getSeverity(), d.str()});
         return success();
       });
-      return raiseThroughShadow(func, reading, canonical.kept);
+      // The shadow graph reads a loop with a partial last chunk unrolled;
+      // the function takes the unrolled body only if a layer was raised.
+      func::FuncOp unrolled = withPartialChunkLoopsUnrolled(func);
+      Reading shadowReading = reading;
+      shadowReading.unrolled = bool(unrolled);
+      FailureOr<bool> result = raiseThroughShadow(
+          unrolled ? unrolled : func, shadowReading, canonical.kept);
+      if (unrolled) {
+        if (succeeded(result) && *result)
+          func.getBody().takeBody(unrolled.getBody());
+        unrolled.erase();
+      }
+      return result;
     }();
     if (succeeded(raised) && !*raised && !canonical.layers.empty()) {
       adopt(func, canonical);

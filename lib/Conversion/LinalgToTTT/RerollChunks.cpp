@@ -50,24 +50,32 @@ using namespace mlir::ttt;
 
 namespace {
 
+/// Other dimensions a window reads from 0 to a run-time size that is not
+/// the source's own (keys of a larger batch read over the queries' batch),
+/// by dimension.
+using Cuts = SmallVector<std::pair<int64_t, Value>, 1>;
+
 /// A tensor cut into windows along one axis.
 struct WindowKey {
   Value source;
   int64_t axis;
+  Cuts cuts;
   bool operator==(const WindowKey &other) const {
-    return source == other.source && axis == other.axis;
+    return source == other.source && axis == other.axis && cuts == other.cuts;
   }
 };
 
 /// The axis and offset a slice cuts, when it cuts exactly one axis at a
-/// static offset, with unit strides and whole other dimensions.
+/// static offset, with unit strides and the other dimensions whole or cut
+/// at 0 to the size of another tensor's dimension (`cuts`).
 std::optional<std::pair<int64_t, int64_t>>
-windowOf(tensor::ExtractSliceOp slice) {
+windowOf(tensor::ExtractSliceOp slice, Cuts *cuts = nullptr) {
   auto source = slice.getSourceType();
   if (slice.getResultType().getRank() != source.getRank() ||
       !slice.hasUnitStride() || !slice.getOffsets().empty())
     return std::nullopt;
   std::optional<std::pair<int64_t, int64_t>> cut;
+  Cuts others;
   for (int64_t d = 0; d < source.getRank(); ++d) {
     int64_t offset = slice.getStaticOffsets()[d];
     OpFoldResult size = slice.getMixedSizes()[d];
@@ -80,6 +88,10 @@ windowOf(tensor::ExtractSliceOp slice) {
     } else if (auto dim = cast<Value>(size).getDefiningOp<tensor::DimOp>()) {
       whole =
           dim.getSource() == slice.getSource() && dim.getConstantIndex() == d;
+      if (!whole && offset == 0) {
+        others.push_back({d, dim.getResult()});
+        continue;
+      }
     }
     if (offset == 0 && whole)
       continue;
@@ -87,6 +99,8 @@ windowOf(tensor::ExtractSliceOp slice) {
       return std::nullopt;
     cut = {d, offset};
   }
+  if (cuts)
+    *cuts = std::move(others);
   return cut;
 }
 
@@ -108,18 +122,37 @@ struct Assembly {
   }
 };
 
+/// Whether `size` is the whole run-time dimension `d` of the buffer that
+/// `dest` is written into: the size its tensor.empty was made with, or
+/// that buffer's own tensor.dim.
+static bool isWholeBufferDim(Value size, Value dest, int64_t d) {
+  while (auto earlier = dest.getDefiningOp<tensor::InsertSliceOp>())
+    dest = earlier.getDest();
+  if (auto dim = size.getDefiningOp<tensor::DimOp>())
+    if (dim.getSource() == dest && dim.getConstantIndex() == d)
+      return true;
+  auto empty = dest.getDefiningOp<tensor::EmptyOp>();
+  return empty && empty.getType().isDynamicDim(d) &&
+         empty.getDynamicSize(d) == size;
+}
+
 /// The axis and offset at which an insert writes a piece: one axis at a
 /// static offset, unit strides, the other dimensions whole.
 std::optional<std::pair<int64_t, int64_t>>
 insertCut(tensor::InsertSliceOp insert) {
   auto dest = insert.getDestType();
   if (insert.getSourceType().getRank() != dest.getRank() ||
-      !insert.hasUnitStride() || !insert.getOffsets().empty() ||
-      !insert.getSizes().empty())
+      !insert.hasUnitStride() || !insert.getOffsets().empty())
     return std::nullopt;
   std::optional<std::pair<int64_t, int64_t>> cut;
   for (int64_t d = 0; d < dest.getRank(); ++d) {
     int64_t offset = insert.getStaticOffsets()[d];
+    OpFoldResult mixed = insert.getMixedSizes()[d];
+    if (auto value = dyn_cast<Value>(mixed)) {
+      if (offset == 0 && isWholeBufferDim(value, insert.getDest(), d))
+        continue;
+      return std::nullopt;
+    }
     int64_t size = insert.getStaticSizes()[d];
     if (offset == 0 && size == dest.getDimSize(d))
       continue;
@@ -227,7 +260,22 @@ private:
   SmallVector<Value> stateIn, stateOut;
   SmallVector<IRMapping> copies;
   int64_t lastStep = 0;
-  /// Whether the last step matched computes only the outputs (its state
+  /// The length of the last chunk when it is shorter than `chunk` (else 0);
+  /// once it is matched, the loop's body is typed for any chunk length.
+  int64_t lastLength = 0;
+  bool shortLastMatched() const {
+    return lastLength && lastStep + 1 == numChunks;
+  }
+  /// Whether `a` of the template and `b` of the shorter last step are the
+  /// same op on windows of that length (types alike but for the sizes that
+  /// are C tokens in one and lastLength in the other).
+  bool sameOnShorterChunk(Operation *a, Operation *b,
+                          function_ref<LogicalResult(Value, Value)> equivalent);
+  bool isShorterInstance(Type full, Type shorter) const;
+  /// Whether `x` and `y` are the same fresh tensor (a tensor.empty, filled
+  /// or not), `y` shorter as isShorterInstance says.
+  bool sameFreshOnShorterChunk(Value x, Value y);
+  /// Whether step `i` computes only the outputs (its state
   /// update is dead); the loop then computes that update, unread.
   bool lastStepOutputsOnly = false;
   /// The initial states when the loop starts at chunk 0 (step 0 folded).
@@ -352,10 +400,19 @@ LogicalResult Reroll::findWindows(std::string &why) {
     auto found = chunking(key.first, key.second, list, chunk);
     if (!found || found->first != chunk)
       continue;
+    // Every window of a sequence reads the same other dimensions.
+    Cuts shared;
+    (void)windowOf(list.front().second, &shared);
+    if (llvm::any_of(list, [&](auto &entry) {
+          Cuts own;
+          (void)windowOf(entry.second, &own);
+          return own != shared;
+        }))
+      continue;
     numChunks = std::max(numChunks, found->second);
     for (auto [offset, slice] : list) {
       windowChunk[slice] = offset / chunk;
-      windowKey.try_emplace(slice, WindowKey{key.first, key.second});
+      windowKey.try_emplace(slice, WindowKey{key.first, key.second, shared});
     }
   }
   return success();
@@ -715,6 +772,73 @@ bool Reroll::matchAsPolynomials(int64_t i, bool &outputsOnly) {
   return choose(0);
 }
 
+bool Reroll::isShorterInstance(Type full, Type shorter) const {
+  auto a = dyn_cast<RankedTensorType>(full);
+  auto b = dyn_cast<RankedTensorType>(shorter);
+  if (!a || !b)
+    return full == shorter;
+  if (a.getRank() != b.getRank() || a.getElementType() != b.getElementType() ||
+      a.getEncoding() != b.getEncoding())
+    return false;
+  for (auto [x, y] : llvm::zip_equal(a.getShape(), b.getShape()))
+    if (x != y && !(x == chunk && y == lastLength))
+      return false;
+  return true;
+}
+
+bool Reroll::sameFreshOnShorterChunk(Value x, Value y) {
+  if (!isShorterInstance(x.getType(), y.getType()))
+    return false;
+  auto fx = x.getDefiningOp<linalg::FillOp>();
+  auto fy = y.getDefiningOp<linalg::FillOp>();
+  if (fx || fy) {
+    if (!fx || !fy || !sameInvariant(fx.getInputs()[0], fy.getInputs()[0]))
+      return false;
+    x = fx.getOutputs()[0];
+    y = fy.getOutputs()[0];
+  }
+  auto ex = x.getDefiningOp<tensor::EmptyOp>();
+  auto ey = y.getDefiningOp<tensor::EmptyOp>();
+  if (!ex || !ey || ex.getDynamicSizes().size() != ey.getDynamicSizes().size())
+    return false;
+  for (auto [a, b] :
+       llvm::zip_equal(ex.getDynamicSizes(), ey.getDynamicSizes()))
+    if (!sameInvariant(a, b))
+      return false;
+  return true;
+}
+
+bool Reroll::sameOnShorterChunk(
+    Operation *a, Operation *b,
+    function_ref<LogicalResult(Value, Value)> equivalent) {
+  if (a->getName() != b->getName() ||
+      a->getNumOperands() != b->getNumOperands() ||
+      a->getNumResults() != b->getNumResults() ||
+      a->getNumRegions() != b->getNumRegions() ||
+      a->getDiscardableAttrDictionary() != b->getDiscardableAttrDictionary())
+    return false;
+  // An expansion's output shape is its result type, compared below; any
+  // other property (a slice's sizes) must be the same.
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(a)) {
+    if (expand.getReassociationIndices() !=
+        cast<tensor::ExpandShapeOp>(b).getReassociationIndices())
+      return false;
+  } else if (a->getPropertiesAsAttribute() != b->getPropertiesAsAttribute()) {
+    return false;
+  }
+  for (auto [x, y] : llvm::zip_equal(a->getResultTypes(), b->getResultTypes()))
+    if (!isShorterInstance(x, y))
+      return false;
+  for (auto [x, y] : llvm::zip_equal(a->getOperands(), b->getOperands()))
+    if (failed(equivalent(x, y)))
+      return false;
+  for (auto [x, y] : llvm::zip_equal(a->getRegions(), b->getRegions()))
+    if (!OperationEquivalence::isRegionEquivalentTo(
+            &x, &y, OperationEquivalence::IgnoreLocations))
+      return false;
+  return true;
+}
+
 LogicalResult Reroll::matchSteps(std::string &why) {
   if (numChunks < 3)
     return why = "fewer than three chunks", failure();
@@ -763,10 +887,19 @@ LogicalResult Reroll::matchSteps(std::string &why) {
       outputsOnly.push_back(op);
   // Where the third step first differs from the second, for the remark.
   std::string difference;
+  // A last chunk shorter than the others.
+  for (auto [op, index] : windowChunk)
+    if (index == numChunks - 1) {
+      auto slice = cast<tensor::ExtractSliceOp>(op);
+      int64_t size = slice.getStaticSizes()[windowKey.find(op)->second.axis];
+      if (size < chunk)
+        lastLength = size;
+    }
   for (int64_t i = 2; i < numChunks; ++i) {
     ArrayRef<Operation *> ops = steps[i];
     ArrayRef<Operation *> pattern = base;
     bool same = true;
+    bool shorter = lastLength && i + 1 == numChunks;
     if (ops.size() != base.size()) {
       if (i + 1 != numChunks || ops.size() != outputsOnly.size() ||
           assemblies.empty()) {
@@ -785,10 +918,11 @@ LogicalResult Reroll::matchSteps(std::string &why) {
         Operation *dx = x.getDefiningOp(), *dy = y.getDefiningOp();
         // Windows of the same tensor along the same axis, one chunk on.
         if (dx && dy && windowChunk.count(dx) && windowChunk.count(dy))
-          return success(windowKey.find(dx)->second ==
-                             windowKey.find(dy)->second &&
-                         windowChunk[dx] == 1 && windowChunk[dy] == i &&
-                         x.getType() == y.getType());
+          return success(
+              windowKey.find(dx)->second == windowKey.find(dy)->second &&
+              windowChunk[dx] == 1 && windowChunk[dy] == i &&
+              (x.getType() == y.getType() ||
+               (shorter && isShorterInstance(x.getType(), y.getType()))));
         // The state: step i reads what step i-1 yields where the template
         // does (the value step 2 reads is the template's next state).
         auto state = llvm::find(stateIn, x);
@@ -803,21 +937,25 @@ LogicalResult Reroll::matchSteps(std::string &why) {
                          copies[i - 1].lookupOrNull(stateOut[j]) == y);
         }
         if (chunkOf(x) < 0 && chunkOf(y) < 0)
-          return success(sameInvariant(x, y));
+          return success(sameInvariant(x, y) ||
+                         (shorter && sameFreshOnShorterChunk(x, y)));
         return failure();
       };
       // Payload arguments and results pair up as the comparison walks.
       auto mark = [&](Value x, Value y) { copy.map(x, y); };
+      auto compare = [&](Operation *x, Operation *y) {
+        return shorter ? sameOnShorterChunk(x, y, equivalent)
+                       : OperationEquivalence::isEquivalentTo(
+                             x, y, equivalent, mark, kStepEquivalence);
+      };
       SmallVector<Value> stateBefore(stateOut);
-      bool equal = OperationEquivalence::isEquivalentTo(a, b, equivalent, mark,
-                                                        kStepEquivalence);
+      bool equal = compare(a, b);
       // `a + b` in one step and `b + a` in the next are the same step.
       if (!equal && linalg_raise::isCommutativePair(a) &&
           linalg_raise::isCommutativePair(b)) {
         stateOut = stateBefore;
         linalg_raise::swapCommutativeInputs(b);
-        equal = OperationEquivalence::isEquivalentTo(a, b, equivalent, mark,
-                                                     kStepEquivalence);
+        equal = compare(a, b);
         if (!equal) {
           stateOut = stateBefore;
           linalg_raise::swapCommutativeInputs(b);
@@ -836,7 +974,7 @@ LogicalResult Reroll::matchSteps(std::string &why) {
         copy.map(x, y);
     }
     bool stepOutputsOnly = pattern.size() != base.size();
-    if (!same && matchAsPolynomials(i, stepOutputsOnly)) {
+    if (!same && !shorter && matchAsPolynomials(i, stepOutputsOnly)) {
       same = true;
       difference.clear();
     }
@@ -1158,6 +1296,8 @@ LogicalResult Reroll::rewrite(std::string &why) {
   }
   int64_t first = startsAtZero ? 0 : 1;
   int64_t covered = (lastStep + 1 - first) * chunk;
+  if (shortLastMatched())
+    covered -= chunk - lastLength;
 
   // Windows of the template, each a sequence cut to chunks 1 .. last.
   SmallVector<Operation *> templateWindows;
@@ -1179,11 +1319,15 @@ LogicalResult Reroll::rewrite(std::string &why) {
     WindowKey key = windowKey.find(op)->second;
     auto type = cast<RankedTensorType>(key.source.getType());
     int64_t rank = type.getRank();
-    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)),
-        sizes = tensor::getMixedSizes(b, loc, key.source),
+    SmallVector<OpFoldResult> offsets(rank, b.getIndexAttr(0)), sizes(rank),
         strides(rank, b.getIndexAttr(1));
     offsets[key.axis] = b.getIndexAttr(first * chunk);
     sizes[key.axis] = b.getIndexAttr(covered);
+    for (auto [d, size] : key.cuts)
+      sizes[d] = size;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!sizes[d])
+        sizes[d] = tensor::getMixedSize(b, loc, key.source, d);
     sequences.push_back(tensor::ExtractSliceOp::create(
         b, loc, key.source, offsets, sizes, strides));
     axes.push_back(key.axis);
@@ -1219,7 +1363,19 @@ LogicalResult Reroll::rewrite(std::string &why) {
     lastState.push_back(copies[lastStep].lookupOrNull(value));
 
   // Values from outside the steps the template reads: invariants.
-  llvm::SetVector<Value> invariants;
+  llvm::SetVector<Value> invariants, fresh;
+  auto freshOfRuntimeSize = [&](Value value) -> tensor::EmptyOp {
+    if (!shortLastMatched())
+      return {};
+    if (auto fill = value.getDefiningOp<linalg::FillOp>()) {
+      if (!linalg_raise::isRematerializable(fill.getInputs()[0]))
+        return {};
+      value = fill.getOutputs()[0];
+    }
+    auto empty = value.getDefiningOp<tensor::EmptyOp>();
+    return empty && !empty.getDynamicSizes().empty() ? empty
+                                                     : tensor::EmptyOp();
+  };
   for (Operation *op : base)
     op->walk([&](Operation *inner) {
       for (Value operand : inner->getOperands()) {
@@ -1232,6 +1388,15 @@ LogicalResult Reroll::rewrite(std::string &why) {
           continue;
         if (linalg_raise::isRematerializable(operand))
           continue;
+        // A fresh tensor of run-time size is made in the body when the
+        // chunk's length changes it: its sizes come in.
+        if (tensor::EmptyOp empty = freshOfRuntimeSize(operand)) {
+          fresh.insert(operand);
+          for (Value size : empty.getDynamicSizes())
+            if (!linalg_raise::isRematerializable(size))
+              invariants.insert(size);
+          continue;
+        }
         invariants.insert(operand);
       }
     });
@@ -1244,8 +1409,16 @@ LogicalResult Reroll::rewrite(std::string &why) {
       invariants.getArrayRef(), b.getI64IntegerAttr(chunk),
       b.getDenseI64ArrayAttr(axes), b.getDenseI64ArrayAttr(outputAxes));
   SmallVector<Type> argTypes(stateTypes);
-  for (Operation *op : templateWindows)
-    argTypes.push_back(op->getResult(0).getType());
+  for (auto [op, axis] : llvm::zip_equal(templateWindows, axes)) {
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    // Windows of any length when the last one is shorter.
+    if (shortLastMatched()) {
+      SmallVector<int64_t> shape(type.getShape());
+      shape[axis] = ShapedType::kDynamic;
+      type = type.clone(shape);
+    }
+    argTypes.push_back(type);
+  }
   for (Value value : invariants)
     argTypes.push_back(value.getType());
   Block *block = b.createBlock(&loop.getBody(), {}, argTypes,
@@ -1268,15 +1441,45 @@ LogicalResult Reroll::rewrite(std::string &why) {
               !stepOf.count(def) && linalg_raise::isRematerializable(operand))
             (void)linalg_raise::rematerialize(b, operand, mapping);
     });
-  for (Operation *op : base)
-    b.clone(*op, mapping);
+  for (Value value : fresh) {
+    Operation *fill = value.getDefiningOp<linalg::FillOp>();
+    Value empty = fill ? fill->getOperand(1) : value;
+    if (!mapping.contains(empty))
+      b.clone(*empty.getDefiningOp(), mapping);
+    if (fill) {
+      (void)linalg_raise::rematerialize(b, fill->getOperand(0), mapping);
+      b.clone(*fill, mapping);
+    }
+  }
+  std::string retyping;
+  for (Operation *op : base) {
+    Operation *copy = b.clone(*op, mapping);
+    if (!shortLastMatched() || !retyping.empty())
+      continue;
+    FailureOr<Operation *> retyped =
+        linalg_raise::retypeForAnyChunkLength(b, copy, op, chunk, retyping);
+    // A retyped op may have been made again: the mapping follows it.
+    if (succeeded(retyped))
+      mapping.map(op->getResults(), (*retyped)->getResults());
+  }
   SmallVector<Value> chunkOutputs, nextState;
   for (Value value : outputs)
     chunkOutputs.push_back(mapping.lookup(value));
   for (Value value : stateOut)
     nextState.push_back(mapping.lookup(value));
   ChunkYieldOp::create(b, loc, chunkOutputs, nextState);
-  if (std::string problem = linalg_raise::verifyQuietly(loop);
+  // The fresh tensors the retyping made again are left unread.
+  if (shortLastMatched())
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(*block)))
+      if (isOpTriviallyDead(&op))
+        op.erase();
+  if (shortLastMatched() && retyping.empty())
+    for (auto [value, type] : llvm::zip_equal(nextState, stateTypes))
+      if (value.getType() != type)
+        retyping = "its state would depend on the chunk's length";
+  if (std::string problem = retyping.empty()
+                                ? linalg_raise::verifyQuietly(loop)
+                                : "its last chunk is shorter, and " + retyping;
       !problem.empty()) {
     loop.erase();
     for (Value sequence : llvm::reverse(sequences))

@@ -217,3 +217,63 @@ func.func @two_strides(%x: tensor<8x4xf32>, %y: tensor<16x4xf32>, %s0: tensor<4x
   }
   return %r : tensor<4x4xf32>
 }
+
+// -----
+
+// Keys of a run-time batch read over the queries' batch (`tensor.dim %q, 0`),
+// the output buffer made with that batch: the keys are cut to it once, before
+// the loop, and the chunk loop reads the cut as its sequence.
+// CHECK-LABEL: func.func @keys_cut_to_the_queries_batch
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x16x4xf32>, %[[K:.*]]: tensor<?x16x4xf32>, %[[S0:.*]]: tensor<4x4xf32>)
+// CHECK: %[[B:.*]] = tensor.dim %[[Q]], %{{.*}}
+// CHECK: %[[KB:.*]] = tensor.extract_slice %[[K]][0, 0, 0] [%[[B]], 16, 4] [1, 1, 1]
+// CHECK-NOT: scf.for
+// CHECK: ttt.chunk_loop chunk(8) state(%[[S0]] : tensor<4x4xf32>) windows(%[[Q]], %[[KB]] : tensor<?x16x4xf32>, tensor<?x16x4xf32>) along [1, 1]
+#bsum = affine_map<(b, t, i, j) -> (b, t, i)>
+#bw = affine_map<(b, t, i, j) -> (i, j)>
+#bo = affine_map<(b, t, i, j) -> (b, t, j)>
+func.func @keys_cut_to_the_queries_batch(%q: tensor<?x16x4xf32>, %k: tensor<?x16x4xf32>,
+    %s0: tensor<4x4xf32>) -> tensor<?x16x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %b = tensor.dim %q, %c0 : tensor<?x16x4xf32>
+  %buf = tensor.empty(%b) : tensor<?x16x4xf32>
+  %r:2 = scf.for %i = %c0 to %c16 step %c8 iter_args(%s = %s0, %o = %buf)
+      -> (tensor<4x4xf32>, tensor<?x16x4xf32>) {
+    %qc = tensor.extract_slice %q[0, %i, 0] [%b, 8, 4] [1, 1, 1]
+        : tensor<?x16x4xf32> to tensor<?x8x4xf32>
+    %kc = tensor.extract_slice %k[0, %i, 0] [%b, 8, 4] [1, 1, 1]
+        : tensor<?x16x4xf32> to tensor<?x8x4xf32>
+    %e = tensor.empty(%b) : tensor<?x8x4xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x8x4xf32>) -> tensor<?x8x4xf32>
+    %oc = linalg.generic {indexing_maps = [#bsum, #bw, #bo],
+        iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+        ins(%qc, %s : tensor<?x8x4xf32>, tensor<4x4xf32>) outs(%f : tensor<?x8x4xf32>) {
+    ^bb0(%a: f32, %w: f32, %acc: f32):
+      %p = arith.mulf %a, %w : f32
+      %sum = arith.addf %acc, %p : f32
+      linalg.yield %sum : f32
+    } -> tensor<?x8x4xf32>
+    %e2 = tensor.empty() : tensor<4x4xf32>
+    %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %g = linalg.generic {indexing_maps = [affine_map<(b, t, i, j) -> (b, t, i)>,
+                                          affine_map<(b, t, i, j) -> (b, t, j)>,
+                                          affine_map<(b, t, i, j) -> (i, j)>],
+        iterator_types = ["reduction", "reduction", "parallel", "parallel"]}
+        ins(%kc, %kc : tensor<?x8x4xf32>, tensor<?x8x4xf32>) outs(%f2 : tensor<4x4xf32>) {
+    ^bb0(%a: f32, %c: f32, %acc: f32):
+      %p = arith.mulf %a, %c : f32
+      %sum = arith.addf %acc, %p : f32
+      linalg.yield %sum : f32
+    } -> tensor<4x4xf32>
+    %e3 = tensor.empty() : tensor<4x4xf32>
+    %s1 = linalg.add ins(%s, %g : tensor<4x4xf32>, tensor<4x4xf32>)
+        outs(%e3 : tensor<4x4xf32>) -> tensor<4x4xf32>
+    %o1 = tensor.insert_slice %oc into %o[0, %i, 0] [%b, 8, 4] [1, 1, 1]
+        : tensor<?x8x4xf32> into tensor<?x16x4xf32>
+    scf.yield %s1, %o1 : tensor<4x4xf32>, tensor<?x16x4xf32>
+  }
+  return %r#1 : tensor<?x16x4xf32>
+}

@@ -239,11 +239,10 @@ func.func @scf_for_computed_bounds(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf
 
 // The scf.for with a partial last chunk (T = 10, chunks of 4): the chunk's
 // size is an affine.min of the counter, so its slices have a dynamic size.
-// The raise reads the function with that loop unrolled (each chunk's size a
-// constant, as in a traced program) and, having found the layer, keeps that
-// reading: one kvb_layer, no loop left.
+// ttt-form-chunk-loops proves the windows `[i, i + min(4, 10 - i))` tile
+// the sequence, the last one shorter: one kvb_layer, no loop left.
 
-// REMARK: remark: TTT layer: scf.for over chunks with a partial last chunk (read unrolled) (3 chunks of 4 tokens), fast weights 'arg3': raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)
+// REMARK: remark: TTT layer: scf.for over chunks (chunks of 4 tokens), fast weights 'arg3': raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)
 // CHECK-LABEL: func.func @scf_for_partial_last_chunk(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x10x4xf32>
 // CHECK-NOT: scf.for

@@ -285,3 +285,150 @@ func.func @zero_bias_folded_in_step_0(%q: tensor<12x4xf32>, %k: tensor<12x4xf32>
   %o = tensor.concat dim(0) %o0, %o1, %o2 : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<12x4xf32>
   return %o : tensor<12x4xf32>
 }
+
+// -----
+
+// A batch of run-time size: each window reads the queries' batch
+// (`tensor.dim %q, 0`), the keys too, and the outputs are inserted into a
+// buffer made with that batch. The keys' windows cut them to that batch once,
+// before the loop; the inserts of the run-time batch assemble the outputs.
+// CHECK-LABEL: func.func @run_time_batch
+// CHECK-SAME: (%[[Q:.*]]: tensor<?x12x4xf32>, %[[K:.*]]: tensor<?x12x4xf32>, %[[W0:.*]]: tensor<4x4xf32>)
+// CHECK: %[[B:.*]] = tensor.dim %[[Q]], %{{.*}}
+// CHECK-DAG: tensor.extract_slice %[[Q]][0, 0, 0] [%{{.*}}, 12, 4] [1, 1, 1]
+// CHECK-DAG: tensor.extract_slice %[[K]][0, 0, 0] [%[[B]], 12, 4] [1, 1, 1]
+// CHECK: %[[O:.*]], %{{.*}} = ttt.chunk_loop chunk(4) state(%[[W0]] : tensor<4x4xf32>)
+// CHECK-SAME: along [1, 1] invariants({{.*}}) outputs along [1]
+// CHECK: ttt.chunk_yield
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#rb_apply = [affine_map<(b, t, i, j) -> (b, t, i)>, affine_map<(b, t, i, j) -> (i, j)>, affine_map<(b, t, i, j) -> (b, t, j)>]
+#rb_grad = [affine_map<(b, t, i, j) -> (b, t, i)>, affine_map<(b, t, i, j) -> (b, t, j)>, affine_map<(b, t, i, j) -> (i, j)>]
+func.func @run_time_batch(%q: tensor<?x12x4xf32>, %k: tensor<?x12x4xf32>, %w0: tensor<4x4xf32>) -> tensor<?x12x4xf32> {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %b = tensor.dim %q, %c0 : tensor<?x12x4xf32>
+  %buf = tensor.empty(%b) : tensor<?x12x4xf32>
+  %q0 = tensor.extract_slice %q[0, 0, 0] [%b, 4, 4] [1, 1, 1] : tensor<?x12x4xf32> to tensor<?x4x4xf32>
+  %k0 = tensor.extract_slice %k[0, 0, 0] [%b, 4, 4] [1, 1, 1] : tensor<?x12x4xf32> to tensor<?x4x4xf32>
+  %e0 = tensor.empty(%b) : tensor<?x4x4xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<?x4x4xf32>) -> tensor<?x4x4xf32>
+  %o0 = linalg.generic {indexing_maps = #rb_apply, iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%q0, %w0 : tensor<?x4x4xf32>, tensor<4x4xf32>) outs(%f0 : tensor<?x4x4xf32>) {
+  ^bb0(%a: f32, %x: f32, %acc: f32):
+    %p = arith.mulf %a, %x : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4x4xf32>
+  %ge0 = tensor.empty() : tensor<4x4xf32>
+  %gf0 = linalg.fill ins(%zero : f32) outs(%ge0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g0 = linalg.generic {indexing_maps = #rb_grad, iterator_types = ["reduction", "reduction", "parallel", "parallel"]}
+      ins(%k0, %k0 : tensor<?x4x4xf32>, tensor<?x4x4xf32>) outs(%gf0 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %x: f32, %acc: f32):
+    %p = arith.mulf %a, %x : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %we0 = tensor.empty() : tensor<4x4xf32>
+  %w1 = linalg.add ins(%w0, %g0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%we0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %buf0 = tensor.insert_slice %o0 into %buf[0, 0, 0] [%b, 4, 4] [1, 1, 1] : tensor<?x4x4xf32> into tensor<?x12x4xf32>
+  %q1 = tensor.extract_slice %q[0, 4, 0] [%b, 4, 4] [1, 1, 1] : tensor<?x12x4xf32> to tensor<?x4x4xf32>
+  %k1 = tensor.extract_slice %k[0, 4, 0] [%b, 4, 4] [1, 1, 1] : tensor<?x12x4xf32> to tensor<?x4x4xf32>
+  %e1 = tensor.empty(%b) : tensor<?x4x4xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<?x4x4xf32>) -> tensor<?x4x4xf32>
+  %o1 = linalg.generic {indexing_maps = #rb_apply, iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%q1, %w1 : tensor<?x4x4xf32>, tensor<4x4xf32>) outs(%f1 : tensor<?x4x4xf32>) {
+  ^bb0(%a: f32, %x: f32, %acc: f32):
+    %p = arith.mulf %a, %x : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4x4xf32>
+  %ge1 = tensor.empty() : tensor<4x4xf32>
+  %gf1 = linalg.fill ins(%zero : f32) outs(%ge1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g1 = linalg.generic {indexing_maps = #rb_grad, iterator_types = ["reduction", "reduction", "parallel", "parallel"]}
+      ins(%k1, %k1 : tensor<?x4x4xf32>, tensor<?x4x4xf32>) outs(%gf1 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %x: f32, %acc: f32):
+    %p = arith.mulf %a, %x : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %we1 = tensor.empty() : tensor<4x4xf32>
+  %w2 = linalg.add ins(%w1, %g1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%we1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %buf1 = tensor.insert_slice %o1 into %buf0[0, 4, 0] [%b, 4, 4] [1, 1, 1] : tensor<?x4x4xf32> into tensor<?x12x4xf32>
+  %q2 = tensor.extract_slice %q[0, 8, 0] [%b, 4, 4] [1, 1, 1] : tensor<?x12x4xf32> to tensor<?x4x4xf32>
+  %k2 = tensor.extract_slice %k[0, 8, 0] [%b, 4, 4] [1, 1, 1] : tensor<?x12x4xf32> to tensor<?x4x4xf32>
+  %e2 = tensor.empty(%b) : tensor<?x4x4xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<?x4x4xf32>) -> tensor<?x4x4xf32>
+  %o2 = linalg.generic {indexing_maps = #rb_apply, iterator_types = ["parallel", "parallel", "reduction", "parallel"]}
+      ins(%q2, %w2 : tensor<?x4x4xf32>, tensor<4x4xf32>) outs(%f2 : tensor<?x4x4xf32>) {
+  ^bb0(%a: f32, %x: f32, %acc: f32):
+    %p = arith.mulf %a, %x : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<?x4x4xf32>
+  %ge2 = tensor.empty() : tensor<4x4xf32>
+  %gf2 = linalg.fill ins(%zero : f32) outs(%ge2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g2 = linalg.generic {indexing_maps = #rb_grad, iterator_types = ["reduction", "reduction", "parallel", "parallel"]}
+      ins(%k2, %k2 : tensor<?x4x4xf32>, tensor<?x4x4xf32>) outs(%gf2 : tensor<4x4xf32>) {
+  ^bb0(%a: f32, %x: f32, %acc: f32):
+    %p = arith.mulf %a, %x : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x4xf32>
+  %we2 = tensor.empty() : tensor<4x4xf32>
+  %w3 = linalg.add ins(%w2, %g2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%we2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %buf2 = tensor.insert_slice %o2 into %buf1[0, 8, 0] [%b, 4, 4] [1, 1, 1] : tensor<?x4x4xf32> into tensor<?x12x4xf32>
+  return %buf2 : tensor<?x12x4xf32>
+}
+
+// -----
+
+// Ten tokens in chunks of 4: the last chunk has 2, and (its update being
+// dead) computes only its output. It is the same step on shorter windows, so
+// the loop takes it too: its body is typed for any chunk length, the windows
+// `?` long and each fresh tensor made at the window's length.
+// CHECK-LABEL: func.func @shorter_last_chunk
+// CHECK-SAME: (%[[Q:.*]]: tensor<10x4xf32>, %[[K:.*]]: tensor<10x4xf32>, %[[W0:.*]]: tensor<4x4xf32>)
+// CHECK: %[[O:.*]], %{{.*}} = ttt.chunk_loop chunk(4) state(%[[W0]] : tensor<4x4xf32>)
+// CHECK-SAME: : tensor<10x4xf32>, tensor<10x4xf32>) along [0, 0] outputs along [0] {
+// CHECK-NEXT: ^bb0(%[[W:.*]]: tensor<4x4xf32>, %[[QC:.*]]: tensor<?x4xf32>, %[[KC:.*]]: tensor<?x4xf32>):
+// CHECK: %[[N:.*]] = tensor.dim %[[QC]], %{{.*}} : tensor<?x4xf32>
+// CHECK: tensor.empty(%[[N]]) : tensor<?x4xf32>
+// CHECK: linalg.matmul ins(%[[QC]], %[[W]] : tensor<?x4xf32>, tensor<4x4xf32>)
+// CHECK: ttt.chunk_yield outputs(%{{.*}} : tensor<?x4xf32>) state(%{{.*}} : tensor<4x4xf32>)
+// CHECK-NEXT: } -> outputs(tensor<10x4xf32>) state(tensor<4x4xf32>)
+// CHECK: %[[C:.*]] = tensor.concat dim(0) %[[O]] : (tensor<10x4xf32>) -> tensor<10x4xf32>
+// CHECK: return %[[C]]
+func.func @shorter_last_chunk(%q: tensor<10x4xf32>, %k: tensor<10x4xf32>, %w0: tensor<4x4xf32>) -> tensor<10x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %q0 = tensor.extract_slice %q[0, 0] [4, 4] [1, 1] : tensor<10x4xf32> to tensor<4x4xf32>
+  %e0 = tensor.empty() : tensor<4x4xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o0 = linalg.matmul ins(%q0, %w0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %k0 = tensor.extract_slice %k[0, 0] [4, 4] [1, 1] : tensor<10x4xf32> to tensor<4x4xf32>
+  %te0 = tensor.empty() : tensor<4x4xf32>
+  %kt0 = linalg.transpose ins(%k0 : tensor<4x4xf32>) outs(%te0 : tensor<4x4xf32>) permutation = [1, 0]
+  %ge0 = tensor.empty() : tensor<4x4xf32>
+  %gf0 = linalg.fill ins(%zero : f32) outs(%ge0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g0 = linalg.matmul ins(%kt0, %k0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%gf0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %we0 = tensor.empty() : tensor<4x4xf32>
+  %w1 = linalg.add ins(%w0, %g0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%we0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q1 = tensor.extract_slice %q[4, 0] [4, 4] [1, 1] : tensor<10x4xf32> to tensor<4x4xf32>
+  %e1 = tensor.empty() : tensor<4x4xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o1 = linalg.matmul ins(%q1, %w1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %k1 = tensor.extract_slice %k[4, 0] [4, 4] [1, 1] : tensor<10x4xf32> to tensor<4x4xf32>
+  %te1 = tensor.empty() : tensor<4x4xf32>
+  %kt1 = linalg.transpose ins(%k1 : tensor<4x4xf32>) outs(%te1 : tensor<4x4xf32>) permutation = [1, 0]
+  %ge1 = tensor.empty() : tensor<4x4xf32>
+  %gf1 = linalg.fill ins(%zero : f32) outs(%ge1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g1 = linalg.matmul ins(%kt1, %k1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%gf1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %we1 = tensor.empty() : tensor<4x4xf32>
+  %w2 = linalg.add ins(%w1, %g1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%we1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %q2 = tensor.extract_slice %q[8, 0] [2, 4] [1, 1] : tensor<10x4xf32> to tensor<2x4xf32>
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %o2 = linalg.matmul ins(%q2, %w2 : tensor<2x4xf32>, tensor<4x4xf32>) outs(%f2 : tensor<2x4xf32>) -> tensor<2x4xf32>
+  %y = tensor.concat dim(0) %o0, %o1, %o2 : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<10x4xf32>
+  return %y : tensor<10x4xf32>
+}
