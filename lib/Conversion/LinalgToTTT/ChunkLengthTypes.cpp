@@ -24,20 +24,18 @@
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 
 using namespace mlir;
+using namespace mlir::ttt;
+
+tensor::EmptyOp ttt::linalg_raise::freshEmpty(Value value) {
+  if (auto fill = value.getDefiningOp<linalg::FillOp>())
+    value = fill.getOutputs()[0];
+  return value.getDefiningOp<tensor::EmptyOp>();
+}
 
 namespace {
 
-/// A tensor.empty, or a linalg.fill of one, made in the body for a linalg
-/// op to write into or read: it can be made again at other sizes.
-bool isFreshTensor(Value value) {
-  Operation *def = value.getDefiningOp();
-  if (auto fill = dyn_cast_or_null<linalg::FillOp>(def))
-    def = fill.getOutputs()[0].getDefiningOp();
-  return isa_and_nonnull<tensor::EmptyOp>(def);
-}
-
-/// `value` (isFreshTensor) made again with type `type`, whose run-time
-/// sizes are `sizes`.
+/// `value` (a fresh tensor, linalg_raise::freshEmpty) made again with type
+/// `type`, whose run-time sizes are `sizes`.
 Value freshTensorOfType(OpBuilder &b, Location loc, Value value,
                         RankedTensorType type, ArrayRef<Value> sizes) {
   Value made = tensor::EmptyOp::create(b, loc, type, sizes);
@@ -47,7 +45,8 @@ Value freshTensorOfType(OpBuilder &b, Location loc, Value value,
   return made;
 }
 
-/// Retypes a linalg op whose inputs may have become of run-time size.
+/// Retypes a linalg op whose inputs may have become of run-time size; its
+/// fresh operands (tensor.empty, filled or not) are made again to match.
 LogicalResult retypeLinalg(OpBuilder &b, linalg::LinalgOp op,
                            std::string &why) {
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
@@ -58,7 +57,7 @@ LogicalResult retypeLinalg(OpBuilder &b, linalg::LinalgOp op,
   SmallVector<std::pair<Value, int64_t>> dynamicFrom(numLoops);
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<RankedTensorType>(operand.get().getType());
-    if (!type || isFreshTensor(operand.get()))
+    if (!type || linalg_raise::freshEmpty(operand.get()))
       continue;
     AffineMap map = maps[operand.getOperandNumber()];
     for (auto [d, expr] : llvm::enumerate(map.getResults())) {
@@ -82,7 +81,8 @@ LogicalResult retypeLinalg(OpBuilder &b, linalg::LinalgOp op,
   b.setInsertionPoint(op);
   for (OpOperand &operand : op->getOpOperands()) {
     auto type = dyn_cast<RankedTensorType>(operand.get().getType());
-    if (!type || !isFreshTensor(operand.get()))
+    tensor::EmptyOp empty = linalg_raise::freshEmpty(operand.get());
+    if (!type || !empty)
       continue;
     AffineMap map = maps[operand.getOperandNumber()];
     SmallVector<int64_t> shape(type.getShape());
@@ -98,10 +98,6 @@ LogicalResult retypeLinalg(OpBuilder &b, linalg::LinalgOp op,
     if (!changed)
       continue;
     // Its run-time sizes: those it had, and the loop dimensions' new ones.
-    Operation *def = operand.get().getDefiningOp();
-    if (auto fill = dyn_cast<linalg::FillOp>(def))
-      def = fill.getOutputs()[0].getDefiningOp();
-    auto empty = cast<tensor::EmptyOp>(def);
     SmallVector<Value> sizes;
     for (auto [d, expr] : llvm::enumerate(map.getResults())) {
       if (type.isDynamicDim(d)) {
@@ -121,21 +117,6 @@ LogicalResult retypeLinalg(OpBuilder &b, linalg::LinalgOp op,
   return success();
 }
 
-/// The collapsed type of `source` under `groups`.
-RankedTensorType collapsedType(RankedTensorType source,
-                               ArrayRef<ReassociationIndices> groups) {
-  SmallVector<int64_t> shape;
-  for (const ReassociationIndices &group : groups) {
-    int64_t size = 1;
-    for (int64_t d : group)
-      size = source.isDynamicDim(d) || size == ShapedType::kDynamic
-                 ? ShapedType::kDynamic
-                 : size * source.getDimSize(d);
-    shape.push_back(size);
-  }
-  return source.clone(shape);
-}
-
 } // namespace
 
 FailureOr<Operation *>
@@ -148,7 +129,7 @@ ttt::linalg_raise::retypeForAnyChunkLength(OpBuilder &b, Operation *op,
     return op;
   }
   if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
-    collapse.getResult().setType(collapsedType(
+    collapse.getResult().setType(tensor::CollapseShapeOp::inferCollapsedType(
         collapse.getSrcType(), collapse.getReassociationIndices()));
     return op;
   }

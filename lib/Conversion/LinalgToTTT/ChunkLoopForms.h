@@ -11,12 +11,17 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Operation.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <string>
 
 namespace mlir::func {
 class FuncOp;
 } // namespace mlir::func
+
+namespace mlir::tensor {
+class EmptyOp;
+} // namespace mlir::tensor
 
 namespace mlir::ttt {
 class ChunkLoopOp;
@@ -52,6 +57,9 @@ bool readsValue(Value value, Value target);
 /// outside it.
 SmallVector<Value> readValues(Operation *op);
 
+/// The block arguments (of the enclosing function) `value` is computed from.
+llvm::SmallPtrSet<Value, 8> argumentsOf(Value value);
+
 /// The loop sequence `leaf` is the window of (a window argument), if any.
 std::optional<unsigned> windowIndex(ChunkLoopOp loop, Value leaf);
 
@@ -70,6 +78,11 @@ std::string describeChunkLoop(ChunkLoopOp loop);
 /// What remarks call the form of a raised layer: "unrolled chunk loop (4
 /// chunks of 16 tokens)", or "full-batch step".
 std::string describeLayerForm(KVBLayerOp layer);
+
+/// The tensor.empty that `value` is, or is a linalg.fill of: a fresh tensor
+/// a linalg op writes into, which can be made again at other sizes; null
+/// for any other value.
+tensor::EmptyOp freshEmpty(Value value);
 
 /// Retypes `op`, a clone of the chunk step op `original` whose operands
 /// may now be of run-time size along the chunk's tokens (the body of a

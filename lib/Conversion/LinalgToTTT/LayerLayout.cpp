@@ -93,6 +93,23 @@ SmallVector<Value> linalg_raise::readValues(Operation *op) {
   return values;
 }
 
+llvm::SmallPtrSet<Value, 8> linalg_raise::argumentsOf(Value value) {
+  llvm::SmallPtrSet<Value, 8> arguments;
+  llvm::SmallPtrSet<Operation *, 32> seen;
+  SmallVector<Value> stack{value};
+  while (!stack.empty()) {
+    Value next = stack.pop_back_val();
+    Operation *op = next.getDefiningOp();
+    if (!op) {
+      arguments.insert(next);
+      continue;
+    }
+    if (seen.insert(op).second)
+      llvm::append_range(stack, readValues(op));
+  }
+  return arguments;
+}
+
 bool linalg_raise::readsValue(Value value, Value target) {
   SmallVector<Value> stack{value};
   llvm::DenseSet<Value> seen;

@@ -579,8 +579,8 @@ struct TTTRaiseLinalgPass
     reading.copy = cast<func::FuncOp>(func->clone());
     reading.module->push_back(reading.copy);
     // Marked, not remembered by address: the route erases ops, and the ones
-    // it makes may take their addresses.
-    // An op the program already leaves unread stays, as written.
+    // it makes may take their addresses. The mark says whether the program
+    // already leaves the op unread (it then stays, as written).
     reading.copy.walk([&](Operation *op) {
       if (op != reading.copy)
         op->setAttr(kProgramOpAttr, builder.getBoolAttr(isOpTriviallyDead(op)));
@@ -651,25 +651,6 @@ struct TTTRaiseLinalgPass
     }
   }
 
-  /// Whether `value` is computed from the function's arguments.
-  static bool computedFromArguments(Value value) {
-    SetVector<Operation *> slice;
-    BackwardSliceOptions options;
-    options.omitBlockArguments = false;
-    bool fromArgument = false;
-    options.filter = [](Operation *) { return true; };
-    Operation *def = value.getDefiningOp();
-    if (!def || failed(getBackwardSlice(def, &slice, options)))
-      return true;
-    slice.insert(def);
-    for (Operation *op : slice)
-      for (Value operand : op->getOperands())
-        fromArgument |=
-            isa<BlockArgument>(operand) &&
-            !slice.contains(operand.getParentBlock()->getParentOp());
-    return fromArgument;
-  }
-
   /// The fast weights of `layer` as the remarks name them: the function's
   /// arguments they are views of, by MLIR's names for them.
   static std::string describeWeights(KVBLayerOp layer) {
@@ -687,7 +668,7 @@ struct TTTRaiseLinalgPass
       if (arg)
         text += "'arg" + std::to_string(arg.getArgNumber()) + "'";
       else
-        text += computedFromArguments(source) ? "(computed)" : "(a constant)";
+        text += argumentsOf(source).empty() ? "(a constant)" : "(computed)";
     }
     return text;
   }

@@ -69,7 +69,7 @@ struct WindowKey {
 /// static offset, with unit strides and the other dimensions whole or cut
 /// at 0 to the size of another tensor's dimension (`cuts`).
 std::optional<std::pair<int64_t, int64_t>>
-windowOf(tensor::ExtractSliceOp slice, Cuts *cuts = nullptr) {
+windowOf(tensor::ExtractSliceOp slice, Cuts *cuts) {
   auto source = slice.getSourceType();
   if (slice.getResultType().getRank() != source.getRank() ||
       !slice.hasUnitStride() || !slice.getOffsets().empty())
@@ -275,7 +275,7 @@ private:
   /// Whether `x` and `y` are the same fresh tensor (a tensor.empty, filled
   /// or not), `y` shorter as isShorterInstance says.
   bool sameFreshOnShorterChunk(Value x, Value y);
-  /// Whether step `i` computes only the outputs (its state
+  /// Whether the last step matched computes only the outputs (its state
   /// update is dead); the loop then computes that update, unread.
   bool lastStepOutputsOnly = false;
   /// The initial states when the loop starts at chunk 0 (step 0 folded).
@@ -295,11 +295,16 @@ LogicalResult Reroll::findWindows(std::string &why) {
   llvm::MapVector<std::pair<Value, int64_t>,
                   SmallVector<std::pair<int64_t, tensor::ExtractSliceOp>>>
       cuts;
+  llvm::DenseMap<Operation *, Cuts> otherCuts;
   func.walk([&](tensor::ExtractSliceOp slice) {
     if (slice->getParentOp() != func)
       return;
-    if (std::optional<std::pair<int64_t, int64_t>> cut = windowOf(slice))
+    Cuts others;
+    if (std::optional<std::pair<int64_t, int64_t>> cut =
+            windowOf(slice, &others)) {
       cuts[{slice.getSource(), cut->first}].push_back({cut->second, slice});
+      otherCuts[slice] = std::move(others);
+    }
   });
   // The chunking most tensors follow: offsets 0, C, ..., (M-1)C, every
   // window C long but one that ends at the tensor's end. (A program need
@@ -401,12 +406,9 @@ LogicalResult Reroll::findWindows(std::string &why) {
     if (!found || found->first != chunk)
       continue;
     // Every window of a sequence reads the same other dimensions.
-    Cuts shared;
-    (void)windowOf(list.front().second, &shared);
+    Cuts shared = otherCuts.lookup(list.front().second);
     if (llvm::any_of(list, [&](auto &entry) {
-          Cuts own;
-          (void)windowOf(entry.second, &own);
-          return own != shared;
+          return otherCuts.lookup(entry.second) != shared;
         }))
       continue;
     numChunks = std::max(numChunks, found->second);
@@ -791,14 +793,11 @@ bool Reroll::sameFreshOnShorterChunk(Value x, Value y) {
     return false;
   auto fx = x.getDefiningOp<linalg::FillOp>();
   auto fy = y.getDefiningOp<linalg::FillOp>();
-  if (fx || fy) {
-    if (!fx || !fy || !sameInvariant(fx.getInputs()[0], fy.getInputs()[0]))
-      return false;
-    x = fx.getOutputs()[0];
-    y = fy.getOutputs()[0];
-  }
-  auto ex = x.getDefiningOp<tensor::EmptyOp>();
-  auto ey = y.getDefiningOp<tensor::EmptyOp>();
+  if (bool(fx) != bool(fy) ||
+      (fx && !sameInvariant(fx.getInputs()[0], fy.getInputs()[0])))
+    return false;
+  tensor::EmptyOp ex = linalg_raise::freshEmpty(x);
+  tensor::EmptyOp ey = linalg_raise::freshEmpty(y);
   if (!ex || !ey || ex.getDynamicSizes().size() != ey.getDynamicSizes().size())
     return false;
   for (auto [a, b] :
@@ -1365,16 +1364,12 @@ LogicalResult Reroll::rewrite(std::string &why) {
   // Values from outside the steps the template reads: invariants.
   llvm::SetVector<Value> invariants, fresh;
   auto freshOfRuntimeSize = [&](Value value) -> tensor::EmptyOp {
-    if (!shortLastMatched())
+    auto fill = value.getDefiningOp<linalg::FillOp>();
+    tensor::EmptyOp empty = linalg_raise::freshEmpty(value);
+    if (!shortLastMatched() || !empty || empty.getDynamicSizes().empty() ||
+        (fill && !linalg_raise::isRematerializable(fill.getInputs()[0])))
       return {};
-    if (auto fill = value.getDefiningOp<linalg::FillOp>()) {
-      if (!linalg_raise::isRematerializable(fill.getInputs()[0]))
-        return {};
-      value = fill.getOutputs()[0];
-    }
-    auto empty = value.getDefiningOp<tensor::EmptyOp>();
-    return empty && !empty.getDynamicSizes().empty() ? empty
-                                                     : tensor::EmptyOp();
+    return empty;
   };
   for (Operation *op : base)
     op->walk([&](Operation *inner) {

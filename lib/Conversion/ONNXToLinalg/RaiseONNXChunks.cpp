@@ -73,24 +73,6 @@ static std::string describeLayer(KVBLayerOp layer) {
   return text;
 }
 
-/// The arguments of the enclosing function that `value` is computed from.
-static llvm::SmallPtrSet<Value, 8> argumentsOf(Value value) {
-  llvm::SmallPtrSet<Value, 8> arguments;
-  llvm::SmallPtrSet<Operation *, 32> seen;
-  SmallVector<Value> stack{value};
-  while (!stack.empty()) {
-    Value next = stack.pop_back_val();
-    Operation *op = next.getDefiningOp();
-    if (!op) {
-      arguments.insert(next);
-      continue;
-    }
-    if (seen.insert(op).second)
-      llvm::append_range(stack, linalg_raise::readValues(op));
-  }
-  return arguments;
-}
-
 /// Whether the layer's initial weights are its own: inputs, constants, or
 /// computed from them (a parameter tiled per batch), but not from the data
 /// the layer reads, as they are when its first chunk stayed unrolled.
@@ -98,12 +80,12 @@ static bool startsFromModelWeights(KVBLayerOp layer) {
   llvm::SmallPtrSet<Value, 8> data;
   for (Value operand : layer->getOperands())
     if (!llvm::is_contained(layer.getWeights(), operand))
-      for (Value argument : argumentsOf(operand))
+      for (Value argument : linalg_raise::argumentsOf(operand))
         data.insert(argument);
   for (Value weight : layer.getWeights()) {
     if (isa<BlockArgument>(weight))
       continue;
-    for (Value argument : argumentsOf(weight))
+    for (Value argument : linalg_raise::argumentsOf(weight))
       if (data.contains(argument))
         return false;
   }
