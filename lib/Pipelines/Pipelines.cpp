@@ -62,6 +62,7 @@ static void addLLVMConversionPasses(OpPassManager &pm,
                                     const TTTToCPUOptions &options) {
   // Subviews and reshapes become plain descriptor arithmetic in affine.apply
   // ops, which lower-affine then turns into arith.
+  pm.addPass(createTTTExpandRunTimeReshapes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   // Before scf-to-cf: scf-to-openmp wraps loop bodies in memref.alloca_scope,
@@ -246,6 +247,7 @@ void buildTTTToGPUPipeline(OpPassManager &pm, const TTTToGPUOptions &options) {
   // Both sides: structured control flow and memref metadata to plain ops.
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createTTTExpandRunTimeReshapes());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(arith::createArithExpandOpsPass());

@@ -138,6 +138,31 @@ func.func @main(%a: tensor<?x?xT>, %b: tensor<?x?xT>) -> (tensor<?x?xT>, tensor<
 }
 """
 
+# `[B·H, 8]` split into `[B, H, 8]` with B and H both run-time sizes (read from
+# a second argument): a reshape MLIR's expand-strided-metadata cannot size by
+# itself (ttt-expand-run-time-reshapes writes it first); then sums over H.
+SPLIT_RUN_TIME_DIMS = """
+func.func @main(%a: tensor<?x8xf32>, %x: tensor<?x?xf32>) -> (tensor<?x?x8xf32>, tensor<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %b = tensor.dim %x, %c0 : tensor<?x?xf32>
+  %h = tensor.dim %x, %c1 : tensor<?x?xf32>
+  %e = tensor.expand_shape %a [[0, 1], [2]] output_shape [%b, %h, 8]
+      : tensor<?x8xf32> into tensor<?x?x8xf32>
+  %ee = tensor.empty(%b, %h) : tensor<?x?x8xf32>
+  %exp = linalg.exp ins(%e : tensor<?x?x8xf32>) outs(%ee : tensor<?x?x8xf32>) -> tensor<?x?x8xf32>
+  %zero = arith.constant 0.0 : f32
+  %se = tensor.empty(%b) : tensor<?x8xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%se : tensor<?x8xf32>) -> tensor<?x8xf32>
+  %sum = linalg.reduce ins(%e : tensor<?x?x8xf32>) outs(%init : tensor<?x8xf32>) dimensions = [1]
+    (%v: f32, %acc: f32) {
+      %r = arith.addf %v, %acc : f32
+      linalg.yield %r : f32
+    }
+  return %exp, %sum : tensor<?x?x8xf32>, tensor<?x8xf32>
+}
+"""
+
 # One static dimension, to check shapes against.
 STATIC = """
 func.func @main(%a: tensor<?x4xf32>, %b: tensor<4x?xf32>) -> tensor<?x?xf32> {
@@ -278,6 +303,21 @@ def test_single_npy_input_and_in_place_update(tmp_path):
     with np.load(tmp_path / "out.npz") as out:
         np.testing.assert_array_equal(out["result0"], 2 * a, err_msg=f"seed {seed}")
         np.testing.assert_array_equal(out["result1"], 2 * a, err_msg=f"seed {seed}")
+
+
+def test_reshape_into_two_run_time_sizes(tmp_path):
+    rng, seed = fresh_rng()
+    program = write_mlir(tmp_path, SPLIT_RUN_TIME_DIMS)
+    b, h = rng.integers(1, 6, size=2)
+    a = rng.standard_normal((b * h, 8)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", a, np.zeros((b, h), np.float32))
+    run(program, "--inputs", tmp_path / "in.npz", "--outputs", tmp_path / "out.npz")
+    with np.load(tmp_path / "out.npz") as out:
+        split = a.astype(np.float64).reshape(b, h, 8)
+        np.testing.assert_allclose(out["result0"], np.exp(split), rtol=1e-6,
+                                   err_msg=f"seed {seed}")
+        np.testing.assert_allclose(out["result1"], split.sum(axis=1), rtol=1e-5,
+                                   atol=1e-6, err_msg=f"seed {seed}")
 
 
 def test_empty_dimension(tmp_path):

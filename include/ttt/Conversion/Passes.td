@@ -196,6 +196,41 @@ def TTTDropSelfCopies : Pass<"ttt-drop-self-copies"> {
   }];
 }
 
+def TTTExpandRunTimeReshapes : Pass<"ttt-expand-run-time-reshapes"> {
+  let summary = "Write memref.expand_shape ops that split a run-time dimension "
+                "into several run-time dimensions as reinterpret casts";
+  let description = [{
+    `expand-strided-metadata` derives an expanded dimension of run-time size
+    from the source's size divided by the group's other sizes, which it
+    cannot do when a group has two or more run-time sizes (MLIR 22 then
+    crashes). The sizes are known: they are the op's `output_shape`. This
+    pass writes such an expand as the view it is: the source's base buffer
+    and offset, the sizes of `output_shape`, and in each group the source
+    dimension's stride for the innermost dimension, multiplied outwards by
+    the sizes inside it. Every other expand is left to
+    `expand-strided-metadata`.
+
+    Example:
+
+    ```mlir
+    %e = memref.expand_shape %a [[0, 1], [2]] output_shape [%b, %h, 8]
+        : memref<?x8xf32> into memref<?x?x8xf32>
+    ```
+
+    becomes
+
+    ```mlir
+    %base, %offset, %sizes:2, %strides:2 = memref.extract_strided_metadata %a
+        : memref<?x8xf32> -> memref<f32>, index, index, index, index, index
+    %s0 = arith.muli %h, %c8 : index
+    %e = memref.reinterpret_cast %base to offset: [0],
+        sizes: [%b, %h, 8], strides: [%s0, 8, 1]
+        : memref<f32> to memref<?x?x8xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def TTTStridedCopiesToLinalg : Pass<"ttt-strided-copies-to-linalg"> {
   let summary = "Turn memref.copy ops that would not lower to a memcpy into linalg.copy";
   let description = [{
