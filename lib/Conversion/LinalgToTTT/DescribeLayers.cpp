@@ -28,7 +28,10 @@ std::string linalg_raise::describeLayerForm(KVBLayerOp layer) {
     text += std::to_string((length + chunk - 1) / chunk) + " chunks";
   else
     text += "chunks";
-  return text + " of " + std::to_string(chunk) + " tokens)";
+  text += " of " + std::to_string(chunk) + " tokens";
+  if (!ShapedType::isDynamic(length) && chunk > 0 && length % chunk != 0)
+    text += ", the last of " + std::to_string(length % chunk);
+  return text + ")";
 }
 
 std::string linalg_raise::describeChunkLoop(ChunkLoopOp loop) {
@@ -43,7 +46,10 @@ std::string linalg_raise::describeChunkLoop(ChunkLoopOp loop) {
     text += "chunks of " + std::to_string(loop.getChunk());
   else
     text += std::to_string((length + loop.getChunk() - 1) / loop.getChunk()) +
-            " chunks of " + std::to_string(loop.getChunk());
+            " chunks of " + std::to_string(loop.getChunk()) +
+            (length % loop.getChunk()
+                 ? ", the last of " + std::to_string(length % loop.getChunk())
+                 : "");
   return text + ", " + std::to_string(loop.getInits().size()) +
          " state values)";
 }

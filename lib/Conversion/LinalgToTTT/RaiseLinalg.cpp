@@ -527,31 +527,10 @@ struct TTTRaiseLinalgPass
     bool complete() const {
       return llvm::all_of(layers, [](KVBLayerOp layer) {
         return analyzeLayer(layer).rewritable &&
-               llvm::none_of(layer.getWeights(), computedByContraction) &&
-               !mergesRunTimeSizes(layer.getQ());
+               llvm::none_of(layer.getWeights(), computedByContraction);
       });
     }
   };
-
-  /// Whether the route read `q` with several dimensions of run-time size
-  /// (batch and heads) merged into one stream: the parallel lowering of
-  /// such a layer does not run yet on the CPU, while the older reading
-  /// keeps the dimensions apart.
-  static bool mergesRunTimeSizes(Value q) {
-    auto expand = q.getDefiningOp<tensor::ExpandShapeOp>();
-    auto collapse =
-        expand ? expand.getSrc().getDefiningOp<tensor::CollapseShapeOp>()
-               : tensor::CollapseShapeOp();
-    if (!collapse)
-      return false;
-    RankedTensorType source = collapse.getSrcType();
-    return llvm::any_of(collapse.getReassociationIndices(),
-                        [&](const ReassociationIndices &group) {
-                          return llvm::count_if(group, [&](int64_t d) {
-                                   return source.isDynamicDim(d);
-                                 }) > 1;
-                        });
-  }
 
   static bool computedByContraction(Value value) {
     SetVector<Operation *> slice;

@@ -534,10 +534,6 @@ void Reroll::sinkStateViews() {
   }
 }
 
-/// Two steps' ops are compared without their locations and without
-/// discardable attributes, which front ends use to tie ops to their source
-/// (the ONNX front end's `ttt.onnx_op`) and which do not change what an op
-/// computes.
 /// Removes the terms of `poly` with a factor whose leaf `isZero`.
 static void dropTermsOf(linalg_raise::Polynomial &poly,
                         llvm::function_ref<bool(Value)> isZero) {
@@ -548,6 +544,10 @@ static void dropTermsOf(linalg_raise::Polynomial &poly,
   });
 }
 
+/// Two steps' ops are compared without their locations and without
+/// discardable attributes, which front ends use to tie ops to their source
+/// (the ONNX front end's `ttt.onnx_op`) and which do not change what an op
+/// computes.
 static constexpr OperationEquivalence::Flags kStepEquivalence =
     OperationEquivalence::IgnoreLocations |
     OperationEquivalence::IgnoreDiscardableAttrs;
@@ -813,8 +813,7 @@ bool Reroll::sameOnShorterChunk(
   if (a->getName() != b->getName() ||
       a->getNumOperands() != b->getNumOperands() ||
       a->getNumResults() != b->getNumResults() ||
-      a->getNumRegions() != b->getNumRegions() ||
-      a->getDiscardableAttrDictionary() != b->getDiscardableAttrDictionary())
+      a->getNumRegions() != b->getNumRegions())
     return false;
   // An expansion's output shape is its result type, compared below; any
   // other property (a slice's sizes) must be the same.

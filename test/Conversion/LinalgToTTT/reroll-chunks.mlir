@@ -432,3 +432,48 @@ func.func @shorter_last_chunk(%q: tensor<10x4xf32>, %k: tensor<10x4xf32>, %w0: t
   %y = tensor.concat dim(0) %o0, %o1, %o2 : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<10x4xf32>
   return %y : tensor<10x4xf32>
 }
+
+// -----
+
+// The same steps, each op tied to the node it came from by a discardable
+// attribute (the ONNX front end's ttt.onnx_op): the tags differ from step to
+// step and do not keep the shorter last step out of the loop.
+// CHECK-LABEL: func.func @shorter_last_chunk_tagged
+// CHECK: %[[O:.*]], %{{.*}} = ttt.chunk_loop chunk(4)
+// CHECK-SAME: : tensor<10x4xf32>, tensor<10x4xf32>) along [0, 0] outputs along [0] {
+// CHECK: } -> outputs(tensor<10x4xf32>) state(tensor<4x4xf32>)
+// CHECK: %[[C:.*]] = tensor.concat dim(0) %[[O]] : (tensor<10x4xf32>) -> tensor<10x4xf32>
+// CHECK: return %[[C]]
+func.func @shorter_last_chunk_tagged(%q: tensor<10x4xf32>, %k: tensor<10x4xf32>, %w0: tensor<4x4xf32>) -> tensor<10x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %q0 = tensor.extract_slice %q[0, 0] [4, 4] [1, 1] {ttt.onnx_op = 0 : i64} : tensor<10x4xf32> to tensor<4x4xf32>
+  %e0 = tensor.empty() : tensor<4x4xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<4x4xf32>) {ttt.onnx_op = 2 : i64} -> tensor<4x4xf32>
+  %o0 = linalg.matmul ins(%q0, %w0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f0 : tensor<4x4xf32>) {ttt.onnx_op = 3 : i64} -> tensor<4x4xf32>
+  %k0 = tensor.extract_slice %k[0, 0] [4, 4] [1, 1] {ttt.onnx_op = 4 : i64} : tensor<10x4xf32> to tensor<4x4xf32>
+  %te0 = tensor.empty() : tensor<4x4xf32>
+  %kt0 = linalg.transpose ins(%k0 : tensor<4x4xf32>) outs(%te0 : tensor<4x4xf32>) permutation = [1, 0] {ttt.onnx_op = 6 : i64}
+  %ge0 = tensor.empty() : tensor<4x4xf32>
+  %gf0 = linalg.fill ins(%zero : f32) outs(%ge0 : tensor<4x4xf32>) {ttt.onnx_op = 8 : i64} -> tensor<4x4xf32>
+  %g0 = linalg.matmul ins(%kt0, %k0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%gf0 : tensor<4x4xf32>) {ttt.onnx_op = 9 : i64} -> tensor<4x4xf32>
+  %we0 = tensor.empty() : tensor<4x4xf32>
+  %w1 = linalg.add ins(%w0, %g0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%we0 : tensor<4x4xf32>) {ttt.onnx_op = 11 : i64} -> tensor<4x4xf32>
+  %q1 = tensor.extract_slice %q[4, 0] [4, 4] [1, 1] {ttt.onnx_op = 12 : i64} : tensor<10x4xf32> to tensor<4x4xf32>
+  %e1 = tensor.empty() : tensor<4x4xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<4x4xf32>) {ttt.onnx_op = 14 : i64} -> tensor<4x4xf32>
+  %o1 = linalg.matmul ins(%q1, %w1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%f1 : tensor<4x4xf32>) {ttt.onnx_op = 15 : i64} -> tensor<4x4xf32>
+  %k1 = tensor.extract_slice %k[4, 0] [4, 4] [1, 1] {ttt.onnx_op = 16 : i64} : tensor<10x4xf32> to tensor<4x4xf32>
+  %te1 = tensor.empty() : tensor<4x4xf32>
+  %kt1 = linalg.transpose ins(%k1 : tensor<4x4xf32>) outs(%te1 : tensor<4x4xf32>) permutation = [1, 0] {ttt.onnx_op = 18 : i64}
+  %ge1 = tensor.empty() : tensor<4x4xf32>
+  %gf1 = linalg.fill ins(%zero : f32) outs(%ge1 : tensor<4x4xf32>) {ttt.onnx_op = 20 : i64} -> tensor<4x4xf32>
+  %g1 = linalg.matmul ins(%kt1, %k1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%gf1 : tensor<4x4xf32>) {ttt.onnx_op = 21 : i64} -> tensor<4x4xf32>
+  %we1 = tensor.empty() : tensor<4x4xf32>
+  %w2 = linalg.add ins(%w1, %g1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%we1 : tensor<4x4xf32>) {ttt.onnx_op = 23 : i64} -> tensor<4x4xf32>
+  %q2 = tensor.extract_slice %q[8, 0] [2, 4] [1, 1] {ttt.onnx_op = 24 : i64} : tensor<10x4xf32> to tensor<2x4xf32>
+  %e2 = tensor.empty() : tensor<2x4xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<2x4xf32>) {ttt.onnx_op = 26 : i64} -> tensor<2x4xf32>
+  %o2 = linalg.matmul ins(%q2, %w2 : tensor<2x4xf32>, tensor<4x4xf32>) outs(%f2 : tensor<2x4xf32>) {ttt.onnx_op = 27 : i64} -> tensor<2x4xf32>
+  %y = tensor.concat dim(0) %o0, %o1, %o2 : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<10x4xf32>
+  return %y : tensor<10x4xf32>
+}
