@@ -426,7 +426,8 @@ class Spec:
         if self.full_batch:
             return "TTT layer: full-batch step"
         if self.spelling["form"] == "unrolled":
-            return f"TTT layer: unrolled chunk loop ({len(self.chunks)} chunks of {self.C} tokens)"
+            # Then ")" or, where T is not a multiple of C, ", the last of N)".
+            return f"TTT layer: unrolled chunk loop ({len(self.chunks)} chunks of {self.C} tokens"
         return f"TTT layer: ONNX Loop over chunks (chunks of {self.C} tokens)"
 
     def describe(self) -> str:

@@ -395,7 +395,7 @@ def _check_reading(name: str, layer: str) -> None:
     kwargs = twin.get("oracle_kwargs", {})
     if kwargs.get("schedule", "chunked") == "chunked" and "chunk" in kwargs:
         assert re.search(rf"(chunk loop \(\d+ |ONNX Loop over chunks \()chunks of "
-                         rf"{kwargs['chunk']} tokens\)",
+                         rf"{kwargs['chunk']} tokens(?:, the last of \d+)?\)",
                          layer), f"{name}: not read as a chunk loop: {layer}"
     match = FAST_WEIGHTS.search(layer)
     assert match, f"{name}: no fast weights named: {layer}"

@@ -40,8 +40,17 @@ using namespace mlir;
 using namespace mlir::ttt;
 using namespace mlir::ttt::onnx_to_linalg;
 
+/// Whether an ONNX node of type `opType` only moves or retypes its first
+/// input's elements (a view of it, for naming).
+static bool isViewNode(StringRef opType) {
+  return llvm::is_contained({"Reshape", "Transpose", "Unsqueeze", "Squeeze",
+                             "Expand", "Tile", "Identity", "Cast", "Flatten"},
+                            opType);
+}
+
 /// The ONNX name of the value `value` is a view of: the initializer, graph
-/// input or node output the write-back's reshapes and transposes read.
+/// input or node output the reshapes and transposes (the model's, or the
+/// write-back's) read.
 static std::string sourceName(Value value) {
   while (true) {
     if (auto init = value.getDefiningOp<onnx::InitializerOp>())
@@ -56,10 +65,57 @@ static std::string sourceName(Value value) {
       return "";
     StringRef name =
         node.getOutputName(cast<OpResult>(value).getResultNumber());
-    if (!name.empty() || node.getInputs().empty())
+    if (node.getInputs().empty() ||
+        (!name.empty() && !isViewNode(node.getOpType())))
       return name.str();
     value = node.getInputs().front();
   }
+}
+
+/// The ONNX name of the value a value of `converted`'s function is a view
+/// of, or "" when it is computed: through the ops the front end tagged with
+/// their ONNX values, and the reshapes and broadcasts the route made.
+static std::string sourceName(ConvertedGraph &converted, Value value) {
+  Block *body = &converted.func.getBody().front();
+  for (int depth = 0; depth < 32; ++depth) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      if (arg.getOwner() != body ||
+          arg.getArgNumber() >= converted.argumentIds.size())
+        return "";
+      return sourceName(
+          converted.values[converted.argumentIds[arg.getArgNumber()]]);
+    }
+    Operation *op = value.getDefiningOp();
+    if (auto index = op->getAttrOfType<IntegerAttr>(kRecordAttr)) {
+      const OpRecord &record = converted.ops[index.getInt()];
+      int64_t id = record.resultIds[cast<OpResult>(value).getResultNumber()];
+      if (id >= 0)
+        return sourceName(converted.values[id]);
+    }
+    // A view, or a broadcast of one input into a fresh tensor.
+    auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+    if (linalgOp && linalgOp.getNumDpsInputs() == 1)
+      value = linalgOp.getDpsInputOperand(0)->get();
+    else if (isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+                 tensor::ExtractSliceOp>(op))
+      value = op->getOperand(0);
+    else
+      return "";
+  }
+  return "";
+}
+
+/// What the remarks say of a layer the route found and the graph keeps:
+/// its form and the ONNX values its fast weights start from.
+static std::string describeKeptLayer(ConvertedGraph &converted,
+                                     KVBLayerOp layer) {
+  std::string text = linalg_raise::describeLayerForm(layer) + ", fast weights ";
+  for (auto [index, weight] : llvm::enumerate(layer.getWeights())) {
+    std::string name = sourceName(converted, weight);
+    text += index ? ", " : "";
+    text += name.empty() ? std::string("(computed)") : "'" + name + "'";
+  }
+  return text;
 }
 
 /// What the remarks say of a layer in the written-back graph.
@@ -160,7 +216,7 @@ struct TTTRaiseONNXChunksPass
                     "shape only"
                   : explainLayer(facts);
           kept.push_back(StringAttr::get(
-              &getContext(), linalg_raise::describeLayerForm(layer) +
+              &getContext(), describeKeptLayer(converted, layer) +
                                  ": left as it was: " + why + found));
         });
         if (!kept.empty())
@@ -305,7 +361,7 @@ struct TTTRaiseONNXChunksPass
               << linalg_raise::describeLayerForm(layer)
               << " left to ttt-raise-onnx: its first chunk stays unrolled";
         kept.push_back(StringAttr::get(
-            &getContext(), linalg_raise::describeLayerForm(layer) +
+            &getContext(), describeKeptLayer(converted, layer) +
                                ": left as it was: its first chunk stays "
                                "unrolled"));
         original->setAttr(raise::kFoundByChunkRouteAttr,
@@ -322,7 +378,7 @@ struct TTTRaiseONNXChunksPass
         // Found, and kept with its reason, unless ttt-raise-onnx rewrites
         // the graph itself.
         kept.push_back(StringAttr::get(
-            &getContext(), linalg_raise::describeLayerForm(layer) +
+            &getContext(), describeKeptLayer(converted, layer) +
                                ": left as it was: " + explainLayer(facts)));
         original->setAttr(raise::kFoundByChunkRouteAttr,
                           ArrayAttr::get(&getContext(), kept));
@@ -368,7 +424,7 @@ struct TTTRaiseONNXChunksPass
       // Found, and kept with the write-back's reason.
       for (KVBLayerOp layer : layers)
         kept.push_back(StringAttr::get(
-            &getContext(), linalg_raise::describeLayerForm(layer) +
+            &getContext(), describeKeptLayer(*written, layer) +
                                ": left as it was: not written back: " + why));
       original->setAttr(raise::kFoundByChunkRouteAttr,
                         ArrayAttr::get(&getContext(), kept));
