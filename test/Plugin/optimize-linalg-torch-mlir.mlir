@@ -8,7 +8,7 @@
 // RUN:   %S/../fixtures/linalg/linear_dot.mlir \
 // RUN:   --pass-pipeline='builtin.module(ttt-optimize-linalg)' 2>&1 | FileCheck %s
 
-// CHECK: remark: TTT layer: unrolled chunk loop (5 chunks of 8 tokens), fast weights (a constant): raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)
+// CHECK: remark: TTT layer: unrolled chunk loop (5 chunks of 8 tokens, the last of 4), fast weights (a constant): raised to ttt.kvb_layer (linear attention, prefix sum over chunk states)
 // CHECK-LABEL: func.func @linear_dot(
 // CHECK-SAME: %[[Q:[a-z0-9]+]]: tensor<1x2x36x16xf32>, %[[K:[a-z0-9]+]]: tensor<1x2x36x16xf32>, %[[V:[a-z0-9]+]]: tensor<1x2x36x16xf32>)
 // CHECK-NOT: ttt.

@@ -7,7 +7,7 @@
 
 // CHECK-LABEL: onnx.graph @dynamic_batch(
 // CHECK-SAME: tensor<?x6x4xf32>
-// CHECK-SAME: ttt.found_by_chunk_route = ["unrolled chunk loop (3 chunks of 2 tokens): left as it was: linear attention where its run-time sizes are fixed, but the canonical route rewrites layers of static shape only (found with the run-time sizes fixed: q[0] = 2, k[0] = 2, v[0] = 2)"]
+// CHECK-SAME: ttt.found_by_chunk_route = ["unrolled chunk loop (3 chunks of 2 tokens), fast weights 'w': left as it was: linear attention where its run-time sizes are fixed, but the canonical route rewrites layers of static shape only (found with the run-time sizes fixed: q[0] = 2, k[0] = 2, v[0] = 2)"]
 // CHECK-NOT: ttt.kvb_layer
 // CHECK: onnx.node "Concat"
 module attributes {onnx.ir_version = 8 : i64, onnx.opset_import = [#onnx.opset<"", 17>]} {
