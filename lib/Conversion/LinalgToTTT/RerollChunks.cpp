@@ -1483,12 +1483,23 @@ LogicalResult Reroll::rewrite(std::string &why) {
 
   // The last step's state, wherever later ops read it, is the loop's final
   // state; the assemblies take the loop's output for chunks 1 .. last.
+  auto readAfterTheSteps = [&](OpOperand &use) {
+    return !stepOf.count(use.getOwner()) || stepOf[use.getOwner()] > lastStep;
+  };
+  // A loop nothing would read replaces no step: the steps stay, and the
+  // next round would find them again.
+  bool read = !assemblies.empty() || llvm::any_of(lastState, [&](Value value) {
+    return value && llvm::any_of(value.getUses(), readAfterTheSteps);
+  });
+  if (!read) {
+    loop.erase();
+    for (Value sequence : llvm::reverse(sequences))
+      sequence.getDefiningOp()->erase();
+    return why = "no op after the steps reads what they compute", failure();
+  }
   for (auto [value, final] : llvm::zip_equal(lastState, loop.getFinalStates()))
     if (value) // a last step that computes only outputs leaves no state
-      value.replaceUsesWithIf(final, [&](OpOperand &use) {
-        return !stepOf.count(use.getOwner()) ||
-               stepOf[use.getOwner()] > lastStep;
-      });
+      value.replaceUsesWithIf(final, readAfterTheSteps);
   for (auto [assembly, output] :
        llvm::zip_equal(assemblies, loop.getOutputs())) {
     if (tensor::ConcatOp concat = assembly.concat) {

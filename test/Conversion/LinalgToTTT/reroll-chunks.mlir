@@ -477,3 +477,41 @@ func.func @shorter_last_chunk_tagged(%q: tensor<10x4xf32>, %k: tensor<10x4xf32>,
   %y = tensor.concat dim(0) %o0, %o1, %o2 : (tensor<4x4xf32>, tensor<4x4xf32>, tensor<2x4xf32>) -> tensor<10x4xf32>
   return %y : tensor<10x4xf32>
 }
+
+// -----
+
+// Steps whose results nothing after them reads: a loop would replace none of
+// them, so none is made (a loop made anyway stayed unread, and each round made
+// another).
+// CHECK-LABEL: func.func @unread_state_chain
+// CHECK-NOT: ttt.chunk_loop
+// CHECK: return
+// expected-remark @below {{ttt-reroll-chunks: no chunk loop rerolled: no op after the steps reads what they compute}}
+func.func @unread_state_chain(%q: tensor<12x4xf32>, %k: tensor<12x4xf32>, %w0: tensor<4x4xf32>) -> tensor<12x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %k0 = tensor.extract_slice %k[0, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %te0 = tensor.empty() : tensor<4x4xf32>
+  %kt0 = linalg.transpose ins(%k0 : tensor<4x4xf32>) outs(%te0 : tensor<4x4xf32>) permutation = [1, 0]
+  %ge0 = tensor.empty() : tensor<4x4xf32>
+  %gf0 = linalg.fill ins(%zero : f32) outs(%ge0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g0 = linalg.matmul ins(%kt0, %k0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%gf0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %we0 = tensor.empty() : tensor<4x4xf32>
+  %w1 = linalg.add ins(%w0, %g0 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%we0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %k1 = tensor.extract_slice %k[4, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %te1 = tensor.empty() : tensor<4x4xf32>
+  %kt1 = linalg.transpose ins(%k1 : tensor<4x4xf32>) outs(%te1 : tensor<4x4xf32>) permutation = [1, 0]
+  %ge1 = tensor.empty() : tensor<4x4xf32>
+  %gf1 = linalg.fill ins(%zero : f32) outs(%ge1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g1 = linalg.matmul ins(%kt1, %k1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%gf1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %we1 = tensor.empty() : tensor<4x4xf32>
+  %w2 = linalg.add ins(%w1, %g1 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%we1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %k2 = tensor.extract_slice %k[8, 0] [4, 4] [1, 1] : tensor<12x4xf32> to tensor<4x4xf32>
+  %te2 = tensor.empty() : tensor<4x4xf32>
+  %kt2 = linalg.transpose ins(%k2 : tensor<4x4xf32>) outs(%te2 : tensor<4x4xf32>) permutation = [1, 0]
+  %ge2 = tensor.empty() : tensor<4x4xf32>
+  %gf2 = linalg.fill ins(%zero : f32) outs(%ge2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g2 = linalg.matmul ins(%kt2, %k2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%gf2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %we2 = tensor.empty() : tensor<4x4xf32>
+  %w3 = linalg.add ins(%w2, %g2 : tensor<4x4xf32>, tensor<4x4xf32>) outs(%we2 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %q : tensor<12x4xf32>
+}
