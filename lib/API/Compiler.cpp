@@ -257,6 +257,9 @@ optimize(const std::string &input, const std::string &inputFormat,
           return mlir::success();
         });
   } else if (!simplify.empty()) {
+    mlir::ttt::TTTRaiseONNXChunksOptions chunks;
+    chunks.raiseAll = true;
+    pm.addPass(mlir::ttt::createTTTRaiseONNXChunks(chunks));
     mlir::ttt::TTTRaiseONNXOptions raise;
     raise.raiseAll = true;
     pm.addPass(mlir::ttt::createTTTRaiseONNX(raise));
@@ -316,10 +319,14 @@ ExplainResult explain(const std::string &input, const std::string &inputFormat,
     result.layers.push_back(std::move(report));
   };
   // In an ONNX model, the raise finds the layers (one remark each) and
-  // raises every one whose ttt.kvb_layer form it can read.
+  // raises every one whose ttt.kvb_layer form it can read: the canonical
+  // route first, then the older reader on what it left.
   std::map<std::string, std::string> foundInONNX;
   if (inputFormat == "onnx") {
     mlir::PassManager pm(context.get());
+    mlir::ttt::TTTRaiseONNXChunksOptions chunks;
+    chunks.raiseAll = true;
+    pm.addPass(mlir::ttt::createTTTRaiseONNXChunks(chunks));
     mlir::ttt::TTTRaiseONNXOptions raise;
     raise.raiseAll = true;
     pm.addPass(mlir::ttt::createTTTRaiseONNX(raise));

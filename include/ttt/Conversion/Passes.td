@@ -1138,6 +1138,10 @@ def TTTRaiseONNXChunks : Pass<"ttt-raise-onnx-chunks", "::mlir::ModuleOp"> {
            "the module, e.g. ttt-simplify with the paper's variants), run "
            "before a layer is judged rewritable; their remarks are always "
            "shown">,
+    Option<"raiseAll", "raise-all", "bool", /*default=*/"false",
+           "Write back every layer it reads as a ttt.kvb_layer, linear "
+           "attention or not (for ttt-explain and the API's reports; such "
+           "a graph is no longer a model onnxruntime runs)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -369,7 +369,7 @@ struct TTTRaiseONNXChunksPass
         return false;
       }
       LayerFacts facts = analyzeLayer(layer);
-      if (!facts.rewritable) {
+      if (!facts.rewritable && !raiseAll) {
         if (explain)
           mlir::emitRemark(graph.getLoc())
               << "ttt-raise-onnx-chunks: "
@@ -391,7 +391,8 @@ struct TTTRaiseONNXChunksPass
     // The parallel form is written with opset-13 nodes; ttt-raise-onnx
     // tells the user of an older model why its layer stays.
     if (onnx::getDefaultOpset(graph).value_or(INT64_MAX) <
-        raise::kMinExportOpset) {
+            raise::kMinExportOpset &&
+        !raiseAll) {
       if (explain)
         mlir::emitRemark(graph.getLoc())
             << "ttt-raise-onnx-chunks: the model imports an opset before "
@@ -430,14 +431,23 @@ struct TTTRaiseONNXChunksPass
                         ArrayAttr::get(&getContext(), kept));
       return false;
     }
+    // A layer op stands where the node whose output it computes stood: its
+    // remarks (and ttt-explain's) name that node.
+    for (const Replacement &replacement : replaced)
+      for (Operation *op : replacement.layers)
+        op->setLoc(replacement.original->getLoc());
     for (const Replacement &replacement : replaced)
       for (Operation *op : replacement.layers)
         if (auto layer = dyn_cast<KVBLayerOp>(op)) {
           LayerFacts facts = analyzeLayer(layer);
-          replacement.original->emitRemark()
-              << "TTT layer: " << describeLayer(layer)
-              << ": raised to ttt.kvb_layer (linear attention, "
-              << stringifyExactLowering(facts.lowering) << ")";
+          InFlightDiagnostic remark = replacement.original->emitRemark()
+                                      << "TTT layer: " << describeLayer(layer)
+                                      << ": raised to ttt.kvb_layer";
+          if (facts.rewritable)
+            remark << " (linear attention, "
+                   << stringifyExactLowering(facts.lowering) << ")";
+          else
+            remark << "; " << explainLayer(facts);
         }
     // The graph the remarks of the layers kept were to go on is replaced.
     for (Attribute layer : kept)
