@@ -36,6 +36,12 @@ namespace mlir::ttt::linalg_raise {
 /// such no-ops compare equal. What the function computes is unchanged.
 void foldNoOps(func::FuncOp func);
 
+/// Replaces each torch-mlir broadcast of a run-time size against another
+/// (a gather `src[s == 1 ? 0 : i, ...]`) by its source, asserting before it
+/// that the two sizes are equal: the program computes the same, or stops at
+/// the assertion where the original would have broadcast a size of one.
+void foldEqualSizeBroadcasts(func::FuncOp func);
+
 /// Writes each constant of `func` whose elements are another constant's
 /// with two dimensions swapped (an exporter's folded `w.transpose(1, 2)`)
 /// as a `linalg.transpose` of that constant, so that readers of a chunk

@@ -568,6 +568,9 @@ struct TTTRaiseLinalgPass
                                   whileAsFor ? "counted scf.while over chunks"
                                              : "scf.for over chunks");
     });
+    // torch-mlir's broadcasts of one run-time batch against another are
+    // read as the equal sizes the model is made for, and asserted.
+    linalg_raise::foldEqualSizeBroadcasts(reading.copy);
     getOperation().getBody()->push_back(reading.module.get());
     // The route's remarks are its own working; what it raised or found is
     // reported in the raise's words. An error of the route (a former that
