@@ -122,11 +122,7 @@ cf::AssertOp assertEqual(OpBuilder &b, Location loc, Value lhs, Value rhs) {
     return cf::AssertOp();
   Value same =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, rhs);
-  return cf::AssertOp::create(
-      b, loc, same,
-      "ttt: the raised TTT layer takes these two sizes as "
-      "equal (numpy broadcasting of a dim of run-time "
-      "size, such as a dynamic batch)");
+  return cf::AssertOp::create(b, loc, same, linalg_raise::kEqualSizesMessage);
 }
 
 } // namespace

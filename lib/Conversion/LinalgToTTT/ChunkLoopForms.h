@@ -12,6 +12,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <string>
 
@@ -35,6 +36,12 @@ namespace mlir::ttt::linalg_raise {
 /// its inverse, slices joined again), so that chunk steps that differ by
 /// such no-ops compare equal. What the function computes is unchanged.
 void foldNoOps(func::FuncOp func);
+
+/// What a raised program's `cf.assert` says where a reading took two
+/// run-time sizes as equal.
+inline constexpr llvm::StringLiteral kEqualSizesMessage =
+    "ttt: the raised TTT layer takes these two sizes as equal (numpy "
+    "broadcasting of a dim of run-time size, such as a dynamic batch)";
 
 /// Replaces each torch-mlir broadcast of a run-time size against another
 /// (a gather `src[s == 1 ? 0 : i, ...]`) by its source, asserting before it

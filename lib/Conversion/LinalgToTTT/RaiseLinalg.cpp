@@ -473,10 +473,7 @@ static LogicalResult assertAssumedSizes(const ShadowGraph &shadow,
     Value rhs = index(y);
     Value same =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, rhs);
-    cf::AssertOp::create(b, loc, same,
-                         "ttt: the raised TTT layer takes these two sizes "
-                         "as equal (numpy broadcasting of a dim of run-time "
-                         "size, such as a dynamic batch)");
+    cf::AssertOp::create(b, loc, same, linalg_raise::kEqualSizesMessage);
   }
   return success();
 }
